@@ -1,0 +1,48 @@
+# libcsrf - top-level driver over CMake and CTest.
+#   make          release build into build/ (libcsrf.a, libcsrf.so, tools, demo, nginx module)
+#   make check    ASan+UBSan build into build-check/ and every test through ctest
+#   make demo     build and run the demo (victim :8080, attacker :8081)
+#   make install  PREFIX=/usr/local DESTDIR=
+#   make bench    benchmarks against the peers (bench/RESULTS.md)
+#   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 300
+CTEST_ARGS ?=
+
+.PHONY: all deps build check demo install bench fuzz format clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh
+
+build: deps
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build build -j $(JOBS)
+
+check: deps
+	@cmake -S . -B build-check -DCMAKE_BUILD_TYPE=Debug -DCSRF_SANITIZE=ON >/dev/null
+	@cmake --build build-check -j $(JOBS)
+	@cd build-check && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+demo: build
+	./build/csrf-demo $(DEMO_ARGS)
+
+install: build
+	@cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@DESTDIR=$(DESTDIR) cmake --install build
+
+bench: build
+	@./bench/run.sh
+
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
+
+format:
+	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h
+
+clean:
+	rm -rf build build-check build-fuzz

@@ -1,0 +1,508 @@
+/*
+ * csrf.h - libcsrf, a cross-site request forgery defence for C servers.
+ *
+ * One header, one prefix. The library decides, for each request described
+ * as plain slices, whether it may change state: safe methods, exemptions,
+ * fetch metadata, Origin and Referer, a per-session masked token, and
+ * re-authentication with the account password for sensitive operations.
+ * It contains no HTTP server; it never logs or prints a token, a secret,
+ * a password or a cookie value.
+ *
+ * Conventions
+ *  - Input is (pointer, length); no NUL terminator is required or read.
+ *  - Results that point into the caller's input are csrf_slice values.
+ *  - Output goes into caller buffers with their capacity; a buffer that is
+ *    too small is CSRF_ERR_BUFFER and nothing useful is left in it.
+ *  - Every function that can fail returns a csrf_reason; CSRF_OK is 0.
+ *  - A csrf_ctx is immutable on the hot path: csrf_check, csrf_token_issue
+ *    and csrf_token_verify may be called from many threads at once and
+ *    allocate nothing. Configuration calls are not thread-safe, except
+ *    csrf_ctx_load_key_file, which swaps the key ring under a lock.
+ */
+#ifndef CSRF_H
+#define CSRF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CSRF_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define CSRF_MUST_CHECK
+#endif
+
+#define CSRF_VERSION "0.1.0"
+
+/* Sizes callers can use for arrays. Token lengths exclude the NUL that the
+ * writing functions append; buffers need CSRF_*_LEN + 1 bytes. */
+#define CSRF_SECRET_LEN 32          /* per-session random secret, bytes */
+#define CSRF_KEY_LEN 32             /* server key, bytes */
+#define CSRF_TOKEN_RAW_LEN 54       /* unmasked token, bytes */
+#define CSRF_TOKEN_LEN 144          /* masked token, base64url characters */
+#define CSRF_TOKEN_UNMASKED_LEN 72  /* unmasked token, base64url characters */
+#define CSRF_SECRET_COOKIE_LEN 92   /* signed secret cookie value, characters */
+#define CSRF_FIELD_NAME_MAX 64      /* longest hidden-field name, characters */
+#define CSRF_PWHASH_LEN 128         /* Argon2id hash string buffer, with NUL */
+#define CSRF_KEYS_MAX 16            /* keys a ring holds at once */
+#define CSRF_HEADER_NAME "X-CSRF-Token"
+#define CSRF_DEFAULT_SECRET_COOKIE "csrf_secret"
+
+/* A view into someone else's bytes. ptr == NULL means "absent" (a header
+ * that was not sent); ptr != NULL with len == 0 means "present but empty". */
+typedef struct {
+	const char *ptr;
+	size_t len;
+} csrf_slice;
+
+/* Result and reason codes. Values are stable: never renumbered, only
+ * appended. Codes below 16 allow; 16..63 are rejections of a request;
+ * 64 and up are errors of the API or of the environment. */
+typedef enum {
+	/* allowed */
+	CSRF_OK = 0,             /* success; for csrf_check: all stages passed */
+	CSRF_SAFE_METHOD = 1,    /* GET, HEAD or OPTIONS */
+	CSRF_EXEMPT = 2,         /* an exemption matched method and path */
+	CSRF_ORIGIN_VERIFIED = 3, /* mode origin: the origin stage passed */
+
+	/* rejected: origin stage */
+	CSRF_CROSS_SITE = 16,         /* Sec-Fetch-Site: cross-site */
+	CSRF_SAME_SITE = 17,          /* Sec-Fetch-Site: same-site, not allowed */
+	CSRF_FETCH_SITE_MALFORMED = 18, /* Sec-Fetch-Site with an unknown value */
+	CSRF_ORIGIN_MISMATCH = 19,    /* Origin is neither self nor trusted */
+	CSRF_NULL_ORIGIN = 20,        /* Origin: null */
+	CSRF_ORIGIN_MALFORMED = 21,   /* Origin that does not parse */
+	CSRF_REFERER_MISSING = 22,    /* HTTPS, no Origin, no Referer */
+	CSRF_REFERER_MALFORMED = 23,
+	CSRF_REFERER_INSECURE = 24,   /* http:// Referer to an https site */
+	CSRF_REFERER_MISMATCH = 25,
+	CSRF_NO_EVIDENCE = 26,        /* unsafe GET: no same-origin evidence */
+	CSRF_METHOD_OVERRIDE = 27,    /* override to a method that is not known */
+
+	/* rejected: token stage */
+	CSRF_TOKEN_MISSING = 32,
+	CSRF_TOKEN_MALFORMED = 33,    /* wrong length, alphabet or version */
+	CSRF_TOKEN_INVALID = 34,      /* MAC does not verify */
+	CSRF_TOKEN_EXPIRED = 35,      /* older than the configured max age */
+	CSRF_TOKEN_SESSION = 36,      /* a valid token of another session */
+	CSRF_UNKNOWN_KEY = 37,        /* key id not (or no longer) in the ring */
+	CSRF_SECRET_MISSING = 38,     /* no session secret / no secret cookie */
+	CSRF_SECRET_INVALID = 39,     /* secret cookie not signed by our keys */
+
+	/* rejected: re-authentication */
+	CSRF_REAUTH_REQUIRED = 40,    /* no password given, none recent */
+	CSRF_REAUTH_FAILED = 41,      /* wrong password */
+	CSRF_LOCKED_OUT = 42,         /* too many failures; wait */
+
+	/* rejected: request shape */
+	CSRF_BODY_TOO_LARGE = 48,
+	CSRF_BODY_MALFORMED = 49,
+	CSRF_HEADER_TOO_LARGE = 50,
+	CSRF_HOST_MISSING = 51,       /* no self origin configured and no Host */
+	CSRF_STORE_UNAVAILABLE = 52,  /* the store did not answer: fail closed */
+
+	/* errors of the API and the environment */
+	CSRF_ERR_ARG = 64,            /* a NULL or out-of-range argument */
+	CSRF_ERR_NOMEM = 65,
+	CSRF_ERR_BUFFER = 66,         /* output buffer too small */
+	CSRF_ERR_CONFIG = 67,         /* see csrf_ctx_error() */
+	CSRF_ERR_IO = 68,             /* file could not be read or written */
+	CSRF_ERR_RANDOM = 69,         /* the CSPRNG failed */
+	CSRF_NOT_FOUND = 70,          /* parser: the name is not present */
+	CSRF_MALFORMED = 71,          /* parser: input does not parse */
+	CSRF_TOO_LARGE = 72,          /* parser: input over its cap */
+	CSRF_ERR_INTERNAL = 73
+} csrf_reason;
+
+/* A short English phrase for a code ("origin mismatch"); never NULL, a
+ * static string. Unknown values give "unknown reason". */
+const char *csrf_reason_str(csrf_reason r);
+
+/* The code's enum name without prefix, lower case ("origin_mismatch"), for
+ * logs and $csrf_result; never NULL, static. */
+const char *csrf_reason_name(csrf_reason r);
+
+/* 1 when the code means the request may proceed (codes below 16). */
+int csrf_reason_allows(csrf_reason r);
+
+/* ------------------------------------------------------------------ */
+/* Context: configuration and keys                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct csrf_ctx csrf_ctx;
+
+/* Optional allocator for everything the library allocates (only at
+ * configuration time; the hot path allocates nothing). ud is passed back. */
+typedef struct {
+	void *(*alloc)(size_t size, void *ud);
+	void (*free)(void *ptr, void *ud);
+	void *ud;
+} csrf_allocator;
+
+typedef enum {
+	CSRF_MODE_BOTH = 0,   /* origin stage and token stage (default) */
+	CSRF_MODE_TOKEN = 1,  /* token stage only */
+	CSRF_MODE_ORIGIN = 2  /* origin stage only, tokenless */
+} csrf_mode;
+
+/* Creates a context with defaults: mode both, no self origin (derived per
+ * request from scheme and Host), no trusted origins, Sec-Fetch-Site: none
+ * allowed, same-site rejected, no max age, derived field names, secret
+ * cookie CSRF_DEFAULT_SECRET_COOKIE, no keys (add or load one before
+ * issuing), re-authentication 5 failures / 900 s lockout / 300 s window.
+ * alloc may be NULL (malloc/free); it is copied. On success *out owns the
+ * context; free it with csrf_ctx_free. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_new(csrf_ctx **out, const csrf_allocator *alloc);
+
+/* Frees the context and wipes its keys. NULL is a no-op. */
+void csrf_ctx_free(csrf_ctx *ctx);
+
+/* The message of the last CSRF_ERR_CONFIG (or CSRF_ERR_IO) a configuration
+ * call returned, e.g. "trusted origin \"example.com\" has no scheme";
+ * "" when none. Owned by ctx, valid until the next configuration call. */
+const char *csrf_ctx_error(const csrf_ctx *ctx);
+
+/* The site's own origin, "https://app.example" or "http://127.0.0.1:8080"
+ * (scheme, host, optional port; no path). Without it the self origin of a
+ * request is its configured scheme plus its Host header.
+ * CSRF_ERR_CONFIG with a message when it is not a full origin. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_set_self_origin(csrf_ctx *ctx, const char *origin, size_t len);
+
+/* Adds an origin whose cross-origin requests are trusted. It must be a
+ * full origin (scheme://host[:port]); a bare host, a path, a query, a
+ * fragment, userinfo, "" or "null" is CSRF_ERR_CONFIG with a message and
+ * nothing is added. The string is copied. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const char *origin, size_t len);
+
+/* Exempts exactly (method, path) from the check. method NULL means every
+ * unsafe method; path is compared byte for byte with the request path
+ * without its query; no prefixes, no patterns. Both are copied. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, const char *path, size_t path_len);
+
+void csrf_ctx_set_mode(csrf_ctx *ctx, csrf_mode mode);
+/* Report-only: csrf_check still decides, but allows what it would reject;
+ * the result then has report_only set and the would-be reason. */
+void csrf_ctx_set_report_only(csrf_ctx *ctx, int on);
+/* Sec-Fetch-Site: none (typed URL, bookmark) passes the origin stage.
+ * Default on. */
+void csrf_ctx_set_allow_fetch_none(csrf_ctx *ctx, int on);
+/* Sec-Fetch-Site: same-site passes the origin stage. Default off. */
+void csrf_ctx_set_allow_same_site(csrf_ctx *ctx, int on);
+/* For legacy applications that change state on GET: GET and HEAD must
+ * then show positive same-origin evidence (Sec-Fetch-Site same-origin or
+ * none, or without fetch metadata a same-origin Origin or Referer); no
+ * evidence is CSRF_NO_EVIDENCE. No token is asked for. Default off. */
+void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);
+/* Tokens older than seconds are CSRF_TOKEN_EXPIRED; 0 (default) never. */
+void csrf_ctx_set_max_age(csrf_ctx *ctx, uint32_t seconds);
+
+/* A fixed hidden-field name instead of the per-session derived one. The
+ * name must be 1..CSRF_FIELD_NAME_MAX characters of [A-Za-z0-9_-]. NULL
+ * returns to derived names. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *name);
+
+/* The cookie that carries the signed secret in the stateless variant,
+ * and the application's own session cookie that tokens are bound to when
+ * the caller passes no session id (NULL: none). Names are copied. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_set_secret_cookie(csrf_ctx *ctx, const char *name);
+CSRF_MUST_CHECK csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const char *name);
+
+/* Re-authentication policy: lock an account after max_failures wrong
+ * passwords for lockout_seconds; a successful re-authentication counts as
+ * recent for window_seconds. */
+void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds, uint32_t window_seconds);
+
+/* ------------------------------------------------------------------ */
+/* Key ring                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Adds a key. id must be non-zero and not already present; signing != 0
+ * makes it the key new tokens are issued with (the previous signing key
+ * keeps verifying). CSRF_ERR_CONFIG when the ring is full. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t key[CSRF_KEY_LEN], int signing);
+
+/* Adds a fresh random signing key with the next free id. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_generate_key(csrf_ctx *ctx);
+
+/* Replaces the whole ring with the keys of a key file (format in
+ * csrf_keyfile_*). Atomic: on any error the old ring stays and
+ * CSRF_ERR_IO or CSRF_ERR_CONFIG is returned with a message. Safe to call
+ * while other threads check. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path);
+
+/* Key files, for operators (build/csrf-key uses these). A key file is text,
+ * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
+ * comment. Writes are atomic (temporary file, fsync, rename). */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path);           /* fails if it exists */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id); /* not the signing key */
+typedef struct {
+	uint32_t id;
+	int64_t created;   /* unix seconds */
+	int signing;
+} csrf_key_info;
+/* Lists up to cap keys (never their material); *n is the count found. */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n);
+
+/* ------------------------------------------------------------------ */
+/* Secrets, tokens, field names                                        */
+/* ------------------------------------------------------------------ */
+
+/* Fills buf with n bytes from the OS CSPRNG (through libcrypto). */
+CSRF_MUST_CHECK csrf_reason csrf_random(uint8_t *buf, size_t n);
+
+/* A new per-session secret. */
+CSRF_MUST_CHECK csrf_reason csrf_secret_new(uint8_t secret[CSRF_SECRET_LEN]);
+
+/* Issues a masked token for (secret, session id) with the signing key:
+ * CSRF_TOKEN_LEN URL-safe characters and a NUL into out (cap at least
+ * CSRF_TOKEN_LEN + 1). Two calls give different strings; both verify.
+ * now is unix seconds (0: the current time). Allocates nothing. */
+CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                                             size_t sid_len, int64_t now, char *out, size_t cap);
+
+/* Verifies a masked (CSRF_TOKEN_LEN) or unmasked (CSRF_TOKEN_UNMASKED_LEN)
+ * token for (secret, session id). CSRF_OK, or CSRF_TOKEN_MALFORMED,
+ * CSRF_UNKNOWN_KEY, CSRF_TOKEN_INVALID, CSRF_TOKEN_SESSION,
+ * CSRF_TOKEN_EXPIRED. Constant time in the token's content; allocates
+ * nothing. now: unix seconds, 0 for the current time. */
+CSRF_MUST_CHECK csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                                              size_t sid_len, const char *token, size_t token_len, int64_t now);
+
+/* The hidden-field name for this secret: the fixed name when one is set,
+ * else "csrf_" followed by 12 lower-case hex characters derived from the
+ * secret (the secret cannot be recovered from it). NUL-terminated. */
+CSRF_MUST_CHECK csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap);
+
+/* Stateless variant: the secret travels in a cookie signed with the
+ * signing key. encode writes CSRF_SECRET_COOKIE_LEN characters and a NUL.
+ * decode answers CSRF_OK and the secret, or CSRF_SECRET_INVALID (bad
+ * length, alphabet or signature: e.g. planted by a sibling subdomain) or
+ * CSRF_UNKNOWN_KEY. */
+CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
+                                                      size_t cap);
+CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
+                                                      uint8_t secret[CSRF_SECRET_LEN]);
+
+/* ------------------------------------------------------------------ */
+/* The decision                                                        */
+/* ------------------------------------------------------------------ */
+
+/* A request, as slices into the server's own buffers. Absent headers have
+ * ptr == NULL. */
+typedef struct {
+	csrf_slice method;          /* "POST" */
+	csrf_slice target;          /* request target: path and optional ?query */
+	csrf_slice scheme;          /* "http" or "https", as the server knows it */
+	csrf_slice host;            /* Host header (used without a self origin) */
+	csrf_slice origin;          /* Origin header */
+	csrf_slice referer;         /* Referer header */
+	csrf_slice sec_fetch_site;  /* Sec-Fetch-Site header */
+	csrf_slice method_override; /* X-HTTP-Method-Override (or X-HTTP-Method) */
+	csrf_slice cookie;          /* Cookie header (stateless secret, session) */
+	csrf_slice content_type;    /* Content-Type header */
+	csrf_slice token_header;    /* X-CSRF-Token header */
+	csrf_slice body;            /* the whole body when it was read; the token
+	                               field is looked up in it only when the
+	                               content type is urlencoded or multipart */
+	/* Session binding. secret NULL: stateless, the secret comes from the
+	 * signed secret cookie. session_id absent: the value of the configured
+	 * session cookie, or empty. */
+	const uint8_t *secret;
+	csrf_slice session_id;
+	int64_t now;                /* unix seconds; 0: the current time */
+} csrf_request;
+
+typedef struct {
+	int allowed;      /* 1: let the request through */
+	csrf_reason reason; /* why; with report_only the would-be rejection */
+	int report_only;  /* 1: rejected by the checks, allowed by report-only */
+} csrf_result;
+
+/* The whole decision of DESIGN.md, in order: effective method, exemptions,
+ * Sec-Fetch-Site, Origin, Referer, token. Never allocates; reads only
+ * inside the given slices. */
+csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req);
+
+/* 1 when the method (after any override in req) is safe: GET, HEAD or
+ * OPTIONS with no override to an unsafe method. */
+int csrf_request_is_safe(const csrf_request *req);
+
+/* ------------------------------------------------------------------ */
+/* Parsers                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Finds cookie name in a Cookie header value ("a=1; b=2"). The value slice
+ * points into header, without surrounding double quotes. The first match
+ * wins. CSRF_OK, CSRF_NOT_FOUND, CSRF_MALFORMED, CSRF_TOO_LARGE (header
+ * over 16 KiB). */
+CSRF_MUST_CHECK csrf_reason csrf_cookie_get(const char *header, size_t len, const char *name, size_t name_len,
+                                            csrf_slice *value);
+
+/* Finds a field in an application/x-www-form-urlencoded body. The value
+ * slice is raw (still percent-encoded) and points into body; a name is
+ * compared after percent-decoding. CSRF_OK, CSRF_NOT_FOUND, CSRF_MALFORMED
+ * (bad %-escape in a name). */
+CSRF_MUST_CHECK csrf_reason csrf_form_get(const char *body, size_t len, const char *name, size_t name_len,
+                                          csrf_slice *value);
+
+/* Percent-decodes (and '+' to space) a urlencoded value into out.
+ * CSRF_MALFORMED on a bad escape, CSRF_ERR_BUFFER when cap is short
+ * (cap >= len + 1 always suffices). NUL-terminates; *out_len excludes it. */
+CSRF_MUST_CHECK csrf_reason csrf_form_decode(const char *in, size_t len, char *out, size_t cap, size_t *out_len);
+
+/* Finds a field in a multipart/form-data body; content_type is the whole
+ * header value with its boundary parameter. The value slice points into
+ * body. Parts with a filename are skipped. CSRF_OK, CSRF_NOT_FOUND,
+ * CSRF_MALFORMED (no boundary, truncated part, bad headers). */
+CSRF_MUST_CHECK csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len, const char *body, size_t len,
+                                               const char *name, size_t name_len, csrf_slice *value);
+
+/* Looks a field up in a body by its Content-Type (urlencoded or
+ * multipart; anything else is CSRF_NOT_FOUND). The value is decoded into
+ * out (NUL-terminated). */
+CSRF_MUST_CHECK csrf_reason csrf_body_field(const char *content_type, size_t ct_len, const char *body, size_t len,
+                                            const char *name, size_t name_len, char *out, size_t cap, size_t *out_len);
+
+/* An origin: scheme and host lower-cased into the struct, port explicit
+ * (the scheme's default when absent). */
+typedef struct {
+	char scheme[8];     /* "http" or "https" */
+	char host[256];     /* lower case; IPv6 literals keep their brackets */
+	uint16_t port;
+} csrf_origin;
+
+/* Parses a serialized origin ("https://a.example:8443"): a scheme of http
+ * or https, a host, an optional port, nothing else (a trailing "/" is
+ * malformed too). "null" is CSRF_MALFORMED. */
+CSRF_MUST_CHECK csrf_reason csrf_origin_parse(const char *s, size_t len, csrf_origin *out);
+
+/* The origin of an absolute http(s) URL such as a Referer: userinfo is
+ * malformed, path, query and fragment are ignored. */
+CSRF_MUST_CHECK csrf_reason csrf_url_origin(const char *url, size_t len, csrf_origin *out);
+
+/* 1 when scheme, host and port are equal. */
+int csrf_origin_equal(const csrf_origin *a, const csrf_origin *b);
+
+/* Set-Cookie building. */
+typedef enum { CSRF_SAMESITE_LAX = 0, CSRF_SAMESITE_STRICT = 1, CSRF_SAMESITE_NONE = 2 } csrf_samesite;
+typedef struct {
+	int secure;        /* HTTPS: adds Secure and, with host_prefix, "__Host-" */
+	int host_prefix;   /* prefix the name with "__Host-" (needs secure) */
+	int http_only;
+	csrf_samesite same_site;
+	int64_t max_age;   /* seconds; 0: a session cookie; < 0: expire now */
+	const char *path;  /* NULL: "/" (required "/" with __Host-) */
+} csrf_cookie_opts;
+
+/* Writes a Set-Cookie header value ("name=value; Path=/; ...") into out,
+ * NUL-terminated. Name and value are validated (RFC 6265 token and
+ * cookie-octets): CSRF_MALFORMED otherwise. */
+CSRF_MUST_CHECK csrf_reason csrf_set_cookie_build(const char *name, const char *value, size_t value_len,
+                                                  const csrf_cookie_opts *opts, char *out, size_t cap, size_t *out_len);
+
+/* ------------------------------------------------------------------ */
+/* HTML escaping                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Escapes text for an HTML text node (& < > " ') into out, NUL-terminated.
+ * Invalid UTF-8 is replaced by U+FFFD. cap >= 6 * len + 1 always
+ * suffices. */
+CSRF_MUST_CHECK csrf_reason csrf_html_escape(const char *in, size_t len, char *out, size_t cap, size_t *out_len);
+/* The same for a double-quoted attribute value; also escapes `, = and
+ * control characters as numeric references. cap >= 6 * len + 1. */
+CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, char *out, size_t cap, size_t *out_len);
+
+/* ------------------------------------------------------------------ */
+/* Streaming HTML injection                                            */
+/* ------------------------------------------------------------------ */
+
+/* Adds <input type="hidden" name=FIELD value=TOKEN> right after every
+ * <form> start tag whose method is POST and whose action is same-origin
+ * (relative, or absolute with the self origin), and
+ * <meta name="csrf-param" content=FIELD><meta name="csrf-token"
+ * content=TOKEN> right after the first <head> start tag, as a response
+ * streams through in chunks of any size. Comments, quoted and unquoted
+ * attributes, any letter case, and raw text of script, style, textarea
+ * and title are understood. Input is passed through unchanged and in
+ * order; the state is bounded (CSRF_INJECT_STATE_MAX bytes) whatever the
+ * response size. */
+typedef struct csrf_inject csrf_inject;
+
+/* Called for every piece of output, in order: pieces of the input
+ * (pointing into the chunk given to csrf_inject_feed) and inserted
+ * elements (inserted = 1, pointing into the injector, valid until it is
+ * reset). A non-zero return stops the feed with that value. */
+typedef int (*csrf_emit_fn)(void *ud, const char *p, size_t n, int inserted);
+
+/* Bytes of caller memory an injector needs (suitably aligned memory, e.g.
+ * from malloc or an nginx pool). */
+size_t csrf_inject_size(void);
+
+/* Initialises an injector in mem (csrf_inject_size() bytes). self_origin
+ * is the site's origin for judging absolute actions; field and token are
+ * copied and must be attribute-safe ([A-Za-z0-9_-]). */
+CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *self_origin, size_t origin_len,
+                                             const char *field, size_t field_len, const char *token, size_t token_len,
+                                             csrf_inject **out);
+
+/* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_INTERNAL when emit
+ * returned non-zero. */
+CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud);
+
+/* Ends the stream (nothing is held back, so this only resets counters);
+ * *injected is the number of elements inserted. */
+CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected);
+
+/* ------------------------------------------------------------------ */
+/* Stores                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct csrf_store csrf_store;
+
+/* Opens a store by URL: "memory" or "memory://?max=N" (embedded, TTL
+ * expiry, at most N entries, default 100000), or
+ * "redis://host:port/db?prefix=P&timeout_ms=T" (hiredis; prefix default
+ * "csrf:", timeout 200 ms; reconnects by itself). Thread-safe. */
+CSRF_MUST_CHECK csrf_reason csrf_store_open(csrf_store **out, const char *url);
+void csrf_store_close(csrf_store *st); /* NULL is a no-op */
+
+/* get: CSRF_OK and the value in buf (*len its length), CSRF_NOT_FOUND,
+ * CSRF_ERR_BUFFER, CSRF_STORE_UNAVAILABLE. set: ttl_s 0 means no expiry.
+ * incr: adds 1 and returns the new value; a new key gets ttl_s. */
+CSRF_MUST_CHECK csrf_reason csrf_store_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len);
+CSRF_MUST_CHECK csrf_reason csrf_store_set(csrf_store *st, const char *key, size_t key_len, const void *val, size_t val_len,
+                                           uint32_t ttl_s);
+CSRF_MUST_CHECK csrf_reason csrf_store_del(csrf_store *st, const char *key, size_t key_len);
+CSRF_MUST_CHECK csrf_reason csrf_store_incr(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s, int64_t *value);
+
+/* ------------------------------------------------------------------ */
+/* Re-authentication                                                   */
+/* ------------------------------------------------------------------ */
+
+/* An Argon2id hash string (libsodium's crypto_pwhash_str, interactive
+ * limits) of the password into out (cap >= CSRF_PWHASH_LEN). */
+CSRF_MUST_CHECK csrf_reason csrf_password_hash(const char *password, size_t len, char *out, size_t cap);
+
+/* Re-authenticates account (in session sid) with the password against its
+ * Argon2id hash. CSRF_OK (failures reset, the session marked recent),
+ * CSRF_REAUTH_REQUIRED (password absent: NULL), CSRF_REAUTH_FAILED (wrong;
+ * one more failure counted for the account and the session),
+ * CSRF_LOCKED_OUT (too many failures: refused even with the right
+ * password until the lockout ends), CSRF_STORE_UNAVAILABLE. */
+CSRF_MUST_CHECK csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
+                                        const char *sid, size_t sid_len, const char *password, size_t password_len,
+                                        const char *hash, int64_t now);
+
+/* CSRF_OK when the session re-authenticated within the window,
+ * CSRF_REAUTH_REQUIRED otherwise, or CSRF_STORE_UNAVAILABLE. */
+CSRF_MUST_CHECK csrf_reason csrf_reauth_recent(const csrf_ctx *ctx, csrf_store *st, const char *sid, size_t sid_len,
+                                               int64_t now);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CSRF_H */

@@ -1,0 +1,121 @@
+/*
+ * internal.h - what the files of src/ share and callers never see: the
+ * context's layout, the keyed MAC, base64url, constant-time helpers and
+ * the allocator wrappers. Nothing here is part of the public API.
+ */
+#ifndef CSRF_INTERNAL_H
+#define CSRF_INTERNAL_H
+
+/* The one-block SHA-256 interface is deprecated in OpenSSL 3 but is the
+ * only allocation-free way to keep precomputed HMAC states. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
+
+#include "csrf.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <openssl/sha.h>
+
+/* ---- keyed MAC (mac.c): HMAC-SHA256 with precomputed pads ---- */
+
+/* The inner and outer hash states after absorbing key^ipad and key^opad:
+ * each MAC then costs only the message's blocks plus one. */
+typedef struct {
+	SHA256_CTX inner;
+	SHA256_CTX outer;
+} csrf_mac_key;
+
+#define CSRF_MAC_LEN 32
+
+void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len);
+/* MAC over the concatenation of up to 4 parts (NULL/0 parts skipped). */
+void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
+              const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
+void csrf_mac_wipe(csrf_mac_key *k);
+
+/* ---- base64url without padding (b64.c) ---- */
+
+#define CSRF_B64_ENC_LEN(n) (((n) / 3) * 4 + (((n) % 3) ? ((n) % 3) + 1 : 0))
+/* Writes CSRF_B64_ENC_LEN(n) characters, no NUL. */
+void csrf_b64url_encode(const uint8_t *in, size_t n, char *out);
+/* Decodes exactly len characters into out (cap bytes); CSRF_MALFORMED on a
+ * character outside the alphabet or an impossible length; constant time
+ * in the content (no table lookups indexed by secret data). */
+csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
+
+/* ---- constant time and wiping (util.c) ---- */
+
+/* 1 when equal; time depends only on n. */
+int csrf_ct_eq(const void *a, const void *b, size_t n);
+void csrf_wipe(void *p, size_t n);
+/* ASCII case-insensitive equality of a slice with a NUL-terminated literal. */
+int csrf_slice_ieq(csrf_slice s, const char *lit);
+int csrf_slice_eq(csrf_slice s, const char *lit);
+
+/* ---- the context (ctx.c) ---- */
+
+typedef struct {
+	uint32_t id;
+	int64_t created;
+	csrf_mac_key mac;
+} csrf_key_slot;
+
+typedef struct {
+	csrf_key_slot keys[CSRF_KEYS_MAX];
+	size_t n;
+	size_t signing; /* index into keys; valid when n > 0 */
+} csrf_keyring;
+
+typedef struct {
+	char *method; /* NULL: any unsafe method */
+	char *path;
+	size_t path_len;
+} csrf_exemption;
+
+struct csrf_ctx {
+	csrf_allocator alloc;
+	csrf_mode mode;
+	int report_only;
+	int allow_fetch_none;
+	int allow_same_site;
+	int unsafe_get;
+	uint32_t max_age;
+
+	int has_self;
+	csrf_origin self;
+
+	csrf_origin *trusted;
+	size_t n_trusted;
+
+	csrf_exemption *exempt;
+	size_t n_exempt;
+
+	char field_name[CSRF_FIELD_NAME_MAX + 1]; /* "" : derived */
+	char secret_cookie[CSRF_FIELD_NAME_MAX + 1];
+	char session_cookie[CSRF_FIELD_NAME_MAX + 1]; /* "" : none */
+
+	uint32_t reauth_max_failures;
+	uint32_t reauth_lockout;
+	uint32_t reauth_window;
+
+	pthread_rwlock_t ring_lock;
+	csrf_keyring ring;
+
+	char err[256];
+};
+
+void *csrf_alloc(const csrf_ctx *ctx, size_t n);
+void csrf_free(const csrf_ctx *ctx, void *p);
+/* Sets ctx->err (printf-style, truncated) and returns code. */
+csrf_reason csrf_config_error(csrf_ctx *ctx, csrf_reason code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Key ring access under the read lock (keyring.c). */
+const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id);
+
+/* Current unix time when now == 0. */
+int64_t csrf_now(int64_t now);
+
+#endif /* CSRF_INTERNAL_H */

@@ -1,0 +1,120 @@
+/* testutil.c - guard pages and counting allocators for the unit tests. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+typedef struct {
+	void *base;
+	size_t total;
+} guard_hdr;
+
+char *tu_guard_copy(const void *data, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t need = len + sizeof(guard_hdr);
+	size_t body = (need + page - 1) / page * page;
+	size_t total = body + page;
+	unsigned char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED) {
+		perror("mmap");
+		abort();
+	}
+	if (mprotect(base + body, page, PROT_NONE) != 0) {
+		perror("mprotect");
+		abort();
+	}
+	unsigned char *p = base + body - len;
+	guard_hdr h = {base, total};
+	memcpy(base, &h, sizeof h);
+	if (len)
+		memcpy(p, data, len);
+	return (char *)p;
+}
+
+void tu_guard_free(char *p)
+{
+	if (!p)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	/* The header sits at the start of the mapping, which starts at a page
+	 * boundary at or below p (len < page) or further down: walk back. */
+	unsigned char *q = (unsigned char *)((uintptr_t)p & ~(uintptr_t)(page - 1));
+	for (;;) {
+		guard_hdr h;
+		memcpy(&h, q, sizeof h);
+		if (h.base == q) {
+			munmap(h.base, h.total);
+			return;
+		}
+		q -= page;
+	}
+}
+
+static void *tu_alloc(size_t n, void *ud)
+{
+	tu_alloc_state *st = ud;
+	st->allocs++;
+	if (st->fail_at && st->allocs == st->fail_at)
+		return NULL;
+	void *p = malloc(n);
+	if (p)
+		st->live++;
+	return p;
+}
+
+static void tu_free(void *p, void *ud)
+{
+	tu_alloc_state *st = ud;
+	if (!p)
+		return;
+	st->frees++;
+	st->live--;
+	free(p);
+}
+
+csrf_allocator tu_allocator(tu_alloc_state *st)
+{
+	csrf_allocator a = {tu_alloc, tu_free, st};
+	return a;
+}
+
+static size_t ossl_allocs;
+
+static void *ossl_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	__atomic_add_fetch(&ossl_allocs, 1, __ATOMIC_RELAXED);
+	return malloc(n);
+}
+
+static void *ossl_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	__atomic_add_fetch(&ossl_allocs, 1, __ATOMIC_RELAXED);
+	return realloc(p, n);
+}
+
+static void ossl_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	free(p);
+}
+
+int tu_count_openssl_allocs(void)
+{
+	return CRYPTO_set_mem_functions(ossl_malloc, ossl_realloc, ossl_free);
+}
+
+size_t tu_openssl_allocs(void)
+{
+	return __atomic_load_n(&ossl_allocs, __ATOMIC_RELAXED);
+}

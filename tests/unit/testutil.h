@@ -1,0 +1,34 @@
+/*
+ * testutil.h - helpers shared by the unit tests: input placed flush
+ * against an unreadable page (an over-read crashes the test), and
+ * allocators that count or fail on demand.
+ */
+#ifndef CSRF_TESTUTIL_H
+#define CSRF_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "csrf.h"
+
+/* A copy of data[0..len) whose last byte is followed by a PROT_NONE page.
+ * Free with tu_guard_free. Never NULL (aborts on mmap failure). */
+char *tu_guard_copy(const void *data, size_t len);
+void tu_guard_free(char *p);
+
+/* A csrf_allocator that counts calls and fails the fail_at-th allocation
+ * (1-based; 0 never fails). */
+typedef struct {
+	size_t allocs;
+	size_t frees;
+	size_t fail_at;
+	size_t live;
+} tu_alloc_state;
+csrf_allocator tu_allocator(tu_alloc_state *st);
+
+/* Counts libcrypto's allocations from now on (call before any other
+ * OpenSSL use in the process; returns 0 when OpenSSL refused). */
+int tu_count_openssl_allocs(void);
+size_t tu_openssl_allocs(void);
+
+#endif
