@@ -35,6 +35,13 @@ extern "C" {
 #define CSRF_MUST_CHECK
 #endif
 
+/* The library builds with hidden visibility; what this header declares is
+ * its exported interface. */
+#if defined(CSRF_BUILDING) && (defined(__GNUC__) || defined(__clang__))
+#pragma GCC visibility push(default)
+#define CSRF_VISIBILITY_PUSHED 1
+#endif
+
 #define CSRF_VERSION "0.1.0"
 
 /* Sizes callers can use for arrays. Token lengths exclude the NUL that the
@@ -501,6 +508,11 @@ CSRF_MUST_CHECK csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, con
  * CSRF_REAUTH_REQUIRED otherwise, or CSRF_STORE_UNAVAILABLE. */
 CSRF_MUST_CHECK csrf_reason csrf_reauth_recent(const csrf_ctx *ctx, csrf_store *st, const char *sid, size_t sid_len,
                                                int64_t now);
+
+#ifdef CSRF_VISIBILITY_PUSHED
+#pragma GCC visibility pop
+#undef CSRF_VISIBILITY_PUSHED
+#endif
 
 #ifdef __cplusplus
 }

@@ -12,6 +12,11 @@
 
 #include "csrf.h"
 
+/* Exported definitions; csrf.h's declarations already carry default
+ * visibility when CSRF_BUILDING, so this is documentation at the
+ * definition. */
+#define CSRF_API __attribute__((visibility("default")))
+
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
