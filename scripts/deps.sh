@@ -45,3 +45,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
     $SUDO service "$svc" stop >/dev/null 2>&1 || true
   done
 fi
+
+# npm packages of the browser tests (playwright-core; never a browser).
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -x "$here/npm-deps.sh" ]; then
+  "$here/npm-deps.sh"
+fi
