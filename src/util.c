@@ -1,0 +1,49 @@
+/* util.c - constant-time comparison, wiping, slice comparisons and the
+ * clock: small helpers every other file of src/ uses. */
+#include "internal.h"
+
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+int csrf_ct_eq(const void *a, const void *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+void csrf_wipe(void *p, size_t n)
+{
+	if (p && n)
+		OPENSSL_cleanse(p, n);
+}
+
+static unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+int csrf_slice_ieq(csrf_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	if (!s.ptr || s.len != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (lower((unsigned char)s.ptr[i]) != lower((unsigned char)lit[i]))
+			return 0;
+	return 1;
+}
+
+int csrf_slice_eq(csrf_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.ptr && s.len == n && memcmp(s.ptr, lit, n) == 0;
+}
+
+int64_t csrf_now(int64_t now)
+{
+	if (now)
+		return now;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
