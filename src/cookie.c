@@ -1,0 +1,74 @@
+/*
+ * cookie.c - reading one cookie out of a Cookie request header
+ * (csrf_cookie_get), tolerant the way real servers are: optional spaces,
+ * pairs without '=' skipped, quoted values unwrapped.
+ */
+#include "internal.h"
+
+/* A Cookie header longer than this is refused outright; browsers send at
+ * most a few KiB, and the cap bounds the work an attacker can ask for. */
+#define COOKIE_HEADER_MAX (16 * 1024)
+/* Requested names longer than this never match anything. */
+#define COOKIE_NAME_MAX 256
+
+static int is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Control characters other than tab, and DEL, have no place in a Cookie
+ * header; a header carrying them was not sent by a browser. */
+static int is_bad_ctl(unsigned char c)
+{
+	return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+static void trim(const char **p, const char **end)
+{
+	while (*p < *end && is_ows(**p))
+		(*p)++;
+	while (*end > *p && is_ows((*end)[-1]))
+		(*end)--;
+}
+
+CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char *name, size_t name_len,
+                                     csrf_slice *value)
+{
+	if (!value)
+		return CSRF_ERR_ARG;
+	value->ptr = NULL;
+	value->len = 0;
+	if ((!header && len) || !name || name_len == 0)
+		return CSRF_ERR_ARG;
+	if (len > COOKIE_HEADER_MAX)
+		return CSRF_TOO_LARGE;
+	for (size_t i = 0; i < len; i++)
+		if (is_bad_ctl((unsigned char)header[i]))
+			return CSRF_MALFORMED;
+	if (name_len > COOKIE_NAME_MAX || len == 0)
+		return CSRF_NOT_FOUND;
+
+	const char *p = header, *end = header + len;
+	while (p < end) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *pair_end = semi ? semi : end;
+		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
+		if (eq) {
+			const char *n = p, *n_end = eq;
+			const char *v = eq + 1, *v_end = pair_end;
+			trim(&n, &n_end);
+			trim(&v, &v_end);
+			if ((size_t)(n_end - n) == name_len && memcmp(n, name, name_len) == 0) {
+				if (v_end - v >= 2 && v[0] == '"' && v_end[-1] == '"') {
+					v++;
+					v_end--;
+				}
+				value->ptr = v;
+				value->len = (size_t)(v_end - v);
+				return CSRF_OK;
+			}
+		}
+		p = semi ? semi + 1 : end;
+	}
+	return CSRF_NOT_FOUND;
+}
