@@ -1,0 +1,68 @@
+/*
+ * mac.c - the keyed MAC every token, binding and cookie signature uses:
+ * HMAC-SHA256 (RFC 2104) with the inner and outer hash states computed
+ * once per key, so a MAC costs the message's blocks plus one compression
+ * and allocates nothing.
+ */
+#include "internal.h"
+
+#define HMAC_BLOCK 64
+
+void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len)
+{
+	uint8_t block[HMAC_BLOCK];
+	uint8_t pad[HMAC_BLOCK];
+
+	memset(block, 0, sizeof block);
+	if (key_len > HMAC_BLOCK) {
+		/* RFC 2104: a key longer than the block is replaced by its hash. */
+		SHA256_CTX h;
+		SHA256_Init(&h);
+		SHA256_Update(&h, key, key_len);
+		SHA256_Final(block, &h);
+		csrf_wipe(&h, sizeof h);
+	} else if (key_len > 0) {
+		memcpy(block, key, key_len);
+	}
+
+	for (size_t i = 0; i < HMAC_BLOCK; i++)
+		pad[i] = block[i] ^ 0x36;
+	SHA256_Init(&k->inner);
+	SHA256_Update(&k->inner, pad, sizeof pad);
+
+	for (size_t i = 0; i < HMAC_BLOCK; i++)
+		pad[i] = block[i] ^ 0x5c;
+	SHA256_Init(&k->outer);
+	SHA256_Update(&k->outer, pad, sizeof pad);
+
+	csrf_wipe(block, sizeof block);
+	csrf_wipe(pad, sizeof pad);
+}
+
+void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
+              const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN])
+{
+	const void *parts[4] = {p1, p2, p3, p4};
+	const size_t lens[4] = {n1, n2, n3, n4};
+	uint8_t inner_hash[CSRF_MAC_LEN];
+	SHA256_CTX h;
+
+	h = k->inner;
+	for (size_t i = 0; i < 4; i++)
+		if (parts[i] && lens[i])
+			SHA256_Update(&h, parts[i], lens[i]);
+	SHA256_Final(inner_hash, &h);
+
+	h = k->outer;
+	SHA256_Update(&h, inner_hash, sizeof inner_hash);
+	SHA256_Final(out, &h);
+
+	csrf_wipe(&h, sizeof h);
+	csrf_wipe(inner_hash, sizeof inner_hash);
+}
+
+void csrf_mac_wipe(csrf_mac_key *k)
+{
+	if (k)
+		csrf_wipe(k, sizeof *k);
+}
