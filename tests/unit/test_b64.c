@@ -1,0 +1,267 @@
+/* test_b64.c - src/b64.c: base64url round trips against OpenSSL's base64,
+ * rejects (alphabet, lengths, trailing bits), truncated prefixes, input
+ * and output flush against a guard page. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <openssl/evp.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+/* Reference: OpenSSL's standard base64, translated to the URL alphabet and
+ * stripped of padding. */
+static size_t ref_encode(const uint8_t *in, size_t n, char *out)
+{
+	unsigned char tmp[512];
+	assert_true(n <= 300);
+	int len = EVP_EncodeBlock(tmp, in, (int)n);
+	size_t o = 0;
+	for (int i = 0; i < len; i++) {
+		char c = (char)tmp[i];
+		if (c == '=')
+			break;
+		out[o++] = c == '+' ? '-' : c == '/' ? '_' : c;
+	}
+	return o;
+}
+
+/* tu_guard_copy of zero bytes points into the guard page itself and
+ * tu_guard_free then faults walking back from it, so an empty input is a
+ * one-byte copy and the pointer just past it (still flush against the
+ * guard page). */
+static char *gcopy(const void *p, size_t n)
+{
+	return n ? tu_guard_copy(p, n) : tu_guard_copy("", 1) + 1;
+}
+
+static void gfree(char *p, size_t n)
+{
+	tu_guard_free(n ? p : p - 1);
+}
+
+static int in_alphabet(int c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+static void fill(uint8_t *p, size_t n, unsigned seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static void test_round_trip_all_lengths(void **state)
+{
+	(void)state;
+	for (size_t n = 0; n <= 100; n++) {
+		uint8_t data[100], back[100];
+		char enc[200], ref[200];
+		size_t back_len = 999;
+
+		fill(data, n, (unsigned)n);
+		size_t elen = CSRF_B64_ENC_LEN(n);
+		memset(enc, '#', sizeof enc);
+		csrf_b64url_encode(data, n, enc);
+		assert_int_equal(enc[elen], '#'); /* wrote exactly elen characters */
+		assert_int_equal(ref_encode(data, n, ref), elen);
+		if (memcmp(enc, ref, elen) != 0)
+			fail_msg("encoding of length %zu differs from OpenSSL's", n);
+
+		/* Decode from a guard page: the last character is flush against
+		 * unreadable memory. */
+		char *g = gcopy(enc, elen);
+		assert_int_equal(csrf_b64url_decode(g, elen, back, sizeof back, &back_len), CSRF_OK);
+		assert_int_equal(back_len, n);
+		assert_memory_equal(back, data, n);
+
+		/* Exactly the needed capacity works, one less is a buffer error. */
+		if (n > 0) {
+			assert_int_equal(csrf_b64url_decode(g, elen, back, n, &back_len), CSRF_OK);
+			assert_int_equal(csrf_b64url_decode(g, elen, back, n - 1, &back_len), CSRF_ERR_BUFFER);
+		}
+		gfree(g, elen);
+
+		/* Output flush against a guard page: encoding writes no more. */
+		char *go = gcopy(enc, elen);
+		csrf_b64url_encode(data, n, go);
+		assert_memory_equal(go, enc, elen);
+		gfree(go, elen);
+
+		uint8_t *gb = (uint8_t *)gcopy(data, n);
+		assert_int_equal(csrf_b64url_decode(enc, elen, gb, n, &back_len), CSRF_OK);
+		assert_memory_equal(gb, data, n);
+		gfree((char *)gb, n);
+	}
+}
+
+static const struct {
+	const char *in;
+	csrf_reason want;
+	const char *bytes; /* expected output when CSRF_OK */
+	size_t n;
+} rows[] = {
+    {"", CSRF_OK, "", 0},
+    {"AA", CSRF_OK, "\x00", 1},
+    {"AQ", CSRF_OK, "\x01", 1},
+    {"_w", CSRF_OK, "\xff", 1},
+    {"__8", CSRF_OK, "\xff\xff", 2},
+    {"____", CSRF_OK, "\xff\xff\xff", 3},
+    {"-_-_", CSRF_OK, "\xfb\xff\xbf", 3},
+    {"Zm9vYmFy", CSRF_OK, "foobar", 6},
+    {"Zm9vYg", CSRF_OK, "foob", 4},
+    {"Zm9vYmE", CSRF_OK, "fooba", 5},
+    /* impossible lengths */
+    {"A", CSRF_MALFORMED, NULL, 0},
+    {"AAAAA", CSRF_MALFORMED, NULL, 0},
+    {"Zm9vYmFyZ", CSRF_MALFORMED, NULL, 0},
+    /* non-zero bits after the last byte */
+    {"AB", CSRF_MALFORMED, NULL, 0},
+    {"AR", CSRF_MALFORMED, NULL, 0},
+    {"__", CSRF_MALFORMED, NULL, 0},
+    {"AAB", CSRF_MALFORMED, NULL, 0},
+    {"AAD", CSRF_MALFORMED, NULL, 0},
+    {"Zm9vYh", CSRF_MALFORMED, NULL, 0},
+    {"Zm9vYmF", CSRF_MALFORMED, NULL, 0},
+    /* the standard alphabet, padding, whitespace */
+    {"Zm9v+mFy", CSRF_MALFORMED, NULL, 0},
+    {"Zm9v/mFy", CSRF_MALFORMED, NULL, 0},
+    {"Zm9vYg==", CSRF_MALFORMED, NULL, 0},
+    {"Zm9vYg=", CSRF_MALFORMED, NULL, 0},
+    {"Zm9v YmFy", CSRF_MALFORMED, NULL, 0},
+    {"Zm9vYmF\n", CSRF_MALFORMED, NULL, 0},
+    {"Zm9v.mFy", CSRF_MALFORMED, NULL, 0},
+};
+
+static void test_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		uint8_t out[64];
+		size_t len = strlen(rows[i].in), out_len = 777;
+		char *g = gcopy(rows[i].in, len);
+		csrf_reason r = csrf_b64url_decode(g, len, out, sizeof out, &out_len);
+		gfree(g, len);
+		if (r != rows[i].want)
+			fail_msg("row %zu (\"%s\"): got %d, want %d", i, rows[i].in, r, rows[i].want);
+		if (r == CSRF_OK) {
+			assert_int_equal(out_len, rows[i].n);
+			assert_memory_equal(out, rows[i].bytes, rows[i].n);
+		} else {
+			assert_int_equal(out_len, 0);
+		}
+	}
+	/* A NUL inside the given length is a character like any other. */
+	uint8_t out[8];
+	size_t out_len;
+	assert_int_equal(csrf_b64url_decode("AA\0A", 4, out, sizeof out, &out_len), CSRF_MALFORMED);
+	/* NULL input with a length is an argument error; NULL with 0 decodes
+	 * to nothing. */
+	assert_int_equal(csrf_b64url_decode(NULL, 4, out, sizeof out, &out_len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_b64url_decode(NULL, 0, out, sizeof out, &out_len), CSRF_OK);
+	assert_int_equal(out_len, 0);
+}
+
+/* Every byte value outside the alphabet, at every position of a valid
+ * 8-character string, is rejected, and the output is left wiped. */
+static void test_every_bad_character(void **state)
+{
+	(void)state;
+	const char good[] = "Zm9vYmFy";
+	for (int c = 0; c < 256; c++) {
+		for (size_t pos = 0; pos < 8; pos++) {
+			char in[8];
+			uint8_t out[6];
+			size_t out_len;
+			memcpy(in, good, 8);
+			in[pos] = (char)c;
+			csrf_reason r = csrf_b64url_decode(in, 8, out, sizeof out, &out_len);
+			if (in_alphabet(c)) {
+				assert_int_equal(r, CSRF_OK);
+			} else {
+				if (r != CSRF_MALFORMED)
+					fail_msg("byte 0x%02x at %zu accepted", c, pos);
+				static const uint8_t zero[6];
+				assert_memory_equal(out, zero, sizeof out);
+			}
+		}
+	}
+}
+
+/* Every prefix of a valid encoding decodes exactly when it is itself the
+ * canonical encoding of a byte string, and never reads past its end. */
+static void test_truncated_prefixes(void **state)
+{
+	(void)state;
+	for (size_t n = 1; n <= 40; n++) {
+		uint8_t data[40], out[40];
+		char enc[64], re[64];
+		fill(data, n, (unsigned)(n * 31));
+		size_t elen = CSRF_B64_ENC_LEN(n);
+		csrf_b64url_encode(data, n, enc);
+		for (size_t l = 0; l <= elen; l++) {
+			size_t out_len;
+			char *g = gcopy(enc, l);
+			csrf_reason r = csrf_b64url_decode(g, l, out, sizeof out, &out_len);
+			gfree(g, l);
+			csrf_reason want;
+			if (l % 4 == 1) {
+				want = CSRF_MALFORMED;
+			} else {
+				size_t bytes = l / 4 * 3 + (l % 4 ? l % 4 - 1 : 0);
+				csrf_b64url_encode(data, bytes, re);
+				want = memcmp(re, enc, l) == 0 ? CSRF_OK : CSRF_MALFORMED;
+			}
+			if (r != want)
+				fail_msg("length %zu prefix %zu: got %d want %d", n, l, r, want);
+			if (r == CSRF_OK)
+				assert_memory_equal(out, data, out_len);
+		}
+	}
+}
+
+/* Oversized input: a long valid string decodes; a short buffer is refused
+ * before anything is written. */
+static void test_oversized(void **state)
+{
+	(void)state;
+	size_t n = 3000;
+	uint8_t *data = malloc(n), *out = malloc(n);
+	char *enc = malloc(CSRF_B64_ENC_LEN(n));
+	assert_non_null(data);
+	assert_non_null(out);
+	assert_non_null(enc);
+	fill(data, n, 7);
+	csrf_b64url_encode(data, n, enc);
+	size_t out_len;
+	assert_int_equal(csrf_b64url_decode(enc, CSRF_B64_ENC_LEN(n), out, n, &out_len), CSRF_OK);
+	assert_int_equal(out_len, n);
+	assert_memory_equal(out, data, n);
+	memset(out, 0x5a, n);
+	assert_int_equal(csrf_b64url_decode(enc, CSRF_B64_ENC_LEN(n), out, 54, &out_len), CSRF_ERR_BUFFER);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(out[i], 0x5a);
+	free(data);
+	free(out);
+	free(enc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_trip_all_lengths),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_every_bad_character),
+	    cmocka_unit_test(test_truncated_prefixes),
+	    cmocka_unit_test(test_oversized),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
