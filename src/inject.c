@@ -1,0 +1,962 @@
+/*
+ * inject.c - the streaming HTML injector: a byte-at-a-time subset of the
+ * HTML5 tokenizer that passes a response through unchanged and inserts the
+ * hidden token field after same-origin POST <form> start tags and the meta
+ * tags after the first <head>. It holds no input between chunks: the whole
+ * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX.
+ */
+#include "internal.h"
+
+#include <stdalign.h>
+
+/* The most memory an injector ever needs; callers size arrays and pools
+ * with csrf_inject_size(), which is at most this. */
+#define CSRF_INJECT_STATE_MAX 4096
+
+/* Bytes of an action attribute kept to judge its origin. A longer action
+ * is judged by these bytes only when they hold its whole origin part
+ * (scheme and authority): the rest of a URL cannot change its origin, but
+ * an authority cut short could ("https://self.example.evil.example"), so
+ * then the form is treated as cross-origin and gets no token. */
+#define INJ_ACTION_MAX 2048
+/* "post" is four bytes; some room for character references ("&#x70;ost"). */
+#define INJ_METHOD_MAX 32
+/* The longest tag name that matters is "plaintext" (9). */
+#define INJ_NAME_MAX 9
+/* The attribute names that matter, "method" and "action", have 6. */
+#define INJ_ATTR_MAX 6
+
+#define INPUT_PRE "<input type=\"hidden\" name=\""
+#define INPUT_MID "\" value=\""
+#define INPUT_END "\">"
+#define META_PRE "<meta name=\"csrf-param\" content=\""
+#define META_MID "\"><meta name=\"csrf-token\" content=\""
+#define META_END "\">"
+#define LIT_LEN(s) (sizeof(s) - 1)
+#define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
+#define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
+
+/* Tokenizer states, named after the HTML5 states they follow. */
+enum {
+	S_DATA,
+	S_TAG_OPEN,
+	S_END_TAG_OPEN,
+	S_TAG_NAME,
+	S_BEFORE_ATTR_NAME,
+	S_ATTR_NAME,
+	S_AFTER_ATTR_NAME,
+	S_BEFORE_ATTR_VALUE,
+	S_ATTR_VALUE_DQ,
+	S_ATTR_VALUE_SQ,
+	S_ATTR_VALUE_UQ,
+	S_AFTER_ATTR_VALUE_Q,
+	S_SELF_CLOSING,
+	S_MARKUP_DECL,   /* after "<!" */
+	S_MARKUP_DASH,   /* after "<!-" */
+	S_BOGUS_COMMENT, /* also DOCTYPE and CDATA: all end at the first '>' */
+	S_COMMENT_START,
+	S_COMMENT_START_DASH,
+	S_COMMENT,
+	S_COMMENT_END_DASH,
+	S_COMMENT_END,
+	S_COMMENT_END_BANG,
+	S_RAW, /* RCDATA and RAWTEXT: textarea, title, style, ... */
+	S_RAW_LT,
+	S_END_MATCH, /* "</" seen in raw text or script: matching the name */
+	S_SCRIPT,
+	S_SD_LT,
+	S_SD_ESC_START,
+	S_SD_ESC_START_DASH,
+	S_SD_ESC,
+	S_SD_ESC_DASH,
+	S_SD_ESC_DASH_DASH,
+	S_SD_ESC_LT,
+	S_SD_DESC_START,
+	S_SD_DESC,
+	S_SD_DESC_DASH,
+	S_SD_DESC_DASH_DASH,
+	S_SD_DESC_LT,
+	S_SD_DESC_END,
+	S_PLAINTEXT
+};
+
+enum { A_OTHER, A_METHOD, A_ACTION };
+
+/* Elements whose content the tokenizer does not parse as markup; index 0
+ * is script, which has its own escape states. */
+static const char *const raw_names[] = {"script", "style",   "textarea", "title",   "xmp",
+                                        "iframe", "noembed", "noframes", "noscript"};
+#define RAW_SCRIPT 0
+
+struct csrf_inject {
+	/* tokenizer */
+	uint8_t state;
+	uint8_t ret;      /* state to go back to when an end tag does not match */
+	uint8_t raw;      /* index into raw_names of the open raw-text element */
+	uint8_t match;    /* characters of an end tag name / "script" matched */
+	uint8_t mismatch; /* the "script" of a double escape failed to match */
+	uint8_t failed;   /* emit stopped a feed: the stream is broken */
+
+	/* the tag being read */
+	uint8_t is_end;
+	uint8_t name_len; /* saturates at INJ_NAME_MAX + 1: "no name we know" */
+	char name[INJ_NAME_MAX];
+	uint8_t attr_len; /* saturates likewise */
+	char attr[INJ_ATTR_MAX];
+	uint8_t attr_kind; /* whose value the value states collect */
+	uint8_t seen_method, seen_action;
+	uint8_t method_over, action_trunc;
+	uint16_t method_len, action_len;
+	char method[INJ_METHOD_MAX];
+	char action[INJ_ACTION_MAX];
+
+	/* the document */
+	uint8_t head_done; /* the meta tags went in already */
+	uint8_t form_open; /* a <form> start tag without its </form> yet */
+	unsigned count;
+
+	/* configuration */
+	csrf_origin self;
+	uint16_t input_len, meta_len;
+	char input_el[INPUT_MAX];
+	char meta_el[META_MAX];
+};
+
+_Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
+_Static_assert(INJ_ACTION_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
+
+static int is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+}
+
+static int is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+static int is_safe_char(unsigned char c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+static int name_is(const struct csrf_inject *inj, const char *lit)
+{
+	size_t n = strlen(lit);
+	return inj->name_len == n && memcmp(inj->name, lit, n) == 0;
+}
+
+static int attr_is(const struct csrf_inject *inj, const char *lit)
+{
+	size_t n = strlen(lit);
+	return inj->attr_len == n && memcmp(inj->attr, lit, n) == 0;
+}
+
+static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
+{
+	inj->is_end = (uint8_t)is_end;
+	inj->name[0] = (char)lower(first);
+	inj->name_len = 1;
+	inj->attr_kind = A_OTHER;
+	inj->seen_method = inj->seen_action = 0;
+	inj->method_over = inj->action_trunc = 0;
+	inj->method_len = inj->action_len = 0;
+}
+
+static void name_byte(struct csrf_inject *inj, unsigned char c)
+{
+	if (inj->name_len < INJ_NAME_MAX)
+		inj->name[inj->name_len++] = (char)lower(c);
+	else
+		inj->name_len = INJ_NAME_MAX + 1;
+}
+
+/* The end tag of the open raw-text element, as if read in full. */
+static void begin_raw_end_tag(struct csrf_inject *inj)
+{
+	const char *n = raw_names[inj->raw];
+	inj->is_end = 1;
+	inj->name_len = (uint8_t)strlen(n);
+	memcpy(inj->name, n, inj->name_len);
+	inj->attr_kind = A_OTHER;
+}
+
+static void begin_attr(struct csrf_inject *inj)
+{
+	inj->attr_len = 0;
+	inj->attr_kind = A_OTHER;
+}
+
+static void attr_byte(struct csrf_inject *inj, unsigned char c)
+{
+	if (inj->attr_len < INJ_ATTR_MAX)
+		inj->attr[inj->attr_len++] = (char)lower(c);
+	else
+		inj->attr_len = INJ_ATTR_MAX + 1;
+}
+
+/* The name is complete. Only a form start tag's method and action matter,
+ * and only their first occurrence: HTML drops repeated attributes, so
+ * <form action="/" action="https://evil.example/"> submits to "/". */
+static void attr_name_done(struct csrf_inject *inj)
+{
+	inj->attr_kind = A_OTHER;
+	if (inj->is_end || !name_is(inj, "form"))
+		return;
+	if (attr_is(inj, "method") && !inj->seen_method) {
+		inj->seen_method = 1;
+		inj->attr_kind = A_METHOD;
+	} else if (attr_is(inj, "action") && !inj->seen_action) {
+		inj->seen_action = 1;
+		inj->attr_kind = A_ACTION;
+	}
+}
+
+static void value_byte(struct csrf_inject *inj, unsigned char c)
+{
+	if (inj->attr_kind == A_METHOD) {
+		if (inj->method_len < INJ_METHOD_MAX)
+			inj->method[inj->method_len++] = (char)c;
+		else
+			inj->method_over = 1;
+	} else if (inj->attr_kind == A_ACTION) {
+		if (inj->action_len < INJ_ACTION_MAX)
+			inj->action[inj->action_len++] = (char)c;
+		else
+			inj->action_trunc = 1;
+	}
+}
+
+/* Decodes the character references a method value may hide "post" behind:
+ * numeric ones and &amp; &lt; &gt; &quot; &apos;. A reference to anything
+ * outside ASCII becomes a byte that matches no method. Returns the length
+ * written to out (never more than len). */
+static size_t decode_refs(const char *in, size_t len, char *out)
+{
+	static const struct {
+		const char *name;
+		char c;
+	} named[] = {{"amp;", '&'}, {"lt;", '<'}, {"gt;", '>'}, {"quot;", '"'}, {"apos;", '\''}};
+	size_t o = 0, i = 0;
+	while (i < len) {
+		if (in[i] != '&') {
+			out[o++] = in[i++];
+			continue;
+		}
+		size_t j = i + 1;
+		if (j < len && in[j] == '#') {
+			int hex = j + 1 < len && (in[j + 1] == 'x' || in[j + 1] == 'X');
+			size_t k = j + 1 + (size_t)hex, digits = 0;
+			uint32_t v = 0;
+			for (; k < len; k++, digits++) {
+				unsigned char c = (unsigned char)in[k];
+				unsigned d;
+				if (c >= '0' && c <= '9')
+					d = c - '0';
+				else if (hex && lower(c) >= 'a' && lower(c) <= 'f')
+					d = lower(c) - 'a' + 10;
+				else
+					break;
+				if (v < 0x110000)
+					v = v * (hex ? 16 : 10) + d;
+			}
+			if (digits > 0) {
+				if (k < len && in[k] == ';')
+					k++;
+				out[o++] = (v >= 1 && v < 0x80) ? (char)v : (char)0x80;
+				i = k;
+				continue;
+			}
+		} else {
+			size_t m;
+			for (m = 0; m < sizeof named / sizeof named[0]; m++) {
+				size_t nl = strlen(named[m].name);
+				if (len - j >= nl && memcmp(in + j, named[m].name, nl) == 0)
+					break;
+			}
+			if (m < sizeof named / sizeof named[0]) {
+				out[o++] = named[m].c;
+				i = j + strlen(named[m].name);
+				continue;
+			}
+		}
+		out[o++] = in[i++];
+	}
+	return o;
+}
+
+/* HTML matches enumerated attributes exactly, without trimming: a method
+ * of " post " is an invalid value and the form submits with GET, so it
+ * must not get a token (which would then travel in the URL). */
+static int method_is_post(const struct csrf_inject *inj)
+{
+	char buf[INJ_METHOD_MAX];
+	if (!inj->seen_method || inj->method_over)
+		return 0;
+	size_t n = decode_refs(inj->method, inj->method_len, buf);
+	csrf_slice s = {buf, n};
+	return csrf_slice_ieq(s, "post");
+}
+
+static int is_scheme_char(unsigned char c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+}
+
+/* Whether the form's action resolves to the self origin, judged the way a
+ * URL parser would see it, failing closed (0) whenever unsure. The action
+ * is taken raw; a '&' that a character reference could turn into ':', '/'
+ * or '\' before the path starts makes it cross-origin. Rewrites the kept
+ * action in place (the tag is complete). */
+static int action_same_origin(struct csrf_inject *inj)
+{
+	if (!inj->seen_action)
+		return 1;
+	int trunc = inj->action_trunc;
+	char *a = inj->action;
+	size_t n = 0;
+	/* The URL parser drops every tab and newline ... */
+	for (size_t i = 0; i < inj->action_len; i++)
+		if (a[i] != '\t' && a[i] != '\n' && a[i] != '\r')
+			a[n++] = a[i];
+	/* ... and C0 controls and spaces at both ends. */
+	size_t b = 0;
+	while (b < n && (unsigned char)a[b] <= 0x20)
+		b++;
+	while (!trunc && n > b && (unsigned char)a[n - 1] <= 0x20)
+		n--;
+	a += b;
+	n -= b;
+	if (n == 0)
+		return !trunc; /* "" or blanks: the document's own URL */
+
+	unsigned char c0 = (unsigned char)a[0];
+	if (c0 == '/' || c0 == '\\') {
+		if (n == 1)
+			return !trunc;
+		unsigned char c1 = (unsigned char)a[1];
+		/* "//host", "\\host", "/\host": another authority. */
+		return !(c1 == '/' || c1 == '\\' || c1 == '&');
+	}
+	if (c0 == '?' || c0 == '#')
+		return 1;
+	if (!is_alpha(c0))
+		return c0 != '&'; /* no scheme possible: a relative path */
+	size_t i;
+	for (i = 1; i < n; i++) {
+		unsigned char c = (unsigned char)a[i];
+		if (c == ':')
+			break;
+		if (c == '&')
+			return 0; /* "javascript&colon;..." */
+		if (!is_scheme_char(c))
+			return 1; /* a relative path that contains ':' later, or none */
+	}
+	if (i == n)
+		return !trunc;
+	csrf_slice scheme = {a, i};
+	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
+		return 0; /* javascript:, data:, mailto:, ... */
+	/* Exactly "scheme://"; browsers also read "https:host", "https:\\host"
+	 * and "https:///host" as URLs, but never as ours for certain. */
+	if (n - i < 3 || a[i + 1] != '/' || a[i + 2] != '/')
+		return 0;
+	size_t k;
+	for (k = i + 3; k < n; k++) {
+		unsigned char c = (unsigned char)a[k];
+		if (c == '/' || c == '\\' || c == '?' || c == '#')
+			break;
+		if (c == '&')
+			return 0; /* "https://self.example&#46;evil.example" */
+	}
+	if (k == n && trunc)
+		return 0; /* the authority may go on past the kept bytes */
+	csrf_origin o;
+	if (csrf_url_origin(a, k, &o) != CSRF_OK)
+		return 0;
+	return csrf_origin_equal(&o, &inj->self);
+}
+
+/* A tag ended at its '>'. Returns the element to insert after it, if any,
+ * and sets the state the tokenizer continues in. */
+static const char *tag_done(struct csrf_inject *inj, size_t *n)
+{
+	*n = 0;
+	inj->state = S_DATA;
+	if (inj->is_end) {
+		if (name_is(inj, "form"))
+			inj->form_open = 0;
+		return NULL;
+	}
+	if (name_is(inj, "form")) {
+		/* A <form> inside an open form is dropped by the tree builder and
+		 * what follows belongs to the outer form, which may well submit
+		 * elsewhere (an injected <form action=https://evil.example/>
+		 * before the real one): the token goes only into a first form. */
+		int ok = !inj->form_open && method_is_post(inj) && action_same_origin(inj);
+		inj->form_open = 1;
+		if (ok) {
+			inj->count++;
+			*n = inj->input_len;
+			return inj->input_el;
+		}
+		return NULL;
+	}
+	if (name_is(inj, "head")) {
+		if (inj->head_done)
+			return NULL;
+		inj->head_done = 1;
+		inj->count += 2; /* two meta elements */
+		*n = inj->meta_len;
+		return inj->meta_el;
+	}
+	if (name_is(inj, "plaintext")) {
+		inj->state = S_PLAINTEXT;
+		return NULL;
+	}
+	for (size_t r = 0; r < sizeof raw_names / sizeof raw_names[0]; r++) {
+		if (name_is(inj, raw_names[r])) {
+			inj->raw = (uint8_t)r;
+			inj->state = r == RAW_SCRIPT ? S_SCRIPT : S_RAW;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int emit_input(csrf_emit_fn emit, void *ud, const char *chunk, size_t from, size_t to)
+{
+	if (to <= from)
+		return 0;
+	return emit(ud, chunk + from, to - from, 0);
+}
+
+/* The tag ends at chunk[i]: passes the input up to and including it, then
+ * the inserted element. Non-zero when emit stopped. */
+static int end_tag_at(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
+{
+	size_t n;
+	const char *piece = tag_done(inj, &n);
+	if (!piece)
+		return 0;
+	if (emit_input(emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	return emit(ud, piece, n, 1) != 0;
+}
+
+/* Tracks the "script" of a double escape ("<script" inside "<!--" in a
+ * script); a letter beyond or unlike it spoils the match. */
+static void script_byte(struct csrf_inject *inj, unsigned char c)
+{
+	static const char s[] = "script";
+	if (!inj->mismatch && inj->match < LIT_LEN(s) && lower(c) == (unsigned char)s[inj->match])
+		inj->match++;
+	else
+		inj->mismatch = 1;
+}
+
+static int script_matched(const struct csrf_inject *inj)
+{
+	return !inj->mismatch && inj->match == LIT_LEN("script");
+}
+
+static csrf_reason stop(struct csrf_inject *inj)
+{
+	inj->failed = 1;
+	return CSRF_ERR_INTERNAL;
+}
+
+CSRF_API size_t csrf_inject_size(void)
+{
+	return sizeof(struct csrf_inject);
+}
+
+static void reset_stream(struct csrf_inject *inj)
+{
+	inj->state = S_DATA;
+	inj->failed = 0;
+	inj->head_done = 0;
+	inj->form_open = 0;
+	inj->count = 0;
+	inj->is_end = 0;
+	inj->name_len = 0;
+	inj->attr_len = 0;
+	inj->attr_kind = A_OTHER;
+}
+
+static int valid_safe(const char *s, size_t len, size_t max)
+{
+	if (!s || len == 0 || len > max)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!is_safe_char((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+static size_t put(char *dst, size_t at, const char *src, size_t n)
+{
+	memcpy(dst + at, src, n);
+	return at + n;
+}
+
+CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *self_origin, size_t origin_len,
+                                      const char *field, size_t field_len, const char *token, size_t token_len,
+                                      csrf_inject **out)
+{
+	if (out)
+		*out = NULL;
+	if (!mem || !out || !self_origin)
+		return CSRF_ERR_ARG;
+	if (mem_len < sizeof(struct csrf_inject))
+		return CSRF_ERR_BUFFER;
+	if ((uintptr_t)mem % alignof(struct csrf_inject) != 0)
+		return CSRF_ERR_ARG;
+	if (!valid_safe(field, field_len, CSRF_FIELD_NAME_MAX) || !valid_safe(token, token_len, CSRF_TOKEN_LEN))
+		return CSRF_ERR_ARG;
+	csrf_origin self;
+	if (csrf_origin_parse(self_origin, origin_len, &self) != CSRF_OK)
+		return CSRF_ERR_ARG;
+
+	struct csrf_inject *inj = mem;
+	memset(inj, 0, sizeof *inj);
+	inj->self = self;
+	size_t n = 0;
+	n = put(inj->input_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
+	n = put(inj->input_el, n, field, field_len);
+	n = put(inj->input_el, n, INPUT_MID, LIT_LEN(INPUT_MID));
+	n = put(inj->input_el, n, token, token_len);
+	n = put(inj->input_el, n, INPUT_END, LIT_LEN(INPUT_END));
+	inj->input_len = (uint16_t)n;
+	n = 0;
+	n = put(inj->meta_el, n, META_PRE, LIT_LEN(META_PRE));
+	n = put(inj->meta_el, n, field, field_len);
+	n = put(inj->meta_el, n, META_MID, LIT_LEN(META_MID));
+	n = put(inj->meta_el, n, token, token_len);
+	n = put(inj->meta_el, n, META_END, LIT_LEN(META_END));
+	inj->meta_len = (uint16_t)n;
+	reset_stream(inj);
+	*out = inj;
+	return CSRF_OK;
+}
+
+/* In each case, break consumes the byte and continue reconsumes it in the
+ * new state (which then always differs from the old one). */
+CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud)
+{
+	if (!inj || !emit || (!chunk && len > 0))
+		return CSRF_ERR_ARG;
+	if (inj->failed)
+		return CSRF_ERR_INTERNAL;
+	size_t start = 0, i = 0;
+	while (i < len) {
+		unsigned char c = (unsigned char)chunk[i];
+		switch (inj->state) {
+		case S_DATA:
+		case S_RAW:
+		case S_SCRIPT: {
+			const char *lt = memchr(chunk + i, '<', len - i);
+			if (!lt) {
+				i = len;
+				continue;
+			}
+			i = (size_t)(lt - chunk);
+			inj->state = inj->state == S_DATA ? S_TAG_OPEN : inj->state == S_RAW ? S_RAW_LT : S_SD_LT;
+			break;
+		}
+		case S_PLAINTEXT:
+			i = len;
+			continue;
+		case S_TAG_OPEN:
+			if (is_alpha(c)) {
+				begin_tag(inj, 0, c);
+				inj->state = S_TAG_NAME;
+			} else if (c == '/') {
+				inj->state = S_END_TAG_OPEN;
+			} else if (c == '!') {
+				inj->state = S_MARKUP_DECL;
+			} else if (c == '?') {
+				inj->state = S_BOGUS_COMMENT;
+			} else {
+				inj->state = S_DATA;
+				continue;
+			}
+			break;
+		case S_END_TAG_OPEN:
+			if (is_alpha(c)) {
+				begin_tag(inj, 1, c);
+				inj->state = S_TAG_NAME;
+			} else if (c == '>') {
+				inj->state = S_DATA;
+			} else {
+				inj->state = S_BOGUS_COMMENT;
+			}
+			break;
+		case S_TAG_NAME:
+			if (is_ws(c))
+				inj->state = S_BEFORE_ATTR_NAME;
+			else if (c == '/')
+				inj->state = S_SELF_CLOSING;
+			else if (c == '>') {
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else
+				name_byte(inj, c);
+			break;
+		case S_BEFORE_ATTR_NAME:
+			if (is_ws(c))
+				break;
+			if (c == '/' || c == '>') {
+				inj->state = S_AFTER_ATTR_NAME;
+				continue;
+			}
+			begin_attr(inj);
+			inj->state = S_ATTR_NAME;
+			if (c == '=') {
+				attr_byte(inj, c);
+				break;
+			}
+			continue;
+		case S_ATTR_NAME:
+			if (is_ws(c) || c == '/' || c == '>') {
+				attr_name_done(inj);
+				inj->state = S_AFTER_ATTR_NAME;
+				continue;
+			}
+			if (c == '=') {
+				attr_name_done(inj);
+				inj->state = S_BEFORE_ATTR_VALUE;
+			} else {
+				attr_byte(inj, c);
+			}
+			break;
+		case S_AFTER_ATTR_NAME:
+			if (is_ws(c))
+				break;
+			if (c == '/') {
+				inj->state = S_SELF_CLOSING;
+			} else if (c == '=') {
+				inj->state = S_BEFORE_ATTR_VALUE;
+			} else if (c == '>') {
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else {
+				begin_attr(inj);
+				inj->state = S_ATTR_NAME;
+				continue;
+			}
+			break;
+		case S_BEFORE_ATTR_VALUE:
+			if (is_ws(c))
+				break;
+			if (c == '"') {
+				inj->state = S_ATTR_VALUE_DQ;
+			} else if (c == '\'') {
+				inj->state = S_ATTR_VALUE_SQ;
+			} else if (c == '>') {
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else {
+				inj->state = S_ATTR_VALUE_UQ;
+				continue;
+			}
+			break;
+		case S_ATTR_VALUE_DQ:
+		case S_ATTR_VALUE_SQ: {
+			char q = inj->state == S_ATTR_VALUE_DQ ? '"' : '\'';
+			if (inj->attr_kind == A_OTHER) {
+				const char *e = memchr(chunk + i, q, len - i);
+				if (!e) {
+					i = len;
+					continue;
+				}
+				i = (size_t)(e - chunk);
+				c = (unsigned char)q;
+			}
+			if (c == (unsigned char)q)
+				inj->state = S_AFTER_ATTR_VALUE_Q;
+			else
+				value_byte(inj, c);
+			break;
+		}
+		case S_ATTR_VALUE_UQ:
+			if (is_ws(c)) {
+				inj->state = S_BEFORE_ATTR_NAME;
+			} else if (c == '>') {
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else {
+				value_byte(inj, c);
+			}
+			break;
+		case S_AFTER_ATTR_VALUE_Q:
+			if (is_ws(c)) {
+				inj->state = S_BEFORE_ATTR_NAME;
+			} else if (c == '/') {
+				inj->state = S_SELF_CLOSING;
+			} else if (c == '>') {
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else {
+				inj->state = S_BEFORE_ATTR_NAME;
+				continue;
+			}
+			break;
+		case S_SELF_CLOSING:
+			if (c == '>') {
+				/* <form/> is still a start tag: HTML ignores the slash. */
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else {
+				inj->state = S_BEFORE_ATTR_NAME;
+				continue;
+			}
+			break;
+		case S_MARKUP_DECL:
+			inj->state = c == '-' ? S_MARKUP_DASH : c == '>' ? S_DATA : S_BOGUS_COMMENT;
+			break;
+		case S_MARKUP_DASH:
+			inj->state = c == '-' ? S_COMMENT_START : c == '>' ? S_DATA : S_BOGUS_COMMENT;
+			break;
+		case S_BOGUS_COMMENT: {
+			const char *gt = memchr(chunk + i, '>', len - i);
+			if (!gt) {
+				i = len;
+				continue;
+			}
+			i = (size_t)(gt - chunk);
+			inj->state = S_DATA;
+			break;
+		}
+		case S_COMMENT_START: /* "<!-->" ends at once */
+			if (c == '-')
+				inj->state = S_COMMENT_START_DASH;
+			else if (c == '>')
+				inj->state = S_DATA;
+			else {
+				inj->state = S_COMMENT;
+				continue;
+			}
+			break;
+		case S_COMMENT_START_DASH: /* and so does "<!--->" */
+			if (c == '-')
+				inj->state = S_COMMENT_END;
+			else if (c == '>')
+				inj->state = S_DATA;
+			else {
+				inj->state = S_COMMENT;
+				continue;
+			}
+			break;
+		case S_COMMENT: {
+			const char *d = memchr(chunk + i, '-', len - i);
+			if (!d) {
+				i = len;
+				continue;
+			}
+			i = (size_t)(d - chunk);
+			inj->state = S_COMMENT_END_DASH;
+			break;
+		}
+		case S_COMMENT_END_DASH:
+			if (c == '-')
+				inj->state = S_COMMENT_END;
+			else {
+				inj->state = S_COMMENT;
+				continue;
+			}
+			break;
+		case S_COMMENT_END:
+			if (c == '>')
+				inj->state = S_DATA;
+			else if (c == '!')
+				inj->state = S_COMMENT_END_BANG;
+			else if (c != '-') {
+				inj->state = S_COMMENT;
+				continue;
+			}
+			break;
+		case S_COMMENT_END_BANG: /* "--!>" closes a comment too */
+			if (c == '-')
+				inj->state = S_COMMENT_END_DASH;
+			else if (c == '>')
+				inj->state = S_DATA;
+			else {
+				inj->state = S_COMMENT;
+				continue;
+			}
+			break;
+		case S_RAW_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->ret = S_RAW;
+				inj->state = S_END_MATCH;
+			} else {
+				inj->state = S_RAW;
+				continue;
+			}
+			break;
+		case S_END_MATCH: {
+			/* Only the open element's own end tag, in any case, followed by
+			 * a space, '/' or '>' ends raw text ("</scripts" does not). */
+			const char *rn = raw_names[inj->raw];
+			size_t rl = strlen(rn);
+			if (inj->match < rl) {
+				if (lower(c) == (unsigned char)rn[inj->match]) {
+					inj->match++;
+					break;
+				}
+				inj->state = inj->ret;
+				continue;
+			}
+			if (is_ws(c)) {
+				begin_raw_end_tag(inj);
+				inj->state = S_BEFORE_ATTR_NAME;
+			} else if (c == '/') {
+				begin_raw_end_tag(inj);
+				inj->state = S_SELF_CLOSING;
+			} else if (c == '>') {
+				begin_raw_end_tag(inj);
+				if (end_tag_at(inj, chunk, i, &start, emit, ud))
+					return stop(inj);
+			} else {
+				inj->state = inj->ret;
+				continue;
+			}
+			break;
+		}
+		/* Script data and its escapes ("<!--" ... "-->" inside a script,
+		 * and "<script>" inside that), where "</script>" may not end it. */
+		case S_SD_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->ret = S_SCRIPT;
+				inj->state = S_END_MATCH;
+			} else if (c == '!') {
+				inj->state = S_SD_ESC_START;
+			} else {
+				inj->state = S_SCRIPT;
+				continue;
+			}
+			break;
+		case S_SD_ESC_START:
+			if (c == '-') {
+				inj->state = S_SD_ESC_START_DASH;
+			} else {
+				inj->state = S_SCRIPT;
+				continue;
+			}
+			break;
+		case S_SD_ESC_START_DASH:
+			if (c == '-') {
+				inj->state = S_SD_ESC_DASH_DASH;
+			} else {
+				inj->state = S_SCRIPT;
+				continue;
+			}
+			break;
+		case S_SD_ESC:
+			if (c == '-')
+				inj->state = S_SD_ESC_DASH;
+			else if (c == '<')
+				inj->state = S_SD_ESC_LT;
+			break;
+		case S_SD_ESC_DASH:
+			inj->state = c == '-' ? S_SD_ESC_DASH_DASH : c == '<' ? S_SD_ESC_LT : S_SD_ESC;
+			break;
+		case S_SD_ESC_DASH_DASH:
+			if (c == '<')
+				inj->state = S_SD_ESC_LT;
+			else if (c == '>')
+				inj->state = S_SCRIPT;
+			else if (c != '-')
+				inj->state = S_SD_ESC;
+			break;
+		case S_SD_ESC_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->ret = S_SD_ESC;
+				inj->state = S_END_MATCH;
+				break;
+			}
+			if (is_alpha(c)) {
+				inj->match = 0;
+				inj->mismatch = 0;
+				inj->state = S_SD_DESC_START;
+			} else {
+				inj->state = S_SD_ESC;
+			}
+			continue;
+		case S_SD_DESC_START:
+			if (is_ws(c) || c == '/' || c == '>') {
+				inj->state = script_matched(inj) ? S_SD_DESC : S_SD_ESC;
+			} else if (is_alpha(c)) {
+				script_byte(inj, c);
+			} else {
+				inj->state = S_SD_ESC;
+				continue;
+			}
+			break;
+		case S_SD_DESC:
+			if (c == '-')
+				inj->state = S_SD_DESC_DASH;
+			else if (c == '<')
+				inj->state = S_SD_DESC_LT;
+			break;
+		case S_SD_DESC_DASH:
+			inj->state = c == '-' ? S_SD_DESC_DASH_DASH : c == '<' ? S_SD_DESC_LT : S_SD_DESC;
+			break;
+		case S_SD_DESC_DASH_DASH:
+			if (c == '<')
+				inj->state = S_SD_DESC_LT;
+			else if (c == '>')
+				inj->state = S_SCRIPT;
+			else if (c != '-')
+				inj->state = S_SD_DESC;
+			break;
+		case S_SD_DESC_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->mismatch = 0;
+				inj->state = S_SD_DESC_END;
+			} else {
+				inj->state = S_SD_DESC;
+				continue;
+			}
+			break;
+		case S_SD_DESC_END:
+			if (is_ws(c) || c == '/' || c == '>') {
+				inj->state = script_matched(inj) ? S_SD_ESC : S_SD_DESC;
+			} else if (is_alpha(c)) {
+				script_byte(inj, c);
+			} else {
+				inj->state = S_SD_DESC;
+				continue;
+			}
+			break;
+		default:
+			return stop(inj);
+		}
+		i++;
+	}
+	if (emit_input(emit, ud, chunk, start, len) != 0)
+		return stop(inj);
+	return CSRF_OK;
+}
+
+/* Reports the count and makes the injector ready for another stream with
+ * the same configuration; inserted pieces stay valid. */
+CSRF_API csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected)
+{
+	if (!inj || !injected)
+		return CSRF_ERR_ARG;
+	*injected = inj->count;
+	reset_stream(inj);
+	return CSRF_OK;
+}
