@@ -1,0 +1,497 @@
+/*
+ * form.c - finding one field in a request body: urlencoded
+ * (csrf_form_get, csrf_form_decode), multipart/form-data
+ * (csrf_multipart_get) and the dispatch on Content-Type (csrf_body_field).
+ * Only the body is ever looked at, never a query string; nothing is
+ * allocated and nothing outside (pointer, length) is read.
+ */
+#include "internal.h"
+
+/* Requested names longer than this never match anything. */
+#define FIELD_NAME_MAX 256
+/* RFC 2046: a boundary is 1..70 characters. */
+#define BOUNDARY_MAX 70
+/* A multipart header line longer than this is malformed. */
+#define PART_HEADER_LINE_MAX 1024
+/* Parts looked at before a body is declared malformed. */
+#define PARTS_MAX 1000
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+/* Case-insensitive equality of (p, n) with a lower-case literal. */
+static int ieq(const char *p, size_t n, const char *lit)
+{
+	size_t l = strlen(lit);
+	if (n != l)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (lower((unsigned char)p[i]) != (unsigned char)lit[i])
+			return 0;
+	return 1;
+}
+
+static int is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static void trim(const char **p, const char **end)
+{
+	while (*p < *end && is_ows(**p))
+		(*p)++;
+	while (*end > *p && is_ows((*end)[-1]))
+		(*end)--;
+}
+
+static void clear_out(char *out, size_t cap, size_t *out_len)
+{
+	if (out && cap)
+		out[0] = '\0';
+	if (out_len)
+		*out_len = 0;
+}
+
+/* ---- urlencoded ---- */
+
+/* Compares the percent-decoded form of (p, n) with name. 1: equal, 0: not
+ * equal, -1: a bad %-escape. */
+static int urlenc_name_eq(const char *p, size_t n, const char *name, size_t name_len)
+{
+	size_t j = 0;
+	int eq = 1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '%') {
+			if (n - i < 3)
+				return -1;
+			int h = hexval((unsigned char)p[i + 1]), l = hexval((unsigned char)p[i + 2]);
+			if (h < 0 || l < 0)
+				return -1;
+			c = (unsigned char)(h << 4 | l);
+			i += 2;
+		} else if (c == '+') {
+			c = ' ';
+		}
+		if (eq && (j >= name_len || (unsigned char)name[j] != c))
+			eq = 0;
+		j++;
+	}
+	return eq && j == name_len;
+}
+
+CSRF_API csrf_reason csrf_form_get(const char *body, size_t len, const char *name, size_t name_len, csrf_slice *value)
+{
+	if (!value)
+		return CSRF_ERR_ARG;
+	value->ptr = NULL;
+	value->len = 0;
+	if ((!body && len) || !name || name_len == 0)
+		return CSRF_ERR_ARG;
+	if (name_len > FIELD_NAME_MAX)
+		return CSRF_NOT_FOUND;
+
+	/* A name with a bad escape is skipped so that a later, well-formed
+	 * field is still found; when nothing matches, the bad escape is what
+	 * is reported. */
+	int bad = 0;
+	const char *p = body, *end = body + len;
+	while (p < end) {
+		const char *amp = memchr(p, '&', (size_t)(end - p));
+		const char *pair_end = amp ? amp : end;
+		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
+		const char *n_end = eq ? eq : pair_end;
+		/* an encoded name can be at most 3 bytes per decoded byte */
+		if (pair_end > p && (size_t)(n_end - p) <= 3 * name_len) {
+			int m = urlenc_name_eq(p, (size_t)(n_end - p), name, name_len);
+			if (m < 0) {
+				bad = 1;
+			} else if (m) {
+				value->ptr = eq ? eq + 1 : pair_end;
+				value->len = (size_t)(pair_end - value->ptr);
+				return CSRF_OK;
+			}
+		}
+		p = amp ? amp + 1 : end;
+	}
+	return bad ? CSRF_MALFORMED : CSRF_NOT_FOUND;
+}
+
+CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, size_t cap, size_t *out_len)
+{
+	if ((!in && len) || (!out && cap)) {
+		clear_out(out, cap, out_len);
+		return CSRF_ERR_ARG;
+	}
+	size_t need = 0;
+	for (size_t i = 0; i < len; i++, need++) {
+		if (in[i] != '%')
+			continue;
+		if (len - i < 3 || hexval((unsigned char)in[i + 1]) < 0 || hexval((unsigned char)in[i + 2]) < 0) {
+			clear_out(out, cap, out_len);
+			return CSRF_MALFORMED;
+		}
+		i += 2;
+	}
+	if (need >= cap) {
+		clear_out(out, cap, out_len);
+		return CSRF_ERR_BUFFER;
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = in[i];
+		if (c == '%') {
+			c = (char)(hexval((unsigned char)in[i + 1]) << 4 | hexval((unsigned char)in[i + 2]));
+			i += 2;
+		} else if (c == '+') {
+			c = ' ';
+		}
+		out[j++] = c;
+	}
+	out[j] = '\0';
+	if (out_len)
+		*out_len = j;
+	return CSRF_OK;
+}
+
+/* ---- multipart/form-data ---- */
+
+static int is_bchar(unsigned char c)
+{
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+		return 1;
+	return c != '\0' && strchr("'()+_,-./:=? ", c) != NULL;
+}
+
+static int is_tchar(unsigned char c)
+{
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+		return 1;
+	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* Reads a parameter value at *pp (a token, or a quoted-string with
+ * backslash escapes) and advances past it. When copy is non-NULL the
+ * unquoted value goes there (at most copy_cap bytes; longer is an error);
+ * when cmp is non-NULL *eq tells whether the unquoted value equals it.
+ * Returns the unquoted length, or -1 when the value does not parse. */
+static long read_param_value(const char **pp, const char *e, char *copy, size_t copy_cap, const char *cmp,
+                             size_t cmp_len, int *eq)
+{
+	const char *p = *pp;
+	size_t n = 0;
+	int same = 1;
+	int quoted = p < e && *p == '"';
+	if (quoted)
+		p++;
+	for (;;) {
+		if (p >= e) {
+			if (quoted)
+				return -1; /* unterminated quoted-string */
+			break;
+		}
+		unsigned char c = (unsigned char)*p;
+		if (quoted) {
+			if (c == '"') {
+				p++;
+				break;
+			}
+			if (c == '\\') {
+				if (e - p < 2)
+					return -1;
+				c = (unsigned char)p[1];
+				p++;
+			}
+		} else if (c == ';' || is_ows((char)c)) {
+			break;
+		} else if (c == '"') {
+			return -1;
+		}
+		if (copy) {
+			if (n >= copy_cap)
+				return -1;
+			copy[n] = (char)c;
+		}
+		if (cmp && (n >= cmp_len || (unsigned char)cmp[n] != c))
+			same = 0;
+		n++;
+		p++;
+	}
+	if (!quoted && n == 0)
+		return -1;
+	if (eq)
+		*eq = cmp && same && n == cmp_len;
+	*pp = p;
+	return (long)n;
+}
+
+/* Walks "; name=value" parameters from p to e. For each, calls the
+ * handler through the cases below; kept in one function because the two
+ * users (Content-Type, Content-Disposition) only differ in what they keep.
+ */
+typedef struct {
+	/* Content-Type: the boundary */
+	char *boundary;
+	size_t boundary_len;
+	int has_boundary;
+	/* Content-Disposition: the field name compared with want */
+	const char *want;
+	size_t want_len;
+	int has_name;
+	int name_eq;
+	int has_filename;
+} params;
+
+static int parse_params(const char *p, const char *e, params *ps)
+{
+	for (;;) {
+		while (p < e && is_ows(*p))
+			p++;
+		if (p >= e)
+			return 0;
+		if (*p != ';')
+			return -1;
+		p++;
+		while (p < e && is_ows(*p))
+			p++;
+		if (p >= e)
+			return 0; /* a trailing ';' is tolerated */
+		const char *pn = p;
+		while (p < e && is_tchar((unsigned char)*p))
+			p++;
+		const char *pn_end = p;
+		if (pn_end == pn)
+			return -1;
+		while (p < e && is_ows(*p))
+			p++;
+		if (p >= e || *p != '=')
+			return -1;
+		p++;
+		while (p < e && is_ows(*p))
+			p++;
+		size_t pnl = (size_t)(pn_end - pn);
+		long n;
+		if (ps->boundary && ieq(pn, pnl, "boundary") && !ps->has_boundary) {
+			n = read_param_value(&p, e, ps->boundary, BOUNDARY_MAX, NULL, 0, NULL);
+			if (n < 0)
+				return -1;
+			ps->boundary_len = (size_t)n;
+			ps->has_boundary = 1;
+		} else if (ps->want && ieq(pn, pnl, "name") && !ps->has_name) {
+			int eq = 0;
+			n = read_param_value(&p, e, NULL, 0, ps->want, ps->want_len, &eq);
+			if (n < 0)
+				return -1;
+			ps->has_name = 1;
+			ps->name_eq = eq;
+		} else {
+			if (read_param_value(&p, e, NULL, 0, NULL, 0, NULL) < 0)
+				return -1;
+			if (ps->want && (ieq(pn, pnl, "filename") || ieq(pn, pnl, "filename*")))
+				ps->has_filename = 1;
+		}
+	}
+}
+
+/* The media type of a Content-Type value: up to ';', without spaces. */
+static void media_type(const char *ct, size_t ct_len, const char **mt, size_t *mt_len)
+{
+	const char *e = ct + ct_len;
+	const char *semi = memchr(ct, ';', ct_len);
+	const char *p = ct, *me = semi ? semi : e;
+	trim(&p, &me);
+	*mt = p;
+	*mt_len = (size_t)(me - p);
+}
+
+/* The boundary of a multipart/form-data Content-Type into buf; its length,
+ * or 0 when there is none or it is not a valid RFC 2046 boundary. */
+static size_t parse_boundary(const char *ct, size_t ct_len, char buf[BOUNDARY_MAX])
+{
+	const char *mt;
+	size_t mt_len;
+	media_type(ct, ct_len, &mt, &mt_len);
+	if (!ieq(mt, mt_len, "multipart/form-data"))
+		return 0;
+	params ps = {.boundary = buf};
+	if (parse_params(mt + mt_len, ct + ct_len, &ps) < 0 || !ps.has_boundary)
+		return 0;
+	if (ps.boundary_len == 0 || buf[ps.boundary_len - 1] == ' ')
+		return 0;
+	for (size_t i = 0; i < ps.boundary_len; i++)
+		if (!is_bchar((unsigned char)buf[i]))
+			return 0;
+	return ps.boundary_len;
+}
+
+/* After "--boundary": "--" (the close delimiter: 2), or optional
+ * whitespace and CRLF (another part follows: 1, *next after the CRLF), or
+ * anything else (-1). */
+static int delimiter_tail(const char *p, const char *e, const char **next)
+{
+	if (e - p >= 2 && p[0] == '-' && p[1] == '-')
+		return 2;
+	while (p < e && is_ows(*p))
+		p++;
+	if (e - p < 2 || p[0] != '\r' || p[1] != '\n')
+		return -1;
+	*next = p + 2;
+	return 1;
+}
+
+/* One part header line [p, e): 1 when it is a Content-Disposition of a
+ * form-data field named want without a filename, 0 otherwise, -1 when it
+ * is malformed. *seen records that a Content-Disposition was seen (only the
+ * first counts). */
+static int part_header(const char *p, const char *e, const char *want, size_t want_len, int *seen)
+{
+	for (const char *q = p; q < e; q++) {
+		unsigned char c = (unsigned char)*q;
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return -1;
+	}
+	if (is_ows(*p))
+		return -1; /* obsolete line folding */
+	const char *colon = memchr(p, ':', (size_t)(e - p));
+	if (!colon || colon == p)
+		return -1;
+	const char *hn = p, *hn_end = colon;
+	trim(&hn, &hn_end);
+	if (!ieq(hn, (size_t)(hn_end - hn), "content-disposition") || *seen)
+		return 0;
+	*seen = 1;
+	const char *v = colon + 1;
+	while (v < e && is_ows(*v))
+		v++;
+	const char *t = v;
+	while (t < e && is_tchar((unsigned char)*t))
+		t++;
+	if (t == v)
+		return -1;
+	params ps = {.want = want, .want_len = want_len};
+	if (parse_params(t, e, &ps) < 0)
+		return -1;
+	if (!ieq(v, (size_t)(t - v), "form-data"))
+		return 0;
+	return ps.has_name && ps.name_eq && !ps.has_filename;
+}
+
+CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len, const char *body, size_t len,
+                                        const char *name, size_t name_len, csrf_slice *value)
+{
+	if (!value)
+		return CSRF_ERR_ARG;
+	value->ptr = NULL;
+	value->len = 0;
+	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0)
+		return CSRF_ERR_ARG;
+
+	/* dl = CRLF "--" boundary: the delimiter as it appears between parts */
+	char dl[4 + BOUNDARY_MAX];
+	size_t blen = content_type ? parse_boundary(content_type, ct_len, dl + 4) : 0;
+	if (blen == 0)
+		return CSRF_MALFORMED;
+	memcpy(dl, "\r\n--", 4);
+	size_t dlen = 4 + blen;
+	/* an over-long name is never matched, but the body is still checked */
+	const char *want = name_len > FIELD_NAME_MAX ? NULL : name;
+
+	const char *p = body, *e = body + len;
+	if (!(len >= dlen - 2 && memcmp(p, dl + 2, dlen - 2) == 0)) {
+		const char *first = len ? memmem(p, len, dl, dlen) : NULL;
+		if (!first)
+			return CSRF_MALFORMED;
+		p = first + 2;
+	}
+	/* p is at "--boundary" */
+	for (size_t parts = 0;; parts++) {
+		const char *next = NULL;
+		int t = delimiter_tail(p + dlen - 2, e, &next);
+		if (t == 2)
+			return CSRF_NOT_FOUND;
+		if (t < 0 || parts >= PARTS_MAX)
+			return CSRF_MALFORMED;
+		p = next;
+
+		int match = 0, seen = 0;
+		for (;;) {
+			size_t window = (size_t)(e - p);
+			if (window > PART_HEADER_LINE_MAX + 2)
+				window = PART_HEADER_LINE_MAX + 2;
+			const char *crlf = window ? memmem(p, window, "\r\n", 2) : NULL;
+			if (!crlf)
+				return CSRF_MALFORMED; /* truncated, or a line over the cap */
+			if (crlf == p) {
+				p += 2;
+				break;
+			}
+			int h = part_header(p, crlf, want, name_len, &seen);
+			if (h < 0)
+				return CSRF_MALFORMED;
+			if (h)
+				match = 1;
+			p = crlf + 2;
+		}
+
+		const char *q = (size_t)(e - p) >= dlen ? memmem(p, (size_t)(e - p), dl, dlen) : NULL;
+		if (!q)
+			return CSRF_MALFORMED; /* the part never ends */
+		if (match) {
+			if (delimiter_tail(q + dlen, e, &next) < 0)
+				return CSRF_MALFORMED;
+			value->ptr = p;
+			value->len = (size_t)(q - p);
+			return CSRF_OK;
+		}
+		p = q + 2;
+	}
+}
+
+/* ---- dispatch ---- */
+
+CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, const char *body, size_t len,
+                                     const char *name, size_t name_len, char *out, size_t cap, size_t *out_len)
+{
+	clear_out(out, cap, out_len);
+	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
+		return CSRF_ERR_ARG;
+	if (!content_type)
+		return CSRF_NOT_FOUND;
+	const char *mt;
+	size_t mt_len;
+	media_type(content_type, ct_len, &mt, &mt_len);
+	csrf_slice v;
+	csrf_reason rc;
+	if (ieq(mt, mt_len, "application/x-www-form-urlencoded")) {
+		rc = csrf_form_get(body, len, name, name_len, &v);
+		if (rc != CSRF_OK)
+			return rc;
+		return csrf_form_decode(v.ptr, v.len, out, cap, out_len);
+	}
+	if (ieq(mt, mt_len, "multipart/form-data")) {
+		rc = csrf_multipart_get(content_type, ct_len, body, len, name, name_len, &v);
+		if (rc != CSRF_OK)
+			return rc;
+		if (v.len >= cap)
+			return CSRF_ERR_BUFFER;
+		memcpy(out, v.ptr, v.len);
+		out[v.len] = '\0';
+		if (out_len)
+			*out_len = v.len;
+		return CSRF_OK;
+	}
+	return CSRF_NOT_FOUND;
+}
