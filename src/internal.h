@@ -123,4 +123,59 @@ const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id);
 /* Current unix time when now == 0. */
 int64_t csrf_now(int64_t now);
 
+/* ---- stores (store.c, store_memory.c, store_redis.c, reauth.c) ---- */
+
+#define CSRF_STORE_KEY_MAX 256   /* bytes of a key, before any prefix */
+#define CSRF_STORE_VAL_MAX 4096  /* bytes of a value */
+#define CSRF_STORE_PREFIX_MAX 64 /* bytes of a Redis key prefix */
+#define CSRF_STORE_MEMORY_DEFAULT_MAX 100000
+#define CSRF_STORE_MEMORY_MAX_MAX 100000000
+
+/* A backend. Arguments are already checked by store.c (non-NULL, key of
+ * 1..CSRF_STORE_KEY_MAX bytes, value of at most CSRF_STORE_VAL_MAX). */
+typedef struct {
+	csrf_reason (*get)(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len);
+	csrf_reason (*set)(csrf_store *st, const char *key, size_t key_len, const void *val, size_t val_len,
+	                   uint32_t ttl_s);
+	csrf_reason (*del)(csrf_store *st, const char *key, size_t key_len);
+	csrf_reason (*incr)(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s, int64_t *value);
+	void (*close)(csrf_store *st);
+} csrf_store_ops;
+
+/* Every backend's state starts with this header. */
+struct csrf_store {
+	const csrf_store_ops *ops;
+};
+
+typedef enum { CSRF_STORE_MEMORY = 1, CSRF_STORE_REDIS = 2 } csrf_store_kind;
+
+/* A parsed store URL (store.c). */
+typedef struct {
+	csrf_store_kind kind;
+	size_t max_entries; /* memory */
+	char host[256];     /* redis: name or address, IPv6 without brackets */
+	uint16_t port;
+	unsigned db;
+	char prefix[CSRF_STORE_PREFIX_MAX + 1];
+	uint32_t timeout_ms;
+} csrf_store_config;
+
+/* Parses and validates a store URL of at most 1024 bytes; CSRF_OK or
+ * CSRF_ERR_CONFIG (CSRF_ERR_ARG for NULL). */
+csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config *cfg);
+
+csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries);
+/* Connects once (CSRF_STORE_UNAVAILABLE when that fails). */
+csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg);
+
+/* Tests only: the memory store's clock in milliseconds (NULL: the
+ * monotonic clock). st must be a memory store. */
+typedef int64_t (*csrf_store_clock_fn)(void *ud);
+void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, void *ud);
+/* Tests only: live entries of a memory store. */
+size_t csrf_store_memory_count(csrf_store *st);
+
+/* Decimal int64 parsing of a stored counter or time; CSRF_MALFORMED. */
+csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out);
+
 #endif /* CSRF_INTERNAL_H */

@@ -1,0 +1,344 @@
+/*
+ * store.c - the csrf_store interface: parsing and validating store URLs,
+ * choosing the backend, and the argument checks every backend relies on
+ * (key and value sizes), so that memory and Redis answer alike.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define STORE_URL_MAX 1024
+
+/* Strict unsigned decimal: 1..digits_max digits, no sign, no leading
+ * zero unless the number is 0, value within [lo, hi]. */
+static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > digits_max || (len > 1 && s[0] == '0'))
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v < lo || v > hi)
+		return 0;
+	*out = v;
+	return 1;
+}
+
+csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out)
+{
+	size_t i = 0;
+	int neg = 0;
+	uint64_t v = 0;
+	uint64_t limit;
+
+	if (len > 0 && s[0] == '-') {
+		neg = 1;
+		i = 1;
+	}
+	if (i == len || len - i > 19)
+		return CSRF_MALFORMED;
+	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return CSRF_MALFORMED;
+		uint64_t d = (uint64_t)(s[i] - '0');
+		if (v > (limit - d) / 10)
+			return CSRF_MALFORMED;
+		v = v * 10 + d;
+	}
+	if (neg)
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+	else
+		*out = (int64_t)v;
+	return CSRF_OK;
+}
+
+static int has_prefix(const char *s, size_t len, const char *lit)
+{
+	size_t n = strlen(lit);
+	return len >= n && memcmp(s, lit, n) == 0;
+}
+
+/* Calls fn for each "name=value" of a query (without its '?'). An empty
+ * query is fine; an empty pair ("a=1&&b=2") or a pair without '=' is not. */
+typedef int (*query_fn)(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
+                        unsigned *seen);
+
+static int parse_query(const char *q, size_t len, csrf_store_config *cfg, query_fn fn)
+{
+	unsigned seen = 0;
+	size_t pos = 0;
+
+	if (len == 0)
+		return 1;
+	while (pos <= len) {
+		const char *amp = memchr(q + pos, '&', len - pos);
+		size_t end = amp ? (size_t)(amp - q) : len;
+		const char *pair = q + pos;
+		size_t pair_len = end - pos;
+		const char *eq = memchr(pair, '=', pair_len);
+
+		if (pair_len == 0 || eq == NULL)
+			return 0;
+		if (!fn(cfg, pair, (size_t)(eq - pair), eq + 1, pair_len - (size_t)(eq - pair) - 1, &seen))
+			return 0;
+		if (amp == NULL)
+			break;
+		pos = end + 1;
+		if (pos == len) /* trailing '&' */
+			return 0;
+	}
+	return 1;
+}
+
+static int name_is(const char *name, size_t name_len, const char *lit)
+{
+	return name_len == strlen(lit) && memcmp(name, lit, name_len) == 0;
+}
+
+static int memory_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
+                        unsigned *seen)
+{
+	uint64_t v;
+
+	if (!name_is(name, name_len, "max") || (*seen & 1))
+		return 0;
+	*seen |= 1;
+	if (!parse_uint(val, val_len, 9, 1, CSRF_STORE_MEMORY_MAX_MAX, &v))
+		return 0;
+	cfg->max_entries = (size_t)v;
+	return 1;
+}
+
+static int prefix_char_ok(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '_' ||
+	       c == '-';
+}
+
+static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
+                       unsigned *seen)
+{
+	uint64_t v;
+
+	if (name_is(name, name_len, "prefix")) {
+		if (*seen & 1)
+			return 0;
+		*seen |= 1;
+		if (val_len > CSRF_STORE_PREFIX_MAX)
+			return 0;
+		for (size_t i = 0; i < val_len; i++)
+			if (!prefix_char_ok(val[i]))
+				return 0;
+		memcpy(cfg->prefix, val, val_len);
+		cfg->prefix[val_len] = '\0';
+		return 1;
+	}
+	if (name_is(name, name_len, "timeout_ms")) {
+		if (*seen & 2)
+			return 0;
+		*seen |= 2;
+		if (!parse_uint(val, val_len, 5, 1, 60000, &v))
+			return 0;
+		cfg->timeout_ms = (uint32_t)v;
+		return 1;
+	}
+	return 0;
+}
+
+static int host_char_ok(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+
+/* host[:port] of a redis URL; an IPv6 literal comes in brackets. */
+static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
+{
+	const char *host;
+	size_t host_len;
+	size_t rest;
+	uint64_t port;
+
+	if (len > 0 && a[0] == '[') {
+		const char *close = memchr(a, ']', len);
+		if (close == NULL)
+			return 0;
+		host = a + 1;
+		host_len = (size_t)(close - host);
+		if (host_len == 0)
+			return 0;
+		for (size_t i = 0; i < host_len; i++) {
+			char c = host[i];
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
+			      c == '.'))
+				return 0;
+		}
+		rest = (size_t)(close + 1 - a);
+	} else {
+		host = a;
+		host_len = 0;
+		while (host_len < len && a[host_len] != ':') {
+			if (!host_char_ok(a[host_len]))
+				return 0;
+			host_len++;
+		}
+		if (host_len == 0 || host_len > 253 || host[0] == '-' || host[0] == '.')
+			return 0;
+		rest = host_len;
+	}
+	if (rest < len) {
+		if (a[rest] != ':')
+			return 0;
+		if (!parse_uint(a + rest + 1, len - rest - 1, 5, 1, 65535, &port))
+			return 0;
+		cfg->port = (uint16_t)port;
+	}
+	memcpy(cfg->host, host, host_len);
+	cfg->host[host_len] = '\0';
+	return 1;
+}
+
+static int parse_redis(const char *s, size_t len, csrf_store_config *cfg)
+{
+	size_t auth_end = 0;
+	const char *q;
+	size_t path_start, path_end;
+	uint64_t db;
+
+	while (auth_end < len && s[auth_end] != '/' && s[auth_end] != '?')
+		auth_end++;
+	if (!parse_authority(s, auth_end, cfg))
+		return 0;
+	path_start = auth_end;
+	q = memchr(s + path_start, '?', len - path_start);
+	path_end = q ? (size_t)(q - s) : len;
+	if (path_end > path_start) {
+		/* "/" alone is database 0; otherwise "/N" */
+		if (s[path_start] != '/')
+			return 0;
+		if (path_end - path_start > 1) {
+			if (!parse_uint(s + path_start + 1, path_end - path_start - 1, 2, 0, 15, &db))
+				return 0;
+			cfg->db = (unsigned)db;
+		}
+	}
+	if (q == NULL)
+		return 1;
+	return parse_query(q + 1, len - path_end - 1, cfg, redis_param);
+}
+
+csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config *cfg)
+{
+	csrf_store_config c;
+
+	if (url == NULL || cfg == NULL)
+		return CSRF_ERR_ARG;
+	if (len > STORE_URL_MAX)
+		return CSRF_ERR_CONFIG;
+	memset(&c, 0, sizeof c);
+	if (len == 6 && memcmp(url, "memory", 6) == 0) {
+		c.kind = CSRF_STORE_MEMORY;
+		c.max_entries = CSRF_STORE_MEMORY_DEFAULT_MAX;
+	} else if (has_prefix(url, len, "memory://")) {
+		const char *rest = url + 9;
+		size_t rest_len = len - 9;
+		c.kind = CSRF_STORE_MEMORY;
+		c.max_entries = CSRF_STORE_MEMORY_DEFAULT_MAX;
+		if (rest_len > 0) {
+			if (rest[0] != '?' || !parse_query(rest + 1, rest_len - 1, &c, memory_param))
+				return CSRF_ERR_CONFIG;
+		}
+	} else if (has_prefix(url, len, "redis://")) {
+		c.kind = CSRF_STORE_REDIS;
+		c.port = 6379;
+		c.db = 0;
+		c.timeout_ms = 200;
+		memcpy(c.prefix, "csrf:", 6);
+		if (!parse_redis(url + 8, len - 8, &c))
+			return CSRF_ERR_CONFIG;
+	} else {
+		return CSRF_ERR_CONFIG;
+	}
+	*cfg = c;
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_store_open(csrf_store **out, const char *url)
+{
+	csrf_store_config cfg;
+	csrf_reason r;
+
+	if (out == NULL || url == NULL)
+		return CSRF_ERR_ARG;
+	*out = NULL;
+	r = csrf_store_parse_url(url, strnlen(url, STORE_URL_MAX + 1), &cfg);
+	if (r != CSRF_OK)
+		return r;
+	if (cfg.kind == CSRF_STORE_MEMORY)
+		return csrf_store_memory_open(out, cfg.max_entries);
+	return csrf_store_redis_open(out, &cfg);
+}
+
+CSRF_API void csrf_store_close(csrf_store *st)
+{
+	if (st != NULL)
+		st->ops->close(st);
+}
+
+static csrf_reason check_key(const csrf_store *st, const char *key, size_t key_len)
+{
+	if (st == NULL || key == NULL || key_len == 0)
+		return CSRF_ERR_ARG;
+	if (key_len > CSRF_STORE_KEY_MAX)
+		return CSRF_TOO_LARGE;
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_store_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len)
+{
+	csrf_reason r = check_key(st, key, key_len);
+
+	if (r != CSRF_OK)
+		return r;
+	if (len == NULL || (buf == NULL && cap > 0))
+		return CSRF_ERR_ARG;
+	return st->ops->get(st, key, key_len, buf, cap, len);
+}
+
+CSRF_API csrf_reason csrf_store_set(csrf_store *st, const char *key, size_t key_len, const void *val, size_t val_len,
+                                    uint32_t ttl_s)
+{
+	csrf_reason r = check_key(st, key, key_len);
+
+	if (r != CSRF_OK)
+		return r;
+	if (val == NULL && val_len > 0)
+		return CSRF_ERR_ARG;
+	if (val_len > CSRF_STORE_VAL_MAX)
+		return CSRF_TOO_LARGE;
+	return st->ops->set(st, key, key_len, val, val_len, ttl_s);
+}
+
+CSRF_API csrf_reason csrf_store_del(csrf_store *st, const char *key, size_t key_len)
+{
+	csrf_reason r = check_key(st, key, key_len);
+
+	if (r != CSRF_OK)
+		return r;
+	return st->ops->del(st, key, key_len);
+}
+
+CSRF_API csrf_reason csrf_store_incr(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s, int64_t *value)
+{
+	csrf_reason r = check_key(st, key, key_len);
+
+	if (r != CSRF_OK)
+		return r;
+	if (value == NULL)
+		return CSRF_ERR_ARG;
+	return st->ops->incr(st, key, key_len, ttl_s, value);
+}
