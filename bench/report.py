@@ -1,0 +1,180 @@
+"""report.py - turns bench/run.sh's measurements into the table printed at
+the end of `make bench`, bench/RESULTS.md and bench/results.png (gnuplot)."""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--ops", required=True)
+ap.add_argument("--servers", required=True)
+ap.add_argument("--out", required=True)
+ap.add_argument("--cpu", default="unknown")
+ap.add_argument("--cmd", default="make bench")
+ap.add_argument("--quick", default="0")
+a = ap.parse_args()
+
+ops = {}
+for line in open(a.ops):
+    line = line.strip()
+    if line:
+        row = json.loads(line)["row"]
+        ops.setdefault((row["impl"], row["op"]), []).append(row["ns"])
+ops = {k: statistics.median(v) for k, v in ops.items()}
+
+servers = {}
+for line in open(a.servers):
+    line = line.strip()
+    if line:
+        r = json.loads(line)
+        servers.setdefault((r["bench"], r["variant"]), []).append(r)
+
+
+def med(rows):
+    s = sorted(rows, key=lambda r: r["rps"])
+    return s[len(s) // 2]
+
+
+def us(ns):
+    return f"{ns / 1000:.2f} µs" if ns >= 1000 else f"{ns:.0f} ns"
+
+
+lines = []
+verify = ops.get(("libcsrf", "verify"))
+floor = ops.get(("libcsrf", "mac_floor"))
+peer_verify = {k[0]: v for k, v in ops.items() if k[1] == "verify" and k[0] != "libcsrf"}
+lines.append("| implementation | issue | verify | check (whole request) | verify vs libcsrf |")
+lines.append("|---|---:|---:|---:|---:|")
+impls = ["libcsrf"] + sorted({k[0] for k in ops if k[0] not in ("libcsrf", "openssl")}, key=lambda i: ops.get((i, "verify"), 0))
+for impl in impls:
+    iss, ver, chk = ops.get((impl, "issue")), ops.get((impl, "verify")), ops.get((impl, "check"))
+    ratio = f"{ver / verify:.1f}×" if ver and verify else "–"
+    lines.append(f"| {impl} | {us(iss) if iss else '–'} | {us(ver) if ver else '–'} | {us(chk) if chk else '–'} | {ratio} |")
+if floor:
+    lines.append(f"| floor: one HMAC-SHA256 over 64 bytes, libcsrf's precomputed states | | {us(floor)} | | {floor / verify:.2f}× |")
+one = ops.get(("openssl", "hmac_oneshot"))
+if one:
+    lines.append(f"| reference: OpenSSL `HMAC()` one-shot, same input | | {us(one)} | | {one / verify:.2f}× |")
+op_table = "\n".join(lines)
+
+lines = ["| benchmark | variant | requests/s | p99 | non-2xx/3xx | ratio |", "|---|---|---:|---:|---:|---:|"]
+pairs = [("nginx_get", "plain", "module", "nginx GET of a page with 20 forms (injection)"),
+         ("nginx_post", "plain", "module", "nginx POST with a valid token"),
+         ("demo_get", "unprotected", "protected", "csrf-demo GET / (logged in)")]
+ratios = {}
+for bench, base, var, title in pairs:
+    if (bench, base) not in servers or (bench, var) not in servers:
+        continue
+    b, v = med(servers[(bench, base)]), med(servers[(bench, var)])
+    ratio = v["rps"] / b["rps"] if b["rps"] else 0
+    ratios[bench] = ratio
+    lines.append(f"| {title} | {base} | {b['rps']:.0f} | {b['p99']} | {b['bad']} | |")
+    lines.append(f"| | {var} | {v['rps']:.0f} | {v['p99']} | {v['bad']} | {ratio * 100:.1f}% |")
+srv_table = "\n".join(lines)
+
+
+def target(ok, text):
+    return f"- {'met' if ok else 'NOT met'}: {text}"
+
+
+targets = []
+if verify and floor:
+    targets.append(target(verify <= 2 * floor, f"verify at most 2× the bare MAC: {verify / floor:.2f}×"))
+if verify and peer_verify:
+    fastest = min(peer_verify, key=peer_verify.get)
+    r = peer_verify[fastest] / verify
+    targets.append(target(r >= 5, f"verify at least 5× faster than the fastest peer ({fastest}): {r:.1f}×"))
+for bench, need, text in [("nginx_get", 0.95, "nginx GET with injection at least 95% of plain nginx"),
+                          ("nginx_post", 0.95, "nginx POST at least 95% of plain nginx"),
+                          ("demo_get", 0.90, "the demo protected at least 90% of unprotected")]:
+    if bench in ratios:
+        targets.append(target(ratios[bench] >= need, f"{text}: {ratios[bench] * 100:.1f}%"))
+    else:
+        targets.append(f"- not measured: {text}")
+
+print()
+print(op_table)
+print()
+print(srv_table)
+print()
+print("\n".join(targets))
+
+os.makedirs(a.out, exist_ok=True)
+dat = os.path.join(a.out, "results.dat")
+with open(dat, "w") as f:
+    for impl in impls:
+        if (impl, "verify") in ops:
+            f.write(f"\"{impl}\" {ops[(impl, 'verify')] / 1000:.4f}\n")
+srv = os.path.join(a.out, "servers.dat")
+with open(srv, "w") as f:
+    for bench, base, var, title in pairs:
+        if bench in ratios:
+            f.write(f"\"{bench}\" {ratios[bench] * 100:.2f}\n")
+png = os.path.join(a.out, "results.png")
+gp = f"""
+set terminal pngcairo size 1100,460 font ",10"
+set output '{png}'
+set multiplot layout 1,2
+set style fill solid 0.8 border -1
+set boxwidth 0.6
+set grid y
+set logscale y
+set ylabel "verify, µs per token (log scale, lower is better)"
+set title "Token verify, one run, {a.cpu[:40]}"
+set xtics rotate by -25
+set yrange [0.05:*]
+plot '{dat}' using 0:2:xtic(1) with boxes lc rgb "#3b7dd8" notitle
+unset logscale y
+set yrange [0:110]
+set ylabel "requests/s with libcsrf, % of without"
+set title "Servers under wrk (higher is better)"
+plot '{srv}' using 0:2:xtic(1) with boxes lc rgb "#2f9e44" notitle, 95 with lines dt 2 lc rgb "#c92a2a" title "95%", 90 with lines dt 3 lc rgb "#e67700" title "90%"
+unset multiplot
+"""
+try:
+    subprocess.run(["gnuplot"], input=gp, text=True, check=True, capture_output=True)
+except (OSError, subprocess.CalledProcessError) as e:
+    print(f"gnuplot failed: {e}", file=sys.stderr)
+    sys.exit(1)
+
+date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
+md = f"""# Benchmarks: libcsrf against the peers
+{quick}
+Measured {date} on {a.cpu}, {os.cpu_count()} cores, all in one run of
+`{a.cmd}`. Only the ratios compare: absolute figures drift between machines.
+
+![verify per token and server throughput](results.png)
+
+## Per operation (median of interleaved rounds)
+
+"issue" makes a token for a response, "verify" checks one, "check" is a
+whole request decision: libcsrf's `csrf_check()` on an HTTPS form POST with
+Origin, Sec-Fetch-Site, a cookie header and the token in an urlencoded body;
+Django's `CsrfViewMiddleware.process_view` on a RequestFactory POST (HTTPS,
+Referer checked, token in `X-CSRFToken`). Peers: Django {next((k[0] for k in ops if k[0].startswith('Django')), '3.2')}
+(Debian's python3-django), npm `csrf` 3.1.0, `@fastify/csrf` 8.1.1 (also with its
+HMAC `userInfo` binding), `csrf-csrf` 4.0.3, pinned in `bench/peers-package-lock.json`.
+
+{op_table}
+
+## Servers (wrk -t2 -c32, runs alternating, median run)
+
+{srv_table}
+
+## Targets
+
+{chr(10).join(targets)}
+
+## How to reproduce
+
+```sh
+make bench          # about 5 minutes; rewrites this file and results.png
+```
+"""
+with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
+    f.write(md)
+print(f"\nwrote {os.path.join(a.out, 'RESULTS.md')} and {png}")

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# run.sh - `make bench`: libcsrf against the peers, same machine, same run,
+# reported as ratios. BENCH_QUICK=1 (what `make check` runs) uses a few
+# iterations and one-second wrk runs so the harness itself cannot rot; its
+# figures mean nothing, and its RESULTS.md goes to the build dir.
+#   BUILD=dir   the build to measure (default: build/, a release build)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${BUILD:-$root/build}
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then out=${BENCH_OUT:-$build/bench-quick}; else out=${BENCH_OUT:-$here}; fi
+mkdir -p "$out"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ "$quick" = 1 ]; then
+  ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1
+else
+  ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
+  WRK_SECONDS=${WRK_SECONDS:-8} WRK_RUNS=${WRK_RUNS:-3}
+fi
+
+# Peers, pinned by the committed lock file, in a folder git ignores.
+peers="$here/peers"
+mkdir -p "$peers"
+if ! cmp -s "$here/peers-package-lock.json" "$peers/package-lock.json" || [ ! -d "$peers/node_modules" ]; then
+  cp "$here/peers-package.json" "$peers/package.json"
+  cp "$here/peers-package-lock.json" "$peers/package-lock.json"
+  (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+micro="$build/csrf-bench-micro"
+[ -x "$micro" ] || { echo "bench: $micro is missing (run make)"; exit 1; }
+
+# 1. Per-operation costs: the three runtimes interleaved round by round.
+echo "bench: per-operation costs ($ROUNDS rounds)" >&2
+results="$work/ops.jsonl"
+: >"$results"
+tag() { sed "s/^/{\"round\":$1,\"row\":/; s/\$/}/"; }
+for r in $(seq 1 "$ROUNDS"); do
+  "$micro" 3 "$C_ITERS" | tag "$r" >>"$results"
+  node "$here/peers.mjs" "$peers" 3 "$JS_ITERS" | tag "$r" >>"$results"
+  /usr/bin/python3 "$here/django_bench.py" 3 "$PY_ITERS" | tag "$r" >>"$results"
+done
+
+# 2. Servers under wrk, variants alternating run by run.
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+waitport() {
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "bench: nothing listens on port $1" >&2
+  return 1
+}
+jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /^#HttpOnly_/ {sub(/^#HttpOnly_/, ""); printf "%s%s=%s", sep, $6, $7; sep="; "}' "$1"; }
+meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
+servers="$work/servers.jsonl"
+: >"$servers"
+wrk_run() { # bench variant url [wrk args...]
+  local name=$1 variant=$2 url=$3
+  shift 3
+  local txt rps p99 bad
+  txt=$(wrk -t2 -c32 -d"${WRK_SECONDS}s" --latency "$@" "$url")
+  rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$txt")
+  p99=$(awk '$1 == "99%" {print $2}' <<<"$txt")
+  bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$txt")
+  printf '{"bench":"%s","variant":"%s","rps":%s,"p99":"%s","bad":%s}\n' \
+    "$name" "$variant" "${rps:-0}" "${p99:-?}" "${bad:-0}" >>"$servers"
+}
+
+module="$build/nginx/ngx_http_csrf_module.so"
+if [ -f "$module" ]; then
+  echo "bench: nginx with and without the module" >&2
+  nb=$(freeport) np=$(freeport) nm=$(freeport)
+  ng="$work/nginx"
+  mkdir -p "$ng/html" "$ng/logs"
+  python3 "$here/page.py" >"$ng/html/form.html"
+  "$build/csrf-key" new "$ng/keys" >/dev/null
+  head="worker_processes 1; error_log $ng/logs/error.log warn; events { worker_connections 1024; }"
+  up="upstream b { server 127.0.0.1:$nb; keepalive 16; }"
+  loc='location / { proxy_pass http://b; proxy_http_version 1.1; proxy_set_header Connection ""; }'
+  printf '%s pid %s;\nhttp { access_log off; server { listen 127.0.0.1:%s; root %s; location = /submit { return 303 /form.html; } } }\n' \
+    "$head" "$ng/backend.pid" "$nb" "$ng/html" >"$ng/backend.conf"
+  printf '%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; %s } }\n' \
+    "$head" "$ng/plain.pid" "$up" "$np" "$loc" >"$ng/plain.conf"
+  printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } }\n' \
+    "$module" "$head" "$ng/module.pid" "$up" "$nm" "$ng/keys" "$loc" >"$ng/module.conf"
+  for c in backend plain module; do
+    /usr/sbin/nginx -p "$ng" -c "$ng/$c.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
+    pids+=($!)
+  done
+  waitport "$nb"; waitport "$np"; waitport "$nm"
+  # A client of the protected site: its secret cookie and a token from a page.
+  curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$nm/form.html"
+  field=$(meta csrf-param "$work/page.html")
+  token=$(meta csrf-token "$work/page.html")
+  cookie=$(jar_cookie "$work/jar")
+  if [ -z "$field" ] || [ -z "$token" ] || [ -z "$cookie" ]; then
+    echo "bench: the module injected no token" >&2
+    exit 1
+  fi
+  {
+    echo 'wrk.method = "POST"'
+    echo "wrk.body = \"story=1&$field=$token\""
+    echo 'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"'
+    echo "wrk.headers[\"Cookie\"] = \"$cookie\""
+    echo 'wrk.headers["Sec-Fetch-Site"] = "same-origin"'
+  } >"$work/post.lua"
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" -H 'Sec-Fetch-Site: same-origin' \
+    --data "story=1&$field=$token" "http://127.0.0.1:$nm/submit")
+  if [ "$code" != 303 ]; then
+    echo "bench: the module rejected a valid POST ($code)" >&2
+    exit 1
+  fi
+  for _ in $(seq 1 "$WRK_RUNS"); do
+    wrk_run nginx_get plain "http://127.0.0.1:$np/form.html" -H "Cookie: $cookie"
+    wrk_run nginx_get module "http://127.0.0.1:$nm/form.html" -H "Cookie: $cookie"
+    wrk_run nginx_post plain "http://127.0.0.1:$np/submit" -s "$work/post.lua"
+    wrk_run nginx_post module "http://127.0.0.1:$nm/submit" -s "$work/post.lua"
+  done
+else
+  echo "bench: $module is missing; nginx rows skipped" >&2
+fi
+
+demo="$build/csrf-demo"
+if [ -x "$demo" ]; then
+  echo "bench: csrf-demo protected and unprotected" >&2
+  declare -A port cookie
+  for variant in protected unprotected; do
+    vp=$(freeport)
+    ap=$(freeport)
+    flag=()
+    [ "$variant" = unprotected ] && flag=(--unprotected)
+    "$demo" --listen "127.0.0.1:$vp" --attacker-listen "127.0.0.1:$ap" --db "$work/demo-$variant.db" "${flag[@]}" \
+      >"$work/demo-$variant.log" 2>&1 &
+    pids+=($!)
+    waitport "$vp"
+    port[$variant]=$vp
+    # A logged-in user: the realistic GET /.
+    jar="$work/jar-$variant"
+    curl -s -c "$jar" -b "$jar" -o "$work/login.html" "http://127.0.0.1:$vp/login"
+    field=$(meta csrf-param "$work/login.html")
+    token=$(meta csrf-token "$work/login.html")
+    extra=""
+    [ -n "$field" ] && extra="&$field=$token"
+    curl -s -c "$jar" -b "$jar" -o /dev/null -H "Origin: http://127.0.0.1:$vp" \
+      --data "user=alice&password=wonderland$extra" "http://127.0.0.1:$vp/login"
+    cookie[$variant]=$(jar_cookie "$jar")
+  done
+  for _ in $(seq 1 "$WRK_RUNS"); do
+    wrk_run demo_get unprotected "http://127.0.0.1:${port[unprotected]}/" -H "Cookie: ${cookie[unprotected]}"
+    wrk_run demo_get protected "http://127.0.0.1:${port[protected]}/" -H "Cookie: ${cookie[protected]}"
+  done
+else
+  echo "bench: $demo is missing; demo rows skipped" >&2
+fi
+
+cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+python3 "$here/report.py" --ops "$results" --servers "$servers" --out "$out" --cpu "$cpu" --quick "$quick" \
+  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS; wrk -t2 -c32)"
