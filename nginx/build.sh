@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# build.sh ADDON_DIR WORK_DIR LIBCSRF OUT_SO
+# Builds ngx_http_csrf_module.so against Debian's nginx-dev: a copy of
+# /usr/share/nginx/src in WORK_DIR is configured with Debian's own flags
+# (conf_flags, which include --with-compat, so the stock nginx accepts the
+# module's signature) once, or again when nginx/config changed; then only
+# `make -f objs/Makefile modules` runs.
+set -euo pipefail
+addon=$1 work=$2 lib=$3 out=$4
+ngx=${NGX_SRC:-/usr/share/nginx/src}
+
+if [ ! -f "$work/objs/Makefile" ] || [ ! -f "$work/.configured" ] || [ "$addon/config" -nt "$work/.configured" ]; then
+	rm -rf "$work"
+	cp -r "$ngx" "$work"
+	cd "$work"
+	# shellcheck disable=SC1091
+	. ./conf_flags
+	if ! CSRF_LIBCSRF="$lib" ./configure "${NGX_CONF_FLAGS[@]}" \
+		--with-cc-opt='-g -O2 -fstack-protector-strong -Wformat -Werror=format-security -fPIC -D_FORTIFY_SOURCE=2' \
+		--with-ld-opt='-Wl,-z,relro -Wl,-z,now -fPIC' \
+		--add-dynamic-module="$addon" >configure.log 2>&1; then
+		cat configure.log
+		exit 1
+	fi
+	touch .configured
+fi
+
+cd "$work"
+rm -f objs/ngx_http_csrf_module.so
+if ! make -f objs/Makefile modules >make.log 2>&1; then
+	cat make.log
+	exit 1
+fi
+cp objs/ngx_http_csrf_module.so "$out"

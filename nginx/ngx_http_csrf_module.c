@@ -1,0 +1,1384 @@
+/*
+ * ngx_http_csrf_module - libcsrf in front of an unchanged application.
+ *
+ * Owns the nginx side only: directives, the access-phase check (reading
+ * an urlencoded or multipart body when no token header came), and the
+ * header and body filters that hand HTML responses to libcsrf's streaming
+ * injector. Every decision (method, fetch metadata, origin, referer,
+ * token, where a token goes in HTML) is the library's.
+ */
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "csrf.h"
+
+#define NGX_HTTP_CSRF_ACTION_DENY 0
+#define NGX_HTTP_CSRF_ACTION_LOG 1
+
+typedef struct {
+	ngx_flag_t enable;
+	ngx_uint_t mode;
+	ngx_str_t origin;
+	ngx_array_t *trusted; /* of ngx_str_t */
+	ngx_str_t key_file;
+	ngx_str_t session_cookie;
+	ngx_flag_t inject;
+	ngx_uint_t action;
+	size_t body_max;
+	ngx_flag_t unsafe_get;
+	ngx_int_t status;
+
+	csrf_ctx *ctx; /* built in merge when enable is on */
+} ngx_http_csrf_loc_conf_t;
+
+typedef struct {
+	csrf_ctx *scratch; /* validates directive arguments */
+	uint8_t key[CSRF_KEY_LEN];
+	ngx_uint_t have_key;
+} ngx_http_csrf_main_conf_t;
+
+typedef struct {
+	/* access phase */
+	ngx_uint_t checked;
+	ngx_int_t status; /* what the access handler answers on its re-entry */
+	csrf_reason reason;
+	ngx_uint_t report_only;
+
+	/* filters */
+	csrf_inject *inj;
+	ngx_chain_t *out;
+	ngx_chain_t **last_out;
+	ngx_chain_t *busy;
+	ngx_chain_t *free;
+	ngx_buf_t *last_b; /* the last output buf made from the current input */
+	ngx_uint_t failed;
+} ngx_http_csrf_ctx_t;
+
+static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r);
+static void ngx_http_csrf_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r);
+static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in);
+static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
+
+static char *ngx_http_csrf_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_key_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_status(ngx_conf_t *cf, void *post, void *data);
+
+static ngx_int_t ngx_http_csrf_add_variables(ngx_conf_t *cf);
+static void *ngx_http_csrf_create_main_conf(ngx_conf_t *cf);
+static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
+static ngx_int_t ngx_http_csrf_init(ngx_conf_t *cf);
+
+static ngx_conf_enum_t ngx_http_csrf_modes[] = {{ngx_string("both"), CSRF_MODE_BOTH},
+                                                {ngx_string("token"), CSRF_MODE_TOKEN},
+                                                {ngx_string("origin"), CSRF_MODE_ORIGIN},
+                                                {ngx_null_string, 0}};
+
+static ngx_conf_enum_t ngx_http_csrf_actions[] = {{ngx_string("deny"), NGX_HTTP_CSRF_ACTION_DENY},
+                                                  {ngx_string("log"), NGX_HTTP_CSRF_ACTION_LOG},
+                                                  {ngx_null_string, 0}};
+
+static ngx_conf_post_handler_pt ngx_http_csrf_status_p = ngx_http_csrf_status;
+
+#define NGX_HTTP_CSRF_CONF (NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF)
+
+static ngx_command_t ngx_http_csrf_commands[] = {
+    {ngx_string("csrf"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, enable), NULL},
+
+    {ngx_string("csrf_mode"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, mode), &ngx_http_csrf_modes},
+
+    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_origin, NGX_HTTP_LOC_CONF_OFFSET, 0,
+     NULL},
+
+    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_trusted_origin,
+     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+
+    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_key_file, NGX_HTTP_LOC_CONF_OFFSET,
+     0, NULL},
+
+    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_session_cookie,
+     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+
+    {ngx_string("csrf_inject"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, inject), NULL},
+
+    {ngx_string("csrf_action"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, action), &ngx_http_csrf_actions},
+
+    {ngx_string("csrf_body_max"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_size_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, body_max), NULL},
+
+    {ngx_string("csrf_unsafe_get"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, unsafe_get), NULL},
+
+    {ngx_string("csrf_status"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_num_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, status), &ngx_http_csrf_status_p},
+
+    ngx_null_command};
+
+static ngx_http_module_t ngx_http_csrf_module_ctx = {
+    ngx_http_csrf_add_variables,    /* preconfiguration */
+    ngx_http_csrf_init,             /* postconfiguration */
+    ngx_http_csrf_create_main_conf, /* create main configuration */
+    NULL,                           /* init main configuration */
+    NULL,                           /* create server configuration */
+    NULL,                           /* merge server configuration */
+    ngx_http_csrf_create_loc_conf,  /* create location configuration */
+    ngx_http_csrf_merge_loc_conf    /* merge location configuration */
+};
+
+ngx_module_t ngx_http_csrf_module = {NGX_MODULE_V1,
+                                     &ngx_http_csrf_module_ctx, /* module context */
+                                     ngx_http_csrf_commands,    /* module directives */
+                                     NGX_HTTP_MODULE,           /* module type */
+                                     NULL,                      /* init master */
+                                     NULL,                      /* init module */
+                                     NULL,                      /* init process */
+                                     NULL,                      /* init thread */
+                                     NULL,                      /* exit thread */
+                                     NULL,                      /* exit process */
+                                     NULL,                      /* exit master */
+                                     NGX_MODULE_V1_PADDING};
+
+static ngx_http_output_header_filter_pt ngx_http_next_header_filter;
+static ngx_http_output_body_filter_pt ngx_http_next_body_filter;
+
+static ngx_str_t ngx_http_csrf_result_name = ngx_string("csrf_result");
+
+/* ------------------------------------------------------------------ */
+/* Request helpers                                                     */
+/* ------------------------------------------------------------------ */
+
+static csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
+{
+	csrf_slice sl;
+
+	sl.ptr = (const char *)s->data;
+	sl.len = s->len;
+	return sl;
+}
+
+/* The first request header called name; absent: ptr NULL. */
+static csrf_slice ngx_http_csrf_header(ngx_http_request_t *r, const char *name)
+{
+	size_t len;
+	ngx_uint_t i;
+	ngx_list_part_t *part;
+	ngx_table_elt_t *h;
+	csrf_slice none = {NULL, 0};
+
+	len = ngx_strlen(name);
+	part = &r->headers_in.headers.part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		if (h[i].key.len == len && ngx_strncasecmp(h[i].key.data, (u_char *)name, len) == 0) {
+			return ngx_http_csrf_slice(&h[i].value);
+		}
+	}
+
+	return none;
+}
+
+/* All Cookie headers, joined with "; " when a client sent several. */
+static csrf_slice ngx_http_csrf_cookie(ngx_http_request_t *r)
+{
+	size_t len;
+	u_char *p;
+	ngx_uint_t i, n;
+	ngx_table_elt_t **h;
+	csrf_slice none = {NULL, 0};
+
+	n = r->headers_in.cookies.nelts;
+	h = r->headers_in.cookies.elts;
+
+	if (n == 0) {
+		return none;
+	}
+	if (n == 1) {
+		return ngx_http_csrf_slice(&h[0]->value);
+	}
+
+	len = 0;
+	for (i = 0; i < n; i++) {
+		len += h[i]->value.len + 2;
+	}
+
+	p = ngx_pnalloc(r->pool, len);
+	if (p == NULL) {
+		return ngx_http_csrf_slice(&h[0]->value);
+	}
+
+	none.ptr = (const char *)p;
+	for (i = 0; i < n; i++) {
+		if (i) {
+			*p++ = ';';
+			*p++ = ' ';
+		}
+		p = ngx_cpymem(p, h[i]->value.data, h[i]->value.len);
+	}
+	none.len = p - (u_char *)none.ptr;
+
+	return none;
+}
+
+/* The scheme the site is reached with: the configured origin's when there
+ * is one (behind a proxy nginx cannot know), else the connection's. */
+static void ngx_http_csrf_scheme(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_str_t *scheme)
+{
+	u_char *colon;
+
+	if (clcf->origin.len) {
+		colon = ngx_strlchr(clcf->origin.data, clcf->origin.data + clcf->origin.len, ':');
+		if (colon) {
+			scheme->data = clcf->origin.data;
+			scheme->len = colon - clcf->origin.data;
+			return;
+		}
+	}
+
+#if (NGX_HTTP_SSL)
+	if (r->connection->ssl) {
+		ngx_str_set(scheme, "https");
+		return;
+	}
+#endif
+
+	ngx_str_set(scheme, "http");
+}
+
+static void ngx_http_csrf_request(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, csrf_request *req)
+{
+	ngx_str_t scheme;
+
+	ngx_memzero(req, sizeof(csrf_request));
+
+	req->method = ngx_http_csrf_slice(&r->method_name);
+	req->target = ngx_http_csrf_slice(&r->unparsed_uri);
+
+	ngx_http_csrf_scheme(r, clcf, &scheme);
+	req->scheme = ngx_http_csrf_slice(&scheme);
+
+	if (r->headers_in.host) {
+		req->host = ngx_http_csrf_slice(&r->headers_in.host->value);
+	}
+	if (r->headers_in.referer) {
+		req->referer = ngx_http_csrf_slice(&r->headers_in.referer->value);
+	}
+	if (r->headers_in.content_type) {
+		req->content_type = ngx_http_csrf_slice(&r->headers_in.content_type->value);
+	}
+
+	req->origin = ngx_http_csrf_header(r, "Origin");
+	req->sec_fetch_site = ngx_http_csrf_header(r, "Sec-Fetch-Site");
+	req->method_override = ngx_http_csrf_header(r, "X-HTTP-Method-Override");
+	if (req->method_override.ptr == NULL) {
+		req->method_override = ngx_http_csrf_header(r, "X-HTTP-Method");
+	}
+	req->token_header = ngx_http_csrf_header(r, CSRF_HEADER_NAME);
+	req->cookie = ngx_http_csrf_cookie(r);
+}
+
+/* 1 when the body may carry the token field. */
+static ngx_uint_t ngx_http_csrf_form_body(ngx_http_request_t *r)
+{
+	ngx_str_t *ct;
+
+	if (r->headers_in.content_type == NULL) {
+		return 0;
+	}
+
+	ct = &r->headers_in.content_type->value;
+
+	return (ct->len >= 33 && ngx_strncasecmp(ct->data, (u_char *)"application/x-www-form-urlencoded", 33) == 0) ||
+	       (ct->len >= 19 && ngx_strncasecmp(ct->data, (u_char *)"multipart/form-data", 19) == 0);
+}
+
+static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
+{
+	ngx_http_csrf_ctx_t *ctx;
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+	if (ctx) {
+		return ctx;
+	}
+
+	ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_csrf_ctx_t));
+	if (ctx == NULL) {
+		return NULL;
+	}
+
+	ngx_http_set_ctx(r, ctx, ngx_http_csrf_module);
+
+	return ctx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Access phase                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Turns the library's answer into what the access handler returns, and
+ * logs rejections with their reason (never a token or a cookie). */
+static ngx_int_t ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_http_csrf_ctx_t *ctx,
+                                       csrf_result res)
+{
+	ctx->checked = 1;
+	ctx->reason = res.reason;
+	ctx->report_only = res.report_only;
+
+	if (res.report_only) {
+		ngx_log_error(NGX_LOG_WARN, r->connection->log, 0, "csrf: would reject %V \"%V\": %s (csrf_action log)",
+		              &r->method_name, &r->uri, csrf_reason_name(res.reason));
+		return NGX_DECLINED;
+	}
+
+	if (res.allowed) {
+		return NGX_DECLINED;
+	}
+
+	ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: rejected %V \"%V\": %s", &r->method_name, &r->uri,
+	              csrf_reason_name(res.reason));
+
+	if (res.reason == CSRF_BODY_TOO_LARGE) {
+		return NGX_HTTP_REQUEST_ENTITY_TOO_LARGE;
+	}
+
+	return clcf->status;
+}
+
+/* Finalizes with a rejection status, or lets the phase go on. A rejection
+ * is final even under "satisfy any": it never counts as one failed access
+ * method among others. */
+static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_int_t status)
+{
+	if (status == NGX_DECLINED) {
+		return NGX_DECLINED;
+	}
+
+	ngx_http_finalize_request(r, status);
+
+	return NGX_DONE;
+}
+
+static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
+{
+	ngx_int_t rc;
+	csrf_request req;
+	csrf_result res;
+	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_loc_conf_t *clcf;
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	if (!clcf->enable || clcf->ctx == NULL) {
+		return NGX_DECLINED;
+	}
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	if (ctx && ctx->checked) {
+		/* re-entry after the body was read */
+		return ngx_http_csrf_answer(r, ctx->status);
+	}
+
+	ctx = ngx_http_csrf_get_ctx(r);
+	if (ctx == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	ngx_http_csrf_request(r, clcf, &req);
+
+	res = csrf_check(clcf->ctx, &req);
+
+	/* The token may be in the body: read it only then, and only when the
+	 * origin stage has passed (the library's answer is "token missing"). */
+	if (res.reason == CSRF_TOKEN_MISSING && req.token_header.ptr == NULL && ngx_http_csrf_form_body(r) &&
+	    (r->headers_in.content_length_n > 0 || r->headers_in.chunked)) {
+
+		if (r->headers_in.content_length_n > (off_t)clcf->body_max) {
+			res.allowed = 0;
+			res.reason = CSRF_BODY_TOO_LARGE;
+			if (clcf->action == NGX_HTTP_CSRF_ACTION_LOG) {
+				res.allowed = 1;
+				res.report_only = 1;
+			}
+			ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
+			return ngx_http_csrf_answer(r, ctx->status);
+		}
+
+		r->request_body_in_single_buf = 1;
+
+		rc = ngx_http_read_client_request_body(r, ngx_http_csrf_body_handler);
+
+		if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+			return rc;
+		}
+
+		ngx_http_finalize_request(r, NGX_DONE);
+		return NGX_DONE;
+	}
+
+	ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
+
+	return ngx_http_csrf_answer(r, ctx->status);
+}
+
+/* Gathers the read body (memory and temporary-file buffers) into one
+ * pool buffer of at most max bytes; NGX_DECLINED when it is larger. */
+static ngx_int_t ngx_http_csrf_body(ngx_http_request_t *r, size_t max, ngx_str_t *body)
+{
+	off_t size;
+	ssize_t n;
+	u_char *p;
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	body->data = (u_char *)"";
+	body->len = 0;
+
+	if (r->request_body == NULL || r->request_body->bufs == NULL) {
+		return NGX_OK;
+	}
+
+	size = 0;
+	for (cl = r->request_body->bufs; cl; cl = cl->next) {
+		size += ngx_buf_size(cl->buf);
+	}
+
+	if (size > (off_t)max) {
+		return NGX_DECLINED;
+	}
+
+	if (size == 0) {
+		return NGX_OK;
+	}
+
+	p = ngx_pnalloc(r->pool, (size_t)size);
+	if (p == NULL) {
+		return NGX_ERROR;
+	}
+
+	body->data = p;
+
+	for (cl = r->request_body->bufs; cl; cl = cl->next) {
+		b = cl->buf;
+
+		if (ngx_buf_in_memory(b)) {
+			p = ngx_cpymem(p, b->pos, b->last - b->pos);
+			continue;
+		}
+
+		if (b->in_file && b->file_last > b->file_pos) {
+			n = ngx_read_file(b->file, p, (size_t)(b->file_last - b->file_pos), b->file_pos);
+			if (n != (ssize_t)(b->file_last - b->file_pos)) {
+				return NGX_ERROR;
+			}
+			p += n;
+		}
+	}
+
+	body->len = p - body->data;
+
+	return NGX_OK;
+}
+
+static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
+{
+	ngx_int_t rc;
+	ngx_str_t body;
+	csrf_request req;
+	csrf_result res;
+	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_loc_conf_t *clcf;
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	ngx_http_csrf_request(r, clcf, &req);
+
+	rc = ngx_http_csrf_body(r, clcf->body_max, &body);
+
+	if (rc == NGX_ERROR) {
+		ctx->checked = 1;
+		ctx->status = NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+	} else if (rc == NGX_DECLINED) {
+		res.allowed = 0;
+		res.reason = CSRF_BODY_TOO_LARGE;
+		res.report_only = 0;
+		if (clcf->action == NGX_HTTP_CSRF_ACTION_LOG) {
+			res.allowed = 1;
+			res.report_only = 1;
+		}
+		ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
+
+	} else {
+		req.body.ptr = (const char *)body.data;
+		req.body.len = body.len;
+		res = csrf_check(clcf->ctx, &req);
+		ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
+	}
+
+	r->preserve_body = 1;
+
+	r->write_event_handler = ngx_http_core_run_phases;
+	ngx_http_core_run_phases(r);
+}
+
+static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data)
+{
+	const char *name;
+	ngx_http_csrf_ctx_t *ctx;
+
+	(void)data;
+
+	ctx = ngx_http_get_module_ctx(r->main, ngx_http_csrf_module);
+
+	if (ctx == NULL || !ctx->checked) {
+		v->not_found = 1;
+		return NGX_OK;
+	}
+
+	name = csrf_reason_name(ctx->reason);
+
+	v->len = ngx_strlen(name);
+	v->valid = 1;
+	v->no_cacheable = 0;
+	v->not_found = 0;
+	v->data = (u_char *)name;
+
+	return NGX_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Header and body filters: tokens into HTML forms                     */
+/* ------------------------------------------------------------------ */
+
+/* The value the response itself sets for cookie name ("name=value; ..."),
+ * so a page that logs a user in gets tokens for the new session. */
+static ngx_int_t ngx_http_csrf_set_cookie_value(ngx_http_request_t *r, ngx_str_t *name, csrf_slice *value)
+{
+	u_char *p, *end, *semi;
+	ngx_uint_t i;
+	ngx_list_part_t *part;
+	ngx_table_elt_t *h;
+	ngx_int_t found;
+
+	found = 0;
+	part = &r->headers_out.headers.part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		if (h[i].hash == 0 || h[i].key.len != 10 ||
+		    ngx_strncasecmp(h[i].key.data, (u_char *)"Set-Cookie", 10) != 0) {
+			continue;
+		}
+		p = h[i].value.data;
+		end = p + h[i].value.len;
+		while (p < end && (*p == ' ' || *p == '\t')) {
+			p++;
+		}
+		if ((size_t)(end - p) <= name->len || ngx_strncmp(p, name->data, name->len) != 0 ||
+		    p[name->len] != '=') {
+			continue;
+		}
+		p += name->len + 1;
+		semi = ngx_strlchr(p, end, ';');
+		value->ptr = (const char *)p;
+		value->len = (semi ? semi : end) - p;
+		found = 1; /* the last one wins, as in a browser */
+	}
+
+	return found;
+}
+
+/* 1 for an HTML response this module may rewrite. */
+static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r)
+{
+	ngx_uint_t status;
+	ngx_str_t *ct;
+
+	status = r->headers_out.status;
+	if (status < 200 || status == NGX_HTTP_NO_CONTENT || status == NGX_HTTP_PARTIAL_CONTENT ||
+	    (status >= 300 && status < 400)) {
+		return 0;
+	}
+
+	ct = &r->headers_out.content_type;
+	if (ct->len < 9 || ngx_strncasecmp(ct->data, (u_char *)"text/html", 9) != 0 ||
+	    (ct->len > 9 && ct->data[9] != ';' && ct->data[9] != ' ')) {
+		return 0;
+	}
+
+	/* A compressed upstream response passes through untouched. */
+	if (r->headers_out.content_encoding && r->headers_out.content_encoding->value.len &&
+	    !(r->headers_out.content_encoding->value.len == 8 &&
+	      ngx_strncasecmp(r->headers_out.content_encoding->value.data, (u_char *)"identity", 8) == 0)) {
+		return 0;
+	}
+
+	return 1;
+}
+
+static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key, const u_char *value, size_t len)
+{
+	ngx_table_elt_t *h;
+
+	h = ngx_list_push(&r->headers_out.headers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	h->hash = 1;
+	h->key.data = (u_char *)key;
+	h->key.len = ngx_strlen(key);
+	h->value.data = (u_char *)value;
+	h->value.len = len;
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	return NGX_OK;
+}
+
+/* Cache-Control: private, unless the response already says private or
+ * no-store; other Cache-Control values are replaced (a page with a token
+ * must not be shared by caches). */
+static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
+{
+	ngx_uint_t i;
+	ngx_list_part_t *part;
+	ngx_table_elt_t *h;
+	static u_char private[] = "private";
+
+	part = &r->headers_out.headers.part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		if (h[i].hash == 0 || h[i].key.len != 13 ||
+		    ngx_strncasecmp(h[i].key.data, (u_char *)"Cache-Control", 13) != 0) {
+			continue;
+		}
+		if (ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len, (u_char *)"private", 7 - 1) ||
+		    ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len, (u_char *)"no-store", 8 - 1)) {
+			return NGX_OK;
+		}
+	}
+
+	part = &r->headers_out.headers.part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		if (h[i].key.len == 13 && ngx_strncasecmp(h[i].key.data, (u_char *)"Cache-Control", 13) == 0) {
+			h[i].hash = 0;
+		}
+	}
+
+	return ngx_http_csrf_add_header(r, "Cache-Control", private, sizeof(private) - 1);
+}
+
+static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
+{
+	size_t len;
+	u_char *p, *mem;
+	ngx_str_t scheme, host, origin, name;
+	csrf_slice cookie, value, sid;
+	csrf_reason rc;
+	csrf_cookie_opts opts;
+	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_loc_conf_t *clcf;
+	uint8_t secret[CSRF_SECRET_LEN];
+	char field[CSRF_FIELD_NAME_MAX + 1];
+	char token[CSRF_TOKEN_LEN + 1];
+	char cookie_value[CSRF_SECRET_COOKIE_LEN + 1];
+	static u_char vary[] = "Cookie";
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	if (!clcf->enable || !clcf->inject || clcf->ctx == NULL || clcf->mode == CSRF_MODE_ORIGIN || r != r->main ||
+	    r->header_only || !ngx_http_csrf_html(r)) {
+		return ngx_http_next_header_filter(r);
+	}
+
+	ngx_http_csrf_scheme(r, clcf, &scheme);
+
+	/* the session secret: from a valid signed cookie, or a new one */
+	ngx_str_set(&name, CSRF_DEFAULT_SECRET_COOKIE);
+	cookie = ngx_http_csrf_cookie(r);
+	rc = CSRF_NOT_FOUND;
+	if (cookie.ptr) {
+		rc = csrf_cookie_get(cookie.ptr, cookie.len, (const char *)name.data, name.len, &value);
+		if (rc == CSRF_OK) {
+			rc = csrf_secret_cookie_decode(clcf->ctx, value.ptr, value.len, secret);
+		}
+	}
+
+	if (rc != CSRF_OK) {
+		if (csrf_secret_new(secret) != CSRF_OK ||
+		    csrf_secret_cookie_encode(clcf->ctx, secret, cookie_value, sizeof(cookie_value)) != CSRF_OK) {
+			ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot make a session secret");
+			return ngx_http_next_header_filter(r);
+		}
+
+		ngx_memzero(&opts, sizeof(opts));
+		opts.secure = (scheme.len == 5);
+		opts.host_prefix = opts.secure;
+		opts.http_only = 1;
+		opts.same_site = CSRF_SAMESITE_LAX;
+
+		len = 512;
+		p = ngx_pnalloc(r->pool, len);
+		if (p == NULL) {
+			return NGX_ERROR;
+		}
+		if (csrf_set_cookie_build((const char *)name.data, cookie_value, CSRF_SECRET_COOKIE_LEN, &opts,
+		                          (char *)p, len, &len) != CSRF_OK ||
+		    ngx_http_csrf_add_header(r, "Set-Cookie", p, len) != NGX_OK) {
+			ngx_explicit_memzero(cookie_value, sizeof(cookie_value));
+			ngx_explicit_memzero(secret, sizeof(secret));
+			return NGX_ERROR;
+		}
+		ngx_explicit_memzero(cookie_value, sizeof(cookie_value));
+	}
+
+	/* the session the token is bound to: the application's cookie, as the
+	 * response sets it or as the request carries it */
+	sid.ptr = "";
+	sid.len = 0;
+	if (clcf->session_cookie.len && !ngx_http_csrf_set_cookie_value(r, &clcf->session_cookie, &sid) && cookie.ptr &&
+	    csrf_cookie_get(cookie.ptr, cookie.len, (const char *)clcf->session_cookie.data, clcf->session_cookie.len,
+	                    &sid) != CSRF_OK) {
+		sid.ptr = "";
+		sid.len = 0;
+	}
+
+	rc = csrf_field_name(clcf->ctx, secret, field, sizeof(field));
+	if (rc == CSRF_OK) {
+		rc = csrf_token_issue(clcf->ctx, secret, sid.ptr, sid.len, 0, token, sizeof(token));
+	}
+	ngx_explicit_memzero(secret, sizeof(secret));
+
+	if (rc != CSRF_OK) {
+		ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot issue a token: %s",
+		              csrf_reason_name(rc));
+		return ngx_http_next_header_filter(r);
+	}
+
+	/* the origin that absolute form actions are compared with */
+	if (clcf->origin.len) {
+		origin = clcf->origin;
+	} else {
+		host = r->headers_in.host ? r->headers_in.host->value : r->headers_in.server;
+		origin.len = scheme.len + 3 + host.len;
+		origin.data = ngx_pnalloc(r->pool, origin.len);
+		if (origin.data == NULL) {
+			return NGX_ERROR;
+		}
+		p = ngx_cpymem(origin.data, scheme.data, scheme.len);
+		p = ngx_cpymem(p, "://", 3);
+		ngx_memcpy(p, host.data, host.len);
+	}
+
+	ctx = ngx_http_csrf_get_ctx(r);
+	if (ctx == NULL) {
+		return NGX_ERROR;
+	}
+
+	mem = ngx_palloc(r->pool, csrf_inject_size());
+	if (mem == NULL) {
+		return NGX_ERROR;
+	}
+
+	rc = csrf_inject_init(mem, csrf_inject_size(), (const char *)origin.data, origin.len, field, ngx_strlen(field),
+	                      token, CSRF_TOKEN_LEN, &ctx->inj);
+	ngx_explicit_memzero(token, sizeof(token));
+
+	if (rc != CSRF_OK) {
+		ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot start the injector: %s",
+		              csrf_reason_name(rc));
+		ctx->inj = NULL;
+		return ngx_http_next_header_filter(r);
+	}
+
+	ctx->last_out = &ctx->out;
+
+	ngx_http_clear_content_length(r);
+	ngx_http_clear_accept_ranges(r);
+	ngx_http_clear_last_modified(r);
+	ngx_http_clear_etag(r);
+
+	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK ||
+	    ngx_http_csrf_private(r) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	r->filter_need_in_memory = 1;
+
+	return ngx_http_next_header_filter(r);
+}
+
+/* The injector's emit callback: one output buf per piece, pointing into
+ * the input buf (pass-through) or into the injector (inserted); bufs and
+ * links are recycled through ctx->free, so memory stays bounded. */
+static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
+{
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+	ngx_http_request_t *r = ud;
+	ngx_http_csrf_ctx_t *ctx;
+
+	(void)inserted;
+
+	if (n == 0) {
+		return 0;
+	}
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	cl = ngx_chain_get_free_buf(r->pool, &ctx->free);
+	if (cl == NULL) {
+		return 1;
+	}
+
+	b = cl->buf;
+	ngx_memzero(b, sizeof(ngx_buf_t));
+	b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+	b->memory = 1;
+	b->pos = (u_char *)p;
+	b->last = b->pos + n;
+
+	*ctx->last_out = cl;
+	ctx->last_out = &cl->next;
+	ctx->last_b = b;
+
+	return 0;
+}
+
+static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+	ngx_int_t rc;
+	ngx_buf_t *b, *ib;
+	ngx_chain_t *cl;
+	unsigned injected;
+	ngx_http_csrf_ctx_t *ctx;
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	if (ctx == NULL || ctx->inj == NULL || ctx->failed) {
+		return ngx_http_next_body_filter(r, in);
+	}
+
+	if (in == NULL && ctx->busy == NULL) {
+		return ngx_http_next_body_filter(r, in);
+	}
+
+	ctx->out = NULL;
+	ctx->last_out = &ctx->out;
+
+	for (/* void */; in; in = in->next) {
+		ib = in->buf;
+		ctx->last_b = NULL;
+
+		if (ngx_buf_in_memory(ib) && ib->last > ib->pos) {
+			if (csrf_inject_feed(ctx->inj, (const char *)ib->pos, ib->last - ib->pos, ngx_http_csrf_emit,
+			                     r) != CSRF_OK) {
+				ctx->failed = 1;
+				return NGX_ERROR;
+			}
+
+		} else if (ngx_buf_size(ib)) {
+			/* not in memory (should not happen: filter_need_in_memory) */
+			cl = ngx_chain_get_free_buf(r->pool, &ctx->free);
+			if (cl == NULL) {
+				return NGX_ERROR;
+			}
+			b = cl->buf;
+			ngx_memcpy(b, ib, sizeof(ngx_buf_t));
+			b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+			b->shadow = NULL;
+			*ctx->last_out = cl;
+			ctx->last_out = &cl->next;
+			ctx->last_b = b;
+		}
+
+		b = ctx->last_b;
+
+		if (b == NULL) {
+			cl = ngx_chain_get_free_buf(r->pool, &ctx->free);
+			if (cl == NULL) {
+				return NGX_ERROR;
+			}
+			b = cl->buf;
+			ngx_memzero(b, sizeof(ngx_buf_t));
+			b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+			b->sync = 1;
+			*ctx->last_out = cl;
+			ctx->last_out = &cl->next;
+		}
+
+		/* the input buf is released when its last output piece is sent */
+		b->last_buf = ib->last_buf;
+		b->last_in_chain = ib->last_in_chain;
+		b->flush = ib->flush;
+		b->shadow = ib;
+		b->recycled = ib->recycled;
+
+		if (ib->last_buf) {
+			if (csrf_inject_finish(ctx->inj, &injected) != CSRF_OK) {
+				injected = 0;
+			}
+			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",
+			               (ngx_uint_t)injected);
+		}
+	}
+
+	*ctx->last_out = NULL;
+
+	rc = ngx_http_next_body_filter(r, ctx->out);
+
+	if (ctx->busy == NULL) {
+		ctx->busy = ctx->out;
+	} else {
+		for (cl = ctx->busy; cl->next; cl = cl->next) {
+			/* void */
+		}
+		cl->next = ctx->out;
+	}
+
+	ctx->out = NULL;
+	ctx->last_out = &ctx->out;
+
+	while (ctx->busy) {
+		cl = ctx->busy;
+		b = cl->buf;
+
+		if (ngx_buf_size(b) != 0) {
+			break;
+		}
+
+		if (b->shadow) {
+			b->shadow->pos = b->shadow->last;
+			b->shadow = NULL;
+		}
+
+		ctx->busy = cl->next;
+		cl->next = ctx->free;
+		ctx->free = cl;
+	}
+
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+static void ngx_http_csrf_ctx_cleanup(void *data)
+{
+	csrf_ctx_free(data);
+}
+
+/* A new library context freed with the configuration's pool. */
+static csrf_ctx *ngx_http_csrf_ctx_new(ngx_conf_t *cf)
+{
+	csrf_ctx *ctx;
+	ngx_pool_cleanup_t *cln;
+
+	cln = ngx_pool_cleanup_add(cf->pool, 0);
+	if (cln == NULL) {
+		return NULL;
+	}
+
+	if (csrf_ctx_new(&ctx, NULL) != CSRF_OK) {
+		return NULL;
+	}
+
+	cln->handler = ngx_http_csrf_ctx_cleanup;
+	cln->data = ctx;
+
+	return ctx;
+}
+
+static void *ngx_http_csrf_create_main_conf(ngx_conf_t *cf)
+{
+	ngx_http_csrf_main_conf_t *cmcf;
+
+	cmcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_csrf_main_conf_t));
+	if (cmcf == NULL) {
+		return NULL;
+	}
+
+	cmcf->scratch = ngx_http_csrf_ctx_new(cf);
+	if (cmcf->scratch == NULL) {
+		return NULL;
+	}
+
+	return cmcf;
+}
+
+static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
+{
+	ngx_http_csrf_loc_conf_t *conf;
+
+	conf = ngx_pcalloc(cf->pool, sizeof(ngx_http_csrf_loc_conf_t));
+	if (conf == NULL) {
+		return NULL;
+	}
+
+	/*
+	 * set by ngx_pcalloc():
+	 *
+	 *     conf->origin = { 0, NULL };
+	 *     conf->key_file = { 0, NULL };
+	 *     conf->session_cookie = { 0, NULL };
+	 *     conf->ctx = NULL;
+	 */
+
+	conf->enable = NGX_CONF_UNSET;
+	conf->mode = NGX_CONF_UNSET_UINT;
+	conf->trusted = NGX_CONF_UNSET_PTR;
+	conf->inject = NGX_CONF_UNSET;
+	conf->action = NGX_CONF_UNSET_UINT;
+	conf->body_max = NGX_CONF_UNSET_SIZE;
+	conf->unsafe_get = NGX_CONF_UNSET;
+	conf->status = NGX_CONF_UNSET;
+
+	return conf;
+}
+
+static char *ngx_http_csrf_config_error(ngx_conf_t *cf, csrf_ctx *ctx, const char *what, csrf_reason rc)
+{
+	const char *msg;
+
+	msg = csrf_ctx_error(ctx);
+	if (msg == NULL || msg[0] == '\0') {
+		msg = csrf_reason_str(rc);
+	}
+
+	ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s: %s", what, msg);
+
+	return NGX_CONF_ERROR;
+}
+
+static char *ngx_http_csrf_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_http_csrf_loc_conf_t *clcf = conf;
+	ngx_str_t *value;
+	csrf_reason rc;
+	ngx_http_csrf_main_conf_t *cmcf;
+
+	(void)cmd;
+
+	if (clcf->origin.data) {
+		return "is duplicate";
+	}
+
+	value = cf->args->elts;
+	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+
+	rc = csrf_ctx_set_self_origin(cmcf->scratch, (const char *)value[1].data, value[1].len);
+	if (rc != CSRF_OK) {
+		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_origin", rc);
+	}
+
+	clcf->origin = value[1];
+
+	return NGX_CONF_OK;
+}
+
+static char *ngx_http_csrf_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_http_csrf_loc_conf_t *clcf = conf;
+	ngx_str_t *value, *s;
+	csrf_reason rc;
+	ngx_http_csrf_main_conf_t *cmcf;
+
+	(void)cmd;
+
+	value = cf->args->elts;
+	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+
+	/* validated on a scratch context; each location's context gets the
+	 * full list when the configuration is merged */
+	rc = csrf_ctx_add_trusted_origin(cmcf->scratch, (const char *)value[1].data, value[1].len);
+	if (rc != CSRF_OK) {
+		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_trusted_origin", rc);
+	}
+
+	if (clcf->trusted == NGX_CONF_UNSET_PTR) {
+		clcf->trusted = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+		if (clcf->trusted == NULL) {
+			return NGX_CONF_ERROR;
+		}
+	}
+
+	s = ngx_array_push(clcf->trusted);
+	if (s == NULL) {
+		return NGX_CONF_ERROR;
+	}
+
+	*s = value[1];
+
+	return NGX_CONF_OK;
+}
+
+static char *ngx_http_csrf_key_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_http_csrf_loc_conf_t *clcf = conf;
+	ngx_str_t *value;
+	csrf_reason rc;
+	ngx_http_csrf_main_conf_t *cmcf;
+
+	(void)cmd;
+
+	if (clcf->key_file.data) {
+		return "is duplicate";
+	}
+
+	value = cf->args->elts;
+
+	if (ngx_conf_full_name(cf->cycle, &value[1], 1) != NGX_OK) {
+		return NGX_CONF_ERROR;
+	}
+
+	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+
+	rc = csrf_ctx_load_key_file(cmcf->scratch, (const char *)value[1].data);
+	if (rc != CSRF_OK) {
+		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_key_file", rc);
+	}
+
+	clcf->key_file = value[1];
+
+	return NGX_CONF_OK;
+}
+
+static char *ngx_http_csrf_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_http_csrf_loc_conf_t *clcf = conf;
+	ngx_str_t *value;
+	csrf_reason rc;
+	ngx_http_csrf_main_conf_t *cmcf;
+
+	(void)cmd;
+
+	if (clcf->session_cookie.data) {
+		return "is duplicate";
+	}
+
+	value = cf->args->elts;
+	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+
+	rc = csrf_ctx_set_session_cookie(cmcf->scratch, (const char *)value[1].data);
+	if (rc != CSRF_OK) {
+		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_session_cookie", rc);
+	}
+
+	clcf->session_cookie = value[1];
+
+	return NGX_CONF_OK;
+}
+
+static char *ngx_http_csrf_status(ngx_conf_t *cf, void *post, void *data)
+{
+	ngx_int_t *np = data;
+
+	(void)cf;
+	(void)post;
+
+	if (*np < 400 || *np > 599) {
+		return "must be between 400 and 599";
+	}
+
+	return NGX_CONF_OK;
+}
+
+static ngx_int_t ngx_http_csrf_same_str(ngx_str_t *a, ngx_str_t *b)
+{
+	return a->len == b->len && (a->len == 0 || ngx_strncmp(a->data, b->data, a->len) == 0);
+}
+
+/* The library context of a location: the parent's when every setting it
+ * depends on is inherited unchanged, else a new one. */
+static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *prev, ngx_http_csrf_loc_conf_t *conf)
+{
+	ngx_uint_t i;
+	ngx_str_t *s;
+	csrf_ctx *ctx;
+	csrf_reason rc;
+	ngx_http_csrf_main_conf_t *cmcf;
+
+	if (prev->ctx && prev->mode == conf->mode && prev->action == conf->action &&
+	    prev->unsafe_get == conf->unsafe_get && prev->trusted == conf->trusted &&
+	    ngx_http_csrf_same_str(&prev->origin, &conf->origin) &&
+	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) &&
+	    ngx_http_csrf_same_str(&prev->session_cookie, &conf->session_cookie)) {
+		conf->ctx = prev->ctx;
+		return NGX_CONF_OK;
+	}
+
+	ctx = ngx_http_csrf_ctx_new(cf);
+	if (ctx == NULL) {
+		return NGX_CONF_ERROR;
+	}
+
+	csrf_ctx_set_mode(ctx, (csrf_mode)conf->mode);
+	csrf_ctx_set_report_only(ctx, conf->action == NGX_HTTP_CSRF_ACTION_LOG);
+	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
+
+	if (conf->origin.len) {
+		rc = csrf_ctx_set_self_origin(ctx, (const char *)conf->origin.data, conf->origin.len);
+		if (rc != CSRF_OK) {
+			return ngx_http_csrf_config_error(cf, ctx, "csrf_origin", rc);
+		}
+	}
+
+	if (conf->trusted) {
+		s = conf->trusted->elts;
+		for (i = 0; i < conf->trusted->nelts; i++) {
+			rc = csrf_ctx_add_trusted_origin(ctx, (const char *)s[i].data, s[i].len);
+			if (rc != CSRF_OK) {
+				return ngx_http_csrf_config_error(cf, ctx, "csrf_trusted_origin", rc);
+			}
+		}
+	}
+
+	if (conf->session_cookie.len) {
+		rc = csrf_ctx_set_session_cookie(ctx, (const char *)conf->session_cookie.data);
+		if (rc != CSRF_OK) {
+			return ngx_http_csrf_config_error(cf, ctx, "csrf_session_cookie", rc);
+		}
+	}
+
+	if (conf->key_file.len) {
+		rc = csrf_ctx_load_key_file(ctx, (const char *)conf->key_file.data);
+		if (rc != CSRF_OK) {
+			return ngx_http_csrf_config_error(cf, ctx, "csrf_key_file", rc);
+		}
+
+	} else {
+		/* one random key for every location of this configuration, so
+		 * a cookie set by one location verifies in the others */
+		cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+
+		if (!cmcf->have_key) {
+			if (csrf_random(cmcf->key, CSRF_KEY_LEN) != CSRF_OK) {
+				ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf: the random generator failed");
+				return NGX_CONF_ERROR;
+			}
+			cmcf->have_key = 1;
+			ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+			                   "csrf: no \"csrf_key_file\", using a random key until nginx restarts or "
+			                   "reloads; tokens will not verify on other servers");
+		}
+
+		rc = csrf_ctx_add_key(ctx, 1, cmcf->key, 1);
+		if (rc != CSRF_OK) {
+			return ngx_http_csrf_config_error(cf, ctx, "csrf", rc);
+		}
+	}
+
+	conf->ctx = ctx;
+
+	return NGX_CONF_OK;
+}
+
+static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+	ngx_http_csrf_loc_conf_t *prev = parent;
+	ngx_http_csrf_loc_conf_t *conf = child;
+
+	ngx_conf_merge_value(conf->enable, prev->enable, 0);
+	ngx_conf_merge_uint_value(conf->mode, prev->mode, CSRF_MODE_BOTH);
+	ngx_conf_merge_str_value(conf->origin, prev->origin, "");
+	ngx_conf_merge_ptr_value(conf->trusted, prev->trusted, NULL);
+	ngx_conf_merge_str_value(conf->key_file, prev->key_file, "");
+	ngx_conf_merge_str_value(conf->session_cookie, prev->session_cookie, "");
+	ngx_conf_merge_value(conf->inject, prev->inject, 1);
+	ngx_conf_merge_uint_value(conf->action, prev->action, NGX_HTTP_CSRF_ACTION_DENY);
+	ngx_conf_merge_size_value(conf->body_max, prev->body_max, 1024 * 1024);
+	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
+	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
+
+	if (!conf->enable) {
+		return NGX_CONF_OK;
+	}
+
+	return ngx_http_csrf_build_ctx(cf, prev, conf);
+}
+
+static ngx_int_t ngx_http_csrf_add_variables(ngx_conf_t *cf)
+{
+	ngx_http_variable_t *var;
+
+	var = ngx_http_add_variable(cf, &ngx_http_csrf_result_name, NGX_HTTP_VAR_NOCACHEABLE);
+	if (var == NULL) {
+		return NGX_ERROR;
+	}
+
+	var->get_handler = ngx_http_csrf_result_variable;
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_init(ngx_conf_t *cf)
+{
+	ngx_http_handler_pt *h;
+	ngx_http_core_main_conf_t *cmcf;
+
+	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+
+	h = ngx_array_push(&cmcf->phases[NGX_HTTP_ACCESS_PHASE].handlers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	*h = ngx_http_csrf_access_handler;
+
+	ngx_http_next_header_filter = ngx_http_top_header_filter;
+	ngx_http_top_header_filter = ngx_http_csrf_header_filter;
+
+	ngx_http_next_body_filter = ngx_http_top_body_filter;
+	ngx_http_top_body_filter = ngx_http_csrf_body_filter;
+
+	return NGX_OK;
+}
