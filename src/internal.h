@@ -178,4 +178,42 @@ size_t csrf_store_memory_count(csrf_store *st);
 /* Decimal int64 parsing of a stored counter or time; CSRF_MALFORMED. */
 csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out);
 
+/* ---- tokens: key files (keyfile.c; shared with keyring.c, token.c) ---- */
+
+#define CSRF_KEYFILE_LINE_MAX 512 /* bytes of a line, without its newline */
+
+/* One key of a key file. Holds key material: wipe after use. */
+typedef struct {
+	uint32_t id;
+	int64_t created;
+	int signing;
+	uint8_t key[CSRF_KEY_LEN];
+} csrf_keyfile_entry;
+
+typedef struct {
+	csrf_keyfile_entry keys[CSRF_KEYS_MAX];
+	size_t n;
+	size_t signing; /* index of the one key flagged sign; valid when n > 0 */
+} csrf_keyfile_data;
+
+/* Parses a whole key file held in memory (pointer, length). Lines are
+ * "key ID CREATED HEX64 [sign]" (fields separated by spaces or tabs, a
+ * trailing CR ignored), '#' starts a comment, blank lines are skipped;
+ * ids are decimal 1..2^32-1 without sign or leading zeros, unique; at most
+ * CSRF_KEYS_MAX keys and exactly one flagged sign. CSRF_OK and *out, or
+ * CSRF_ERR_CONFIG with "line N: ..." in err (NUL-terminated, never key
+ * material) and *out wiped. */
+csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf_keyfile_data *out, char *err, size_t err_cap);
+
+/* Reads and parses the key file at path, as csrf_keyfile_parse; a file
+ * that cannot be opened or read is CSRF_ERR_IO with the system's reason
+ * in err. Allocates nothing. */
+csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
+
+void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
+
+/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
+ * lookups on the data. */
+void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
+
 #endif /* CSRF_INTERNAL_H */

@@ -1,0 +1,578 @@
+/*
+ * keyfile.c - key files: the one strict parser of the format (shared by
+ * csrf_ctx_load_key_file in keyring.c) and the operator's calls that
+ * create, rotate, retire and list keys. A key file is text, one key a
+ * line, "key ID CREATED HEX64 [sign]", '#' comments, mode 0600. Every
+ * write goes to a temporary file in the same directory (mode 0600), is
+ * fsynced, renamed (or, for a new file, linked so that an existing file
+ * is never replaced) over the target, and the directory is fsynced, so a
+ * reader sees the old file or the new one, never half of one. Comments of
+ * a file are not kept across a rewrite.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KF_FIELDS_MAX 5
+
+/* ---- constant-time hex ---- */
+
+static uint32_t mask_lt(uint32_t a, uint32_t b)
+{
+	return 0u - ((a - b) >> 31);
+}
+
+static uint32_t mask_in(uint32_t c, uint32_t lo, uint32_t hi)
+{
+	return ~mask_lt(c, lo) & ~mask_lt(hi, c);
+}
+
+static char hex_digit(uint32_t v)
+{
+	/* '0'..'9', then 'a'..'f' (39 = 'a' - '0' - 10) */
+	return (char)(v + '0' + (mask_lt(9, v) & 39));
+}
+
+void csrf_hex_encode(const uint8_t *in, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex_digit(in[i] >> 4);
+		out[2 * i + 1] = hex_digit(in[i] & 15);
+	}
+}
+
+static uint32_t hex_value(uint8_t ch, uint32_t *bad)
+{
+	uint32_t c = ch;
+	uint32_t m_digit = mask_in(c, '0', '9');
+	uint32_t m_lower = mask_in(c, 'a', 'f');
+	uint32_t m_upper = mask_in(c, 'A', 'F');
+
+	*bad |= ~(m_digit | m_lower | m_upper);
+	return (m_digit & (c - '0')) | (m_lower & (c - 'a' + 10)) | (m_upper & (c - 'A' + 10));
+}
+
+/* Exactly 2 * n hex digits (either case) into n bytes; 0 on a bad digit. */
+static int hex_decode(const char *s, size_t n, uint8_t *out)
+{
+	uint32_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t hi = hex_value((uint8_t)s[2 * i], &bad);
+		uint32_t lo = hex_value((uint8_t)s[2 * i + 1], &bad);
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	if (bad) {
+		csrf_wipe(out, n);
+		return 0;
+	}
+	return 1;
+}
+
+/* ---- strict decimal numbers ---- */
+
+/* Digits only, no sign, no leading zero (except "0" itself), value at
+ * most max. 1 and *out on success. */
+static int parse_decimal(const char *s, size_t n, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (n == 0 || n > 20 || (n > 1 && s[0] == '0'))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		uint64_t d = (uint64_t)(s[i] - '0');
+		if (v > (max - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 1;
+}
+
+/* ---- the parser ---- */
+
+typedef struct {
+	csrf_keyfile_data *d;
+	size_t lineno;
+	size_t sign_line; /* line of the key flagged sign; 0 none yet */
+	char line[CSRF_KEYFILE_LINE_MAX];
+	size_t line_len;
+	char *err;
+	size_t err_cap;
+} kf_parser;
+
+static csrf_reason kf_fail(kf_parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static csrf_reason kf_fail(kf_parser *p, const char *fmt, ...)
+{
+	if (p->err && p->err_cap) {
+		int off = snprintf(p->err, p->err_cap, "line %zu: ", p->lineno);
+		if (off >= 0 && (size_t)off < p->err_cap) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(p->err + off, p->err_cap - (size_t)off, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return CSRF_ERR_CONFIG;
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int field_is(const char *s, size_t n, const char *lit)
+{
+	return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+/* One line without its newline. */
+static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
+{
+	const char *f[KF_FIELDS_MAX];
+	size_t fl[KF_FIELDS_MAX];
+	size_t nf = 0;
+	size_t i = 0;
+	uint64_t id, created;
+	csrf_keyfile_data *d = p->d;
+
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	for (size_t j = 0; j < n; j++) {
+		if (s[j] == '#') {
+			n = j;
+			break;
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		unsigned char c = (unsigned char)s[j];
+		if ((c < 0x20 && c != '\t') || c >= 0x7f)
+			return kf_fail(p, "control or non-ASCII byte");
+	}
+
+	while (i < n) {
+		while (i < n && is_blank(s[i]))
+			i++;
+		if (i == n)
+			break;
+		if (nf == KF_FIELDS_MAX)
+			return kf_fail(p, "too many fields (expected \"key ID CREATED HEX64 [sign]\")");
+		f[nf] = s + i;
+		while (i < n && !is_blank(s[i]))
+			i++;
+		fl[nf] = (size_t)(s + i - f[nf]);
+		nf++;
+	}
+	if (nf == 0)
+		return CSRF_OK;
+
+	if (!field_is(f[0], fl[0], "key"))
+		return kf_fail(p, "expected \"key ID CREATED HEX64 [sign]\"");
+	if (nf < 4)
+		return kf_fail(p, "missing fields (expected \"key ID CREATED HEX64 [sign]\")");
+	if (!parse_decimal(f[1], fl[1], UINT32_MAX, &id) || id == 0)
+		return kf_fail(p, "key id must be a decimal number from 1 to 4294967295");
+	if (!parse_decimal(f[2], fl[2], INT64_MAX, &created))
+		return kf_fail(p, "creation time must be decimal unix seconds");
+	if (fl[3] != 2 * CSRF_KEY_LEN)
+		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
+	if (nf == 5 && !field_is(f[4], fl[4], "sign"))
+		return kf_fail(p, "unknown flag (only \"sign\" may follow the key)");
+	for (size_t k = 0; k < d->n; k++)
+		if (d->keys[k].id == id)
+			return kf_fail(p, "duplicate key id %u", (unsigned)id);
+	if (d->n == CSRF_KEYS_MAX)
+		return kf_fail(p, "more than %d keys", CSRF_KEYS_MAX);
+	if (nf == 5 && p->sign_line)
+		return kf_fail(p, "a second key flagged sign (line %zu has the first)", p->sign_line);
+
+	csrf_keyfile_entry *e = &d->keys[d->n];
+	if (!hex_decode(f[3], CSRF_KEY_LEN, e->key))
+		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
+	e->id = (uint32_t)id;
+	e->created = (int64_t)created;
+	e->signing = nf == 5;
+	if (e->signing) {
+		d->signing = d->n;
+		p->sign_line = p->lineno;
+	}
+	d->n++;
+	return CSRF_OK;
+}
+
+static void kf_begin(kf_parser *p, csrf_keyfile_data *d, char *err, size_t err_cap)
+{
+	memset(p, 0, sizeof *p);
+	memset(d, 0, sizeof *d);
+	p->d = d;
+	p->lineno = 1;
+	p->err = err;
+	p->err_cap = err_cap;
+	if (err && err_cap)
+		err[0] = '\0';
+}
+
+/* Splits bytes into lines; a line is parsed when its newline arrives. */
+static csrf_reason kf_feed(kf_parser *p, const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] == '\n') {
+			csrf_reason r = kf_line(p, p->line, p->line_len);
+			if (r != CSRF_OK)
+				return r;
+			p->line_len = 0;
+			p->lineno++;
+		} else if (p->line_len == CSRF_KEYFILE_LINE_MAX) {
+			return kf_fail(p, "longer than %d bytes", CSRF_KEYFILE_LINE_MAX);
+		} else {
+			p->line[p->line_len++] = buf[i];
+		}
+	}
+	return CSRF_OK;
+}
+
+static csrf_reason kf_end(kf_parser *p)
+{
+	csrf_reason r = CSRF_OK;
+
+	if (p->line_len > 0)
+		r = kf_line(p, p->line, p->line_len);
+	if (r == CSRF_OK && p->d->n == 0)
+		r = kf_fail(p, "no keys in the file");
+	if (r == CSRF_OK && !p->sign_line)
+		r = kf_fail(p, "no key is flagged sign (exactly one must be)");
+	return r;
+}
+
+void csrf_keyfile_data_wipe(csrf_keyfile_data *d)
+{
+	if (d)
+		csrf_wipe(d, sizeof *d);
+}
+
+static csrf_reason kf_done(kf_parser *p, csrf_reason r)
+{
+	if (r != CSRF_OK)
+		csrf_keyfile_data_wipe(p->d);
+	csrf_wipe(p->line, sizeof p->line);
+	return r;
+}
+
+csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf_keyfile_data *out, char *err, size_t err_cap)
+{
+	kf_parser p;
+	csrf_reason r;
+
+	if (!out || (!buf && len))
+		return CSRF_ERR_ARG;
+	kf_begin(&p, out, err, err_cap);
+	r = kf_feed(&p, buf, len);
+	if (r == CSRF_OK)
+		r = kf_end(&p);
+	return kf_done(&p, r);
+}
+
+static csrf_reason io_fail(char *err, size_t err_cap, const char *what, int e)
+{
+	if (err && err_cap)
+		snprintf(err, err_cap, "%s: %s", what, strerror(e));
+	return CSRF_ERR_IO;
+}
+
+csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+{
+	kf_parser p;
+	char chunk[4096];
+	struct stat st;
+	csrf_reason r = CSRF_OK;
+	int fd;
+
+	if (!path || !out)
+		return CSRF_ERR_ARG;
+	kf_begin(&p, out, err, err_cap);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return io_fail(err, err_cap, "cannot open", errno);
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return io_fail(err, err_cap, "cannot stat", e);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return io_fail(err, err_cap, "cannot read", S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+	}
+	for (;;) {
+		ssize_t got = read(fd, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			r = io_fail(err, err_cap, "cannot read", errno);
+			break;
+		}
+		if (got == 0) {
+			r = kf_end(&p);
+			break;
+		}
+		r = kf_feed(&p, chunk, (size_t)got);
+		if (r != CSRF_OK)
+			break;
+	}
+	close(fd);
+	csrf_wipe(chunk, sizeof chunk);
+	return kf_done(&p, r);
+}
+
+/* ---- writing ---- */
+
+/* The directory part of path ("." when none) into dir. */
+static int dir_of(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	size_t n;
+
+	if (!slash) {
+		if (cap < 2)
+			return 0;
+		memcpy(dir, ".", 2);
+		return 1;
+	}
+	n = slash == path ? 1 : (size_t)(slash - path);
+	if (n + 1 > cap)
+		return 0;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	return 1;
+}
+
+static csrf_reason fsync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	if (!dir_of(path, dir, sizeof dir))
+		return CSRF_ERR_IO;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return CSRF_ERR_IO;
+	/* Some file systems cannot sync a directory; the rename stands. */
+	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+		close(fd);
+		return CSRF_ERR_IO;
+	}
+	close(fd);
+	return CSRF_OK;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return 0;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 1;
+}
+
+/* The text of a key file; *len its length. 0 when cap is too small. */
+static int kf_format(const csrf_keyfile_data *d, char *buf, size_t cap, size_t *len)
+{
+	static const char head[] = "# libcsrf key file: key ID CREATED HEX64 [sign]. Secret: keep it mode 0600.\n";
+	size_t o = sizeof head - 1;
+
+	if (cap < o)
+		return 0;
+	memcpy(buf, head, o);
+	for (size_t i = 0; i < d->n; i++) {
+		const csrf_keyfile_entry *e = &d->keys[i];
+		int w = snprintf(buf + o, cap - o, "key %u %lld ", (unsigned)e->id, (long long)e->created);
+		if (w < 0 || (size_t)w >= cap - o)
+			return 0;
+		o += (size_t)w;
+		if (cap - o < 2 * CSRF_KEY_LEN + sizeof " sign\n")
+			return 0;
+		csrf_hex_encode(e->key, CSRF_KEY_LEN, buf + o);
+		o += 2 * CSRF_KEY_LEN;
+		if (e->signing) {
+			memcpy(buf + o, " sign", 5);
+			o += 5;
+		}
+		buf[o++] = '\n';
+	}
+	*len = o;
+	return 1;
+}
+
+/* Writes d to path atomically. exclusive: fail (CSRF_ERR_IO) when path
+ * exists, else replace it. */
+static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int exclusive)
+{
+	char tmp[PATH_MAX];
+	char text[4096];
+	size_t len = 0;
+	csrf_reason r = CSRF_ERR_IO;
+	int n = snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
+	int fd;
+
+	if (n < 0 || (size_t)n >= sizeof tmp)
+		return CSRF_ERR_IO;
+	if (!kf_format(d, text, sizeof text, &len)) {
+		csrf_wipe(text, sizeof text);
+		return CSRF_ERR_INTERNAL;
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		csrf_wipe(text, sizeof text);
+		return CSRF_ERR_IO;
+	}
+	if (fchmod(fd, 0600) == 0 && write_all(fd, text, len) && fsync(fd) == 0) {
+		if (close(fd) == 0) {
+			if (exclusive) {
+				/* link() refuses an existing target: never replaced. */
+				if (link(tmp, path) == 0)
+					r = CSRF_OK;
+				unlink(tmp);
+			} else if (rename(tmp, path) == 0) {
+				r = CSRF_OK;
+			}
+		}
+		fd = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (r != CSRF_OK)
+		unlink(tmp);
+	else
+		r = fsync_dir(path);
+	csrf_wipe(text, sizeof text);
+	return r;
+}
+
+/* ---- the operator's calls ---- */
+
+static csrf_reason new_key(csrf_keyfile_entry *e, uint32_t id)
+{
+	csrf_reason r = csrf_random(e->key, sizeof e->key);
+	if (r != CSRF_OK)
+		return r;
+	e->id = id;
+	e->created = csrf_now(0);
+	e->signing = 1;
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_keyfile_new(const char *path)
+{
+	csrf_keyfile_data d;
+	csrf_reason r;
+
+	if (!path || !*path)
+		return CSRF_ERR_ARG;
+	memset(&d, 0, sizeof d);
+	r = new_key(&d.keys[0], 1);
+	if (r == CSRF_OK) {
+		d.n = 1;
+		d.signing = 0;
+		r = kf_write(path, &d, 1);
+	}
+	csrf_keyfile_data_wipe(&d);
+	return r;
+}
+
+CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
+{
+	csrf_keyfile_data d;
+	uint32_t max = 0;
+	csrf_reason r;
+
+	if (!path)
+		return CSRF_ERR_ARG;
+	r = csrf_keyfile_read(path, &d, NULL, 0);
+	if (r != CSRF_OK)
+		return r;
+	for (size_t i = 0; i < d.n; i++)
+		if (d.keys[i].id > max)
+			max = d.keys[i].id;
+	if (d.n == CSRF_KEYS_MAX || max == UINT32_MAX) {
+		/* Full: retire an old key first. */
+		csrf_keyfile_data_wipe(&d);
+		return CSRF_ERR_CONFIG;
+	}
+	for (size_t i = 0; i < d.n; i++)
+		d.keys[i].signing = 0;
+	r = new_key(&d.keys[d.n], max + 1);
+	if (r == CSRF_OK) {
+		d.signing = d.n;
+		d.n++;
+		r = kf_write(path, &d, 0);
+	}
+	if (r == CSRF_OK && new_id)
+		*new_id = max + 1;
+	csrf_keyfile_data_wipe(&d);
+	return r;
+}
+
+CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id)
+{
+	csrf_keyfile_data d;
+	csrf_reason r;
+	size_t i;
+
+	if (!path)
+		return CSRF_ERR_ARG;
+	r = csrf_keyfile_read(path, &d, NULL, 0);
+	if (r != CSRF_OK)
+		return r;
+	for (i = 0; i < d.n; i++)
+		if (d.keys[i].id == id)
+			break;
+	if (i == d.n || d.keys[i].signing) {
+		/* Unknown, or the signing key: rotate first. */
+		csrf_keyfile_data_wipe(&d);
+		return CSRF_ERR_CONFIG;
+	}
+	memmove(&d.keys[i], &d.keys[i + 1], (d.n - i - 1) * sizeof d.keys[0]);
+	d.n--;
+	csrf_wipe(&d.keys[d.n], sizeof d.keys[0]);
+	if (d.signing > i)
+		d.signing--;
+	r = kf_write(path, &d, 0);
+	csrf_keyfile_data_wipe(&d);
+	return r;
+}
+
+CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n)
+{
+	csrf_keyfile_data d;
+	csrf_reason r;
+
+	if (n)
+		*n = 0;
+	if (!path || !n || (!out && cap))
+		return CSRF_ERR_ARG;
+	r = csrf_keyfile_read(path, &d, NULL, 0);
+	if (r != CSRF_OK)
+		return r;
+	*n = d.n;
+	for (size_t i = 0; i < d.n && i < cap; i++) {
+		out[i].id = d.keys[i].id;
+		out[i].created = d.keys[i].created;
+		out[i].signing = d.keys[i].signing;
+	}
+	csrf_keyfile_data_wipe(&d);
+	return *n > cap ? CSRF_ERR_BUFFER : CSRF_OK;
+}
