@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+echo "soak: not written yet"; exit 77
