@@ -1,0 +1,390 @@
+/*
+ * db.c - csrf-demo's data: an SQLite database in WAL mode with users
+ * (Argon2id password hashes), login sessions (history only: the live
+ * session lives in the csrf_store), stories, votes, accounts and
+ * transfers. Created with its demo data on first start. Every state change
+ * is one transaction.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "demo.h"
+
+static const char schema[] =
+    "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, pwhash TEXT NOT NULL);"
+    "CREATE TABLE accounts(user_id INTEGER PRIMARY KEY REFERENCES users(id),"
+    " balance INTEGER NOT NULL CHECK(balance >= 0));"
+    "CREATE TABLE sessions(id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),"
+    " started INTEGER NOT NULL, ended INTEGER);"
+    "CREATE TABLE stories(id INTEGER PRIMARY KEY, title TEXT NOT NULL);"
+    "CREATE TABLE votes(id INTEGER PRIMARY KEY, story_id INTEGER NOT NULL REFERENCES stories(id),"
+    " user_id INTEGER REFERENCES users(id), type TEXT NOT NULL CHECK(type IN ('y','n')), at INTEGER NOT NULL);"
+    "CREATE TABLE transfers(id INTEGER PRIMARY KEY, from_id INTEGER NOT NULL REFERENCES users(id),"
+    " to_id INTEGER NOT NULL REFERENCES users(id), amount INTEGER NOT NULL CHECK(amount > 0),"
+    " at INTEGER NOT NULL);";
+
+static const struct {
+	const char *name;
+	const char *password;
+	int64_t balance;
+} demo_users[] = {
+    {"alice", "wonderland", 1000},
+    {"bob", "builder", 1000},
+    {"mallory", "mallory-pw", 0},
+};
+
+/* Titles with markup on purpose: the pages must print them as text. */
+static const char *const demo_stories[] = {
+    "Cross-site request forgery, explained with one <img> tag",
+    "Why SameSite=Lax does not stop a page on another port",
+    "Tokens, origins & passwords: \"defence in depth\"",
+};
+
+static int exec(sqlite3 *db, const char *sql)
+{
+	char *err = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "csrf-demo: database: %s\n", err ? err : "error");
+		sqlite3_free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int has_schema(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='users'", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		found = 1;
+	sqlite3_finalize(st);
+	return found;
+}
+
+static int create_schema(sqlite3 *db)
+{
+	char hashes[sizeof demo_users / sizeof demo_users[0]][CSRF_PWHASH_LEN];
+	for (size_t i = 0; i < sizeof demo_users / sizeof demo_users[0]; i++) {
+		const char *pw = demo_users[i].password;
+		if (csrf_password_hash(pw, strlen(pw), hashes[i], sizeof hashes[i]) != CSRF_OK) {
+			fprintf(stderr, "csrf-demo: could not hash the demo passwords\n");
+			return -1;
+		}
+	}
+	if (exec(db, "BEGIN IMMEDIATE") != 0)
+		return -1;
+	if (exec(db, schema) != 0)
+		goto fail;
+	sqlite3_stmt *st = NULL;
+	for (size_t i = 0; i < sizeof demo_users / sizeof demo_users[0]; i++) {
+		if (sqlite3_prepare_v2(db, "INSERT INTO users(id, name, pwhash) VALUES(?, ?, ?)", -1, &st, NULL) !=
+		    SQLITE_OK)
+			goto fail;
+		sqlite3_bind_int64(st, 1, (int64_t)i + 1);
+		sqlite3_bind_text(st, 2, demo_users[i].name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, hashes[i], -1, SQLITE_TRANSIENT);
+		int rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+		if (sqlite3_prepare_v2(db, "INSERT INTO accounts(user_id, balance) VALUES(?, ?)", -1, &st, NULL) !=
+		    SQLITE_OK)
+			goto fail;
+		sqlite3_bind_int64(st, 1, (int64_t)i + 1);
+		sqlite3_bind_int64(st, 2, demo_users[i].balance);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+	}
+	for (size_t i = 0; i < sizeof demo_stories / sizeof demo_stories[0]; i++) {
+		if (sqlite3_prepare_v2(db, "INSERT INTO stories(id, title) VALUES(?, ?)", -1, &st, NULL) != SQLITE_OK)
+			goto fail;
+		sqlite3_bind_int64(st, 1, (int64_t)i + 1);
+		sqlite3_bind_text(st, 2, demo_stories[i], -1, SQLITE_STATIC);
+		int rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+	}
+	return exec(db, "COMMIT");
+fail:
+	fprintf(stderr, "csrf-demo: database: %s\n", sqlite3_errmsg(db));
+	exec(db, "ROLLBACK");
+	return -1;
+}
+
+int db_open(demo_app *app, const char *path)
+{
+	if (sqlite3_open_v2(path, &app->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+	    SQLITE_OK) {
+		fprintf(stderr, "csrf-demo: cannot open database %s: %s\n", path,
+		        app->db ? sqlite3_errmsg(app->db) : "out of memory");
+		db_close(app);
+		return -1;
+	}
+	sqlite3_busy_timeout(app->db, 5000);
+	if (exec(app->db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL") != 0)
+		goto fail;
+	int have = has_schema(app->db);
+	if (have < 0)
+		goto fail;
+	if (!have && create_schema(app->db) != 0)
+		goto fail;
+	return 0;
+fail:
+	db_close(app);
+	return -1;
+}
+
+void db_close(demo_app *app)
+{
+	if (app->db)
+		sqlite3_close(app->db);
+	app->db = NULL;
+}
+
+int db_user_get(demo_app *app, const char *name, size_t len, db_user *out)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+	if (len > DEMO_USER_MAX)
+		return 1;
+	if (sqlite3_prepare_v2(
+	        app->db,
+	        "SELECT u.id, u.name, u.pwhash, a.balance FROM users u JOIN accounts a ON a.user_id = u.id"
+	        " WHERE u.name = ?",
+	        -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, name, (int)len, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->id = sqlite3_column_int64(st, 0);
+		snprintf(out->name, sizeof out->name, "%s", (const char *)sqlite3_column_text(st, 1));
+		snprintf(out->pwhash, sizeof out->pwhash, "%s", (const char *)sqlite3_column_text(st, 2));
+		out->balance = sqlite3_column_int64(st, 3);
+		ret = 0;
+	} else if (rc == SQLITE_DONE) {
+		ret = 1;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int db_stories(demo_app *app, db_story *out, int cap)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+	if (sqlite3_prepare_v2(app->db,
+	                       "SELECT s.id, s.title,"
+	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'y'),"
+	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'n')"
+	                       " FROM stories s ORDER BY s.id",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
+		out[n].id = sqlite3_column_int64(st, 0);
+		snprintf(out[n].title, sizeof out[n].title, "%s", (const char *)sqlite3_column_text(st, 1));
+		out[n].up = sqlite3_column_int64(st, 2);
+		out[n].down = sqlite3_column_int64(st, 3);
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
+{
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+	if (exec(app->db, "BEGIN IMMEDIATE") != 0)
+		return -1;
+	if (sqlite3_prepare_v2(app->db,
+	                       "INSERT INTO votes(story_id, user_id, type, at)"
+	                       " SELECT id, ?, ?, ? FROM stories WHERE id = ?",
+	                       -1, &st, NULL) != SQLITE_OK)
+		goto done;
+	char t[2] = {type, '\0'};
+	sqlite3_bind_int64(st, 1, user_id);
+	sqlite3_bind_text(st, 2, t, 1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 3, (int64_t)time(NULL));
+	sqlite3_bind_int64(st, 4, story);
+	if (sqlite3_step(st) == SQLITE_DONE)
+		ret = sqlite3_changes(app->db) == 1 ? 0 : 1;
+done:
+	sqlite3_finalize(st);
+	if (ret == 0)
+		return exec(app->db, "COMMIT") == 0 ? 0 : -1;
+	exec(app->db, "ROLLBACK");
+	return ret;
+}
+
+db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
+{
+	sqlite3_stmt *st = NULL;
+	db_xfer ret = DB_XFER_ERROR;
+	if (amount <= 0 || from_id == to_id)
+		return DB_XFER_ERROR;
+	if (exec(app->db, "BEGIN IMMEDIATE") != 0)
+		return DB_XFER_ERROR;
+	/* The balance is checked inside the transaction that moves it. */
+	if (sqlite3_prepare_v2(app->db,
+	                       "UPDATE accounts SET balance = balance - ?1 WHERE user_id = ?2 AND balance >= ?1", -1,
+	                       &st, NULL) != SQLITE_OK)
+		goto done;
+	sqlite3_bind_int64(st, 1, amount);
+	sqlite3_bind_int64(st, 2, from_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto done;
+	if (sqlite3_changes(app->db) != 1) {
+		ret = DB_XFER_NO_FUNDS;
+		goto done;
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(app->db, "UPDATE accounts SET balance = balance + ? WHERE user_id = ?", -1, &st, NULL) !=
+	    SQLITE_OK)
+		goto done;
+	sqlite3_bind_int64(st, 1, amount);
+	sqlite3_bind_int64(st, 2, to_id);
+	if (sqlite3_step(st) != SQLITE_DONE || sqlite3_changes(app->db) != 1)
+		goto done;
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(app->db, "INSERT INTO transfers(from_id, to_id, amount, at) VALUES(?, ?, ?, ?)", -1, &st,
+	                       NULL) != SQLITE_OK)
+		goto done;
+	sqlite3_bind_int64(st, 1, from_id);
+	sqlite3_bind_int64(st, 2, to_id);
+	sqlite3_bind_int64(st, 3, amount);
+	sqlite3_bind_int64(st, 4, (int64_t)time(NULL));
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto done;
+	ret = DB_XFER_OK;
+done:
+	sqlite3_finalize(st);
+	if (ret == DB_XFER_OK)
+		return exec(app->db, "COMMIT") == 0 ? DB_XFER_OK : DB_XFER_ERROR;
+	exec(app->db, "ROLLBACK");
+	return ret;
+}
+
+int64_t db_login_record(demo_app *app, int64_t user_id)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t row = 0;
+	if (sqlite3_prepare_v2(app->db, "INSERT INTO sessions(user_id, started) VALUES(?, ?)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, user_id);
+	sqlite3_bind_int64(st, 2, (int64_t)time(NULL));
+	if (sqlite3_step(st) == SQLITE_DONE)
+		row = sqlite3_last_insert_rowid(app->db);
+	sqlite3_finalize(st);
+	return row;
+}
+
+void db_logout_record(demo_app *app, int64_t row)
+{
+	sqlite3_stmt *st = NULL;
+	if (row <= 0)
+		return;
+	if (sqlite3_prepare_v2(app->db, "UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL", -1, &st,
+	                       NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, (int64_t)time(NULL));
+	sqlite3_bind_int64(st, 2, row);
+	(void)sqlite3_step(st);
+	sqlite3_finalize(st);
+}
+
+int db_transfers_of(demo_app *app, int64_t user_id, db_xfer_row *out, int cap)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+	if (sqlite3_prepare_v2(app->db,
+	                       "SELECT f.name, t.name, x.amount FROM transfers x JOIN users f ON f.id = x.from_id"
+	                       " JOIN users t ON t.id = x.to_id WHERE x.from_id = ?1 OR x.to_id = ?1"
+	                       " ORDER BY x.id DESC LIMIT ?2",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, user_id);
+	sqlite3_bind_int(st, 2, cap);
+	while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(out[n].from, sizeof out[n].from, "%s", (const char *)sqlite3_column_text(st, 0));
+		snprintf(out[n].to, sizeof out[n].to, "%s", (const char *)sqlite3_column_text(st, 1));
+		out[n].amount = sqlite3_column_int64(st, 2);
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+int db_other_users(demo_app *app, int64_t user_id, char (*out)[DEMO_USER_MAX + 1], int cap)
+{
+	sqlite3_stmt *st = NULL;
+	int n = 0;
+	if (sqlite3_prepare_v2(app->db, "SELECT name FROM users WHERE id <> ? ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, user_id);
+	while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(out[n], DEMO_USER_MAX + 1, "%s", (const char *)sqlite3_column_text(st, 0));
+		n++;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+/* Names and counts are printed into JSON; names are the demo's own
+ * [a-z] names, but anything outside a plain safe set is escaped anyway. */
+static void json_string(page *b, const char *s)
+{
+	page_add(b, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_')
+			page_addn(b, s, 1);
+		else
+			page_printf(b, "\\u%04x", c);
+	}
+	page_add(b, "\"");
+}
+
+int db_state_json(demo_app *app, page *b)
+{
+	sqlite3_stmt *st = NULL;
+	int first = 1;
+	page_add(b, "{\"votes\":{");
+	if (sqlite3_prepare_v2(app->db,
+	                       "SELECT s.id,"
+	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'y'),"
+	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'n')"
+	                       " FROM stories s ORDER BY s.id",
+	                       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		page_printf(b, "%s\"%lld\":{\"y\":%lld,\"n\":%lld}", first ? "" : ",",
+		            (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
+		            (long long)sqlite3_column_int64(st, 2));
+		first = 0;
+	}
+	sqlite3_finalize(st);
+	page_add(b, "},\"balances\":{");
+	if (sqlite3_prepare_v2(
+	        app->db, "SELECT u.name, a.balance FROM users u JOIN accounts a ON a.user_id = u.id ORDER BY u.id", -1,
+	        &st, NULL) != SQLITE_OK)
+		return -1;
+	first = 1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (!first)
+			page_add(b, ",");
+		json_string(b, (const char *)sqlite3_column_text(st, 0));
+		page_printf(b, ":%lld", (long long)sqlite3_column_int64(st, 1));
+		first = 0;
+	}
+	sqlite3_finalize(st);
+	page_add(b, "}}");
+	return b->failed ? -1 : 0;
+}

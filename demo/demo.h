@@ -1,0 +1,143 @@
+/*
+ * demo.h - what the files of csrf-demo share: the configuration, the
+ * SQLite data layer, login sessions kept in a csrf_store, an HTML page
+ * builder that escapes what it prints, and the two sites' handlers.
+ */
+#ifndef CSRF_DEMO_H
+#define CSRF_DEMO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <microhttpd.h>
+#include <sqlite3.h>
+
+#include "csrf.h"
+
+#define DEMO_BODY_MAX (64 * 1024) /* POST bodies larger than this: 413 */
+#define DEMO_SID_LEN 64           /* hex of 32 random bytes */
+#define DEMO_USER_MAX 32          /* longest user name */
+#define DEMO_FIELD_MAX 256        /* longest form field value we accept */
+#define DEMO_SESSION_TTL (24 * 3600)
+#define DEMO_SESSION_COOKIE "demo_sid"
+
+typedef struct {
+	int unprotected;
+	char victim_origin[80];   /* "http://127.0.0.1:8080" */
+	char attacker_origin[80]; /* "http://127.0.0.1:8081" */
+	csrf_ctx *csrf;
+	csrf_store *store;
+	sqlite3 *db;
+} demo_app;
+
+/* ---- db.c: SQLite (WAL), every state change one transaction ---- */
+
+/* Opens (and on first start creates and fills) the database at path.
+ * Returns 0 or -1 with a message on stderr. */
+int db_open(demo_app *app, const char *path);
+void db_close(demo_app *app);
+
+typedef struct {
+	int64_t id;
+	char name[DEMO_USER_MAX + 1];
+	char pwhash[CSRF_PWHASH_LEN];
+	int64_t balance;
+} db_user;
+
+/* 0 and *out filled, 1 when no such user, -1 on a database error. */
+int db_user_get(demo_app *app, const char *name, size_t len, db_user *out);
+
+typedef struct {
+	int64_t id;
+	char title[200];
+	int64_t up, down;
+} db_story;
+
+/* Up to cap stories in id order; returns how many, -1 on error. */
+int db_stories(demo_app *app, db_story *out, int cap);
+/* 0 recorded, 1 no such story, -1 on error. */
+int db_vote(demo_app *app, int64_t story, int64_t user_id, char type);
+
+typedef enum { DB_XFER_OK = 0, DB_XFER_NO_FUNDS = 1, DB_XFER_ERROR = -1 } db_xfer;
+db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount);
+/* Records a login / logout in the sessions table (no session id kept). */
+int64_t db_login_record(demo_app *app, int64_t user_id);
+void db_logout_record(demo_app *app, int64_t row);
+
+typedef struct {
+	char from[DEMO_USER_MAX + 1];
+	char to[DEMO_USER_MAX + 1];
+	int64_t amount;
+} db_xfer_row;
+/* The newest transfers that involve user_id; count, -1 on error. */
+int db_transfers_of(demo_app *app, int64_t user_id, db_xfer_row *out, int cap);
+/* Names of all users but user_id; count, -1 on error. */
+int db_other_users(demo_app *app, int64_t user_id, char (*out)[DEMO_USER_MAX + 1], int cap);
+
+/* The /api/state JSON into b. 0 or -1. */
+struct page;
+int db_state_json(demo_app *app, struct page *b);
+
+/* ---- session.c: login sessions in the store under "sess:<id>" ---- */
+
+typedef struct {
+	char sid[DEMO_SID_LEN + 1];
+	char user[DEMO_USER_MAX + 1]; /* "" : anonymous pre-session */
+	int64_t user_id;
+	int64_t row; /* sessions table row, 0 when anonymous */
+	uint8_t secret[CSRF_SECRET_LEN];
+} demo_session;
+
+/* Loads the session named by the request's cookie. 0 found, 1 none (or
+ * expired or garbled), -1 the store failed. */
+int session_load(demo_app *app, const char *cookie, size_t cookie_len, demo_session *s);
+/* A new session (fresh id and secret) for user ("" anonymous), stored. */
+int session_create(demo_app *app, const char *user, int64_t user_id, int64_t row, demo_session *s);
+void session_delete(demo_app *app, const demo_session *s);
+/* The Set-Cookie value for the session's cookie (or an expiring one when
+ * s is NULL) into out. 0 or -1. */
+int session_cookie(const demo_session *s, char *out, size_t cap);
+void session_wipe(demo_session *s);
+/* Zeroes memory in a way the compiler keeps. */
+void demo_wipe(void *p, size_t n);
+
+/* ---- page.c: growing output buffers and escaping ---- */
+
+struct page {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+typedef struct page page;
+
+void page_init(page *b);
+void page_free(page *b);
+void page_add(page *b, const char *s);
+void page_addn(page *b, const char *s, size_t n);
+void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text-node and attribute escaping through csrf_html_escape(_attr). */
+void page_text(page *b, const char *s, size_t n);
+void page_attr(page *b, const char *s, size_t n);
+/* 1 when s[0..n) is valid UTF-8 without NUL or other C0 controls except
+ * tab, CR and LF. */
+int demo_utf8_ok(const char *s, size_t n);
+
+/* ---- victim.c / attacker.c: the two sites ---- */
+
+typedef struct {
+	page body;
+	size_t body_len;
+	int too_large;
+	int started;
+} demo_req;
+
+enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const char *url, const char *method,
+                              demo_req *r);
+enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const char *url, const char *method);
+
+/* Queues body (owned: freed here) with status and the given headers (a
+ * NULL-terminated list of name, value pairs). */
+enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
+                             const char *const *headers);
+
+#endif /* CSRF_DEMO_H */

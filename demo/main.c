@@ -1,0 +1,290 @@
+/*
+ * main.c - csrf-demo's process: command line, the libcsrf context, the
+ * session store and database, one libmicrohttpd daemon per site (victim
+ * and attacker), request bodies read up to a cap, and signals (SIGINT and
+ * SIGTERM stop cleanly, SIGHUP reloads the key file).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo.h"
+
+typedef struct {
+	demo_app *app;
+	int victim; /* 1: the victim site, 0: the attacker site */
+} site;
+
+static const char usage[] =
+    "usage: csrf-demo [--listen 127.0.0.1:8080] [--attacker-listen 127.0.0.1:8081] [--db FILE]\n"
+    "                 [--unprotected] [--key-file FILE] [--store URL]\n"
+    "  --listen ADDR:PORT           the victim site (default 127.0.0.1:8080)\n"
+    "  --attacker-listen ADDR:PORT  the attacker site (default 127.0.0.1:8081)\n"
+    "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
+    "  --unprotected                turn the CSRF defence off, to watch the attacks work\n"
+    "  --key-file FILE              libcsrf key file (default: a random key per start); SIGHUP reloads it\n"
+    "  --store URL                  session store: memory (default) or redis://host:port/db\n";
+
+enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
+                             const char *const *headers)
+{
+	struct MHD_Response *resp;
+	if (body->failed) {
+		page_free(body);
+		static const char oom[] = "internal error\n";
+		resp = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
+		status = 500;
+		ctype = "text/plain; charset=utf-8";
+		headers = NULL;
+	} else {
+		resp = MHD_create_response_from_buffer(body->len, body->p, MHD_RESPMEM_MUST_FREE);
+		if (resp == NULL)
+			page_free(body);
+		else
+			page_init(body); /* the response owns the bytes now */
+	}
+	if (resp == NULL)
+		return MHD_NO;
+	if (ctype)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	for (const char *const *h = headers; h && h[0]; h += 2)
+		MHD_add_response_header(resp, h[0], h[1]);
+	enum MHD_Result r = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+static enum MHD_Result too_large(struct MHD_Connection *c)
+{
+	page b;
+	page_init(&b);
+	page_add(&b, "request body too large\n");
+	return demo_respond(c, 413, "text/plain; charset=utf-8", &b, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	site *s = cls;
+	demo_req *r = *con_cls;
+	(void)version;
+	if (r == NULL) {
+		r = calloc(1, sizeof *r);
+		if (r == NULL)
+			return MHD_NO;
+		page_init(&r->body);
+		*con_cls = r;
+		/* A declared length over the cap is refused before reading. */
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl != NULL) {
+			size_t n = 0, i = 0;
+			for (; cl[i] >= '0' && cl[i] <= '9' && n <= DEMO_BODY_MAX; i++)
+				n = n * 10 + (size_t)(cl[i] - '0');
+			if (n > DEMO_BODY_MAX) {
+				r->too_large = 1;
+				r->started = 1;
+				if (s->victim)
+					return victim_handle(s->app, c, url, method, r);
+				return too_large(c);
+			}
+		}
+		return MHD_YES;
+	}
+	if (*upload_size != 0) {
+		if (!r->too_large) {
+			if (*upload_size > DEMO_BODY_MAX - r->body.len) {
+				r->too_large = 1;
+				page_free(&r->body);
+			} else {
+				page_addn(&r->body, upload, *upload_size);
+				if (r->body.failed)
+					return MHD_NO;
+			}
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->started)
+		return MHD_YES;
+	r->started = 1;
+	if (!s->victim)
+		return attacker_handle(s->app, c, url, method);
+	return victim_handle(s->app, c, url, method, r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)c;
+	(void)toe;
+	demo_req *r = *con_cls;
+	if (r == NULL)
+		return;
+	if (r->body.p)
+		demo_wipe(r->body.p, r->body.len);
+	page_free(&r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+/* "127.0.0.1:8080" into a socket address and "http://127.0.0.1:8080". */
+static int parse_listen(const char *arg, struct sockaddr_in *sa, char *origin, size_t cap)
+{
+	const char *colon = strrchr(arg, ':');
+	char host[64];
+	unsigned port = 0;
+	if (colon == NULL || colon == arg || (size_t)(colon - arg) >= sizeof host || colon[1] == '\0')
+		return -1;
+	memcpy(host, arg, (size_t)(colon - arg));
+	host[colon - arg] = '\0';
+	for (const char *p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9' || port > 65535)
+			return -1;
+		port = port * 10 + (unsigned)(*p - '0');
+	}
+	if (port == 0 || port > 65535)
+		return -1;
+	memset(sa, 0, sizeof *sa);
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return -1;
+	int n = snprintf(origin, cap, "http://%s:%u", host, port);
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
+{
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, s,
+	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+	                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
+	                        (unsigned int)256, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1, MHD_OPTION_END);
+}
+
+int main(int argc, char **argv)
+{
+	const char *listen = "127.0.0.1:8080", *attacker_listen = "127.0.0.1:8081";
+	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory";
+	demo_app app;
+	struct sockaddr_in vsa, asa;
+	int status = 1;
+	memset(&app, 0, sizeof app);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int more = i + 1 < argc;
+		if (strcmp(a, "--listen") == 0 && more)
+			listen = argv[++i];
+		else if (strcmp(a, "--attacker-listen") == 0 && more)
+			attacker_listen = argv[++i];
+		else if (strcmp(a, "--db") == 0 && more)
+			db_path = argv[++i];
+		else if (strcmp(a, "--key-file") == 0 && more)
+			key_file = argv[++i];
+		else if (strcmp(a, "--store") == 0 && more)
+			store_url = argv[++i];
+		else if (strcmp(a, "--unprotected") == 0)
+			app.unprotected = 1;
+		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "csrf-demo: unknown or incomplete option %s\n%s", a, usage);
+			return 2;
+		}
+	}
+	if (parse_listen(listen, &vsa, app.victim_origin, sizeof app.victim_origin) != 0 ||
+	    parse_listen(attacker_listen, &asa, app.attacker_origin, sizeof app.attacker_origin) != 0) {
+		fprintf(stderr, "csrf-demo: --listen and --attacker-listen take IPV4:PORT\n");
+		return 2;
+	}
+	if (strcmp(app.victim_origin, app.attacker_origin) == 0) {
+		fprintf(stderr, "csrf-demo: the victim and the attacker need different ports\n");
+		return 2;
+	}
+
+	if (csrf_ctx_new(&app.csrf, NULL) != CSRF_OK) {
+		fprintf(stderr, "csrf-demo: cannot create the libcsrf context\n");
+		return 1;
+	}
+	if (csrf_ctx_set_self_origin(app.csrf, app.victim_origin, strlen(app.victim_origin)) != CSRF_OK) {
+		fprintf(stderr, "csrf-demo: self origin: %s\n", csrf_ctx_error(app.csrf));
+		goto out;
+	}
+	csrf_reason kr = key_file ? csrf_ctx_load_key_file(app.csrf, key_file) : csrf_ctx_generate_key(app.csrf);
+	if (kr != CSRF_OK) {
+		fprintf(stderr, "csrf-demo: key: %s (%s)\n", csrf_reason_str(kr), csrf_ctx_error(app.csrf));
+		goto out;
+	}
+	csrf_reason sr = csrf_store_open(&app.store, store_url);
+	if (sr != CSRF_OK) {
+		fprintf(stderr, "csrf-demo: cannot open the store: %s\n", csrf_reason_str(sr));
+		goto out;
+	}
+	if (db_open(&app, db_path) != 0)
+		goto out;
+
+	/* Signals are taken by sigwait below; the daemons' threads inherit
+	 * the mask and never see them. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	site victim = {&app, 1}, attacker = {&app, 0};
+	struct MHD_Daemon *vd = start_site(&victim, &vsa);
+	if (vd == NULL) {
+		fprintf(stderr, "csrf-demo: cannot listen on %s: %s\n", listen, strerror(errno));
+		goto out;
+	}
+	struct MHD_Daemon *ad = start_site(&attacker, &asa);
+	if (ad == NULL) {
+		fprintf(stderr, "csrf-demo: cannot listen on %s: %s\n", attacker_listen, strerror(errno));
+		MHD_stop_daemon(vd);
+		goto out;
+	}
+
+	printf("csrf-demo %s: %s\n", CSRF_VERSION,
+	       app.unprotected ? "UNPROTECTED (--unprotected): no tokens, no origin checks, no password re-check"
+	                       : "protected by libcsrf (origin checks, tokens, password for transfers)");
+	printf("victim:   %s/\n", app.victim_origin);
+	printf("attacker: %s/\n", app.attacker_origin);
+	printf("users:    alice, bob, and mallory (the attacker's account); passwords in demo/README.md\n");
+	printf("database: %s\n", db_path);
+
+	for (;;) {
+		int sig = 0;
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			if (key_file == NULL)
+				continue;
+			csrf_reason r = csrf_ctx_load_key_file(app.csrf, key_file);
+			if (r == CSRF_OK)
+				printf("reloaded key file %s\n", key_file);
+			else
+				printf("key file reload failed, old keys kept: %s\n", csrf_ctx_error(app.csrf));
+			continue;
+		}
+		break;
+	}
+	printf("csrf-demo: stopping\n");
+	MHD_stop_daemon(ad);
+	MHD_stop_daemon(vd);
+	status = 0;
+out:
+	db_close(&app);
+	csrf_store_close(app.store);
+	csrf_ctx_free(app.csrf);
+	return status;
+}
