@@ -64,7 +64,8 @@ static int has_prefix(const char *s, size_t len, const char *lit)
 }
 
 /* Calls fn for each "name=value" of a query (without its '?'). An empty
- * query is fine; an empty pair ("a=1&&b=2") or a pair without '=' is not. */
+ * query ("x?"), an empty pair ("a=1&&b=2") or a pair without '=' is
+ * malformed. */
 typedef int (*query_fn)(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
                         unsigned *seen);
 
@@ -74,7 +75,7 @@ static int parse_query(const char *q, size_t len, csrf_store_config *cfg, query_
 	size_t pos = 0;
 
 	if (len == 0)
-		return 1;
+		return 0;
 	while (pos <= len) {
 		const char *amp = memchr(q + pos, '&', len - pos);
 		size_t end = amp ? (size_t)(amp - q) : len;
@@ -272,9 +273,11 @@ CSRF_API csrf_reason csrf_store_open(csrf_store **out, const char *url)
 	csrf_store_config cfg;
 	csrf_reason r;
 
-	if (out == NULL || url == NULL)
+	if (out == NULL)
 		return CSRF_ERR_ARG;
 	*out = NULL;
+	if (url == NULL)
+		return CSRF_ERR_ARG;
 	r = csrf_store_parse_url(url, strnlen(url, STORE_URL_MAX + 1), &cfg);
 	if (r != CSRF_OK)
 		return r;

@@ -1,0 +1,586 @@
+/*
+ * test_store_memory.c - the store interface (src/store.c: URL parsing and
+ * argument checks) and the embedded memory store (src/store_memory.c):
+ * the shared semantics table, TTL expiry on a controlled clock, the
+ * incremental sweep, the size bound and its eviction order, and
+ * concurrent use from four threads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#include "../store/store_semantics.h"
+
+/* tu_guard_copy of 0 bytes hands out the guard page itself, which
+ * tu_guard_free cannot walk back from: an empty input is a literal. */
+static char *guard(const char *s, size_t n)
+{
+	return n == 0 ? (char *)"" : tu_guard_copy(s, n);
+}
+
+static void unguard(char *p, size_t n)
+{
+	if (n > 0)
+		tu_guard_free(p);
+}
+
+/* ---- a clock the tests move ---- */
+
+static int64_t fake_ms;
+
+static int64_t fake_clock(void *ud)
+{
+	(void)ud;
+	return fake_ms;
+}
+
+static csrf_store *open_fake(const char *url)
+{
+	csrf_store *st = NULL;
+
+	assert_int_equal(csrf_store_open(&st, url), CSRF_OK);
+	assert_non_null(st);
+	fake_ms = 1000000;
+	csrf_store_memory_set_clock(st, fake_clock, NULL);
+	return st;
+}
+
+static int present(csrf_store *st, const char *key)
+{
+	char buf[64];
+	size_t len;
+	csrf_reason r = csrf_store_get(st, key, strlen(key), buf, sizeof buf, &len);
+
+	assert_true(r == CSRF_OK || r == CSRF_NOT_FOUND);
+	return r == CSRF_OK;
+}
+
+static void put(csrf_store *st, const char *key, uint32_t ttl)
+{
+	assert_int_equal(csrf_store_set(st, key, strlen(key), key, strlen(key), ttl), CSRF_OK);
+}
+
+/* ---- semantics ---- */
+
+static void test_semantics(void **state)
+{
+	csrf_store *st = open_fake("memory");
+
+	(void)state;
+	sem_run(st);
+	sem_args(st);
+	csrf_store_close(st);
+	csrf_store_close(NULL);
+}
+
+static void test_values_are_copied(void **state)
+{
+	csrf_store *st = open_fake("memory");
+	char key[] = "key", val[] = "value", out[16];
+	size_t len;
+
+	(void)state;
+	assert_int_equal(csrf_store_set(st, key, 3, val, 5, 0), CSRF_OK);
+	memset(key, 'X', 3);
+	memset(val, 'Y', 5);
+	assert_int_equal(csrf_store_get(st, "key", 3, out, sizeof out, &len), CSRF_OK);
+	assert_int_equal(len, 5);
+	assert_memory_equal(out, "value", 5);
+	/* a key and a value flush against a guard page are read, not over-read */
+	char *gk = tu_guard_copy("guarded", 7), *gv = tu_guard_copy("secret!", 7);
+	assert_int_equal(csrf_store_set(st, gk, 7, gv, 7, 0), CSRF_OK);
+	assert_int_equal(csrf_store_get(st, gk, 7, out, sizeof out, &len), CSRF_OK);
+	assert_int_equal(len, 7);
+	assert_memory_equal(out, "secret!", 7);
+	int64_t v;
+	assert_int_equal(csrf_store_incr(st, gk, 7, 0, &v), CSRF_MALFORMED);
+	assert_int_equal(csrf_store_del(st, gk, 7), CSRF_OK);
+	tu_guard_free(gk);
+	tu_guard_free(gv);
+	csrf_store_close(st);
+}
+
+/* ---- TTL ---- */
+
+static void test_ttl_expiry(void **state)
+{
+	csrf_store *st = open_fake("memory");
+	int64_t v;
+
+	(void)state;
+	put(st, "t10", 10);
+	put(st, "forever", 0);
+	fake_ms += 9999;
+	assert_true(present(st, "t10"));
+	fake_ms += 1;
+	assert_false(present(st, "t10"));
+	fake_ms += 10LL * 365 * 86400 * 1000;
+	assert_true(present(st, "forever"));
+
+	/* an overwrite sets the new TTL (here: none) */
+	put(st, "re", 5);
+	put(st, "re", 0);
+	fake_ms += 6000;
+	assert_true(present(st, "re"));
+	put(st, "re", 5);
+	fake_ms += 5000;
+	assert_false(present(st, "re"));
+
+	/* a new counter gets the TTL; later increments keep it */
+	assert_int_equal(csrf_store_incr(st, "c", 1, 10, &v), CSRF_OK);
+	assert_int_equal(v, 1);
+	fake_ms += 5000;
+	assert_int_equal(csrf_store_incr(st, "c", 1, 10, &v), CSRF_OK);
+	assert_int_equal(v, 2);
+	fake_ms += 4999;
+	assert_true(present(st, "c"));
+	fake_ms += 1;
+	assert_false(present(st, "c"));
+	/* an expired counter starts over, with a fresh TTL */
+	assert_int_equal(csrf_store_incr(st, "c", 1, 10, &v), CSRF_OK);
+	assert_int_equal(v, 1);
+	fake_ms += 9999;
+	assert_true(present(st, "c"));
+
+	/* an expired entry is not deleted twice nor overwritten oddly */
+	put(st, "gone", 1);
+	fake_ms += 1000;
+	assert_int_equal(csrf_store_del(st, "gone", 4), CSRF_OK);
+	put(st, "gone", 0);
+	assert_true(present(st, "gone"));
+	csrf_store_close(st);
+}
+
+static void test_sweep_is_incremental(void **state)
+{
+	csrf_store *st = open_fake("memory");
+	char key[16];
+	size_t before, after;
+
+	(void)state;
+	for (int i = 0; i < 100; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		put(st, key, 1);
+	}
+	put(st, "keep", 0);
+	assert_int_equal(csrf_store_memory_count(st), 101);
+	fake_ms += 2000;
+	/* each call removes a bounded number of expired entries */
+	before = csrf_store_memory_count(st);
+	assert_false(present(st, "nothing"));
+	after = csrf_store_memory_count(st);
+	assert_true(after < before);
+	assert_true(after > 1);
+	for (int i = 0; i < 20; i++)
+		assert_false(present(st, "nothing"));
+	assert_int_equal(csrf_store_memory_count(st), 1);
+	assert_true(present(st, "keep"));
+	csrf_store_close(st);
+}
+
+/* ---- size bound ---- */
+
+static void test_eviction_order(void **state)
+{
+	csrf_store *st;
+	char key[16];
+
+	(void)state;
+	/* no TTLs: the oldest write goes */
+	st = open_fake("memory://?max=3");
+	put(st, "a", 0);
+	put(st, "b", 0);
+	put(st, "c", 0);
+	put(st, "d", 0);
+	assert_int_equal(csrf_store_memory_count(st), 3);
+	assert_false(present(st, "a"));
+	assert_true(present(st, "b") && present(st, "c") && present(st, "d"));
+	/* rewriting b makes c the oldest */
+	put(st, "b", 0);
+	assert_int_equal(csrf_store_memory_count(st), 3); /* overwrite: no eviction */
+	put(st, "e", 0);
+	assert_false(present(st, "c"));
+	assert_true(present(st, "b") && present(st, "d") && present(st, "e"));
+	csrf_store_close(st);
+
+	/* with TTLs: the entry closest to expiry goes, before any without TTL */
+	st = open_fake("memory://?max=3");
+	put(st, "long", 100);
+	put(st, "short", 10);
+	put(st, "none", 0);
+	put(st, "new", 50);
+	assert_false(present(st, "short"));
+	assert_true(present(st, "long") && present(st, "none") && present(st, "new"));
+	put(st, "newer", 0);
+	assert_false(present(st, "new"));
+	assert_true(present(st, "long") && present(st, "none") && present(st, "newer"));
+	csrf_store_close(st);
+
+	/* expired entries go first, whatever their age */
+	st = open_fake("memory://?max=3");
+	put(st, "old", 0);
+	put(st, "mid", 1000);
+	put(st, "soon", 5);
+	fake_ms += 6000;
+	put(st, "fresh", 0);
+	assert_true(present(st, "old") && present(st, "mid") && present(st, "fresh"));
+	assert_false(present(st, "soon"));
+	csrf_store_close(st);
+
+	/* a store of one, and a long run that never exceeds the bound */
+	st = open_fake("memory://?max=1");
+	put(st, "x", 0);
+	put(st, "y", 0);
+	assert_false(present(st, "x"));
+	assert_true(present(st, "y"));
+	csrf_store_close(st);
+	st = open_fake("memory://?max=100");
+	for (int i = 0; i < 5000; i++) {
+		snprintf(key, sizeof key, "k%d", i);
+		put(st, key, (uint32_t)(i % 7));
+		assert_true(csrf_store_memory_count(st) <= 100);
+	}
+	assert_int_equal(csrf_store_memory_count(st), 100);
+	assert_true(present(st, "k4999"));
+	csrf_store_close(st);
+}
+
+static void test_many_entries(void **state)
+{
+	csrf_store *st = open_fake("memory");
+	char key[16], buf[16];
+	size_t len;
+
+	(void)state;
+	/* enough to make the table grow several times */
+	for (int i = 0; i < 20000; i++) {
+		snprintf(key, sizeof key, "key%d", i);
+		put(st, key, i % 2 ? 0 : 60);
+	}
+	assert_int_equal(csrf_store_memory_count(st), 20000);
+	for (int i = 0; i < 20000; i += 997) {
+		int n = snprintf(key, sizeof key, "key%d", i);
+		assert_int_equal(csrf_store_get(st, key, (size_t)n, buf, sizeof buf, &len), CSRF_OK);
+		assert_int_equal(len, (size_t)n);
+		assert_memory_equal(buf, key, len);
+	}
+	for (int i = 0; i < 20000; i += 2) {
+		int n = snprintf(key, sizeof key, "key%d", i);
+		assert_int_equal(csrf_store_del(st, key, (size_t)n), CSRF_OK);
+	}
+	assert_int_equal(csrf_store_memory_count(st), 10000);
+	csrf_store_close(st);
+}
+
+/* ---- URLs ---- */
+
+typedef struct {
+	const char *url;
+	csrf_reason want;
+	csrf_store_kind kind;
+	size_t max;
+	const char *host;
+	uint16_t port;
+	unsigned db;
+	const char *prefix;
+	uint32_t timeout_ms;
+} url_row;
+
+static const url_row url_rows[] = {
+    {"memory", CSRF_OK, CSRF_STORE_MEMORY, 100000, NULL, 0, 0, NULL, 0},
+    {"memory://", CSRF_OK, CSRF_STORE_MEMORY, 100000, NULL, 0, 0, NULL, 0},
+    {"memory://?max=1", CSRF_OK, CSRF_STORE_MEMORY, 1, NULL, 0, 0, NULL, 0},
+    {"memory://?max=500", CSRF_OK, CSRF_STORE_MEMORY, 500, NULL, 0, 0, NULL, 0},
+    {"memory://?max=100000000", CSRF_OK, CSRF_STORE_MEMORY, 100000000, NULL, 0, 0, NULL, 0},
+    {"redis://127.0.0.1", CSRF_OK, CSRF_STORE_REDIS, 0, "127.0.0.1", 6379, 0, "csrf:", 200},
+    {"redis://localhost:6380", CSRF_OK, CSRF_STORE_REDIS, 0, "localhost", 6380, 0, "csrf:", 200},
+    {"redis://r.example:1/", CSRF_OK, CSRF_STORE_REDIS, 0, "r.example", 1, 0, "csrf:", 200},
+    {"redis://h:65535/15", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 65535, 15, "csrf:", 200},
+    {"redis://h:6379/0?prefix=app:csrf_-X", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 6379, 0, "app:csrf_-X", 200},
+    {"redis://h/3?prefix=", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 6379, 3, "", 200},
+    {"redis://h:7000/2?timeout_ms=1", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 7000, 2, "csrf:", 1},
+    {"redis://h?timeout_ms=60000&prefix=p", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 6379, 0, "p", 60000},
+    {"redis://[::1]:6379/1", CSRF_OK, CSRF_STORE_REDIS, 0, "::1", 6379, 1, "csrf:", 200},
+    {"redis://h?prefix=0123456789012345678901234567890123456789012345678901234567890123", CSRF_OK, CSRF_STORE_REDIS, 0,
+     "h", 6379, 0, "0123456789012345678901234567890123456789012345678901234567890123", 200},
+    /* bad */
+    {"", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory:", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"Memory", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memoryx", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://host", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=0", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=-1", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=010", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=100000001", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=99999999999999999999", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=5&max=6", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=5&", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?size=5", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max=5x", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"memory://?max", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://:6379", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:0", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:65536", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:123456", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:-1", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:80x", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:6379/16", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:6379/-1", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:6379/01", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:6379/1/2", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h:6379/x", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://user:pw@h:6379", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h_x", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://-h", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h h", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[::1", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[]:6379", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[::1]x", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[::g]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?prefix=a b", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?prefix=a/b", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?prefix=a%20", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?prefix=01234567890123456789012345678901234567890123456789012345678901234", CSRF_ERR_CONFIG, 0, 0, NULL,
+     0, 0, NULL, 0},
+    {"redis://h?prefix=a&prefix=b", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?timeout_ms=0", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?timeout_ms=60001", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?timeout_ms=", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?timeout_ms=1e3", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?timeout_ms=100&timeout_ms=100", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?db=1", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h?prefix=a&&timeout_ms=5", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://h#frag", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"rediss://h", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"REDIS://h", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"unix:///tmp/redis.sock", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"http://h", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+};
+
+static void check_url_row(size_t i, const url_row *row, const char *p, size_t len)
+{
+	csrf_store_config cfg;
+	csrf_reason r = csrf_store_parse_url(p, len, &cfg);
+
+	if (r != row->want)
+		fail_msg("url row %zu (%s): got %s", i, row->url, csrf_reason_name(r));
+	if (r != CSRF_OK)
+		return;
+	assert_int_equal(cfg.kind, row->kind);
+	if (row->kind == CSRF_STORE_MEMORY) {
+		assert_int_equal(cfg.max_entries, row->max);
+		return;
+	}
+	assert_string_equal(cfg.host, row->host);
+	assert_int_equal(cfg.port, row->port);
+	assert_int_equal(cfg.db, row->db);
+	assert_string_equal(cfg.prefix, row->prefix);
+	assert_int_equal(cfg.timeout_ms, row->timeout_ms);
+}
+
+static void test_url_rows(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof url_rows / sizeof url_rows[0]; i++) {
+		const url_row *row = &url_rows[i];
+		size_t len = strlen(row->url);
+		/* flush against a guard page: no read past len */
+		char *g = guard(row->url, len);
+		check_url_row(i, row, g, len);
+		unguard(g, len);
+	}
+}
+
+/* Every prefix of every URL parses or is refused cleanly, reading only
+ * inside it; a prefix is never read as a longer value. */
+static void test_url_prefixes(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof url_rows / sizeof url_rows[0]; i++) {
+		size_t len = strlen(url_rows[i].url);
+		for (size_t n = 0; n <= len; n++) {
+			csrf_store_config cfg;
+			char *g = guard(url_rows[i].url, n);
+			csrf_reason r = csrf_store_parse_url(g, n, &cfg);
+			unguard(g, n);
+			assert_true(r == CSRF_OK || r == CSRF_ERR_CONFIG);
+			if (r == CSRF_OK && cfg.kind == CSRF_STORE_REDIS)
+				assert_true(strlen(cfg.host) <= n);
+		}
+	}
+}
+
+static void test_open(void **state)
+{
+	csrf_store *st = (csrf_store *)&st;
+	char big[3000];
+
+	(void)state;
+	assert_int_equal(csrf_store_open(NULL, "memory"), CSRF_ERR_ARG);
+	assert_int_equal(csrf_store_open(&st, NULL), CSRF_ERR_ARG);
+	assert_null(st);
+	assert_int_equal(csrf_store_parse_url(NULL, 0, NULL), CSRF_ERR_ARG);
+	for (size_t i = 0; i < sizeof url_rows / sizeof url_rows[0]; i++) {
+		if (url_rows[i].want == CSRF_OK)
+			continue;
+		/* a bad URL never opens anything, not even a connection attempt */
+		char *g = tu_guard_copy(url_rows[i].url, strlen(url_rows[i].url) + 1);
+		st = (csrf_store *)&st;
+		assert_int_equal(csrf_store_open(&st, g), CSRF_ERR_CONFIG);
+		assert_null(st);
+		tu_guard_free(g);
+	}
+	/* oversized URLs, NUL-terminated or not */
+	memset(big, 'a', sizeof big);
+	memcpy(big, "memory://?max=5&", 16);
+	big[sizeof big - 1] = '\0';
+	assert_int_equal(csrf_store_open(&st, big), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_store_parse_url(big, sizeof big - 1, &(csrf_store_config){0}), CSRF_ERR_CONFIG);
+	memset(big, 'a', sizeof big);
+	memcpy(big, "redis://", 8);
+	assert_int_equal(csrf_store_parse_url(big, 8 + 253, &(csrf_store_config){0}), CSRF_OK);
+	assert_int_equal(csrf_store_parse_url(big, 1025, &(csrf_store_config){0}), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_store_parse_url(big, 300, &(csrf_store_config){0}), CSRF_ERR_CONFIG); /* host > 253 */
+	/* a redis URL with nothing listening: the open fails closed */
+	assert_int_equal(csrf_store_open(&st, "redis://127.0.0.1:1/0?timeout_ms=100"), CSRF_STORE_UNAVAILABLE);
+	assert_null(st);
+	/* the good memory URLs open */
+	assert_int_equal(csrf_store_open(&st, "memory://?max=2"), CSRF_OK);
+	put(st, "a", 0);
+	put(st, "b", 0);
+	put(st, "c", 0);
+	assert_int_equal(csrf_store_memory_count(st), 2);
+	csrf_store_close(st);
+}
+
+static void test_parse_i64(void **state)
+{
+	static const struct {
+		const char *s;
+		csrf_reason want;
+		int64_t v;
+	} rows[] = {
+	    {"0", CSRF_OK, 0},
+	    {"7", CSRF_OK, 7},
+	    {"-7", CSRF_OK, -7},
+	    {"9223372036854775807", CSRF_OK, INT64_MAX},
+	    {"-9223372036854775808", CSRF_OK, INT64_MIN},
+	    {"9223372036854775808", CSRF_MALFORMED, 0},
+	    {"-9223372036854775809", CSRF_MALFORMED, 0},
+	    {"99999999999999999999", CSRF_MALFORMED, 0},
+	    {"", CSRF_MALFORMED, 0},
+	    {"-", CSRF_MALFORMED, 0},
+	    {"+1", CSRF_MALFORMED, 0},
+	    {" 1", CSRF_MALFORMED, 0},
+	    {"1 ", CSRF_MALFORMED, 0},
+	    {"1a", CSRF_MALFORMED, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int64_t v = 12345;
+		size_t len = strlen(rows[i].s);
+		char *g = guard(rows[i].s, len);
+		csrf_reason r = csrf_store_parse_i64(g, len, &v);
+		unguard(g, len);
+		if (r != rows[i].want)
+			fail_msg("row %zu (%s): got %s", i, rows[i].s, csrf_reason_name(r));
+		if (r == CSRF_OK)
+			assert_true(v == rows[i].v);
+	}
+}
+
+/* ---- threads ---- */
+
+#define THREADS 4
+#define ROUNDS 5000
+
+typedef struct {
+	csrf_store *shared; /* counter */
+	csrf_store *small;  /* constant eviction */
+	int id;
+	int errors;
+} worker_arg;
+
+static void *worker(void *p)
+{
+	worker_arg *a = p;
+	char key[32], buf[64];
+	size_t len;
+	int64_t v;
+
+	for (int i = 0; i < ROUNDS; i++) {
+		if (csrf_store_incr(a->shared, "hits", 4, 0, &v) != CSRF_OK || v < 1)
+			a->errors++;
+		int n = snprintf(key, sizeof key, "t%d-%d", a->id, i % 97);
+		if (csrf_store_set(a->small, key, (size_t)n, key, (size_t)n, (uint32_t)(i % 3)) != CSRF_OK)
+			a->errors++;
+		n = snprintf(key, sizeof key, "t%d-%d", (a->id + 1) % THREADS, i % 89);
+		csrf_reason r = csrf_store_get(a->small, key, (size_t)n, buf, sizeof buf, &len);
+		/* present or evicted, never someone else's value */
+		if (r == CSRF_OK && (len != (size_t)n || memcmp(buf, key, len) != 0))
+			a->errors++;
+		else if (r != CSRF_OK && r != CSRF_NOT_FOUND)
+			a->errors++;
+		if (i % 11 == 0 && csrf_store_del(a->small, key, (size_t)n) != CSRF_OK)
+			a->errors++;
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	csrf_store *shared = NULL, *small = NULL;
+	pthread_t t[THREADS];
+	worker_arg args[THREADS];
+	char buf[32];
+	size_t len;
+
+	(void)state;
+	assert_int_equal(csrf_store_open(&shared, "memory"), CSRF_OK);
+	assert_int_equal(csrf_store_open(&small, "memory://?max=50"), CSRF_OK);
+	for (int i = 0; i < THREADS; i++) {
+		args[i] = (worker_arg){shared, small, i, 0};
+		assert_int_equal(pthread_create(&t[i], NULL, worker, &args[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(args[i].errors, 0);
+	}
+	assert_int_equal(csrf_store_get(shared, "hits", 4, buf, sizeof buf, &len), CSRF_OK);
+	assert_int_equal(len, 5);
+	assert_memory_equal(buf, "20000", 5);
+	assert_true(csrf_store_memory_count(small) <= 50);
+	csrf_store_close(shared);
+	csrf_store_close(small);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_semantics),      cmocka_unit_test(test_values_are_copied),
+	    cmocka_unit_test(test_ttl_expiry),     cmocka_unit_test(test_sweep_is_incremental),
+	    cmocka_unit_test(test_eviction_order), cmocka_unit_test(test_many_entries),
+	    cmocka_unit_test(test_url_rows),       cmocka_unit_test(test_url_prefixes),
+	    cmocka_unit_test(test_open),           cmocka_unit_test(test_parse_i64),
+	    cmocka_unit_test(test_threads),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
