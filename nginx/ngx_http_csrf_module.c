@@ -30,6 +30,8 @@ typedef struct {
 	ngx_flag_t unsafe_get;
 	ngx_int_t status;
 
+	ngx_str_t secret_cookie; /* "__Host-csrf_secret" for an https origin */
+	ngx_uint_t host_prefix;
 	csrf_ctx *ctx; /* built in merge when enable is on */
 } ngx_http_csrf_loc_conf_t;
 
@@ -742,7 +744,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	ngx_http_csrf_scheme(r, clcf, &scheme);
 
 	/* the session secret: from a valid signed cookie, or a new one */
-	ngx_str_set(&name, CSRF_DEFAULT_SECRET_COOKIE);
+	name = clcf->secret_cookie;
 	cookie = ngx_http_csrf_cookie(r);
 	rc = CSRF_NOT_FOUND;
 	if (cookie.ptr) {
@@ -761,9 +763,15 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 		ngx_memzero(&opts, sizeof(opts));
 		opts.secure = (scheme.len == 5);
-		opts.host_prefix = opts.secure;
+		opts.host_prefix = clcf->host_prefix;
 		opts.http_only = 1;
 		opts.same_site = CSRF_SAMESITE_LAX;
+
+		if (clcf->host_prefix) {
+			/* csrf_set_cookie_build adds the prefix itself */
+			name.data += 7;
+			name.len -= 7;
+		}
 
 		len = 512;
 		p = ngx_pnalloc(r->pool, len);
@@ -1261,6 +1269,13 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 		return NGX_CONF_ERROR;
 	}
 
+	/* over HTTPS the secret cookie is a __Host- cookie: only an origin
+	 * configured as https guarantees that every request is HTTPS */
+	rc = csrf_ctx_set_secret_cookie(ctx, (const char *)conf->secret_cookie.data);
+	if (rc != CSRF_OK) {
+		return ngx_http_csrf_config_error(cf, ctx, "csrf", rc);
+	}
+
 	csrf_ctx_set_mode(ctx, (csrf_mode)conf->mode);
 	csrf_ctx_set_report_only(ctx, conf->action == NGX_HTTP_CSRF_ACTION_LOG);
 	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
@@ -1341,6 +1356,13 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 
 	if (!conf->enable) {
 		return NGX_CONF_OK;
+	}
+
+	conf->host_prefix = conf->origin.len > 8 && ngx_strncasecmp(conf->origin.data, (u_char *)"https://", 8) == 0;
+	if (conf->host_prefix) {
+		ngx_str_set(&conf->secret_cookie, "__Host-" CSRF_DEFAULT_SECRET_COOKIE);
+	} else {
+		ngx_str_set(&conf->secret_cookie, CSRF_DEFAULT_SECRET_COOKIE);
 	}
 
 	return ngx_http_csrf_build_ctx(cf, prev, conf);

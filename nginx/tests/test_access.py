@@ -1,0 +1,179 @@
+"""Access phase through the real nginx: the library's decision on unsafe
+methods, the token from a header or from an urlencoded or multipart body
+(left intact for the upstream), csrf_unsafe_get, csrf_action log,
+csrf_mode, csrf_status, csrf_trusted_origin, csrf off, $csrf_result."""
+
+import hashlib
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ngxtest as T  # noqa: E402
+
+HTTP = """
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        root {prefix}/www;
+        csrf on;
+        location / {{ }}
+        location /echo {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /vote {{ csrf_unsafe_get on; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /off {{ csrf off; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /log {{ csrf_action log; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /origin-only {{ csrf_mode origin; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /token-only {{ csrf_mode token; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /small {{ csrf_body_max 64; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /status {{ csrf_status 451; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /trusted {{
+            csrf_trusted_origin http://partner.example:8443;
+            proxy_pass http://127.0.0.1:{upstream};
+        }}
+    }}
+"""
+
+PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=post action=/echo></form></body></html>"
+
+
+def echo(c, head, body):
+    T.send_whole(c, b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode()), "text/plain")
+
+
+class AccessTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.up = T.Upstream(echo)
+        cls.ngx = T.Nginx(HTTP, cls.up.port)
+        cls.ngx.write("www/index.html", PAGE)
+        cls.ngx.start()
+        cls.port = cls.ngx.port
+        cls.self_origin = "http://127.0.0.1:%d" % cls.port
+        cls.cookie, cls.field, cls.token = T.session_tokens(cls.port)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ngx.cleanup()
+        cls.up.close()
+
+    def test_tokens_were_issued(self):
+        self.assertIsNotNone(self.cookie, "no secret cookie set")
+        self.assertIsNotNone(self.field, "no csrf-param meta")
+        self.assertIsNotNone(self.token, "no csrf-token meta")
+
+    def test_decisions(self):
+        so = self.self_origin
+        ck = ("Cookie", self.cookie)
+        th = ("X-CSRF-Token", self.token)
+        bad = ("X-CSRF-Token", self.token[:-4] + ("AAAA" if not self.token.endswith("AAAA") else "BBBB"))
+        form = ("Content-Type", "application/x-www-form-urlencoded")
+        rows = [
+            # (name, method, path, headers, body, status, $csrf_result)
+            ("safe get", "GET", "/", [], b"", 200, "safe_method"),
+            ("post, nothing", "POST", "/echo", [], b"a=1", 403, "secret_missing"),
+            ("post, cross-site", "POST", "/echo", [("Sec-Fetch-Site", "cross-site"), ck, th], b"", 403, "cross_site"),
+            ("post, same-site", "POST", "/echo", [("Sec-Fetch-Site", "same-site"), ck, th], b"", 403, "same_site"),
+            ("post, foreign origin", "POST", "/echo", [("Origin", "http://evil.example"), ck, th], b"", 403,
+             "origin_mismatch"),
+            ("post, null origin", "POST", "/echo", [("Origin", "null"), ck, th], b"", 403, "null_origin"),
+            ("post, header token", "POST", "/echo", [("Origin", so), ck, th], b"x", 200, "ok"),
+            ("post, fetch same-origin + token", "POST", "/echo", [("Sec-Fetch-Site", "same-origin"), ck, th], b"", 200,
+             "ok"),
+            ("post, token without cookie", "POST", "/echo", [("Origin", so), th], b"", 403, "secret_missing"),
+            ("post, bad token", "POST", "/echo", [("Origin", so), ck, bad], b"", 403, None),
+            ("post, cookie no token", "POST", "/echo", [("Origin", so), ck, form], b"a=1", 403, "token_missing"),
+            ("get with override", "GET", "/echo", [("X-HTTP-Method-Override", "DELETE")], b"", 403, None),
+            ("delete, no token", "DELETE", "/echo", [("Origin", so), ck], b"", 403, "token_missing"),
+            ("csrf off", "POST", "/off", [("Sec-Fetch-Site", "cross-site")], b"", 200, None),
+            ("log only", "POST", "/log", [("Sec-Fetch-Site", "cross-site")], b"", 200, "cross_site"),
+            ("origin mode, same-origin", "POST", "/origin-only", [("Sec-Fetch-Site", "same-origin")], b"", 200,
+             "origin_verified"),
+            ("origin mode, cross-site", "POST", "/origin-only", [("Sec-Fetch-Site", "cross-site")], b"", 403,
+             "cross_site"),
+            ("token mode, cross origin with token", "POST", "/token-only", [("Origin", "http://evil.example"), ck, th],
+             b"", 200, "ok"),
+            ("token mode, no token", "POST", "/token-only", [("Sec-Fetch-Site", "same-origin"), ck], b"", 403,
+             "token_missing"),
+            ("status", "POST", "/status", [("Sec-Fetch-Site", "cross-site")], b"", 451, "cross_site"),
+            ("trusted origin", "POST", "/trusted", [("Origin", "http://partner.example:8443"), ck, th], b"", 200, "ok"),
+            ("untrusted origin", "POST", "/trusted", [("Origin", "http://partner.example"), ck, th], b"", 403,
+             "origin_mismatch"),
+            ("body over cap", "POST", "/small", [("Origin", so), ck, form], b"a=" + b"x" * 100, 413,
+             "body_too_large"),
+            # csrf_unsafe_get: positive same-origin evidence or nothing
+            ("unsafe get, no evidence", "GET", "/vote?id=1", [], b"", 403, "no_evidence"),
+            ("unsafe head, no evidence", "HEAD", "/vote?id=1", [], b"", 403, "no_evidence"),
+            ("unsafe get, cross-site", "GET", "/vote?id=1", [("Sec-Fetch-Site", "cross-site")], b"", 403, None),
+            ("unsafe get, same-site", "GET", "/vote?id=1", [("Sec-Fetch-Site", "same-site")], b"", 403, None),
+            ("unsafe get, same-origin", "GET", "/vote?id=1", [("Sec-Fetch-Site", "same-origin")], b"", 200, None),
+            ("unsafe get, typed url", "GET", "/vote?id=1", [("Sec-Fetch-Site", "none")], b"", 200, None),
+            ("unsafe get, same-origin referer", "GET", "/vote?id=1", [("Referer", so + "/")], b"", 200, None),
+            ("unsafe get, foreign referer", "GET", "/vote?id=1", [("Referer", "http://evil.example/")], b"", 403,
+             None),
+        ]
+        for i, (name, method, path, headers, body, status, result) in enumerate(rows):
+            path += ("&" if "?" in path else "?") + "row=%d" % i
+            with self.subTest(name):
+                if method == "HEAD":
+                    r = T.raw(self.port, ("HEAD %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n%s\r\n" % (
+                        path, self.port, "".join("%s: %s\r\n" % h for h in headers))).encode())
+                else:
+                    r = T.request(self.port, method, path, headers, body)
+                self.assertIsNotNone(r)
+                self.assertEqual(r.status, status)
+                if status == 200 and path.startswith("/echo") and method == "POST":
+                    self.assertIn(b"len=%d " % len(body), r.body)
+        log = self.ngx.access_log().splitlines()
+        for i, (name, method, path, headers, body, status, result) in enumerate(rows):
+            path += ("&" if "?" in path else "?") + "row=%d" % i
+            if result:
+                with self.subTest("log " + name):
+                    self.assertIn("%s %s %d %s" % (method, path, status, result), log)
+        self.assertIn("would reject", self.ngx.error_log())
+        self.assertEqual(self.ngx.crashed(), [])
+
+    def test_body_token_left_intact(self):
+        so = self.self_origin
+        ck = ("Cookie", self.cookie)
+        bnd = "----csrfboundary7"
+        multipart = ("--%s\r\nContent-Disposition: form-data; name=\"amount\"\r\n\r\n10\r\n"
+                     "--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n"
+                     "--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+                     "Content-Type: text/plain\r\n\r\n%s\r\n--%s--\r\n") % (bnd, bnd, self.field, self.token, bnd,
+                                                                           "z" * 3000, bnd)
+        big = "amount=10&" + "pad=" + "p" * 20000 + "&" + self.field + "=" + self.token + "&to=bob"
+        rows = [
+            ("urlencoded", "application/x-www-form-urlencoded",
+             "amount=10&%s=%s&to=bob" % (self.field, self.token), 200),
+            ("urlencoded with charset", "application/x-www-form-urlencoded; charset=UTF-8",
+             "%s=%s" % (self.field, self.token), 200),
+            # over client_body_buffer_size: nginx keeps it in a temporary file
+            ("urlencoded in a file", "application/x-www-form-urlencoded", big, 200),
+            ("multipart", "multipart/form-data; boundary=" + bnd, multipart, 200),
+            ("urlencoded, wrong field", "application/x-www-form-urlencoded", "other=%s" % self.token, 403),
+            ("multipart, truncated", "multipart/form-data; boundary=" + bnd, multipart[:200], 403),
+            ("multipart, no boundary", "multipart/form-data", multipart, 403),
+            ("text/plain body", "text/plain", "%s=%s" % (self.field, self.token), 403),
+        ]
+        for name, ctype, body, status in rows:
+            with self.subTest(name):
+                body = body.encode()
+                r = T.request(self.port, "POST", "/echo", [("Origin", so), ck, ("Content-Type", ctype)], body)
+                self.assertEqual(r.status, status)
+                if status == 200:
+                    want = b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode())
+                    self.assertEqual(r.body, want, "upstream did not get the body intact")
+
+    def test_chunked_body(self):
+        body = ("%s=%s" % (self.field, self.token)).encode()
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+        r = T.request(self.port, "POST", "/echo",
+                      [("Origin", self.self_origin), ("Cookie", self.cookie),
+                       ("Content-Type", "application/x-www-form-urlencoded"), ("Transfer-Encoding", "chunked")],
+                      chunked)
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"len=%d " % len(body), r.body)
+
+
+if __name__ == "__main__":
+    unittest.main()
