@@ -1,0 +1,643 @@
+/* test_token.c - src/token.c: masked tokens bound to a session, their
+ * rejects, expiry, key rotation, the signed secret cookie, derived field
+ * names, and that the hot path allocates nothing. No test prints a token,
+ * a secret or a key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#define T0 1700000000 /* a fixed "now" for issue times */
+
+static const uint8_t key1[CSRF_KEY_LEN] = {0x11, 0x22, 0x33, 0x44, 1};
+static const uint8_t key2[CSRF_KEY_LEN] = {0x55, 0x66, 0x77, 0x88, 2};
+static const uint8_t secret_a[CSRF_SECRET_LEN] = {0xa1, 0xa2, 0xa3, 0xa4};
+static const uint8_t secret_b[CSRF_SECRET_LEN] = {0xb1, 0xb2, 0xb3, 0xb4};
+
+#define SID_A "session-a"
+#define SID_B "session-b"
+
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static csrf_ctx *ctx_with_key(uint32_t id, const uint8_t *key)
+{
+	csrf_ctx *ctx = NULL;
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	if (key)
+		assert_int_equal(csrf_ctx_add_key(ctx, id, key, 1), CSRF_OK);
+	return ctx;
+}
+
+static void issue(const csrf_ctx *ctx, const uint8_t *secret, const char *sid, int64_t now,
+                  char out[CSRF_TOKEN_LEN + 1])
+{
+	assert_int_equal(csrf_token_issue(ctx, secret, sid, sid ? strlen(sid) : 0, now, out, CSRF_TOKEN_LEN + 1),
+	                 CSRF_OK);
+	assert_int_equal(strlen(out), CSRF_TOKEN_LEN);
+}
+
+static csrf_reason verify(const csrf_ctx *ctx, const uint8_t *secret, const char *sid, const char *tok, size_t len,
+                          int64_t now)
+{
+	return csrf_token_verify(ctx, secret, sid, sid ? strlen(sid) : 0, tok, len, now);
+}
+
+/* The raw 54 bytes inside a masked token. */
+static void unmask(const char *masked, uint8_t raw[CSRF_TOKEN_RAW_LEN])
+{
+	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN];
+	size_t n;
+	assert_int_equal(csrf_b64url_decode(masked, CSRF_TOKEN_LEN, buf, sizeof buf, &n), CSRF_OK);
+	assert_int_equal(n, sizeof buf);
+	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+		raw[i] = buf[CSRF_TOKEN_RAW_LEN + i] ^ buf[i];
+}
+
+static void encode_raw(const uint8_t raw[CSRF_TOKEN_RAW_LEN], char out[CSRF_TOKEN_UNMASKED_LEN + 1])
+{
+	csrf_b64url_encode(raw, CSRF_TOKEN_RAW_LEN, out);
+	out[CSRF_TOKEN_UNMASKED_LEN] = '\0';
+}
+
+static int is_rejection(csrf_reason r)
+{
+	return r == CSRF_TOKEN_MALFORMED || r == CSRF_TOKEN_INVALID || r == CSRF_TOKEN_SESSION || r == CSRF_UNKNOWN_KEY;
+}
+
+static void test_round_trip(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t1[CSRF_TOKEN_LEN + 1], t2[CSRF_TOKEN_LEN + 1];
+
+	issue(ctx, secret_a, SID_A, 0, t1);
+	for (size_t i = 0; i < CSRF_TOKEN_LEN; i++)
+		assert_non_null(memchr(alphabet, t1[i], sizeof alphabet - 1));
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* Masked: two issues differ and both verify. */
+	issue(ctx, secret_a, SID_A, 0, t2);
+	assert_memory_not_equal(t1, t2, CSRF_TOKEN_LEN);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t2, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* Same raw token under both masks. */
+	uint8_t r1[CSRF_TOKEN_RAW_LEN], r2[CSRF_TOKEN_RAW_LEN];
+	issue(ctx, secret_a, SID_A, T0, t1);
+	issue(ctx, secret_a, SID_A, T0, t2);
+	unmask(t1, r1);
+	unmask(t2, r2);
+	assert_memory_equal(r1, r2, sizeof r1);
+	assert_int_equal(r1[0], 1);
+	assert_int_equal(r1[1], 0);
+	assert_int_equal(r1[5], 1); /* key id 1, big endian */
+
+	/* The unmasked form verifies too, from a guard page. */
+	char u[CSRF_TOKEN_UNMASKED_LEN + 1];
+	encode_raw(r1, u);
+	char *g = tu_guard_copy(u, CSRF_TOKEN_UNMASKED_LEN);
+	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_OK);
+	tu_guard_free(g);
+	g = tu_guard_copy(t1, CSRF_TOKEN_LEN);
+	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_LEN, T0), CSRF_OK);
+	tu_guard_free(g);
+
+	/* An empty session id is a session id like any other. */
+	issue(ctx, secret_a, NULL, 0, t1);
+	assert_int_equal(verify(ctx, secret_a, "", t1, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_TOKEN_SESSION);
+	csrf_ctx_free(ctx);
+}
+
+/* {secret, session} of the verifier against a token of secret_a/SID_A. */
+static const struct {
+	const uint8_t *secret;
+	const char *sid;
+	csrf_reason want;
+} binding_rows[] = {
+    {secret_a, SID_A, CSRF_OK},
+    {secret_a, SID_B, CSRF_TOKEN_SESSION},        /* a token of another session */
+    {secret_a, "session-a ", CSRF_TOKEN_SESSION}, /* sid extended */
+    {secret_a, "session-", CSRF_TOKEN_SESSION},   /* sid truncated */
+    {secret_a, "", CSRF_TOKEN_SESSION},
+    {secret_b, SID_A, CSRF_TOKEN_INVALID}, /* same session, other secret */
+    {secret_b, SID_B, CSRF_TOKEN_SESSION},
+};
+
+static void test_binding(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1];
+
+	issue(ctx, secret_a, SID_A, 0, t);
+	for (size_t i = 0; i < sizeof binding_rows / sizeof binding_rows[0]; i++) {
+		csrf_reason r = verify(ctx, binding_rows[i].secret, binding_rows[i].sid, t, CSRF_TOKEN_LEN, 0);
+		if (r != binding_rows[i].want)
+			fail_msg("binding row %zu: got %s, want %s", i, csrf_reason_name(r),
+			         csrf_reason_name(binding_rows[i].want));
+	}
+	csrf_ctx_free(ctx);
+}
+
+/* Change every character of a masked and of an unmasked token to every
+ * other alphabet character: never accepted. */
+static void test_every_position_tampered(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1], u[CSRF_TOKEN_UNMASKED_LEN + 1];
+	uint8_t raw[CSRF_TOKEN_RAW_LEN];
+
+	issue(ctx, secret_a, SID_A, T0, t);
+	unmask(t, raw);
+	encode_raw(raw, u);
+	struct {
+		char *tok;
+		size_t len;
+	} forms[] = {{t, CSRF_TOKEN_LEN}, {u, CSRF_TOKEN_UNMASKED_LEN}};
+	for (size_t f = 0; f < 2; f++) {
+		char *tok = forms[f].tok;
+		for (size_t pos = 0; pos < forms[f].len; pos++) {
+			char orig = tok[pos];
+			for (size_t a = 0; a < sizeof alphabet - 1; a++) {
+				if (alphabet[a] == orig)
+					continue;
+				tok[pos] = alphabet[a];
+				csrf_reason r = verify(ctx, secret_a, SID_A, tok, forms[f].len, T0);
+				if (!is_rejection(r))
+					fail_msg("form %zu: position %zu changed gives %s", f, pos,
+					         csrf_reason_name(r));
+			}
+			tok[pos] = orig;
+		}
+		assert_int_equal(verify(ctx, secret_a, SID_A, tok, forms[f].len, T0), CSRF_OK);
+	}
+	csrf_ctx_free(ctx);
+}
+
+/* Fields of the raw token changed one at a time: the reason names what. */
+static void test_raw_fields(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1], u[CSRF_TOKEN_UNMASKED_LEN + 1];
+	uint8_t raw[CSRF_TOKEN_RAW_LEN];
+	static const struct {
+		size_t off;
+		uint8_t xor_;
+		csrf_reason want;
+	} rows[] = {
+	    {0, 0x01, CSRF_TOKEN_MALFORMED},                                 /* version 0 */
+	    {0, 0x03, CSRF_TOKEN_MALFORMED},                                 /* version 2 */
+	    {1, 0x01, CSRF_TOKEN_MALFORMED},                                 /* flags */
+	    {1, 0x80, CSRF_TOKEN_MALFORMED}, {5, 0x03, CSRF_UNKNOWN_KEY},    /* key id 2 */
+	    {2, 0x80, CSRF_UNKNOWN_KEY},     {13, 0x01, CSRF_TOKEN_INVALID}, /* issue time (tag covers it) */
+	    {6, 0x40, CSRF_TOKEN_INVALID},   {14, 0x01, CSRF_TOKEN_INVALID}, /* bind alone: the tag still holds */
+	    {21, 0x80, CSRF_TOKEN_INVALID},  {22, 0x01, CSRF_TOKEN_INVALID}, /* tag */
+	    {53, 0x80, CSRF_TOKEN_INVALID},
+	};
+
+	issue(ctx, secret_a, SID_A, T0, t);
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		unmask(t, raw);
+		raw[rows[i].off] ^= rows[i].xor_;
+		encode_raw(raw, u);
+		csrf_reason r = verify(ctx, secret_a, SID_A, u, CSRF_TOKEN_UNMASKED_LEN, T0);
+		if (r != rows[i].want)
+			fail_msg("raw row %zu: got %s, want %s", i, csrf_reason_name(r),
+			         csrf_reason_name(rows[i].want));
+	}
+	/* Session A's tag with session B's bind: neither session's token. */
+	char other[CSRF_TOKEN_LEN + 1];
+	uint8_t raw_b[CSRF_TOKEN_RAW_LEN];
+	issue(ctx, secret_a, SID_B, T0, other);
+	unmask(t, raw);
+	unmask(other, raw_b);
+	memcpy(raw + 14, raw_b + 14, 8);
+	encode_raw(raw, u);
+	assert_int_equal(verify(ctx, secret_a, SID_A, u, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_INVALID);
+	assert_int_equal(verify(ctx, secret_a, SID_B, u, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_INVALID);
+	/* Session B's whole token, checked for session A: another session. */
+	assert_int_equal(verify(ctx, secret_a, SID_A, other, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_SESSION);
+	csrf_ctx_free(ctx);
+}
+
+static void test_truncated_and_oversized(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1], u[CSRF_TOKEN_UNMASKED_LEN + 1];
+	uint8_t raw[CSRF_TOKEN_RAW_LEN];
+
+	issue(ctx, secret_a, SID_A, T0, t);
+	unmask(t, raw);
+	encode_raw(raw, u);
+	for (size_t l = 1; l < CSRF_TOKEN_LEN; l++) {
+		char *g = tu_guard_copy(t, l);
+		csrf_reason r = verify(ctx, secret_a, SID_A, g, l, T0);
+		tu_guard_free(g);
+		/* 72 characters of a masked token are the pad: a well-formed
+		 * length that must still never verify. */
+		if (l == CSRF_TOKEN_UNMASKED_LEN ? !is_rejection(r) : r != CSRF_TOKEN_MALFORMED)
+			fail_msg("masked prefix %zu gives %s", l, csrf_reason_name(r));
+	}
+	for (size_t l = 1; l < CSRF_TOKEN_UNMASKED_LEN; l++) {
+		char *g = tu_guard_copy(u, l);
+		csrf_reason r = verify(ctx, secret_a, SID_A, g, l, T0);
+		tu_guard_free(g);
+		if (r != CSRF_TOKEN_MALFORMED)
+			fail_msg("unmasked prefix %zu gives %s", l, csrf_reason_name(r));
+	}
+	assert_int_equal(verify(ctx, secret_a, SID_A, t, 0, T0), CSRF_TOKEN_MALFORMED);
+	assert_int_equal(verify(ctx, secret_a, SID_A, NULL, 0, T0), CSRF_TOKEN_MALFORMED);
+
+	/* Overlong: one more character, two tokens, a large blob. */
+	char big[4096];
+	memset(big, 'A', sizeof big);
+	memcpy(big, t, CSRF_TOKEN_LEN);
+	memcpy(big + CSRF_TOKEN_LEN, t, CSRF_TOKEN_LEN);
+	const size_t over[] = {CSRF_TOKEN_LEN + 1, CSRF_TOKEN_LEN + 4, 2 * CSRF_TOKEN_LEN, sizeof big};
+	for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+		char *g = tu_guard_copy(big, over[i]);
+		assert_int_equal(verify(ctx, secret_a, SID_A, g, over[i], T0), CSRF_TOKEN_MALFORMED);
+		tu_guard_free(g);
+	}
+	/* The exact token followed by bytes outside its length still verifies:
+	 * only the given length is read. */
+	assert_int_equal(verify(ctx, secret_a, SID_A, big, CSRF_TOKEN_LEN, T0), CSRF_OK);
+
+	/* Characters outside the alphabet at a few positions. */
+	static const char bad[] = {'+', '/', '=', ' ', '\0', '.', '%', '\n', (char)0x80, (char)0xff};
+	static const size_t positions[] = {0, 1, 71, 72, 100, CSRF_TOKEN_LEN - 1};
+	for (size_t b = 0; b < sizeof bad; b++) {
+		for (size_t p = 0; p < sizeof positions / sizeof positions[0]; p++) {
+			char copy[CSRF_TOKEN_LEN];
+			memcpy(copy, t, sizeof copy);
+			copy[positions[p]] = bad[b];
+			if (verify(ctx, secret_a, SID_A, copy, sizeof copy, T0) != CSRF_TOKEN_MALFORMED)
+				fail_msg("byte 0x%02x at %zu not malformed", (unsigned char)bad[b], positions[p]);
+		}
+	}
+	csrf_ctx_free(ctx);
+}
+
+static const struct {
+	uint32_t max_age;
+	int64_t issued;
+	int64_t checked;
+	csrf_reason want;
+} age_rows[] = {
+    {0, T0, T0, CSRF_OK},
+    {0, T0, T0 + 10LL * 365 * 86400, CSRF_OK}, /* no max age: never expires */
+    {3600, T0, T0, CSRF_OK},
+    {3600, T0, T0 + 3600, CSRF_OK},
+    {3600, T0, T0 + 3601, CSRF_TOKEN_EXPIRED},
+    {3600, T0, T0 + 100000, CSRF_TOKEN_EXPIRED},
+    {1, T0, T0 + 2, CSRF_TOKEN_EXPIRED},
+    /* issued in the future (clock skew): 300 s allowed, not more */
+    {0, T0, T0 - 300, CSRF_OK},
+    {0, T0, T0 - 301, CSRF_TOKEN_EXPIRED},
+    {3600, T0, T0 - 300, CSRF_OK},
+    {3600, T0, T0 - 301, CSRF_TOKEN_EXPIRED},
+    {0, T0, 1, CSRF_TOKEN_EXPIRED},
+};
+
+static void test_expiry(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	for (size_t i = 0; i < sizeof age_rows / sizeof age_rows[0]; i++) {
+		char t[CSRF_TOKEN_LEN + 1];
+		csrf_ctx_set_max_age(ctx, age_rows[i].max_age);
+		issue(ctx, secret_a, SID_A, age_rows[i].issued, t);
+		csrf_reason r = verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_LEN, age_rows[i].checked);
+		if (r != age_rows[i].want)
+			fail_msg("age row %zu: got %s, want %s", i, csrf_reason_name(r),
+			         csrf_reason_name(age_rows[i].want));
+	}
+	/* A forged token is invalid, not expired: age is judged only after
+	 * the tag verified. */
+	char t[CSRF_TOKEN_LEN + 1];
+	csrf_ctx_set_max_age(ctx, 10);
+	issue(ctx, secret_a, SID_A, T0, t);
+	assert_int_equal(verify(ctx, secret_b, SID_A, t, CSRF_TOKEN_LEN, T0 + 1000), CSRF_TOKEN_INVALID);
+	/* now == 0 is the current time. */
+	csrf_ctx_set_max_age(ctx, 60);
+	issue(ctx, secret_a, SID_A, 0, t);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	issue(ctx, secret_a, SID_A, T0, t);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_LEN, 0), CSRF_TOKEN_EXPIRED);
+	csrf_ctx_free(ctx);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+	assert_int_equal(fclose(f), 0);
+}
+
+static void key_line(char *out, size_t cap, uint32_t id, const uint8_t *key, int sign)
+{
+	char hex[2 * CSRF_KEY_LEN + 1];
+	csrf_hex_encode(key, CSRF_KEY_LEN, hex);
+	hex[2 * CSRF_KEY_LEN] = '\0';
+	int n = snprintf(out, cap, "key %u %d %s%s\n", (unsigned)id, T0, hex, sign ? " sign" : "");
+	assert_true(n > 0 && (size_t)n < cap);
+}
+
+static void test_unknown_key_and_rotation(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/csrf-token-XXXXXX";
+	char path[64], line1[200], line1n[200], line2[200], text[500];
+	char t1[CSRF_TOKEN_LEN + 1], t2[CSRF_TOKEN_LEN + 1], t3[CSRF_TOKEN_LEN + 1];
+	uint8_t raw[CSRF_TOKEN_RAW_LEN];
+
+	/* A ring without the token's key id. */
+	csrf_ctx *a = ctx_with_key(1, key1);
+	csrf_ctx *b = ctx_with_key(9, key1);
+	issue(a, secret_a, SID_A, 0, t1);
+	assert_int_equal(verify(b, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
+	csrf_ctx_free(b);
+	csrf_ctx_free(a);
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/keys", dir);
+	key_line(line1, sizeof line1, 1, key1, 1);
+	key_line(line2, sizeof line2, 2, key2, 1);
+	write_file(path, line1);
+
+	csrf_ctx *ctx = ctx_with_key(0, NULL);
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	issue(ctx, secret_a, SID_A, 0, t1);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* Key 2 signs; key 1's tokens still verify. */
+	assert_int_equal(csrf_ctx_add_key(ctx, 2, key2, 1), CSRF_OK);
+	issue(ctx, secret_a, SID_A, 0, t2);
+	unmask(t2, raw);
+	assert_int_equal(raw[5], 2);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t2, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* A file with both keys, 2 signing: as before. */
+	key_line(line1n, sizeof line1n, 1, key1, 0);
+	snprintf(text, sizeof text, "# two keys\n%s\n%s", line1n, line2);
+	write_file(path, text);
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t2, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* Key 1 retired: its tokens are of an unknown key, new ones verify. */
+	write_file(path, line2);
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t2, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	issue(ctx, secret_a, SID_A, 0, t3);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t3, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* A bad file changes nothing. */
+	write_file(path, "key 3 0 zz sign\n");
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_ERR_CONFIG);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t3, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	csrf_ctx_free(ctx);
+
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_secret_cookie(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char c[CSRF_SECRET_COOKIE_LEN + 1], c2[CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t got[CSRF_SECRET_LEN];
+	static const uint8_t zero[CSRF_SECRET_LEN];
+
+	assert_int_equal(csrf_secret_cookie_encode(ctx, secret_a, c, sizeof c), CSRF_OK);
+	assert_int_equal(strlen(c), CSRF_SECRET_COOKIE_LEN);
+	char *g = tu_guard_copy(c, CSRF_SECRET_COOKIE_LEN);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, g, CSRF_SECRET_COOKIE_LEN, got), CSRF_OK);
+	tu_guard_free(g);
+	assert_memory_equal(got, secret_a, sizeof got);
+	/* Deterministic: the same secret gives the same cookie. */
+	assert_int_equal(csrf_secret_cookie_encode(ctx, secret_a, c2, sizeof c2), CSRF_OK);
+	assert_string_equal(c, c2);
+	assert_int_equal(csrf_secret_cookie_encode(ctx, secret_a, c2, CSRF_SECRET_COOKIE_LEN), CSRF_ERR_BUFFER);
+
+	/* Every character changed: invalid, or an unknown key when the key
+	 * id changed; the output is wiped. */
+	for (size_t pos = 0; pos < CSRF_SECRET_COOKIE_LEN; pos++) {
+		char orig = c[pos];
+		for (size_t a = 0; a < sizeof alphabet - 1; a += 5) {
+			if (alphabet[a] == orig)
+				continue;
+			c[pos] = alphabet[a];
+			memset(got, 0xee, sizeof got);
+			csrf_reason r = csrf_secret_cookie_decode(ctx, c, CSRF_SECRET_COOKIE_LEN, got);
+			int key_id_chars = pos >= 1 && pos <= 6;
+			if (!(r == CSRF_SECRET_INVALID || (key_id_chars && r == CSRF_UNKNOWN_KEY)))
+				fail_msg("cookie position %zu changed gives %s", pos, csrf_reason_name(r));
+			assert_memory_equal(got, zero, sizeof got);
+		}
+		c[pos] = orig;
+	}
+
+	/* Every truncated prefix, overlong, bad alphabet, absent. */
+	for (size_t l = 0; l < CSRF_SECRET_COOKIE_LEN; l++) {
+		g = tu_guard_copy(c, l ? l : 1);
+		assert_int_equal(csrf_secret_cookie_decode(ctx, g, l, got), CSRF_SECRET_INVALID);
+		tu_guard_free(g);
+	}
+	char longer[CSRF_SECRET_COOKIE_LEN + 4];
+	memcpy(longer, c, CSRF_SECRET_COOKIE_LEN);
+	memcpy(longer + CSRF_SECRET_COOKIE_LEN, "AAAA", 4);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, longer, sizeof longer, got), CSRF_SECRET_INVALID);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, longer, CSRF_SECRET_COOKIE_LEN + 1, got), CSRF_SECRET_INVALID);
+	memcpy(longer, c, CSRF_SECRET_COOKIE_LEN);
+	longer[40] = '=';
+	assert_int_equal(csrf_secret_cookie_decode(ctx, longer, CSRF_SECRET_COOKIE_LEN, got), CSRF_SECRET_INVALID);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, NULL, 0, got), CSRF_SECRET_INVALID);
+
+	/* A cookie planted from a sibling subdomain, signed by another
+	 * server's key: with the same key id it is invalid, with another an
+	 * unknown key. */
+	static const uint8_t other_key[CSRF_KEY_LEN] = {0xde, 0xad};
+	csrf_ctx *sib = ctx_with_key(1, other_key);
+	csrf_ctx *sib7 = ctx_with_key(7, other_key);
+	assert_int_equal(csrf_secret_cookie_encode(sib, secret_b, c2, sizeof c2), CSRF_OK);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, c2, CSRF_SECRET_COOKIE_LEN, got), CSRF_SECRET_INVALID);
+	assert_int_equal(csrf_secret_cookie_encode(sib7, secret_b, c2, sizeof c2), CSRF_OK);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, c2, CSRF_SECRET_COOKIE_LEN, got), CSRF_UNKNOWN_KEY);
+	assert_memory_equal(got, zero, sizeof got);
+	csrf_ctx_free(sib);
+	csrf_ctx_free(sib7);
+
+	/* A token is not a cookie, nor the other way round. */
+	char t[CSRF_TOKEN_LEN + 1];
+	issue(ctx, secret_a, SID_A, 0, t);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, t, CSRF_SECRET_COOKIE_LEN, got), CSRF_SECRET_INVALID);
+	assert_int_equal(verify(ctx, secret_a, SID_A, c, CSRF_SECRET_COOKIE_LEN, 0), CSRF_TOKEN_MALFORMED);
+	csrf_ctx_free(ctx);
+}
+
+static int field_shape_ok(const char *s)
+{
+	if (strlen(s) != 17 || memcmp(s, "csrf_", 5) != 0)
+		return 0;
+	for (size_t i = 5; i < 17; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static void test_field_names(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char a1[CSRF_FIELD_NAME_MAX + 1], a2[CSRF_FIELD_NAME_MAX + 1], b[CSRF_FIELD_NAME_MAX + 1];
+
+	assert_int_equal(csrf_field_name(ctx, secret_a, a1, sizeof a1), CSRF_OK);
+	assert_int_equal(csrf_field_name(ctx, secret_a, a2, sizeof a2), CSRF_OK);
+	assert_int_equal(csrf_field_name(ctx, secret_b, b, sizeof b), CSRF_OK);
+	assert_true(field_shape_ok(a1));
+	assert_true(field_shape_ok(b));
+	assert_string_equal(a1, a2);
+	assert_string_not_equal(a1, b);
+	/* Many random secrets: always the shape, no collisions among a few. */
+	char seen[64][18];
+	for (size_t i = 0; i < 64; i++) {
+		uint8_t s[CSRF_SECRET_LEN];
+		assert_int_equal(csrf_secret_new(s), CSRF_OK);
+		assert_int_equal(csrf_field_name(ctx, s, seen[i], sizeof seen[i]), CSRF_OK);
+		assert_true(field_shape_ok(seen[i]));
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(seen[i], seen[j]);
+	}
+	assert_int_equal(csrf_field_name(ctx, secret_a, a2, 18), CSRF_OK);
+	assert_int_equal(csrf_field_name(ctx, secret_a, a2, 17), CSRF_ERR_BUFFER);
+	assert_int_equal(csrf_field_name(ctx, NULL, a2, sizeof a2), CSRF_ERR_ARG);
+
+	/* The fixed name wins over the derived one, until reset. */
+	assert_int_equal(csrf_ctx_set_field_name(ctx, "authenticity_token"), CSRF_OK);
+	assert_int_equal(csrf_field_name(ctx, secret_a, a2, sizeof a2), CSRF_OK);
+	assert_string_equal(a2, "authenticity_token");
+	assert_int_equal(csrf_field_name(ctx, secret_b, a2, sizeof a2), CSRF_OK);
+	assert_string_equal(a2, "authenticity_token");
+	assert_int_equal(csrf_field_name(ctx, secret_b, a2, 18), CSRF_ERR_BUFFER);
+	assert_int_equal(csrf_ctx_set_field_name(ctx, NULL), CSRF_OK);
+	assert_int_equal(csrf_field_name(ctx, secret_a, a2, sizeof a2), CSRF_OK);
+	assert_string_equal(a1, a2);
+	csrf_ctx_free(ctx);
+}
+
+static void test_arguments(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	csrf_ctx *empty = ctx_with_key(0, NULL);
+	char t[CSRF_TOKEN_LEN + 1], c[CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t s[CSRF_SECRET_LEN];
+
+	assert_int_equal(csrf_token_issue(NULL, secret_a, "s", 1, 0, t, sizeof t), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_issue(ctx, NULL, "s", 1, 0, t, sizeof t), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_issue(ctx, secret_a, NULL, 1, 0, t, sizeof t), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_issue(ctx, secret_a, "s", 1, 0, NULL, sizeof t), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_issue(ctx, secret_a, "s", 1, 0, t, CSRF_TOKEN_LEN), CSRF_ERR_BUFFER);
+	assert_int_equal(csrf_token_issue(empty, secret_a, "s", 1, 0, t, sizeof t), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_token_issue(ctx, secret_a, "s", 1, 0, t, sizeof t), CSRF_OK);
+	assert_int_equal(csrf_token_verify(NULL, secret_a, "s", 1, t, CSRF_TOKEN_LEN, 0), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_verify(ctx, NULL, "s", 1, t, CSRF_TOKEN_LEN, 0), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_verify(ctx, secret_a, NULL, 1, t, CSRF_TOKEN_LEN, 0), CSRF_ERR_ARG);
+	assert_int_equal(csrf_token_verify(empty, secret_a, "s", 1, t, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
+	assert_int_equal(csrf_secret_cookie_encode(empty, secret_a, c, sizeof c), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_secret_cookie_encode(ctx, NULL, c, sizeof c), CSRF_ERR_ARG);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, c, sizeof c - 1, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_field_name(NULL, secret_a, c, sizeof c), CSRF_ERR_ARG);
+
+	/* Random: n == 0 is fine, NULL with n is not, two draws differ. */
+	uint8_t s2[CSRF_SECRET_LEN];
+	assert_int_equal(csrf_random(NULL, 0), CSRF_OK);
+	assert_int_equal(csrf_random(NULL, 1), CSRF_ERR_ARG);
+	assert_int_equal(csrf_secret_new(NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_secret_new(s), CSRF_OK);
+	assert_int_equal(csrf_secret_new(s2), CSRF_OK);
+	assert_memory_not_equal(s, s2, sizeof s);
+	csrf_ctx_free(empty);
+	csrf_ctx_free(ctx);
+}
+
+/* After one warm-up, issue and verify (and the cookie and field name)
+ * allocate nothing, through either allocator. */
+static void test_no_allocation(void **state)
+{
+	(void)state;
+	tu_alloc_state st = {0};
+	csrf_allocator al = tu_allocator(&st);
+	csrf_ctx *ctx = NULL;
+	char t[CSRF_TOKEN_LEN + 1], c[CSRF_SECRET_COOKIE_LEN + 1], f[CSRF_FIELD_NAME_MAX + 1];
+	uint8_t s[CSRF_SECRET_LEN];
+
+	assert_int_equal(csrf_ctx_new(&ctx, &al), CSRF_OK);
+	assert_int_equal(csrf_ctx_generate_key(ctx), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_key(ctx, 77, key2, 0), CSRF_OK);
+	csrf_ctx_set_max_age(ctx, 3600);
+
+	assert_int_equal(csrf_secret_new(s), CSRF_OK);
+	assert_int_equal(csrf_token_issue(ctx, s, SID_A, strlen(SID_A), 0, t, sizeof t), CSRF_OK);
+	assert_int_equal(csrf_token_verify(ctx, s, SID_A, strlen(SID_A), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_secret_cookie_encode(ctx, s, c, sizeof c), CSRF_OK);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, c, CSRF_SECRET_COOKIE_LEN, s), CSRF_OK);
+
+	size_t ours = st.allocs, theirs = tu_openssl_allocs();
+	assert_true(ours > 0);   /* the counters do count: the context and */
+	assert_true(theirs > 0); /* libcrypto's DRBG were allocated */
+	for (int i = 0; i < 2000; i++) {
+		assert_int_equal(csrf_token_issue(ctx, s, SID_A, strlen(SID_A), 0, t, sizeof t), CSRF_OK);
+		assert_int_equal(csrf_token_verify(ctx, s, SID_A, strlen(SID_A), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+		assert_int_equal(csrf_token_verify(ctx, s, SID_B, strlen(SID_B), t, CSRF_TOKEN_LEN, 0),
+		                 CSRF_TOKEN_SESSION);
+		assert_int_equal(csrf_secret_cookie_encode(ctx, s, c, sizeof c), CSRF_OK);
+		assert_int_equal(csrf_secret_cookie_decode(ctx, c, CSRF_SECRET_COOKIE_LEN, s), CSRF_OK);
+		assert_int_equal(csrf_field_name(ctx, s, f, sizeof f), CSRF_OK);
+	}
+	assert_int_equal(st.allocs, ours);
+	assert_int_equal(tu_openssl_allocs(), theirs);
+	csrf_ctx_free(ctx);
+	assert_int_equal(st.live, 0);
+}
+
+int main(void)
+{
+	/* Before any OpenSSL use, so that every libcrypto allocation counts. */
+	int counting = tu_count_openssl_allocs();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_binding),
+	    cmocka_unit_test(test_every_position_tampered),
+	    cmocka_unit_test(test_raw_fields),
+	    cmocka_unit_test(test_truncated_and_oversized),
+	    cmocka_unit_test(test_expiry),
+	    cmocka_unit_test(test_unknown_key_and_rotation),
+	    cmocka_unit_test(test_secret_cookie),
+	    cmocka_unit_test(test_field_names),
+	    cmocka_unit_test(test_arguments),
+	    cmocka_unit_test(test_no_allocation),
+	};
+	if (!counting) {
+		fprintf(stderr, "could not hook libcrypto's allocator\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
