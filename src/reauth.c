@@ -9,7 +9,8 @@
  * renewed by the failure that reaches the limit, so a lockout lasts the
  * full time), "reauth:<sid>" (unix time of the last success, TTL the
  * window). Only the account's counter locks: a session's counter is
- * there for the application to read. max_failures 0 disables lockout.
+ * there for the application to read. max_failures 0 counts as 1, as in
+ * csrf_ctx_set_reauth_policy.
  * Any store error fails closed with CSRF_STORE_UNAVAILABLE.
  */
 #include "internal.h"
@@ -125,13 +126,13 @@ CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char
 		return CSRF_ERR_ARG;
 	if (!sodium_ready())
 		return CSRF_ERR_INTERNAL;
-	max = ctx->reauth_max_failures;
+	max = ctx->reauth_max_failures ? ctx->reauth_max_failures : 1;
 	now = csrf_now(now);
 
 	r = get_number(st, acct_key, acct_len, &fails, &bad);
 	if (r == CSRF_STORE_UNAVAILABLE)
 		return r;
-	if (r == CSRF_OK && max > 0 && (bad || fails >= (int64_t)max))
+	if (r == CSRF_OK && (bad || fails >= (int64_t)max))
 		return CSRF_LOCKED_OUT; /* a counter we cannot read locks too */
 	if (password == NULL)
 		return CSRF_REAUTH_REQUIRED;
@@ -142,7 +143,7 @@ CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char
 			r = csrf_store_incr(st, sess_key, sess_len, ctx->reauth_lockout, &sess_fails);
 		if (r != CSRF_OK)
 			return CSRF_STORE_UNAVAILABLE;
-		if (max == 0 || fails < (int64_t)max)
+		if (fails < (int64_t)max)
 			return CSRF_REAUTH_FAILED;
 		/* the lockout runs its full time from the locking failure */
 		n = snprintf(num, sizeof num, "%lld", (long long)fails);
