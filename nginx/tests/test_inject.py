@@ -1,0 +1,271 @@
+"""Header and body filters through the real nginx: the hidden input after
+every same-origin POST <form> start tag, the meta tags after <head>,
+nothing inside comments, scripts, styles, textareas, titles; the same
+output whatever the buffer boundaries; output minus the injected elements
+equals the input byte for byte; headers (Content-Length dropped, Vary,
+Cache-Control, Set-Cookie); compressed and non-HTML responses untouched;
+tokens bound to the application's session cookie."""
+
+import gzip
+import os
+import re
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ngxtest as T  # noqa: E402
+
+# Each case: (marker, start tag as written, expect injection)
+FORMS = [
+    ("f-rel", '<form method="post" action="/echo" id="f-rel">', True),
+    ("f-noaction", "<form method=post id=f-noaction>", True),
+    ("f-upper", "<FORM METHOD=POST ACTION='/echo' ID=f-upper>", True),
+    ("f-abs-self", '<form method="POST" action="http://127.0.0.1:{port}/echo" id="f-abs-self">', True),
+    ("f-gt-in-value", '<form data-x="a>b" method="post" action="/echo" id="f-gt-in-value">', True),
+    ("f-cross", '<form method="post" action="http://evil.example/steal" id="f-cross">', False),
+    ("f-cross-port", '<form method="post" action="http://127.0.0.1:1/x" id="f-cross-port">', False),
+    ("f-schemeless", '<form method="post" action="//evil.example/x" id="f-schemeless">', False),
+    ("f-get", '<form method="get" action="/search" id="f-get">', False),
+    ("f-default", '<form action="/search" id="f-default">', False),
+]
+
+RAW = [
+    "<!-- <form method=post action=/echo id=in-comment> -->",
+    "<script>var s = '<form method=post action=/echo id=in-script>'; if (a < b) {{}}</script>",
+    "<style>/* <form method=post id=in-style> */ p {{ color: red }}</style>",
+    "<textarea name=t><form method=post action=/echo id=in-textarea></textarea>",
+]
+
+
+def page(port):
+    parts = ["<!DOCTYPE html>\n<html>\n<HEAD>\n<title>a <form method=post id=in-title></title>\n</HEAD>\n<body>\n"]
+    for raw in RAW:
+        parts.append(raw.format(port=port) + "\n")
+    for marker, tag, _ in FORMS:
+        parts.append(tag.format(port=port) + '<input name="amount" value="1"><button>go</button></form>\n')
+    parts.append("</body>\n</html>\n")
+    return "".join(parts).encode()
+
+
+NORMALIZE_HIDDEN = re.compile(rb'(<input type="hidden" name=")[A-Za-z0-9_-]+(" value=")[A-Za-z0-9_-]+(">)')
+NORMALIZE_META = re.compile(rb'(content=")[A-Za-z0-9_-]+(")')
+
+
+def normalize(body):
+    """Tokens and field names replaced by placeholders (they differ on
+    every response)."""
+    return NORMALIZE_META.sub(rb"\1X\2", NORMALIZE_HIDDEN.sub(rb"\1F\2T\3", body))
+
+
+HTTP = """
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        root {prefix}/www;
+        csrf on;
+        csrf_session_cookie sid;
+        location / {{ }}
+        location /small-buffers/ {{ alias {prefix}/www/; sendfile off; output_buffers 1 7; }}
+        location /up/ {{ proxy_pass http://127.0.0.1:{upstream}; proxy_buffering off; }}
+        location /noinject/ {{ csrf_inject off; alias {prefix}/www/; }}
+        location /originmode/ {{ csrf_mode origin; alias {prefix}/www/; }}
+        location /off/ {{ csrf off; alias {prefix}/www/; }}
+        location /echo {{ proxy_pass http://127.0.0.1:{upstream}; }}
+    }}
+    server {{
+        listen 127.0.0.1:{port1};
+        server_name behind-proxy;
+        root {prefix}/www;
+        csrf on;
+        csrf_origin https://app.example;
+        location / {{ }}
+    }}
+"""
+
+
+class InjectTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.split = None  # (position) for /up/split
+        cls.up = T.Upstream(cls.upstream)
+        cls.ngx = T.Nginx(HTTP, cls.up.port, ports=2)
+        cls.port = cls.ngx.port
+        cls.html = page(cls.port)
+        cls.ngx.write("www/index.html", cls.html)
+        cls.ngx.write("www/plain.txt", cls.html)
+        cls.ngx.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ngx.cleanup()
+        cls.up.close()
+
+    @classmethod
+    def upstream(cls, c, head, body):
+        path = head.split(b" ", 2)[1].decode()
+        if path.startswith("/up/split/"):
+            k = int(path.rsplit("/", 1)[1])
+            T.send_chunked(c, [cls.html[:k], cls.html[k:]], delay=0.01)
+        elif path.startswith("/up/pieces/"):
+            n = int(path.rsplit("/", 1)[1])
+            T.send_chunked(c, [cls.html[i:i + n] for i in range(0, len(cls.html), n)], delay=0.001)
+        elif path == "/up/gzip":
+            T.send_whole(c, gzip.compress(cls.html), "text/html", extra=b"Content-Encoding: gzip\r\n")
+        elif path == "/up/cached":
+            T.send_whole(c, cls.html, "text/html; charset=utf-8",
+                         extra=b"Cache-Control: public, max-age=600\r\nETag: \"abc\"\r\n")
+        elif path == "/up/login":
+            T.send_whole(c, cls.html, "text/html", extra=b"Set-Cookie: sid=fresh-session; Path=/; HttpOnly\r\n")
+        elif path == "/up/redirect":
+            c.sendall(b"HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Type: text/html\r\nContent-Length: 5\r\n"
+                      b"Connection: close\r\n\r\n<a/>\n")
+        else:
+            T.send_whole(c, b"len=%d" % len(body), "text/plain")
+
+    def get(self, path, headers=None, port=None):
+        r = T.request(port or self.port, "GET", path, headers or [])
+        self.assertIsNotNone(r)
+        self.assertEqual(r.status, 200)
+        return r
+
+    def check_page(self, body, port=None):
+        """Injection exactly where expected; the rest byte for byte."""
+        port = port or self.port
+        html = page(port)
+        self.assertEqual(T.strip_injected(body), html, "output minus injected elements differs from the input")
+        hidden, meta = T.count_injected(body)
+        self.assertEqual(meta, 1)
+        self.assertIn(b"<HEAD><meta name=\"csrf-param\"", body)
+        expected = 0
+        for marker, tag, inject in FORMS:
+            tag = tag.format(port=port).encode()
+            i = body.index(tag) + len(tag)
+            got = T.HIDDEN.match(body, i) is not None
+            with self.subTest(marker):
+                self.assertEqual(got, inject)
+            expected += inject
+        self.assertEqual(hidden, expected)
+
+    def test_one_buffer(self):
+        r = self.get("/")
+        self.check_page(r.body)
+        self.assertIsNone(r.header("content-length"))
+        self.assertIn("Cookie", r.all("vary"))
+        self.assertEqual(r.header("cache-control"), "private")
+        self.assertIsNone(r.header("last-modified"))
+        self.assertIsNone(r.header("etag"))
+        self.assertIsNotNone(T.secret_cookie(r))
+        set_cookie = [v for v in r.all("set-cookie") if v.startswith("csrf_secret=")][0]
+        for attr in ("Path=/", "HttpOnly", "SameSite=Lax"):
+            self.assertIn(attr, set_cookie)
+
+    def test_cookie_set_only_when_missing(self):
+        r = self.get("/")
+        cookie = T.secret_cookie(r)
+        r2 = self.get("/", [("Cookie", cookie)])
+        self.assertIsNone(T.secret_cookie(r2), "a valid secret cookie was replaced")
+        r3 = self.get("/", [("Cookie", "csrf_secret=forged-by-a-sibling")])
+        self.assertIsNotNone(T.secret_cookie(r3), "an invalid secret cookie was kept")
+        # masked tokens: two renders differ, both verify
+        t2 = T.META_TOKEN.search(r2.body).group(1)
+        t1 = T.META_TOKEN.search(self.get("/", [("Cookie", cookie)]).body).group(1)
+        self.assertNotEqual(t1, t2)
+
+    def test_small_file_buffers(self):
+        # output_buffers 1 7: the file reaches the filter 7 bytes at a time
+        r = self.get("/small-buffers/index.html")
+        self.check_page(r.body)
+        self.assertEqual(normalize(r.body), normalize(self.get("/").body))
+
+    def test_upstream_pieces(self):
+        whole = normalize(self.get("/").body)
+        for n in (1, 2, 3, 5, 8, 64, 4096):
+            with self.subTest(piece=n):
+                r = self.get("/up/pieces/%d" % n)
+                self.check_page(r.body)
+                self.assertEqual(normalize(r.body), whole)
+
+    def test_split_at_every_byte(self):
+        whole = normalize(self.get("/").body)
+        for k in range(0, len(self.html) + 1):
+            r = self.get("/up/split/%d" % k)
+            if normalize(r.body) != whole:
+                self.fail("output differs when the response is split at byte %d" % k)
+
+    def test_compressed_untouched(self):
+        r = self.get("/up/gzip")
+        self.assertEqual(r.body, gzip.compress(self.html))
+        self.assertIsNone(T.secret_cookie(r))
+        self.assertNotIn("Cookie", r.all("vary"))
+
+    def test_not_html_untouched(self):
+        r = self.get("/plain.txt")
+        self.assertEqual(r.body, self.html)
+        self.assertEqual(r.header("content-length"), str(len(self.html)))
+
+    def test_locations_without_injection(self):
+        for path in ("/noinject/index.html", "/originmode/index.html", "/off/index.html"):
+            with self.subTest(path):
+                r = self.get(path)
+                self.assertEqual(r.body, self.html)
+                self.assertIsNone(T.secret_cookie(r))
+
+    def test_redirect_untouched(self):
+        r = T.request(self.port, "GET", "/up/redirect")
+        self.assertEqual(r.status, 302)
+        self.assertEqual(r.body, b"<a/>\n")
+
+    def test_cache_control_replaced(self):
+        r = self.get("/up/cached")
+        self.assertEqual(r.all("cache-control"), ["private"])
+        self.assertIsNone(r.header("etag"))
+
+    def test_configured_origin(self):
+        # behind another proxy: forms posting to https://app.example are ours,
+        # the loopback address is not; the secret cookie is a __Host- cookie
+        port = self.ngx.ports[1]
+        body = page(port).replace(b"http://127.0.0.1:%d/echo" % port, b"https://app.example/echo")
+        self.ngx.write("www/proxied.html", body)
+        r = self.get("/proxied.html", port=port)
+        tag = b'<form method="POST" action="https://app.example/echo" id="f-abs-self">'
+        i = r.body.index(tag) + len(tag)
+        self.assertIsNotNone(T.HIDDEN.match(r.body, i))
+        sc = [v for v in r.all("set-cookie") if "csrf_secret=" in v][0]
+        self.assertTrue(sc.startswith("__Host-csrf_secret="))
+        self.assertIn("Secure", sc)
+
+    def test_injected_token_works(self):
+        r = self.get("/", [("Cookie", "sid=alice")])
+        cookie = T.secret_cookie(r) + "; sid=alice"
+        m = re.search(rb'<input type="hidden" name="([A-Za-z0-9_-]+)" value="([A-Za-z0-9_-]+)">', r.body)
+        form = b"amount=1&" + m.group(1) + b"=" + m.group(2)
+        rows = [
+            ("same session", cookie, 200),
+            ("other session", cookie.replace("sid=alice", "sid=mallory"), 403),
+            ("no session", T.secret_cookie(r), 403),
+        ]
+        for name, ck, status in rows:
+            with self.subTest(name):
+                p = T.request(self.port, "POST", "/echo", [("Origin", "http://127.0.0.1:%d" % self.port),
+                                                          ("Cookie", ck),
+                                                          ("Content-Type", "application/x-www-form-urlencoded")], form)
+                self.assertEqual(p.status, status)
+
+    def test_login_response_binds_new_session(self):
+        # the response sets the session cookie: its tokens are for that session
+        r = self.get("/up/login", [("Cookie", "sid=before")])
+        m = re.search(rb'<input type="hidden" name="([A-Za-z0-9_-]+)" value="([A-Za-z0-9_-]+)">', r.body)
+        form = m.group(1) + b"=" + m.group(2)
+        ck = T.secret_cookie(r) + "; sid=fresh-session"
+        p = T.request(self.port, "POST", "/echo", [("Origin", "http://127.0.0.1:%d" % self.port), ("Cookie", ck),
+                                                   ("Content-Type", "application/x-www-form-urlencoded")], form)
+        self.assertEqual(p.status, 200)
+
+    def test_no_crash(self):
+        time.sleep(0.2)
+        self.assertEqual(self.ngx.crashed(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
