@@ -1,0 +1,424 @@
+/* test_keyfile.c - src/keyfile.c: the key file parser (good files, every
+ * kind of malformed line, truncated prefixes, guard pages, oversized
+ * lines) and new / rotate / retire / list in a temporary directory. No
+ * test prints key material. */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+#define HEX_A "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+#define HEX_B "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
+#define HEX_U "00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF"
+
+static char *gcopy(const char *p, size_t n)
+{
+	/* tu_guard_copy of 0 bytes points into the guard page; keep one. */
+	return n ? tu_guard_copy(p, n) : tu_guard_copy("", 1) + 1;
+}
+
+static void gfree(char *p, size_t n)
+{
+	tu_guard_free(n ? p : p - 1);
+}
+
+/* Rows carry their length: one has a NUL byte inside. */
+#define ROW(text, want, n, sign_id, msg)                                                                               \
+	{                                                                                                              \
+		text, sizeof(text) - 1, want, n, sign_id, msg                                                          \
+	}
+
+static const struct {
+	const char *text;
+	size_t len;
+	csrf_reason want;
+	size_t n;         /* keys when CSRF_OK */
+	uint32_t sign_id; /* the signing key's id when CSRF_OK */
+	const char *msg;  /* a part of the message when rejected */
+} rows[] = {
+    /* good */
+    ROW("key 1 1700000000 " HEX_A " sign\n", CSRF_OK, 1, 1, NULL),
+    ROW("# keys\n\nkey 1 0 " HEX_A "\n  \t\nkey 2 5 " HEX_B " sign # current\n", CSRF_OK, 2, 2, NULL),
+    ROW("key 7 1 " HEX_A " sign\r\nkey 8 1 " HEX_B "\r\n", CSRF_OK, 2, 7, NULL),
+    ROW("\t key\t4294967295\t 1 " HEX_U "  sign  \n", CSRF_OK, 1, 4294967295u, NULL),
+    ROW("key 1 9223372036854775807 " HEX_A " sign\n", CSRF_OK, 1, 1, NULL),
+    ROW("key 1 1 " HEX_A " sign\n# comment with bytes \x01\xc3\xa9 in it\n", CSRF_OK, 1, 1, NULL),
+    /* the word and the field count */
+    ROW("kee 1 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: expected"),
+    ROW("KEY 1 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: expected"),
+    ROW("\nkey 1 1\n", CSRF_ERR_CONFIG, 0, 0, "line 2: missing fields"),
+    ROW("key 1 1 " HEX_A " sign extra\n", CSRF_ERR_CONFIG, 0, 0, "line 1: too many fields"),
+    ROW("key 1 1 " HEX_A " signing\n", CSRF_ERR_CONFIG, 0, 0, "line 1: unknown flag"),
+    ROW("key 1 1 " HEX_A " SIGN\n", CSRF_ERR_CONFIG, 0, 0, "line 1: unknown flag"),
+    /* ids */
+    ROW("key 0 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key 01 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key +1 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key -1 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key 0x1 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key 1a 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key 4294967296 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    ROW("key 99999999999999999999999 1 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key id"),
+    /* creation times */
+    ROW("key 1 -5 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: creation time"),
+    ROW("key 1 1.5 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: creation time"),
+    ROW("key 1 007 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: creation time"),
+    ROW("key 1 9223372036854775808 " HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: creation time"),
+    /* material */
+    ROW("key 1 1 00112233 sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key must be exactly 64 hex digits"),
+    ROW("key 1 1 " HEX_A "0 sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key must be"),
+    ROW("key 1 1 0" HEX_A " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: key must be"),
+    ROW("key 1 1 g0112233445566778899aabbccddeeff00112233445566778899aabbccddeeff sign\n", CSRF_ERR_CONFIG, 0, 0,
+        "line 1: key must be"),
+    ROW("key 1 1 00112233445566778899aabbccddeeff00112233445566778899aabbccddee-f sign\n", CSRF_ERR_CONFIG, 0, 0,
+        "line 1: key must be"),
+    /* bytes that have no place in the file */
+    ROW("key 1 1 " HEX_A " sign\x01\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control"),
+    ROW("key 1 1 " HEX_A "\xc3\xa9 sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control or non-ASCII"),
+    ROW("key 1 1 " HEX_A " sign\n\x00\n", CSRF_ERR_CONFIG, 0, 0, "line 2: control"),
+    ROW("key 1 1 " HEX_A " sign\rkey 2 1 " HEX_B "\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control"),
+    /* the ring as a whole */
+    ROW("key 1 1 " HEX_A " sign\nkey 1 2 " HEX_B "\n", CSRF_ERR_CONFIG, 0, 0, "line 2: duplicate key id 1"),
+    ROW("key 1 1 " HEX_A " sign\nkey 2 2 " HEX_B " sign\n", CSRF_ERR_CONFIG, 0, 0, "line 2: a second key flagged sign"),
+    ROW("key 1 1 " HEX_A "\nkey 2 2 " HEX_B "\n", CSRF_ERR_CONFIG, 0, 0, "no key is flagged sign"),
+    ROW("", CSRF_ERR_CONFIG, 0, 0, "no keys"),
+    ROW("# nothing but comments\n\n   \n", CSRF_ERR_CONFIG, 0, 0, "no keys"),
+};
+
+static void test_parse_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		size_t len = rows[i].len;
+		csrf_keyfile_data d;
+		char err[256];
+		char *g = gcopy(rows[i].text, len);
+		memset(&d, 0x5a, sizeof d);
+		csrf_reason r = csrf_keyfile_parse(g, len, &d, err, sizeof err);
+		gfree(g, len);
+		if (r != rows[i].want)
+			fail_msg("row %zu: got %s (%s), want %s", i, csrf_reason_name(r), err,
+			         csrf_reason_name(rows[i].want));
+		if (r == CSRF_OK) {
+			assert_int_equal(d.n, rows[i].n);
+			assert_int_equal(d.keys[d.signing].id, rows[i].sign_id);
+			for (size_t k = 0; k < d.n; k++)
+				assert_int_equal(d.keys[k].signing, k == d.signing);
+			assert_string_equal(err, "");
+		} else {
+			if (!strstr(err, rows[i].msg))
+				fail_msg("row %zu: message \"%s\" lacks \"%s\"", i, err, rows[i].msg);
+			/* No key material in the message, and none left behind. */
+			assert_null(strstr(err, "00112233"));
+			assert_null(strstr(err, "ffeeddcc"));
+			static const csrf_keyfile_data zero;
+			assert_memory_equal(&d, &zero, sizeof d);
+		}
+		csrf_keyfile_data_wipe(&d);
+	}
+}
+
+static void test_parse_material_and_limits(void **state)
+{
+	(void)state;
+	csrf_keyfile_data d;
+	char err[256];
+	char text[8192];
+	size_t o = 0;
+
+	/* Material decodes in both cases to the same bytes. */
+	const char *lower = "key 1 1 " HEX_A " sign\n";
+	const char *upper = "key 1 1 " HEX_U " sign\n";
+	csrf_keyfile_data d2;
+	assert_int_equal(csrf_keyfile_parse(lower, strlen(lower), &d, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrf_keyfile_parse(upper, strlen(upper), &d2, err, sizeof err), CSRF_OK);
+	assert_memory_equal(d.keys[0].key, d2.keys[0].key, CSRF_KEY_LEN);
+	assert_int_equal(d.keys[0].key[0], 0x00);
+	assert_int_equal(d.keys[0].key[1], 0x11);
+	assert_int_equal(d.keys[0].key[31], 0xff);
+	assert_int_equal(d.keys[0].created, 1);
+
+	/* 16 keys are fine, a 17th is not. */
+	for (int i = 1; i <= 17; i++)
+		o +=
+		    (size_t)snprintf(text + o, sizeof text - o, "key %d %d %s%s\n", i, i, HEX_A, i == 3 ? " sign" : "");
+	size_t sixteen = (size_t)(strchr(strstr(text, "key 16 "), '\n') - text) + 1;
+	assert_int_equal(csrf_keyfile_parse(text, sixteen, &d, err, sizeof err), CSRF_OK);
+	assert_int_equal(d.n, 16);
+	assert_int_equal(d.keys[d.signing].id, 3);
+	assert_int_equal(csrf_keyfile_parse(text, o, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err, "line 17: more than 16 keys"));
+
+	/* Lines of 512 bytes are fine, 513 is too long (before any parsing). */
+	memset(text, ' ', sizeof text);
+	const char *kl = "key 1 1 " HEX_A " sign";
+	memcpy(text, kl, strlen(kl));
+	text[512] = '\n';
+	assert_int_equal(csrf_keyfile_parse(text, 513, &d, err, sizeof err), CSRF_OK);
+	text[512] = ' ';
+	text[513] = '\n';
+	assert_int_equal(csrf_keyfile_parse(text, 514, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err, "line 1: longer than 512 bytes"));
+	/* Even a comment may not be longer; nor an endless line. */
+	memset(text, '#', sizeof text);
+	assert_int_equal(csrf_keyfile_parse(text, sizeof text, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err, "longer than"));
+
+	/* A tiny or absent message buffer is fine. */
+	assert_int_equal(csrf_keyfile_parse("x", 1, &d, err, 4), CSRF_ERR_CONFIG);
+	assert_int_equal(strlen(err), 3);
+	assert_int_equal(csrf_keyfile_parse("x", 1, &d, NULL, 0), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_parse(NULL, 0, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_parse(NULL, 1, &d, err, sizeof err), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_parse(lower, strlen(lower), NULL, err, sizeof err), CSRF_ERR_ARG);
+	csrf_keyfile_data_wipe(&d);
+	csrf_keyfile_data_wipe(&d2);
+}
+
+/* Every prefix of a good file, flush against a guard page: parsed or
+ * refused, never more than it holds. A prefix ending in the middle of a
+ * key line is refused; one that ends after the signing key's line is
+ * accepted with the keys before the cut. */
+static void test_parse_prefixes(void **state)
+{
+	(void)state;
+	const char *text = "# ring\nkey 1 10 " HEX_A "\nkey 2 20 " HEX_B " sign\n\nkey 3 30 " HEX_A "\n";
+	size_t len = strlen(text);
+	const char *sign_end = strstr(text, " sign\n") + 6;
+	const char *k3 = strstr(text, "key 3");
+
+	for (size_t l = 0; l <= len; l++) {
+		csrf_keyfile_data d;
+		char err[256];
+		char *g = gcopy(text, l);
+		csrf_reason r = csrf_keyfile_parse(g, l, &d, err, sizeof err);
+		gfree(g, l);
+		const char *cut = text + l;
+		csrf_reason want;
+		size_t want_n = 0;
+		if (cut < sign_end - 1) {
+			want = CSRF_ERR_CONFIG; /* key 2 unfinished or missing sign */
+		} else if (cut <= k3 + 3) {
+			/* "sign" complete; then blank lines and a partial "key" word:
+			 * "k", "ke" are not "key", "key" alone lacks fields. */
+			want = cut <= k3 ? CSRF_OK : CSRF_ERR_CONFIG;
+			want_n = 2;
+		} else if (cut < text + len - 1) {
+			want = CSRF_ERR_CONFIG; /* key 3 unfinished */
+		} else {
+			want = CSRF_OK;
+			want_n = 3;
+		}
+		if (r != want)
+			fail_msg("prefix %zu: got %s (%s), want %s", l, csrf_reason_name(r), err,
+			         csrf_reason_name(want));
+		if (r == CSRF_OK) {
+			assert_int_equal(d.n, want_n);
+			assert_int_equal(d.keys[d.signing].id, 2);
+			assert_int_equal(d.keys[1].created, 20);
+		}
+		csrf_keyfile_data_wipe(&d);
+	}
+}
+
+static char tmpdir[64];
+
+static int setup_dir(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/csrf-keyfile-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+	(void)state;
+	DIR *dir = opendir(tmpdir);
+	struct dirent *e;
+	char p[512];
+	while (dir && (e = readdir(dir)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name) >= (int)sizeof p)
+			continue;
+		unlink(p);
+	}
+	if (dir)
+		closedir(dir);
+	return rmdir(tmpdir);
+}
+
+static size_t dir_entries(void)
+{
+	DIR *dir = opendir(tmpdir);
+	struct dirent *e;
+	size_t n = 0;
+	assert_non_null(dir);
+	while ((e = readdir(dir)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(dir);
+	return n;
+}
+
+static void assert_mode_0600(const char *path)
+{
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+static void test_new_rotate_retire_list(void **state)
+{
+	(void)state;
+	char path[128];
+	csrf_key_info info[CSRF_KEYS_MAX];
+	size_t n = 99;
+	uint32_t id = 0;
+	csrf_keyfile_data before, after;
+	char err[256];
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	mode_t old_umask = umask(0);
+	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
+	umask(old_umask);
+	assert_mode_0600(path);
+	assert_int_equal(dir_entries(), 1);
+
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(n, 1);
+	assert_int_equal(info[0].id, 1);
+	assert_int_equal(info[0].signing, 1);
+	assert_true(info[0].created > 1700000000);
+	assert_true(info[0].created <= csrf_now(0));
+
+	/* new refuses an existing file and leaves it alone. */
+	assert_int_equal(csrf_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrf_keyfile_new(path), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
+	assert_memory_equal(&before, &after, sizeof before);
+	assert_int_equal(dir_entries(), 1);
+
+	/* rotate: a new signing key, the old keys stay with their material. */
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 2);
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 3);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL), CSRF_OK);
+	assert_mode_0600(path);
+	assert_int_equal(dir_entries(), 1);
+	assert_int_equal(csrf_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
+	assert_int_equal(after.n, 4);
+	assert_int_equal(after.keys[after.signing].id, 4);
+	assert_memory_equal(after.keys[0].key, before.keys[0].key, CSRF_KEY_LEN);
+	assert_memory_not_equal(after.keys[1].key, before.keys[0].key, CSRF_KEY_LEN);
+	assert_memory_not_equal(after.keys[1].key, after.keys[2].key, CSRF_KEY_LEN);
+
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(info[i].id, i + 1);
+		assert_int_equal(info[i].signing, i == 3);
+	}
+	/* The listing holds no key material. */
+	for (size_t k = 0; k < after.n; k++)
+		assert_null(memmem(info, sizeof info, after.keys[k].key, 8));
+	/* A short array: the count, the first entries, a buffer error. */
+	n = 0;
+	assert_int_equal(csrf_keyfile_list(path, info, 2, &n), CSRF_ERR_BUFFER);
+	assert_int_equal(n, 4);
+	assert_int_equal(csrf_keyfile_list(path, NULL, 0, &n), CSRF_ERR_BUFFER);
+	assert_int_equal(n, 4);
+
+	/* retire: not the signing key, not an unknown id. */
+	assert_int_equal(csrf_keyfile_retire(path, 4), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 99), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 0), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 2), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 2), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(info[0].id, 1);
+	assert_int_equal(info[1].id, 3);
+	assert_int_equal(info[2].id, 4);
+	assert_int_equal(info[2].signing, 1);
+	assert_mode_0600(path);
+	assert_int_equal(csrf_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
+	assert_memory_equal(before.keys[1].key, after.keys[2].key, CSRF_KEY_LEN);
+	assert_memory_equal(before.keys[2].key, after.keys[3].key, CSRF_KEY_LEN);
+
+	/* Retire down to the signing key alone; rotate until the ring is full. */
+	assert_int_equal(csrf_keyfile_retire(path, 1), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 3), CSRF_OK);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(n, 1);
+	for (int i = 0; i < CSRF_KEYS_MAX - 1; i++)
+		assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 19);
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(n, CSRF_KEYS_MAX);
+	assert_int_equal(dir_entries(), 1);
+
+	csrf_keyfile_data_wipe(&before);
+	csrf_keyfile_data_wipe(&after);
+	unlink(path);
+}
+
+static void test_io_errors(void **state)
+{
+	(void)state;
+	char path[128], bad[160];
+	csrf_key_info info[CSRF_KEYS_MAX];
+	size_t n;
+	uint32_t id;
+	csrf_keyfile_data d;
+	char err[256];
+
+	snprintf(path, sizeof path, "%s/missing", tmpdir);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_retire(path, 1), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_read(path, &d, err, sizeof err), CSRF_ERR_IO);
+	assert_non_null(strstr(err, "cannot open"));
+	assert_int_equal(csrf_keyfile_read(tmpdir, &d, err, sizeof err), CSRF_ERR_IO);
+	snprintf(bad, sizeof bad, "%s/no/such/dir/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(bad), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_new(NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_new(""), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, NULL), CSRF_ERR_ARG);
+
+	/* A malformed file is not rewritten by rotate or retire. */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("key 1 1 " HEX_A "\n", f); /* no signing key */
+	fclose(f);
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 1), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_ERR_CONFIG);
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse_table),
+	    cmocka_unit_test(test_parse_material_and_limits),
+	    cmocka_unit_test(test_parse_prefixes),
+	    cmocka_unit_test_setup_teardown(test_new_rotate_retire_list, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_io_errors, setup_dir, teardown_dir),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
