@@ -322,6 +322,8 @@ static const mp_row mp_rows[] = {
     {S("multipart/form-data; boundary=\"\""), S(PART("tok", "T") END), S("tok"), CSRF_MALFORMED, NONE},
     {S("multipart/form-data; boundary=\"XyZ"), S(PART("tok", "T") END), S("tok"), CSRF_MALFORMED, NONE},
     {S("multipart/form-data; boundary=\"XyZ \""), S(PART("tok", "T") END), S("tok"), CSRF_MALFORMED, NONE},
+    {S("multipart/form-data; boundary=\"XyZ \""), S("--XyZ \r\n" CD("tok") "\r\nT\r\n--XyZ --"), S("tok"),
+     CSRF_MALFORMED, NONE},
     {S("multipart/form-data; boundary=X@Z"), S(PART("tok", "T") END), S("tok"), CSRF_MALFORMED, NONE},
     {S("multipart/form-data; boundary=01234567890123456789012345678901234567890123456789012345678901234567890"),
      S("--01234567890123456789012345678901234567890123456789012345678901234567890\r\n" CD(
@@ -350,6 +352,8 @@ static const mp_row mp_rows[] = {
     {S(CT), S("--XyZ\r\n" CD("tok") " folded: line\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED, NONE},
     {S(CT), S("--XyZ\r\nContent-Disposition: form-data; name=\"tok\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED, NONE},
     {S(CT), S("--XyZ\r\nContent-Disposition: form-data; name\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED, NONE},
+    {S(CT), S("--XyZ\r\nContent-Disposition: form-data; name=\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED, NONE},
+    {S(CT), S("--XyZ\r\nContent-Disposition: form-data; name=; x=1\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED, NONE},
     {S(CT), S("--XyZ\r\nContent-Disposition: form-data; name=\"tok\" junk\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED,
      NONE},
     {S(CT), S("--XyZ\r\nContent-Disposition: ; name=\"tok\"\r\n\r\nT\r\n" END), S("tok"), CSRF_MALFORMED, NONE},
