@@ -64,6 +64,7 @@ endfunction()
 function(csrf_fuzz_harness name lib)
   add_executable(fuzz_${name} ${CSRF_ROOT}/fuzz/fuzz_${name}.c)
   target_include_directories(fuzz_${name} PRIVATE ${CSRF_ROOT}/fuzz ${CSRF_ROOT}/include)
+  target_compile_definitions(fuzz_${name} PRIVATE _GNU_SOURCE)
   target_compile_options(fuzz_${name} PRIVATE -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
     -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer,address,undefined)
