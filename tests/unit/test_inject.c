@@ -255,7 +255,6 @@ typedef struct {
 	char *plain; /* the pieces of the input only */
 	size_t plain_len, plain_cap;
 	size_t ins_at[64]; /* input bytes before each insertion */
-	const char *ins_p[64];
 	size_t ins_n[64];
 	size_t n_ins;
 	const char *chunk; /* the chunk being fed, for the zero-copy check */
@@ -294,7 +293,6 @@ static int sink_emit(void *ud, const char *p, size_t n, int inserted)
 			s->bad = 1;
 		if (s->n_ins < 64) {
 			s->ins_at[s->n_ins] = s->plain_len;
-			s->ins_p[s->n_ins] = p;
 			s->ins_n[s->n_ins] = n;
 			s->n_ins++;
 		}
@@ -741,6 +739,113 @@ static void test_emit_stops(void **state)
 	tu_guard_free(mem);
 }
 
+/* ---- random markup: the same output however it is cut ---- */
+
+static const char *const atoms[] = {
+    "<",
+    ">",
+    "/",
+    "!",
+    "-",
+    "--",
+    "\"",
+    "'",
+    "=",
+    " ",
+    "\n",
+    "\t",
+    "a",
+    "&",
+    "&#",
+    "x",
+    ";",
+    ":",
+    "?",
+    "form",
+    "FORM",
+    "method",
+    "post",
+    "POST",
+    "get",
+    "action",
+    "script",
+    "style",
+    "textarea",
+    "title",
+    "plaintext",
+    "head",
+    "<!--",
+    "-->",
+    "--!>",
+    "<!",
+    "<?",
+    "</",
+    "https://self.example",
+    "//evil.example",
+    "javascript:",
+    "\\",
+    "\0",
+    "\xff",
+    "<form method=post>",
+    "</form>",
+    "<script>",
+    "</script>",
+    "<head>",
+};
+
+/* Invariants on any input: the input comes out unchanged around the
+ * insertions, every insertion is one of the two elements, the meta tags
+ * at most once, and whole, byte by byte and random cuts agree. */
+static void test_random_docs(void **state)
+{
+	(void)state;
+	uint32_t x = 0x9e3779b9u;
+	char doc[600];
+	for (int iter = 0; iter < 400; iter++) {
+		size_t len = 0, natoms = 1 + xorshift(&x) % 80;
+		for (size_t k = 0; k < natoms; k++) {
+			const char *a = atoms[xorshift(&x) % (sizeof atoms / sizeof atoms[0])];
+			size_t al = a[0] ? strlen(a) : 1; /* "\0" is one NUL byte */
+			if (len + al > sizeof doc)
+				break;
+			memcpy(doc + len, a, al);
+			len += al;
+		}
+		sink whole, s;
+		unsigned cw, c;
+		run(doc, len, NULL, 0, &whole, &cw);
+		expect_output("random", "whole", (size_t)iter, &whole, whole.out, whole.len, doc, len);
+		size_t metas = 0, off = 0;
+		for (size_t k = 0; k < whole.n_ins; k++) {
+			/* the injector is gone: look at the inserted bytes in the output */
+			const char *p = whole.out + whole.ins_at[k] + off;
+			int is_in = whole.ins_n[k] == strlen(IN) && memcmp(p, IN, strlen(IN)) == 0;
+			int is_mt = whole.ins_n[k] == strlen(MT) && memcmp(p, MT, strlen(MT)) == 0;
+			if (!is_in && !is_mt)
+				fail_msg("random %d: inserted piece %zu is neither element", iter, k);
+			metas += (size_t)is_mt;
+			off += whole.ins_n[k];
+		}
+		assert_true(metas <= 1);
+		assert_int_equal(cw, whole.n_ins + metas);
+		size_t cuts[600], n = 0;
+		for (size_t i = 1; i < len; i++)
+			cuts[n++] = i;
+		run(doc, len, cuts, n, &s, &c);
+		expect_output("random", "bytes", (size_t)iter, &s, whole.out, whole.len, doc, len);
+		assert_int_equal(c, cw);
+		sink_free(&s);
+		for (int r = 0; r < 4 && len > 1; r++) {
+			size_t at = 1 + xorshift(&x) % (len - 1);
+			run(doc, len, &at, 1, &s, &c);
+			expect_output("random", "split", at, &s, whole.out, whole.len, doc, len);
+			assert_int_equal(c, cw);
+			sink_free(&s);
+		}
+		sink_free(&whole);
+	}
+}
+
 /* ---- 10 MB in 4 KiB chunks ---- */
 
 typedef struct {
@@ -821,6 +926,7 @@ int main(void)
 	    cmocka_unit_test(test_feed_args),
 	    cmocka_unit_test(test_finish_resets),
 	    cmocka_unit_test(test_emit_stops),
+	    cmocka_unit_test(test_random_docs),
 	    cmocka_unit_test(test_ten_megabytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
