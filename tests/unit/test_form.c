@@ -472,6 +472,21 @@ static void test_multipart_limits(void **state)
 	n = put(b, n, cap, "\"\r\n\r\nT\r\n" END);
 	assert_int_equal(csrf_multipart_get(CT, strlen(CT), b, n, name, 300, &v), CSRF_NOT_FOUND);
 
+	/* a 10 MB file part before the field: skipped, the field found */
+	size_t file = 10 * 1000 * 1000;
+	char *big = malloc(file + 512);
+	assert_non_null(big);
+	n = put(big, 0, file + 512,
+	        "--XyZ\r\nContent-Disposition: form-data; name=\"tok\"; filename=\"a.bin\"\r\n\r\n");
+	memset(big + n, '-', file);
+	n += file;
+	n = put(big, n, file + 512, "\r\n" PART("tok", "T") END);
+	assert_int_equal(csrf_multipart_get(CT, strlen(CT), big, n, "tok", 3, &v), CSRF_OK);
+	assert_true(v.len == 1 && v.ptr[0] == 'T');
+	/* the same body cut before the field's part ends */
+	assert_int_equal(csrf_multipart_get(CT, strlen(CT), big, n - strlen(END) - 3, "tok", 3, &v), CSRF_MALFORMED);
+	free(big);
+
 	assert_int_equal(csrf_multipart_get(CT, strlen(CT), "", 0, "tok", 3, NULL), CSRF_ERR_ARG);
 	assert_int_equal(csrf_multipart_get(CT, strlen(CT), NULL, 5, "tok", 3, &v), CSRF_ERR_ARG);
 	assert_int_equal(csrf_multipart_get(NULL, 0, "x", 1, "tok", 3, &v), CSRF_MALFORMED);
