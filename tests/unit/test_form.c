@@ -560,6 +560,99 @@ static void test_body_rows(void **state)
 	assert_int_equal(csrf_body_field(URLENC, strlen(URLENC), "a=1", 3, "a", 1, out, 4, NULL), CSRF_OK);
 }
 
+/* ---- random bodies built from meaningful pieces ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static size_t build(char *b, size_t cap, const char *const *atoms, size_t n_atoms, size_t pieces)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < pieces; i++) {
+		const char *a = atoms[rnd((uint32_t)n_atoms)];
+		size_t l = strlen(a);
+		if (n + l > cap)
+			break;
+		memcpy(b + n, a, l);
+		n += l;
+	}
+	return n;
+}
+
+/* Whatever the body, a parser code comes back, and a found value sits
+ * where the format says: after "=" up to "&" (urlencoded), after the
+ * header block's CRLFCRLF up to CRLF "--" boundary (multipart). */
+static void test_random(void **state)
+{
+	(void)state;
+	static const char *const url_atoms[] = {"tok", "=", "&", "%", "%6", "%6f", "%zz", "+",
+	                                        "t",   "o", "k", "v", ";",  "\0",  "?",   "tok="};
+	static const char *const mp_atoms[] = {"--XyZ\r\n",
+	                                       "Content-Disposition: form-data; name=\"tok\"\r\n",
+	                                       "Content-Disposition: form-data; name=\"tok\"; filename=\"f\"\r\n",
+	                                       "Content-Disposition: form-data; name=\"a\"\r\n",
+	                                       "Content-Disposition: form-data; name=tok\r\n",
+	                                       "X-A: b\r\n",
+	                                       "\r\n",
+	                                       "T",
+	                                       "\r\n--XyZ\r\n",
+	                                       "\r\n--XyZ--",
+	                                       "--",
+	                                       " ",
+	                                       "\"",
+	                                       "\\",
+	                                       "\n",
+	                                       "--XyZ"};
+	char b[512];
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t n = build(b, sizeof b, url_atoms, sizeof url_atoms / sizeof url_atoms[0], rnd(24));
+		char *base, *g = guard(b, n, &base);
+		csrf_slice v;
+		csrf_reason rc = csrf_form_get(g, n, "tok", 3, &v);
+		if (rc == CSRF_OK) {
+			if (!inside(v, g, n) || memchr(v.ptr, '&', v.len) ||
+			    (v.ptr + v.len < g + n && v.ptr[v.len] != '&'))
+				fail_msg("urlencoded iteration %d: misplaced value", iter);
+		} else if (rc != CSRF_NOT_FOUND && rc != CSRF_MALFORMED) {
+			fail_msg("urlencoded iteration %d: code %d", iter, rc);
+		}
+		tu_guard_free(base);
+
+		/* a first delimiter and a field header most of the time, so that
+		 * a good share of the bodies parse */
+		n = 0;
+		if (rnd(4)) {
+			memcpy(b, "--XyZ\r\n", 7);
+			n = 7;
+			if (rnd(2)) {
+				memcpy(b + n, mp_atoms[1], strlen(mp_atoms[1]));
+				n += strlen(mp_atoms[1]);
+			}
+		}
+		n += build(b + n, sizeof b - n, mp_atoms, sizeof mp_atoms / sizeof mp_atoms[0], rnd(12));
+		if (n && rnd(4) == 0)
+			b[rnd((uint32_t)n)] = (char)rnd(256);
+		g = guard(b, n, &base);
+		rc = csrf_multipart_get(CT, strlen(CT), g, n, "tok", 3, &v);
+		if (rc == CSRF_OK) {
+			if (!inside(v, g, n) || v.ptr - g < 4 || memcmp(v.ptr - 4, "\r\n\r\n", 4) != 0 ||
+			    (size_t)(g + n - (v.ptr + v.len)) < 7 || memcmp(v.ptr + v.len, "\r\n--XyZ", 7) != 0 ||
+			    memmem(v.ptr, v.len, "\r\n--XyZ", 7))
+				fail_msg("multipart iteration %d: misplaced value", iter);
+		} else if (rc != CSRF_NOT_FOUND && rc != CSRF_MALFORMED) {
+			fail_msg("multipart iteration %d: code %d", iter, rc);
+		}
+		tu_guard_free(base);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -568,6 +661,7 @@ int main(void)
 	    cmocka_unit_test(test_decode_rows),      cmocka_unit_test(test_decode_buffer),
 	    cmocka_unit_test(test_multipart_rows),   cmocka_unit_test(test_multipart_prefixes),
 	    cmocka_unit_test(test_multipart_limits), cmocka_unit_test(test_body_rows),
+	    cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
