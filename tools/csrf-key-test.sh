@@ -1,0 +1,122 @@
+#!/bin/sh
+# csrf-key-test.sh BIN - drives the csrf-key tool through new / rotate /
+# list / retire in a temporary directory: exit codes (0 done, 1 failed,
+# 2 usage), messages, file mode 0600, and that no output ever carries key
+# material (no 64-hex string, none of the file's keys).
+set -u
+BIN=$1
+dir=$(mktemp -d /tmp/csrf-key-test.XXXXXX) || exit 1
+trap 'rm -rf "$dir"' EXIT
+f=$dir/keys
+log=$dir/log
+fails=0
+
+bad() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# run WANT_STATUS ARGS...: runs the tool, keeps its output in $dir/out
+run() {
+	want=$1
+	shift
+	"$BIN" "$@" >"$dir/out" 2>&1
+	got=$?
+	cat "$dir/out" >>"$log"
+	[ "$got" -eq "$want" ] || bad "csrf-key $*: exit $got, want $want"
+}
+
+has() { grep -q -- "$1" "$dir/out" || bad "output lacks '$1'"; }
+mode_is_0600() {
+	m=$(stat -c %a "$f")
+	[ "$m" = 600 ] || bad "mode $m after $1, want 600"
+}
+
+: >"$log"
+
+# usage
+run 2
+run 2 new
+run 2 bogus "$f"
+run 2 list "$f" extra
+run 2 retire "$f"
+run 2 retire "$f" abc
+run 2 retire "$f" 0
+run 2 retire "$f" -1
+run 2 retire "$f" 4294967296
+run 2 new ""
+run 0 --help
+has "usage:"
+
+# nothing there yet
+run 1 list "$f"
+has "No such file"
+run 1 rotate "$f"
+
+# new
+run 0 new "$f"
+[ -f "$f" ] || bad "new made no file"
+mode_is_0600 new
+run 1 new "$f"
+has "already exists"
+run 0 list "$f"
+has "signing"
+[ "$(grep -c signing "$dir/out")" -eq 1 ] || bad "one key must sign"
+grep -Eq '^1 .*signing' "$dir/out" || bad "key 1 should sign after new"
+
+# rotate
+run 0 rotate "$f"
+has "key 2 now signs"
+mode_is_0600 rotate
+run 0 list "$f"
+grep -Eq '^2 .*signing' "$dir/out" || bad "key 2 should sign after rotate"
+grep -Eq '^1 ' "$dir/out" || bad "key 1 should still be listed"
+grep -Eq '^1 .*signing' "$dir/out" && bad "key 1 should no longer sign"
+grep -Eq '^[12] .*[0-9]+s' "$dir/out" || bad "ages should be in seconds for fresh keys"
+
+# retire: not the signing key, not an unknown one
+cp "$f" "$dir/before"
+run 1 retire "$f" 2
+has "signing key"
+cmp -s "$f" "$dir/before" || bad "a refused retire changed the file"
+run 1 retire "$f" 9
+has "no key with id 9"
+run 0 retire "$f" 1
+mode_is_0600 retire
+run 0 list "$f"
+grep -Eq '^1 ' "$dir/out" && bad "key 1 should be gone"
+grep -Eq '^2 .*signing' "$dir/out" || bad "key 2 should still sign"
+
+# the ring is bounded: rotating past 16 keys fails clearly
+i=0
+while [ $i -lt 15 ]; do
+	"$BIN" rotate "$f" >>"$log" 2>&1 || bad "rotate $i failed"
+	i=$((i + 1))
+done
+run 1 rotate "$f"
+has "retire"
+
+# a damaged file is refused with a message
+printf 'key 1 nonsense\n' >"$dir/bad"
+chmod 600 "$dir/bad"
+f_bad=$dir/bad
+run 1 list "$f_bad"
+[ -s "$dir/out" ] || bad "no message for a damaged file"
+run 1 rotate "$f_bad"
+
+# no key material anywhere in what the tool printed
+grep -Eq '[0-9a-fA-F]{64}' "$f" || bad "the key file itself should hold 64-hex keys (check of the check)"
+if grep -Eq '[0-9a-fA-F]{64}' "$log"; then
+	bad "output contains a 64-hex string"
+fi
+for hex in $(grep -Eo '[0-9a-fA-F]{64}' "$f" "$dir/before" | cut -d: -f2); do
+	grep -qi "$hex" "$log" && bad "output contains a key of the file"
+	part=$(echo "$hex" | cut -c1-16)
+	grep -qi "$part" "$log" && bad "output contains part of a key"
+done
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails check(s) failed" >&2
+	exit 1
+fi
+echo "csrf-key: all checks passed"

@@ -1,0 +1,209 @@
+/*
+ * csrf-key.c - the operator's tool for key files (the ring a fleet of
+ * servers shares): create one, rotate in a new signing key, retire an old
+ * key, list what is there. All the work is the library's csrf_keyfile_*
+ * calls; this file only parses arguments and explains failures. It never
+ * prints key material.
+ *
+ *   csrf-key new FILE        a new file (mode 0600) with one signing key
+ *   csrf-key rotate FILE     add a key that signs; older keys still verify
+ *   csrf-key retire FILE ID  drop a key that no longer signs
+ *   csrf-key list FILE       id, age and the signing marker of each key
+ *
+ * Exit status: 0 done, 1 the operation failed, 2 bad arguments.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "csrf.h"
+
+static const char *prog = "csrf-key";
+
+static int usage(FILE *out, int status)
+{
+	fprintf(out,
+	        "usage: %s new FILE        create FILE (mode 0600) with one signing key\n"
+	        "       %s rotate FILE     add a new signing key; older keys keep verifying\n"
+	        "       %s retire FILE ID  remove key ID (not the signing key)\n"
+	        "       %s list FILE       show each key's id, age and whether it signs\n",
+	        prog, prog, prog, prog);
+	return status;
+}
+
+/* Strict decimal 1..UINT32_MAX: no sign, no leading zero, nothing else. */
+static int parse_id(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 10 || s[0] == '0')
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return 0;
+	*out = (uint32_t)v;
+	return 1;
+}
+
+/* "45s", "12m", "3h 5m", "7d 2h". */
+static void format_age(int64_t secs, char *out, size_t cap)
+{
+	if (secs < 0)
+		snprintf(out, cap, "in the future");
+	else if (secs < 60)
+		snprintf(out, cap, "%llds", (long long)secs);
+	else if (secs < 3600)
+		snprintf(out, cap, "%lldm", (long long)(secs / 60));
+	else if (secs < 86400)
+		snprintf(out, cap, "%lldh %lldm", (long long)(secs / 3600), (long long)(secs % 3600 / 60));
+	else
+		snprintf(out, cap, "%lldd %lldh", (long long)(secs / 86400), (long long)(secs % 86400 / 3600));
+}
+
+/* Explains why an operation on path failed: the system's reason when the
+ * file cannot be reached, the parser's message when it does not parse. */
+static int fail(const char *what, const char *path, csrf_reason r)
+{
+	struct stat sb;
+	csrf_ctx *ctx = NULL;
+
+	if (r == CSRF_ERR_IO && stat(path, &sb) != 0) {
+		fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, strerror(errno));
+		return 1;
+	}
+	if ((r == CSRF_ERR_CONFIG || r == CSRF_ERR_IO) && csrf_ctx_new(&ctx, NULL) == CSRF_OK) {
+		if (csrf_ctx_load_key_file(ctx, path) != CSRF_OK && csrf_ctx_error(ctx)[0] != '\0') {
+			fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, csrf_ctx_error(ctx));
+			csrf_ctx_free(ctx);
+			return 1;
+		}
+		csrf_ctx_free(ctx);
+	}
+	fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, csrf_reason_str(r));
+	return 1;
+}
+
+static int list_keys(const char *path, csrf_key_info *keys, size_t *n)
+{
+	csrf_reason r = csrf_keyfile_list(path, keys, CSRF_KEYS_MAX, n);
+
+	if (r != CSRF_OK)
+		return fail("list", path, r);
+	return 0;
+}
+
+static int cmd_new(const char *path)
+{
+	struct stat sb;
+	csrf_reason r;
+
+	if (lstat(path, &sb) == 0) {
+		fprintf(stderr, "%s: new %s: the file already exists (use rotate)\n", prog, path);
+		return 1;
+	}
+	r = csrf_keyfile_new(path);
+	if (r != CSRF_OK)
+		return fail("new", path, r);
+	printf("created %s with one signing key\n", path);
+	return 0;
+}
+
+static int cmd_rotate(const char *path)
+{
+	uint32_t id = 0;
+	csrf_key_info keys[CSRF_KEYS_MAX];
+	size_t n = 0;
+	csrf_reason r;
+
+	if (list_keys(path, keys, &n) != 0)
+		return 1;
+	if (n >= CSRF_KEYS_MAX) {
+		fprintf(stderr, "%s: rotate %s: the file holds %d keys already; retire an old one first\n", prog, path,
+		        CSRF_KEYS_MAX);
+		return 1;
+	}
+	r = csrf_keyfile_rotate(path, &id);
+	if (r != CSRF_OK)
+		return fail("rotate", path, r);
+	printf("key %u now signs; older keys verify until retired\n", id);
+	return 0;
+}
+
+static int cmd_retire(const char *path, uint32_t id)
+{
+	csrf_key_info keys[CSRF_KEYS_MAX];
+	size_t n = 0, i;
+	csrf_reason r;
+
+	if (list_keys(path, keys, &n) != 0)
+		return 1;
+	for (i = 0; i < n && keys[i].id != id; i++)
+		;
+	if (i == n) {
+		fprintf(stderr, "%s: retire %s: no key with id %u\n", prog, path, id);
+		return 1;
+	}
+	if (keys[i].signing) {
+		fprintf(stderr, "%s: retire %s: key %u is the signing key; rotate first\n", prog, path, id);
+		return 1;
+	}
+	r = csrf_keyfile_retire(path, id);
+	if (r != CSRF_OK)
+		return fail("retire", path, r);
+	printf("retired key %u; tokens signed with it no longer verify\n", id);
+	return 0;
+}
+
+static int cmd_list(const char *path)
+{
+	csrf_key_info keys[CSRF_KEYS_MAX];
+	size_t n = 0;
+	int64_t now = (int64_t)time(NULL);
+	char age[32], when[32];
+
+	if (list_keys(path, keys, &n) != 0)
+		return 1;
+	printf("%-10s  %-20s  %-10s  %s\n", "ID", "CREATED (UTC)", "AGE", "ROLE");
+	for (size_t i = 0; i < n; i++) {
+		time_t t = (time_t)keys[i].created;
+		struct tm tm;
+		if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+			snprintf(when, sizeof when, "?");
+		format_age(now - keys[i].created, age, sizeof age);
+		printf("%-10u  %-20s  %-10s  %s\n", keys[i].id, when, age, keys[i].signing ? "signing" : "verifies");
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t id;
+
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+		return usage(stdout, 0);
+	if (argc < 3 || argv[2][0] == '\0')
+		return usage(stderr, 2);
+	if (strcmp(argv[1], "new") == 0 && argc == 3)
+		return cmd_new(argv[2]);
+	if (strcmp(argv[1], "rotate") == 0 && argc == 3)
+		return cmd_rotate(argv[2]);
+	if (strcmp(argv[1], "list") == 0 && argc == 3)
+		return cmd_list(argv[2]);
+	if (strcmp(argv[1], "retire") == 0 && argc == 4) {
+		if (!parse_id(argv[3], &id)) {
+			fprintf(stderr, "%s: retire: \"%s\" is not a key id (a number from 1 to 4294967295)\n", prog,
+			        argv[3]);
+			return 2;
+		}
+		return cmd_retire(argv[2], id);
+	}
+	return usage(stderr, 2);
+}
