@@ -181,6 +181,7 @@ csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out);
 /* ---- tokens: key files (keyfile.c; shared with keyring.c, token.c) ---- */
 
 #define CSRF_KEYFILE_LINE_MAX 512 /* bytes of a line, without its newline */
+#define CSRF_KEYFILE_MAX 65536    /* bytes of a whole key file */
 
 /* One key of a key file. Holds key material: wipe after use. */
 typedef struct {
@@ -200,15 +201,17 @@ typedef struct {
  * "key ID CREATED HEX64 [sign]" (fields separated by spaces or tabs, a
  * trailing CR ignored), '#' starts a comment, blank lines are skipped;
  * ids are decimal 1..2^32-1 without sign or leading zeros, unique; at most
- * CSRF_KEYS_MAX keys and exactly one flagged sign. CSRF_OK and *out, or
- * CSRF_ERR_CONFIG with "line N: ..." in err (NUL-terminated, never key
- * material) and *out wiped. */
-csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf_keyfile_data *out, char *err, size_t err_cap);
+ * CSRF_KEYS_MAX keys and exactly one flagged sign; lines of at most
+ * CSRF_KEYFILE_LINE_MAX bytes, files of at most CSRF_KEYFILE_MAX. CSRF_OK
+ * and *out, or CSRF_ERR_CONFIG with "line N: ..." (or a message about the
+ * whole file) in err (NUL-terminated, never key material) and *out wiped. */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf_keyfile_data *out, char *err,
+                                               size_t err_cap);
 
 /* Reads and parses the key file at path, as csrf_keyfile_parse; a file
  * that cannot be opened or read is CSRF_ERR_IO with the system's reason
  * in err. Allocates nothing. */
-csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
 
 void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
 

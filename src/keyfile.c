@@ -106,6 +106,7 @@ typedef struct {
 	size_t sign_line; /* line of the key flagged sign; 0 none yet */
 	char line[CSRF_KEYFILE_LINE_MAX];
 	size_t line_len;
+	size_t total; /* bytes fed so far */
 	char *err;
 	size_t err_cap;
 } kf_parser;
@@ -115,7 +116,8 @@ static csrf_reason kf_fail(kf_parser *p, const char *fmt, ...) __attribute__((fo
 static csrf_reason kf_fail(kf_parser *p, const char *fmt, ...)
 {
 	if (p->err && p->err_cap) {
-		int off = snprintf(p->err, p->err_cap, "line %zu: ", p->lineno);
+		/* lineno 0: an error of the whole file, not of a line */
+		int off = p->lineno ? snprintf(p->err, p->err_cap, "line %zu: ", p->lineno) : 0;
 		if (off >= 0 && (size_t)off < p->err_cap) {
 			va_list ap;
 			va_start(ap, fmt);
@@ -225,6 +227,11 @@ static void kf_begin(kf_parser *p, csrf_keyfile_data *d, char *err, size_t err_c
 /* Splits bytes into lines; a line is parsed when its newline arrives. */
 static csrf_reason kf_feed(kf_parser *p, const char *buf, size_t len)
 {
+	if (len > CSRF_KEYFILE_MAX - p->total) {
+		p->lineno = 0;
+		return kf_fail(p, "larger than %d bytes", CSRF_KEYFILE_MAX);
+	}
+	p->total += len;
 	for (size_t i = 0; i < len; i++) {
 		if (buf[i] == '\n') {
 			csrf_reason r = kf_line(p, p->line, p->line_len);
@@ -247,6 +254,7 @@ static csrf_reason kf_end(kf_parser *p)
 
 	if (p->line_len > 0)
 		r = kf_line(p, p->line, p->line_len);
+	p->lineno = 0;
 	if (r == CSRF_OK && p->d->n == 0)
 		r = kf_fail(p, "no keys in the file");
 	if (r == CSRF_OK && !p->sign_line)
@@ -442,10 +450,17 @@ static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int ex
 	if (fchmod(fd, 0600) == 0 && write_all(fd, text, len) && fsync(fd) == 0) {
 		if (close(fd) == 0) {
 			if (exclusive) {
-				/* link() refuses an existing target: never replaced. */
-				if (link(tmp, path) == 0)
+				/* Never replace an existing file: renameat2 with
+				 * RENAME_NOREPLACE, or link() where the file system
+				 * lacks it; both refuse an existing target. */
+				if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
 					r = CSRF_OK;
-				unlink(tmp);
+				} else if (errno == EINVAL || errno == ENOSYS) {
+					if (link(tmp, path) == 0) {
+						r = CSRF_OK;
+						unlink(tmp);
+					}
+				}
 			} else if (rename(tmp, path) == 0) {
 				r = CSRF_OK;
 			}

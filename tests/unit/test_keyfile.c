@@ -175,6 +175,17 @@ static void test_parse_material_and_limits(void **state)
 	assert_int_equal(csrf_keyfile_parse(text, sizeof text, &d, err, sizeof err), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(err, "longer than"));
 
+	/* The whole file is capped too, whatever its lines; whole-file
+	 * errors name no line. */
+	char *huge = malloc(CSRF_KEYFILE_MAX + 1);
+	assert_non_null(huge);
+	memset(huge, '\n', CSRF_KEYFILE_MAX + 1);
+	assert_int_equal(csrf_keyfile_parse(huge, CSRF_KEYFILE_MAX, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_string_equal(err, "no keys in the file");
+	assert_int_equal(csrf_keyfile_parse(huge, CSRF_KEYFILE_MAX + 1, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_string_equal(err, "larger than 65536 bytes");
+	free(huge);
+
 	/* A tiny or absent message buffer is fine. */
 	assert_int_equal(csrf_keyfile_parse("x", 1, &d, err, 4), CSRF_ERR_CONFIG);
 	assert_int_equal(strlen(err), 3);

@@ -255,6 +255,16 @@ static void test_load_bad_keeps_ring(void **state)
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(csrf_ctx_error(ctx), "line 1: longer than 512 bytes"));
 
+	/* A file over the size cap, read in chunks. */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("key 1 1 " HEX_A " sign\n", f);
+	for (int i = 0; i < 2000; i++)
+		fputs("# padding padding padding padding\n", f);
+	fclose(f);
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(csrf_ctx_error(ctx), "larger than 65536 bytes"));
+
 	/* A directory, and arguments. */
 	assert_int_equal(csrf_ctx_load_key_file(ctx, tmpdir), CSRF_ERR_IO);
 	assert_int_equal(csrf_ctx_load_key_file(ctx, NULL), CSRF_ERR_ARG);
