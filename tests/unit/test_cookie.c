@@ -169,11 +169,63 @@ static void test_args(void **state)
 	assert_int_equal(csrf_cookie_get(NULL, 0, "a", 1, &v), CSRF_NOT_FOUND);
 }
 
+/* Random headers from cookie pieces: a found value lies inside, holds no
+ * ';', and is followed (after an optional closing quote and spaces) by
+ * ';' or the end. */
+static uint64_t rng_state = 0x853c49e6748fea9bu;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static void test_random(void **state)
+{
+	(void)state;
+	static const char *const atoms[] = {"a", "=",   ";",  " ",    "\t",       "\"",
+	                                    "b", "a=1", "; ", "\x01", "\xc3\xa9", "=\""};
+	char h[128];
+	int found = 0;
+	for (int iter = 0; iter < 50000; iter++) {
+		size_t n = 0;
+		for (uint32_t k = rnd(16); k > 0; k--) {
+			const char *a = atoms[rnd(sizeof atoms / sizeof atoms[0])];
+			size_t l = strlen(a);
+			if (n + l > sizeof h)
+				break;
+			memcpy(h + n, a, l);
+			n += l;
+		}
+		char *base, *g = guard(h, n, &base);
+		csrf_slice v;
+		csrf_reason rc = csrf_cookie_get(g, n, "a", 1, &v);
+		if (rc == CSRF_OK) {
+			found++;
+			if (v.ptr < g || v.ptr + v.len > g + n || memchr(v.ptr, ';', v.len))
+				fail_msg("iteration %d: misplaced value", iter);
+			const char *after = v.ptr + v.len;
+			if (after < g + n && *after == '"')
+				after++;
+			while (after < g + n && (*after == ' ' || *after == '\t'))
+				after++;
+			if (after < g + n && *after != ';')
+				fail_msg("iteration %d: value cut short", iter);
+		} else if (rc != CSRF_NOT_FOUND && rc != CSRF_MALFORMED) {
+			fail_msg("iteration %d: code %d", iter, rc);
+		}
+		tu_guard_free(base);
+	}
+	assert_true(found > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rows),      cmocka_unit_test(test_prefixes), cmocka_unit_test(test_too_large),
-	    cmocka_unit_test(test_long_name), cmocka_unit_test(test_args),
+	    cmocka_unit_test(test_long_name), cmocka_unit_test(test_args),     cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

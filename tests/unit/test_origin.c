@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,13 +279,73 @@ static void test_equal(void **state)
 	assert_false(csrf_origin_equal(NULL, &a));
 }
 
+/* Random strings from origin pieces: any accepted origin re-serialises
+ * to a string that parses to the same origin, and looks like one. */
+static uint64_t rng_state = 0x2545f4914f6cdd1du;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)(rng_state % n);
+}
+
+static void test_random(void **state)
+{
+	(void)state;
+	static const char *const atoms[] = {"http",    "https", "://", "HTTP", "a", "B",     ".",   "-",
+	                                    ":",       "8080",  "0",   "[",    "]", "::1",   "@",   "/",
+	                                    "1.2.3.4", "%",     " ",   "?",    "#", "ffff:", "443", "x"};
+	char b[128];
+	int ok = 0;
+	for (int iter = 0; iter < 50000; iter++) {
+		size_t n = 0;
+		if (rnd(4)) {
+			const char *pre = rnd(2) ? "https://" : "http://";
+			n = strlen(pre);
+			memcpy(b, pre, n);
+		}
+		for (uint32_t k = rnd(8); k > 0; k--) {
+			const char *a = atoms[rnd(sizeof atoms / sizeof atoms[0])];
+			size_t l = strlen(a);
+			if (n + l > sizeof b)
+				break;
+			memcpy(b + n, a, l);
+			n += l;
+		}
+		for (int url = 0; url < 2; url++) {
+			char *base, *g = guard(b, n, &base);
+			csrf_origin o;
+			csrf_reason rc = url ? csrf_url_origin(g, n, &o) : csrf_origin_parse(g, n, &o);
+			tu_guard_free(base);
+			if (rc == CSRF_MALFORMED)
+				continue;
+			if (rc != CSRF_OK)
+				fail_msg("iteration %d: code %d", iter, rc);
+			ok++;
+			if ((strcmp(o.scheme, "http") != 0 && strcmp(o.scheme, "https") != 0) || o.port == 0 ||
+			    !o.host[0])
+				fail_msg("iteration %d: odd origin", iter);
+			for (const char *h = o.host; *h; h++)
+				if (!((*h >= 'a' && *h <= 'z') || (*h >= '0' && *h <= '9') || strchr(".-[]:", *h)))
+					fail_msg("iteration %d: odd host", iter);
+			char ser[300];
+			int k = snprintf(ser, sizeof ser, "%s://%s:%u", o.scheme, o.host, o.port);
+			csrf_origin again;
+			assert_true(k > 0 && (size_t)k < sizeof ser);
+			if (csrf_origin_parse(ser, (size_t)k, &again) != CSRF_OK || !csrf_origin_equal(&o, &again))
+				fail_msg("iteration %d: does not round-trip", iter);
+		}
+	}
+	assert_true(ok > 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_origin_parse),
-	    cmocka_unit_test(test_url_origin),
-	    cmocka_unit_test(test_limits),
-	    cmocka_unit_test(test_equal),
+	    cmocka_unit_test(test_origin_parse), cmocka_unit_test(test_url_origin), cmocka_unit_test(test_limits),
+	    cmocka_unit_test(test_equal),        cmocka_unit_test(test_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
