@@ -111,8 +111,10 @@ struct csrf_inject {
 	char action[INJ_ACTION_MAX];
 
 	/* the document */
-	uint8_t head_done; /* the meta tags went in already */
-	uint8_t form_open; /* a <form> start tag without its </form> yet */
+	uint8_t head_done;    /* the meta tags went in already */
+	uint8_t form_open;    /* a <form> start tag without its </form> yet */
+	uint8_t base_seen;    /* the first <base href> went by */
+	uint8_t base_foreign; /* ... and relative URLs resolve elsewhere */
 	unsigned count;
 
 	/* configuration */
@@ -200,13 +202,23 @@ static void attr_byte(struct csrf_inject *inj, unsigned char c)
 		inj->attr_len = INJ_ATTR_MAX + 1;
 }
 
-/* The name is complete. Only a form start tag's method and action matter,
- * and only their first occurrence: HTML drops repeated attributes, so
+/* The name is complete. Only a form start tag's method and action matter
+ * (and a base start tag's href, kept where an action would be), and only
+ * their first occurrence: HTML drops repeated attributes, so
  * <form action="/" action="https://evil.example/"> submits to "/". */
 static void attr_name_done(struct csrf_inject *inj)
 {
 	inj->attr_kind = A_OTHER;
-	if (inj->is_end || !name_is(inj, "form"))
+	if (inj->is_end)
+		return;
+	if (name_is(inj, "base")) {
+		if (attr_is(inj, "href") && !inj->seen_action) {
+			inj->seen_action = 1;
+			inj->attr_kind = A_ACTION;
+		}
+		return;
+	}
+	if (!name_is(inj, "form"))
 		return;
 	if (attr_is(inj, "method") && !inj->seen_method) {
 		inj->seen_method = 1;
@@ -308,15 +320,23 @@ static int is_scheme_char(unsigned char c)
 	return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
 }
 
-/* Whether the form's action resolves to the self origin, judged the way a
- * URL parser would see it, failing closed (0) whenever unsure. The action
- * is taken raw; a '&' that a character reference could turn into ':', '/'
- * or '\' before the path starts makes it cross-origin. Rewrites the kept
- * action in place (the tag is complete). */
-static int action_same_origin(struct csrf_inject *inj)
+/* Where a URL attribute (a form's action, a base's href) leads. */
+enum {
+	U_CROSS,    /* elsewhere, or not known for sure */
+	U_SELF,     /* absolute, with the self origin */
+	U_RELATIVE, /* resolved against the base URL */
+	U_DOCUMENT  /* absent or "": the document's own URL, whatever the base */
+};
+
+/* Judges the kept URL the way a URL parser would see it, failing closed
+ * (U_CROSS) whenever unsure. The value is taken raw; a '&' that a
+ * character reference could turn into ':', '/' or '\' before the path
+ * starts makes it cross-origin. Rewrites the kept value in place (the tag
+ * is complete). */
+static int judge_url(struct csrf_inject *inj)
 {
-	if (!inj->seen_action)
-		return 1;
+	if (!inj->seen_action || (inj->action_len == 0 && !inj->action_trunc))
+		return U_DOCUMENT;
 	int trunc = inj->action_trunc;
 	char *a = inj->action;
 	size_t n = 0;
@@ -333,53 +353,62 @@ static int action_same_origin(struct csrf_inject *inj)
 	a += b;
 	n -= b;
 	if (n == 0)
-		return !trunc; /* "" or blanks: the document's own URL */
+		return trunc ? U_CROSS : U_RELATIVE; /* blanks: the base URL itself */
 
 	unsigned char c0 = (unsigned char)a[0];
 	if (c0 == '/' || c0 == '\\') {
 		if (n == 1)
-			return !trunc;
+			return trunc ? U_CROSS : U_RELATIVE;
 		unsigned char c1 = (unsigned char)a[1];
 		/* "//host", "\\host", "/\host": another authority. */
-		return !(c1 == '/' || c1 == '\\' || c1 == '&');
+		return c1 == '/' || c1 == '\\' || c1 == '&' ? U_CROSS : U_RELATIVE;
 	}
 	if (c0 == '?' || c0 == '#')
-		return 1;
-	if (!is_alpha(c0))
-		return c0 != '&'; /* no scheme possible: a relative path */
+		return U_RELATIVE;
+	if (!is_alpha(c0)) /* no scheme possible: a relative path */
+		return c0 == '&' ? U_CROSS : U_RELATIVE;
 	size_t i;
 	for (i = 1; i < n; i++) {
 		unsigned char c = (unsigned char)a[i];
 		if (c == ':')
 			break;
 		if (c == '&')
-			return 0; /* "javascript&colon;..." */
+			return U_CROSS; /* "javascript&colon;..." */
 		if (!is_scheme_char(c))
-			return 1; /* a relative path that contains ':' later, or none */
+			return U_RELATIVE; /* a path that has a ':' later, or none */
 	}
 	if (i == n)
-		return !trunc;
+		return trunc ? U_CROSS : U_RELATIVE;
 	csrf_slice scheme = {a, i};
 	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
-		return 0; /* javascript:, data:, mailto:, ... */
+		return U_CROSS; /* javascript:, data:, mailto:, ... */
 	/* Exactly "scheme://"; browsers also read "https:host", "https:\\host"
 	 * and "https:///host" as URLs, but never as ours for certain. */
 	if (n - i < 3 || a[i + 1] != '/' || a[i + 2] != '/')
-		return 0;
+		return U_CROSS;
 	size_t k;
 	for (k = i + 3; k < n; k++) {
 		unsigned char c = (unsigned char)a[k];
 		if (c == '/' || c == '\\' || c == '?' || c == '#')
 			break;
 		if (c == '&')
-			return 0; /* "https://self.example&#46;evil.example" */
+			return U_CROSS; /* "https://self.example&#46;evil.example" */
 	}
 	if (k == n && trunc)
-		return 0; /* the authority may go on past the kept bytes */
+		return U_CROSS; /* the authority may go on past the kept bytes */
 	csrf_origin o;
-	if (csrf_url_origin(a, k, &o) != CSRF_OK)
-		return 0;
-	return csrf_origin_equal(&o, &inj->self);
+	if (csrf_url_origin(a, k, &o) != CSRF_OK || !csrf_origin_equal(&o, &inj->self))
+		return U_CROSS;
+	return U_SELF;
+}
+
+/* A relative action is ours only while no <base href> points elsewhere.
+ * (A <base> that comes after the form, which browsers also honour, cannot
+ * be undone by a stream that holds nothing back.) */
+static int action_ok(struct csrf_inject *inj)
+{
+	int u = judge_url(inj);
+	return u == U_SELF || u == U_DOCUMENT || (u == U_RELATIVE && !inj->base_foreign);
 }
 
 /* A tag ended at its '>'. Returns the element to insert after it, if any,
@@ -398,12 +427,21 @@ static const char *tag_done(struct csrf_inject *inj, size_t *n)
 		 * what follows belongs to the outer form, which may well submit
 		 * elsewhere (an injected <form action=https://evil.example/>
 		 * before the real one): the token goes only into a first form. */
-		int ok = !inj->form_open && method_is_post(inj) && action_same_origin(inj);
+		int ok = !inj->form_open && method_is_post(inj) && action_ok(inj);
 		inj->form_open = 1;
 		if (ok) {
 			inj->count++;
 			*n = inj->input_len;
 			return inj->input_el;
+		}
+		return NULL;
+	}
+	if (name_is(inj, "base")) {
+		/* Only the first base element with an href sets the base URL; a
+		 * relative href resolves against the document's URL. */
+		if (inj->seen_action && !inj->base_seen) {
+			inj->base_seen = 1;
+			inj->base_foreign = judge_url(inj) == U_CROSS;
 		}
 		return NULL;
 	}
@@ -483,6 +521,8 @@ static void reset_stream(struct csrf_inject *inj)
 	inj->failed = 0;
 	inj->head_done = 0;
 	inj->form_open = 0;
+	inj->base_seen = 0;
+	inj->base_foreign = 0;
 	inj->count = 0;
 	inj->is_end = 0;
 	inj->name_len = 0;

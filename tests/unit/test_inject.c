@@ -146,6 +146,36 @@ static const row rows[] = {
     {"first action wins 2", "<form method=post action=\"https://evil.example/\" action=\"/\">",
      "<form method=post action=\"https://evil.example/\" action=\"/\">", 0},
 
+/* <base href> moves relative actions */
+#define EB "<base href=\"https://evil.example/\">"
+    {"foreign base", EB "<form method=post action=\"/x\">", EB "<form method=post action=\"/x\">", 0},
+    {"foreign base no action", EB PF, EB PF IN, 1},
+    {"foreign base empty action", EB "<form method=post action=\"\">", EB "<form method=post action=\"\">" IN, 1},
+    {"foreign base blank action", EB "<form method=post action=\" \">", EB "<form method=post action=\" \">", 0},
+    {"foreign base query action", EB "<form method=post action=\"?a\">", EB "<form method=post action=\"?a\">", 0},
+    {"foreign base self absolute", EB "<form method=post action=\"https://self.example/x\">",
+     EB "<form method=post action=\"https://self.example/x\">" IN, 1},
+    {"self base", "<base href=\"https://self.example/app/\"><form method=post action=x>",
+     "<base href=\"https://self.example/app/\"><form method=post action=x>" IN, 1},
+    {"relative base", "<base href=\"/app/\"><form method=post action=x>",
+     "<base href=\"/app/\"><form method=post action=x>" IN, 1},
+    {"empty base", "<base href=\"\"><form method=post action=x>", "<base href=\"\"><form method=post action=x>" IN, 1},
+    {"protocol-relative base", "<base href=\"//evil.example/\"><form method=post action=x>",
+     "<base href=\"//evil.example/\"><form method=post action=x>", 0},
+    {"javascript base", "<BASE HREF=\"javascript:x\"><form method=post action=x>",
+     "<BASE HREF=\"javascript:x\"><form method=post action=x>", 0},
+    {"first base wins", "<base href=\"/\">" EB "<form method=post action=x>",
+     "<base href=\"/\">" EB "<form method=post action=x>" IN, 1},
+    {"base without href skipped", "<base target=_top>" EB "<form method=post action=x>",
+     "<base target=_top>" EB "<form method=post action=x>", 0},
+    {"first href of base", "<base href=\"/\" href=\"https://evil.example/\"><form method=post action=x>",
+     "<base href=\"/\" href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
+    {"base in comment", "<!--" EB "--><form method=post action=x>", "<!--" EB "--><form method=post action=x>" IN, 1},
+    {"base end tag", "</base href=\"https://evil.example/\"><form method=post action=x>",
+     "</base href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
+    {"bases is not base", "<bases href=\"https://evil.example/\"><form method=post action=x>",
+     "<bases href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
+
     /* head */
     {"head", "<html><head><title>t</title></head>", "<html><head>" MT "<title>t</title></head>", 2},
     {"head once", "<head></head><head>", "<head>" MT "</head><head>", 2},
@@ -663,7 +693,7 @@ static void test_feed_args(void **state)
 }
 
 /* finish ends one stream; the next starts fresh (a <head> again, no form
- * left open, no state from a tag cut short). */
+ * left open, no foreign base, no state from a comment cut short). */
 static void test_finish_resets(void **state)
 {
 	(void)state;
@@ -673,7 +703,7 @@ static void test_finish_resets(void **state)
 	memset(&s, 0, sizeof s);
 	s.mem = mem;
 	s.mem_len = csrf_inject_size();
-	const char *a = "<head>" PF "<!-- ";
+	const char *a = "<head>" EB PF "<!-- ";
 	s.chunk = a;
 	s.chunk_len = strlen(a);
 	assert_int_equal(csrf_inject_feed(inj, a, strlen(a), sink_emit, &s), CSRF_OK);
@@ -683,13 +713,14 @@ static void test_finish_resets(void **state)
 	sink_free(&s);
 	s.mem = mem;
 	s.mem_len = csrf_inject_size();
-	const char *b = "<head>" PF;
+	const char *b = "<head><form method=post action=x>";
 	s.chunk = b;
 	s.chunk_len = strlen(b);
 	assert_int_equal(csrf_inject_feed(inj, b, strlen(b), sink_emit, &s), CSRF_OK);
 	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
 	assert_int_equal(n, 3);
-	expect_output("after finish", "whole", 0, &s, "<head>" MT PF IN, strlen("<head>" MT PF IN), b, strlen(b));
+	const char *want = "<head>" MT "<form method=post action=x>" IN;
+	expect_output("after finish", "whole", 0, &s, want, strlen(want), b, strlen(b));
 	sink_free(&s);
 	tu_guard_free(mem);
 }
@@ -782,6 +813,8 @@ static const char *const atoms[] = {
     "</",
     "https://self.example",
     "//evil.example",
+    "base",
+    "href",
     "javascript:",
     "\\",
     "\0",
