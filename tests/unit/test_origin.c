@@ -238,6 +238,7 @@ static void test_limits(void **state)
 	assert_int_equal(csrf_url_origin(u, big, &o), CSRF_OK);
 	memset(u + 8, 'a', big - 8);
 	assert_int_equal(csrf_url_origin(u, big, &o), CSRF_MALFORMED);
+	assert_int_equal(csrf_origin_parse(u, big, &o), CSRF_MALFORMED);
 	free(u);
 
 	assert_int_equal(csrf_origin_parse("https://a", 9, NULL), CSRF_ERR_ARG);
