@@ -6,8 +6,10 @@
  * write goes to a temporary file in the same directory (mode 0600), is
  * fsynced, renamed (or, for a new file, linked so that an existing file
  * is never replaced) over the target, and the directory is fsynced, so a
- * reader sees the old file or the new one, never half of one. Comments of
- * a file are not kept across a rewrite.
+ * reader sees the old file or the new one, never half of one. Calls that
+ * rewrite a file hold an flock on its directory, so two operators rotating
+ * at once both get their key. Comments of a file are not kept across a
+ * rewrite.
  */
 #include "internal.h"
 
@@ -17,6 +19,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -363,14 +366,19 @@ static int dir_of(const char *path, char *dir, size_t cap)
 	return 1;
 }
 
-static csrf_reason fsync_dir(const char *path)
+static int open_dir(const char *path)
 {
 	char dir[PATH_MAX];
-	int fd;
 
 	if (!dir_of(path, dir, sizeof dir))
-		return CSRF_ERR_IO;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return -1;
+	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static csrf_reason fsync_dir(const char *path)
+{
+	int fd = open_dir(path);
+
 	if (fd < 0)
 		return CSRF_ERR_IO;
 	/* Some file systems cannot sync a directory; the rename stands. */
@@ -380,6 +388,31 @@ static csrf_reason fsync_dir(const char *path)
 	}
 	close(fd);
 	return CSRF_OK;
+}
+
+/* Read-modify-write calls on key files of one directory take turns: an
+ * exclusive flock on the directory (the file itself is replaced by each
+ * rename, so it cannot carry the lock). -1 when the directory cannot be
+ * opened or locked. */
+static int lock_dir(const char *path)
+{
+	int fd = open_dir(path);
+
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) != 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static void unlock_dir(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the lock */
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -500,22 +533,22 @@ CSRF_API csrf_reason csrf_keyfile_new(const char *path)
 	memset(&d, 0, sizeof d);
 	r = new_key(&d.keys[0], 1);
 	if (r == CSRF_OK) {
+		int lock = lock_dir(path);
 		d.n = 1;
 		d.signing = 0;
-		r = kf_write(path, &d, 1);
+		r = lock < 0 ? CSRF_ERR_IO : kf_write(path, &d, 1);
+		unlock_dir(lock);
 	}
 	csrf_keyfile_data_wipe(&d);
 	return r;
 }
 
-CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
+static csrf_reason rotate_locked(const char *path, uint32_t *new_id)
 {
 	csrf_keyfile_data d;
 	uint32_t max = 0;
 	csrf_reason r;
 
-	if (!path)
-		return CSRF_ERR_ARG;
 	r = csrf_keyfile_read(path, &d, NULL, 0);
 	if (r != CSRF_OK)
 		return r;
@@ -541,14 +574,12 @@ CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
 	return r;
 }
 
-CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id)
+static csrf_reason retire_locked(const char *path, uint32_t id)
 {
 	csrf_keyfile_data d;
 	csrf_reason r;
 	size_t i;
 
-	if (!path)
-		return CSRF_ERR_ARG;
 	r = csrf_keyfile_read(path, &d, NULL, 0);
 	if (r != CSRF_OK)
 		return r;
@@ -567,6 +598,36 @@ CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id)
 		d.signing--;
 	r = kf_write(path, &d, 0);
 	csrf_keyfile_data_wipe(&d);
+	return r;
+}
+
+CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
+{
+	csrf_reason r;
+	int lock;
+
+	if (!path)
+		return CSRF_ERR_ARG;
+	lock = lock_dir(path);
+	if (lock < 0)
+		return CSRF_ERR_IO;
+	r = rotate_locked(path, new_id);
+	unlock_dir(lock);
+	return r;
+}
+
+CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id)
+{
+	csrf_reason r;
+	int lock;
+
+	if (!path)
+		return CSRF_ERR_ARG;
+	lock = lock_dir(path);
+	if (lock < 0)
+		return CSRF_ERR_IO;
+	r = retire_locked(path, id);
+	unlock_dir(lock);
 	return r;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -387,6 +388,44 @@ static void test_new_rotate_retire_list(void **state)
 	unlink(path);
 }
 
+/* Four processes rotate the same file at once: every rotation lands
+ * (the directory lock makes read-modify-write take turns). */
+static void test_concurrent_rotate(void **state)
+{
+	(void)state;
+	char path[128];
+	csrf_key_info info[CSRF_KEYS_MAX];
+	size_t n;
+	pid_t kids[4];
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
+	for (int k = 0; k < 4; k++) {
+		kids[k] = fork();
+		assert_true(kids[k] >= 0);
+		if (kids[k] == 0) {
+			int bad = 0;
+			for (int i = 0; i < 3; i++)
+				bad |= csrf_keyfile_rotate(path, NULL) != CSRF_OK;
+			_exit(bad);
+		}
+	}
+	for (int k = 0; k < 4; k++) {
+		int status = -1;
+		assert_int_equal(waitpid(kids[k], &status, 0), kids[k]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(n, 13);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(info[i].id, i + 1);
+		assert_int_equal(info[i].signing, i == 12);
+	}
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
+}
+
 static void test_io_errors(void **state)
 {
 	(void)state;
@@ -429,6 +468,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_material_and_limits),
 	    cmocka_unit_test(test_parse_prefixes),
 	    cmocka_unit_test_setup_teardown(test_new_rotate_retire_list, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_concurrent_rotate, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_io_errors, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
