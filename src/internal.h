@@ -165,6 +165,9 @@ typedef struct {
 csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config *cfg);
 
 csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries);
+/* The same with an allocator for the store's memory (NULL: malloc/free);
+ * copied. Used by the failing-allocator tests. */
+csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc);
 /* Connects once (CSRF_STORE_UNAVAILABLE when that fails). */
 csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg);
 

@@ -44,6 +44,7 @@ typedef struct mem_entry {
 
 typedef struct {
 	csrf_store base;
+	csrf_allocator alloc;
 	pthread_mutex_t lock;
 	unsigned char hash_key[crypto_shorthash_KEYBYTES];
 	mem_entry **buckets;
@@ -68,15 +69,50 @@ static int64_t monotonic_ms(void *ud)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static void *default_alloc(size_t n, void *ud)
+{
+	(void)ud;
+	return malloc(n);
+}
+
+static void default_free(void *p, void *ud)
+{
+	(void)ud;
+	free(p);
+}
+
+static void *m_alloc(const mem_store *m, size_t n)
+{
+	return m->alloc.alloc(n, m->alloc.ud);
+}
+
+static void *m_zalloc(const mem_store *m, size_t count, size_t size)
+{
+	void *p;
+
+	if (size != 0 && count > SIZE_MAX / size)
+		return NULL;
+	p = m_alloc(m, count * size);
+	if (p != NULL)
+		memset(p, 0, count * size);
+	return p;
+}
+
+static void m_free(const mem_store *m, void *p)
+{
+	if (p != NULL)
+		m->alloc.free(p, m->alloc.ud);
+}
+
 static size_t entry_size(size_t key_len, size_t val_len)
 {
 	return sizeof(mem_entry) + key_len + val_len;
 }
 
-static void entry_free(mem_entry *e)
+static void entry_free(const mem_store *m, mem_entry *e)
 {
 	csrf_wipe(e, entry_size(e->key_len, e->val_len));
-	free(e);
+	m_free(m, e);
 }
 
 static uint64_t key_hash(const mem_store *m, const char *key, size_t key_len)
@@ -182,7 +218,7 @@ static void entry_remove(mem_store *m, mem_entry *e)
 		heap_fix(m, i);
 	}
 	m->heap[m->count] = NULL;
-	entry_free(e);
+	entry_free(m, e);
 }
 
 static void sweep(mem_store *m, int64_t now)
@@ -200,7 +236,7 @@ static void maybe_grow(mem_store *m)
 
 	if (m->count < m->nbuckets || nb > SIZE_MAX / sizeof *b)
 		return;
-	b = calloc(nb, sizeof *b);
+	b = m_zalloc(m, nb, sizeof *b);
 	if (b == NULL)
 		return;
 	for (size_t i = 0; i < m->nbuckets; i++) {
@@ -213,7 +249,7 @@ static void maybe_grow(mem_store *m)
 			e = next;
 		}
 	}
-	free(m->buckets);
+	m_free(m, m->buckets);
 	m->buckets = b;
 	m->nbuckets = nb;
 }
@@ -239,7 +275,7 @@ static csrf_reason put(mem_store *m, const char *key, size_t key_len, const void
 	uint64_t h = key_hash(m, key, key_len);
 	mem_entry **pp;
 	mem_entry *old;
-	mem_entry *e = malloc(entry_size(key_len, val_len));
+	mem_entry *e = m_alloc(m, entry_size(key_len, val_len));
 
 	if (e == NULL)
 		return CSRF_ERR_NOMEM;
@@ -263,7 +299,7 @@ static csrf_reason put(mem_store *m, const char *key, size_t key_len, const void
 		*pp = e;
 		heap_place(m, old->heap_idx, e);
 		heap_fix(m, e->heap_idx);
-		entry_free(old);
+		entry_free(m, old);
 		return CSRF_OK;
 	}
 	if (m->count == m->heap_cap && m->count < m->max) {
@@ -271,11 +307,13 @@ static csrf_reason put(mem_store *m, const char *key, size_t key_len, const void
 		mem_entry **nh;
 		if (cap > m->max)
 			cap = m->max;
-		nh = realloc(m->heap, cap * sizeof *nh);
+		nh = m_zalloc(m, cap, sizeof *nh);
 		if (nh == NULL) {
-			entry_free(e);
+			entry_free(m, e);
 			return CSRF_ERR_NOMEM;
 		}
+		memcpy(nh, m->heap, m->count * sizeof *nh);
+		m_free(m, m->heap);
 		m->heap = nh;
 		m->heap_cap = cap;
 	}
@@ -378,17 +416,24 @@ static csrf_reason mem_incr(csrf_store *st, const char *key, size_t key_len, uin
 	return r;
 }
 
+static void mem_destroy(mem_store *m)
+{
+	csrf_allocator a = m->alloc;
+
+	for (size_t i = 0; i < m->count; i++)
+		entry_free(m, m->heap[i]);
+	m_free(m, m->heap);
+	m_free(m, m->buckets);
+	csrf_wipe(m, sizeof *m);
+	a.free(m, a.ud);
+}
+
 static void mem_close(csrf_store *st)
 {
 	mem_store *m = (mem_store *)st;
 
-	for (size_t i = 0; i < m->count; i++)
-		entry_free(m->heap[i]);
-	free(m->heap);
-	free(m->buckets);
 	pthread_mutex_destroy(&m->lock);
-	csrf_wipe(m, sizeof *m);
-	free(m);
+	mem_destroy(m);
 }
 
 static const csrf_store_ops mem_ops = {
@@ -399,42 +444,52 @@ static const csrf_store_ops mem_ops = {
     .close = mem_close,
 };
 
-csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries)
+csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc)
 {
+	csrf_allocator a = {default_alloc, default_free, NULL};
 	mem_store *m;
 
-	if (out == NULL || max_entries == 0 || max_entries > CSRF_STORE_MEMORY_MAX_MAX)
+	if (out == NULL)
 		return CSRF_ERR_ARG;
-	m = calloc(1, sizeof *m);
+	*out = NULL;
+	if (max_entries == 0 || max_entries > CSRF_STORE_MEMORY_MAX_MAX)
+		return CSRF_ERR_ARG;
+	if (alloc != NULL) {
+		if (alloc->alloc == NULL || alloc->free == NULL)
+			return CSRF_ERR_ARG;
+		a = *alloc;
+	}
+	m = a.alloc(sizeof *m, a.ud);
 	if (m == NULL)
 		return CSRF_ERR_NOMEM;
+	memset(m, 0, sizeof *m);
 	m->base.ops = &mem_ops;
+	m->alloc = a;
 	m->max = max_entries;
 	m->nbuckets = INITIAL_BUCKETS;
 	m->heap_cap = max_entries < INITIAL_BUCKETS ? max_entries : INITIAL_BUCKETS;
-	m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
-	m->heap = calloc(m->heap_cap, sizeof *m->heap);
 	m->clock = monotonic_ms;
-	if (m->buckets == NULL || m->heap == NULL) {
-		free(m->buckets);
-		free(m->heap);
-		free(m);
+	m->buckets = m_zalloc(m, m->nbuckets, sizeof *m->buckets);
+	m->heap = m->buckets != NULL ? m_zalloc(m, m->heap_cap, sizeof *m->heap) : NULL;
+	if (m->heap == NULL) {
+		mem_destroy(m);
 		return CSRF_ERR_NOMEM;
 	}
 	if (RAND_bytes(m->hash_key, sizeof m->hash_key) != 1) {
-		free(m->buckets);
-		free(m->heap);
-		free(m);
+		mem_destroy(m);
 		return CSRF_ERR_RANDOM;
 	}
 	if (pthread_mutex_init(&m->lock, NULL) != 0) {
-		free(m->buckets);
-		free(m->heap);
-		free(m);
+		mem_destroy(m);
 		return CSRF_ERR_INTERNAL;
 	}
 	*out = &m->base;
 	return CSRF_OK;
+}
+
+csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries)
+{
+	return csrf_store_memory_open_with(out, max_entries, NULL);
 }
 
 void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, void *ud)

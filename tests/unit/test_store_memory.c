@@ -507,6 +507,63 @@ static void test_parse_i64(void **state)
 	}
 }
 
+/* ---- failing allocations ---- */
+
+/* Fails the Nth allocation for every N: each call answers CSRF_OK or
+ * CSRF_ERR_NOMEM, a failed write changes nothing, and closing frees
+ * everything. */
+static void test_failing_allocator(void **state)
+{
+	(void)state;
+	for (size_t fail_at = 1;; fail_at++) {
+		tu_alloc_state as = {0, 0, fail_at, 0};
+		csrf_allocator a = tu_allocator(&as);
+		csrf_store *st = NULL;
+		char key[16], buf[16];
+		size_t len;
+		int64_t v;
+		int stored[300] = {0};
+		int failed = 0;
+
+		csrf_reason r = csrf_store_memory_open_with(&st, 1000, &a);
+		if (r != CSRF_OK) {
+			assert_int_equal(r, CSRF_ERR_NOMEM);
+			assert_null(st);
+			assert_int_equal(as.live, 0);
+			continue;
+		}
+		for (int i = 0; i < 300; i++) {
+			int n = snprintf(key, sizeof key, "k%d", i);
+			r = csrf_store_set(st, key, (size_t)n, key, (size_t)n, (uint32_t)(i % 3));
+			assert_true(r == CSRF_OK || r == CSRF_ERR_NOMEM);
+			stored[i] = r == CSRF_OK;
+			failed |= r != CSRF_OK;
+		}
+		r = csrf_store_incr(st, "k7", 2, 0, &v);
+		assert_true(r == CSRF_MALFORMED || r == CSRF_ERR_NOMEM || (r == CSRF_OK && !stored[7]));
+		failed |= r == CSRF_ERR_NOMEM;
+		for (int i = 0; i < 300; i++) {
+			if (i == 7)
+				continue;
+			int n = snprintf(key, sizeof key, "k%d", i);
+			r = csrf_store_get(st, key, (size_t)n, buf, sizeof buf, &len);
+			if (stored[i]) {
+				assert_int_equal(r, CSRF_OK);
+				assert_int_equal(len, (size_t)n);
+				assert_memory_equal(buf, key, len);
+			} else {
+				assert_int_equal(r, CSRF_NOT_FOUND);
+			}
+		}
+		assert_int_equal(csrf_store_del(st, "k1", 2), CSRF_OK);
+		csrf_store_close(st);
+		assert_int_equal(as.live, 0);
+		assert_int_equal(as.allocs - (fail_at <= as.allocs ? 1 : 0), as.frees);
+		if (!failed && fail_at > as.allocs)
+			break;
+	}
+}
+
 /* ---- threads ---- */
 
 #define THREADS 4
@@ -575,11 +632,17 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_semantics),      cmocka_unit_test(test_values_are_copied),
-	    cmocka_unit_test(test_ttl_expiry),     cmocka_unit_test(test_sweep_is_incremental),
-	    cmocka_unit_test(test_eviction_order), cmocka_unit_test(test_many_entries),
-	    cmocka_unit_test(test_url_rows),       cmocka_unit_test(test_url_prefixes),
-	    cmocka_unit_test(test_open),           cmocka_unit_test(test_parse_i64),
+	    cmocka_unit_test(test_semantics),
+	    cmocka_unit_test(test_values_are_copied),
+	    cmocka_unit_test(test_ttl_expiry),
+	    cmocka_unit_test(test_sweep_is_incremental),
+	    cmocka_unit_test(test_eviction_order),
+	    cmocka_unit_test(test_many_entries),
+	    cmocka_unit_test(test_url_rows),
+	    cmocka_unit_test(test_url_prefixes),
+	    cmocka_unit_test(test_open),
+	    cmocka_unit_test(test_parse_i64),
+	    cmocka_unit_test(test_failing_allocator),
 	    cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
