@@ -449,7 +449,7 @@ static const char *tag_done(struct csrf_inject *inj, size_t *n)
 		if (inj->head_done)
 			return NULL;
 		inj->head_done = 1;
-		inj->count += 2; /* two meta elements */
+		inj->count++; /* the meta pair is one insertion */
 		*n = inj->meta_len;
 		return inj->meta_el;
 	}
@@ -990,7 +990,8 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	return CSRF_OK;
 }
 
-/* Reports the count and makes the injector ready for another stream with
+/* Reports the count of insertions (each hidden input one, the meta pair
+ * one: one per inserted piece emitted) and makes the injector ready for another stream with
  * the same configuration; inserted pieces stay valid. */
 CSRF_API csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected)
 {

@@ -177,12 +177,12 @@ static const row rows[] = {
      "<bases href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
 
     /* head */
-    {"head", "<html><head><title>t</title></head>", "<html><head>" MT "<title>t</title></head>", 2},
-    {"head once", "<head></head><head>", "<head>" MT "</head><head>", 2},
-    {"head upper attrs", "<HEAD lang=en>", "<HEAD lang=en>" MT, 2},
+    {"head", "<html><head><title>t</title></head>", "<html><head>" MT "<title>t</title></head>", 1},
+    {"head once", "<head></head><head>", "<head>" MT "</head><head>", 1},
+    {"head upper attrs", "<HEAD lang=en>", "<HEAD lang=en>" MT, 1},
     {"header is not head", "<header><heads>", "<header><heads>", 0},
-    {"end head", "</head><head>", "</head><head>" MT, 2},
-    {"head and form", "<head></head><body>" PF, "<head>" MT "</head><body>" PF IN, 3},
+    {"end head", "</head><head>", "</head><head>" MT, 1},
+    {"head and form", "<head></head><body>" PF, "<head>" MT "</head><body>" PF IN, 2},
 
     /* comments and bogus comments */
     {"comment", "<!-- " PF " -->", "<!-- " PF " -->", 0},
@@ -227,7 +227,7 @@ static const row rows[] = {
     {"textarea near end", "<textarea></textareax>" PF "</TEXTAREA>" PF, "<textarea></textareax>" PF "</TEXTAREA>" PF IN,
      1},
     {"title", "<title>" PF "</title>" PF, "<title>" PF "</title>" PF IN, 1},
-    {"title head", "<title><head></title><head>", "<title><head></title><head>" MT, 2},
+    {"title head", "<title><head></title><head>", "<title><head></title><head>" MT, 1},
     {"xmp", "<xmp>" PF "</xmp>", "<xmp>" PF "</xmp>", 0},
     {"noscript", "<noscript>" PF "</noscript>", "<noscript>" PF "</noscript>", 0},
     {"iframe", "<iframe>" PF "</iframe>", "<iframe>" PF "</iframe>", 0},
@@ -274,7 +274,7 @@ static const row rows[] = {
      "<form method=\"POST\" action=\"/vote\">" IN "<input name=story value=42><button>y</button></form>"
      "<form action=\"/search\"><input name=q></form>"
      "<form method=post action=\"https://evil.example/\"></form></body></html>",
-     3},
+     2},
 };
 
 /* ---- running a document through an injector ---- */
@@ -474,7 +474,7 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 			for (size_t j = 0; j < k; j++)
 				off += full.ins_n[j];
 			append(&exp, &el, &ec, full.out + full.ins_at[k] + off, full.ins_n[k]);
-			ecount += full.ins_n[k] == strlen(MT) ? 2 : 1;
+			ecount++;
 		}
 		append(&exp, &el, &ec, in + from, m - from);
 		if (m == 0) {
@@ -709,7 +709,7 @@ static void test_finish_resets(void **state)
 	assert_int_equal(csrf_inject_feed(inj, a, strlen(a), sink_emit, &s), CSRF_OK);
 	unsigned n;
 	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 2);
 	sink_free(&s);
 	s.mem = mem;
 	s.mem_len = csrf_inject_size();
@@ -718,7 +718,7 @@ static void test_finish_resets(void **state)
 	s.chunk_len = strlen(b);
 	assert_int_equal(csrf_inject_feed(inj, b, strlen(b), sink_emit, &s), CSRF_OK);
 	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 2);
 	const char *want = "<head>" MT "<form method=post action=x>" IN;
 	expect_output("after finish", "whole", 0, &s, want, strlen(want), b, strlen(b));
 	sink_free(&s);
@@ -860,7 +860,7 @@ static void test_random_docs(void **state)
 			off += whole.ins_n[k];
 		}
 		assert_true(metas <= 1);
-		assert_int_equal(cw, whole.n_ins + metas);
+		assert_int_equal(cw, whole.n_ins);
 		size_t cuts[600], n = 0;
 		for (size_t i = 1; i < len; i++)
 			cuts[n++] = i;
