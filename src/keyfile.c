@@ -138,7 +138,8 @@ static int is_blank(char c)
 
 static int field_is(const char *s, size_t n, const char *lit)
 {
-	return n == strlen(lit) && memcmp(s, lit, n) == 0;
+	csrf_slice f = {s, n};
+	return csrf_slice_eq(f, lit);
 }
 
 /* One line without its newline. */
