@@ -42,9 +42,10 @@ void tu_guard_free(char *p)
 	if (!p)
 		return;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	/* The header sits at the start of the mapping, which starts at a page
-	 * boundary at or below p (len < page) or further down: walk back. */
-	unsigned char *q = (unsigned char *)((uintptr_t)p & ~(uintptr_t)(page - 1));
+	/* The header sits at the start of the mapping, a page boundary below
+	 * the data; p - 1 is inside the mapping even for an empty copy, whose
+	 * p is the guard page itself. Walk back page by page. */
+	unsigned char *q = (unsigned char *)((uintptr_t)(p - 1) & ~(uintptr_t)(page - 1));
 	for (;;) {
 		guard_hdr h;
 		memcpy(&h, q, sizeof h);
