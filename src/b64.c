@@ -38,8 +38,10 @@ static char enc6(uint32_t v)
 	return (char)c;
 }
 
-/* The 6-bit value of c; *bad gets all-ones when c is not in the alphabet. */
-static uint32_t dec6(uint8_t ch, uint32_t *bad)
+/* The 6-bit value of c, with bit 8 set when c is not in the alphabet.
+ * Returned rather than accumulated through a pointer, so the decoder's
+ * error flag stays in a register. */
+static uint32_t dec6(uint8_t ch)
 {
 	uint32_t c = ch;
 	uint32_t m_upper = mask_in(c, 'A', 'Z');
@@ -54,8 +56,7 @@ static uint32_t dec6(uint8_t ch, uint32_t *bad)
 	v |= m_digit & (c - '0' + 52);
 	v |= m_dash & 62;
 	v |= m_under & 63;
-	*bad |= ~(m_upper | m_lower | m_digit | m_dash | m_under);
-	return v;
+	return v | (~(m_upper | m_lower | m_digit | m_dash | m_under) & 0x100);
 }
 
 void csrf_b64url_encode(const uint8_t *in, size_t n, char *out)
@@ -100,24 +101,28 @@ csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t 
 		return CSRF_ERR_BUFFER;
 
 	for (; i + 4 <= len; i += 4) {
-		uint32_t w = dec6(p[i], &bad) << 18 | dec6(p[i + 1], &bad) << 12 | dec6(p[i + 2], &bad) << 6 |
-		             dec6(p[i + 3], &bad);
+		uint32_t a = dec6(p[i]), b = dec6(p[i + 1]), c = dec6(p[i + 2]), d = dec6(p[i + 3]);
+		uint32_t w = (a & 63) << 18 | (b & 63) << 12 | (c & 63) << 6 | (d & 63);
+		bad |= a | b | c | d;
 		out[o++] = (uint8_t)(w >> 16);
 		out[o++] = (uint8_t)(w >> 8);
 		out[o++] = (uint8_t)w;
 	}
 	if (rem == 2) {
-		uint32_t w = dec6(p[i], &bad) << 18 | dec6(p[i + 1], &bad) << 12;
-		bad |= 0u - ((w & 0xffff) != 0);
-		out[o++] = (uint8_t)(w >> 16);
+		uint32_t a = dec6(p[i]), b = dec6(p[i + 1]);
+		/* bits after the last byte must be zero: (x + 0xff) & 0x100 is
+		 * 0x100 exactly when x != 0, without a branch */
+		bad |= a | b | (((b & 15) + 0xff) & 0x100);
+		out[o++] = (uint8_t)((a & 63) << 2 | (b & 63) >> 4);
 	} else if (rem == 3) {
-		uint32_t w = dec6(p[i], &bad) << 18 | dec6(p[i + 1], &bad) << 12 | dec6(p[i + 2], &bad) << 6;
-		bad |= 0u - ((w & 0xff) != 0);
+		uint32_t a = dec6(p[i]), b = dec6(p[i + 1]), c = dec6(p[i + 2]);
+		uint32_t w = (a & 63) << 18 | (b & 63) << 12 | (c & 63) << 6;
+		bad |= a | b | c | (((c & 3) + 0xff) & 0x100);
 		out[o++] = (uint8_t)(w >> 16);
 		out[o++] = (uint8_t)(w >> 8);
 	}
 
-	if (bad) {
+	if (bad & 0x100) {
 		/* Nothing half-decoded is left behind. */
 		csrf_wipe(out, need);
 		return CSRF_MALFORMED;
