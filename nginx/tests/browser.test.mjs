@@ -1,0 +1,233 @@
+// browser.test.mjs - csrf-demo --unprotected behind the real Debian nginx,
+// in headless Chromium. Through a server with `csrf on` (and
+// `csrf_unsafe_get on` for /vote, since the unprotected demo votes on GET)
+// every attack page of the demo fails and every legitimate flow works with
+// the tokens the module injected into the unchanged app's forms. Through a
+// server without the module the same app stays vulnerable.
+//
+// The demo's attacker pages point at the victim's own address; a second
+// nginx server per victim serves them with sub_filter pointing them at the
+// nginx in front (attacker and victim stay same-site, other origin).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startDemo } from '../../tests/e2e/demo.mjs';
+import { ATTACKS, launchBrowser, login, runAttack, getState } from '../../tests/e2e/lib.mjs';
+
+const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
+const MODULE = process.env.CSRF_NGX_MODULE;
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+    s.on('error', reject);
+  });
+}
+
+function waitPort(port, ms = 10000) {
+  const end = Date.now() + ms;
+  return new Promise((resolve) => {
+    const attempt = () => {
+      const c = net.connect(port, '127.0.0.1');
+      c.on('connect', () => {
+        c.destroy();
+        resolve(true);
+      });
+      c.on('error', () => {
+        if (Date.now() > end) resolve(false);
+        else setTimeout(attempt, 50);
+      });
+    };
+    attempt();
+  });
+}
+
+function server(port, upstream, body) {
+  return `
+    server {
+        listen 127.0.0.1:${port};
+        location / {
+            proxy_pass http://127.0.0.1:${upstream};
+            proxy_set_header Accept-Encoding "";
+            ${body}
+        }
+        location /vote {
+            proxy_pass http://127.0.0.1:${upstream};
+            proxy_set_header Accept-Encoding "";
+            ${body}
+            ${body.includes('csrf on') ? 'csrf_unsafe_get on;' : ''}
+        }
+    }`;
+}
+
+function attackerServer(port, upstream, demoVictim, victim) {
+  return `
+    server {
+        listen 127.0.0.1:${port};
+        location / {
+            proxy_pass http://127.0.0.1:${upstream};
+            proxy_set_header Accept-Encoding "";
+            sub_filter_types *;
+            sub_filter_once off;
+            sub_filter '${demoVictim}' '${victim}';
+        }
+    }`;
+}
+
+let demo;
+let browser;
+let ngx;
+const sites = {};
+
+async function startNginx(demoRef) {
+  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-ngx-browser-'));
+  fs.chmodSync(prefix, 0o755);
+  const [pv, pa, uv, ua] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const dv = new URL(demoRef.victim).port;
+  const da = new URL(demoRef.attacker).port;
+  const user = process.getuid && process.getuid() === 0 ? 'user nobody nogroup;' : '';
+  const conf = `
+load_module ${MODULE};
+worker_processes 1;
+error_log ${prefix}/error.log info;
+pid ${prefix}/nginx.pid;
+${user}
+events { worker_connections 256; }
+http {
+    log_format csrf '$request_method $request_uri $status $csrf_result';
+    access_log ${prefix}/access.log csrf;
+    client_body_temp_path ${prefix}/body;
+    proxy_temp_path ${prefix}/proxy;
+    fastcgi_temp_path ${prefix}/fastcgi;
+    uwsgi_temp_path ${prefix}/uwsgi;
+    scgi_temp_path ${prefix}/scgi;
+    csrf_session_cookie demo_sid;
+    ${server(pv, dv, 'csrf on;')}
+    ${attackerServer(pa, da, demoRef.victim, `http://127.0.0.1:${pv}`)}
+    ${server(uv, dv, 'csrf off;')}
+    ${attackerServer(ua, da, demoRef.victim, `http://127.0.0.1:${uv}`)}
+}
+`;
+  fs.writeFileSync(path.join(prefix, 'nginx.conf'), conf);
+  const t = spawnSync(NGINX, ['-t', '-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { encoding: 'utf8' });
+  assert.equal(t.status, 0, `nginx -t: ${t.stderr}`);
+  const child = spawn(NGINX, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-g', 'daemon off; master_process on;'],
+    { stdio: 'ignore' });
+  for (const p of [pv, pa, uv, ua]) assert.ok(await waitPort(p), `nginx listens on ${p}`);
+  sites.protected = { victim: `http://127.0.0.1:${pv}`, attacker: `http://127.0.0.1:${pa}` };
+  sites.unprotected = { victim: `http://127.0.0.1:${uv}`, attacker: `http://127.0.0.1:${ua}` };
+  return {
+    prefix,
+    errorLog: () => fs.readFileSync(path.join(prefix, 'error.log'), 'utf8'),
+    accessLog: () => fs.readFileSync(path.join(prefix, 'access.log'), 'utf8'),
+    async stop() {
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGQUIT');
+      const k = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(k);
+      if (!process.env.CSRF_KEEP_TMP) fs.rmSync(prefix, { recursive: true, force: true });
+    },
+  };
+}
+
+before(async () => {
+  assert.ok(MODULE && fs.existsSync(MODULE), 'CSRF_NGX_MODULE points at the built module');
+  demo = await startDemo({ unprotected: true });
+  ngx = await startNginx(demo);
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (ngx) {
+    const log = ngx.errorLog();
+    await ngx.stop();
+    assert.doesNotMatch(log, /exited on signal|core dumped/, 'no nginx worker crashed');
+  }
+  if (demo) await demo.stop();
+});
+
+for (const attack of ATTACKS) {
+  test(`without the module: ${attack.name} (${attack.what}) succeeds`, async () => {
+    const r = await runAttack(browser, sites.unprotected, attack);
+    assert.ok(r.changed, `the attack changed the victim's state through plain nginx (user now ${r.user})`);
+  });
+
+  test(`with the module: ${attack.name} (${attack.what}) fails`, async () => {
+    const r = await runAttack(browser, sites.protected, attack);
+    assert.ok(r.unchanged, `state unchanged and alice still signed in (user now ${r.user})`);
+    assert.equal(r.changed, false);
+  });
+}
+
+test('with the module: the rejections are logged with their reason', async () => {
+  const log = ngx.errorLog();
+  assert.match(log, /csrf: rejected (GET|HEAD) "\/vote": \w+/);
+  assert.match(log, /csrf: rejected POST "\/vote": \w+/);
+  assert.match(log, /csrf: rejected POST "\/transfer": \w+/);
+  assert.match(log, /csrf: rejected POST "\/login": \w+/);
+});
+
+test('with the module: vote, transfer with password, two tabs, login all work', async () => {
+  const { victim } = sites.protected;
+  const ctx = browser.context;
+  const page = await ctx.newPage();
+  await login(page, victim, 'alice', 'wonderland');
+
+  // the module injected its token into the unchanged app's forms
+  const hidden = await page.locator('form[action="/vote"] input[type=hidden][name^="csrf_"]').count();
+  assert.ok(hidden > 0, 'vote forms carry the injected token');
+  assert.ok(await page.locator('meta[name="csrf-token"]').count() === 1, 'meta csrf-token injected');
+
+  // vote
+  let s0 = await getState(victim);
+  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-1-y')]);
+  let s1 = await getState(victim);
+  assert.equal(s1.votes['1'].y, s0.votes['1'].y + 1, 'the vote counted');
+
+  // two tabs: both pages' tokens stay valid, in either order
+  const tab2 = await ctx.newPage();
+  await tab2.goto(`${victim}/`);
+  s0 = await getState(victim);
+  await Promise.all([tab2.waitForURL(`${victim}/`), tab2.click('#vote-2-n')]);
+  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-2-y')]);
+  s1 = await getState(victim);
+  assert.equal(s1.votes['2'].n, s0.votes['2'].n + 1, 'the vote of the second tab counted');
+  assert.equal(s1.votes['2'].y, s0.votes['2'].y + 1, 'the vote of the first tab counted');
+  await tab2.close();
+
+  // transfer (with the password again when the app asks for it)
+  await page.goto(`${victim}/account`);
+  s0 = await getState(victim);
+  await page.selectOption('#transfer-to', 'bob');
+  await page.fill('#transfer-amount', '7');
+  if (await page.locator('#transfer-password').count()) await page.fill('#transfer-password', 'wonderland');
+  await Promise.all([page.waitForLoadState('load'), page.click('#transfer-submit')]);
+  await page.waitForLoadState('load');
+  s1 = await getState(victim);
+  assert.equal(s1.balances.alice, s0.balances.alice - 7, 'alice paid');
+  assert.equal(s1.balances.bob, s0.balances.bob + 7, 'bob was paid');
+
+  // log out and in again: the new session's tokens work
+  await Promise.all([page.waitForURL(`${victim}/`), page.click('#logout')]);
+  await login(page, victim, 'alice', 'wonderland');
+  s0 = await getState(victim);
+  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-3-y')]);
+  s1 = await getState(victim);
+  assert.equal(s1.votes['3'].y, s0.votes['3'].y + 1, 'a vote after a new login counted');
+  await page.close();
+
+  const access = ngx.accessLog();
+  assert.match(access, /^POST \/vote 30\d ok$/m);
+  assert.match(access, /^POST \/login 30\d ok$/m);
+  assert.match(access, /^POST \/transfer \d+ ok$/m);
+});
