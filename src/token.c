@@ -81,10 +81,11 @@ static uint64_t get_be64(const uint8_t *p)
 	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
 }
 
-/* The ring is const on the hot path; its lock is not. */
-static void ring_rdlock(const csrf_ctx *ctx)
+/* The ring is const on the hot path; its lock is not. 0 on success (the
+ * only failure is too many readers at once). */
+static int ring_rdlock(const csrf_ctx *ctx)
 {
-	pthread_rwlock_rdlock((pthread_rwlock_t *)&ctx->ring_lock);
+	return pthread_rwlock_rdlock((pthread_rwlock_t *)&ctx->ring_lock);
 }
 
 static void ring_unlock(const csrf_ctx *ctx)
@@ -155,7 +156,10 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 		return r;
 	}
 
-	ring_rdlock(ctx);
+	if (ring_rdlock(ctx) != 0) {
+		csrf_wipe(buf, sizeof buf);
+		return CSRF_ERR_INTERNAL;
+	}
 	if (ctx->ring.n == 0) {
 		ring_unlock(ctx);
 		csrf_wipe(buf, sizeof buf);
@@ -212,7 +216,10 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 		return CSRF_TOKEN_MALFORMED;
 	}
 
-	ring_rdlock(ctx);
+	if (ring_rdlock(ctx) != 0) {
+		csrf_wipe(buf, sizeof buf);
+		return CSRF_ERR_INTERNAL;
+	}
 	const csrf_key_slot *slot = csrf_ring_find(&ctx->ring, get_be32(raw + 2));
 	if (!slot) {
 		ring_unlock(ctx);
@@ -286,7 +293,8 @@ CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_
 	if (cap < CSRF_SECRET_COOKIE_LEN + 1)
 		return CSRF_ERR_BUFFER;
 
-	ring_rdlock(ctx);
+	if (ring_rdlock(ctx) != 0)
+		return CSRF_ERR_INTERNAL;
 	if (ctx->ring.n == 0) {
 		ring_unlock(ctx);
 		return CSRF_ERR_CONFIG;
@@ -325,7 +333,10 @@ CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *
 		return CSRF_SECRET_INVALID;
 	}
 
-	ring_rdlock(ctx);
+	if (ring_rdlock(ctx) != 0) {
+		csrf_wipe(buf, sizeof buf);
+		return CSRF_ERR_INTERNAL;
+	}
 	const csrf_key_slot *slot = csrf_ring_find(&ctx->ring, get_be32(buf + 1));
 	if (!slot) {
 		ring_unlock(ctx);
