@@ -731,8 +731,8 @@ static void test_emit_stops(void **state)
 {
 	(void)state;
 	const char *doc = "<head>a" PF "b" PF "</form>c";
-	/* pieces: "<head>", MT, "a<form..>", IN, "b<form..></form>c"? (nested:
-	 * the second form gets nothing) */
+	/* five pieces: "<head>", MT, "a<form ...>", IN, "b<form ...></form>c"
+	 * (the second form is nested and gets nothing) */
 	for (size_t stop_at = 1; stop_at <= 4; stop_at++) {
 		char *mem;
 		csrf_inject *inj = new_injector(&mem);
