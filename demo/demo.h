@@ -118,9 +118,30 @@ void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Text-node and attribute escaping through csrf_html_escape(_attr). */
 void page_text(page *b, const char *s, size_t n);
 void page_attr(page *b, const char *s, size_t n);
-/* 1 when s[0..n) is valid UTF-8 without NUL or other C0 controls except
- * tab, CR and LF. */
+/* ---- parse.c: what the demo parses itself ---- */
+
+/* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or code
+ * points past U+10FFFF) without C0 controls other than tab, CR and LF and
+ * without DEL. */
 int demo_utf8_ok(const char *s, size_t n);
+/* A decimal integer 1..max without sign, leading zero or other
+ * characters, at most 12 digits. 0 and *out, or -1. */
+int demo_parse_positive(const char *s, size_t len, int64_t max, int64_t *out);
+/* "IPV4:PORT" into an address and its origin "http://IPV4:PORT". 0 or -1. */
+struct sockaddr_in;
+int demo_parse_listen(const char *arg, size_t len, struct sockaddr_in *sa, char *origin, size_t cap);
+/* 1 when s is a session id: DEMO_SID_LEN lower-case hex characters. */
+int demo_sid_ok(const char *s, size_t len);
+/* Lower-case hex of n bytes and a NUL into out (2n + 1 bytes). */
+void demo_hex_encode(const uint8_t *in, size_t n, char *out);
+/* Exactly 2n lower-case hex characters into n bytes. 0 or -1. */
+int demo_hex_decode(const char *in, size_t len, uint8_t *out, size_t n);
+/* The store record of a session, "v1 USER_ID ROW USER SECRET_HEX" (USER
+ * "-" for a pre-session), into out; its length, or -1 when it does not
+ * fit or the user name is not [a-z0-9_-]. parse reads one back into s
+ * (user, ids, secret; not sid): 0, or -1 with the secret wiped. */
+int demo_record_format(const demo_session *s, char *out, size_t cap);
+int demo_record_parse(const char *rec, size_t len, demo_session *s);
 
 /* ---- victim.c / attacker.c: the two sites ---- */
 

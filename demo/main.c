@@ -133,32 +133,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	*con_cls = NULL;
 }
 
-/* "127.0.0.1:8080" into a socket address and "http://127.0.0.1:8080". */
-static int parse_listen(const char *arg, struct sockaddr_in *sa, char *origin, size_t cap)
-{
-	const char *colon = strrchr(arg, ':');
-	char host[64];
-	unsigned port = 0;
-	if (colon == NULL || colon == arg || (size_t)(colon - arg) >= sizeof host || colon[1] == '\0')
-		return -1;
-	memcpy(host, arg, (size_t)(colon - arg));
-	host[colon - arg] = '\0';
-	for (const char *p = colon + 1; *p; p++) {
-		if (*p < '0' || *p > '9' || port > 65535)
-			return -1;
-		port = port * 10 + (unsigned)(*p - '0');
-	}
-	if (port == 0 || port > 65535)
-		return -1;
-	memset(sa, 0, sizeof *sa);
-	sa->sin_family = AF_INET;
-	sa->sin_port = htons((uint16_t)port);
-	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-		return -1;
-	int n = snprintf(origin, cap, "http://%s:%u", host, port);
-	return n > 0 && (size_t)n < cap ? 0 : -1;
-}
-
 static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
 {
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, s,
@@ -200,8 +174,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (parse_listen(listen, &vsa, app.victim_origin, sizeof app.victim_origin) != 0 ||
-	    parse_listen(attacker_listen, &asa, app.attacker_origin, sizeof app.attacker_origin) != 0) {
+	if (demo_parse_listen(listen, strlen(listen), &vsa, app.victim_origin, sizeof app.victim_origin) != 0 ||
+	    demo_parse_listen(attacker_listen, strlen(attacker_listen), &asa, app.attacker_origin,
+	                      sizeof app.attacker_origin) != 0) {
 		fprintf(stderr, "csrf-demo: --listen and --attacker-listen take IPV4:PORT\n");
 		return 2;
 	}

@@ -315,22 +315,6 @@ static int field(vreq *v, const char *name, char *out, size_t cap, size_t *len)
 	return 0;
 }
 
-static int parse_positive(const char *s, size_t len, int64_t max, int64_t *out)
-{
-	int64_t v = 0;
-	if (len == 0 || len > 12 || s[0] == '0')
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* ---- the CSRF decision for unsafe requests ---- */
 
 /* 0 when the request may go on; otherwise the 403 is already queued
@@ -563,7 +547,7 @@ static enum MHD_Result do_vote(vreq *v, int from_query)
 		if (a || t)
 			return reject(v, 400, "bad vote", "A vote needs a story and a type y or n.");
 	}
-	if (parse_positive(story, ls, 1000000, &id) != 0 || lt != 1 || (type[0] != 'y' && type[0] != 'n'))
+	if (demo_parse_positive(story, ls, 1000000, &id) != 0 || lt != 1 || (type[0] != 'y' && type[0] != 'n'))
 		return reject(v, 400, "bad vote", "A vote needs a story and a type y or n.");
 	int r = db_vote(v->app, id, v->sess.user_id, type[0]);
 	if (r == 1)
@@ -662,7 +646,7 @@ static enum MHD_Result do_transfer(vreq *v)
 		demo_wipe(pw, sizeof pw);
 		return reject(v, 400, "unknown recipient", "Send money to another existing user.");
 	}
-	if (parse_positive(amount, la, me.balance, &n) != 0) {
+	if (demo_parse_positive(amount, la, me.balance, &n) != 0) {
 		demo_wipe(pw, sizeof pw);
 		return reject(v, 400, "bad amount", "The amount must be a whole number from 1 up to your balance.");
 	}

@@ -1,0 +1,232 @@
+/*
+ * parse.c - what csrf-demo parses itself (the library parses the HTTP
+ * pieces): the UTF-8 check applied to form fields, positive amounts and
+ * story numbers, --listen addresses, session ids, and the session record
+ * kept in the store. Every function takes (pointer, length), reads only
+ * inside it and fails closed.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "demo.h"
+
+static const char hexdig[] = "0123456789abcdef";
+
+void demo_hex_encode(const uint8_t *in, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hexdig[in[i] >> 4];
+		out[2 * i + 1] = hexdig[in[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int hex_val(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int demo_hex_decode(const char *in, size_t len, uint8_t *out, size_t n)
+{
+	if (len != 2 * n)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hex_val(in[2 * i]), lo = hex_val(in[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int demo_sid_ok(const char *s, size_t len)
+{
+	if (len != DEMO_SID_LEN)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (hex_val(s[i]) < 0)
+			return 0;
+	return 1;
+}
+
+int demo_utf8_ok(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	while (i < n) {
+		unsigned c = p[i];
+		if (c < 0x80) {
+			if ((c < 0x20 && c != '\t' && c != '\r' && c != '\n') || c == 0x7f)
+				return 0;
+			i++;
+			continue;
+		}
+		size_t need;
+		uint32_t min, cp;
+		if (c >= 0xc2 && c <= 0xdf) {
+			need = 1;
+			min = 0x80;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			need = 2;
+			min = 0x800;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3;
+			min = 0x10000;
+			cp = c & 0x07;
+		} else {
+			return 0;
+		}
+		if (n - i - 1 < need)
+			return 0;
+		for (size_t k = 1; k <= need; k++) {
+			unsigned cc = p[i + k];
+			if ((cc & 0xc0) != 0x80)
+				return 0;
+			cp = (cp << 6) | (cc & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return 0;
+		i += need + 1;
+	}
+	return 1;
+}
+
+int demo_parse_positive(const char *s, size_t len, int64_t max, int64_t *out)
+{
+	int64_t v = 0;
+	if (len == 0 || len > 12 || s[0] == '0')
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int demo_parse_listen(const char *arg, size_t len, struct sockaddr_in *sa, char *origin, size_t cap)
+{
+	char host[INET_ADDRSTRLEN];
+	size_t colon = len;
+	unsigned port = 0;
+	for (size_t i = len; i > 0; i--) {
+		if (arg[i - 1] == ':') {
+			colon = i - 1;
+			break;
+		}
+	}
+	if (colon == len || colon == 0 || colon >= sizeof host || colon + 1 == len || len - colon - 1 > 5)
+		return -1;
+	memcpy(host, arg, colon);
+	host[colon] = '\0';
+	for (size_t i = colon + 1; i < len; i++) {
+		if (arg[i] < '0' || arg[i] > '9')
+			return -1;
+		port = port * 10 + (unsigned)(arg[i] - '0');
+	}
+	if (port == 0 || port > 65535)
+		return -1;
+	memset(sa, 0, sizeof *sa);
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+		return -1;
+	int n = snprintf(origin, cap, "http://%s:%u", host, port);
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* Next space-separated word of the record; NULL at its end. */
+static const char *word(const char **p, const char *end, size_t *len)
+{
+	const char *s = *p;
+	while (s < end && *s == ' ')
+		s++;
+	const char *e = s;
+	while (e < end && *e != ' ')
+		e++;
+	*p = e;
+	*len = (size_t)(e - s);
+	return *len ? s : NULL;
+}
+
+static int parse_count(const char *s, size_t len, int64_t *out)
+{
+	int64_t v = 0;
+	if (len == 0 || len > 18)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int user_ok(const char *s, size_t len)
+{
+	if (len == 0 || len > DEMO_USER_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+int demo_record_format(const demo_session *s, char *out, size_t cap)
+{
+	char secret_hex[2 * CSRF_SECRET_LEN + 1];
+	if (s->user[0] && !user_ok(s->user, strlen(s->user)))
+		return -1;
+	demo_hex_encode(s->secret, CSRF_SECRET_LEN, secret_hex);
+	int n = snprintf(out, cap, "v1 %lld %lld %s %s", (long long)s->user_id, (long long)s->row,
+	                 s->user[0] ? s->user : "-", secret_hex);
+	demo_wipe(secret_hex, sizeof secret_hex);
+	if (n <= 0 || (size_t)n >= cap) {
+		demo_wipe(out, cap);
+		return -1;
+	}
+	return n;
+}
+
+int demo_record_parse(const char *rec, size_t len, demo_session *s)
+{
+	const char *p = rec, *end = rec + len, *w;
+	size_t n;
+	if ((w = word(&p, end, &n)) == NULL || n != 2 || w[0] != 'v' || w[1] != '1')
+		goto bad;
+	if ((w = word(&p, end, &n)) == NULL || parse_count(w, n, &s->user_id) != 0)
+		goto bad;
+	if ((w = word(&p, end, &n)) == NULL || parse_count(w, n, &s->row) != 0)
+		goto bad;
+	if ((w = word(&p, end, &n)) == NULL)
+		goto bad;
+	if (n == 1 && w[0] == '-') {
+		s->user[0] = '\0';
+	} else if (user_ok(w, n)) {
+		memcpy(s->user, w, n);
+		s->user[n] = '\0';
+	} else {
+		goto bad;
+	}
+	if ((w = word(&p, end, &n)) == NULL || demo_hex_decode(w, n, s->secret, CSRF_SECRET_LEN) != 0)
+		goto bad;
+	if (word(&p, end, &n) != NULL)
+		goto bad;
+	return 0;
+bad:
+	demo_wipe(s->secret, sizeof s->secret);
+	return -1;
+}
