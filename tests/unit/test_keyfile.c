@@ -301,6 +301,7 @@ static void test_new_rotate_retire_list(void **state)
 	csrf_keyfile_data before, after;
 	char err[256];
 
+	memset(info, 0, sizeof info); /* padding too: scanned below */
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
 	mode_t old_umask = umask(0);
 	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
