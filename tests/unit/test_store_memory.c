@@ -507,6 +507,134 @@ static void test_parse_i64(void **state)
 	}
 }
 
+/* ---- against a model ---- */
+
+/* A naive model of the documented behaviour: expired entries are gone at
+ * the start of each call; a write of a new key into a full store evicts
+ * the live entry with the earliest expiry (no TTL: never), the oldest
+ * write first among equals. With at most 8 entries the store's sweep
+ * clears every expired entry at each call, so both must agree exactly. */
+#define MODEL_KEYS 20
+#define MODEL_MAX 8
+
+typedef struct {
+	int live;
+	int64_t expires; /* INT64_MAX: never */
+	uint64_t seq;
+	char val[24];
+	size_t len;
+} model_entry;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void model_expire(model_entry *m, int64_t now)
+{
+	for (int i = 0; i < MODEL_KEYS; i++)
+		if (m[i].live && m[i].expires <= now)
+			m[i].live = 0;
+}
+
+static void model_write(model_entry *m, int k, const char *val, size_t len, int64_t expires, uint64_t *seq)
+{
+	if (!m[k].live) {
+		int n = 0, victim = -1;
+		for (int i = 0; i < MODEL_KEYS; i++) {
+			if (!m[i].live)
+				continue;
+			n++;
+			if (victim < 0 || m[i].expires < m[victim].expires ||
+			    (m[i].expires == m[victim].expires && m[i].seq < m[victim].seq))
+				victim = i;
+		}
+		if (n >= MODEL_MAX)
+			m[victim].live = 0;
+	}
+	m[k].live = 1;
+	m[k].expires = expires;
+	m[k].seq = ++*seq;
+	memcpy(m[k].val, val, len);
+	m[k].len = len;
+}
+
+static void test_against_model(void **state)
+{
+	char url[32];
+	model_entry model[MODEL_KEYS];
+	uint64_t seq = 0;
+	csrf_store *st;
+
+	(void)state;
+	memset(model, 0, sizeof model);
+	snprintf(url, sizeof url, "memory://?max=%d", MODEL_MAX);
+	st = open_fake(url);
+	for (int step = 0; step < 30000; step++) {
+		static const uint32_t ttls[] = {0, 1, 2, 5};
+		int k = (int)(rng() % MODEL_KEYS);
+		uint32_t ttl = ttls[rng() % 4];
+		char key[8], val[24], buf[32];
+		int klen = snprintf(key, sizeof key, "k%d", k);
+		size_t len;
+		int64_t v;
+		csrf_reason r;
+
+		fake_ms += (int64_t)(rng() % 700);
+		model_expire(model, fake_ms);
+		switch (rng() % 4) {
+		case 0: {
+			int vlen = rng() % 2 ? snprintf(val, sizeof val, "%d", (int)(rng() % 100) - 50)
+			                     : snprintf(val, sizeof val, "text%d", step);
+			assert_int_equal(csrf_store_set(st, key, (size_t)klen, val, (size_t)vlen, ttl), CSRF_OK);
+			model_write(model, k, val, (size_t)vlen, ttl ? fake_ms + ttl * 1000 : INT64_MAX, &seq);
+			break;
+		}
+		case 1:
+			r = csrf_store_get(st, key, (size_t)klen, buf, sizeof buf, &len);
+			if (model[k].live != (r == CSRF_OK))
+				fail_msg("step %d: get %s answered %s", step, key, csrf_reason_name(r));
+			if (r == CSRF_OK) {
+				assert_int_equal(len, model[k].len);
+				assert_memory_equal(buf, model[k].val, len);
+			}
+			break;
+		case 2:
+			assert_int_equal(csrf_store_del(st, key, (size_t)klen), CSRF_OK);
+			model[k].live = 0;
+			break;
+		case 3: {
+			int64_t mv = 0;
+			int is_num = 1;
+			if (model[k].live)
+				is_num = csrf_store_parse_i64(model[k].val, model[k].len, &mv) == CSRF_OK;
+			r = csrf_store_incr(st, key, (size_t)klen, ttl, &v);
+			if (!is_num) {
+				assert_int_equal(r, CSRF_MALFORMED);
+				break;
+			}
+			assert_int_equal(r, CSRF_OK);
+			assert_true(v == mv + 1);
+			int n = snprintf(val, sizeof val, "%lld", (long long)v);
+			model_write(model, k, val, (size_t)n,
+			            model[k].live ? model[k].expires : (ttl ? fake_ms + ttl * 1000 : INT64_MAX), &seq);
+			break;
+		}
+		}
+		size_t live = 0;
+		for (int i = 0; i < MODEL_KEYS; i++)
+			live += (size_t)model[i].live;
+		assert_true(csrf_store_memory_count(st) >= live);
+		assert_true(csrf_store_memory_count(st) <= MODEL_MAX);
+	}
+	csrf_store_close(st);
+}
+
 /* ---- failing allocations ---- */
 
 /* Fails the Nth allocation for every N: each call answers CSRF_OK or
@@ -632,17 +760,12 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_semantics),
-	    cmocka_unit_test(test_values_are_copied),
-	    cmocka_unit_test(test_ttl_expiry),
-	    cmocka_unit_test(test_sweep_is_incremental),
-	    cmocka_unit_test(test_eviction_order),
-	    cmocka_unit_test(test_many_entries),
-	    cmocka_unit_test(test_url_rows),
-	    cmocka_unit_test(test_url_prefixes),
-	    cmocka_unit_test(test_open),
-	    cmocka_unit_test(test_parse_i64),
-	    cmocka_unit_test(test_failing_allocator),
+	    cmocka_unit_test(test_semantics),      cmocka_unit_test(test_values_are_copied),
+	    cmocka_unit_test(test_ttl_expiry),     cmocka_unit_test(test_sweep_is_incremental),
+	    cmocka_unit_test(test_eviction_order), cmocka_unit_test(test_many_entries),
+	    cmocka_unit_test(test_url_rows),       cmocka_unit_test(test_url_prefixes),
+	    cmocka_unit_test(test_open),           cmocka_unit_test(test_parse_i64),
+	    cmocka_unit_test(test_against_model),  cmocka_unit_test(test_failing_allocator),
 	    cmocka_unit_test(test_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
