@@ -463,9 +463,35 @@ static void test_killed_server(void **state)
 	csrf_store_close(st0);
 }
 
+typedef struct {
+	csrf_store *st;
+	int id;
+	int64_t worst_ms;
+	int wrong; /* calls that answered something else */
+	int calls;
+} outage_arg;
+
+static void *outage_worker(void *p)
+{
+	outage_arg *a = p;
+	int64_t end = mono_ms() + 1500, ms;
+
+	while (mono_ms() < end) {
+		if (call(a->st, a->id + a->calls, &ms) != CSRF_STORE_UNAVAILABLE)
+			a->wrong++;
+		if (ms > a->worst_ms)
+			a->worst_ms = ms;
+		a->calls++;
+		sleep_ms(5);
+	}
+	return NULL;
+}
+
 static void test_frozen_server(void **state)
 {
 	csrf_store *st = open_store(5, prefix);
+	pthread_t t[4];
+	outage_arg args[4];
 	int64_t ms;
 
 	(void)state;
@@ -474,6 +500,20 @@ static void test_frozen_server(void **state)
 	 * answers, so only the timeouts end the calls */
 	assert_int_equal(kill(redis_pid, SIGSTOP), 0);
 	expect_down(st, 2000, "frozen");
+	/* four threads at once: waiting for the connection's lock counts
+	 * against each call's own deadline */
+	for (int i = 0; i < 4; i++) {
+		args[i] = (outage_arg){st, i, 0, 0, 0};
+		assert_int_equal(pthread_create(&t[i], NULL, outage_worker, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		printf("# frozen, thread %d: %d calls, slowest %lld ms\n", i, args[i].calls,
+		       (long long)args[i].worst_ms);
+		assert_int_equal(args[i].wrong, 0);
+		assert_true(args[i].worst_ms <= TIMEOUT_MS + SLACK_MS);
+		assert_true(args[i].calls > 0);
+	}
 	assert_int_equal(kill(redis_pid, SIGCONT), 0);
 	expect_back(st, "thawed");
 	csrf_store_close(st);
