@@ -770,6 +770,50 @@ static void test_emit_stops(void **state)
 	tu_guard_free(mem);
 }
 
+/* The demo's origins: victim on 8080, attacker on 8081 of the same host. */
+static void test_port_origin(void **state)
+{
+	(void)state;
+	static const char self[] = "http://127.0.0.1:8080";
+	static const struct {
+		const char *action;
+		int inject;
+	} cases[] = {
+	    {"http://127.0.0.1:8080/vote", 1}, {"HTTP://127.0.0.1:8080", 1}, {"/vote", 1},
+	    {"http://127.0.0.1:8081/vote", 0}, {"http://127.0.0.1/vote", 0}, {"https://127.0.0.1:8080/", 0},
+	    {"http://localhost:8080/", 0},     {"//127.0.0.1:8081/vote", 0}, {"http://127.0.0.1:08080/", 0},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char doc[128];
+		int dl = snprintf(doc, sizeof doc, "<form method=post action=\"%s\">", cases[i].action);
+		assert_true(dl > 0 && (size_t)dl < sizeof doc);
+		size_t sz = csrf_inject_size();
+		char *zero = calloc(1, sz);
+		assert_non_null(zero);
+		char *mem = tu_guard_copy(zero, sz);
+		free(zero);
+		csrf_inject *inj;
+		assert_int_equal(csrf_inject_init(mem, sz, self, strlen(self), F, strlen(F), T, strlen(T), &inj),
+		                 CSRF_OK);
+		sink s;
+		memset(&s, 0, sizeof s);
+		s.mem = mem;
+		s.mem_len = sz;
+		char *c = tu_guard_copy(doc, (size_t)dl);
+		s.chunk = c;
+		s.chunk_len = (size_t)dl;
+		assert_int_equal(csrf_inject_feed(inj, c, (size_t)dl, sink_emit, &s), CSRF_OK);
+		unsigned n;
+		assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+		if (n != (unsigned)cases[i].inject || s.n_ins != (size_t)cases[i].inject)
+			fail_msg("self %s, action %s: %u insertions, want %d", self, cases[i].action, n,
+			         cases[i].inject);
+		tu_guard_free(c);
+		sink_free(&s);
+		tu_guard_free(mem);
+	}
+}
+
 /* ---- random markup: the same output however it is cut ---- */
 
 static const char *const atoms[] = {
@@ -959,6 +1003,7 @@ int main(void)
 	    cmocka_unit_test(test_feed_args),
 	    cmocka_unit_test(test_finish_resets),
 	    cmocka_unit_test(test_emit_stops),
+	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_random_docs),
 	    cmocka_unit_test(test_ten_megabytes),
 	};
