@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,6 +108,8 @@ static int redis_start(void)
 	if (redis_pid < 0)
 		return -1;
 	if (redis_pid == 0) {
+		/* the server never outlives a test that crashed */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(redis_bin, redis_bin, "--port", port_s, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		      "--dir", tmpdir, "--logfile", log, "--daemonize", "no", (char *)NULL);
 		_exit(127);
