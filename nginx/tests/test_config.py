@@ -1,0 +1,155 @@
+"""Directives through `nginx -t` and a running nginx: bad values fail the
+configuration test with the library's message and the file's line, a key
+file shared by two servers makes their tokens interchangeable, the random
+key of a server without one is warned about, directives inherit."""
+
+import os
+import secrets
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ngxtest as T  # noqa: E402
+
+
+def server(body, port="{port}"):
+    return """
+    server {{
+        listen 127.0.0.1:%s;
+        root {prefix}/www;
+        %s
+        location / {{ }}
+    }}
+""" % (port, body)
+
+
+def key_file(path, keys):
+    with open(path, "w") as f:
+        f.write("# test keys\n")
+        for kid, sign in keys:
+            f.write("key %d %d %s%s\n" % (kid, int(time.time()), secrets.token_hex(32), " sign" if sign else ""))
+    os.chmod(path, 0o600)
+
+
+class ConfigTest(unittest.TestCase):
+    def nginx_t(self, http):
+        n = T.Nginx(http)
+        try:
+            return n.test_config()
+        finally:
+            n.cleanup()
+
+    def test_bad_directives_fail(self):
+        rows = [
+            # (name, directives, message expected in nginx -t's output)
+            ("trusted origin: bare host", "csrf on; csrf_trusted_origin example.com;", "csrf_trusted_origin"),
+            ("trusted origin: path", "csrf on; csrf_trusted_origin https://a.example/x;", "csrf_trusted_origin"),
+            ("trusted origin: null", "csrf on; csrf_trusted_origin null;", "csrf_trusted_origin"),
+            ("trusted origin: userinfo", "csrf on; csrf_trusted_origin https://u@a.example;", "csrf_trusted_origin"),
+            ("origin: bare host", "csrf on; csrf_origin app.example;", "csrf_origin"),
+            ("origin: twice", "csrf_origin https://a.example; csrf_origin https://b.example;", "duplicate"),
+            ("mode", "csrf on; csrf_mode sometimes;", "invalid value \"sometimes\""),
+            ("action", "csrf on; csrf_action block;", "invalid value \"block\""),
+            ("status", "csrf on; csrf_status 200;", "between 400 and 599"),
+            ("flag", "csrf maybe;", "csrf"),
+            ("body max", "csrf on; csrf_body_max lots;", "csrf_body_max"),
+            ("key file missing", "csrf on; csrf_key_file /nonexistent/csrf.keys;", "csrf_key_file"),
+            ("session cookie name", "csrf on; csrf_session_cookie 'a b';", "csrf_session_cookie"),
+            ("arguments", "csrf on; csrf_origin;", "invalid number of arguments"),
+        ]
+        for name, directives, message in rows:
+            with self.subTest(name):
+                rc, out = self.nginx_t(server(directives))
+                self.assertNotEqual(rc, 0, out)
+                self.assertIn(message, out)
+                self.assertIn("nginx.conf:", out, "the error names the file and line")
+
+    def test_good_configuration(self):
+        rows = [
+            ("minimal", "csrf on;"),
+            ("everything", "csrf on; csrf_mode both; csrf_origin https://app.example:8443; "
+             "csrf_trusted_origin https://partner.example; csrf_trusted_origin http://127.0.0.1:9; "
+             "csrf_session_cookie SESSID; csrf_inject on; csrf_action log; csrf_body_max 64k; "
+             "csrf_unsafe_get on; csrf_status 419;"),
+            ("off", "csrf off; csrf_trusted_origin https://partner.example;"),
+        ]
+        for name, directives in rows:
+            with self.subTest(name):
+                rc, out = self.nginx_t(server(directives))
+                self.assertEqual(rc, 0, out)
+
+    def test_random_key_warning(self):
+        rc, out = self.nginx_t(server("csrf on;"))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("random key", out)
+
+    def test_shared_key_file(self):
+        # two servers with one key file: a fleet; a third with its own key
+        a = T.Nginx(server("csrf on; csrf_key_file {prefix}/csrf.keys;", "{port0}") +
+                    server("csrf on; csrf_key_file {prefix}/csrf.keys;", "{port1}") + server("csrf on;", "{port2}"),
+                    ports=3)
+        try:
+            key_file(a.path("csrf.keys"), [(1, False), (2, True)])
+            rc, out = a.test_config()
+            self.assertEqual(rc, 0, out)
+            a.write("www/index.html", "<html><head></head><body></body></html>")
+            a.start()
+            p0, p1, p2 = a.ports
+            cookie, field, token = T.session_tokens(p0)
+            self.assertIsNotNone(token)
+            rows = [
+                ("same server", p0, 405),  # static location: past the check, nginx answers 405
+                ("other server, same key file", p1, 405),
+                ("server with its own key", p2, 403),
+            ]
+            for name, port, status in rows:
+                with self.subTest(name):
+                    r = T.request(port, "POST", "/", [("Origin", "http://127.0.0.1:%d" % port), ("Cookie", cookie),
+                                                      ("X-CSRF-Token", token)], b"x")
+                    self.assertEqual(r.status, status)
+        finally:
+            a.cleanup()
+
+    def test_inheritance(self):
+        http = """
+    csrf on;
+    csrf_trusted_origin http://partner.example;
+    server {{
+        listen 127.0.0.1:{port};
+        root {prefix}/www;
+        location / {{ }}
+        location /own {{ csrf_trusted_origin http://other.example; }}
+        location /off {{ csrf off; }}
+        location /logonly {{ csrf_action log; }}
+    }}
+"""
+        n = T.Nginx(http)
+        try:
+            n.write("www/index.html", "<html><head></head></html>")
+            for d in ("own", "off", "logonly"):
+                n.write("www/%s/index.html" % d, "<html><head></head></html>")
+            n.start()
+            rows = [
+                # (path, Origin, expected result in the access log)
+                ("/", "http://partner.example", "secret_missing"),  # origin passed, token stage
+                ("/", "http://other.example", "origin_mismatch"),
+                ("/own/", "http://other.example", "secret_missing"),
+                ("/own/", "http://partner.example", "origin_mismatch"),  # a location's list replaces
+                ("/off/", "http://evil.example", "-"),
+                ("/logonly/", "http://evil.example", "origin_mismatch"),
+            ]
+            for i, (path, origin, result) in enumerate(rows):
+                T.request(n.port, "POST", path + "?row=%d" % i, [("Origin", origin)], b"x")
+            log = n.access_log().splitlines()
+            for i, (path, origin, result) in enumerate(rows):
+                with self.subTest(path=path, origin=origin):
+                    line = [l for l in log if ("?row=%d " % i) in l]
+                    self.assertEqual(len(line), 1)
+                    self.assertTrue(line[0].endswith(" " + result), line[0])
+        finally:
+            n.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()
