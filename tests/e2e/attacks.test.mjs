@@ -12,7 +12,7 @@ import { ATTACKS, launchBrowser, login, runAttack } from './lib.mjs';
 
 const unprotected = process.env.DEMO_MODE === 'unprotected';
 const mode = unprotected ? 'unprotected' : 'protected';
-const out = process.env.E2E_OUT || path.resolve('e2e-out');
+const out = process.env.E2E_OUT || path.join(path.dirname(new URL(import.meta.url).pathname), 'out');
 let demo;
 let browser;
 
