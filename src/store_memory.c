@@ -12,7 +12,9 @@
  *  - eviction: when the store is full, the top of the heap goes. That is
  *    an expired entry if there is one, else the entry closest to expiry
  *    (its loss matters for the shortest time), else, when no entry has a
- *    TTL, the one written longest ago.
+ *    TTL, the one written longest ago. Eviction can drop a lockout
+ *    counter, so max should be sized to never be reached in normal
+ *    operation; the bound is there to keep a flood from exhausting memory.
  *
  * Keys are hashed with SipHash (libsodium crypto_shorthash) under a
  * random per-store key, so chosen keys (session ids, account names)
