@@ -4,8 +4,13 @@ file shared by two servers makes their tokens interchangeable, the random
 key of a server without one is warned about, directives inherit."""
 
 import os
+import re
 import secrets
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -149,6 +154,57 @@ class ConfigTest(unittest.TestCase):
                     self.assertTrue(line[0].endswith(" " + result), line[0])
         finally:
             n.cleanup()
+
+
+class ReadmeTest(unittest.TestCase):
+    """The server block of nginx/README.md, as a user copies it, runs."""
+
+    def test_readme_server_block(self):
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+        with open(readme) as f:
+            text = f.read()
+        block = re.search(r"```nginx\n(.*?)```", text, re.S).group(1)
+        html = b"<html><head></head><body><form method=post action=/x></form></body></html>"
+        up = T.Upstream(lambda c, head, body: T.send_whole(c, html, "text/html"))
+        prefix = tempfile.mkdtemp(prefix="csrf-ngx-readme-")
+        os.chmod(prefix, 0o755)
+        port = T.free_port()
+        try:
+            key_file(os.path.join(prefix, "csrf.keys"), [(1, True)])
+            conf = (block.replace("/usr/local/lib/nginx/modules/ngx_http_csrf_module.so", T.MODULE)
+                    .replace("/etc/nginx/csrf.keys", prefix + "/csrf.keys")
+                    .replace("/var/log/nginx/app.log", prefix + "/access.log")
+                    .replace("listen 80;", "listen 127.0.0.1:%d;" % port)
+                    .replace("127.0.0.1:8080", "127.0.0.1:%d" % up.port)
+                    .replace("http {", "pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\n"
+                             "    client_body_temp_path %s/body; proxy_temp_path %s/proxy;\n"
+                             "    fastcgi_temp_path %s/f; uwsgi_temp_path %s/u; scgi_temp_path %s/s;\n"
+                             % ((prefix,) * 7), 1))
+            if os.geteuid() == 0:
+                conf = "user nobody nogroup;\n" + conf
+            path = os.path.join(prefix, "nginx.conf")
+            with open(path, "w") as f:
+                f.write(conf)
+            r = subprocess.run([T.NGINX, "-t", "-p", prefix, "-c", path], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("random key", r.stderr)
+            proc = subprocess.Popen([T.NGINX, "-p", prefix, "-c", path, "-g", "daemon off;"])
+            try:
+                self.assertTrue(T.wait_port(port))
+                got = T.request(port, "GET", "/", host="app.example")
+                self.assertEqual(got.status, 200)
+                self.assertEqual(T.count_injected(got.body), (1, 1))
+                bad = T.request(port, "POST", "/", [("Sec-Fetch-Site", "cross-site")], b"a=1", host="app.example")
+                self.assertEqual(bad.status, 403)
+                hook = T.request(port, "POST", "/hooks/payment", [("Sec-Fetch-Site", "cross-site")], b"a=1",
+                                 host="app.example")
+                self.assertEqual(hook.status, 200)
+            finally:
+                proc.send_signal(signal.SIGQUIT)
+                proc.wait(10)
+        finally:
+            up.close()
+            shutil.rmtree(prefix, ignore_errors=True)
 
 
 if __name__ == "__main__":
