@@ -143,6 +143,8 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 	int n = 0;
 	h[n++] = "Content-Security-Policy";
 	h[n++] = CSP;
+	h[n++] = "X-Frame-Options";
+	h[n++] = "DENY";
 	if (v->set_cookie[0]) {
 		h[n++] = "Set-Cookie";
 		h[n++] = v->set_cookie;
@@ -593,6 +595,7 @@ static enum MHD_Result do_login(vreq *v)
 	/* A new session id and a new token secret: nothing an attacker
 	 * planted or saw before the login stays valid. */
 	if (v->have_sess) {
+		db_logout_record(v->app, v->sess.row);
 		session_delete(v->app, &v->sess);
 		session_wipe(&v->sess);
 		v->have_sess = 0;
