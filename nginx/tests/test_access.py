@@ -26,6 +26,14 @@ HTTP = """
         location /token-only {{ csrf_mode token; proxy_pass http://127.0.0.1:{upstream}; }}
         location /small {{ csrf_body_max 64; proxy_pass http://127.0.0.1:{upstream}; }}
         location /status {{ csrf_status 451; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /satisfy-any {{
+            satisfy any;
+            allow 127.0.0.1;
+            deny all;
+            proxy_pass http://127.0.0.1:{upstream};
+        }}
+        location /errpage {{ error_page 403 /denied.html; proxy_pass http://127.0.0.1:{upstream}; }}
+        location = /denied.html {{ }}
         location /trusted {{
             csrf_trusted_origin http://partner.example:8443;
             proxy_pass http://127.0.0.1:{upstream};
@@ -46,6 +54,7 @@ class AccessTest(unittest.TestCase):
         cls.up = T.Upstream(echo)
         cls.ngx = T.Nginx(HTTP, cls.up.port)
         cls.ngx.write("www/index.html", PAGE)
+        cls.ngx.write("www/denied.html", b"<html><body>denied by policy</body></html>")
         cls.ngx.start()
         cls.port = cls.ngx.port
         cls.self_origin = "http://127.0.0.1:%d" % cls.port
@@ -98,6 +107,14 @@ class AccessTest(unittest.TestCase):
             ("trusted origin", "POST", "/trusted", [("Origin", "http://partner.example:8443"), ck, th], b"", 200, "ok"),
             ("untrusted origin", "POST", "/trusted", [("Origin", "http://partner.example"), ck, th], b"", 403,
              "origin_mismatch"),
+            # an allow rule that passes does not override a CSRF rejection
+            ("satisfy any, cross-site", "POST", "/satisfy-any", [("Sec-Fetch-Site", "cross-site")], b"", 403,
+             "cross_site"),
+            ("satisfy any, good token", "POST", "/satisfy-any", [("Origin", so), ck, th], b"", 200, "ok"),
+            ("error_page renders the rejection", "POST", "/errpage", [("Sec-Fetch-Site", "cross-site")], b"", 403,
+             None),
+            ("cookie split over two headers", "POST", "/echo", [("Origin", so), ("Cookie", "a=1"), ck, th], b"", 200,
+             "ok"),
             ("body over cap", "POST", "/small", [("Origin", so), ck, form], b"a=" + b"x" * 100, 413,
              "body_too_large"),
             # csrf_unsafe_get: positive same-origin evidence or nothing
@@ -123,6 +140,8 @@ class AccessTest(unittest.TestCase):
                 self.assertEqual(r.status, status)
                 if status == 200 and path.startswith("/echo") and method == "POST":
                     self.assertIn(b"len=%d " % len(body), r.body)
+                if path.startswith("/errpage"):
+                    self.assertIn(b"denied by policy", r.body)
         log = self.ngx.access_log().splitlines()
         for i, (name, method, path, headers, body, status, result) in enumerate(rows):
             path += ("&" if "?" in path else "?") + "row=%d" % i

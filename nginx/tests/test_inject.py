@@ -58,6 +58,20 @@ def normalize(body):
     return NORMALIZE_META.sub(rb"\1X\2", NORMALIZE_HIDDEN.sub(rb"\1F\2T\3", body))
 
 
+# Set-Cookie headers an upstream sends, and the session the page's tokens
+# must then be bound to (the request carries "sid=req").
+SET_COOKIES = [
+    ([b"sid=new1; Path=/; HttpOnly"], "new1"),
+    ([b"  sid=new2"], "new2"),
+    ([b"sid=; Max-Age=0; Path=/"], ""),
+    ([b"sidx=zzz; Path=/"], "req"),
+    ([b"other=1", b"sid=first", b"sid=last"], "last"),
+    ([b"sid"], "req"),
+    ([b"Sid=cap"], "req"),
+    ([b"sid=a=b; Path=/"], "a=b"),
+    ([b""], "req"),
+]
+
 HTTP = """
     server {{
         listen 127.0.0.1:{port};
@@ -117,6 +131,9 @@ class InjectTest(unittest.TestCase):
                          extra=b"Cache-Control: public, max-age=600\r\nETag: \"abc\"\r\n")
         elif path == "/up/login":
             T.send_whole(c, cls.html, "text/html", extra=b"Set-Cookie: sid=fresh-session; Path=/; HttpOnly\r\n")
+        elif path.startswith("/up/setcookie/"):
+            extra = SET_COOKIES[int(path.rsplit("/", 1)[1])][0]
+            T.send_whole(c, cls.html, "text/html", extra=b"".join(b"Set-Cookie: " + v + b"\r\n" for v in extra))
         elif path == "/up/redirect":
             c.sendall(b"HTTP/1.1 302 Found\r\nLocation: /\r\nContent-Type: text/html\r\nContent-Length: 5\r\n"
                       b"Connection: close\r\n\r\n<a/>\n")
@@ -261,6 +278,20 @@ class InjectTest(unittest.TestCase):
         p = T.request(self.port, "POST", "/echo", [("Origin", "http://127.0.0.1:%d" % self.port), ("Cookie", ck),
                                                    ("Content-Type", "application/x-www-form-urlencoded")], form)
         self.assertEqual(p.status, 200)
+
+    def test_session_from_set_cookie(self):
+        for i, (headers, sid) in enumerate(SET_COOKIES):
+            with self.subTest(headers=headers):
+                r = self.get("/up/setcookie/%d" % i, [("Cookie", "sid=req")])
+                m = re.search(rb'<input type="hidden" name="([A-Za-z0-9_-]+)" value="([A-Za-z0-9_-]+)">', r.body)
+                form = m.group(1) + b"=" + m.group(2)
+                for cookie_sid, status in ((sid, 200), (sid + "-other", 403)):
+                    ck = T.secret_cookie(r) + ("; sid=" + cookie_sid if cookie_sid else "")
+                    p = T.request(self.port, "POST", "/echo", [("Origin", "http://127.0.0.1:%d" % self.port),
+                                                               ("Cookie", ck),
+                                                               ("Content-Type", "application/x-www-form-urlencoded")],
+                                  form)
+                    self.assertEqual(p.status, status, "session %r" % cookie_sid)
 
     def test_no_crash(self):
         time.sleep(0.2)
