@@ -196,13 +196,19 @@ static void test_raw_fields(void **state)
 		uint8_t xor_;
 		csrf_reason want;
 	} rows[] = {
-	    {0, 0x01, CSRF_TOKEN_MALFORMED},                                 /* version 0 */
-	    {0, 0x03, CSRF_TOKEN_MALFORMED},                                 /* version 2 */
-	    {1, 0x01, CSRF_TOKEN_MALFORMED},                                 /* flags */
-	    {1, 0x80, CSRF_TOKEN_MALFORMED}, {5, 0x03, CSRF_UNKNOWN_KEY},    /* key id 2 */
-	    {2, 0x80, CSRF_UNKNOWN_KEY},     {13, 0x01, CSRF_TOKEN_INVALID}, /* issue time (tag covers it) */
-	    {6, 0x40, CSRF_TOKEN_INVALID},   {14, 0x01, CSRF_TOKEN_INVALID}, /* bind alone: the tag still holds */
-	    {21, 0x80, CSRF_TOKEN_INVALID},  {22, 0x01, CSRF_TOKEN_INVALID}, /* tag */
+	    {0, 0x01, CSRF_TOKEN_MALFORMED}, /* version 0 */
+	    {0, 0x03, CSRF_TOKEN_MALFORMED}, /* version 2 */
+	    {1, 0x01, CSRF_TOKEN_MALFORMED}, /* flags */
+	    {1, 0x80, CSRF_TOKEN_MALFORMED},
+	    {5, 0x03, CSRF_UNKNOWN_KEY}, /* key id 2 */
+	    {2, 0x80, CSRF_UNKNOWN_KEY},
+	    {13, 0x01, CSRF_TOKEN_INVALID}, /* issue time (tag covers it) */
+	    /* bind: the tag covers it, and a bind that is not this session's
+	     * reads as a token of another session */
+	    {6, 0x40, CSRF_TOKEN_INVALID},
+	    {14, 0x01, CSRF_TOKEN_SESSION},
+	    {21, 0x80, CSRF_TOKEN_SESSION},
+	    {22, 0x01, CSRF_TOKEN_INVALID}, /* tag */
 	    {53, 0x80, CSRF_TOKEN_INVALID},
 	};
 
@@ -224,7 +230,9 @@ static void test_raw_fields(void **state)
 	unmask(other, raw_b);
 	memcpy(raw + 14, raw_b + 14, 8);
 	encode_raw(raw, u);
-	assert_int_equal(verify(ctx, secret_a, SID_A, u, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_INVALID);
+	/* The tag covers the bind, so the splice verifies for neither: for A
+	 * the bind is B's (another session), for B the tag is A's. */
+	assert_int_equal(verify(ctx, secret_a, SID_A, u, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_SESSION);
 	assert_int_equal(verify(ctx, secret_a, SID_B, u, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_INVALID);
 	/* Session B's whole token, checked for session A: another session. */
 	assert_int_equal(verify(ctx, secret_a, SID_A, other, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_SESSION);
