@@ -435,8 +435,12 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * streams through in chunks of any size. Comments, quoted and unquoted
  * attributes, any letter case, and raw text of script, style, textarea
  * and title are understood. Input is passed through unchanged and in
- * order; the state is bounded (CSRF_INJECT_STATE_MAX bytes) whatever the
- * response size. */
+ * order; the state is bounded (csrf_inject_size() <= CSRF_INJECT_STATE_MAX
+ * bytes, no allocation) whatever the response size.
+ * Limits: a formaction or a form= button pointing elsewhere, or a <base>
+ * after the form, is not seen; an HTML stream that is compressed must be
+ * decompressed first (the nginx module passes such responses untouched). */
+#define CSRF_INJECT_STATE_MAX 4096
 typedef struct csrf_inject csrf_inject;
 
 /* Called for every piece of output, in order: pieces of the input
@@ -461,7 +465,9 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
 CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud);
 
 /* Ends the stream (nothing is held back, so this only resets counters);
- * *injected is the number of elements inserted. */
+ * *injected is the number of insertions made: one per hidden input and
+ * one for the pair of meta tags. The injector is then ready for a new
+ * stream with the same field, token and origin. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected);
 
 /* ------------------------------------------------------------------ */

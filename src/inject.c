@@ -3,15 +3,11 @@
  * HTML5 tokenizer that passes a response through unchanged and inserts the
  * hidden token field after same-origin POST <form> start tags and the meta
  * tags after the first <head>. It holds no input between chunks: the whole
- * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX.
+ * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX (csrf.h).
  */
 #include "internal.h"
 
 #include <stdalign.h>
-
-/* The most memory an injector ever needs; callers size arrays and pools
- * with csrf_inject_size(), which is at most this. */
-#define CSRF_INJECT_STATE_MAX 4096
 
 /* Bytes of an action attribute kept to judge its origin. A longer action
  * is judged by these bytes only when they hold its whole origin part

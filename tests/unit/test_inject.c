@@ -24,8 +24,8 @@
 #define MT "<meta name=\"csrf-param\" content=\"" F "\"><meta name=\"csrf-token\" content=\"" T "\">"
 #define PF "<form method=post>"
 
-/* The bound csrf.h documents (CSRF_INJECT_STATE_MAX in src/inject.c). */
-#define STATE_BOUND 4096
+/* The bound csrf.h documents. */
+#define STATE_BOUND CSRF_INJECT_STATE_MAX
 
 typedef struct {
 	const char *name;
