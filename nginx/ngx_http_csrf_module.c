@@ -204,13 +204,13 @@ static csrf_slice ngx_http_csrf_cookie(ngx_http_request_t *r)
 	u_char *p;
 	ngx_uint_t i, n;
 	ngx_table_elt_t **h;
-	csrf_slice none = {NULL, 0};
+	csrf_slice joined = {NULL, 0};
 
 	n = r->headers_in.cookies.nelts;
 	h = r->headers_in.cookies.elts;
 
 	if (n == 0) {
-		return none;
+		return joined;
 	}
 	if (n == 1) {
 		return ngx_http_csrf_slice(&h[0]->value);
@@ -226,7 +226,7 @@ static csrf_slice ngx_http_csrf_cookie(ngx_http_request_t *r)
 		return ngx_http_csrf_slice(&h[0]->value);
 	}
 
-	none.ptr = (const char *)p;
+	joined.ptr = (const char *)p;
 	for (i = 0; i < n; i++) {
 		if (i) {
 			*p++ = ';';
@@ -234,9 +234,9 @@ static csrf_slice ngx_http_csrf_cookie(ngx_http_request_t *r)
 		}
 		p = ngx_cpymem(p, h[i]->value.data, h[i]->value.len);
 	}
-	none.len = p - (u_char *)none.ptr;
+	joined.len = p - (u_char *)joined.ptr;
 
-	return none;
+	return joined;
 }
 
 /* The scheme the site is reached with: the configured origin's when there
