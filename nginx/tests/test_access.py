@@ -5,6 +5,8 @@ csrf_mode, csrf_status, csrf_trusted_origin, csrf off, $csrf_result."""
 
 import hashlib
 import os
+import shutil
+import subprocess
 import sys
 import unittest
 
@@ -14,6 +16,7 @@ import ngxtest as T  # noqa: E402
 HTTP = """
     server {{
         listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port1} http2;
         server_name localhost;
         root {prefix}/www;
         csrf on;
@@ -52,7 +55,7 @@ class AccessTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.up = T.Upstream(echo)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
+        cls.ngx = T.Nginx(HTTP, cls.up.port, ports=2)
         cls.ngx.write("www/index.html", PAGE)
         cls.ngx.write("www/denied.html", b"<html><body>denied by policy</body></html>")
         cls.ngx.start()
@@ -192,6 +195,29 @@ class AccessTest(unittest.TestCase):
                       chunked)
         self.assertEqual(r.status, 200)
         self.assertIn(b"len=%d " % len(body), r.body)
+
+    @unittest.skipUnless(shutil.which("curl"), "curl not installed")
+    def test_http2(self):
+        # HTTP/2 (h2c): cookies arrive as several headers, the body in frames
+        u = "http://127.0.0.1:%d" % self.ngx.ports[1]
+        form = ("%s=%s" % (self.field, self.token)).encode()
+        rows = [
+            ("token in body, cookie split", ["-H", "Cookie: a=1", "-H", "Cookie: " + self.cookie, "-H", "Origin: " + u,
+                                             "-H", "Content-Type: application/x-www-form-urlencoded"], form, "ok"),
+            ("no token", ["-H", "Cookie: " + self.cookie, "-H", "Origin: " + u, "-H",
+                          "Content-Type: application/x-www-form-urlencoded"], b"x=1", "token_missing"),
+            ("cross-site", ["-H", "Cookie: " + self.cookie, "-H", "Sec-Fetch-Site: cross-site"], b"x=1", "cross_site"),
+        ]
+        for i, (name, args, body, result) in enumerate(rows):
+            with self.subTest(name):
+                subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-o", "/dev/null"] + args +
+                               ["--data-binary", "@-", u + "/echo?h2=%d" % i], input=body, capture_output=True,
+                               timeout=10)
+        log = self.ngx.access_log().splitlines()
+        for i, (name, args, body, result) in enumerate(rows):
+            with self.subTest("log " + name):
+                self.assertTrue(any(l.startswith("POST /echo?h2=%d " % i) and l.endswith(" " + result) for l in log))
+        self.assertEqual(self.ngx.crashed(), [])
 
 
 if __name__ == "__main__":
