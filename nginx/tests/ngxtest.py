@@ -126,7 +126,7 @@ class Nginx:
 
     def crashed(self):
         """Lines of the error log that show a worker died."""
-        return [l for l in self.error_log().splitlines() if re.search(r"exited on signal|signal \d+ \(|core dumped", l)]
+        return [l for l in self.error_log().splitlines() if re.search(r"exited on signal|exited with fatal code|core dumped", l)]
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -116,6 +116,46 @@ class ConfigTest(unittest.TestCase):
         finally:
             a.cleanup()
 
+    def test_reload_rotated_key_file(self):
+        # a rotation: the old key stays in the file (verifying), a new one signs
+        n = T.Nginx(server("csrf on; csrf_key_file {prefix}/csrf.keys;"))
+        try:
+            keys = n.path("csrf.keys")
+            now = int(time.time())
+            k1 = "key 1 %d %s" % (now, secrets.token_hex(32))
+            k2 = "key 2 %d %s" % (now, secrets.token_hex(32))
+            so = [("Origin", "http://127.0.0.1:%d" % n.port)]
+
+            def write_keys(*lines):
+                with open(keys, "w") as f:
+                    f.write("".join(l + "\n" for l in lines))
+                os.chmod(keys, 0o600)
+
+            def post(cookie, token):
+                # a static location: past the check nginx answers 405
+                return T.request(n.port, "POST", "/", so + [("Cookie", cookie), ("X-CSRF-Token", token)], b"x").status
+
+            def reload():
+                n.proc.send_signal(signal.SIGHUP)
+                time.sleep(1.0)
+
+            write_keys(k1 + " sign")
+            n.write("www/index.html", "<html><head></head></html>")
+            n.start()
+            c1, _, t1 = T.session_tokens(n.port)
+            write_keys(k1, k2 + " sign")
+            reload()
+            self.assertEqual(post(c1, t1), 405, "a token of the old key still verifies after the reload")
+            c2, _, t2 = T.session_tokens(n.port)
+            self.assertEqual(post(c2, t2), 405, "a token of the new key verifies")
+            write_keys(k2 + " sign")
+            reload()
+            self.assertEqual(post(c1, t1), 403, "the retired key's tokens no longer verify")
+            self.assertEqual(post(c2, t2), 405)
+            self.assertEqual(n.crashed(), [])
+        finally:
+            n.cleanup()
+
     def test_inheritance(self):
         http = """
     csrf on;
