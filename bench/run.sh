@@ -83,6 +83,9 @@ if [ -f "$module" ]; then
   ng="$work/nginx"
   mkdir -p "$ng/html" "$ng/logs"
   python3 "$here/page.py" >"$ng/html/form.html"
+  # nginx's workers drop root for nobody: let them read the page.
+  chmod 755 "$work" "$ng" "$ng/html"
+  chmod 644 "$ng/html/form.html"
   "$build/csrf-key" new "$ng/keys" >/dev/null
   head="worker_processes 1; error_log $ng/logs/error.log warn; events { worker_connections 1024; }"
   up="upstream b { server 127.0.0.1:$nb; keepalive 16; }"
@@ -120,6 +123,14 @@ if [ -f "$module" ]; then
     echo "bench: the module rejected a valid POST ($code)" >&2
     exit 1
   fi
+  for p in "$np" "$nm"; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "http://127.0.0.1:$p/form.html")
+    if [ "$code" != 200 ]; then
+      echo "bench: GET through port $p answered $code" >&2
+      cat "$ng/logs/error.log" >&2
+      exit 1
+    fi
+  done
   for _ in $(seq 1 "$WRK_RUNS"); do
     wrk_run nginx_get plain "http://127.0.0.1:$np/form.html" -H "Cookie: $cookie"
     wrk_run nginx_get module "http://127.0.0.1:$nm/form.html" -H "Cookie: $cookie"
