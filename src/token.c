@@ -20,7 +20,8 @@
  * The tag covers the bind, so a verified tag vouches for it: verify
  * computes one MAC, and the bind only to explain a failure.
  * The masked form is base64url(pad || raw ^ pad), pad 54 fresh random
- * bytes: 144 characters; the unmasked form is base64url(raw): 72. The bind
+ * bytes (public by construction, so cut from a per-thread block of CSPRNG
+ * output): 144 characters; the unmasked form is base64url(raw): 72. The bind
  * lets verify tell a token of another session from a forged one.
  *
  * Secret cookie, 69 bytes, base64url 92 characters:
@@ -132,6 +133,32 @@ CSRF_API csrf_reason csrf_random(uint8_t *buf, size_t n)
 	return CSRF_OK;
 }
 
+/* Masking pads travel in the clear inside the token (pad || raw ^ pad):
+ * they need to be fresh, not secret. So they are cut from a per-thread
+ * block of CSPRNG output instead of one RAND_bytes call per token, which
+ * costs a lock, parameter lookups and a getpid() each time. Secrets and
+ * keys never come from here. */
+#define PAD_POOL 4096
+static __thread uint8_t pad_pool[PAD_POOL];
+static __thread size_t pad_used = PAD_POOL;
+
+static csrf_reason random_pad(uint8_t *out, size_t n)
+{
+	if (n > PAD_POOL)
+		return csrf_random(out, n);
+	if (PAD_POOL - pad_used < n) {
+		csrf_reason r = csrf_random(pad_pool, PAD_POOL);
+		if (r != CSRF_OK)
+			return r;
+		pad_used = 0;
+	}
+	memcpy(out, pad_pool + pad_used, n);
+	/* Each pad is used once. */
+	memset(pad_pool + pad_used, 0, n);
+	pad_used += n;
+	return CSRF_OK;
+}
+
 CSRF_API csrf_reason csrf_secret_new(uint8_t secret[CSRF_SECRET_LEN])
 {
 	if (!secret)
@@ -152,7 +179,7 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 		return CSRF_ERR_BUFFER;
 	now = csrf_now(now);
 
-	r = csrf_random(buf, CSRF_TOKEN_RAW_LEN);
+	r = random_pad(buf, CSRF_TOKEN_RAW_LEN);
 	if (r != CSRF_OK) {
 		csrf_wipe(buf, sizeof buf);
 		return r;
