@@ -479,13 +479,22 @@ typedef struct csrf_store csrf_store;
 /* Opens a store by URL: "memory" or "memory://?max=N" (embedded, TTL
  * expiry, at most N entries, default 100000), or
  * "redis://host:port/db?prefix=P&timeout_ms=T" (hiredis; prefix default
- * "csrf:", timeout 200 ms; reconnects by itself). Thread-safe. */
+ * "csrf:", timeout 200 ms). Thread-safe. A Redis store connects once at
+ * open (CSRF_STORE_UNAVAILABLE when that fails, so a misconfigured server
+ * does not start); afterwards every call is bounded by the timeout, a
+ * failed call drops the connection and later calls reconnect by
+ * themselves. Other URLs are CSRF_ERR_CONFIG. On success *out owns the
+ * store; close it with csrf_store_close. */
 CSRF_MUST_CHECK csrf_reason csrf_store_open(csrf_store **out, const char *url);
 void csrf_store_close(csrf_store *st); /* NULL is a no-op */
 
-/* get: CSRF_OK and the value in buf (*len its length), CSRF_NOT_FOUND,
- * CSRF_ERR_BUFFER, CSRF_STORE_UNAVAILABLE. set: ttl_s 0 means no expiry.
- * incr: adds 1 and returns the new value; a new key gets ttl_s. */
+/* Keys are 1..256 bytes, values at most 4 KiB (CSRF_TOO_LARGE beyond);
+ * both are copied, binary-safe. get: CSRF_OK and the value in buf (*len
+ * its length), CSRF_NOT_FOUND, CSRF_ERR_BUFFER (*len the size needed),
+ * CSRF_STORE_UNAVAILABLE. set: ttl_s 0 means no expiry. del: CSRF_OK also
+ * when the key was absent. incr: adds 1 and returns the new value in
+ * *value; a new key gets ttl_s; a value that is not an integer is
+ * CSRF_MALFORMED. */
 CSRF_MUST_CHECK csrf_reason csrf_store_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len);
 CSRF_MUST_CHECK csrf_reason csrf_store_set(csrf_store *st, const char *key, size_t key_len, const void *val, size_t val_len,
                                            uint32_t ttl_s);
