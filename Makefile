@@ -6,6 +6,7 @@
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
 #   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300)
 
+SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -23,10 +24,17 @@ build: deps
 	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@cmake --build build -j $(JOBS)
 
+# ctest's own summary, then one plain closing line with the counts.
 check: deps
 	@cmake -S . -B build-check -DCMAKE_BUILD_TYPE=Debug -DCSRF_SANITIZE=ON >/dev/null
 	@cmake --build build-check -j $(JOBS)
-	@cd build-check && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	@cd build-check && set -o pipefail && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS) 2>&1 | tee ctest.log; \
+	status=$$?; \
+	summary=$$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' ctest.log | tail -n 1); \
+	failed=$$(echo "$$summary" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/'); \
+	total=$$(echo "$$summary" | sed -E 's/.* failed out of ([0-9]+).*/\1/'); \
+	if [ -n "$$summary" ]; then echo "ctest: $$((total - failed)) passed, $$failed failed"; fi; \
+	exit $$status
 
 demo: build
 	./build/csrf-demo $(DEMO_ARGS)
