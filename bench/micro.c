@@ -132,10 +132,8 @@ int main(int argc, char **argv)
 	s.req.session_id = sl("session-0123456789");
 
 	bench_row rows[] = {
-	    {"libcsrf", "mac_floor", op_mac_floor, {0}},
-	    {"openssl", "hmac_oneshot", op_hmac_oneshot, {0}},
-	    {"libcsrf", "issue", op_issue, {0}},
-	    {"libcsrf", "verify", op_verify, {0}},
+	    {"libcsrf", "mac_floor", op_mac_floor, {0}}, {"openssl", "hmac_oneshot", op_hmac_oneshot, {0}},
+	    {"libcsrf", "issue", op_issue, {0}},         {"libcsrf", "verify", op_verify, {0}},
 	    {"libcsrf", "check", op_check, {0}},
 	};
 	size_t n = sizeof rows / sizeof rows[0];

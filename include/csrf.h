@@ -46,15 +46,15 @@ extern "C" {
 
 /* Sizes callers can use for arrays. Token lengths exclude the NUL that the
  * writing functions append; buffers need CSRF_*_LEN + 1 bytes. */
-#define CSRF_SECRET_LEN 32          /* per-session random secret, bytes */
-#define CSRF_KEY_LEN 32             /* server key, bytes */
-#define CSRF_TOKEN_RAW_LEN 54       /* unmasked token, bytes */
-#define CSRF_TOKEN_LEN 144          /* masked token, base64url characters */
-#define CSRF_TOKEN_UNMASKED_LEN 72  /* unmasked token, base64url characters */
-#define CSRF_SECRET_COOKIE_LEN 92   /* signed secret cookie value, characters */
-#define CSRF_FIELD_NAME_MAX 64      /* longest hidden-field name, characters */
-#define CSRF_PWHASH_LEN 128         /* Argon2id hash string buffer, with NUL */
-#define CSRF_KEYS_MAX 16            /* keys a ring holds at once */
+#define CSRF_SECRET_LEN 32         /* per-session random secret, bytes */
+#define CSRF_KEY_LEN 32            /* server key, bytes */
+#define CSRF_TOKEN_RAW_LEN 54      /* unmasked token, bytes */
+#define CSRF_TOKEN_LEN 144         /* masked token, base64url characters */
+#define CSRF_TOKEN_UNMASKED_LEN 72 /* unmasked token, base64url characters */
+#define CSRF_SECRET_COOKIE_LEN 92  /* signed secret cookie value, characters */
+#define CSRF_FIELD_NAME_MAX 64     /* longest hidden-field name, characters */
+#define CSRF_PWHASH_LEN 128        /* Argon2id hash string buffer, with NUL */
+#define CSRF_KEYS_MAX 16           /* keys a ring holds at once */
 #define CSRF_HEADER_NAME "X-CSRF-Token"
 #define CSRF_DEFAULT_SECRET_COOKIE "csrf_secret"
 
@@ -70,57 +70,57 @@ typedef struct {
  * 64 and up are errors of the API or of the environment. */
 typedef enum {
 	/* allowed */
-	CSRF_OK = 0,             /* success; for csrf_check: all stages passed */
-	CSRF_SAFE_METHOD = 1,    /* GET, HEAD or OPTIONS */
-	CSRF_EXEMPT = 2,         /* an exemption matched method and path */
+	CSRF_OK = 0,              /* success; for csrf_check: all stages passed */
+	CSRF_SAFE_METHOD = 1,     /* GET, HEAD or OPTIONS */
+	CSRF_EXEMPT = 2,          /* an exemption matched method and path */
 	CSRF_ORIGIN_VERIFIED = 3, /* mode origin: the origin stage passed */
 
 	/* rejected: origin stage */
-	CSRF_CROSS_SITE = 16,         /* Sec-Fetch-Site: cross-site */
-	CSRF_SAME_SITE = 17,          /* Sec-Fetch-Site: same-site, not allowed */
+	CSRF_CROSS_SITE = 16,           /* Sec-Fetch-Site: cross-site */
+	CSRF_SAME_SITE = 17,            /* Sec-Fetch-Site: same-site, not allowed */
 	CSRF_FETCH_SITE_MALFORMED = 18, /* Sec-Fetch-Site with an unknown value */
-	CSRF_ORIGIN_MISMATCH = 19,    /* Origin is neither self nor trusted */
-	CSRF_NULL_ORIGIN = 20,        /* Origin: null */
-	CSRF_ORIGIN_MALFORMED = 21,   /* Origin that does not parse */
-	CSRF_REFERER_MISSING = 22,    /* HTTPS, no Origin, no Referer */
+	CSRF_ORIGIN_MISMATCH = 19,      /* Origin is neither self nor trusted */
+	CSRF_NULL_ORIGIN = 20,          /* Origin: null */
+	CSRF_ORIGIN_MALFORMED = 21,     /* Origin that does not parse */
+	CSRF_REFERER_MISSING = 22,      /* HTTPS, no Origin, no Referer */
 	CSRF_REFERER_MALFORMED = 23,
-	CSRF_REFERER_INSECURE = 24,   /* http:// Referer to an https site */
+	CSRF_REFERER_INSECURE = 24, /* http:// Referer to an https site */
 	CSRF_REFERER_MISMATCH = 25,
-	CSRF_NO_EVIDENCE = 26,        /* unsafe GET: no same-origin evidence */
-	CSRF_METHOD_OVERRIDE = 27,    /* override to a method that is not known */
+	CSRF_NO_EVIDENCE = 26,     /* unsafe GET: no same-origin evidence */
+	CSRF_METHOD_OVERRIDE = 27, /* override to a method that is not known */
 
 	/* rejected: token stage */
 	CSRF_TOKEN_MISSING = 32,
-	CSRF_TOKEN_MALFORMED = 33,    /* wrong length, alphabet or version */
-	CSRF_TOKEN_INVALID = 34,      /* MAC does not verify */
-	CSRF_TOKEN_EXPIRED = 35,      /* older than the configured max age */
-	CSRF_TOKEN_SESSION = 36,      /* a valid token of another session */
-	CSRF_UNKNOWN_KEY = 37,        /* key id not (or no longer) in the ring */
-	CSRF_SECRET_MISSING = 38,     /* no session secret / no secret cookie */
-	CSRF_SECRET_INVALID = 39,     /* secret cookie not signed by our keys */
+	CSRF_TOKEN_MALFORMED = 33, /* wrong length, alphabet or version */
+	CSRF_TOKEN_INVALID = 34,   /* MAC does not verify */
+	CSRF_TOKEN_EXPIRED = 35,   /* older than the configured max age */
+	CSRF_TOKEN_SESSION = 36,   /* a valid token of another session */
+	CSRF_UNKNOWN_KEY = 37,     /* key id not (or no longer) in the ring */
+	CSRF_SECRET_MISSING = 38,  /* no session secret / no secret cookie */
+	CSRF_SECRET_INVALID = 39,  /* secret cookie not signed by our keys */
 
 	/* rejected: re-authentication */
-	CSRF_REAUTH_REQUIRED = 40,    /* no password given, none recent */
-	CSRF_REAUTH_FAILED = 41,      /* wrong password */
-	CSRF_LOCKED_OUT = 42,         /* too many failures; wait */
+	CSRF_REAUTH_REQUIRED = 40, /* no password given, none recent */
+	CSRF_REAUTH_FAILED = 41,   /* wrong password */
+	CSRF_LOCKED_OUT = 42,      /* too many failures; wait */
 
 	/* rejected: request shape */
 	CSRF_BODY_TOO_LARGE = 48,
 	CSRF_BODY_MALFORMED = 49,
 	CSRF_HEADER_TOO_LARGE = 50,
-	CSRF_HOST_MISSING = 51,       /* no self origin configured and no Host */
-	CSRF_STORE_UNAVAILABLE = 52,  /* the store did not answer: fail closed */
+	CSRF_HOST_MISSING = 51,      /* no self origin configured and no Host */
+	CSRF_STORE_UNAVAILABLE = 52, /* the store did not answer: fail closed */
 
 	/* errors of the API and the environment */
-	CSRF_ERR_ARG = 64,            /* a NULL or out-of-range argument */
+	CSRF_ERR_ARG = 64, /* a NULL or out-of-range argument */
 	CSRF_ERR_NOMEM = 65,
-	CSRF_ERR_BUFFER = 66,         /* output buffer too small */
-	CSRF_ERR_CONFIG = 67,         /* see csrf_ctx_error() */
-	CSRF_ERR_IO = 68,             /* file could not be read or written */
-	CSRF_ERR_RANDOM = 69,         /* the CSPRNG failed */
-	CSRF_NOT_FOUND = 70,          /* parser: the name is not present */
-	CSRF_MALFORMED = 71,          /* parser: input does not parse */
-	CSRF_TOO_LARGE = 72,          /* parser: input over its cap */
+	CSRF_ERR_BUFFER = 66, /* output buffer too small */
+	CSRF_ERR_CONFIG = 67, /* see csrf_ctx_error() */
+	CSRF_ERR_IO = 68,     /* file could not be read or written */
+	CSRF_ERR_RANDOM = 69, /* the CSPRNG failed */
+	CSRF_NOT_FOUND = 70,  /* parser: the name is not present */
+	CSRF_MALFORMED = 71,  /* parser: input does not parse */
+	CSRF_TOO_LARGE = 72,  /* parser: input over its cap */
 	CSRF_ERR_INTERNAL = 73
 } csrf_reason;
 
@@ -150,9 +150,9 @@ typedef struct {
 } csrf_allocator;
 
 typedef enum {
-	CSRF_MODE_BOTH = 0,   /* origin stage and token stage (default) */
-	CSRF_MODE_TOKEN = 1,  /* token stage only */
-	CSRF_MODE_ORIGIN = 2  /* origin stage only, tokenless */
+	CSRF_MODE_BOTH = 0,  /* origin stage and token stage (default) */
+	CSRF_MODE_TOKEN = 1, /* token stage only */
+	CSRF_MODE_ORIGIN = 2 /* origin stage only, tokenless */
 } csrf_mode;
 
 /* Creates a context with defaults: mode both, no self origin (derived per
@@ -187,7 +187,8 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const cha
 /* Exempts exactly (method, path) from the check. method NULL means every
  * unsafe method; path is compared byte for byte with the request path
  * without its query; no prefixes, no patterns. Both are copied. */
-CSRF_MUST_CHECK csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, const char *path, size_t path_len);
+CSRF_MUST_CHECK csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, const char *path,
+                                                   size_t path_len);
 
 void csrf_ctx_set_mode(csrf_ctx *ctx, csrf_mode mode);
 /* Report-only: csrf_check still decides, but allows what it would reject;
@@ -220,7 +221,8 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const cha
 /* Re-authentication policy: lock an account after max_failures wrong
  * passwords for lockout_seconds; a successful re-authentication counts as
  * recent for window_seconds. */
-void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds, uint32_t window_seconds);
+void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds,
+                                uint32_t window_seconds);
 
 /* ------------------------------------------------------------------ */
 /* Key ring                                                            */
@@ -243,12 +245,12 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *pa
 /* Key files, for operators (build/csrf-key uses these). A key file is text,
  * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
  * comment. Writes are atomic (temporary file, fsync, rename). */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path);           /* fails if it exists */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path); /* fails if it exists */
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id);
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id); /* not the signing key */
 typedef struct {
 	uint32_t id;
-	int64_t created;   /* unix seconds */
+	int64_t created; /* unix seconds */
 	int signing;
 } csrf_key_info;
 /* Lists up to cap keys (never their material); *n is the count found. */
@@ -268,29 +270,31 @@ CSRF_MUST_CHECK csrf_reason csrf_secret_new(uint8_t secret[CSRF_SECRET_LEN]);
  * CSRF_TOKEN_LEN URL-safe characters and a NUL into out (cap at least
  * CSRF_TOKEN_LEN + 1). Two calls give different strings; both verify.
  * now is unix seconds (0: the current time). Allocates nothing. */
-CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
-                                             size_t sid_len, int64_t now, char *out, size_t cap);
+CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
+                                             const char *sid, size_t sid_len, int64_t now, char *out, size_t cap);
 
 /* Verifies a masked (CSRF_TOKEN_LEN) or unmasked (CSRF_TOKEN_UNMASKED_LEN)
  * token for (secret, session id). CSRF_OK, or CSRF_TOKEN_MALFORMED,
  * CSRF_UNKNOWN_KEY, CSRF_TOKEN_INVALID, CSRF_TOKEN_SESSION,
  * CSRF_TOKEN_EXPIRED. Constant time in the token's content; allocates
  * nothing. now: unix seconds, 0 for the current time. */
-CSRF_MUST_CHECK csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
-                                              size_t sid_len, const char *token, size_t token_len, int64_t now);
+CSRF_MUST_CHECK csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
+                                              const char *sid, size_t sid_len, const char *token, size_t token_len,
+                                              int64_t now);
 
 /* The hidden-field name for this secret: the fixed name when one is set,
  * else "csrf_" followed by 12 lower-case hex characters derived from the
  * secret (the secret cannot be recovered from it). NUL-terminated. */
-CSRF_MUST_CHECK csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap);
+CSRF_MUST_CHECK csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
+                                            size_t cap);
 
 /* Stateless variant: the secret travels in a cookie signed with the
  * signing key. encode writes CSRF_SECRET_COOKIE_LEN characters and a NUL.
  * decode answers CSRF_OK and the secret, or CSRF_SECRET_INVALID (bad
  * length, alphabet or signature: e.g. planted by a sibling subdomain) or
  * CSRF_UNKNOWN_KEY. */
-CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
-                                                      size_t cap);
+CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
+                                                      char *out, size_t cap);
 CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
                                                       uint8_t secret[CSRF_SECRET_LEN]);
 
@@ -320,13 +324,13 @@ typedef struct {
 	 * session cookie, or empty. */
 	const uint8_t *secret;
 	csrf_slice session_id;
-	int64_t now;                /* unix seconds; 0: the current time */
+	int64_t now; /* unix seconds; 0: the current time */
 } csrf_request;
 
 typedef struct {
-	int allowed;      /* 1: let the request through */
+	int allowed;        /* 1: let the request through */
 	csrf_reason reason; /* why; with report_only the would-be rejection */
-	int report_only;  /* 1: rejected by the checks, allowed by report-only */
+	int report_only;    /* 1: rejected by the checks, allowed by report-only */
 } csrf_result;
 
 /* The whole decision of DESIGN.md, in order: effective method, exemptions,
@@ -377,8 +381,8 @@ CSRF_MUST_CHECK csrf_reason csrf_body_field(const char *content_type, size_t ct_
 /* An origin: scheme and host lower-cased into the struct, port explicit
  * (the scheme's default when absent). */
 typedef struct {
-	char scheme[8];     /* "http" or "https" */
-	char host[256];     /* lower case; IPv6 literals keep their brackets */
+	char scheme[8]; /* "http" or "https" */
+	char host[256]; /* lower case; IPv6 literals keep their brackets */
 	uint16_t port;
 } csrf_origin;
 
@@ -397,12 +401,12 @@ int csrf_origin_equal(const csrf_origin *a, const csrf_origin *b);
 /* Set-Cookie building. */
 typedef enum { CSRF_SAMESITE_LAX = 0, CSRF_SAMESITE_STRICT = 1, CSRF_SAMESITE_NONE = 2 } csrf_samesite;
 typedef struct {
-	int secure;        /* HTTPS: adds Secure and, with host_prefix, "__Host-" */
-	int host_prefix;   /* prefix the name with "__Host-" (needs secure) */
+	int secure;      /* HTTPS: adds Secure and, with host_prefix, "__Host-" */
+	int host_prefix; /* prefix the name with "__Host-" (needs secure) */
 	int http_only;
 	csrf_samesite same_site;
-	int64_t max_age;   /* seconds; 0: a session cookie; < 0: expire now */
-	const char *path;  /* NULL: "/" (required "/" with __Host-) */
+	int64_t max_age;  /* seconds; 0: a session cookie; < 0: expire now */
+	const char *path; /* NULL: "/" (required "/" with __Host-) */
 } csrf_cookie_opts;
 
 /* Writes a Set-Cookie header value ("name=value; Path=/; ...") into out,
@@ -462,7 +466,8 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
 
 /* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_INTERNAL when emit
  * returned non-zero. */
-CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud);
+CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit,
+                                             void *ud);
 
 /* Ends the stream (nothing is held back, so this only resets counters);
  * *injected is the number of insertions made: one per hidden input and
@@ -495,11 +500,13 @@ void csrf_store_close(csrf_store *st); /* NULL is a no-op */
  * when the key was absent. incr: adds 1 and returns the new value in
  * *value; a new key gets ttl_s; a value that is not an integer is
  * CSRF_MALFORMED. */
-CSRF_MUST_CHECK csrf_reason csrf_store_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len);
-CSRF_MUST_CHECK csrf_reason csrf_store_set(csrf_store *st, const char *key, size_t key_len, const void *val, size_t val_len,
-                                           uint32_t ttl_s);
+CSRF_MUST_CHECK csrf_reason csrf_store_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap,
+                                           size_t *len);
+CSRF_MUST_CHECK csrf_reason csrf_store_set(csrf_store *st, const char *key, size_t key_len, const void *val,
+                                           size_t val_len, uint32_t ttl_s);
 CSRF_MUST_CHECK csrf_reason csrf_store_del(csrf_store *st, const char *key, size_t key_len);
-CSRF_MUST_CHECK csrf_reason csrf_store_incr(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s, int64_t *value);
+CSRF_MUST_CHECK csrf_reason csrf_store_incr(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s,
+                                            int64_t *value);
 
 /* ------------------------------------------------------------------ */
 /* Re-authentication                                                   */
