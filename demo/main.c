@@ -133,12 +133,15 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	*con_cls = NULL;
 }
 
+/* libmicrohttpd's default SO_REUSEADDR allows a quick restart; no
+ * SO_REUSEPORT, so a second instance given a port already taken fails
+ * to start instead of silently sharing the port with the first. */
 static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
 {
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, s,
 	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
 	                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
-	                        (unsigned int)256, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1, MHD_OPTION_END);
+	                        (unsigned int)256, MHD_OPTION_END);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,169 @@
+// fleet.mjs - what the fleet tests need beyond tests/e2e/demo.mjs and
+// tests/http/client.mjs: a redis-server of the test's own on a free
+// loopback port that can be paused, killed and started again on the same
+// port; the csrf-key tool; a cookie jar; timed requests. Nothing here
+// prints a token, a secret, a key or a cookie value.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { request } from '../http/client.mjs';
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+export const redisBin = [process.env.REDIS_SERVER, '/usr/bin/redis-server', '/usr/local/bin/redis-server'].find(
+  (p) => p && fs.existsSync(p));
+
+export function csrfKeyBinary() {
+  const b = process.env.CSRF_KEY || path.resolve(here, '../../build/csrf-key');
+  if (!fs.existsSync(b)) throw new Error(`csrf-key not found at ${b} (set CSRF_KEY)`);
+  return b;
+}
+
+// Runs csrf-key with args; throws with its stderr (which never holds key
+// material) when it fails. Returns its stdout.
+export function csrfKey(...args) {
+  const r = spawnSync(csrfKeyBinary(), args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`csrf-key ${args[0]} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+// The key ids of a key file from `csrf-key list`: { signing, verifying: [] }.
+export function keyIds(file) {
+  const out = { signing: null, verifying: [] };
+  for (const line of csrfKey('list', file).split('\n')) {
+    const m = /^(\d+)\s.*\s(signing|verifies)\s*$/.exec(line);
+    if (!m) continue;
+    if (m[2] === 'signing') out.signing = Number(m[1]);
+    else out.verifying.push(Number(m[1]));
+  }
+  return out;
+}
+
+export function portFree(port) {
+  return new Promise((resolve) => {
+    const s = net.createServer().once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+export async function freePort(lo = 30000, span = 20000) {
+  for (let i = 0; i < 50; i++) {
+    const port = lo + Math.floor(Math.random() * span);
+    if (await portFree(port)) return port;
+  }
+  throw new Error('no free loopback port');
+}
+
+function spawnRedis(port) {
+  const child = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve(null);
+    }, 5000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (/Ready to accept connections/.test(out)) {
+        clearTimeout(t);
+        resolve(child);
+      }
+    });
+    child.on('exit', () => {
+      clearTimeout(t);
+      resolve(null);
+    });
+  });
+}
+
+// A redis-server on a free loopback port, no persistence. The handle can
+// kill it (SIGKILL: a crash), pause it (SIGSTOP: a hung server whose
+// connections stay open) and start it again on the same port.
+export async function startRedis() {
+  if (!redisBin) throw new Error('redis-server is not installed');
+  for (let i = 0; i < 10; i++) {
+    const port = await freePort();
+    const child = await spawnRedis(port);
+    if (!child) continue;
+    const r = {
+      port,
+      child,
+      url: (db = 0) => `redis://127.0.0.1:${port}/${db}`,
+      pause: () => r.child.kill('SIGSTOP'),
+      resume: () => r.child.kill('SIGCONT'),
+      async kill() {
+        if (!r.child || r.child.exitCode !== null || r.child.signalCode !== null) return;
+        const gone = new Promise((res) => r.child.once('exit', res));
+        r.child.kill('SIGCONT');
+        r.child.kill('SIGKILL');
+        await gone;
+      },
+      async restart() {
+        await r.kill();
+        for (let n = 0; n < 50; n++) {
+          r.child = await spawnRedis(port);
+          if (r.child) return;
+          await new Promise((res) => setTimeout(res, 100));
+        }
+        throw new Error(`redis-server did not start again on port ${port}`);
+      },
+    };
+    return r;
+  }
+  throw new Error('redis-server did not start');
+}
+
+// A cookie jar: name -> value from Set-Cookie headers (an expired cookie
+// is dropped), and the Cookie header to send.
+export class Jar {
+  constructor() {
+    this.c = new Map();
+  }
+
+  take(res) {
+    for (const line of res.headers['set-cookie'] || []) {
+      const m = /^([^=;\s]+)=([^;]*)/.exec(line);
+      if (!m) continue;
+      if (/;\s*max-age=(0|-\d+)/i.test(line)) this.c.delete(m[1]);
+      else this.c.set(m[1], m[2]);
+    }
+    return res;
+  }
+
+  header() {
+    return [...this.c].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  has(name) {
+    return this.c.has(name);
+  }
+}
+
+// request() with its duration in ms as res.ms.
+export async function timed(base, opts) {
+  const t0 = Date.now();
+  const res = await request(base, opts);
+  res.ms = Date.now() - t0;
+  return res;
+}
+
+// The hidden fields of the first <form> whose action is `action`.
+export function formFields(html, action) {
+  const re = /<form\b[^>]*>([\s\S]*?)<\/form>/g;
+  for (let m; (m = re.exec(html));) {
+    if (!new RegExp(`action="${action}"`).test(m[0].slice(0, m[0].indexOf('>') + 1))) continue;
+    const fields = {};
+    const inp = /<input\b([^>]*)>/g;
+    for (let i; (i = inp.exec(m[1]));) {
+      const name = /\bname="([^"]*)"/.exec(i[1]);
+      const value = /\bvalue="([^"]*)"/.exec(i[1]);
+      if (name && /type="hidden"/.test(i[1])) fields[name[1]] = value ? value[1] : '';
+    }
+    return fields;
+  }
+  return null;
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
