@@ -26,6 +26,7 @@ typedef struct {
 	demo_req *r;
 	demo_session sess;
 	int have_sess;
+	int store_down;       /* the store failed: pages without a session, unsafe requests refused */
 	char set_cookie[512]; /* "" : none */
 	int tok_ready;
 	char field[CSRF_FIELD_NAME_MAX + 1];
@@ -93,6 +94,7 @@ static int load_session(vreq *v)
 	csrf_slice ck = header(v->c, "Cookie");
 	int r = session_load(v->app, ck.ptr, ck.len, &v->sess);
 	v->have_sess = r == 0;
+	v->store_down = r < 0;
 	return r;
 }
 
@@ -108,8 +110,10 @@ static int ensure_session(vreq *v)
 {
 	if (v->have_sess)
 		return 0;
-	if (session_create(v->app, "", 0, 0, &v->sess) != 0)
+	if (v->store_down || session_create(v->app, "", 0, 0, &v->sess) != 0) {
+		v->store_down = 1;
 		return -1;
+	}
 	v->have_sess = 1;
 	set_session_cookie(v, &v->sess);
 	return 0;
@@ -158,6 +162,10 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 		h[n++] = "Allow";
 		h[n++] = allow;
 	}
+	if (status == 503) {
+		h[n++] = "Retry-After";
+		h[n++] = "1";
+	}
 	h[n] = NULL;
 	return demo_respond(v->c, status, "text/html; charset=utf-8", b, h);
 }
@@ -205,6 +213,15 @@ static void frame_close(page *b)
 	page_add(b, "</main></body></html>\n");
 }
 
+/* While the store is down pages say why signing in and voting fail. */
+static void store_notice(vreq *v, page *b)
+{
+	if (!v->store_down)
+		return;
+	page_add(b, "<p class=\"notice\" id=\"store-notice\">The session store is unavailable: you appear signed "
+	            "out, and signing in, voting and transfers are refused until it is back.</p>");
+}
+
 static void hidden_token(vreq *v, page *b)
 {
 	if (page_token(v) != 0)
@@ -244,6 +261,9 @@ static const char *explain(csrf_reason r)
 		return "Too many wrong passwords: the account is locked for 15 minutes, even for the right password.";
 	case CSRF_BODY_TOO_LARGE:
 		return "The request body is larger than this site accepts.";
+	case CSRF_STORE_UNAVAILABLE:
+		return "The session store does not answer, so this request cannot be checked and is refused. "
+		       "Pages are still served; try again in a moment.";
 	default:
 		return "Nothing was changed.";
 	}
@@ -377,13 +397,15 @@ static enum MHD_Result page_home(vreq *v)
 {
 	db_story st[16];
 	page b;
-	if (ensure_session(v) != 0)
-		return reject(v, 503, "session store unavailable", "Try again later.");
+	/* Without the store the page is served to an anonymous visitor with
+	 * no token: reading goes on, acting waits for the store. */
+	(void)ensure_session(v);
 	int n = db_stories(v->app, st, 16);
 	if (n < 0)
 		return reject(v, 500, "database error", "Try again later.");
 	page_init(&b);
 	frame_open(v, &b, "Stories");
+	store_notice(v, &b);
 	page_add(&b, "<h1>Today's stories</h1><ol class=\"stories\">");
 	for (int i = 0; i < n; i++) {
 		page_printf(&b, "<li id=\"story-%lld\"><span class=\"score\" id=\"score-%lld\">+%lld / -%lld</span> ",
@@ -421,10 +443,10 @@ static enum MHD_Result page_home(vreq *v)
 static enum MHD_Result page_login(vreq *v)
 {
 	page b;
-	if (ensure_session(v) != 0)
-		return reject(v, 503, "session store unavailable", "Try again later.");
+	(void)ensure_session(v);
 	page_init(&b);
 	frame_open(v, &b, "Log in");
+	store_notice(v, &b);
 	page_add(&b, "<h1>Log in</h1><form method=\"post\" action=\"/login\">");
 	hidden_token(v, &b);
 	page_add(&b, "<p><label>user <input name=\"user\" id=\"login-user\" autocomplete=\"username\"></label></p>"
@@ -505,7 +527,8 @@ static const char style_css[] =
     ".mode{padding:.1rem .5rem;border-radius:.3rem;font-size:.85rem}.mode.on{background:#cfc}"
     ".mode.off{background:#fcc}form.inline{display:inline;margin-left:.5rem}"
     ".stories li{margin:.5rem 0}.score{display:inline-block;min-width:5.5rem;font-family:monospace}"
-    ".reason strong{color:#a00}.hint{color:#666;font-size:.9rem;margin-top:2rem}";
+    ".reason strong{color:#a00}.notice{background:#ffd;border:1px solid "
+    "#cc9;padding:.5rem}.hint{color:#666;font-size:.9rem;margin-top:2rem}";
 
 static enum MHD_Result page_css(vreq *v)
 {
@@ -603,7 +626,7 @@ static enum MHD_Result do_login(vreq *v)
 	}
 	int64_t row = db_login_record(v->app, u.id);
 	if (session_create(v->app, u.name, u.id, row, &v->sess) != 0)
-		return reject(v, 503, "session store unavailable", "Try again later.");
+		return reject_csrf(v, 503, CSRF_STORE_UNAVAILABLE);
 	v->have_sess = 1;
 	v->tok_ready = 0;
 	set_session_cookie(v, &v->sess);
@@ -682,10 +705,7 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 	v.url = url;
 	v.method = method;
 	v.r = r;
-	if (load_session(&v) < 0) {
-		ret = reject(&v, 503, "session store unavailable", "Try again later.");
-		goto out;
-	}
+	(void)load_session(&v);
 	if (r->too_large) {
 		ret = reject_csrf(&v, 413, CSRF_BODY_TOO_LARGE);
 		goto out;
@@ -712,7 +732,11 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 		if (get || guard(&v, &ret) == 0)
 			ret = reject(&v, 405, "method not allowed", "Use POST.");
 	} else if (post && is_post_route(url)) {
-		if (guard(&v, &ret) == 0) {
+		/* Fail closed: without the store there is no session secret
+		 * to check a token against, no lockout counter to read. */
+		if (v.store_down)
+			ret = reject_csrf(&v, 503, CSRF_STORE_UNAVAILABLE);
+		else if (guard(&v, &ret) == 0) {
 			if (strcmp(url, "/vote") == 0)
 				ret = do_vote(&v, 0);
 			else if (strcmp(url, "/login") == 0)
