@@ -139,6 +139,12 @@ export class Jar {
   has(name) {
     return this.c.has(name);
   }
+
+  clone() {
+    const j = new Jar();
+    j.c = new Map(this.c);
+    return j;
+  }
 }
 
 // request() with its duration in ms as res.ms.
