@@ -6,6 +6,7 @@
 #ifndef CSRF_DEMO_H
 #define CSRF_DEMO_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +27,10 @@ typedef struct {
 	char victim_origin[80];   /* "http://127.0.0.1:8080" */
 	char attacker_origin[80]; /* "http://127.0.0.1:8081" */
 	csrf_ctx *csrf;
-	csrf_store *store;
+	csrf_store *store; /* NULL while a store that was down at start has not opened: see demo_store */
+	const char *store_url;
+	pthread_mutex_t store_lock;
+	int64_t store_retry_ms; /* monotonic; no open attempt before */
 	sqlite3 *db;
 } demo_app;
 
@@ -79,6 +83,11 @@ struct page;
 int db_state_json(demo_app *app, struct page *b);
 
 /* ---- session.c: login sessions in the store under "sess:<id>" ---- */
+
+/* The session store. A store that could not be opened at start (Redis
+ * down) is opened here on first use, retried at most once a second; NULL
+ * until then, which callers treat as CSRF_STORE_UNAVAILABLE. */
+csrf_store *demo_store(demo_app *app);
 
 typedef struct {
 	char sid[DEMO_SID_LEN + 1];

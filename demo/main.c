@@ -152,6 +152,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in vsa, asa;
 	int status = 1;
 	memset(&app, 0, sizeof app);
+	pthread_mutex_init(&app.store_lock, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	for (int i = 1; i < argc; i++) {
@@ -201,8 +202,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: key: %s (%s)\n", csrf_reason_str(kr), csrf_ctx_error(app.csrf));
 		goto out;
 	}
+	/* A store that does not answer yet is opened on first use (see
+	 * demo_store): pages are served meanwhile and unsafe requests get
+	 * 503. Any other failure (a bad URL) stops the start. */
 	csrf_reason sr = csrf_store_open(&app.store, store_url);
-	if (sr != CSRF_OK) {
+	if (sr == CSRF_STORE_UNAVAILABLE) {
+		fprintf(stderr, "csrf-demo: the store does not answer yet: pages are served, unsafe requests get 503 "
+		                "until it does\n");
+		app.store_url = store_url;
+	} else if (sr != CSRF_OK) {
 		fprintf(stderr, "csrf-demo: cannot open the store: %s\n", csrf_reason_str(sr));
 		goto out;
 	}
@@ -264,5 +272,6 @@ out:
 	db_close(&app);
 	csrf_store_close(app.store);
 	csrf_ctx_free(app.csrf);
+	pthread_mutex_destroy(&app.store_lock);
 	return status;
 }

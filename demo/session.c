@@ -7,10 +7,36 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "demo.h"
 
 #define RECORD_MAX 256
+#define STORE_RETRY_MS 1000
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+csrf_store *demo_store(demo_app *app)
+{
+	pthread_mutex_lock(&app->store_lock);
+	if (app->store == NULL && app->store_url != NULL && mono_ms() >= app->store_retry_ms) {
+		csrf_store *st = NULL;
+		if (csrf_store_open(&st, app->store_url) == CSRF_OK) {
+			app->store = st;
+			printf("store opened: sessions and unsafe requests are served again\n");
+		} else {
+			app->store_retry_ms = mono_ms() + STORE_RETRY_MS;
+		}
+	}
+	csrf_store *st = app->store;
+	pthread_mutex_unlock(&app->store_lock);
+	return st;
+}
 
 static size_t sess_key(const char *sid, char *key, size_t cap)
 {
@@ -33,7 +59,8 @@ int session_load(demo_app *app, const char *cookie, size_t cookie_len, demo_sess
 	memcpy(s->sid, v.ptr, v.len);
 	s->sid[v.len] = '\0';
 	size_t klen = sess_key(s->sid, key, sizeof key);
-	csrf_reason r = csrf_store_get(app->store, key, klen, rec, sizeof rec, &rec_len);
+	csrf_store *st = demo_store(app);
+	csrf_reason r = st ? csrf_store_get(st, key, klen, rec, sizeof rec, &rec_len) : CSRF_STORE_UNAVAILABLE;
 	if (r == CSRF_NOT_FOUND || r == CSRF_ERR_BUFFER) {
 		session_wipe(s);
 		return 1;
@@ -67,8 +94,11 @@ int session_create(demo_app *app, const char *user, int64_t user_id, int64_t row
 	int n = demo_record_format(s, rec, sizeof rec);
 	size_t klen = sess_key(s->sid, key, sizeof key);
 	csrf_reason r = CSRF_ERR_BUFFER;
-	if (n > 0 && klen)
-		r = csrf_store_set(app->store, key, klen, rec, (size_t)n, DEMO_SESSION_TTL);
+	csrf_store *st = demo_store(app);
+	if (st == NULL)
+		r = CSRF_STORE_UNAVAILABLE;
+	else if (n > 0 && klen)
+		r = csrf_store_set(st, key, klen, rec, (size_t)n, DEMO_SESSION_TTL);
 	demo_wipe(rec, sizeof rec);
 	if (r != CSRF_OK) {
 		session_wipe(s);
@@ -81,8 +111,9 @@ void session_delete(demo_app *app, const demo_session *s)
 {
 	char key[16 + DEMO_SID_LEN];
 	size_t klen = sess_key(s->sid, key, sizeof key);
+	csrf_store *st = demo_store(app);
 	/* A store that fails here lets the record expire by its TTL. */
-	if (klen && csrf_store_del(app->store, key, klen) != CSRF_OK)
+	if (st && klen && csrf_store_del(st, key, klen) != CSRF_OK)
 		return;
 }
 

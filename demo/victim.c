@@ -608,8 +608,10 @@ static enum MHD_Result do_login(vreq *v)
 		return reject(v, 403, "wrong user name or password", "Check both and try again.");
 	}
 	const char *sid = v->have_sess ? v->sess.sid : "";
+	csrf_store *st = demo_store(v->app);
 	csrf_reason r =
-	    csrf_reauth(v->app->csrf, v->app->store, u.name, strlen(u.name), sid, strlen(sid), pw, lp, u.pwhash, 0);
+	    st ? csrf_reauth(v->app->csrf, st, u.name, strlen(u.name), sid, strlen(sid), pw, lp, u.pwhash, 0)
+	       : CSRF_STORE_UNAVAILABLE;
 	demo_wipe(pw, sizeof pw);
 	demo_wipe(u.pwhash, sizeof u.pwhash);
 	if (r == CSRF_REAUTH_FAILED)
@@ -678,8 +680,10 @@ static enum MHD_Result do_transfer(vreq *v)
 		return reject(v, 400, "bad amount", "The amount must be a whole number from 1 up to your balance.");
 	}
 	if (!v->app->unprotected) {
-		csrf_reason r = csrf_reauth(v->app->csrf, v->app->store, me.name, strlen(me.name), v->sess.sid,
-		                            strlen(v->sess.sid), c == 0 ? pw : NULL, c == 0 ? lp : 0, me.pwhash, 0);
+		csrf_store *st = demo_store(v->app);
+		csrf_reason r = st ? csrf_reauth(v->app->csrf, st, me.name, strlen(me.name), v->sess.sid,
+		                                 strlen(v->sess.sid), c == 0 ? pw : NULL, c == 0 ? lp : 0, me.pwhash, 0)
+		                   : CSRF_STORE_UNAVAILABLE;
 		demo_wipe(pw, sizeof pw);
 		demo_wipe(me.pwhash, sizeof me.pwhash);
 		if (r != CSRF_OK)

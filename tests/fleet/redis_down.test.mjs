@@ -3,7 +3,9 @@
 // requests fail closed with 503 and the reason "store unavailable" (page
 // and log), pages and /api/state keep answering 200 (a signed-in user is
 // shown signed out meanwhile), no request waits much past the store's
-// timeout, and service resumes without restarting the demos.
+// timeout, and service resumes without restarting the demos. A demo
+// started while Redis is down starts anyway and opens the store when
+// Redis answers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -16,6 +18,7 @@ import { redisBin, startRedis, csrfKey, timed, sleep, freePort } from './fleet.m
 
 const skip = redisBin ? false : 'redis-server is not installed';
 const TIMEOUT_MS = 300;
+const storeArgs = () => ['--store', `${redis.url(0)}?timeout_ms=${TIMEOUT_MS}`];
 // What a request may take beyond the store's timeout: one more store call
 // inside the backoff answers at once; the rest is the sanitized build.
 const LIMIT_MS = TIMEOUT_MS + 1200;
@@ -24,14 +27,14 @@ const keys = path.join(dir, 'csrf.keys');
 let redis;
 let a;
 let b;
+let c; // started while Redis is down
 let slowest = 0;
 
 before(async () => {
   if (skip) return;
   redis = await startRedis();
   csrfKey('new', keys);
-  const args = ['--key-file', keys, '--store', `${redis.url(0)}?timeout_ms=${TIMEOUT_MS}`,
-    '--db', path.join(dir, 'fleet.db')];
+  const args = ['--key-file', keys, ...storeArgs(), '--db', path.join(dir, 'fleet.db')];
   const base = Number(process.env.DEMO_PORT_BASE) || 0;
   a = await startDemo({ args, portBase: base });
   b = await startDemo({ args, portBase: base && base + 10 });
@@ -40,6 +43,7 @@ before(async () => {
 after(async () => {
   if (a) await a.stop();
   if (b) await b.stop();
+  if (c) await c.stop();
   if (redis) await redis.kill();
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -71,8 +75,8 @@ function transfer(demo, s) {
 
 // While the store is down: every unsafe request 503 "store unavailable"
 // (page and log), nothing changes; every page 200.
-async function assertDegraded(s, state) {
-  for (const [name, d] of [['A', a], ['B', b]]) {
+async function assertDegraded(s, state, demos = [['A', a], ['B', b]]) {
+  for (const [name, d] of demos) {
     for (const [what, send] of [['vote', () => vote(d, s, s.token)], ['transfer', () => transfer(d, s)]]) {
       const mark = d.mark();
       const r = await send();
@@ -125,6 +129,10 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
   const state = await getState(a.victim);
   await redis.kill();
   await assertDegraded(s, state);
+  c = await startDemo({ args: ['--key-file', keys, ...storeArgs(), '--db', path.join(dir, 'fleet.db')],
+    portBase: Number(process.env.DEMO_PORT_BASE) ? Number(process.env.DEMO_PORT_BASE) + 20 : 0 });
+  assert.match(c.log(), /the store does not answer yet/, 'C starts without its store and says so');
+  await assertDegraded(s, state, [['C', c]]);
   await redis.restart();
   // The restarted Redis has no data (no persistence): the old session is
   // gone and the user signs in again, on either instance.
@@ -143,15 +151,27 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
   assert.equal((await getState(a.victim)).votes['1'].y, state.votes['1'].y + 1);
   assert.ok(a.alive() && b.alive(), 'the demos kept running');
   assert.deepEqual([a.child.pid, b.child.pid], pids);
+  // C opens its store by itself once Redis answers and serves the session.
+  let page = null;
+  while (Date.now() < end + 3000) {
+    page = await req(c, { path: '/', headers: { cookie: fresh.cookie } });
+    if (/id="whoami">alice</.test(page.body)) break;
+    await sleep(100);
+  }
+  assert.match(page.body, /id="whoami">alice</, 'C serves the session once Redis is back');
+  assert.match(c.log(), /^store opened/m);
+  assert.equal((await vote(c, fresh, pageToken(page.body).token)).status, 303, 'and accepts its POSTs');
 });
 
-test('a demo started while Redis is down refuses to start, and says why', { skip }, async () => {
+test('a store URL that is wrong (not merely down) stops the start', { skip }, async () => {
   const port = await freePort();
-  const r = spawnSync(demoBinary(), ['--listen', `127.0.0.1:${port}`, '--attacker-listen', `127.0.0.1:${port + 1}`,
-    '--db', path.join(dir, 'alone.db'), '--store', `redis://127.0.0.1:${await freePort()}/0?timeout_ms=200`],
-  { encoding: 'utf8', timeout: 10000 });
-  assert.equal(r.status, 1);
-  assert.match(r.stderr, /cannot open the store: store unavailable/);
+  for (const url of ['redis://127.0.0.1:notaport/0', 'redis://127.0.0.1:6379/0?timeout_ms=x', 'mysql://x']) {
+    const r = spawnSync(demoBinary(), ['--listen', `127.0.0.1:${port}`, '--attacker-listen',
+      `127.0.0.1:${port + 1}`, '--db', path.join(dir, 'alone.db'), '--store', url],
+    { encoding: 'utf8', timeout: 10000 });
+    assert.equal(r.status, 1, url);
+    assert.match(r.stderr, /cannot open the store: configuration error/, url);
+  }
 });
 
 test('no request waited past the store timeout', { skip }, (t) => {
