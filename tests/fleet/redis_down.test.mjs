@@ -123,11 +123,37 @@ test('a hung Redis: unsafe requests 503, pages served, the session survives', { 
   assert.equal((await getState(b.victim)).votes['1'].y, state.votes['1'].y + 2);
 });
 
+// Requests on both instances, one after another per instance, until
+// stop(): every answer is counted by status (0: no answer at all).
+function load(s) {
+  const seen = {};
+  let running = true;
+  const loop = async (d) => {
+    for (let i = 0; running; i++) {
+      const r = await (i % 2 ? vote(d, s, s.token, '3') : req(d, { path: '/', headers: { cookie: s.cookie } }))
+        .catch(() => ({ status: 0 }));
+      seen[r.status] = (seen[r.status] || 0) + 1;
+    }
+  };
+  const loops = [loop(a), loop(b)];
+  return async () => {
+    running = false;
+    await Promise.all(loops);
+    return seen;
+  };
+}
+
 test('Redis killed and restarted: fail closed, then resume without restarting the demos', { skip }, async () => {
   const s = await loginSession(b.victim, 'alice', 'wonderland');
   const pids = [a.child.pid, b.child.pid];
-  const state = await getState(a.victim);
+  const stop = load(s);
+  await sleep(300);
   await redis.kill();
+  await sleep(500);
+  const seen = await stop();
+  assert.deepEqual(Object.keys(seen).sort(), ['200', '303', '503'],
+    `under load, Redis dying: pages 200, votes 303 then 503, nothing else (${JSON.stringify(seen)})`);
+  const state = await getState(a.victim);
   await assertDegraded(s, state);
   c = await startDemo({ args: ['--key-file', keys, ...storeArgs(), '--db', path.join(dir, 'fleet.db')],
     portBase: Number(process.env.DEMO_PORT_BASE) ? Number(process.env.DEMO_PORT_BASE) + 20 : 0 });
