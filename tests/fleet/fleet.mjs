@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import assert from 'node:assert/strict';
 import { request } from '../http/client.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -173,3 +174,88 @@ export function formFields(html, action) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
+
+function nginxConf(prefix, server, module) {
+  const user = process.geteuid() === 0 ? 'user nobody nogroup;' : '';
+  return `${module ? `load_module ${module};` : ''}
+worker_processes 1;
+error_log ${prefix}/error.log notice;
+pid ${prefix}/nginx.pid;
+${user}
+events { worker_connections 64; }
+http {
+    log_format csrf '$request_method $request_uri $status ${module ? '$csrf_result' : '-'}';
+    access_log ${prefix}/access.log csrf;
+    client_body_temp_path ${prefix}/body;
+    proxy_temp_path ${prefix}/proxy;
+    fastcgi_temp_path ${prefix}/fastcgi;
+    uwsgi_temp_path ${prefix}/uwsgi;
+    scgi_temp_path ${prefix}/scgi;
+    ${server}
+}
+`;
+}
+
+async function waitHttp(base, ms = 10000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await request(base, { path: '/style.css' }).then(() => true, () => false)) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+// /usr/sbin/nginx in its own prefix dir/name on a free loopback port, one
+// worker, with the module when given. server(port) is the server block.
+// The handle has the logs, reload() (nginx -s reload, then waits for the
+// new worker) and stop().
+export async function startNginx(dir, name, server, module = null) {
+  const prefix = path.join(dir, name);
+  fs.mkdirSync(prefix, { recursive: true });
+  fs.chmodSync(prefix, 0o755); // workers run as nobody under root
+  const port = await freePort();
+  const file = path.join(prefix, 'nginx.conf');
+  fs.writeFileSync(file, nginxConf(prefix, server(port), module));
+  const child = spawn(NGINX, ['-p', prefix, '-c', file, '-g', 'daemon off; master_process on;'],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => {
+    err += d;
+  });
+  const read = (f) => (fs.existsSync(path.join(prefix, f)) ? fs.readFileSync(path.join(prefix, f), 'utf8') : '');
+  const workers = () => (read('error.log').match(/start worker process/g) || []).length;
+  const n = {
+    name,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    child,
+    errorLog: () => read('error.log'),
+    accessLog: () => read('access.log'),
+    async reload() {
+      const before = workers();
+      const r = spawnSync(NGINX, ['-p', prefix, '-c', file, '-s', 'reload'], { encoding: 'utf8' });
+      assert.equal(r.status, 0, `nginx -s reload on ${name}: ${r.stderr}`);
+      const end = Date.now() + 10000;
+      while (workers() <= before) {
+        assert.ok(Date.now() < end, `${name} did not start a new worker`);
+        await sleep(50);
+      }
+      await sleep(200); // the old worker stops accepting
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGQUIT');
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await gone;
+      clearTimeout(t);
+    },
+  };
+  if (!(await waitHttp(n.base))) {
+    await n.stop();
+    throw new Error(`nginx ${name} did not start: ${err}${n.errorLog()}`);
+  }
+  return n;
+}

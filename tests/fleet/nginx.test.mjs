@@ -8,15 +8,13 @@
 // built module.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startDemo, getState } from '../e2e/demo.mjs';
 import { request, form } from '../http/client.mjs';
-import { csrfKey, keyIds, freePort, Jar, formFields, sleep } from './fleet.mjs';
+import { csrfKey, keyIds, Jar, formFields, sleep, startNginx, NGINX } from './fleet.mjs';
 
-const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE || '';
 const skip = !fs.existsSync(NGINX) ? `${NGINX} is not installed`
   : !MODULE || !fs.existsSync(MODULE) ? `the module is not built (${MODULE || 'CSRF_NGX_MODULE unset'})` : false;
@@ -27,23 +25,8 @@ let app;
 let na;
 let nb;
 
-function conf(prefix, port, upstream) {
-  const user = process.geteuid() === 0 ? 'user nobody nogroup;' : '';
-  return `load_module ${MODULE};
-worker_processes 1;
-error_log ${prefix}/error.log notice;
-pid ${prefix}/nginx.pid;
-${user}
-events { worker_connections 64; }
-http {
-    log_format csrf '$request_method $request_uri $status $csrf_result';
-    access_log ${prefix}/access.log csrf;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
-    server {
+function server(port, upstream) {
+  return `server {
         listen 127.0.0.1:${port};
         csrf on;
         csrf_key_file ${keys};
@@ -52,68 +35,7 @@ http {
             proxy_pass http://127.0.0.1:${upstream};
             proxy_set_header Accept-Encoding "";
         }
-    }
-}
-`;
-}
-
-function waitPort(port, ms = 10000) {
-  const end = Date.now() + ms;
-  return (async () => {
-    while (Date.now() < end) {
-      const ok = await request(`http://127.0.0.1:${port}`, { path: '/style.css' }).then(() => true, () => false);
-      if (ok) return true;
-      await sleep(50);
-    }
-    return false;
-  })();
-}
-
-async function startNginx(name, upstream) {
-  const prefix = path.join(dir, name);
-  fs.mkdirSync(prefix, { mode: 0o755 });
-  fs.chmodSync(prefix, 0o755);
-  const port = await freePort();
-  const file = path.join(prefix, 'nginx.conf');
-  fs.writeFileSync(file, conf(prefix, port, upstream));
-  const child = spawn(NGINX, ['-p', prefix, '-c', file, '-g', 'daemon off; master_process on;'],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  const n = {
-    name,
-    port,
-    base: `http://127.0.0.1:${port}`,
-    child,
-    errorLog: () => (fs.existsSync(path.join(prefix, 'error.log')) ? fs.readFileSync(path.join(prefix, 'error.log'),
-      'utf8') : ''),
-    accessLog: () => fs.readFileSync(path.join(prefix, 'access.log'), 'utf8'),
-    // nginx -s reload, then wait for the new worker.
-    async reload() {
-      const before = (n.errorLog().match(/start worker process/g) || []).length;
-      const r = spawnSync(NGINX, ['-p', prefix, '-c', file, '-s', 'reload'], { encoding: 'utf8' });
-      assert.equal(r.status, 0, `nginx -s reload on ${name}: ${r.stderr}`);
-      const end = Date.now() + 10000;
-      while ((n.errorLog().match(/start worker process/g) || []).length <= before) {
-        assert.ok(Date.now() < end, `${name} did not start a new worker`);
-        await sleep(50);
-      }
-      await sleep(200); // the old worker stops accepting
-    },
-    async stop() {
-      if (child.exitCode !== null) return;
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGQUIT');
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(t);
-    },
-  };
-  if (!(await waitPort(port))) {
-    await n.stop();
-    throw new Error(`nginx ${name} did not start: ${err}${n.errorLog()}`);
-  }
-  return n;
+    }`;
 }
 
 before(async () => {
@@ -121,8 +43,8 @@ before(async () => {
   csrfKey('new', keys);
   app = await startDemo({ unprotected: true });
   const upstream = new URL(app.victim).port;
-  na = await startNginx('a', upstream);
-  nb = await startNginx('b', upstream);
+  na = await startNginx(dir, 'a', (port) => server(port, upstream), MODULE);
+  nb = await startNginx(dir, 'b', (port) => server(port, upstream), MODULE);
 });
 
 after(async () => {
