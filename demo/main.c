@@ -21,13 +21,15 @@ typedef struct {
 
 static const char usage[] =
     "usage: csrf-demo [--listen 127.0.0.1:8080] [--attacker-listen 127.0.0.1:8081] [--db FILE]\n"
-    "                 [--unprotected] [--key-file FILE] [--store URL]\n"
+    "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL]\n"
     "  --listen ADDR:PORT           the victim site (default 127.0.0.1:8080)\n"
     "  --attacker-listen ADDR:PORT  the attacker site (default 127.0.0.1:8081)\n"
     "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
     "  --unprotected                turn the CSRF defence off, to watch the attacks work\n"
     "  --key-file FILE              libcsrf key file (default: a random key per start); SIGHUP reloads it\n"
-    "  --store URL                  session store: memory (default) or redis://host:port/db\n";
+    "  --store URL                  session store: memory (default) or redis://host:port/db\n"
+    "  --origin URL                 the victim's public origin, http://HOST[:PORT], when instances run\n"
+    "                               behind a load balancer (default: http:// and the --listen address)\n";
 
 enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
                              const char *const *headers)
@@ -147,7 +149,7 @@ static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
 int main(int argc, char **argv)
 {
 	const char *listen = "127.0.0.1:8080", *attacker_listen = "127.0.0.1:8081";
-	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory";
+	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory", *origin = NULL;
 	demo_app app;
 	struct sockaddr_in vsa, asa;
 	int status = 1;
@@ -168,6 +170,8 @@ int main(int argc, char **argv)
 			key_file = argv[++i];
 		else if (strcmp(a, "--store") == 0 && more)
 			store_url = argv[++i];
+		else if (strcmp(a, "--origin") == 0 && more)
+			origin = argv[++i];
 		else if (strcmp(a, "--unprotected") == 0)
 			app.unprotected = 1;
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -183,6 +187,16 @@ int main(int argc, char **argv)
 	                      sizeof app.attacker_origin) != 0) {
 		fprintf(stderr, "csrf-demo: --listen and --attacker-listen take IPV4:PORT\n");
 		return 2;
+	}
+	/* Behind a load balancer the browser's Origin is the balancer's: every
+	 * instance is given that one. The demo speaks plain HTTP. */
+	if (origin != NULL) {
+		size_t n = strlen(origin);
+		if (n >= sizeof app.victim_origin || strncmp(origin, "http://", 7) != 0) {
+			fprintf(stderr, "csrf-demo: --origin takes http://HOST[:PORT]\n");
+			return 2;
+		}
+		memcpy(app.victim_origin, origin, n + 1);
 	}
 	if (strcmp(app.victim_origin, app.attacker_origin) == 0) {
 		fprintf(stderr, "csrf-demo: the victim and the attacker need different ports\n");

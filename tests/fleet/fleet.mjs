@@ -208,14 +208,14 @@ async function waitHttp(base, ms = 10000) {
 }
 
 // /usr/sbin/nginx in its own prefix dir/name on a free loopback port, one
-// worker, with the module when given. server(port) is the server block.
-// The handle has the logs, reload() (nginx -s reload, then waits for the
-// new worker) and stop().
-export async function startNginx(dir, name, server, module = null) {
+// worker, with the module when given. server(port) is the server block;
+// opts.port a port chosen beforehand. The handle has the logs, reload()
+// (nginx -s reload, then waits for the new worker) and stop().
+export async function startNginx(dir, name, server, module = null, opts = {}) {
   const prefix = path.join(dir, name);
   fs.mkdirSync(prefix, { recursive: true });
   fs.chmodSync(prefix, 0o755); // workers run as nobody under root
-  const port = await freePort();
+  const port = opts.port || await freePort();
   const file = path.join(prefix, 'nginx.conf');
   fs.writeFileSync(file, nginxConf(prefix, server(port), module));
   const child = spawn(NGINX, ['-p', prefix, '-c', file, '-g', 'daemon off; master_process on;'],
