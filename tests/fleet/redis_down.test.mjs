@@ -21,7 +21,7 @@ const TIMEOUT_MS = 300;
 const storeArgs = () => ['--store', `${redis.url(0)}?timeout_ms=${TIMEOUT_MS}`];
 // What a request may take beyond the store's timeout: one more store call
 // inside the backoff answers at once; the rest is the sanitized build.
-const LIMIT_MS = TIMEOUT_MS + 1200;
+const LIMIT_MS = TIMEOUT_MS + 1700;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-fleet-down-'));
 const keys = path.join(dir, 'csrf.keys');
 let redis;
