@@ -110,6 +110,7 @@ typedef enum {
 	CSRF_HEADER_TOO_LARGE = 50,
 	CSRF_HOST_MISSING = 51,      /* no self origin configured and no Host */
 	CSRF_STORE_UNAVAILABLE = 52, /* the store did not answer: fail closed */
+	CSRF_COOKIE_AMBIGUOUS = 53,  /* the secret or session cookie sent twice: a planted cookie beside ours */
 
 	/* errors of the API and the environment */
 	CSRF_ERR_ARG = 64, /* a NULL or out-of-range argument */
@@ -185,11 +186,18 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_set_self_origin(csrf_ctx *ctx, const char *
 CSRF_MUST_CHECK csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const char *origin, size_t len);
 
 /* Exempts exactly (method, path) from the check. method NULL means every
- * unsafe method; path is compared byte for byte with the request path
- * without its query; no prefixes, no patterns. Both are copied. */
+ * unsafe method; path (starting with '/', no spaces, controls, '?' or
+ * '#') is compared byte for byte with the request path without its
+ * query; no prefixes, no patterns. A method-specific exemption never
+ * covers a request that overrides its method (X-HTTP-Method-Override, a
+ * `_method` query parameter or form field): the application would route
+ * it elsewhere. Both are copied. CSRF_OK, CSRF_ERR_CONFIG (message in
+ * csrf_ctx_error), CSRF_ERR_NOMEM, CSRF_ERR_ARG. */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, const char *path,
                                                    size_t path_len);
 
+/* Which stages csrf_check runs (CSRF_MODE_BOTH by default). A value that
+ * is not a csrf_mode leaves the mode as it was. */
 void csrf_ctx_set_mode(csrf_ctx *ctx, csrf_mode mode);
 /* Report-only: csrf_check still decides, but allows what it would reject;
  * the result then has report_only set and the would-be reason. */
@@ -214,13 +222,23 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *n
 
 /* The cookie that carries the signed secret in the stateless variant,
  * and the application's own session cookie that tokens are bound to when
- * the caller passes no session id (NULL: none). Names are copied. */
+ * the caller passes no session id (NULL: none). Names are RFC 6265 tokens
+ * of at most CSRF_FIELD_NAME_MAX characters, looked up exactly as sent by
+ * the browser: over HTTPS name the secret cookie "__Host-csrf_secret"
+ * (and build it with csrf_set_cookie_build, secure = 1), so no sibling
+ * subdomain can set it. Either cookie sent twice is CSRF_COOKIE_AMBIGUOUS.
+ * Without a session binding a genuine (cookie, token) pair is not tied to
+ * a user: an attacker who plants their own pair (from a sibling subdomain,
+ * or from any port of the same host over HTTP) passes the token stage,
+ * and only the origin stage (mode both) stops the request; bind to the
+ * session cookie to close that. Names are copied. CSRF_OK,
+ * CSRF_ERR_CONFIG, CSRF_ERR_ARG. */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_secret_cookie(csrf_ctx *ctx, const char *name);
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const char *name);
 
 /* Re-authentication policy: lock an account after max_failures wrong
- * passwords for lockout_seconds; a successful re-authentication counts as
- * recent for window_seconds. */
+ * passwords (0 counts as 1) for lockout_seconds; a successful
+ * re-authentication counts as recent for window_seconds. */
 void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds,
                                 uint32_t window_seconds);
 
@@ -245,31 +263,44 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *pa
 /* Key files, for operators (build/csrf-key uses these). A key file is text,
  * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
  * comment. Writes are atomic (temporary file, fsync, rename). */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path); /* fails if it exists */
+/* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
+ * new: it exists), CSRF_ERR_CONFIG (a malformed file, a full ring, an
+ * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM.
+ * new: a file with one signing key, id 1. rotate: a new signing key with
+ * the next id, written to *new_id (may be NULL); older keys keep
+ * verifying. retire: removes key id (never the signing key). Concurrent
+ * rotate/retire calls take turns under a lock on the directory. */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path);
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id); /* not the signing key */
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id);
 typedef struct {
 	uint32_t id;
 	int64_t created; /* unix seconds */
 	int signing;
 } csrf_key_info;
-/* Lists up to cap keys (never their material); *n is the count found. */
+/* Lists up to cap keys (never their material); *n is the count found.
+ * CSRF_ERR_BUFFER when the file holds more than cap keys (*n still the
+ * count), else as above. */
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n);
 
 /* ------------------------------------------------------------------ */
 /* Secrets, tokens, field names                                        */
 /* ------------------------------------------------------------------ */
 
-/* Fills buf with n bytes from the OS CSPRNG (through libcrypto). */
+/* Fills buf with n bytes from the OS CSPRNG (through libcrypto's
+ * RAND_bytes). CSRF_OK, CSRF_ERR_RANDOM, CSRF_ERR_ARG (buf NULL). */
 CSRF_MUST_CHECK csrf_reason csrf_random(uint8_t *buf, size_t n);
 
-/* A new per-session secret. */
+/* A new per-session secret, to be kept with the session (or sent in the
+ * signed secret cookie). As csrf_random. */
 CSRF_MUST_CHECK csrf_reason csrf_secret_new(uint8_t secret[CSRF_SECRET_LEN]);
 
 /* Issues a masked token for (secret, session id) with the signing key:
  * CSRF_TOKEN_LEN URL-safe characters and a NUL into out (cap at least
  * CSRF_TOKEN_LEN + 1). Two calls give different strings; both verify.
- * now is unix seconds (0: the current time). Allocates nothing. */
+ * now is unix seconds (0: the current time). Allocates nothing.
+ * CSRF_OK, CSRF_ERR_BUFFER, CSRF_ERR_ARG, CSRF_ERR_CONFIG (the ring has
+ * no key), CSRF_ERR_RANDOM, CSRF_ERR_INTERNAL (the ring lock failed). */
 CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
                                              const char *sid, size_t sid_len, int64_t now, char *out, size_t cap);
 
@@ -284,15 +315,20 @@ CSRF_MUST_CHECK csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t
 
 /* The hidden-field name for this secret: the fixed name when one is set,
  * else "csrf_" followed by 12 lower-case hex characters derived from the
- * secret (the secret cannot be recovered from it). NUL-terminated. */
+ * secret (the secret cannot be recovered from it). NUL-terminated into
+ * out; cap >= CSRF_FIELD_NAME_MAX + 1 always suffices. CSRF_OK,
+ * CSRF_ERR_BUFFER, CSRF_ERR_ARG. */
 CSRF_MUST_CHECK csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
                                             size_t cap);
 
 /* Stateless variant: the secret travels in a cookie signed with the
- * signing key. encode writes CSRF_SECRET_COOKIE_LEN characters and a NUL.
- * decode answers CSRF_OK and the secret, or CSRF_SECRET_INVALID (bad
- * length, alphabet or signature: e.g. planted by a sibling subdomain) or
- * CSRF_UNKNOWN_KEY. */
+ * signing key. encode writes CSRF_SECRET_COOKIE_LEN characters and a NUL
+ * (cap >= CSRF_SECRET_COOKIE_LEN + 1; CSRF_ERR_BUFFER, CSRF_ERR_CONFIG
+ * with no key). decode answers CSRF_OK and the secret, or
+ * CSRF_SECRET_INVALID (bad length, alphabet or signature: a cookie forged
+ * or signed by another server's keys) or CSRF_UNKNOWN_KEY. A genuine
+ * cookie of ours planted by an attacker does decode: see
+ * csrf_ctx_set_session_cookie for what stops it. */
 CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
                                                       char *out, size_t cap);
 CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
@@ -336,11 +372,11 @@ typedef struct {
 /* The whole decision of DESIGN.md, in order: effective method, exemptions,
  * Sec-Fetch-Site, Origin, Referer, token. Never allocates; reads only
  * inside the given slices. */
-csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req);
+CSRF_MUST_CHECK csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req);
 
 /* 1 when the method (after any override in req) is safe: GET, HEAD or
  * OPTIONS with no override to an unsafe method. */
-int csrf_request_is_safe(const csrf_request *req);
+CSRF_MUST_CHECK int csrf_request_is_safe(const csrf_request *req);
 
 /* ------------------------------------------------------------------ */
 /* Parsers                                                             */
@@ -513,7 +549,9 @@ CSRF_MUST_CHECK csrf_reason csrf_store_incr(csrf_store *st, const char *key, siz
 /* ------------------------------------------------------------------ */
 
 /* An Argon2id hash string (libsodium's crypto_pwhash_str, interactive
- * limits) of the password into out (cap >= CSRF_PWHASH_LEN). */
+ * limits) of the password into out (cap >= CSRF_PWHASH_LEN), NUL-
+ * terminated. CSRF_OK, CSRF_ERR_BUFFER, CSRF_ERR_ARG, CSRF_TOO_LARGE (a
+ * password over libsodium's limit), CSRF_ERR_NOMEM (Argon2's memory). */
 CSRF_MUST_CHECK csrf_reason csrf_password_hash(const char *password, size_t len, char *out, size_t cap);
 
 /* Re-authenticates account (in session sid) with the password against its

@@ -99,9 +99,23 @@ static long query_decode(const char *in, size_t n, char *out, size_t cap)
 	return (long)o;
 }
 
+/* A decoded query parameter name that a framework would read as
+ * `_method`: PHP turns '.', ' ' and '[' of names into '_' and "x[]" into
+ * an array x, so ".method", " method" and "_method[]" count too. */
+static int is_override_name(const char *name, long len)
+{
+	if (len == 9 && name[7] == '[' && name[8] == ']')
+		len = 7;
+	if (len != 7)
+		return 0;
+	return (name[0] == '_' || name[0] == '.' || name[0] == ' ' || name[0] == '[') &&
+	       memcmp(name + 1, "method", 6) == 0;
+}
+
 /* Every `_method` parameter of the query string of target (frameworks
- * disagree on which of several wins, so all of them are judged). */
-static csrf_reason judge_query_overrides(csrf_slice target, int *unsafe)
+ * disagree on which of several wins, so all of them are judged); *present
+ * is set when there is one. */
+static csrf_reason judge_query_overrides(csrf_slice target, int *unsafe, int *present)
 {
 	if (!target.ptr)
 		return CSRF_OK;
@@ -123,10 +137,11 @@ static csrf_reason judge_query_overrides(csrf_slice target, int *unsafe)
 		size_t eq = pair;
 		while (eq < pair_end && target.ptr[eq] != '=')
 			eq++;
-		char name[8];
+		char name[16];
 		long name_len = query_decode(target.ptr + pair, eq - pair, name, sizeof name);
-		if (name_len != 7 || memcmp(name, "_method", 7) != 0)
+		if (!is_override_name(name, name_len))
 			continue;
+		*present = 1;
 		char value[METHOD_OVERRIDE_MAX];
 		size_t vstart = eq < pair_end ? eq + 1 : pair_end;
 		long value_len = query_decode(target.ptr + vstart, pair_end - vstart, value, sizeof value);
@@ -140,18 +155,20 @@ static csrf_reason judge_query_overrides(csrf_slice target, int *unsafe)
 }
 
 /* Step 1: *safe when the method is GET, HEAD or OPTIONS and no override
- * (header or `_method` query parameter) names another method. */
-static csrf_reason effective_method(const csrf_request *req, int *safe)
+ * (header or `_method` query parameter) names another method; *overridden
+ * when the request carries either kind of override. */
+static csrf_reason effective_method(const csrf_request *req, int *safe, int *overridden)
 {
 	int unsafe_override = 0;
 	*safe = 0;
+	*overridden = req->method_override.ptr != NULL;
 	if (req->method_override.ptr) {
 		csrf_slice v = trim(req->method_override);
 		csrf_reason r = judge_override(v.ptr, v.len, &unsafe_override);
 		if (r != CSRF_OK)
 			return r;
 	}
-	csrf_reason r = judge_query_overrides(req->target, &unsafe_override);
+	csrf_reason r = judge_query_overrides(req->target, &unsafe_override, overridden);
 	if (r != CSRF_OK)
 		return r;
 	*safe = req->method.ptr && is_safe_method(req->method.ptr, req->method.len) && !unsafe_override;
@@ -160,14 +177,30 @@ static csrf_reason effective_method(const csrf_request *req, int *safe)
 
 CSRF_API int csrf_request_is_safe(const csrf_request *req)
 {
-	int safe;
+	int safe, overridden;
 	if (!req)
 		return 0;
-	return effective_method(req, &safe) == CSRF_OK && safe;
+	return effective_method(req, &safe, &overridden) == CSRF_OK && safe;
 }
 
-/* Step 2: exact (method, path); the path is the target up to '?' or '#'. */
-static int is_exempt(const csrf_ctx *ctx, const csrf_request *req)
+/* A `_method` field in a form body (Rails, Laravel, Symfony read it):
+ * anything but "not there" counts, so a malformed body fails closed. */
+static int body_overrides(const csrf_request *req)
+{
+	char v[METHOD_OVERRIDE_MAX + 1];
+	size_t n = 0;
+	if (!req->body.ptr || !req->content_type.ptr)
+		return 0;
+	csrf_reason r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
+	                                "_method", 7, v, sizeof v, &n);
+	return r != CSRF_NOT_FOUND;
+}
+
+/* Step 2: exact (method, path); the path is the target up to '?' or '#'.
+ * An exemption for one method never covers a request that overrides its
+ * method (header, query or body `_method`): the application would route
+ * it to another handler than the exempt one. */
+static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridden)
 {
 	if (!req->target.ptr)
 		return 0;
@@ -178,7 +211,9 @@ static int is_exempt(const csrf_ctx *ctx, const csrf_request *req)
 		const csrf_exemption *e = &ctx->exempt[i];
 		if (e->path_len != path_len || memcmp(e->path, req->target.ptr, path_len) != 0)
 			continue;
-		if (!e->method || csrf_slice_eq(req->method, e->method))
+		if (!e->method)
+			return 1;
+		if (csrf_slice_eq(req->method, e->method) && !overridden && !body_overrides(req))
 			return 1;
 	}
 	return 0;
@@ -328,6 +363,22 @@ static size_t name_len(const char *s, size_t cap)
 	return n;
 }
 
+/* Looks up a cookie that must appear once. A name sent twice is how a
+ * cookie planted from a sibling subdomain or another port shows itself
+ * (the browser sends both, in an order the attacker can influence), so
+ * that is CSRF_COOKIE_AMBIGUOUS rather than a guess at which one is ours. */
+static csrf_reason cookie_once(csrf_slice header, const char *name, size_t nlen, csrf_slice *v)
+{
+	csrf_reason r = csrf_cookie_get(header.ptr, header.len, name, nlen, v);
+	if (r != CSRF_OK)
+		return r;
+	const char *rest = v->ptr + v->len;
+	size_t left = header.len - (size_t)(rest - header.ptr);
+	csrf_slice again;
+	r = csrf_cookie_get(rest, left, name, nlen, &again);
+	return r == CSRF_NOT_FOUND ? CSRF_OK : r == CSRF_OK ? CSRF_COOKIE_AMBIGUOUS : r;
+}
+
 /* The session secret: the caller's, or decoded from the signed cookie. */
 static csrf_reason load_secret(const csrf_ctx *ctx, const csrf_request *req, uint8_t secret[CSRF_SECRET_LEN])
 {
@@ -338,12 +389,14 @@ static csrf_reason load_secret(const csrf_ctx *ctx, const csrf_request *req, uin
 	if (!req->cookie.ptr)
 		return CSRF_SECRET_MISSING;
 	csrf_slice v;
-	csrf_reason r = csrf_cookie_get(req->cookie.ptr, req->cookie.len, ctx->secret_cookie,
-	                                name_len(ctx->secret_cookie, sizeof ctx->secret_cookie), &v);
+	csrf_reason r =
+	    cookie_once(req->cookie, ctx->secret_cookie, name_len(ctx->secret_cookie, sizeof ctx->secret_cookie), &v);
 	if (r == CSRF_NOT_FOUND)
 		return CSRF_SECRET_MISSING;
 	if (r == CSRF_TOO_LARGE)
 		return CSRF_HEADER_TOO_LARGE;
+	if (r == CSRF_COOKIE_AMBIGUOUS)
+		return r;
 	if (r != CSRF_OK)
 		return CSRF_SECRET_INVALID;
 	r = csrf_secret_cookie_decode(ctx, v.ptr, v.len, secret);
@@ -366,10 +419,10 @@ static csrf_reason load_session(const csrf_ctx *ctx, const csrf_request *req, cs
 	if (!ctx->session_cookie[0] || !req->cookie.ptr)
 		return CSRF_OK;
 	csrf_slice v;
-	csrf_reason r = csrf_cookie_get(req->cookie.ptr, req->cookie.len, ctx->session_cookie,
-	                                name_len(ctx->session_cookie, sizeof ctx->session_cookie), &v);
-	if (r == CSRF_TOO_LARGE)
-		return CSRF_HEADER_TOO_LARGE;
+	csrf_reason r = cookie_once(req->cookie, ctx->session_cookie,
+	                            name_len(ctx->session_cookie, sizeof ctx->session_cookie), &v);
+	if (r == CSRF_TOO_LARGE || r == CSRF_COOKIE_AMBIGUOUS)
+		return r == CSRF_TOO_LARGE ? CSRF_HEADER_TOO_LARGE : r;
 	/* Missing or unreadable: an empty session, which a token bound to a
 	 * real session does not verify for. */
 	if (r == CSRF_OK)
@@ -440,14 +493,14 @@ out:
 /* The whole decision, before report-only. */
 static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req)
 {
-	int safe;
-	csrf_reason r = effective_method(req, &safe);
+	int safe, overridden;
+	csrf_reason r = effective_method(req, &safe, &overridden);
 	if (r != CSRF_OK)
 		return r;
 	int unsafe_get = safe && ctx->unsafe_get && is_get_or_head(req->method);
 	if (safe && !unsafe_get)
 		return CSRF_SAFE_METHOD;
-	if (is_exempt(ctx, req))
+	if (is_exempt(ctx, req, overridden))
 		return CSRF_EXEMPT;
 	if (unsafe_get) {
 		/* Evidence whatever the mode: the legacy application changes
