@@ -171,13 +171,21 @@ csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t 
 			__m128i v = dec16(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), &valid);
 			__m128i t = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, lo8), 6), _mm_srli_epi16(v, 8));
 			__m128i u = _mm_or_si128(_mm_slli_epi32(_mm_and_si128(t, lo16), 12), _mm_srli_epi32(t, 16));
-			uint32_t w[4];
-			_mm_storeu_si128((__m128i *)(void *)w, u);
-			for (int k = 0; k < 4; k++, o += 3) {
-				out[o] = (uint8_t)(w[k] >> 16);
-				out[o + 1] = (uint8_t)(w[k] >> 8);
-				out[o + 2] = (uint8_t)w[k];
-			}
+			/* Lanes 0 to 2 as 4-byte stores of the byte-swapped
+			 * lane (the fourth byte is overwritten by the next
+			 * store), lane 3 as 2 + 1 bytes so nothing is written
+			 * past this block's 12 bytes. */
+			uint32_t w0 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(u) << 8);
+			uint32_t w1 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 4)) << 8);
+			uint32_t w2 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 8)) << 8);
+			uint32_t w3 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 12));
+			uint16_t hi3 = __builtin_bswap16((uint16_t)(w3 >> 8));
+			memcpy(out + o, &w0, 4);
+			memcpy(out + o + 3, &w1, 4);
+			memcpy(out + o + 6, &w2, 4);
+			memcpy(out + o + 9, &hi3, 2);
+			out[o + 11] = (uint8_t)w3;
+			o += 12;
 		}
 		/* 0x100 when any lane saw a character outside the alphabet:
 		 * m + 0xffff carries into bit 16 exactly when m != 0. */
