@@ -5,8 +5,10 @@ import datetime
 import json
 import os
 import statistics
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--ops", required=True)
@@ -103,7 +105,8 @@ print()
 print("\n".join(targets))
 
 os.makedirs(a.out, exist_ok=True)
-dat = os.path.join(a.out, "results.dat")
+tmp = tempfile.mkdtemp()
+dat = os.path.join(tmp, "results.dat")
 with open(dat, "w") as f:
     if floor:
         f.write(f"\"HMAC floor\" {floor / 1000:.4f}\n")
@@ -111,7 +114,7 @@ with open(dat, "w") as f:
         if (impl, "verify") in ops:
             f.write(f"\"{impl}\" {ops[(impl, 'verify')] / 1000:.4f}\n")
 short = {"nginx_get": "nginx GET (injecting)", "nginx_post": "nginx POST (token)", "demo_get": "csrf-demo GET /"}
-srv = os.path.join(a.out, "servers.dat")
+srv = os.path.join(tmp, "servers.dat")
 with open(srv, "w") as f:
     for bench, base, var, title in pairs:
         if bench in ratios:
@@ -142,6 +145,8 @@ try:
 except (OSError, subprocess.CalledProcessError) as e:
     print(f"gnuplot failed: {e}", file=sys.stderr)
     sys.exit(1)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
 
 date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
