@@ -175,6 +175,16 @@ export function formFields(html, action) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// assert.match / doesNotMatch put the text into the failure report; a page
+// or a log may carry a token, so these report only the message.
+export function has(text, re, message) {
+  assert.ok(re.test(text), message || `expected ${re}`);
+}
+
+export function lacks(text, re, message) {
+  assert.ok(!re.test(text), message || `unexpected ${re}`);
+}
+
 export const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 
 function nginxConf(prefix, server, module) {

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startDemo, getState, waitForLog, demoBinary } from '../e2e/demo.mjs';
 import { form, loginSession, pageToken } from '../http/client.mjs';
-import { redisBin, startRedis, csrfKey, timed, sleep, freePort } from './fleet.mjs';
+import { redisBin, startRedis, csrfKey, timed, sleep, freePort, has, lacks } from './fleet.mjs';
 
 const skip = redisBin ? false : 'redis-server is not installed';
 const TIMEOUT_MS = 300;
@@ -81,15 +81,15 @@ async function assertDegraded(s, state, demos = [['A', a], ['B', b]]) {
       const mark = d.mark();
       const r = await send();
       assert.equal(r.status, 503, `${name}: ${what} fails closed`);
-      assert.match(r.body, /<strong id="reason">store unavailable</, `${name}: ${what}: the page says why`);
+      has(r.body, /<strong id="reason">store unavailable</, `${name}: ${what}: the page says why`);
       assert.ok(await waitForLog(d, mark, /^rejected POST \/\w+ from 127\.0\.0\.1: store unavailable$/m),
         `${name}: ${what}: the log says why`);
     }
     for (const p of ['/', '/login']) {
       const r = await req(d, { path: p, headers: { cookie: s.cookie } });
       assert.equal(r.status, 200, `${name}: GET ${p} is still served`);
-      assert.match(r.body, /id="store-notice"/, `${name}: GET ${p} says the store is unavailable`);
-      assert.doesNotMatch(r.body, /id="whoami">alice</, `${name}: shown signed out meanwhile`);
+      has(r.body, /id="store-notice"/, `${name}: GET ${p} says the store is unavailable`);
+      lacks(r.body, /id="whoami">alice</, `${name}: shown signed out meanwhile`);
     }
     const st = await req(d, { path: '/api/state' });
     assert.equal(st.status, 200, `${name}: /api/state is still served`);
@@ -157,7 +157,7 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
   await assertDegraded(s, state);
   c = await startDemo({ args: ['--key-file', keys, ...storeArgs(), '--db', path.join(dir, 'fleet.db')],
     portBase: Number(process.env.DEMO_PORT_BASE) ? Number(process.env.DEMO_PORT_BASE) + 20 : 0 });
-  assert.match(c.log(), /the store does not answer yet/, 'C starts without its store and says so');
+  has(c.log(), /the store does not answer yet/, 'C starts without its store and says so');
   await assertDegraded(s, state, [['C', c]]);
   await redis.restart();
   // The restarted Redis has no data (no persistence): the old session is
@@ -170,8 +170,8 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
   }
   assert.ok(fresh, 'signing in works again');
   const home = await req(b, { path: '/', headers: { cookie: fresh.cookie } });
-  assert.match(home.body, /id="whoami">alice</);
-  assert.doesNotMatch(home.body, /id="store-notice"/);
+  has(home.body, /id="whoami">alice</);
+  lacks(home.body, /id="store-notice"/);
   const r = await voteUntilAccepted(b, fresh, pageToken(home.body).token);
   assert.equal(r.status, 303, 'the same POST with a fresh token succeeds');
   assert.equal((await getState(a.victim)).votes['1'].y, state.votes['1'].y + 1);
@@ -184,8 +184,8 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
     if (/id="whoami">alice</.test(page.body)) break;
     await sleep(100);
   }
-  assert.match(page.body, /id="whoami">alice</, 'C serves the session once Redis is back');
-  assert.match(c.log(), /^store opened/m);
+  has(page.body, /id="whoami">alice</, 'C serves the session once Redis is back');
+  has(c.log(), /^store opened/m);
   assert.equal((await vote(c, fresh, pageToken(page.body).token)).status, 303, 'and accepts its POSTs');
 });
 
@@ -196,7 +196,7 @@ test('a store URL that is wrong (not merely down) stops the start', { skip }, as
       `127.0.0.1:${port + 1}`, '--db', path.join(dir, 'alone.db'), '--store', url],
     { encoding: 'utf8', timeout: 10000 });
     assert.equal(r.status, 1, url);
-    assert.match(r.stderr, /cannot open the store: configuration error/, url);
+    has(r.stderr, /cannot open the store: configuration error/, url);
   }
 });
 
