@@ -108,7 +108,11 @@ CSRF_API csrf_reason csrf_set_cookie_build(const char *name, const char *value, 
 
 	/* Browsers drop a __Host- cookie without Secure or with another path,
 	 * a __Secure- one without Secure, and SameSite=None without Secure:
-	 * refuse to build what would silently not be stored. */
+	 * refuse to build what would silently not be stored. User agents
+	 * recognise both prefixes case-insensitively (draft-ietf-httpbis-
+	 * rfc6265bis, "Storage Model", since draft 11: httpwg/http-extensions
+	 * PR 2236), so "__host-x" is a __Host- cookie: held to its rules here
+	 * and never prefixed a second time below. */
 	int host_cookie = o.host_prefix || has_prefix_ci(name, name_len, "__Host-");
 	if (host_cookie && (!o.secure || path_len != 1))
 		return CSRF_ERR_ARG;
@@ -120,7 +124,7 @@ CSRF_API csrf_reason csrf_set_cookie_build(const char *name, const char *value, 
 	if (cap == 0)
 		return CSRF_ERR_BUFFER;
 	writer w = {out, cap - 1, 0, 0};
-	if (o.host_prefix && strncmp(name, "__Host-", 7) != 0)
+	if (o.host_prefix && !has_prefix_ci(name, name_len, "__Host-"))
 		puts_(&w, "__Host-");
 	put(&w, name, name_len);
 	puts_(&w, "=");

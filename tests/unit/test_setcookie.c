@@ -56,6 +56,16 @@ static const row rows[] = {
     {"__Host-x", "v", 0, {1, 1, 0, LAX, 0, NULL}, CSRF_OK, "__Host-x=v; Path=/; Secure; SameSite=Lax"},
     {"__Host-x", "v", 0, {1, 0, 0, LAX, 0, NULL}, CSRF_OK, "__Host-x=v; Path=/; Secure; SameSite=Lax"},
     {"__Secure-x", "v", 0, {1, 0, 0, LAX, 0, "/a"}, CSRF_OK, "__Secure-x=v; Path=/a; Secure; SameSite=Lax"},
+    /* prefixes in any case are prefixes (browsers match them case-insensitively):
+     * the name is kept as given, never prefixed twice */
+    {"__host-x", "v", 0, {1, 1, 0, LAX, 0, NULL}, CSRF_OK, "__host-x=v; Path=/; Secure; SameSite=Lax"},
+    {"__HOST-x", "v", 0, {1, 1, 1, LAX, 0, "/"}, CSRF_OK, "__HOST-x=v; Path=/; Secure; HttpOnly; SameSite=Lax"},
+    {"__hOsT-x", "v", 0, {1, 0, 0, LAX, 0, NULL}, CSRF_OK, "__hOsT-x=v; Path=/; Secure; SameSite=Lax"},
+    {"__SECURE-x", "v", 0, {1, 0, 0, LAX, 0, "/a"}, CSRF_OK, "__SECURE-x=v; Path=/a; Secure; SameSite=Lax"},
+    /* ... and only the whole prefix: these get "__Host-" in front */
+    {"__Host", "v", 0, {1, 1, 0, LAX, 0, NULL}, CSRF_OK, "__Host-__Host=v; Path=/; Secure; SameSite=Lax"},
+    {"__host_x", "v", 0, {1, 1, 0, LAX, 0, NULL}, CSRF_OK, "__Host-__host_x=v; Path=/; Secure; SameSite=Lax"},
+    {"_Host-x", "v", 0, {1, 1, 0, LAX, 0, NULL}, CSRF_OK, "__Host-_Host-x=v; Path=/; Secure; SameSite=Lax"},
     {"!#$%&'*+-.^_`|~09AZaz",
      "!#$%&'()*+-./:<=>?@[]^_`{|}~",
      0,
@@ -67,6 +77,11 @@ static const row rows[] = {
     {"csrf", "v", 0, {1, 1, 1, LAX, 0, "/app"}, CSRF_ERR_ARG, NULL},
     {"__Host-x", "v", 0, {0, 0, 0, LAX, 0, NULL}, CSRF_ERR_ARG, NULL},
     {"__host-x", "v", 0, {1, 0, 0, LAX, 0, "/a"}, CSRF_ERR_ARG, NULL},
+    {"__host-x", "v", 0, {1, 1, 0, LAX, 0, "/a"}, CSRF_ERR_ARG, NULL},
+    {"__HOST-x", "v", 0, {0, 0, 0, LAX, 0, NULL}, CSRF_ERR_ARG, NULL},
+    {"__hOST-x", "v", 0, {0, 1, 0, LAX, 0, NULL}, CSRF_ERR_ARG, NULL},
+    {"__secure-x", "v", 0, {0, 0, 0, LAX, 0, NULL}, CSRF_ERR_ARG, NULL},
+    {"__SeCuRe-x", "v", 0, {0, 0, 0, LAX, 0, "/a"}, CSRF_ERR_ARG, NULL},
     {"__Secure-x", "v", 0, {0, 0, 0, LAX, 0, NULL}, CSRF_ERR_ARG, NULL},
     {"csrf", "v", 0, {0, 0, 0, NONE_, 0, NULL}, CSRF_ERR_ARG, NULL},
     {"csrf", "v", 0, {1, 0, 0, (csrf_samesite)7, 0, NULL}, CSRF_ERR_ARG, NULL},
