@@ -5,6 +5,8 @@
  */
 #include "internal.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 
 #define STORE_URL_MAX 1024
@@ -156,13 +158,17 @@ static int host_char_ok(char c)
 	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
 }
 
-/* host[:port] of a redis URL; an IPv6 literal comes in brackets. */
+/* host[:port] of a redis URL; an IPv6 literal comes in brackets. Either
+ * kind of host must fit cfg->host with its NUL (a name is at most 253
+ * bytes anyway), and a bracketed one must be an IPv6 address. */
 static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 {
 	const char *host;
 	size_t host_len;
 	size_t rest;
 	uint64_t port;
+	char literal[sizeof cfg->host];
+	struct in6_addr addr;
 
 	if (len > 0 && a[0] == '[') {
 		const char *close = memchr(a, ']', len);
@@ -170,7 +176,7 @@ static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 			return 0;
 		host = a + 1;
 		host_len = (size_t)(close - host);
-		if (host_len == 0)
+		if (host_len == 0 || host_len >= sizeof cfg->host)
 			return 0;
 		for (size_t i = 0; i < host_len; i++) {
 			char c = host[i];
@@ -178,6 +184,11 @@ static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 			      c == '.'))
 				return 0;
 		}
+		/* the right characters are not yet an address ("1::2::3") */
+		memcpy(literal, host, host_len);
+		literal[host_len] = '\0';
+		if (inet_pton(AF_INET6, literal, &addr) != 1)
+			return 0;
 		rest = (size_t)(close + 1 - a);
 	} else {
 		host = a;
@@ -187,7 +198,7 @@ static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 				return 0;
 			host_len++;
 		}
-		if (host_len == 0 || host_len > 253 || host[0] == '-' || host[0] == '.')
+		if (host_len == 0 || host_len > 253 || host_len >= sizeof cfg->host || host[0] == '-' || host[0] == '.')
 			return 0;
 		rest = host_len;
 	}

@@ -297,6 +297,11 @@ typedef struct {
 	uint32_t timeout_ms;
 } url_row;
 
+/* Long hosts: 10, 100 and 600 bytes of one character. */
+#define X10(s) s s s s s s s s s s
+#define X100(s) X10(X10(s))
+#define X600(s) X100(s) X100(s) X100(s) X100(s) X100(s) X100(s)
+
 static const url_row url_rows[] = {
     {"memory", CSRF_OK, CSRF_STORE_MEMORY, 100000, NULL, 0, 0, NULL, 0},
     {"memory://", CSRF_OK, CSRF_STORE_MEMORY, 100000, NULL, 0, 0, NULL, 0},
@@ -312,6 +317,10 @@ static const url_row url_rows[] = {
     {"redis://h:7000/2?timeout_ms=1", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 7000, 2, "csrf:", 1},
     {"redis://h?timeout_ms=60000&prefix=p", CSRF_OK, CSRF_STORE_REDIS, 0, "h", 6379, 0, "p", 60000},
     {"redis://[::1]:6379/1", CSRF_OK, CSRF_STORE_REDIS, 0, "::1", 6379, 1, "csrf:", 200},
+    {"redis://[2001:db8::1]:6380", CSRF_OK, CSRF_STORE_REDIS, 0, "2001:db8::1", 6380, 0, "csrf:", 200},
+    {"redis://[FE80::A:b]", CSRF_OK, CSRF_STORE_REDIS, 0, "FE80::A:b", 6379, 0, "csrf:", 200},
+    {"redis://[::ffff:192.0.2.1]/2", CSRF_OK, CSRF_STORE_REDIS, 0, "::ffff:192.0.2.1", 6379, 2, "csrf:", 200},
+    {"redis://[1:2:3:4:5:6:7:8]", CSRF_OK, CSRF_STORE_REDIS, 0, "1:2:3:4:5:6:7:8", 6379, 0, "csrf:", 200},
     {"redis://h?prefix=0123456789012345678901234567890123456789012345678901234567890123", CSRF_OK, CSRF_STORE_REDIS, 0,
      "h", 6379, 0, "0123456789012345678901234567890123456789012345678901234567890123", 200},
     /* bad */
@@ -353,6 +362,31 @@ static const url_row url_rows[] = {
     {"redis://[]:6379", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
     {"redis://[::1]x", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
     {"redis://[::g]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    /* hosts longer than the config holds: bracketed (once a stack overflow) and plain */
+    {"redis://[" X600(":") "]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[" X600(":") "]:6379/1", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[" X100("::") X10("::") X10("::") X10(":") ":::::]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL,
+     0}, /* 255 */
+    {"redis://[" X100("::") X10("::") X10("::") X10(":") "::::::]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL,
+     0}, /* 256 */
+    {"redis://[" X100("0") "::1]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://" X100("a") X100("a") X10("a") X10("a") X10("a") X10("a") X10("a") "aaaa", CSRF_ERR_CONFIG, 0, 0, NULL, 0,
+     0, NULL, 0}, /* 254 */
+    {"redis://" X600("a"), CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://" X600("a") ":6379", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    /* the right characters, but not an IPv6 address */
+    {"redis://[:]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[:::]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[1::2::3]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[1:2:3]:6379", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[1:2:3:4:5:6:7:8:9]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[12345::1]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[127.0.0.1]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[::1.2.3]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[::1.2.3.256]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[..]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[::1%eth0]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
+    {"redis://[[::1]]", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
     {"redis://h?", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
     {"redis://h?prefix=a b", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
     {"redis://h?prefix=a/b", CSRF_ERR_CONFIG, 0, 0, NULL, 0, 0, NULL, 0},
