@@ -7,4 +7,4 @@ bin=$1
 command -v valgrind >/dev/null 2>&1 || { echo "no valgrind: skipped"; exit 77; }
 [ -x "$bin" ] || { echo "$bin not built: skipped"; exit 77; }
 exec valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,possible \
-	--show-leak-kinds=definite,possible --track-origins=yes "$bin"
+	--show-leak-kinds=definite,possible "$bin"
