@@ -1,8 +1,9 @@
 /*
- * inject.c - the streaming HTML injector: a byte-at-a-time subset of the
- * HTML5 tokenizer that passes a response through unchanged and inserts the
- * hidden token field after same-origin POST <form> start tags and the meta
- * tags after the first <head>. It holds no input between chunks: the whole
+ * inject.c - the streaming HTML injector: a subset of the HTML5 tokenizer
+ * (runs of text, name and value bytes scanned in tight loops, the rest a
+ * byte at a time) that passes a response through unchanged and inserts
+ * the hidden token field after same-origin POST <form> start tags and the
+ * meta tags after the first <head>. It holds no input between chunks: the whole
  * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX (csrf.h).
  */
 #include "internal.h"
@@ -80,9 +81,39 @@ enum { A_OTHER, A_METHOD, A_ACTION };
 
 /* Elements whose content the tokenizer does not parse as markup; index 0
  * is script, which has its own escape states. */
-static const char *const raw_names[] = {"script", "style",   "textarea", "title",   "xmp",
-                                        "iframe", "noembed", "noframes", "noscript"};
+static const struct {
+	const char *name;
+	uint8_t len;
+} raw_names[] = {{"script", 6}, {"style", 5},   {"textarea", 8}, {"title", 5},   {"xmp", 3},
+                 {"iframe", 6}, {"noembed", 7}, {"noframes", 8}, {"noscript", 8}};
 #define RAW_SCRIPT 0
+
+/* What a complete tag name is, worked out once when the name ends: the
+ * attribute and end-of-tag states then compare one byte. */
+enum { K_OTHER, K_FORM, K_BASE, K_HEAD, K_PLAINTEXT, K_RAW /* + index into raw_names */ };
+
+/* Character classes, one table lookup a byte, so the states that read
+ * names and values scan a run of bytes in a tight loop instead of going
+ * back through the state switch for each byte. */
+enum {
+	C_WS = 1,        /* HTML whitespace */
+	C_ALPHA = 2,     /* ASCII letter */
+	C_SAFE = 4,      /* [A-Za-z0-9_-]: field names and tokens */
+	C_NAME_END = 8,  /* ends a tag name: whitespace, '/', '>' */
+	C_ATTR_END = 16, /* ends an attribute name: those and '=' */
+	C_UQ_END = 32    /* ends an unquoted value: whitespace, '>' */
+};
+#define CLS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\f' || (c) == '\r')
+#define CLS_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+#define CLS(c)                                                                                                         \
+	((CLS_WS(c) ? C_WS | C_NAME_END | C_ATTR_END | C_UQ_END : 0) | (CLS_ALPHA(c) ? C_ALPHA | C_SAFE : 0) |         \
+	 (((c) >= '0' && (c) <= '9') || (c) == '_' || (c) == '-' ? C_SAFE : 0) |                                       \
+	 ((c) == '/' ? C_NAME_END | C_ATTR_END : 0) | ((c) == '>' ? C_NAME_END | C_ATTR_END | C_UQ_END : 0) |          \
+	 ((c) == '=' ? C_ATTR_END : 0))
+#define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
+#define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
+#define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
+static const uint8_t cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)};
 
 struct csrf_inject {
 	/* tokenizer */
@@ -95,6 +126,7 @@ struct csrf_inject {
 
 	/* the tag being read */
 	uint8_t is_end;
+	uint8_t kind;     /* K_*, set when the name is complete */
 	uint8_t name_len; /* saturates at INJ_NAME_MAX + 1: "no name we know" */
 	char name[INJ_NAME_MAX];
 	uint8_t attr_len; /* saturates likewise */
@@ -125,12 +157,12 @@ _Static_assert(INJ_ACTION_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX
 
 static int is_ws(unsigned char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r';
+	return cls[c] & C_WS;
 }
 
 static int is_alpha(unsigned char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+	return cls[c] & C_ALPHA;
 }
 
 static unsigned char lower(unsigned char c)
@@ -140,13 +172,62 @@ static unsigned char lower(unsigned char c)
 
 static int is_safe_char(unsigned char c)
 {
-	return is_alpha(c) || (c >= '0' && c <= '9') || c == '_' || c == '-';
+	return cls[c] & C_SAFE;
 }
 
-static int name_is(const struct csrf_inject *inj, const char *lit)
+/* The length of the run of bytes from p on (at most n) that are not of
+ * the classes in stop. */
+static size_t span_until(const char *p, size_t n, uint8_t stop)
 {
-	size_t n = strlen(lit);
-	return inj->name_len == n && memcmp(inj->name, lit, n) == 0;
+	size_t k = 0;
+	while (k < n && !(cls[(unsigned char)p[k]] & stop))
+		k++;
+	return k;
+}
+
+/* The name (lower case, saturated) is complete. Raw-text elements are
+ * K_RAW plus their index in raw_names. */
+static uint8_t tag_kind(const struct csrf_inject *inj)
+{
+	const char *n = inj->name;
+	switch (inj->name_len) {
+	case 3:
+		return memcmp(n, "xmp", 3) == 0 ? K_RAW + 4 : K_OTHER;
+	case 4:
+		if (memcmp(n, "form", 4) == 0)
+			return K_FORM;
+		if (memcmp(n, "base", 4) == 0)
+			return K_BASE;
+		if (memcmp(n, "head", 4) == 0)
+			return K_HEAD;
+		return K_OTHER;
+	case 5:
+		if (memcmp(n, "style", 5) == 0)
+			return K_RAW + 1;
+		if (memcmp(n, "title", 5) == 0)
+			return K_RAW + 3;
+		return K_OTHER;
+	case 6:
+		if (memcmp(n, "script", 6) == 0)
+			return K_RAW + RAW_SCRIPT;
+		if (memcmp(n, "iframe", 6) == 0)
+			return K_RAW + 5;
+		return K_OTHER;
+	case 7:
+		return memcmp(n, "noembed", 7) == 0 ? K_RAW + 6 : K_OTHER;
+	case 8:
+		if (memcmp(n, "textarea", 8) == 0)
+			return K_RAW + 2;
+		if (memcmp(n, "noframes", 8) == 0)
+			return K_RAW + 7;
+		if (memcmp(n, "noscript", 8) == 0)
+			return K_RAW + 8;
+		return K_OTHER;
+	case 9:
+		return memcmp(n, "plaintext", 9) == 0 ? K_PLAINTEXT : K_OTHER;
+	default:
+		return K_OTHER;
+	}
 }
 
 static int attr_is(const struct csrf_inject *inj, const char *lit)
@@ -158,6 +239,7 @@ static int attr_is(const struct csrf_inject *inj, const char *lit)
 static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 {
 	inj->is_end = (uint8_t)is_end;
+	inj->kind = K_OTHER;
 	inj->name[0] = (char)lower(first);
 	inj->name_len = 1;
 	inj->attr_kind = A_OTHER;
@@ -166,21 +248,24 @@ static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	inj->method_len = inj->action_len = 0;
 }
 
-static void name_byte(struct csrf_inject *inj, unsigned char c)
+/* More bytes of the tag name; only the first INJ_NAME_MAX + 1 matter. */
+static void name_bytes(struct csrf_inject *inj, const char *p, size_t n)
 {
-	if (inj->name_len < INJ_NAME_MAX)
-		inj->name[inj->name_len++] = (char)lower(c);
-	else
-		inj->name_len = INJ_NAME_MAX + 1;
+	for (size_t k = 0; k < n && inj->name_len <= INJ_NAME_MAX; k++) {
+		if (inj->name_len < INJ_NAME_MAX)
+			inj->name[inj->name_len++] = (char)lower((unsigned char)p[k]);
+		else
+			inj->name_len = INJ_NAME_MAX + 1;
+	}
 }
 
 /* The end tag of the open raw-text element, as if read in full. */
 static void begin_raw_end_tag(struct csrf_inject *inj)
 {
-	const char *n = raw_names[inj->raw];
 	inj->is_end = 1;
-	inj->name_len = (uint8_t)strlen(n);
-	memcpy(inj->name, n, inj->name_len);
+	inj->kind = (uint8_t)(K_RAW + inj->raw);
+	inj->name_len = raw_names[inj->raw].len;
+	memcpy(inj->name, raw_names[inj->raw].name, inj->name_len);
 	inj->attr_kind = A_OTHER;
 }
 
@@ -198,6 +283,12 @@ static void attr_byte(struct csrf_inject *inj, unsigned char c)
 		inj->attr_len = INJ_ATTR_MAX + 1;
 }
 
+static void attr_bytes(struct csrf_inject *inj, const char *p, size_t n)
+{
+	for (size_t k = 0; k < n && inj->attr_len <= INJ_ATTR_MAX; k++)
+		attr_byte(inj, (unsigned char)p[k]);
+}
+
 /* The name is complete. Only a form start tag's method and action matter
  * (and a base start tag's href, kept where an action would be), and only
  * their first occurrence: HTML drops repeated attributes, so
@@ -207,14 +298,14 @@ static void attr_name_done(struct csrf_inject *inj)
 	inj->attr_kind = A_OTHER;
 	if (inj->is_end)
 		return;
-	if (name_is(inj, "base")) {
+	if (inj->kind == K_BASE) {
 		if (attr_is(inj, "href") && !inj->seen_action) {
 			inj->seen_action = 1;
 			inj->attr_kind = A_ACTION;
 		}
 		return;
 	}
-	if (!name_is(inj, "form"))
+	if (inj->kind != K_FORM)
 		return;
 	if (attr_is(inj, "method") && !inj->seen_method) {
 		inj->seen_method = 1;
@@ -225,18 +316,29 @@ static void attr_name_done(struct csrf_inject *inj)
 	}
 }
 
-static void value_byte(struct csrf_inject *inj, unsigned char c)
+/* Bytes of an attribute value: kept only for the values that matter, up
+ * to their caps (a longer one is flagged). */
+static void value_bytes(struct csrf_inject *inj, const char *p, size_t n)
 {
+	size_t room;
+	if (n == 0 || inj->attr_kind == A_OTHER)
+		return;
 	if (inj->attr_kind == A_METHOD) {
-		if (inj->method_len < INJ_METHOD_MAX)
-			inj->method[inj->method_len++] = (char)c;
-		else
+		room = INJ_METHOD_MAX - inj->method_len;
+		if (n > room) {
+			n = room;
 			inj->method_over = 1;
-	} else if (inj->attr_kind == A_ACTION) {
-		if (inj->action_len < INJ_ACTION_MAX)
-			inj->action[inj->action_len++] = (char)c;
-		else
+		}
+		memcpy(inj->method + inj->method_len, p, n);
+		inj->method_len = (uint16_t)(inj->method_len + n);
+	} else {
+		room = INJ_ACTION_MAX - inj->action_len;
+		if (n > room) {
+			n = room;
 			inj->action_trunc = 1;
+		}
+		memcpy(inj->action + inj->action_len, p, n);
+		inj->action_len = (uint16_t)(inj->action_len + n);
 	}
 }
 
@@ -414,11 +516,14 @@ static const char *tag_done(struct csrf_inject *inj, size_t *n)
 	*n = 0;
 	inj->state = S_DATA;
 	if (inj->is_end) {
-		if (name_is(inj, "form"))
+		if (inj->kind == K_FORM)
 			inj->form_open = 0;
 		return NULL;
 	}
-	if (name_is(inj, "form")) {
+	switch (inj->kind) {
+	case K_OTHER:
+		return NULL;
+	case K_FORM: {
 		/* A <form> inside an open form is dropped by the tree builder and
 		 * what follows belongs to the outer form, which may well submit
 		 * elsewhere (an injected <form action=https://evil.example/>
@@ -432,7 +537,7 @@ static const char *tag_done(struct csrf_inject *inj, size_t *n)
 		}
 		return NULL;
 	}
-	if (name_is(inj, "base")) {
+	case K_BASE:
 		/* Only the first base element with an href sets the base URL; a
 		 * relative href resolves against the document's URL. */
 		if (inj->seen_action && !inj->base_seen) {
@@ -440,27 +545,21 @@ static const char *tag_done(struct csrf_inject *inj, size_t *n)
 			inj->base_foreign = judge_url(inj) == U_CROSS;
 		}
 		return NULL;
-	}
-	if (name_is(inj, "head")) {
+	case K_HEAD:
 		if (inj->head_done)
 			return NULL;
 		inj->head_done = 1;
 		inj->count++; /* the meta pair is one insertion */
 		*n = inj->meta_len;
 		return inj->meta_el;
-	}
-	if (name_is(inj, "plaintext")) {
+	case K_PLAINTEXT:
 		inj->state = S_PLAINTEXT;
 		return NULL;
+	default:
+		inj->raw = (uint8_t)(inj->kind - K_RAW);
+		inj->state = inj->raw == RAW_SCRIPT ? S_SCRIPT : S_RAW;
+		return NULL;
 	}
-	for (size_t r = 0; r < sizeof raw_names / sizeof raw_names[0]; r++) {
-		if (name_is(inj, raw_names[r])) {
-			inj->raw = (uint8_t)r;
-			inj->state = r == RAW_SCRIPT ? S_SCRIPT : S_RAW;
-			break;
-		}
-	}
-	return NULL;
 }
 
 static int emit_input(csrf_emit_fn emit, void *ud, const char *chunk, size_t from, size_t to)
@@ -521,6 +620,7 @@ static void reset_stream(struct csrf_inject *inj)
 	inj->base_foreign = 0;
 	inj->count = 0;
 	inj->is_end = 0;
+	inj->kind = K_OTHER;
 	inj->name_len = 0;
 	inj->attr_len = 0;
 	inj->attr_kind = A_OTHER;
@@ -634,17 +734,22 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 				inj->state = S_BOGUS_COMMENT;
 			}
 			break;
-		case S_TAG_NAME:
+		case S_TAG_NAME: {
+			size_t k = span_until(chunk + i, len - i, C_NAME_END);
+			name_bytes(inj, chunk + i, k);
+			i += k;
+			if (i == len)
+				continue;
+			c = (unsigned char)chunk[i];
+			inj->kind = tag_kind(inj);
 			if (is_ws(c))
 				inj->state = S_BEFORE_ATTR_NAME;
 			else if (c == '/')
 				inj->state = S_SELF_CLOSING;
-			else if (c == '>') {
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else
-				name_byte(inj, c);
+			else if (end_tag_at(inj, chunk, i, &start, emit, ud)) /* '>' */
+				return stop(inj);
 			break;
+		}
 		case S_BEFORE_ATTR_NAME:
 			if (is_ws(c))
 				break;
@@ -659,19 +764,20 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 				break;
 			}
 			continue;
-		case S_ATTR_NAME:
-			if (is_ws(c) || c == '/' || c == '>') {
-				attr_name_done(inj);
-				inj->state = S_AFTER_ATTR_NAME;
+		case S_ATTR_NAME: {
+			size_t k = span_until(chunk + i, len - i, C_ATTR_END);
+			attr_bytes(inj, chunk + i, k);
+			i += k;
+			if (i == len)
 				continue;
-			}
-			if (c == '=') {
-				attr_name_done(inj);
+			attr_name_done(inj);
+			if (chunk[i] == '=') {
 				inj->state = S_BEFORE_ATTR_VALUE;
-			} else {
-				attr_byte(inj, c);
+				break;
 			}
-			break;
+			inj->state = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
+			continue;
+		}
 		case S_AFTER_ATTR_NAME:
 			if (is_ws(c))
 				break;
@@ -706,31 +812,27 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		case S_ATTR_VALUE_DQ:
 		case S_ATTR_VALUE_SQ: {
 			char q = inj->state == S_ATTR_VALUE_DQ ? '"' : '\'';
-			if (inj->attr_kind == A_OTHER) {
-				const char *e = memchr(chunk + i, q, len - i);
-				if (!e) {
-					i = len;
-					continue;
-				}
-				i = (size_t)(e - chunk);
-				c = (unsigned char)q;
-			}
-			if (c == (unsigned char)q)
-				inj->state = S_AFTER_ATTR_VALUE_Q;
-			else
-				value_byte(inj, c);
+			const char *e = memchr(chunk + i, q, len - i);
+			size_t end = e ? (size_t)(e - chunk) : len;
+			value_bytes(inj, chunk + i, end - i);
+			i = end;
+			if (!e)
+				continue;
+			inj->state = S_AFTER_ATTR_VALUE_Q;
 			break;
 		}
-		case S_ATTR_VALUE_UQ:
-			if (is_ws(c)) {
+		case S_ATTR_VALUE_UQ: {
+			size_t k = span_until(chunk + i, len - i, C_UQ_END);
+			value_bytes(inj, chunk + i, k);
+			i += k;
+			if (i == len)
+				continue;
+			if (is_ws((unsigned char)chunk[i]))
 				inj->state = S_BEFORE_ATTR_NAME;
-			} else if (c == '>') {
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else {
-				value_byte(inj, c);
-			}
+			else if (end_tag_at(inj, chunk, i, &start, emit, ud)) /* '>' */
+				return stop(inj);
 			break;
+		}
 		case S_AFTER_ATTR_VALUE_Q:
 			if (is_ws(c)) {
 				inj->state = S_BEFORE_ATTR_NAME;
@@ -841,8 +943,8 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		case S_END_MATCH: {
 			/* Only the open element's own end tag, in any case, followed by
 			 * a space, '/' or '>' ends raw text ("</scripts" does not). */
-			const char *rn = raw_names[inj->raw];
-			size_t rl = strlen(rn);
+			const char *rn = raw_names[inj->raw].name;
+			size_t rl = raw_names[inj->raw].len;
 			if (inj->match < rl) {
 				if (lower(c) == (unsigned char)rn[inj->match]) {
 					inj->match++;
