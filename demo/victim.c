@@ -5,7 +5,9 @@
  * token, GET never changes state, and a transfer needs the password again
  * (csrf_reauth). With --unprotected all of that is off, so the attacker
  * site's pages visibly work. Every page escapes what it prints and sends a
- * Content-Security-Policy; none has inline script.
+ * Content-Security-Policy; none has inline script. While the session store
+ * does not answer, pages are still served (to everybody as signed out) and
+ * unsafe requests fail closed with 503 "store unavailable".
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -527,8 +529,8 @@ static const char style_css[] =
     ".mode{padding:.1rem .5rem;border-radius:.3rem;font-size:.85rem}.mode.on{background:#cfc}"
     ".mode.off{background:#fcc}form.inline{display:inline;margin-left:.5rem}"
     ".stories li{margin:.5rem 0}.score{display:inline-block;min-width:5.5rem;font-family:monospace}"
-    ".reason strong{color:#a00}.notice{background:#ffd;border:1px solid "
-    "#cc9;padding:.5rem}.hint{color:#666;font-size:.9rem;margin-top:2rem}";
+    ".reason strong{color:#a00}.hint{color:#666;font-size:.9rem;margin-top:2rem}"
+    ".notice{background:#ffd;border:1px solid #cc9;padding:.5rem}";
 
 static enum MHD_Result page_css(vreq *v)
 {
