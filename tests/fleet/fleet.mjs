@@ -1,8 +1,10 @@
 // fleet.mjs - what the fleet tests need beyond tests/e2e/demo.mjs and
 // tests/http/client.mjs: a redis-server of the test's own on a free
 // loopback port that can be paused, killed and started again on the same
-// port; the csrf-key tool; a cookie jar; timed requests. Nothing here
-// prints a token, a secret, a key or a cookie value.
+// port; nginx in a prefix of its own, with or without the CSRF module;
+// the csrf-key tool; a cookie jar; timed requests; assertions that never
+// echo a page. Nothing here prints a token, a secret, a key or a cookie
+// value.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
