@@ -555,11 +555,19 @@ CSRF_MUST_CHECK csrf_reason csrf_store_incr(csrf_store *st, const char *key, siz
 CSRF_MUST_CHECK csrf_reason csrf_password_hash(const char *password, size_t len, char *out, size_t cap);
 
 /* Re-authenticates account (in session sid) with the password against its
- * Argon2id hash. CSRF_OK (failures reset, the session marked recent),
- * CSRF_REAUTH_REQUIRED (password absent: NULL), CSRF_REAUTH_FAILED (wrong;
- * one more failure counted for the account and the session),
- * CSRF_LOCKED_OUT (too many failures: refused even with the right
- * password until the lockout ends), CSRF_STORE_UNAVAILABLE. */
+ * Argon2id hash. Failures count per account and per session, and either
+ * counter at the policy's max_failures locks. The order: an account or
+ * session already locked is refused at once (nothing counted, no
+ * Argon2); otherwise the attempt is counted for both BEFORE the password
+ * is checked, and an attempt counted past the limit is refused without
+ * Argon2, so concurrent attempts get at most max_failures checks between
+ * them. CSRF_OK (both counters reset, the session marked recent),
+ * CSRF_REAUTH_REQUIRED (password absent: NULL; nothing counted),
+ * CSRF_REAUTH_FAILED (wrong, both counters still below the limit),
+ * CSRF_LOCKED_OUT (the account or the session is locked, or this wrong
+ * password reached the limit: refused even with the right password
+ * until the lockout ends, lockout_seconds after the failure that reached
+ * the limit), CSRF_STORE_UNAVAILABLE (fails closed). */
 CSRF_MUST_CHECK csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
                                         const char *sid, size_t sid_len, const char *password, size_t password_len,
                                         const char *hash, int64_t now);

@@ -4,13 +4,15 @@
  * and per session, and the "recently re-authenticated" window, all kept
  * in a csrf_store so a fleet shares them.
  *
- * Store keys: "fail:acct:<account>" and "fail:sess:<sid>" (failure
+ * Store keys: "fail:acct:<account>" and "fail:sess:<sid>" (attempt
  * counters, TTL the lockout time, counted from the first failure and
  * renewed by the failure that reaches the limit, so a lockout lasts the
  * full time), "reauth:<sid>" (unix time of the last success, TTL the
- * window). Only the account's counter locks: a session's counter is
- * there for the application to read. max_failures 0 counts as 1, as in
- * csrf_ctx_set_reauth_policy.
+ * window). Both counters lock, each at max_failures (0 counts as 1, as
+ * in csrf_ctx_set_reauth_policy). An attempt is counted (one atomic
+ * incr per counter) before Argon2 runs: reading the counter, hashing for
+ * tens of milliseconds and only then counting let any number of
+ * concurrent guesses through a check of the same old value.
  * Any store error fails closed with CSRF_STORE_UNAVAILABLE.
  */
 #include "internal.h"
@@ -101,15 +103,54 @@ static int hash_ok(const char *hash)
 	       memcmp(hash, crypto_pwhash_argon2id_STRPREFIX, sizeof crypto_pwhash_argon2id_STRPREFIX - 1) == 0;
 }
 
+/* CSRF_OK when the counter at key is below max (or absent),
+ * CSRF_LOCKED_OUT when it is not (a counter we cannot read locks too),
+ * CSRF_STORE_UNAVAILABLE. */
+static csrf_reason check_unlocked(csrf_store *st, const char *key, size_t key_len, uint32_t max)
+{
+	int64_t v = 0;
+	int bad = 0;
+	csrf_reason r = get_number(st, key, key_len, &v, &bad);
+
+	if (r == CSRF_NOT_FOUND)
+		return CSRF_OK;
+	if (r != CSRF_OK)
+		return r;
+	return bad || v >= (int64_t)max ? CSRF_LOCKED_OUT : CSRF_OK;
+}
+
+/* Counts one attempt on the counter at key (a new counter lives ttl
+ * seconds): CSRF_OK and the attempt's number in *n, CSRF_LOCKED_OUT when
+ * the counter is not a number, CSRF_STORE_UNAVAILABLE. */
+static csrf_reason count_attempt(csrf_store *st, const char *key, size_t key_len, uint32_t ttl, int64_t *n)
+{
+	csrf_reason r = csrf_store_incr(st, key, key_len, ttl, n);
+
+	if (r == CSRF_MALFORMED)
+		return CSRF_LOCKED_OUT;
+	return r == CSRF_OK ? CSRF_OK : CSRF_STORE_UNAVAILABLE;
+}
+
+/* The failure that reaches the limit starts the lockout's full time:
+ * the counter is written again with a fresh TTL. */
+static csrf_reason renew_lockout(csrf_store *st, const char *key, size_t key_len, int64_t n, uint32_t ttl)
+{
+	char num[24];
+	int k = snprintf(num, sizeof num, "%lld", (long long)n);
+
+	if (k < 0 || (size_t)k >= sizeof num)
+		return CSRF_ERR_INTERNAL;
+	return csrf_store_set(st, key, key_len, num, (size_t)k, ttl) == CSRF_OK ? CSRF_OK : CSRF_STORE_UNAVAILABLE;
+}
+
 CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
                                  const char *sid, size_t sid_len, const char *password, size_t password_len,
                                  const char *hash, int64_t now)
 {
 	char acct_key[CSRF_STORE_KEY_MAX], sess_key[CSRF_STORE_KEY_MAX], recent_key[CSRF_STORE_KEY_MAX];
 	size_t acct_len, sess_len, recent_len;
-	uint32_t max;
+	uint32_t max, ttl;
 	int64_t fails = 0, sess_fails = 0;
-	int bad = 0;
 	char num[24];
 	int n;
 	csrf_reason r;
@@ -127,28 +168,40 @@ CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char
 	if (!sodium_ready())
 		return CSRF_ERR_INTERNAL;
 	max = ctx->reauth_max_failures ? ctx->reauth_max_failures : 1;
+	ttl = ctx->reauth_lockout;
 	now = csrf_now(now);
 
-	r = get_number(st, acct_key, acct_len, &fails, &bad);
-	if (r == CSRF_STORE_UNAVAILABLE)
+	/* Already locked: refused before anything is counted, so attempts
+	 * during a lockout neither add up nor lengthen it. */
+	r = check_unlocked(st, acct_key, acct_len, max);
+	if (r == CSRF_OK)
+		r = check_unlocked(st, sess_key, sess_len, max);
+	if (r != CSRF_OK)
 		return r;
-	if (r == CSRF_OK && (bad || fails >= (int64_t)max))
-		return CSRF_LOCKED_OUT; /* a counter we cannot read locks too */
 	if (password == NULL)
 		return CSRF_REAUTH_REQUIRED;
 
+	/* Count first, then verify: of any number of concurrent attempts only
+	 * those numbered up to max on both counters reach Argon2. */
+	r = count_attempt(st, acct_key, acct_len, ttl, &fails);
+	if (r != CSRF_OK)
+		return r;
+	if (fails > (int64_t)max)
+		return CSRF_LOCKED_OUT;
+	r = count_attempt(st, sess_key, sess_len, ttl, &sess_fails);
+	if (r != CSRF_OK)
+		return r;
+	if (sess_fails > (int64_t)max)
+		return CSRF_LOCKED_OUT;
+
 	if (crypto_pwhash_str_verify(hash, password_len > 0 ? password : "", (unsigned long long)password_len) != 0) {
-		r = csrf_store_incr(st, acct_key, acct_len, ctx->reauth_lockout, &fails);
-		if (r == CSRF_OK)
-			r = csrf_store_incr(st, sess_key, sess_len, ctx->reauth_lockout, &sess_fails);
-		if (r != CSRF_OK)
-			return CSRF_STORE_UNAVAILABLE;
-		if (fails < (int64_t)max)
+		if (fails < (int64_t)max && sess_fails < (int64_t)max)
 			return CSRF_REAUTH_FAILED;
-		/* the lockout runs its full time from the locking failure */
-		n = snprintf(num, sizeof num, "%lld", (long long)fails);
-		if (csrf_store_set(st, acct_key, acct_len, num, (size_t)n, ctx->reauth_lockout) != CSRF_OK)
-			return CSRF_STORE_UNAVAILABLE;
+		if (fails >= (int64_t)max && (r = renew_lockout(st, acct_key, acct_len, fails, ttl)) != CSRF_OK)
+			return r;
+		if (sess_fails >= (int64_t)max &&
+		    (r = renew_lockout(st, sess_key, sess_len, sess_fails, ttl)) != CSRF_OK)
+			return r;
 		return CSRF_LOCKED_OUT;
 	}
 

@@ -1,16 +1,21 @@
 /*
  * test_reauth.c - src/reauth.c: Argon2id hashes, counting of wrong
  * passwords per account and per session, lockout (refused even with the
- * right password) and its end, reset on success, the recent window, and
- * failing closed when the store does not answer. Time is controlled
- * twice: the `now` argument and the memory store's clock hook.
+ * right password) and its end, reset on success, the recent window,
+ * concurrent attempts (counted before Argon2 runs, so a burst gets no
+ * more guesses than the limit), and failing closed when the store does
+ * not answer. Time is controlled twice: the `now` argument and the
+ * memory store's clock hook.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <sodium.h>
@@ -24,6 +29,34 @@
 
 static char good_hash[CSRF_PWHASH_LEN];
 static int64_t fake_ms;
+
+/* ---- counting Argon2 runs ----
+ * The library is linked statically, so this definition takes the place
+ * of libsodium's for src/reauth.c: every password check is counted, and
+ * a thread that sets hold_in_verify waits inside the check until
+ * release_verify is set (an attempt caught in the middle of Argon2). */
+static atomic_int verify_calls;
+static atomic_int verify_holding;
+static atomic_int release_verify;
+static _Thread_local int hold_in_verify;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+int crypto_pwhash_str_verify(const char str[crypto_pwhash_STRBYTES], const char *const passwd,
+                             unsigned long long passwdlen)
+{
+	atomic_fetch_add(&verify_calls, 1);
+	if (hold_in_verify) {
+		atomic_fetch_add(&verify_holding, 1);
+		while (!atomic_load(&release_verify))
+			sleep_ms(1);
+	}
+	return crypto_pwhash_argon2id_str_verify(str, passwd, passwdlen);
+}
 
 static int64_t fake_clock(void *ud)
 {
@@ -46,6 +79,9 @@ static int setup(void **state)
 		return -1;
 	fake_ms = 5000000;
 	csrf_store_memory_set_clock(f.st, fake_clock, NULL);
+	atomic_store(&verify_calls, 0);
+	atomic_store(&verify_holding, 0);
+	atomic_store(&release_verify, 0);
 	*state = &f;
 	return 0;
 }
@@ -198,6 +234,163 @@ static void test_lockout(void **state)
 	run_attempts(f, rows, sizeof rows / sizeof rows[0], &now);
 	assert_int_equal(counter(f, "fail:acct:dave"), 5);
 	assert_int_equal(csrf_reauth_recent(f->ctx, f->st, "s3", 2, now), CSRF_REAUTH_REQUIRED);
+	/* the five failures and erin's success ran Argon2, the refusals did not */
+	assert_int_equal(atomic_load(&verify_calls), 6);
+}
+
+static void test_session_lockout(void **state)
+{
+	fixture *f = *state;
+	int64_t now = T0;
+	/* one session trying one account after another locks as well */
+	static const attempt rows[] = {
+	    {"pat", "sx", "a", 0, CSRF_REAUTH_FAILED},
+	    {"quin", "sx", "b", 1, CSRF_REAUTH_FAILED},
+	    {"ruth", "sx", "c", 1, CSRF_LOCKED_OUT}, /* the session's 3rd failure */
+	    {"sam", "sx", PW, 1, CSRF_LOCKED_OUT},   /* any account, even the right password */
+	    {"sam", "sx", NULL, 0, CSRF_LOCKED_OUT},
+	    {"sam", "sx", "d", 0, CSRF_LOCKED_OUT},
+	    {"sam", "sy", PW, 0, CSRF_OK},          /* the account is fine in another session */
+	    {"pat", "sx", PW, 58, CSRF_LOCKED_OUT}, /* 59 s after the locking failure */
+	    {"pat", "sx", PW, 1, CSRF_OK},          /* 60 s: over, and pat's failure forgotten */
+	};
+
+	csrf_ctx_set_reauth_policy(f->ctx, 3, 60, 10);
+	run_attempts(f, rows, 7, &now);
+	assert_int_equal(counter(f, "fail:sess:sx"), 3); /* refusals are not counted */
+	assert_int_equal(counter(f, "fail:acct:pat"), 1);
+	assert_int_equal(counter(f, "fail:acct:ruth"), 1);
+	assert_int_equal(counter(f, "fail:acct:sam"), 0);
+	assert_int_equal(atomic_load(&verify_calls), 4);
+	assert_int_equal(csrf_reauth_recent(f->ctx, f->st, "sx", 2, now), CSRF_REAUTH_REQUIRED);
+	run_attempts(f, rows + 7, 2, &now);
+	assert_int_equal(counter(f, "fail:sess:sx"), 0);
+	assert_int_equal(counter(f, "fail:acct:pat"), 0);
+	assert_int_equal(csrf_reauth_recent(f->ctx, f->st, "sx", 2, now), CSRF_OK);
+}
+
+/* ---- concurrent attempts ---- */
+
+#define RACERS 8
+
+typedef struct {
+	fixture *f;
+	pthread_barrier_t *start;
+	char account[16], sid[16];
+	int hold; /* wait inside Argon2 until released */
+	csrf_reason got;
+} racer;
+
+static void *race_one(void *arg)
+{
+	racer *r = arg;
+
+	hold_in_verify = r->hold;
+	if (r->start != NULL)
+		pthread_barrier_wait(r->start);
+	r->got = csrf_reauth(r->f->ctx, r->f->st, r->account, strlen(r->account), r->sid, strlen(r->sid), "wrong", 5,
+	                     good_hash, T0);
+	return NULL;
+}
+
+/* RACERS wrong passwords at once, one account in many sessions or many
+ * accounts in one session: with max_failures 2 only two are checked,
+ * the first fails, the second reaches the limit, the rest are locked
+ * out unchecked. Counting after Argon2 checked all of them. */
+static void test_concurrent_wrong(void **state)
+{
+	fixture *f = *state;
+	static const struct {
+		int same_account;
+		const char *counter;
+	} modes[] = {{1, "fail:acct:race"}, {0, "fail:sess:shared"}};
+
+	csrf_ctx_set_reauth_policy(f->ctx, 2, 900, 300);
+	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+		pthread_barrier_t start;
+		pthread_t t[RACERS];
+		racer rs[RACERS];
+		int failed = 0, locked = 0;
+
+		atomic_store(&verify_calls, 0);
+		assert_int_equal(pthread_barrier_init(&start, NULL, RACERS), 0);
+		for (int i = 0; i < RACERS; i++) {
+			rs[i] = (racer){f, &start, {0}, {0}, 0, CSRF_OK};
+			if (modes[m].same_account) {
+				snprintf(rs[i].account, sizeof rs[i].account, "race");
+				snprintf(rs[i].sid, sizeof rs[i].sid, "sess%d", i);
+			} else {
+				snprintf(rs[i].account, sizeof rs[i].account, "acct%d", i);
+				snprintf(rs[i].sid, sizeof rs[i].sid, "shared");
+			}
+			assert_int_equal(pthread_create(&t[i], NULL, race_one, &rs[i]), 0);
+		}
+		for (int i = 0; i < RACERS; i++)
+			assert_int_equal(pthread_join(t[i], NULL), 0);
+		pthread_barrier_destroy(&start);
+		for (int i = 0; i < RACERS; i++) {
+			if (rs[i].got == CSRF_REAUTH_FAILED)
+				failed++;
+			else if (rs[i].got == CSRF_LOCKED_OUT)
+				locked++;
+			else
+				fail_msg("mode %zu racer %d: %s", m, i, csrf_reason_name(rs[i].got));
+		}
+		if (atomic_load(&verify_calls) != 2 || failed != 1 || locked != RACERS - 1)
+			fail_msg("mode %zu: %d password checks, %d failed, %d locked out", m,
+			         atomic_load(&verify_calls), failed, locked);
+		assert_true(counter(f, modes[m].counter) >= 2);
+		/* and the right password afterwards is refused */
+		if (modes[m].same_account)
+			assert_int_equal(csrf_reauth(f->ctx, f->st, "race", 4, "late", 4, PW, PW_LEN, good_hash, T0),
+			                 CSRF_LOCKED_OUT);
+		else
+			assert_int_equal(csrf_reauth(f->ctx, f->st, "late", 4, "shared", 6, PW, PW_LEN, good_hash, T0),
+			                 CSRF_LOCKED_OUT);
+	}
+	assert_int_equal(atomic_load(&verify_calls), 2);
+}
+
+/* The right password arriving while wrong ones are still inside Argon2,
+ * after they have used up the limit, is refused: the wrong ones were
+ * counted when they started, not when they finished. */
+static void test_concurrent_right_after_limit(void **state)
+{
+	fixture *f = *state;
+	pthread_t t[RACERS - 1];
+	racer rs[RACERS - 1];
+	int failed = 0, locked = 0, waited_ms = 0;
+
+	csrf_ctx_set_reauth_policy(f->ctx, 2, 60, 300);
+	for (int i = 0; i < RACERS - 1; i++) {
+		rs[i] = (racer){f, NULL, "victim", {0}, 1, CSRF_OK};
+		snprintf(rs[i].sid, sizeof rs[i].sid, "guess%d", i);
+		assert_int_equal(pthread_create(&t[i], NULL, race_one, &rs[i]), 0);
+	}
+	/* until the limit is used up: counted, or (counting late) two wrong
+	 * passwords inside Argon2 */
+	while (counter(f, "fail:acct:victim") < 2 && atomic_load(&verify_holding) < 2) {
+		if (waited_ms++ > 60000) {
+			atomic_store(&release_verify, 1);
+			fail_msg("the wrong passwords never got going");
+		}
+		sleep_ms(1);
+	}
+	csrf_reason r = csrf_reauth(f->ctx, f->st, "victim", 6, "owner", 5, PW, PW_LEN, good_hash, T0);
+	atomic_store(&release_verify, 1);
+	for (int i = 0; i < RACERS - 1; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		failed += rs[i].got == CSRF_REAUTH_FAILED;
+		locked += rs[i].got == CSRF_LOCKED_OUT;
+	}
+	if (r != CSRF_LOCKED_OUT)
+		fail_msg("the right password during the burst: %s", csrf_reason_name(r));
+	assert_int_equal(csrf_reauth_recent(f->ctx, f->st, "owner", 5, T0), CSRF_REAUTH_REQUIRED);
+	if (atomic_load(&verify_calls) != 2 || failed != 1 || locked != RACERS - 2)
+		fail_msg("%d password checks, %d failed, %d locked out", atomic_load(&verify_calls), failed, locked);
+	/* the lockout ends as usual, lockout_seconds after it began */
+	fake_ms += 60 * 1000;
+	assert_int_equal(csrf_reauth(f->ctx, f->st, "victim", 6, "owner", 5, PW, PW_LEN, good_hash, T0 + 60), CSRF_OK);
 }
 
 static void test_lockout_expires(void **state)
@@ -401,38 +594,59 @@ static void test_store_unavailable(void **state)
 {
 	fixture *f = *state;
 	flaky_store fl = {{&flaky_ops}, 0, f->st};
+	char acct[16], sid[16];
 
-	/* the store fails at the first, second, ... call of each path */
-	for (int ok = 0; ok < 4; ok++) {
+	/* The store fails at the first, second, ... call of each path; a
+	 * fresh account and session each time, as a call that failed may
+	 * already have counted. A wrong password: two reads, two counts. */
+	for (int ok = 0; ok <= 4; ok++) {
+		snprintf(acct, sizeof acct, "mia%d", ok);
+		snprintf(sid, sizeof sid, "w%d", ok);
 		fl.ok_calls = ok;
-		csrf_reason r = csrf_reauth(f->ctx, &fl.base, "mia", 3, "s", 1, "wrong", 5, good_hash, T0);
-		if (ok < 3)
-			assert_int_equal(r, CSRF_STORE_UNAVAILABLE);
-		else
-			assert_int_equal(r, CSRF_REAUTH_FAILED);
+		csrf_reason r =
+		    csrf_reauth(f->ctx, &fl.base, acct, strlen(acct), sid, strlen(sid), "wrong", 5, good_hash, T0);
+		if (r != (ok < 4 ? CSRF_STORE_UNAVAILABLE : CSRF_REAUTH_FAILED))
+			fail_msg("wrong password, store fails after %d calls: %s", ok, csrf_reason_name(r));
 	}
-	for (int ok = 0; ok < 5; ok++) {
+	/* the right one: two reads, two counts, two resets, the mark */
+	for (int ok = 0; ok <= 7; ok++) {
+		snprintf(acct, sizeof acct, "mio%d", ok);
+		snprintf(sid, sizeof sid, "r%d", ok);
 		fl.ok_calls = ok;
-		csrf_reason r = csrf_reauth(f->ctx, &fl.base, "mia", 3, "s", 1, PW, PW_LEN, good_hash, T0);
-		if (ok < 4)
-			assert_int_equal(r, CSRF_STORE_UNAVAILABLE);
-		else
-			assert_int_equal(r, CSRF_OK);
+		csrf_reason r =
+		    csrf_reauth(f->ctx, &fl.base, acct, strlen(acct), sid, strlen(sid), PW, PW_LEN, good_hash, T0);
+		if (r != (ok < 7 ? CSRF_STORE_UNAVAILABLE : CSRF_OK))
+			fail_msg("right password, store fails after %d calls: %s", ok, csrf_reason_name(r));
+		assert_int_equal(csrf_reauth_recent(f->ctx, f->st, sid, strlen(sid), T0),
+		                 ok < 7 ? CSRF_REAUTH_REQUIRED : CSRF_OK);
 	}
 	fl.ok_calls = 0;
 	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "mia", 3, "s", 1, NULL, 0, good_hash, T0),
 	                 CSRF_STORE_UNAVAILABLE);
-	assert_int_equal(csrf_reauth_recent(f->ctx, &fl.base, "s", 1, T0), CSRF_STORE_UNAVAILABLE);
-	fl.ok_calls = 1;
-	assert_int_equal(csrf_reauth_recent(f->ctx, &fl.base, "s", 1, T0), CSRF_OK);
-
-	/* the locking failure must also renew the lockout, or it fails closed */
-	csrf_ctx_set_reauth_policy(f->ctx, 1, 60, 10);
-	fl.ok_calls = 3;
-	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "nia", 3, "s", 1, "wrong", 5, good_hash, T0),
+	fl.ok_calls = 1; /* the session's counter cannot be read */
+	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "mia", 3, "s", 1, NULL, 0, good_hash, T0),
 	                 CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_reauth_recent(f->ctx, &fl.base, "r7", 2, T0), CSRF_STORE_UNAVAILABLE);
+	fl.ok_calls = 1;
+	assert_int_equal(csrf_reauth_recent(f->ctx, &fl.base, "r7", 2, T0), CSRF_OK);
+
+	/* the locking failure must also renew the lockout of the account and
+	 * of the session, or it fails closed */
+	csrf_ctx_set_reauth_policy(f->ctx, 1, 60, 10);
 	fl.ok_calls = 4;
-	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "ola", 3, "s", 1, "wrong", 5, good_hash, T0), CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "nia", 3, "s1", 2, "wrong", 5, good_hash, T0),
+	                 CSRF_STORE_UNAVAILABLE);
+	fl.ok_calls = 5;
+	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "nil", 3, "s2", 2, "wrong", 5, good_hash, T0),
+	                 CSRF_STORE_UNAVAILABLE);
+	fl.ok_calls = 6;
+	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "ola", 3, "s3", 2, "wrong", 5, good_hash, T0), CSRF_LOCKED_OUT);
+	/* a counter that does not count (not a number) locks, as it does when read */
+	assert_int_equal(csrf_store_set(f->st, "fail:sess:s4", 12, "x", 1, 0), CSRF_OK);
+	fl.ok_calls = 1; /* the account is read; the session's read fails closed */
+	assert_int_equal(csrf_reauth(f->ctx, &fl.base, "pia", 3, "s4", 2, PW, PW_LEN, good_hash, T0),
+	                 CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_reauth(f->ctx, f->st, "pia", 3, "s4", 2, PW, PW_LEN, good_hash, T0), CSRF_LOCKED_OUT);
 }
 
 int main(void)
@@ -443,6 +657,9 @@ int main(void)
 	    T(test_right_password),
 	    T(test_wrong_passwords_count),
 	    T(test_lockout),
+	    T(test_session_lockout),
+	    T(test_concurrent_wrong),
+	    T(test_concurrent_right_after_limit),
 	    T(test_lockout_expires),
 	    T(test_failures_expire_unlocked),
 	    T(test_success_resets),
