@@ -266,11 +266,18 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *pa
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
  * new: it exists), CSRF_ERR_CONFIG (a malformed file, a full ring, an
  * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM.
- * new: a file with one signing key, id 1. rotate: a new signing key with
- * the next id, written to *new_id (may be NULL); older keys keep
- * verifying. retire: removes key id (never the signing key). Concurrent
- * rotate/retire calls take turns under a lock on the directory. */
+ * new: a file with one signing key, id 1.
+ * stage: adds a key with the next id that verifies but does not sign yet.
+ * rotate: the oldest staged key starts signing; with none staged, a new
+ * key with the next id signs at once. *new_id (may be NULL) gets the id
+ * that now signs. Older keys keep verifying either way.
+ * A fleet that reloads between stage and rotate has no moment in which a
+ * server meets a token of a key it does not know; rotate alone leaves one
+ * between the first and the last reload.
+ * retire: removes key id (never the signing key). Concurrent calls take
+ * turns under a lock on the directory. */
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id);
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id);
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id);
 typedef struct {

@@ -544,7 +544,21 @@ CSRF_API csrf_reason csrf_keyfile_new(const char *path)
 	return r;
 }
 
-static csrf_reason rotate_locked(const char *path, uint32_t *new_id)
+/* A staged key: one that does not sign yet but is newer than the signing
+ * key (csrf_keyfile_stage adds them; rotate promotes the oldest). The
+ * index of the oldest, or d->n when there is none. */
+static size_t oldest_staged(const csrf_keyfile_data *d)
+{
+	size_t best = d->n;
+	uint32_t sign_id = d->keys[d->signing].id;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->keys[i].id > sign_id && (best == d->n || d->keys[i].id < d->keys[best].id))
+			best = i;
+	return best;
+}
+
+/* Adds a key with the next id; it signs when signing is set. */
+static csrf_reason add_locked(const char *path, int signing, uint32_t *new_id)
 {
 	csrf_keyfile_data d;
 	uint32_t max = 0;
@@ -553,6 +567,22 @@ static csrf_reason rotate_locked(const char *path, uint32_t *new_id)
 	r = csrf_keyfile_read(path, &d, NULL, 0);
 	if (r != CSRF_OK)
 		return r;
+	if (signing) {
+		/* A staged key has reached every server that reloaded since
+		 * it was staged: it signs, and nothing new is added. */
+		size_t st = oldest_staged(&d);
+		if (st < d.n) {
+			for (size_t i = 0; i < d.n; i++)
+				d.keys[i].signing = 0;
+			d.keys[st].signing = 1;
+			d.signing = st;
+			r = kf_write(path, &d, 0);
+			if (r == CSRF_OK && new_id)
+				*new_id = d.keys[st].id;
+			csrf_keyfile_data_wipe(&d);
+			return r;
+		}
+	}
 	for (size_t i = 0; i < d.n; i++)
 		if (d.keys[i].id > max)
 			max = d.keys[i].id;
@@ -561,11 +591,15 @@ static csrf_reason rotate_locked(const char *path, uint32_t *new_id)
 		csrf_keyfile_data_wipe(&d);
 		return CSRF_ERR_CONFIG;
 	}
-	for (size_t i = 0; i < d.n; i++)
-		d.keys[i].signing = 0;
 	r = new_key(&d.keys[d.n], max + 1);
 	if (r == CSRF_OK) {
-		d.signing = d.n;
+		if (signing) {
+			for (size_t i = 0; i < d.n; i++)
+				d.keys[i].signing = 0;
+			d.signing = d.n;
+		} else {
+			d.keys[d.n].signing = 0;
+		}
 		d.n++;
 		r = kf_write(path, &d, 0);
 	}
@@ -602,7 +636,7 @@ static csrf_reason retire_locked(const char *path, uint32_t id)
 	return r;
 }
 
-CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
+static csrf_reason add_key(const char *path, int signing, uint32_t *new_id)
 {
 	csrf_reason r;
 	int lock;
@@ -612,9 +646,19 @@ CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
 	lock = lock_dir(path);
 	if (lock < 0)
 		return CSRF_ERR_IO;
-	r = rotate_locked(path, new_id);
+	r = add_locked(path, signing, new_id);
 	unlock_dir(lock);
 	return r;
+}
+
+CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
+{
+	return add_key(path, 1, new_id);
+}
+
+CSRF_API csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id)
+{
+	return add_key(path, 0, new_id);
 }
 
 CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id)

@@ -104,6 +104,22 @@ run 1 list "$f_bad"
 [ -s "$dir/out" ] || bad "no message for a damaged file"
 run 1 rotate "$f_bad"
 
+# stage, then rotate: the staged key signs, nothing new is made
+f_st=$dir/staged
+run 0 new "$f_st"
+run 0 stage "$f_st"
+has "key 2 staged"
+run 0 list "$f_st"
+grep -Eq '^1 .*signing' "$dir/out" || bad "key 1 should still sign after stage"
+grep -Eq '^2 .*staged' "$dir/out" || bad "key 2 should be listed as staged"
+run 0 rotate "$f_st"
+has "key 2 (staged) now signs"
+run 0 list "$f_st"
+grep -Eq '^2 .*signing' "$dir/out" || bad "the staged key should sign after rotate"
+[ "$(grep -c -E '^[0-9]+ ' "$dir/out")" -eq 2 ] || bad "rotate after stage should add no key"
+run 2 stage
+run 1 stage "$dir/missing"
+
 # no key material anywhere in what the tool printed
 grep -Eq '[0-9a-fA-F]{64}' "$f" || bad "the key file itself should hold 64-hex keys (check of the check)"
 if grep -Eq '[0-9a-fA-F]{64}' "$log"; then

@@ -6,7 +6,8 @@
  * prints key material.
  *
  *   csrf-key new FILE        a new file (mode 0600) with one signing key
- *   csrf-key rotate FILE     add a key that signs; older keys still verify
+ *   csrf-key stage FILE      add a key that verifies now and signs at the next rotate
+ *   csrf-key rotate FILE     the staged key (else a new one) signs; older keys still verify
  *   csrf-key retire FILE ID  drop a key that no longer signs
  *   csrf-key list FILE       id, age and the signing marker of each key
  *
@@ -27,10 +28,11 @@ static int usage(FILE *out, int status)
 {
 	fprintf(out,
 	        "usage: %s new FILE        create FILE (mode 0600) with one signing key\n"
-	        "       %s rotate FILE     add a new signing key; older keys keep verifying\n"
+	        "       %s stage FILE      add a key that verifies now and signs at the next rotate\n"
+	        "       %s rotate FILE     the staged key (else a new key) signs; older keys keep verifying\n"
 	        "       %s retire FILE ID  remove key ID (not the signing key)\n"
 	        "       %s list FILE       show each key's id, age and whether it signs\n",
-	        prog, prog, prog, prog);
+	        prog, prog, prog, prog, prog);
 	return status;
 }
 
@@ -116,24 +118,49 @@ static int cmd_new(const char *path)
 	return 0;
 }
 
-static int cmd_rotate(const char *path)
+/* The id of the signing key, 0 when none signs. */
+static uint32_t signing_id(const csrf_key_info *keys, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		if (keys[i].signing)
+			return keys[i].id;
+	return 0;
+}
+
+/* A key newer than the signing key that does not sign: staged. */
+static int is_staged(const csrf_key_info *k, uint32_t sign_id)
+{
+	return !k->signing && k->id > sign_id;
+}
+
+static int cmd_add(const char *path, int staging)
+{
+	const char *what = staging ? "stage" : "rotate";
 	uint32_t id = 0;
 	csrf_key_info keys[CSRF_KEYS_MAX];
-	size_t n = 0;
+	size_t n = 0, staged = 0;
 	csrf_reason r;
 
 	if (list_keys(path, keys, &n) != 0)
 		return 1;
-	if (n >= CSRF_KEYS_MAX) {
-		fprintf(stderr, "%s: rotate %s: the file holds %d keys already; retire an old one first\n", prog, path,
-		        CSRF_KEYS_MAX);
+	for (size_t i = 0; i < n; i++)
+		staged += is_staged(&keys[i], signing_id(keys, n));
+	if (n >= CSRF_KEYS_MAX && (staging || staged == 0)) {
+		fprintf(stderr, "%s: %s %s: the file holds %d keys already; retire an old one first\n", prog, what,
+		        path, CSRF_KEYS_MAX);
 		return 1;
 	}
-	r = csrf_keyfile_rotate(path, &id);
+	r = staging ? csrf_keyfile_stage(path, &id) : csrf_keyfile_rotate(path, &id);
 	if (r != CSRF_OK)
-		return fail("rotate", path, r);
-	printf("key %u now signs; older keys verify until retired\n", id);
+		return fail(what, path, r);
+	if (staging)
+		printf("key %u staged: it verifies once servers reload, and signs at the next rotate\n", id);
+	else if (staged)
+		printf("key %u (staged) now signs; older keys verify until retired\n", id);
+	else
+		printf("key %u now signs; older keys verify until retired (servers that have not reloaded yet "
+		       "reject its tokens: stage, reload, then rotate avoids that)\n",
+		       id);
 	return 0;
 }
 
@@ -178,7 +205,10 @@ static int cmd_list(const char *path)
 		if (gmtime_r(&t, &tm) == NULL || strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) == 0)
 			snprintf(when, sizeof when, "?");
 		format_age(now - keys[i].created, age, sizeof age);
-		printf("%-10u  %-20s  %-10s  %s\n", keys[i].id, when, age, keys[i].signing ? "signing" : "verifies");
+		const char *role = keys[i].signing                            ? "signing"
+		                   : is_staged(&keys[i], signing_id(keys, n)) ? "staged"
+		                                                              : "verifies";
+		printf("%-10u  %-20s  %-10s  %s\n", keys[i].id, when, age, role);
 	}
 	return 0;
 }
@@ -194,7 +224,9 @@ int main(int argc, char **argv)
 	if (strcmp(argv[1], "new") == 0 && argc == 3)
 		return cmd_new(argv[2]);
 	if (strcmp(argv[1], "rotate") == 0 && argc == 3)
-		return cmd_rotate(argv[2]);
+		return cmd_add(argv[2], 0);
+	if (strcmp(argv[1], "stage") == 0 && argc == 3)
+		return cmd_add(argv[2], 1);
 	if (strcmp(argv[1], "list") == 0 && argc == 3)
 		return cmd_list(argv[2]);
 	if (strcmp(argv[1], "retire") == 0 && argc == 4) {

@@ -389,6 +389,81 @@ static void test_new_rotate_retire_list(void **state)
 	unlink(path);
 }
 
+static csrf_ctx *ctx_from(const char *path)
+{
+	csrf_ctx *ctx;
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	return ctx;
+}
+
+static uint32_t signing_id(const char *path)
+{
+	csrf_key_info info[CSRF_KEYS_MAX];
+	size_t n = 0;
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	for (size_t i = 0; i < n; i++)
+		if (info[i].signing)
+			return info[i].id;
+	fail_msg("no signing key");
+	return 0;
+}
+
+/* stage, reload everywhere, rotate: a server that has not reloaded since
+ * the rotation still verifies the tokens of one that has. With rotate
+ * alone it cannot (the window this closes). */
+static void test_stage_then_rotate(void **state)
+{
+	(void)state;
+	char path[128];
+	uint8_t secret[CSRF_SECRET_LEN] = {7};
+	char tok[CSRF_TOKEN_LEN + 1];
+	uint32_t id = 0;
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
+
+	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(id, 2);
+	assert_int_equal(signing_id(path), 1); /* staged: verifies, does not sign */
+	csrf_ctx *late = ctx_from(path);       /* reloaded after stage only */
+	assert_int_equal(csrf_token_issue(late, secret, "s", 1, 0, tok, sizeof tok), CSRF_OK);
+
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 2); /* the staged key signs; nothing new */
+	assert_int_equal(signing_id(path), 2);
+	csrf_ctx *early = ctx_from(path); /* reloaded after the rotation */
+	char tok2[CSRF_TOKEN_LEN + 1];
+	assert_int_equal(csrf_token_issue(early, secret, "s", 1, 0, tok2, sizeof tok2), CSRF_OK);
+	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(early, secret, "s", 1, tok, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	/* Two staged keys: rotations promote them oldest first. */
+	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(id, 3);
+	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(id, 4);
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 3);
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 4);
+	/* None staged: rotate makes and signs a new key, which a server that
+	 * has not reloaded does not know. */
+	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(id, 5);
+	csrf_ctx *now = ctx_from(path);
+	assert_int_equal(csrf_token_issue(now, secret, "s", 1, 0, tok2, sizeof tok2), CSRF_OK);
+	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
+	/* A staged key may be retired; the signing key may not. */
+	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 5), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_stage(NULL, &id), CSRF_ERR_ARG);
+	csrf_ctx_free(late);
+	csrf_ctx_free(early);
+	csrf_ctx_free(now);
+	unlink(path);
+}
+
 /* Four processes rotate the same file at once: every rotation lands
  * (the directory lock makes read-modify-write take turns). */
 static void test_concurrent_rotate(void **state)
@@ -470,6 +545,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_prefixes),
 	    cmocka_unit_test_setup_teardown(test_new_rotate_retire_list, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_concurrent_rotate, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_stage_then_rotate, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_io_errors, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
