@@ -192,6 +192,31 @@ test('rotation across the fleet: old tokens verify until their key is retired', 
   }
 });
 
+async function reload(d) {
+  const mark = d.mark();
+  d.child.kill('SIGHUP');
+  assert.ok(await waitForLog(d, mark, /^reloaded key file /m), 'the instance reloaded the key file');
+}
+
+test('stage, reload, rotate: an instance not yet reloaded accepts the other\'s new tokens', { skip }, async () => {
+  const s = await loginSession(a.victim, 'alice', 'wonderland');
+  const vote = (d, token) => post(d, '/vote', s.cookie, { [s.field]: token, story: '1', type: 'y' });
+  const before = keyIds(keys).signing;
+  csrfKey('stage', keys);
+  const staged = keyIds(keys).staged;
+  assert.equal(staged.length, 1, 'one staged key');
+  assert.equal(keyIds(keys).signing, before, 'a staged key does not sign yet');
+  await reloadBoth();
+
+  csrfKey('rotate', keys);
+  assert.equal(keyIds(keys).signing, staged[0], 'the staged key signs');
+  await reload(a); // B has not reloaded since the rotation
+  const fromA = await freshToken(a, s);
+  assert.equal((await vote(b, fromA)).status, 303, 'B verifies a token of the key A now signs with');
+  assert.equal((await vote(a, await freshToken(b, s))).status, 303, 'and A verifies B\'s, of the old key');
+  await reload(b);
+});
+
 test('no log line carries key material, a token or a session id', { skip }, () => {
   const file = fs.readFileSync(keys, 'utf8');
   const material = [...file.matchAll(/[0-9a-f]{64}/g)].map((m) => m[0]);

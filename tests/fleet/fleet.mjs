@@ -31,13 +31,15 @@ export function csrfKey(...args) {
   return r.stdout;
 }
 
-// The key ids of a key file from `csrf-key list`: { signing, verifying: [] }.
+// The key ids of a key file from `csrf-key list`:
+// { signing, verifying: [], staged: [] }.
 export function keyIds(file) {
-  const out = { signing: null, verifying: [] };
+  const out = { signing: null, verifying: [], staged: [] };
   for (const line of csrfKey('list', file).split('\n')) {
-    const m = /^(\d+)\s.*\s(signing|verifies)\s*$/.exec(line);
+    const m = /^(\d+)\s.*\s(signing|verifies|staged)\s*$/.exec(line);
     if (!m) continue;
     if (m[2] === 'signing') out.signing = Number(m[1]);
+    else if (m[2] === 'staged') out.staged.push(Number(m[1]));
     else out.verifying.push(Number(m[1]));
   }
   return out;
