@@ -236,9 +236,9 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *n
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_secret_cookie(csrf_ctx *ctx, const char *name);
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const char *name);
 
-/* Re-authentication policy: lock an account after max_failures wrong
- * passwords (0 counts as 1) for lockout_seconds; a successful
- * re-authentication counts as recent for window_seconds. */
+/* Re-authentication policy: lock an account, and a session, after
+ * max_failures wrong passwords (0 counts as 1) for lockout_seconds; a
+ * successful re-authentication counts as recent for window_seconds. */
 void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds,
                                 uint32_t window_seconds);
 
