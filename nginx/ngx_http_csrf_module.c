@@ -52,11 +52,18 @@ typedef struct {
 	csrf_inject *inj;
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
+	ngx_chain_t *held; /* output kept back until the last buf (see below) */
+	ngx_chain_t **last_held;
 	ngx_chain_t *busy;
-	ngx_chain_t *free;
-	ngx_buf_t *last_b; /* the last output buf made from the current input */
+	ngx_chain_t *free; /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
+	ngx_buf_t *cur;    /* the output buf being filled from the current input */
 	ngx_uint_t failed;
 } ngx_http_csrf_ctx_t;
+
+/* The injector's output is copied into buffers of this size: a response
+ * leaves in a few large pieces instead of one small buf (and one iovec)
+ * per pass-through run and per inserted element. */
+#define NGX_HTTP_CSRF_BUF_SIZE 8192
 
 static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r);
 static void ngx_http_csrf_body_handler(ngx_http_request_t *r);
@@ -864,11 +871,54 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	return ngx_http_next_header_filter(r);
 }
 
-/* The injector's emit callback: one output buf per piece, pointing into
- * the input buf (pass-through) or into the injector (inserted); bufs and
- * links are recycled through ctx->free, so memory stays bounded. */
+/* Appends cl to the output chain being built. */
+static void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl)
+{
+	cl->next = NULL;
+	*ctx->last_out = cl;
+	ctx->last_out = &cl->next;
+}
+
+/* An output buf of NGX_HTTP_CSRF_BUF_SIZE bytes, a sent one when there is
+ * one, else a new one from the request pool. */
+static ngx_chain_t *ngx_http_csrf_get_buf(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	if (ctx->free) {
+		cl = ctx->free;
+		ctx->free = cl->next;
+		b = cl->buf;
+		b->pos = b->start;
+		b->last = b->start;
+		return cl;
+	}
+
+	cl = ngx_alloc_chain_link(r->pool);
+	if (cl == NULL) {
+		return NULL;
+	}
+
+	b = ngx_create_temp_buf(r->pool, NGX_HTTP_CSRF_BUF_SIZE);
+	if (b == NULL) {
+		return NULL;
+	}
+
+	b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+	cl->buf = b;
+
+	return cl;
+}
+
+/* The injector's emit callback: pass-through runs and inserted elements
+ * are copied into ctx->cur, a new output buf whenever it is full. The
+ * input buf stays unsent (its shadow is the last output buf made from
+ * it, see the body filter) until that copy has gone out, so memory stays
+ * bounded by the upstream's own buffers plus the insertions. */
 static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 {
+	size_t k;
 	ngx_buf_t *b;
 	ngx_chain_t *cl;
 	ngx_http_request_t *r = ud;
@@ -876,29 +926,41 @@ static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 
 	(void)inserted;
 
-	if (n == 0) {
-		return 0;
-	}
-
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
 
-	cl = ngx_chain_get_free_buf(r->pool, &ctx->free);
-	if (cl == NULL) {
-		return 1;
+	while (n) {
+		b = ctx->cur;
+
+		if (b == NULL || b->last == b->end) {
+			cl = ngx_http_csrf_get_buf(r, ctx);
+			if (cl == NULL) {
+				return 1;
+			}
+			ngx_http_csrf_out(ctx, cl);
+			b = cl->buf;
+			ctx->cur = b;
+		}
+
+		k = ngx_min(n, (size_t)(b->end - b->last));
+		b->last = ngx_cpymem(b->last, p, k);
+		p += k;
+		n -= k;
 	}
 
-	b = cl->buf;
-	ngx_memzero(b, sizeof(ngx_buf_t));
-	b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
-	b->memory = 1;
-	b->pos = (u_char *)p;
-	b->last = b->pos + n;
-
-	*ctx->last_out = cl;
-	ctx->last_out = &cl->next;
-	ctx->last_b = b;
-
 	return 0;
+}
+
+/* 1 when a proxied response has been read in full, so its last buf comes
+ * right after this call (ngx_http_upstream_finalize_request sends it, or
+ * a flush when something failed): the output is then kept until it, and
+ * the response with its final chunk leaves in one write. */
+static ngx_uint_t ngx_http_csrf_upstream_done(ngx_http_request_t *r)
+{
+	ngx_http_upstream_t *u;
+
+	u = r->upstream;
+
+	return u && u->buffering && u->pipe && u->pipe->upstream_done;
 }
 
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
@@ -906,6 +968,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 	ngx_int_t rc;
 	ngx_buf_t *b, *ib;
 	ngx_chain_t *cl;
+	ngx_uint_t last;
 	unsigned injected;
 	ngx_http_csrf_ctx_t *ctx;
 
@@ -915,16 +978,17 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		return ngx_http_next_body_filter(r, in);
 	}
 
-	if (in == NULL && ctx->busy == NULL) {
+	if (in == NULL && ctx->busy == NULL && ctx->held == NULL) {
 		return ngx_http_next_body_filter(r, in);
 	}
 
 	ctx->out = NULL;
 	ctx->last_out = &ctx->out;
+	last = 0;
 
 	for (/* void */; in; in = in->next) {
 		ib = in->buf;
-		ctx->last_b = NULL;
+		ctx->cur = NULL;
 
 		if (ngx_buf_in_memory(ib) && ib->last > ib->pos) {
 			if (csrf_inject_feed(ctx->inj, (const char *)ib->pos, ib->last - ib->pos, ngx_http_csrf_emit,
@@ -935,32 +999,39 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 		} else if (ngx_buf_size(ib)) {
 			/* not in memory (should not happen: filter_need_in_memory) */
-			cl = ngx_chain_get_free_buf(r->pool, &ctx->free);
+			cl = ngx_alloc_chain_link(r->pool);
 			if (cl == NULL) {
 				return NGX_ERROR;
 			}
-			b = cl->buf;
+			b = ngx_alloc_buf(r->pool);
+			if (b == NULL) {
+				return NGX_ERROR;
+			}
 			ngx_memcpy(b, ib, sizeof(ngx_buf_t));
+			cl->buf = b;
 			b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
 			b->shadow = NULL;
-			*ctx->last_out = cl;
-			ctx->last_out = &cl->next;
-			ctx->last_b = b;
+			b->start = NULL; /* never reused as an output buf */
+			ngx_http_csrf_out(ctx, cl);
+			ctx->cur = b;
 		}
 
-		b = ctx->last_b;
+		b = ctx->cur;
 
 		if (b == NULL) {
-			cl = ngx_chain_get_free_buf(r->pool, &ctx->free);
+			/* no bytes from this buf: an empty one for its flags */
+			cl = ngx_alloc_chain_link(r->pool);
 			if (cl == NULL) {
 				return NGX_ERROR;
 			}
-			b = cl->buf;
-			ngx_memzero(b, sizeof(ngx_buf_t));
+			b = ngx_calloc_buf(r->pool);
+			if (b == NULL) {
+				return NGX_ERROR;
+			}
 			b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
 			b->sync = 1;
-			*ctx->last_out = cl;
-			ctx->last_out = &cl->next;
+			cl->buf = b;
+			ngx_http_csrf_out(ctx, cl);
 		}
 
 		/* the input buf is released when its last output piece is sent */
@@ -969,6 +1040,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		b->flush = ib->flush;
 		b->shadow = ib;
 		b->recycled = ib->recycled;
+		last |= ib->last_buf | ib->last_in_chain | ib->flush;
 
 		if (ib->last_buf) {
 			if (csrf_inject_finish(ctx->inj, &injected) != CSRF_OK) {
@@ -979,7 +1051,24 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 	}
 
-	*ctx->last_out = NULL;
+	ctx->cur = NULL;
+
+	if (ctx->out && !last && ngx_http_csrf_upstream_done(r)) {
+		if (ctx->held == NULL) {
+			ctx->last_held = &ctx->held;
+		}
+		*ctx->last_held = ctx->out;
+		ctx->last_held = ctx->last_out;
+		ctx->out = NULL;
+		ctx->last_out = &ctx->out;
+		return NGX_OK;
+	}
+
+	if (ctx->held) {
+		*ctx->last_held = ctx->out;
+		ctx->out = ctx->held;
+		ctx->held = NULL;
+	}
 
 	rc = ngx_http_next_body_filter(r, ctx->out);
 
@@ -1009,8 +1098,16 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 
 		ctx->busy = cl->next;
-		cl->next = ctx->free;
-		ctx->free = cl;
+
+		if (b->start) {
+			/* an output buf: reused for this response's next bytes */
+			b->last_buf = 0;
+			b->last_in_chain = 0;
+			b->flush = 0;
+			b->recycled = 0;
+			cl->next = ctx->free;
+			ctx->free = cl;
+		}
 	}
 
 	return rc;
