@@ -62,47 +62,10 @@ static csrf_reason judge_override(const char *p, size_t n, int *unsafe)
 	return CSRF_OK;
 }
 
-static int hex_value(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes (and '+' to space) in[0..n) into out[0..cap). Returns
- * the decoded length, or -1 on a bad escape, or -2 when it does not fit. */
-static long query_decode(const char *in, size_t n, char *out, size_t cap)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)in[i];
-		if (c == '%') {
-			if (n - i < 3)
-				return -1;
-			int hi = hex_value((unsigned char)in[i + 1]);
-			int lo = hex_value((unsigned char)in[i + 2]);
-			if (hi < 0 || lo < 0)
-				return -1;
-			c = (unsigned char)(hi * 16 + lo);
-			i += 2;
-		} else if (c == '+') {
-			c = ' ';
-		}
-		if (o == cap)
-			return -2;
-		out[o++] = (char)c;
-	}
-	return (long)o;
-}
-
 /* A decoded query parameter name that a framework would read as
  * `_method`: PHP turns '.', ' ' and '[' of names into '_' and "x[]" into
  * an array x, so ".method", " method" and "_method[]" count too. */
-static int is_override_name(const char *name, long len)
+static int is_override_name(const char *name, size_t len)
 {
 	if (len == 9 && name[7] == '[' && name[8] == ']')
 		len = 7;
@@ -137,17 +100,21 @@ static csrf_reason judge_query_overrides(csrf_slice target, int *unsafe, int *pr
 		size_t eq = pair;
 		while (eq < pair_end && target.ptr[eq] != '=')
 			eq++;
+		/* Query parameters decode as form fields do; a name that does
+		 * not decode, or is too long to be _method[], is another one. */
 		char name[16];
-		long name_len = query_decode(target.ptr + pair, eq - pair, name, sizeof name);
-		if (!is_override_name(name, name_len))
+		size_t name_len = 0;
+		if (csrf_form_decode(target.ptr + pair, eq - pair, name, sizeof name, &name_len) != CSRF_OK ||
+		    !is_override_name(name, name_len))
 			continue;
 		*present = 1;
-		char value[METHOD_OVERRIDE_MAX];
+		char value[METHOD_OVERRIDE_MAX + 1];
 		size_t vstart = eq < pair_end ? eq + 1 : pair_end;
-		long value_len = query_decode(target.ptr + vstart, pair_end - vstart, value, sizeof value);
-		if (value_len < 0)
+		size_t value_len = 0;
+		if (csrf_form_decode(target.ptr + vstart, pair_end - vstart, value, sizeof value, &value_len) !=
+		    CSRF_OK)
 			return CSRF_METHOD_OVERRIDE;
-		csrf_reason r = judge_override(value, (size_t)value_len, unsafe);
+		csrf_reason r = judge_override(value, value_len, unsafe);
 		if (r != CSRF_OK)
 			return r;
 	}

@@ -19,6 +19,8 @@ static void default_free(void *p, void *ud)
 	free(p);
 }
 
+const csrf_allocator csrf_default_allocator = {default_alloc, default_free, NULL};
+
 void *csrf_alloc(const csrf_ctx *ctx, size_t n)
 {
 	return ctx->alloc.alloc(n ? n : 1, ctx->alloc.ud);
@@ -44,7 +46,7 @@ CSRF_API csrf_reason csrf_ctx_new(csrf_ctx **out, const csrf_allocator *alloc)
 	if (!out)
 		return CSRF_ERR_ARG;
 	*out = NULL;
-	csrf_allocator a = {default_alloc, default_free, NULL};
+	csrf_allocator a = csrf_default_allocator;
 	if (alloc) {
 		if (!alloc->alloc || !alloc->free)
 			return CSRF_ERR_ARG;

@@ -111,6 +111,9 @@ struct csrf_ctx {
 	char err[256];
 };
 
+/* malloc and free, as a csrf_allocator: what a NULL allocator means. */
+extern const csrf_allocator csrf_default_allocator;
+
 void *csrf_alloc(const csrf_ctx *ctx, size_t n);
 void csrf_free(const csrf_ctx *ctx, void *p);
 /* Sets ctx->err (printf-style, truncated) and returns code. */

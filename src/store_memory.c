@@ -71,18 +71,6 @@ static int64_t monotonic_ms(void *ud)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void *default_alloc(size_t n, void *ud)
-{
-	(void)ud;
-	return malloc(n);
-}
-
-static void default_free(void *p, void *ud)
-{
-	(void)ud;
-	free(p);
-}
-
 static void *m_alloc(const mem_store *m, size_t n)
 {
 	return m->alloc.alloc(n, m->alloc.ud);
@@ -448,7 +436,7 @@ static const csrf_store_ops mem_ops = {
 
 csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc)
 {
-	csrf_allocator a = {default_alloc, default_free, NULL};
+	csrf_allocator a = csrf_default_allocator;
 	mem_store *m;
 
 	if (out == NULL)
