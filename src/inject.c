@@ -682,8 +682,36 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	return CSRF_OK;
 }
 
+/* Moves to state st. GO consumes the byte (the next one is read, or the
+ * chunk is done), RE reconsumes it; both jump straight to the state's code
+ * instead of going back through the switch, so the states a tag goes
+ * through cost a direct jump each. */
+#define GO(st)                                                                                                         \
+	do {                                                                                                           \
+		inj->state = (st);                                                                                     \
+		if (++i == len)                                                                                        \
+			goto out;                                                                                      \
+		c = (unsigned char)chunk[i];                                                                           \
+		goto L_##st;                                                                                           \
+	} while (0)
+#define RE(st)                                                                                                         \
+	do {                                                                                                           \
+		inj->state = (st);                                                                                     \
+		goto L_##st;                                                                                           \
+	} while (0)
+/* The tag ends at chunk[i] ('>'): emits what goes before and after it,
+ * and goes on with the text after it. */
+#define TAG_END()                                                                                                      \
+	do {                                                                                                           \
+		if (end_tag_at(inj, chunk, i, &start, emit, ud))                                                       \
+			return stop(inj);                                                                              \
+		if (inj->state == S_DATA)                                                                              \
+			GO(S_DATA);                                                                                    \
+	} while (0)
+
 /* In each case, break consumes the byte and continue reconsumes it in the
- * new state (which then always differs from the old one). */
+ * new state (which then always differs from the old one); GO and RE do
+ * the same without the switch. */
 CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud)
 {
 	if (!inj || !emit || (!chunk && len > 0))
@@ -691,50 +719,56 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	if (inj->failed)
 		return CSRF_ERR_INTERNAL;
 	size_t start = 0, i = 0;
+	unsigned char c;
 	while (i < len) {
-		unsigned char c = (unsigned char)chunk[i];
+		c = (unsigned char)chunk[i];
 		switch (inj->state) {
 		case S_DATA:
 		case S_RAW:
-		case S_SCRIPT: {
+		case S_SCRIPT:
+		L_S_DATA : {
 			const char *lt = memchr(chunk + i, '<', len - i);
 			if (!lt) {
 				i = len;
 				continue;
 			}
 			i = (size_t)(lt - chunk);
-			inj->state = inj->state == S_DATA ? S_TAG_OPEN : inj->state == S_RAW ? S_RAW_LT : S_SD_LT;
+			if (inj->state == S_DATA)
+				GO(S_TAG_OPEN);
+			inj->state = inj->state == S_RAW ? S_RAW_LT : S_SD_LT;
 			break;
 		}
 		case S_PLAINTEXT:
 			i = len;
 			continue;
 		case S_TAG_OPEN:
+		L_S_TAG_OPEN:
 			if (is_alpha(c)) {
 				begin_tag(inj, 0, c);
-				inj->state = S_TAG_NAME;
+				GO(S_TAG_NAME);
 			} else if (c == '/') {
-				inj->state = S_END_TAG_OPEN;
+				GO(S_END_TAG_OPEN);
 			} else if (c == '!') {
 				inj->state = S_MARKUP_DECL;
 			} else if (c == '?') {
 				inj->state = S_BOGUS_COMMENT;
 			} else {
-				inj->state = S_DATA;
-				continue;
+				RE(S_DATA);
 			}
 			break;
 		case S_END_TAG_OPEN:
+		L_S_END_TAG_OPEN:
 			if (is_alpha(c)) {
 				begin_tag(inj, 1, c);
-				inj->state = S_TAG_NAME;
+				GO(S_TAG_NAME);
 			} else if (c == '>') {
-				inj->state = S_DATA;
+				GO(S_DATA);
 			} else {
 				inj->state = S_BOGUS_COMMENT;
 			}
 			break;
-		case S_TAG_NAME: {
+		case S_TAG_NAME:
+		L_S_TAG_NAME : {
 			size_t k = span_until(chunk + i, len - i, C_NAME_END);
 			name_bytes(inj, chunk + i, k);
 			i += k;
@@ -743,74 +777,68 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 			c = (unsigned char)chunk[i];
 			inj->kind = tag_kind(inj);
 			if (is_ws(c))
-				inj->state = S_BEFORE_ATTR_NAME;
-			else if (c == '/')
-				inj->state = S_SELF_CLOSING;
-			else if (end_tag_at(inj, chunk, i, &start, emit, ud)) /* '>' */
-				return stop(inj);
+				GO(S_BEFORE_ATTR_NAME);
+			if (c == '/')
+				GO(S_SELF_CLOSING);
+			TAG_END(); /* '>' */
 			break;
 		}
 		case S_BEFORE_ATTR_NAME:
+		L_S_BEFORE_ATTR_NAME:
 			if (is_ws(c))
-				break;
-			if (c == '/' || c == '>') {
-				inj->state = S_AFTER_ATTR_NAME;
-				continue;
-			}
+				GO(S_BEFORE_ATTR_NAME);
+			if (c == '/' || c == '>')
+				RE(S_AFTER_ATTR_NAME);
 			begin_attr(inj);
-			inj->state = S_ATTR_NAME;
 			if (c == '=') {
 				attr_byte(inj, c);
-				break;
+				GO(S_ATTR_NAME);
 			}
-			continue;
-		case S_ATTR_NAME: {
+			RE(S_ATTR_NAME);
+		case S_ATTR_NAME:
+		L_S_ATTR_NAME : {
 			size_t k = span_until(chunk + i, len - i, C_ATTR_END);
 			attr_bytes(inj, chunk + i, k);
 			i += k;
 			if (i == len)
 				continue;
+			c = (unsigned char)chunk[i];
 			attr_name_done(inj);
-			if (chunk[i] == '=') {
-				inj->state = S_BEFORE_ATTR_VALUE;
-				break;
-			}
-			inj->state = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
-			continue;
+			if (c == '=')
+				GO(S_BEFORE_ATTR_VALUE);
+			RE(S_AFTER_ATTR_NAME); /* whitespace, '/', '>' */
 		}
 		case S_AFTER_ATTR_NAME:
+		L_S_AFTER_ATTR_NAME:
 			if (is_ws(c))
+				GO(S_AFTER_ATTR_NAME);
+			if (c == '/')
+				GO(S_SELF_CLOSING);
+			if (c == '=')
+				GO(S_BEFORE_ATTR_VALUE);
+			if (c == '>') {
+				TAG_END();
 				break;
-			if (c == '/') {
-				inj->state = S_SELF_CLOSING;
-			} else if (c == '=') {
-				inj->state = S_BEFORE_ATTR_VALUE;
-			} else if (c == '>') {
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else {
-				begin_attr(inj);
-				inj->state = S_ATTR_NAME;
-				continue;
 			}
-			break;
+			begin_attr(inj);
+			RE(S_ATTR_NAME);
 		case S_BEFORE_ATTR_VALUE:
+		L_S_BEFORE_ATTR_VALUE:
 			if (is_ws(c))
+				GO(S_BEFORE_ATTR_VALUE);
+			if (c == '"')
+				GO(S_ATTR_VALUE_DQ);
+			if (c == '\'')
+				GO(S_ATTR_VALUE_SQ);
+			if (c == '>') {
+				TAG_END();
 				break;
-			if (c == '"') {
-				inj->state = S_ATTR_VALUE_DQ;
-			} else if (c == '\'') {
-				inj->state = S_ATTR_VALUE_SQ;
-			} else if (c == '>') {
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else {
-				inj->state = S_ATTR_VALUE_UQ;
-				continue;
 			}
-			break;
+			RE(S_ATTR_VALUE_UQ);
 		case S_ATTR_VALUE_DQ:
-		case S_ATTR_VALUE_SQ: {
+		case S_ATTR_VALUE_SQ:
+		L_S_ATTR_VALUE_DQ:
+		L_S_ATTR_VALUE_SQ : {
 			char q = inj->state == S_ATTR_VALUE_DQ ? '"' : '\'';
 			const char *e = memchr(chunk + i, q, len - i);
 			size_t end = e ? (size_t)(e - chunk) : len;
@@ -818,44 +846,40 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 			i = end;
 			if (!e)
 				continue;
-			inj->state = S_AFTER_ATTR_VALUE_Q;
-			break;
+			GO(S_AFTER_ATTR_VALUE_Q);
 		}
-		case S_ATTR_VALUE_UQ: {
+		case S_ATTR_VALUE_UQ:
+		L_S_ATTR_VALUE_UQ : {
 			size_t k = span_until(chunk + i, len - i, C_UQ_END);
 			value_bytes(inj, chunk + i, k);
 			i += k;
 			if (i == len)
 				continue;
-			if (is_ws((unsigned char)chunk[i]))
-				inj->state = S_BEFORE_ATTR_NAME;
-			else if (end_tag_at(inj, chunk, i, &start, emit, ud)) /* '>' */
-				return stop(inj);
+			c = (unsigned char)chunk[i];
+			if (is_ws(c))
+				GO(S_BEFORE_ATTR_NAME);
+			TAG_END(); /* '>' */
 			break;
 		}
 		case S_AFTER_ATTR_VALUE_Q:
-			if (is_ws(c)) {
-				inj->state = S_BEFORE_ATTR_NAME;
-			} else if (c == '/') {
-				inj->state = S_SELF_CLOSING;
-			} else if (c == '>') {
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else {
-				inj->state = S_BEFORE_ATTR_NAME;
-				continue;
+		L_S_AFTER_ATTR_VALUE_Q:
+			if (is_ws(c))
+				GO(S_BEFORE_ATTR_NAME);
+			if (c == '/')
+				GO(S_SELF_CLOSING);
+			if (c == '>') {
+				TAG_END();
+				break;
 			}
-			break;
+			RE(S_BEFORE_ATTR_NAME);
 		case S_SELF_CLOSING:
+		L_S_SELF_CLOSING:
 			if (c == '>') {
 				/* <form/> is still a start tag: HTML ignores the slash. */
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else {
-				inj->state = S_BEFORE_ATTR_NAME;
-				continue;
+				TAG_END();
+				break;
 			}
-			break;
+			RE(S_BEFORE_ATTR_NAME);
 		case S_MARKUP_DECL:
 			inj->state = c == '-' ? S_MARKUP_DASH : c == '>' ? S_DATA : S_BOGUS_COMMENT;
 			break;
@@ -1083,6 +1107,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		}
 		i++;
 	}
+out:
 	if (emit_input(emit, ud, chunk, start, len) != 0)
 		return stop(inj);
 	return CSRF_OK;
