@@ -33,6 +33,10 @@ typedef struct {
 	ngx_str_t secret_cookie; /* "__Host-csrf_secret" for an https origin */
 	ngx_uint_t host_prefix;
 	csrf_ctx *ctx; /* built in merge when enable is on */
+	/* the same settings in mode origin, for mode both: decides the stages
+	 * before the token one without the token stage's work, so a request
+	 * whose token is in the body is checked in full once, with its body */
+	csrf_ctx *origin_ctx;
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
@@ -43,6 +47,7 @@ typedef struct {
 
 typedef struct {
 	/* access phase */
+	csrf_request req; /* slices into r's headers, reused by the body handler */
 	ngx_uint_t checked;
 	ngx_int_t status; /* what the access handler answers on its re-entry */
 	csrf_reason reason;
@@ -174,16 +179,19 @@ static csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
 	return sl;
 }
 
-/* The first request header called name; absent: ptr NULL. */
-static csrf_slice ngx_http_csrf_header(ngx_http_request_t *r, const char *name)
+/* The request headers the library needs that nginx does not index, in
+ * one walk over the list: the first of each name; absent: ptr NULL. */
+static void ngx_http_csrf_headers(ngx_http_request_t *r, csrf_request *req)
 {
-	size_t len;
 	ngx_uint_t i;
 	ngx_list_part_t *part;
 	ngx_table_elt_t *h;
-	csrf_slice none = {NULL, 0};
+	csrf_slice *dst, override, method;
 
-	len = ngx_strlen(name);
+	override.ptr = NULL;
+	override.len = 0;
+	method = override;
+
 	part = &r->headers_in.headers.part;
 	h = part->elts;
 
@@ -196,12 +204,38 @@ static csrf_slice ngx_http_csrf_header(ngx_http_request_t *r, const char *name)
 			h = part->elts;
 			i = 0;
 		}
-		if (h[i].key.len == len && ngx_strncasecmp(h[i].key.data, (u_char *)name, len) == 0) {
-			return ngx_http_csrf_slice(&h[i].value);
+
+		switch (h[i].key.len) {
+		case sizeof("Origin") - 1:
+			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"Origin", 6) == 0 ? &req->origin : NULL;
+			break;
+		case sizeof("Sec-Fetch-Site") - 1:
+			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"Sec-Fetch-Site", 14) == 0 ? &req->sec_fetch_site
+			                                                                          : NULL;
+			break;
+		case sizeof("X-HTTP-Method-Override") - 1:
+			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method-Override", 22) == 0 ? &override
+			                                                                                  : NULL;
+			break;
+		case sizeof("X-HTTP-Method") - 1:
+			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method", 13) == 0 ? &method : NULL;
+			break;
+		case sizeof(CSRF_HEADER_NAME) - 1:
+			dst = ngx_strncasecmp(h[i].key.data, (u_char *)CSRF_HEADER_NAME,
+			                      sizeof(CSRF_HEADER_NAME) - 1) == 0
+			          ? &req->token_header
+			          : NULL;
+			break;
+		default:
+			dst = NULL;
+		}
+
+		if (dst && dst->ptr == NULL) {
+			*dst = ngx_http_csrf_slice(&h[i].value);
 		}
 	}
 
-	return none;
+	req->method_override = override.ptr ? override : method;
 }
 
 /* All Cookie headers, joined with "; " when a client sent several. */
@@ -293,13 +327,7 @@ static void ngx_http_csrf_request(ngx_http_request_t *r, ngx_http_csrf_loc_conf_
 		req->content_type = ngx_http_csrf_slice(&r->headers_in.content_type->value);
 	}
 
-	req->origin = ngx_http_csrf_header(r, "Origin");
-	req->sec_fetch_site = ngx_http_csrf_header(r, "Sec-Fetch-Site");
-	req->method_override = ngx_http_csrf_header(r, "X-HTTP-Method-Override");
-	if (req->method_override.ptr == NULL) {
-		req->method_override = ngx_http_csrf_header(r, "X-HTTP-Method");
-	}
-	req->token_header = ngx_http_csrf_header(r, CSRF_HEADER_NAME);
+	ngx_http_csrf_headers(r, req);
 	req->cookie = ngx_http_csrf_cookie(r);
 }
 
@@ -387,7 +415,8 @@ static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_int_t status)
 static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc;
-	csrf_request req;
+	ngx_uint_t body;
+	csrf_request *req;
 	csrf_result res;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -410,14 +439,27 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	ngx_http_csrf_request(r, clcf, &req);
+	req = &ctx->req;
+	ngx_http_csrf_request(r, clcf, req);
 
-	res = csrf_check(clcf->ctx, &req);
+	/* The token may be in the body: read it only when no token header came
+	 * and the stages before the token one have passed. In mode both the
+	 * location's origin context says so (CSRF_ORIGIN_VERIFIED) without the
+	 * token stage's work, and anything else it answers is what the full
+	 * check would answer; otherwise the full check says "token missing". */
+	body = req->token_header.ptr == NULL && ngx_http_csrf_form_body(r) &&
+	       (r->headers_in.content_length_n > 0 || r->headers_in.chunked);
 
-	/* The token may be in the body: read it only then, and only when the
-	 * origin stage has passed (the library's answer is "token missing"). */
-	if (res.reason == CSRF_TOKEN_MISSING && req.token_header.ptr == NULL && ngx_http_csrf_form_body(r) &&
-	    (r->headers_in.content_length_n > 0 || r->headers_in.chunked)) {
+	if (body && clcf->origin_ctx) {
+		res = csrf_check(clcf->origin_ctx, req);
+		body = res.reason == CSRF_ORIGIN_VERIFIED;
+
+	} else {
+		res = csrf_check(clcf->ctx, req);
+		body = body && res.reason == CSRF_TOKEN_MISSING;
+	}
+
+	if (body) {
 
 		if (r->headers_in.content_length_n > (off_t)clcf->body_max) {
 			res.allowed = 0;
@@ -447,8 +489,9 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 	return ngx_http_csrf_answer(r, ctx->status);
 }
 
-/* Gathers the read body (memory and temporary-file buffers) into one
- * pool buffer of at most max bytes; NGX_DECLINED when it is larger. */
+/* The read body as one piece of at most max bytes: its buffer when it is
+ * one in memory, else its memory and temporary-file buffers gathered into
+ * a pool buffer; NGX_DECLINED when it is larger. */
 static ngx_int_t ngx_http_csrf_body(ngx_http_request_t *r, size_t max, ngx_str_t *body)
 {
 	off_t size;
@@ -474,6 +517,15 @@ static ngx_int_t ngx_http_csrf_body(ngx_http_request_t *r, size_t max, ngx_str_t
 	}
 
 	if (size == 0) {
+		return NGX_OK;
+	}
+
+	b = r->request_body->bufs->buf;
+
+	if (r->request_body->bufs->next == NULL && ngx_buf_in_memory_only(b)) {
+		/* the usual case (request_body_in_single_buf): no copy */
+		body->data = b->pos;
+		body->len = b->last - b->pos;
 		return NGX_OK;
 	}
 
@@ -510,15 +562,12 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc;
 	ngx_str_t body;
-	csrf_request req;
 	csrf_result res;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_loc_conf_t *clcf;
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
-
-	ngx_http_csrf_request(r, clcf, &req);
 
 	rc = ngx_http_csrf_body(r, clcf->body_max, &body);
 
@@ -537,9 +586,9 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 		ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
 
 	} else {
-		req.body.ptr = (const char *)body.data;
-		req.body.len = body.len;
-		res = csrf_check(clcf->ctx, &req);
+		ctx->req.body.ptr = (const char *)body.data;
+		ctx->req.body.len = body.len;
+		res = csrf_check(clcf->ctx, &ctx->req);
 		ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
 	}
 
@@ -1342,12 +1391,66 @@ static ngx_int_t ngx_http_csrf_same_str(ngx_str_t *a, ngx_str_t *b)
 	return a->len == b->len && (a->len == 0 || ngx_strncmp(a->data, b->data, a->len) == 0);
 }
 
-/* The library context of a location: the parent's when every setting it
- * depends on is inherited unchanged, else a new one. */
-static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *prev, ngx_http_csrf_loc_conf_t *conf)
+/* A new library context with a location's settings (all but its keys)
+ * in the given mode. */
+static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *conf, csrf_mode mode)
 {
 	ngx_uint_t i;
 	ngx_str_t *s;
+	csrf_ctx *ctx;
+	csrf_reason rc;
+
+	ctx = ngx_http_csrf_ctx_new(cf);
+	if (ctx == NULL) {
+		return NULL;
+	}
+
+	/* over HTTPS the secret cookie is a __Host- cookie: only an origin
+	 * configured as https guarantees that every request is HTTPS */
+	rc = csrf_ctx_set_secret_cookie(ctx, (const char *)conf->secret_cookie.data);
+	if (rc != CSRF_OK) {
+		ngx_http_csrf_config_error(cf, ctx, "csrf", rc);
+		return NULL;
+	}
+
+	csrf_ctx_set_mode(ctx, mode);
+	csrf_ctx_set_report_only(ctx, conf->action == NGX_HTTP_CSRF_ACTION_LOG);
+	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
+
+	if (conf->origin.len) {
+		rc = csrf_ctx_set_self_origin(ctx, (const char *)conf->origin.data, conf->origin.len);
+		if (rc != CSRF_OK) {
+			ngx_http_csrf_config_error(cf, ctx, "csrf_origin", rc);
+			return NULL;
+		}
+	}
+
+	if (conf->trusted) {
+		s = conf->trusted->elts;
+		for (i = 0; i < conf->trusted->nelts; i++) {
+			rc = csrf_ctx_add_trusted_origin(ctx, (const char *)s[i].data, s[i].len);
+			if (rc != CSRF_OK) {
+				ngx_http_csrf_config_error(cf, ctx, "csrf_trusted_origin", rc);
+				return NULL;
+			}
+		}
+	}
+
+	if (conf->session_cookie.len) {
+		rc = csrf_ctx_set_session_cookie(ctx, (const char *)conf->session_cookie.data);
+		if (rc != CSRF_OK) {
+			ngx_http_csrf_config_error(cf, ctx, "csrf_session_cookie", rc);
+			return NULL;
+		}
+	}
+
+	return ctx;
+}
+
+/* The library contexts of a location: the parent's when every setting
+ * they depend on is inherited unchanged, else new ones. */
+static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *prev, ngx_http_csrf_loc_conf_t *conf)
+{
 	csrf_ctx *ctx;
 	csrf_reason rc;
 	ngx_http_csrf_main_conf_t *cmcf;
@@ -1358,46 +1461,20 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) &&
 	    ngx_http_csrf_same_str(&prev->session_cookie, &conf->session_cookie)) {
 		conf->ctx = prev->ctx;
+		conf->origin_ctx = prev->origin_ctx;
 		return NGX_CONF_OK;
 	}
 
-	ctx = ngx_http_csrf_ctx_new(cf);
+	ctx = ngx_http_csrf_configure(cf, conf, (csrf_mode)conf->mode);
 	if (ctx == NULL) {
 		return NGX_CONF_ERROR;
 	}
 
-	/* over HTTPS the secret cookie is a __Host- cookie: only an origin
-	 * configured as https guarantees that every request is HTTPS */
-	rc = csrf_ctx_set_secret_cookie(ctx, (const char *)conf->secret_cookie.data);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, ctx, "csrf", rc);
-	}
-
-	csrf_ctx_set_mode(ctx, (csrf_mode)conf->mode);
-	csrf_ctx_set_report_only(ctx, conf->action == NGX_HTTP_CSRF_ACTION_LOG);
-	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
-
-	if (conf->origin.len) {
-		rc = csrf_ctx_set_self_origin(ctx, (const char *)conf->origin.data, conf->origin.len);
-		if (rc != CSRF_OK) {
-			return ngx_http_csrf_config_error(cf, ctx, "csrf_origin", rc);
-		}
-	}
-
-	if (conf->trusted) {
-		s = conf->trusted->elts;
-		for (i = 0; i < conf->trusted->nelts; i++) {
-			rc = csrf_ctx_add_trusted_origin(ctx, (const char *)s[i].data, s[i].len);
-			if (rc != CSRF_OK) {
-				return ngx_http_csrf_config_error(cf, ctx, "csrf_trusted_origin", rc);
-			}
-		}
-	}
-
-	if (conf->session_cookie.len) {
-		rc = csrf_ctx_set_session_cookie(ctx, (const char *)conf->session_cookie.data);
-		if (rc != CSRF_OK) {
-			return ngx_http_csrf_config_error(cf, ctx, "csrf_session_cookie", rc);
+	if (conf->mode == CSRF_MODE_BOTH) {
+		/* no keys: the stages before the token one use none */
+		conf->origin_ctx = ngx_http_csrf_configure(cf, conf, CSRF_MODE_ORIGIN);
+		if (conf->origin_ctx == NULL) {
+			return NGX_CONF_ERROR;
 		}
 	}
 

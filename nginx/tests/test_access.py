@@ -79,6 +79,7 @@ class AccessTest(unittest.TestCase):
         th = ("X-CSRF-Token", self.token)
         bad = ("X-CSRF-Token", self.token[:-4] + ("AAAA" if not self.token.endswith("AAAA") else "BBBB"))
         form = ("Content-Type", "application/x-www-form-urlencoded")
+        fb = ("%s=%s" % (self.field, self.token)).encode()
         rows = [
             # (name, method, path, headers, body, status, $csrf_result)
             ("safe get", "GET", "/", [], b"", 200, "safe_method"),
@@ -94,6 +95,24 @@ class AccessTest(unittest.TestCase):
             ("post, token without cookie", "POST", "/echo", [("Origin", so), th], b"", 403, "secret_missing"),
             ("post, bad token", "POST", "/echo", [("Origin", so), ck, bad], b"", 403, None),
             ("post, cookie no token", "POST", "/echo", [("Origin", so), ck, form], b"a=1", 403, "token_missing"),
+            # token in the body: read only once the stages before the token one have passed
+            ("post, body token", "POST", "/echo", [("Origin", so), ck, form], fb, 200, "ok"),
+            ("post, body token, cross-site", "POST", "/echo", [("Sec-Fetch-Site", "cross-site"), ck, form], fb, 403,
+             "cross_site"),
+            ("post, body token, foreign origin", "POST", "/echo", [("Origin", "http://evil.example"), ck, form], fb,
+             403, "origin_mismatch"),
+            ("post, body token, no cookie", "POST", "/echo", [("Origin", so), form], fb, 403, "secret_missing"),
+            ("post, body token of another field", "POST", "/echo", [("Origin", so), ck, form],
+             b"x" + fb, 403, "token_missing"),
+            ("log only, body token, cross-site", "POST", "/log", [("Sec-Fetch-Site", "cross-site"), ck, form], fb, 200,
+             "cross_site"),
+            ("log only, body without token", "POST", "/log", [("Origin", so), ck, form], b"a=1", 200, "token_missing"),
+            ("token mode, body token, cross origin", "POST", "/token-only", [("Origin", "http://evil.example"), ck,
+                                                                             form], fb, 200, "ok"),
+            ("origin mode, form body", "POST", "/origin-only", [("Sec-Fetch-Site", "same-origin"), form], b"a=1", 200,
+             "origin_verified"),
+            ("unsafe get, same-origin, form body", "GET", "/vote?id=2", [("Sec-Fetch-Site", "same-origin"), form],
+             b"a=1", 200, "origin_verified"),
             ("get with override", "GET", "/echo", [("X-HTTP-Method-Override", "DELETE")], b"", 403, None),
             ("delete, no token", "DELETE", "/echo", [("Origin", so), ck], b"", 403, "token_missing"),
             ("csrf off", "POST", "/off", [("Sec-Fetch-Site", "cross-site")], b"", 200, None),
