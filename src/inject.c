@@ -185,6 +185,18 @@ static size_t span_until(const char *p, size_t n, uint8_t stop)
 	return k;
 }
 
+/* The first ch in p[0..n), NULL when none: a plain loop over the first
+ * bytes, as runs between tags and attribute values are mostly short, and
+ * memchr for the rest. */
+static const char *find_byte(const char *p, size_t n, char ch)
+{
+	size_t k, m = n < 16 ? n : 16;
+	for (k = 0; k < m; k++)
+		if (p[k] == ch)
+			return p + k;
+	return n > m ? memchr(p + m, ch, n - m) : NULL;
+}
+
 /* The name (lower case, saturated) is complete. Raw-text elements are
  * K_RAW plus their index in raw_names. */
 static uint8_t tag_kind(const struct csrf_inject *inj)
@@ -248,15 +260,24 @@ static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	inj->method_len = inj->action_len = 0;
 }
 
-/* More bytes of the tag name; only the first INJ_NAME_MAX + 1 matter. */
-static void name_bytes(struct csrf_inject *inj, const char *p, size_t n)
+/* Reads tag-name bytes from p (at most n) up to the first byte that ends
+ * a name, keeping the first INJ_NAME_MAX in lower case (a longer name
+ * saturates name_len); returns how many it read. */
+static size_t name_run(struct csrf_inject *inj, const char *p, size_t n)
 {
-	for (size_t k = 0; k < n && inj->name_len <= INJ_NAME_MAX; k++) {
-		if (inj->name_len < INJ_NAME_MAX)
-			inj->name[inj->name_len++] = (char)lower((unsigned char)p[k]);
+	size_t k;
+	uint8_t nl = inj->name_len;
+	for (k = 0; k < n; k++) {
+		unsigned char ch = (unsigned char)p[k];
+		if (cls[ch] & C_NAME_END)
+			break;
+		if (nl < INJ_NAME_MAX)
+			inj->name[nl++] = (char)lower(ch);
 		else
-			inj->name_len = INJ_NAME_MAX + 1;
+			nl = INJ_NAME_MAX + 1;
 	}
+	inj->name_len = nl;
+	return k;
 }
 
 /* The end tag of the open raw-text element, as if read in full. */
@@ -283,10 +304,32 @@ static void attr_byte(struct csrf_inject *inj, unsigned char c)
 		inj->attr_len = INJ_ATTR_MAX + 1;
 }
 
-static void attr_bytes(struct csrf_inject *inj, const char *p, size_t n)
+/* Only a form or base start tag has attributes that matter (see
+ * attr_name_done): the names of the others are not kept. */
+static int attrs_matter(const struct csrf_inject *inj)
 {
-	for (size_t k = 0; k < n && inj->attr_len <= INJ_ATTR_MAX; k++)
-		attr_byte(inj, (unsigned char)p[k]);
+	return !inj->is_end && (inj->kind == K_FORM || inj->kind == K_BASE);
+}
+
+/* As name_run, for an attribute name (ended by '=' too); the name is kept
+ * only when it matters. */
+static size_t attr_run(struct csrf_inject *inj, const char *p, size_t n)
+{
+	size_t k;
+	if (!attrs_matter(inj))
+		return span_until(p, n, C_ATTR_END);
+	uint8_t al = inj->attr_len;
+	for (k = 0; k < n; k++) {
+		unsigned char ch = (unsigned char)p[k];
+		if (cls[ch] & C_ATTR_END)
+			break;
+		if (al < INJ_ATTR_MAX)
+			inj->attr[al++] = (char)lower(ch);
+		else
+			al = INJ_ATTR_MAX + 1;
+	}
+	inj->attr_len = al;
+	return k;
 }
 
 /* The name is complete. Only a form start tag's method and action matter
@@ -727,7 +770,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		case S_RAW:
 		case S_SCRIPT:
 		L_S_DATA : {
-			const char *lt = memchr(chunk + i, '<', len - i);
+			const char *lt = find_byte(chunk + i, len - i, '<');
 			if (!lt) {
 				i = len;
 				continue;
@@ -769,9 +812,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 			break;
 		case S_TAG_NAME:
 		L_S_TAG_NAME : {
-			size_t k = span_until(chunk + i, len - i, C_NAME_END);
-			name_bytes(inj, chunk + i, k);
-			i += k;
+			i += name_run(inj, chunk + i, len - i);
 			if (i == len)
 				continue;
 			c = (unsigned char)chunk[i];
@@ -797,9 +838,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 			RE(S_ATTR_NAME);
 		case S_ATTR_NAME:
 		L_S_ATTR_NAME : {
-			size_t k = span_until(chunk + i, len - i, C_ATTR_END);
-			attr_bytes(inj, chunk + i, k);
-			i += k;
+			i += attr_run(inj, chunk + i, len - i);
 			if (i == len)
 				continue;
 			c = (unsigned char)chunk[i];
@@ -840,7 +879,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		L_S_ATTR_VALUE_DQ:
 		L_S_ATTR_VALUE_SQ : {
 			char q = inj->state == S_ATTR_VALUE_DQ ? '"' : '\'';
-			const char *e = memchr(chunk + i, q, len - i);
+			const char *e = find_byte(chunk + i, len - i, q);
 			size_t end = e ? (size_t)(e - chunk) : len;
 			value_bytes(inj, chunk + i, end - i);
 			i = end;
