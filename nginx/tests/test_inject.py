@@ -9,6 +9,7 @@ tokens bound to the application's session cookie."""
 import gzip
 import os
 import re
+import socket
 import sys
 import time
 import unittest
@@ -82,6 +83,7 @@ HTTP = """
         location / {{ }}
         location /small-buffers/ {{ alias {prefix}/www/; sendfile off; output_buffers 1 7; }}
         location /up/ {{ proxy_pass http://127.0.0.1:{upstream}; proxy_buffering off; }}
+        location /buf/ {{ proxy_pass http://127.0.0.1:{upstream}/up/; }}
         location /noinject/ {{ csrf_inject off; alias {prefix}/www/; }}
         location /originmode/ {{ csrf_mode origin; alias {prefix}/www/; }}
         location /off/ {{ csrf off; alias {prefix}/www/; }}
@@ -124,6 +126,15 @@ class InjectTest(unittest.TestCase):
         elif path.startswith("/up/pieces/"):
             n = int(path.rsplit("/", 1)[1])
             T.send_chunked(c, [cls.html[i:i + n] for i in range(0, len(cls.html), n)], delay=0.001)
+        elif path == "/up/slow":
+            # more than nginx's first proxy buffer holds (a partly filled
+            # one waits for more; a full one goes on at once), a pause,
+            # the rest
+            first = cls.html * 4
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                      b"Connection: close\r\n\r\n" % (len(first) + len(cls.html)) + first)
+            time.sleep(1.0)
+            c.sendall(cls.html)
         elif path == "/up/gzip":
             T.send_whole(c, gzip.compress(cls.html), "text/html", extra=b"Content-Encoding: gzip\r\n")
         elif path == "/up/cached":
@@ -203,6 +214,41 @@ class InjectTest(unittest.TestCase):
                 r = self.get("/up/pieces/%d" % n)
                 self.check_page(r.body)
                 self.assertEqual(normalize(r.body), whole)
+
+    def test_buffered_proxy(self):
+        """proxy_buffering on: a response read in full is kept until its
+        last buf (one write with the final chunk); the output is the same,
+        whether the upstream sent a length or chunks, in one piece or many."""
+        whole = normalize(self.get("/").body)
+        for path in ["/buf/cached"] + ["/buf/pieces/%d" % n for n in (1, 5, 64, 4096)] + \
+                ["/buf/split/%d" % k for k in (1, 200, 1000)]:
+            with self.subTest(path):
+                r = self.get(path)
+                self.check_page(r.body)
+                self.assertEqual(normalize(r.body), whole)
+
+    def test_buffered_proxy_streams(self):
+        """What a slow upstream has sent goes out (with its tokens) before
+        the upstream is done: nothing is kept back while more may follow."""
+        s = socket.create_connection(("127.0.0.1", self.port), 10)
+        start = time.monotonic()
+        s.sendall(b"GET /buf/slow HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n" % self.port)
+        got = b""
+        first = None
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            got += d
+            if first is None and T.HIDDEN.search(got):
+                first = time.monotonic() - start
+        s.close()
+        total = time.monotonic() - start
+        self.assertIsNotNone(first, "no hidden input in the response")
+        self.assertGreater(total, 0.9)
+        self.assertLess(first, 0.7, "the first part waited for the rest of the response")
+        self.assertEqual(T.count_injected(got)[0], 5 * sum(1 for f in FORMS if f[2]))
+        self.assertTrue(got.endswith(b"0\r\n\r\n"), "the chunked response did not end")
 
     def test_split_at_every_byte(self):
         whole = normalize(self.get("/").body)
