@@ -6,7 +6,7 @@
 # src/*.c, so a library still being written never breaks the build; its
 # ctest tests then report "skipped".
 
-set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject check html)
+set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject check html config)
 
 set(CSRF_FUZZ_NEEDS_cookie csrf_cookie_get)
 set(CSRF_FUZZ_NEEDS_form csrf_form_get csrf_form_decode csrf_body_field)
@@ -15,6 +15,8 @@ set(CSRF_FUZZ_NEEDS_origin csrf_origin_parse csrf_url_origin csrf_origin_equal)
 set(CSRF_FUZZ_NEEDS_token csrf_ctx_new csrf_ctx_add_key csrf_token_issue csrf_token_verify
   csrf_secret_cookie_encode csrf_secret_cookie_decode csrf_field_name)
 set(CSRF_FUZZ_NEEDS_html csrf_html_escape csrf_html_escape_attr)
+set(CSRF_FUZZ_NEEDS_config csrf_ctx_new csrf_ctx_set_self_origin csrf_ctx_add_trusted_origin csrf_ctx_add_exemption
+  csrf_ctx_set_field_name csrf_field_name csrf_check csrf_origin_parse)
 set(CSRF_FUZZ_NEEDS_inject csrf_inject_size csrf_inject_init csrf_inject_feed csrf_inject_finish)
 set(CSRF_FUZZ_NEEDS_check csrf_ctx_new csrf_ctx_add_key csrf_ctx_set_self_origin csrf_ctx_add_trusted_origin
   csrf_ctx_add_exemption csrf_token_issue csrf_token_verify csrf_field_name csrf_secret_cookie_encode
