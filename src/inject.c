@@ -451,9 +451,14 @@ static int method_is_post(const struct csrf_inject *inj)
 	char buf[INJ_METHOD_MAX];
 	if (!inj->seen_method || inj->method_over)
 		return 0;
-	size_t n = decode_refs(inj->method, inj->method_len, buf);
-	csrf_slice s = {buf, n};
-	return csrf_slice_ieq(s, "post");
+	const char *m = inj->method;
+	size_t n = inj->method_len;
+	if (memchr(m, '&', n)) { /* only a '&' starts a character reference */
+		n = decode_refs(m, n, buf);
+		m = buf;
+	}
+	return n == 4 && lower((unsigned char)m[0]) == 'p' && lower((unsigned char)m[1]) == 'o' &&
+	       lower((unsigned char)m[2]) == 's' && lower((unsigned char)m[3]) == 't';
 }
 
 static int is_scheme_char(unsigned char c)
