@@ -163,7 +163,7 @@ Measured {date} on {a.cpu}, {os.cpu_count()} cores, all in one run of
 whole request decision: libcsrf's `csrf_check()` on an HTTPS form POST with
 Origin, Sec-Fetch-Site, a cookie header and the token in an urlencoded body;
 Django's `CsrfViewMiddleware.process_view` on a RequestFactory POST (HTTPS,
-Referer checked, token in `X-CSRFToken`). Peers: Django {next((k[0] for k in ops if k[0].startswith('Django')), '3.2')}
+Referer checked, token in `X-CSRFToken`). Peers: {next((k[0] for k in ops if k[0].startswith('Django')), 'Django 3.2')}
 (Debian's python3-django), npm `csrf` 3.1.0, `@fastify/csrf` 8.1.1 (also with its
 HMAC `userInfo` binding), `csrf-csrf` 4.0.3, pinned in `bench/peers-package-lock.json`.
 
