@@ -94,7 +94,7 @@ typedef enum {
 	CSRF_TOKEN_MALFORMED = 33, /* wrong length, alphabet or version */
 	CSRF_TOKEN_INVALID = 34,   /* MAC does not verify */
 	CSRF_TOKEN_EXPIRED = 35,   /* older than the configured max age */
-	CSRF_TOKEN_SESSION = 36,   /* a valid token of another session */
+	CSRF_TOKEN_SESSION = 36,   /* bound to another session (or its binding forged) */
 	CSRF_UNKNOWN_KEY = 37,     /* key id not (or no longer) in the ring */
 	CSRF_SECRET_MISSING = 38,  /* no session secret / no secret cookie */
 	CSRF_SECRET_INVALID = 39,  /* secret cookie not signed by our keys */
@@ -391,8 +391,9 @@ CSRF_MUST_CHECK int csrf_request_is_safe(const csrf_request *req);
 
 /* Finds cookie name in a Cookie header value ("a=1; b=2"). The value slice
  * points into header, without surrounding double quotes. The first match
- * wins. CSRF_OK, CSRF_NOT_FOUND, CSRF_MALFORMED, CSRF_TOO_LARGE (header
- * over 16 KiB). */
+ * wins. CSRF_OK, CSRF_NOT_FOUND (also for a name over 256 bytes, which no
+ * cookie can match), CSRF_MALFORMED, CSRF_TOO_LARGE (header over 16 KiB),
+ * CSRF_ERR_ARG (an empty name). */
 CSRF_MUST_CHECK csrf_reason csrf_cookie_get(const char *header, size_t len, const char *name, size_t name_len,
                                             csrf_slice *value);
 
@@ -466,8 +467,9 @@ CSRF_MUST_CHECK csrf_reason csrf_set_cookie_build(const char *name, const char *
  * Invalid UTF-8 is replaced by U+FFFD. cap >= 6 * len + 1 always
  * suffices. */
 CSRF_MUST_CHECK csrf_reason csrf_html_escape(const char *in, size_t len, char *out, size_t cap, size_t *out_len);
-/* The same for a double-quoted attribute value; also escapes `, = and
- * control characters as numeric references. cap >= 6 * len + 1. */
+/* The same for a double-quoted attribute value; also escapes `, =, DEL and
+ * the C0 controls other than tab, LF and CR as numeric references. cap >=
+ * 6 * len + 1. */
 CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, char *out, size_t cap, size_t *out_len);
 
 /* ------------------------------------------------------------------ */
