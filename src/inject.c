@@ -559,6 +559,13 @@ static int action_ok(struct csrf_inject *inj)
 
 /* A tag ended at its '>'. Returns the element to insert after it, if any,
  * and sets the state the tokenizer continues in. */
+/* 1 for a tag whose end changes nothing but the state, back to S_DATA:
+ * an end tag other than </form>, a start tag of no kind tag_done knows. */
+static int tag_is_plain(const struct csrf_inject *inj)
+{
+	return inj->is_end ? inj->kind != K_FORM : inj->kind == K_OTHER;
+}
+
 static const char *tag_done(struct csrf_inject *inj, size_t *n)
 {
 	*n = 0;
@@ -748,9 +755,12 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 		goto L_##st;                                                                                           \
 	} while (0)
 /* The tag ends at chunk[i] ('>'): emits what goes before and after it,
- * and goes on with the text after it. */
+ * and goes on with the text after it. Most tags change nothing (see
+ * tag_done) and go straight on. */
 #define TAG_END()                                                                                                      \
 	do {                                                                                                           \
+		if (tag_is_plain(inj))                                                                                 \
+			GO(S_DATA);                                                                                    \
 		if (end_tag_at(inj, chunk, i, &start, emit, ud))                                                       \
 			return stop(inj);                                                                              \
 		if (inj->state == S_DATA)                                                                              \
