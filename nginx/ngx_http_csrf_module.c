@@ -57,8 +57,6 @@ typedef struct {
 	csrf_inject *inj;
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
-	ngx_chain_t *held; /* output kept back until the last buf (see below) */
-	ngx_chain_t **last_held;
 	ngx_chain_t *busy;
 	ngx_chain_t *free; /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
 	ngx_buf_t *cur;    /* the output buf being filled from the current input */
@@ -999,25 +997,11 @@ static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 	return 0;
 }
 
-/* 1 when a proxied response has been read in full, so its last buf comes
- * right after this call (ngx_http_upstream_finalize_request sends it, or
- * a flush when something failed): the output is then kept until it, and
- * the response with its final chunk leaves in one write. */
-static ngx_uint_t ngx_http_csrf_upstream_done(ngx_http_request_t *r)
-{
-	ngx_http_upstream_t *u;
-
-	u = r->upstream;
-
-	return u && u->buffering && u->pipe && u->pipe->upstream_done;
-}
-
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
 	ngx_int_t rc;
 	ngx_buf_t *b, *ib;
 	ngx_chain_t *cl;
-	ngx_uint_t last;
 	unsigned injected;
 	ngx_http_csrf_ctx_t *ctx;
 
@@ -1027,13 +1011,12 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		return ngx_http_next_body_filter(r, in);
 	}
 
-	if (in == NULL && ctx->busy == NULL && ctx->held == NULL) {
+	if (in == NULL && ctx->busy == NULL) {
 		return ngx_http_next_body_filter(r, in);
 	}
 
 	ctx->out = NULL;
 	ctx->last_out = &ctx->out;
-	last = 0;
 
 	for (/* void */; in; in = in->next) {
 		ib = in->buf;
@@ -1089,7 +1072,6 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		b->flush = ib->flush;
 		b->shadow = ib;
 		b->recycled = ib->recycled;
-		last |= ib->last_buf | ib->last_in_chain | ib->flush;
 
 		if (ib->last_buf) {
 			if (csrf_inject_finish(ctx->inj, &injected) != CSRF_OK) {
@@ -1101,23 +1083,6 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 	}
 
 	ctx->cur = NULL;
-
-	if (ctx->out && !last && ngx_http_csrf_upstream_done(r)) {
-		if (ctx->held == NULL) {
-			ctx->last_held = &ctx->held;
-		}
-		*ctx->last_held = ctx->out;
-		ctx->last_held = ctx->last_out;
-		ctx->out = NULL;
-		ctx->last_out = &ctx->out;
-		return NGX_OK;
-	}
-
-	if (ctx->held) {
-		*ctx->last_held = ctx->out;
-		ctx->out = ctx->held;
-		ctx->held = NULL;
-	}
 
 	rc = ngx_http_next_body_filter(r, ctx->out);
 
