@@ -458,8 +458,8 @@ void csrf_request_init(csrf_request *req);
  * to case; value without its line ending). Headers the decision does not
  * read are ignored. Nothing is copied: both must outlive req. CSRF_OK or
  * CSRF_ERR_ARG (req NULL, or a NULL pointer with a length). */
-CSRF_MUST_CHECK csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
-                                                size_t value_len);
+csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
+                                size_t value_len);
 
 typedef struct {
 	int allowed;        /* 1: let the request through */

@@ -29,6 +29,7 @@ function server(port, upstream) {
   return `server {
         listen 127.0.0.1:${port};
         csrf on;
+        csrf_mode both;
         csrf_key_file ${keys};
         csrf_session_cookie demo_sid;
         location / {
