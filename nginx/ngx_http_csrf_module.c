@@ -330,10 +330,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 			h = part->elts;
 			i = 0;
 		}
-		if ((h[i].key.len == 22 &&
-		     ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method-Override", 22) == 0) ||
-		    (h[i].key.len == 13 && ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method", 13) == 0) ||
-		    (h[i].key.len == 17 && ngx_strncasecmp(h[i].key.data, (u_char *)"X-Method-Override", 17) == 0)) {
+		if (csrf_header_is_method_override((const char *)h[i].key.data, h[i].key.len)) {
 			ngx_str_set(&h[i].key, "X-CSRF-Dropped");
 			h[i].lowcase_key = (u_char *)"x-csrf-dropped";
 		}

@@ -61,6 +61,8 @@ static void test_every_override_sibling(void **state)
 		assert_true(SLICE_IS(req.method_override, "DELETE"));
 		req.method = (csrf_slice){"GET", 3};
 		assert_int_equal(csrf_request_is_safe(&req), 0);
+		assert_int_equal(csrf_header_is_method_override(names[i], strlen(names[i])), 1);
+		assert_int_equal(csrf_header_is_method_override(names[i], strlen(names[i]) - 1), 0);
 	}
 }
 
@@ -92,6 +94,9 @@ static void test_repeated_headers_marked(void **state)
 	hdr(&req, "X-HTTP-Method", "PUT");
 	hdr(&req, "X-HTTP-Method-Override", "PUT");
 	assert_int_equal(req.repeated, CSRF_HDR_OVERRIDE);
+	assert_int_equal(csrf_header_is_method_override("x-method-override", 17), 1);
+	assert_int_equal(csrf_header_is_method_override("Origin", 6), 0);
+	assert_int_equal(csrf_header_is_method_override(NULL, 0), 0);
 }
 
 static void test_cookie_lines(void **state)
