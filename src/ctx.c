@@ -187,24 +187,6 @@ CSRF_API csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const char *orig
 	return CSRF_OK;
 }
 
-/* An HTTP method or cookie name: RFC 9110 / RFC 6265 token characters. */
-static int is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return 1;
-	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static int is_token(const char *s, size_t n)
-{
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
-
 static char *copy_bytes(const csrf_ctx *ctx, const char *s, size_t n)
 {
 	char *p = csrf_alloc(ctx, n + 1);
@@ -228,7 +210,7 @@ CSRF_API csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, c
 			return csrf_config_error(ctx, CSRF_ERR_CONFIG,
 			                         "exempt path may not contain spaces, controls, '?' or '#'");
 	}
-	if (method && !is_token(method, strlen(method)))
+	if (method && !csrf_is_token(method, strlen(method)))
 		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "exempt method is not an HTTP method token");
 	csrf_exemption e = {NULL, NULL, path_len};
 	if (method && !(e.method = copy_bytes(ctx, method, strlen(method))))
@@ -320,7 +302,7 @@ CSRF_API csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *name)
 static csrf_reason set_cookie_name(csrf_ctx *ctx, char *dst, const char *name, const char *what)
 {
 	size_t n = strlen(name);
-	if (n > CSRF_FIELD_NAME_MAX || !is_token(name, n))
+	if (n > CSRF_FIELD_NAME_MAX || !csrf_is_token(name, n))
 		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s name must be 1 to %d cookie-name characters", what,
 		                         CSRF_FIELD_NAME_MAX);
 	memcpy(dst, name, n + 1);

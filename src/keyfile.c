@@ -25,82 +25,6 @@
 
 #define KF_FIELDS_MAX 5
 
-/* ---- constant-time hex ---- */
-
-static uint32_t mask_lt(uint32_t a, uint32_t b)
-{
-	return 0u - ((a - b) >> 31);
-}
-
-static uint32_t mask_in(uint32_t c, uint32_t lo, uint32_t hi)
-{
-	return ~mask_lt(c, lo) & ~mask_lt(hi, c);
-}
-
-static char hex_digit(uint32_t v)
-{
-	/* '0'..'9', then 'a'..'f' (39 = 'a' - '0' - 10) */
-	return (char)(v + '0' + (mask_lt(9, v) & 39));
-}
-
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex_digit(in[i] >> 4);
-		out[2 * i + 1] = hex_digit(in[i] & 15);
-	}
-}
-
-static uint32_t hex_value(uint8_t ch, uint32_t *bad)
-{
-	uint32_t c = ch;
-	uint32_t m_digit = mask_in(c, '0', '9');
-	uint32_t m_lower = mask_in(c, 'a', 'f');
-	uint32_t m_upper = mask_in(c, 'A', 'F');
-
-	*bad |= ~(m_digit | m_lower | m_upper);
-	return (m_digit & (c - '0')) | (m_lower & (c - 'a' + 10)) | (m_upper & (c - 'A' + 10));
-}
-
-/* Exactly 2 * n hex digits (either case) into n bytes; 0 on a bad digit. */
-static int hex_decode(const char *s, size_t n, uint8_t *out)
-{
-	uint32_t bad = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uint32_t hi = hex_value((uint8_t)s[2 * i], &bad);
-		uint32_t lo = hex_value((uint8_t)s[2 * i + 1], &bad);
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	if (bad) {
-		csrf_wipe(out, n);
-		return 0;
-	}
-	return 1;
-}
-
-/* ---- strict decimal numbers ---- */
-
-/* Digits only, no sign, no leading zero (except "0" itself), value at
- * most max. 1 and *out on success. */
-static int parse_decimal(const char *s, size_t n, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (n == 0 || n > 20 || (n > 1 && s[0] == '0'))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		uint64_t d = (uint64_t)(s[i] - '0');
-		if (v > (max - d) / 10)
-			return 0;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 1;
-}
-
 /* ---- the parser ---- */
 
 typedef struct {
@@ -186,9 +110,9 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "expected \"key ID CREATED HEX64 [sign]\"");
 	if (nf < 4)
 		return kf_fail(p, "missing fields (expected \"key ID CREATED HEX64 [sign]\")");
-	if (!parse_decimal(f[1], fl[1], UINT32_MAX, &id) || id == 0)
+	if (!(csrf_parse_u64(f[1], fl[1], UINT32_MAX, &id) == CSRF_OK) || id == 0)
 		return kf_fail(p, "key id must be a decimal number from 1 to 4294967295");
-	if (!parse_decimal(f[2], fl[2], INT64_MAX, &created))
+	if (!(csrf_parse_u64(f[2], fl[2], INT64_MAX, &created) == CSRF_OK))
 		return kf_fail(p, "creation time must be decimal unix seconds");
 	if (fl[3] != 2 * CSRF_KEY_LEN)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
@@ -203,7 +127,7 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "a second key flagged sign (line %zu has the first)", p->sign_line);
 
 	csrf_keyfile_entry *e = &d->keys[d->n];
-	if (!hex_decode(f[3], CSRF_KEY_LEN, e->key))
+	if (csrf_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
 	e->id = (uint32_t)id;
 	e->created = (int64_t)created;
