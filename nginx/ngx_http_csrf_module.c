@@ -35,7 +35,6 @@ typedef struct {
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
-	csrf_ctx *scratch; /* validates directive arguments */
 	uint8_t key[CSRF_KEY_LEN];
 	ngx_uint_t have_key;
 } ngx_http_csrf_main_conf_t;
@@ -80,11 +79,14 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in);
 static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 
-static char *ngx_http_csrf_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_csrf_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_csrf_key_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_csrf_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_csrf_status(ngx_conf_t *cf, void *post, void *data);
+
+typedef csrf_reason (*ngx_http_csrf_check_pt)(ngx_conf_t *cf, ngx_str_t *value, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_origin(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_trusted(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_cookie(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_key_file(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
 
 static ngx_int_t ngx_http_csrf_add_variables(ngx_conf_t *cf);
 static void *ngx_http_csrf_create_main_conf(ngx_conf_t *cf);
@@ -113,17 +115,17 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_mode"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, mode), &ngx_http_csrf_modes},
 
-    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_origin, NGX_HTTP_LOC_CONF_OFFSET, 0,
-     NULL},
+    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, origin), (void *)ngx_http_csrf_check_origin},
 
-    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_trusted_origin,
-     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, trusted), (void *)ngx_http_csrf_check_trusted},
 
-    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_key_file, NGX_HTTP_LOC_CONF_OFFSET,
-     0, NULL},
+    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
 
-    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_session_cookie,
-     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
 
     {ngx_string("csrf_inject"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, inject), NULL},
@@ -1155,11 +1157,6 @@ static void *ngx_http_csrf_create_main_conf(ngx_conf_t *cf)
 		return NULL;
 	}
 
-	cmcf->scratch = ngx_http_csrf_ctx_new(cf);
-	if (cmcf->scratch == NULL) {
-		return NULL;
-	}
-
 	return cmcf;
 }
 
@@ -1208,121 +1205,80 @@ static char *ngx_http_csrf_config_error(ngx_conf_t *cf, csrf_ctx *ctx, const cha
 	return NGX_CONF_ERROR;
 }
 
-static char *ngx_http_csrf_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+/* Validators of directive arguments: the library's checks and words. */
+static csrf_reason ngx_http_csrf_check_origin(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
 {
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
-
-	(void)cmd;
-
-	if (clcf->origin.data) {
-		return "is duplicate";
-	}
-
-	value = cf->args->elts;
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
-
-	rc = csrf_ctx_set_self_origin(cmcf->scratch, (const char *)value[1].data, value[1].len);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_origin", rc);
-	}
-
-	clcf->origin = value[1];
-
-	return NGX_CONF_OK;
+	(void)cf;
+	return csrf_origin_validate((const char *)v->data, v->len, "self origin", err);
 }
 
-static char *ngx_http_csrf_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+static csrf_reason ngx_http_csrf_check_trusted(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
 {
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value, *s;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
+	(void)cf;
+	return csrf_origin_validate((const char *)v->data, v->len, "trusted origin", err);
+}
 
-	(void)cmd;
+static csrf_reason ngx_http_csrf_check_cookie(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
+{
+	(void)cf;
+	/* configuration arguments are NUL-terminated */
+	return csrf_cookie_name_validate((const char *)v->data, "session cookie", err);
+}
 
-	value = cf->args->elts;
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+static csrf_reason ngx_http_csrf_check_key_file(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
+{
+	size_t n;
+	csrf_key_info keys[CSRF_KEYS_MAX];
 
-	/* validated on a scratch context; each location's context gets the
-	 * full list when the configuration is merged */
-	rc = csrf_ctx_add_trusted_origin(cmcf->scratch, (const char *)value[1].data, value[1].len);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_trusted_origin", rc);
+	if (ngx_conf_full_name(cf->cycle, v, 1) != NGX_OK) {
+		return CSRF_ERR_NOMEM;
 	}
 
-	if (clcf->trusted == NGX_CONF_UNSET_PTR) {
-		clcf->trusted = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-		if (clcf->trusted == NULL) {
+	return csrf_keyfile_list((const char *)v->data, keys, CSRF_KEYS_MAX, &n, err);
+}
+
+/* A directive with one checked argument: cmd->post validates it, then it
+ * is kept in the ngx_str_t at cmd->offset, or appended to the array
+ * there (csrf_trusted_origin). */
+static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_str_t *value, *field;
+	ngx_array_t **list;
+	csrf_error err;
+	csrf_reason rc;
+	ngx_http_csrf_check_pt check = (ngx_http_csrf_check_pt)cmd->post;
+
+	value = cf->args->elts;
+
+	rc = check(cf, &value[1], &err);
+	if (rc != CSRF_OK) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: %s", &cmd->name,
+		                   err.msg[0] ? err.msg : csrf_reason_str(rc));
+		return NGX_CONF_ERROR;
+	}
+
+	if (check == ngx_http_csrf_check_trusted) {
+		list = (ngx_array_t **)((char *)conf + cmd->offset);
+		if (*list == NGX_CONF_UNSET_PTR) {
+			*list = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+			if (*list == NULL) {
+				return NGX_CONF_ERROR;
+			}
+		}
+		field = ngx_array_push(*list);
+		if (field == NULL) {
 			return NGX_CONF_ERROR;
 		}
+		*field = value[1];
+		return NGX_CONF_OK;
 	}
 
-	s = ngx_array_push(clcf->trusted);
-	if (s == NULL) {
-		return NGX_CONF_ERROR;
-	}
-
-	*s = value[1];
-
-	return NGX_CONF_OK;
-}
-
-static char *ngx_http_csrf_key_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
-
-	(void)cmd;
-
-	if (clcf->key_file.data) {
+	field = (ngx_str_t *)((char *)conf + cmd->offset);
+	if (field->data) {
 		return "is duplicate";
 	}
 
-	value = cf->args->elts;
-
-	if (ngx_conf_full_name(cf->cycle, &value[1], 1) != NGX_OK) {
-		return NGX_CONF_ERROR;
-	}
-
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
-
-	rc = csrf_ctx_load_key_file(cmcf->scratch, (const char *)value[1].data);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_key_file", rc);
-	}
-
-	clcf->key_file = value[1];
-
-	return NGX_CONF_OK;
-}
-
-static char *ngx_http_csrf_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
-
-	(void)cmd;
-
-	if (clcf->session_cookie.data) {
-		return "is duplicate";
-	}
-
-	value = cf->args->elts;
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
-
-	rc = csrf_ctx_set_session_cookie(cmcf->scratch, (const char *)value[1].data);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_session_cookie", rc);
-	}
-
-	clcf->session_cookie = value[1];
+	*field = value[1];
 
 	return NGX_CONF_OK;
 }
