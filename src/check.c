@@ -1,4 +1,4 @@
-/* check.c - the decision of DESIGN.md: the effective method (and method
+/* check.c - the decision (docs/architecture.md): the effective method (and method
  * overrides), exemptions, fetch metadata, Origin and Referer, then the
  * token stage with the secret from the caller or the signed cookie.
  * Everything lives on the stack; nothing here allocates. */
