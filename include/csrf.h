@@ -534,6 +534,12 @@ typedef struct {
  * CSRF_ERR_INTERNAL. */
 CSRF_MUST_CHECK csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out);
 
+/* 1 when a response's Cache-Control value already keeps a page out of
+ * shared caches ("private" or "no-store", any case); otherwise an adapter
+ * that puts a token into the page replaces Cache-Control with "private":
+ * a page with a token must not be served to another user. */
+int csrf_cache_control_is_private(const char *value, size_t len);
+
 /* Wipes the token and cookie a csrf_page holds. */
 void csrf_page_wipe(csrf_page *page);
 

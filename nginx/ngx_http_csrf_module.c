@@ -189,14 +189,48 @@ static csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
 	return sl;
 }
 
-/* The request as the library reads it: method, target, the connection's
- * scheme, and every request header handed over by name. */
-static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+/* Calls handler for every header of list; stops at the first that does
+ * not answer NGX_OK and returns what it answered. */
+typedef ngx_int_t (*ngx_http_csrf_header_pt)(ngx_table_elt_t *h, void *data);
+
+static ngx_int_t ngx_http_csrf_each_header(ngx_list_t *list, ngx_http_csrf_header_pt handler, void *data)
 {
+	ngx_int_t rc;
 	ngx_uint_t i;
 	ngx_list_part_t *part;
 	ngx_table_elt_t *h;
 
+	part = &list->part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		rc = handler(&h[i], data);
+		if (rc != NGX_OK) {
+			return rc;
+		}
+	}
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_file_header(ngx_table_elt_t *h, void *data)
+{
+	csrf_request_header(data, (const char *)h->key.data, h->key.len, (const char *)h->value.data, h->value.len);
+	return NGX_OK;
+}
+
+/* The request as the library reads it: method, target, the connection's
+ * scheme, and every request header handed over by name. */
+static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+{
 	csrf_request_init(req);
 
 	req->method = ngx_http_csrf_slice(&r->method_name);
@@ -213,22 +247,7 @@ static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 		req->scheme.len = 4;
 	}
 
-	part = &r->headers_in.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-
-		csrf_request_header(req, (const char *)h[i].key.data, h[i].key.len, (const char *)h[i].value.data,
-		                    h[i].value.len);
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, req);
 }
 
 static void ngx_http_csrf_verdict_cleanup(void *data)
@@ -302,12 +321,20 @@ static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
  * continues as a GET without its body or a method override (a named
  * location would otherwise keep the method and the body this module
  * read): the upstream never receives the forged request. */
+static ngx_int_t ngx_http_csrf_drop_override(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len)) {
+		ngx_str_set(&h->key, "X-CSRF-Dropped");
+		h->lowcase_key = (u_char *)"x-csrf-dropped";
+	}
+
+	return NGX_OK;
+}
+
 static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 {
-	ngx_uint_t i;
-	ngx_list_part_t *part;
-	ngx_table_elt_t *h;
-
 	r->method = NGX_HTTP_GET;
 	ngx_str_set(&r->method_name, "GET");
 
@@ -320,23 +347,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 		r->preserve_body = 0;
 	}
 
-	part = &r->headers_in.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (csrf_header_is_method_override((const char *)h[i].key.data, h[i].key.len)) {
-			ngx_str_set(&h[i].key, "X-CSRF-Dropped");
-			h[i].lowcase_key = (u_char *)"x-csrf-dropped";
-		}
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_override, NULL);
 }
 
 /* 1 when error_page handles status in this location. */
@@ -700,30 +711,27 @@ static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_v
 
 /* Hands the response's Set-Cookie values to the library, so a page
  * that logs a user in gets tokens for the new session. */
+typedef struct {
+	csrf_ctx *ctx;
+	csrf_request *req;
+} ngx_http_csrf_cookies_t;
+
+static ngx_int_t ngx_http_csrf_response_cookie(ngx_table_elt_t *h, void *data)
+{
+	ngx_http_csrf_cookies_t *c = data;
+
+	if (h->hash != 0 && h->key.len == 10 && ngx_strncasecmp(h->key.data, (u_char *)"Set-Cookie", 10) == 0) {
+		csrf_response_cookie(c->ctx, c->req, (const char *)h->value.data, h->value.len);
+	}
+
+	return NGX_OK;
+}
+
 static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx, csrf_request *req)
 {
-	ngx_uint_t i;
-	ngx_list_part_t *part;
-	ngx_table_elt_t *h;
+	ngx_http_csrf_cookies_t c = {cctx, req};
 
-	part = &r->headers_out.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (h[i].hash == 0 || h[i].key.len != 10 ||
-		    ngx_strncasecmp(h[i].key.data, (u_char *)"Set-Cookie", 10) != 0) {
-			continue;
-		}
-		csrf_response_cookie(cctx, req, (const char *)h[i].value.data, h[i].value.len);
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_response_cookie, &c);
 }
 
 /* 1 for an HTML response this module may rewrite. */
@@ -778,51 +786,45 @@ static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key
 /* Cache-Control: private, unless the response already says private or
  * no-store; other Cache-Control values are replaced (a page with a token
  * must not be shared by caches). */
+static ngx_uint_t ngx_http_csrf_is_cache_control(ngx_table_elt_t *h)
+{
+	return h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Cache-Control", 13) == 0;
+}
+
+/* NGX_DECLINED when the response already keeps itself out of shared
+ * caches. */
+static ngx_int_t ngx_http_csrf_find_private(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (h->hash != 0 && ngx_http_csrf_is_cache_control(h) &&
+	    csrf_cache_control_is_private((const char *)h->value.data, h->value.len)) {
+		return NGX_DECLINED;
+	}
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_drop_cache_control(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (ngx_http_csrf_is_cache_control(h)) {
+		h->hash = 0;
+	}
+
+	return NGX_OK;
+}
+
 static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
 {
-	ngx_uint_t i;
-	ngx_list_part_t *part;
-	ngx_table_elt_t *h;
 	static u_char private[] = "private";
 
-	part = &r->headers_out.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (h[i].hash == 0 || h[i].key.len != 13 ||
-		    ngx_strncasecmp(h[i].key.data, (u_char *)"Cache-Control", 13) != 0) {
-			continue;
-		}
-		if (ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len, (u_char *)"private", 7 - 1) ||
-		    ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len, (u_char *)"no-store", 8 - 1)) {
-			return NGX_OK;
-		}
+	if (ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_find_private, NULL) == NGX_DECLINED) {
+		return NGX_OK;
 	}
 
-	part = &r->headers_out.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (h[i].key.len == 13 && ngx_strncasecmp(h[i].key.data, (u_char *)"Cache-Control", 13) == 0) {
-			h[i].hash = 0;
-		}
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_drop_cache_control, NULL);
 
 	return ngx_http_csrf_add_header(r, "Cache-Control", private, sizeof(private) - 1);
 }
