@@ -258,9 +258,13 @@ static void test_cache_control(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stateless_round_trip),       cmocka_unit_test(test_https_host_prefix),
-	    cmocka_unit_test(test_bad_cookie_gets_new_secret), cmocka_unit_test(test_stateful_secret_no_cookie),
-	    cmocka_unit_test(test_session_from_response),      cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_stateless_round_trip),
+	    cmocka_unit_test(test_https_host_prefix),
+	    cmocka_unit_test(test_bad_cookie_gets_new_secret),
+	    cmocka_unit_test(test_stateful_secret_no_cookie),
+	    cmocka_unit_test(test_session_from_response),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_cache_control),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
