@@ -534,6 +534,13 @@ typedef struct {
  * CSRF_ERR_INTERNAL. */
 CSRF_MUST_CHECK csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out);
 
+/* 1 when a response is an HTML page the injector may rewrite: status
+ * 200-299 (but 204 and 206) or 400-599, Content-Type text/html (any
+ * parameters), no Content-Encoding or "identity" (a compressed body is
+ * passed through untouched). content_encoding NULL: none. */
+int csrf_response_injectable(unsigned status, const char *content_type, size_t ct_len, const char *content_encoding,
+                             size_t ce_len);
+
 /* 1 when a response's Cache-Control value already keeps a page out of
  * shared caches ("private" or "no-store", any case); otherwise an adapter
  * that puts a token into the page replaces Cache-Control with "private":

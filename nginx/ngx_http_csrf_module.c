@@ -737,29 +737,14 @@ static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx
 /* 1 for an HTML response this module may rewrite. */
 static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r)
 {
-	ngx_uint_t status;
 	ngx_str_t *ct;
-
-	status = r->headers_out.status;
-	if (status < 200 || status == NGX_HTTP_NO_CONTENT || status == NGX_HTTP_PARTIAL_CONTENT ||
-	    (status >= 300 && status < 400)) {
-		return 0;
-	}
+	ngx_table_elt_t *ce;
 
 	ct = &r->headers_out.content_type;
-	if (ct->len < 9 || ngx_strncasecmp(ct->data, (u_char *)"text/html", 9) != 0 ||
-	    (ct->len > 9 && ct->data[9] != ';' && ct->data[9] != ' ')) {
-		return 0;
-	}
+	ce = r->headers_out.content_encoding;
 
-	/* A compressed upstream response passes through untouched. */
-	if (r->headers_out.content_encoding && r->headers_out.content_encoding->value.len &&
-	    !(r->headers_out.content_encoding->value.len == 8 &&
-	      ngx_strncasecmp(r->headers_out.content_encoding->value.data, (u_char *)"identity", 8) == 0)) {
-		return 0;
-	}
-
-	return 1;
+	return csrf_response_injectable((unsigned)r->headers_out.status, (const char *)ct->data, ct->len,
+	                                ce ? (const char *)ce->value.data : NULL, ce ? ce->value.len : 0);
 }
 
 static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key, const u_char *value, size_t len)
