@@ -1,11 +1,13 @@
 /*
  * ngx_http_csrf_module - libcsrf in front of an unchanged application.
  *
- * Owns the nginx side only: directives, the access-phase check (reading
- * an urlencoded or multipart body when no token header came), and the
- * header and body filters that hand HTML responses to libcsrf's streaming
- * injector. Every decision (method, fetch metadata, origin, referer,
- * token, where a token goes in HTML) is the library's.
+ * Owns the nginx side only: directives, the access phase (the request
+ * handed to the library header by header, the body read when the library
+ * asks for it, the verdict kept across internal redirects), and the
+ * header and body filters that hand HTML responses to the library's page
+ * call and streaming injector. Every decision (method, fetch metadata,
+ * origin, referer, token, cookies, which responses are rewritten, where a
+ * token goes in HTML) is the library's.
  */
 
 #include <ngx_config.h>
