@@ -558,8 +558,12 @@ static enum MHD_Result do_login(vreq *v)
 		return reject(v, 500, "database error", "Try again later.");
 	}
 	if (found == 1) {
-		demo_wipe(pw, sizeof pw);
-		return reject(v, 403, "wrong user name or password", "Check both and try again.");
+		/* An unknown name costs the same Argon2 check and counts like a
+		 * known one, so names cannot be told apart by time or probed
+		 * without limit. */
+		memset(&u, 0, sizeof u);
+		memcpy(u.name, user, lu < sizeof u.name ? lu : sizeof u.name - 1);
+		memcpy(u.pwhash, v->app->dummy_hash, sizeof u.pwhash);
 	}
 	/* Attempts count per account and per client: a visitor who has not
 	 * logged in has no server session, so the client's address stands
@@ -573,7 +577,7 @@ static enum MHD_Result do_login(vreq *v)
 	       : CSRF_STORE_UNAVAILABLE;
 	demo_wipe(pw, sizeof pw);
 	demo_wipe(u.pwhash, sizeof u.pwhash);
-	if (r == CSRF_REAUTH_FAILED)
+	if (r == CSRF_REAUTH_FAILED || (r == CSRF_OK && found == 1))
 		return reject(v, 403, "wrong user name or password", "Check both and try again.");
 	if (r != CSRF_OK)
 		return reject_csrf(v, r == CSRF_STORE_UNAVAILABLE ? 503 : 403, r);

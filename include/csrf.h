@@ -184,8 +184,9 @@ typedef enum {
 	 * allowed without a token (CSRF_ORIGIN_VERIFIED). A request with no
 	 * such evidence (no Sec-Fetch-Site and no Origin: old browsers,
 	 * privacy proxies, non-browser clients; or Sec-Fetch-Site: none, or
-	 * same-site when allowed) must carry a valid token, after the
-	 * Referer rule over HTTPS. Cross-site, same-site (unless allowed) and
+	 * same-site when allowed) must carry a valid token; over HTTPS a
+	 * Referer, when sent, must be same-origin, and none is needed when
+	 * the secret is the caller's or in the "__Host-" cookie. Cross-site, same-site (unless allowed) and
 	 * foreign-Origin requests are rejected as in mode both. Sound because
 	 * a browser that sends Sec-Fetch-Site or Origin cannot be made to lie
 	 * about them by another page, so a token adds nothing to that proof;
@@ -246,8 +247,9 @@ void csrf_ctx_set_report_only(csrf_ctx *ctx, int on);
 void csrf_ctx_set_allow_fetch_none(csrf_ctx *ctx, int on);
 /* Sec-Fetch-Site: same-site passes the origin stage. Default off. */
 void csrf_ctx_set_allow_same_site(csrf_ctx *ctx, int on);
-/* For legacy applications that change state on GET: GET and HEAD must
- * then show positive same-origin evidence (Sec-Fetch-Site same-origin or
+/* For legacy applications that change state on GET: GET, HEAD and
+ * OPTIONS (a preflight reaches any URL cross-site) must then show
+ * positive same-origin evidence (Sec-Fetch-Site same-origin or
  * none, or without fetch metadata a same-origin Origin or Referer); no
  * evidence is CSRF_NO_EVIDENCE. No token is asked for. Default off. */
 void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);

@@ -17,11 +17,6 @@ static int is_safe_method(const char *p, size_t n)
 	return csrf_slice_eq(s, "GET") || csrf_slice_eq(s, "HEAD") || csrf_slice_eq(s, "OPTIONS");
 }
 
-static int is_get_or_head(csrf_slice m)
-{
-	return csrf_slice_eq(m, "GET") || csrf_slice_eq(m, "HEAD");
-}
-
 /* An override value: CSRF_METHOD_OVERRIDE unless it is a word of 1 to
  * METHOD_OVERRIDE_MAX letters; otherwise *unsafe is set when it names a
  * method other than GET, HEAD and OPTIONS. */
@@ -332,8 +327,17 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 	}
 	if (evidence_only)
 		return req->referer.ptr ? check_referer(ctx, req, &site) : CSRF_NO_EVIDENCE;
-	if (site.https)
-		return check_referer(ctx, req, &site);
+	if (site.https) {
+		csrf_reason r = check_referer(ctx, req, &site);
+		/* In origin_or_token a request with no evidence at all goes to
+		 * the token, as over HTTP, where the secret cookie cannot have
+		 * been planted over plain HTTP: the caller's own secret, or
+		 * the "__Host-" cookie. Evidence against still rejects. */
+		if (r == CSRF_REFERER_MISSING && ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN &&
+		    (req->secret || !ctx->secret_cookie_set || strncmp(ctx->secret_cookie, CSRF_HOST_PREFIX, 7) == 0))
+			return CSRF_OK;
+		return r;
+	}
 	/* Plain HTTP with neither header: a non-browser client or an old
 	 * browser. It goes on to the token stage; in mode origin it is
 	 * allowed, as Go's CrossOriginProtection allows it. */
@@ -455,7 +459,8 @@ static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req, int *nee
 	csrf_reason r = effective_method(req, &safe, &overridden);
 	if (r != CSRF_OK)
 		return r;
-	int unsafe_get = safe && ctx->unsafe_get && is_get_or_head(req->method);
+	/* every safe method: a preflight OPTIONS reaches any URL cross-site */
+	int unsafe_get = safe && ctx->unsafe_get;
 	if (safe && !unsafe_get)
 		return CSRF_SAFE_METHOD;
 	int exempt = is_exempt(ctx, req, overridden);
