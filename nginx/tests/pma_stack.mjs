@@ -14,8 +14,9 @@
 //             non-default prefix needs (pid, error log, temp folders) is
 //             added around it
 //
-// startStack() returns { url, db, password, nginxAccessLog(), nginxErrorLog(),
-// fpmAccessLog(), query(sql), stop() }.
+// startStack() returns { url, controlUrl, password, nginxAccessLog(),
+// nginxErrorLog(), fpmAccessLog(), query(sql), stop() }; controlUrl is the
+// same phpMyAdmin through a server without the module.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -209,12 +210,30 @@ php_admin_flag[log_errors] = on
   return { child, socket };
 }
 
-async function startNginx(tmp, fpmSocket, extraServers) {
+// The test's own server next to the README's: the same phpMyAdmin without
+// the module (csrf is on in the README's server only), to show that a
+// forged request the module stops would otherwise work.
+function controlServer(port, tmp, fpmSocket) {
+  return `
+    server {
+        listen 127.0.0.1:${port};
+        access_log ${path.join(tmp, 'control.log')} csrf;
+        root /usr/share/phpmyadmin;
+        location ~ \\.php$ {
+            include /etc/nginx/fastcgi.conf;
+            fastcgi_pass unix:${fpmSocket};
+        }
+    }
+`;
+}
+
+async function startNginx(tmp, fpmSocket) {
   const port = await freePort();
+  const control = await freePort();
   const keys = path.join(tmp, 'csrf.keys');
   const mk = spawnSync(CSRF_KEY, ['new', keys], { encoding: 'utf8' });
   assert.equal(mk.status, 0, `csrf-key new: ${mk.stderr}`);
-  const block = substitute(readmeServerBlock(), [
+  const readme = substitute(readmeServerBlock(), [
     ['/usr/local/lib/nginx/modules/ngx_http_csrf_module.so', MODULE],
     ['listen 80;', `listen 127.0.0.1:${port};`],
     ['/var/log/nginx/pma.log', path.join(tmp, 'access.log')],
@@ -227,10 +246,13 @@ async function startNginx(tmp, fpmSocket, extraServers) {
     proxy_temp_path ${tmp}/proxy;
     fastcgi_temp_path ${tmp}/fastcgi;
     uwsgi_temp_path ${tmp}/uwsgi;
-    scgi_temp_path ${tmp}/scgi;
-${extraServers(port)}`,
+    scgi_temp_path ${tmp}/scgi;`,
     ],
   ]);
+  // The control server goes at the end of the http block (it uses the
+  // README's log format).
+  assert.match(readme, /\n}$/, 'the README\'s block ends with the http block\'s brace');
+  const block = `${readme.slice(0, -1)}${controlServer(control, tmp, fpmSocket)}}`;
   // load_module must come first: the README's block opens the file.
   const conf = `${block}
 worker_processes 1;
@@ -245,13 +267,11 @@ events { worker_connections 256; }
   assert.equal(t.status, 0, `nginx -t: ${t.stderr}`);
   const child = spawnLogged(NGINX, ['-p', tmp, '-c', file, '-g', 'daemon off; master_process on;'],
     path.join(tmp, 'nginx.out'));
-  assert.ok(await waitConnect(port), `nginx listens on ${port}`);
-  return { child, port };
+  for (const p of [port, control]) assert.ok(await waitConnect(p), `nginx listens on ${p}`);
+  return { child, port, control };
 }
 
-// extraServers(port) -> nginx text put into the http block next to the
-// README's server (the test's own helper servers).
-export async function startStack({ extraServers = () => '' } = {}) {
+export async function startStack() {
   for (const f of [MODULE, CSRF_KEY]) assert.ok(f && fs.existsSync(f), `built: ${f}`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-pma-'));
   fs.chmodSync(tmp, 0o755);
@@ -287,10 +307,11 @@ export async function startStack({ extraServers = () => '' } = {}) {
     stack.mysqlSocket = my.socket;
     const fpm = await startPhpFpm(tmp, my.socket);
     procs.push({ name: 'php-fpm', child: fpm.child, signal: 'SIGTERM' });
-    const ngx = await startNginx(tmp, fpm.socket, extraServers);
+    const ngx = await startNginx(tmp, fpm.socket);
     procs.push({ name: 'nginx', child: ngx.child, signal: 'SIGQUIT' });
     stack.port = ngx.port;
     stack.url = `http://127.0.0.1:${ngx.port}`;
+    stack.controlUrl = `http://127.0.0.1:${ngx.control}`;
   } catch (e) {
     await stack.stop();
     throw e;
