@@ -21,9 +21,9 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort, waitConnect } from './net.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 export const README = path.join(HERE, '..', 'README.md');
@@ -36,37 +36,6 @@ const IS_ROOT = process.getuid && process.getuid() === 0;
 
 export const DB_USER = 'pma_e2e';
 export const DB_NAME = 'shop';
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
-
-// Resolves when something accepts connections at a TCP port or a unix
-// socket path, false after ms.
-function waitConnect(target, ms = 20000) {
-  const end = Date.now() + ms;
-  return new Promise((resolve) => {
-    const attempt = () => {
-      const c = typeof target === 'number' ? net.connect(target, '127.0.0.1') : net.connect(target);
-      c.on('connect', () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.on('error', () => {
-        if (Date.now() > end) resolve(false);
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
 
 function ids(user) {
   const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim());
@@ -168,7 +137,7 @@ INSERT INTO ${DB_NAME}.items VALUES (1, 'apple'), (2, 'pear');
     ],
     path.join(tmp, 'mysqld.log'),
   );
-  assert.ok(await waitConnect(socket), `mysqld accepts connections (${path.join(tmp, 'mysqld.log')})`);
+  assert.ok(await waitConnect(socket, 30000), `mysqld accepts connections (${path.join(tmp, 'mysqld.log')})`);
   return { child, socket };
 }
 
