@@ -247,14 +247,15 @@ ${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.r
   const seen = entries(stack.nginxAccessLog(), from);
   const form = seen.filter((e) => e.uri.includes('forged=form66'));
   const noToken = seen.filter((e) => e.uri.includes('forged=bare67'));
-  assert.deepEqual(form.map((e) => [e.status, e.result]), [[403, 'same_site']], 'the form: rejected as same_site (Sec-Fetch-Site)');
+  assert.deepEqual(form.map((e) => [e.status, e.result]), [[403, 'same_site']],
+    'the form: rejected as same_site (Sec-Fetch-Site)');
   assert.deepEqual(noToken.map((e) => [e.status, e.result]), [[403, 'token_missing']],
     'no evidence, no token: token_missing');
   assert.doesNotMatch(stack.fpmAccessLog().slice(fpmFrom), /forged=/, 'no forged request reached php-fpm');
   const errors = stack.nginxErrorLog();
   assert.match(errors, /csrf: rejected POST "\/index\.php": same_site/);
   assert.match(errors, /csrf: rejected POST "\/index\.php": token_missing/);
-  assert.doesNotMatch(errors, new RegExp(pmaToken), 'the error log has no phpMyAdmin token');
+  assert.ok(!errors.includes(pmaToken) && !errors.includes(token), 'the error log has no token');
   assert.doesNotMatch(errors, /forged=/, 'the module logs no query string');
 
   // Controls. The same evidence-less request with the module's token from
