@@ -461,6 +461,12 @@ void csrf_request_init(csrf_request *req);
 csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
                                 size_t value_len);
 
+/* 1 when a request header of this name overrides the method
+ * (X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override; any case):
+ * what an adapter strips from a request it has rejected but still passes
+ * on (an error page), so no application honours it. */
+int csrf_header_is_method_override(const char *name, size_t len);
+
 typedef struct {
 	int allowed;        /* 1: let the request through */
 	csrf_reason reason; /* why; with report_only the would-be rejection */

@@ -55,8 +55,7 @@ typedef struct {
 
 typedef struct {
 	/* access phase */
-	csrf_request req; /* slices into r's headers, reused by the body handler */
-	ngx_uint_t body_size_text; /* req.content_length holds the read body's size */
+	csrf_request req;          /* slices into r's headers, reused by the body handler */
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
@@ -225,8 +224,8 @@ static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 			i = 0;
 		}
 
-		csrf_request_header(req, (const char *)h[i].key.data, h[i].key.len,
-		                          (const char *)h[i].value.data, h[i].value.len);
+		csrf_request_header(req, (const char *)h[i].key.data, h[i].key.len, (const char *)h[i].value.data,
+		                    h[i].value.len);
 	}
 }
 
@@ -290,7 +289,7 @@ static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
  * appends the whole request line, query included) is left out: an
  * application that serialises a form into a URL would put the token
  * there. */
-#define ngx_http_csrf_log(level, r, fmt, ...)                                                                         \
+#define ngx_http_csrf_log(level, r, fmt, ...)                                                                          \
 	do {                                                                                                           \
 		ngx_log_t log_ = *(r)->connection->log;                                                                \
 		log_.handler = NULL;                                                                                   \
@@ -331,9 +330,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 			h = part->elts;
 			i = 0;
 		}
-		if ((h[i].key.len == 22 && ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method-Override", 22) == 0) ||
-		    (h[i].key.len == 13 && ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method", 13) == 0) ||
-		    (h[i].key.len == 17 && ngx_strncasecmp(h[i].key.data, (u_char *)"X-Method-Override", 17) == 0)) {
+		if (csrf_header_is_method_override((const char *)h[i].key.data, h[i].key.len)) {
 			ngx_str_set(&h[i].key, "X-CSRF-Dropped");
 			h[i].lowcase_key = (u_char *)"x-csrf-dropped";
 		}
@@ -408,8 +405,8 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 /* Records the library's answer, logs a rejection with its reason (never
  * a token or a cookie), and returns what the access phase answers:
  * NGX_DECLINED to go on, or a status. */
-static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf,
-                                     ngx_http_csrf_verdict_t *v, csrf_result res)
+static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_http_csrf_verdict_t *v,
+                                     csrf_result res)
 {
 	v->checked = 1;
 	v->reason = res.reason;
