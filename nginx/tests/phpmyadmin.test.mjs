@@ -112,9 +112,12 @@ after(async () => {
 });
 
 // The session: every step waits for what the user would see.
+let step = '';
 async function session(page) {
+  step = 'login';
   await login(page);
 
+  step = 'navigation panel';
   // navigation panel: expand the database (a POST of the panel's script),
   // then open the table from it
   await page.click('#pma_navigation_tree a.hover_show_full:text-is("shop")');
@@ -123,7 +126,10 @@ async function session(page) {
   await page.waitForSelector('#server-breadcrumb a[data-raw-text="items"]');
   await page.waitForSelector('td.data.grid_edit:has-text("pear")');
 
-  // inline edit of a cell: double-click, type, Enter (an AJAX POST)
+  // inline edit of a cell: double-click, type, Enter (an AJAX POST); the
+  // grid's script adds its (hidden) editor when it is ready for clicks
+  step = 'inline edit';
+  await page.waitForSelector('.cEdit', { state: 'attached' });
   await page.dblclick('td.data.grid_edit:has-text("pear")');
   const box = page.locator('.cEdit textarea.edit_box');
   await box.fill('quince');
@@ -133,6 +139,7 @@ async function session(page) {
   await page.waitForSelector('td.data.grid_edit:has-text("quince")');
   assert.deepEqual(rows(), ['1:apple', '2:quince'], 'the inline edit reached the database');
 
+  step = 'SQL tab';
   // SQL tab: a query through the editor (an AJAX POST to the import route)
   await page.click('#topmenu a:has-text("SQL")');
   await page.waitForSelector('#sqlqueryform .CodeMirror');
@@ -142,6 +149,7 @@ async function session(page) {
   await page.waitForSelector('.alert-success:has-text("1 row inserted")');
   assert.deepEqual(rows(), ['1:apple', '2:quince', '3:plum'], 'the SQL tab query ran');
 
+  step = 'preference';
   // a preference: the Settings form (a full-page POST)
   await page.click('#pma_navigation_header a[title="Home"]');
   await page.click('a:has-text("More settings")');
@@ -153,6 +161,7 @@ async function session(page) {
   await page.waitForSelector('.alert:has-text("Configuration has been saved")');
   assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), true, 'the preference was kept');
 
+  step = 'logout';
   // logout (its script POSTs), then the session is gone
   await page.click('#pma_navigation_header a.logout');
   await page.waitForSelector('#input_username');
@@ -172,7 +181,7 @@ test('a logged-in phpMyAdmin session with its AJAX features meets no 403', async
     await session(page);
   } catch (e) {
     // a step that waited in vain: say which requests were refused
-    e.message += `\n403 answers so far: ${JSON.stringify(refused)}`;
+    e.message += `\nstep: ${step}; 403 answers so far: ${JSON.stringify(refused)}`;
     throw e;
   }
   await page.close();

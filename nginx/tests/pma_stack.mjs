@@ -99,10 +99,14 @@ async function startMariadb(tmp, password) {
   const dir = ownedDir(path.join(tmp, 'mysql'), 'mysql');
   const datadir = path.join(dir, 'data');
   const socket = path.join(dir, 'mysqld.sock');
+  // Its own tmpdir too: the bootstrap's temporary tables in the shared
+  // /tmp collide with other servers'.
+  const tmpdir = ownedDir(path.join(dir, 'tmp'), 'mysql');
   const user = IS_ROOT ? ['--user=mysql'] : [];
   const inst = spawnSync(
     'mariadb-install-db',
-    ['--no-defaults', `--datadir=${datadir}`, ...user, '--auth-root-authentication-method=socket', '--skip-test-db'],
+    ['--no-defaults', `--datadir=${datadir}`, `--tmpdir=${tmpdir}`, ...user, '--auth-root-authentication-method=socket',
+      '--skip-test-db'],
     { encoding: 'utf8' },
   );
   assert.equal(inst.status, 0, `mariadb-install-db: ${inst.stderr}`);
@@ -129,6 +133,7 @@ INSERT INTO ${DB_NAME}.items VALUES (1, 'apple'), (2, 'pear');
       '--no-defaults',
       `--datadir=${datadir}`,
       `--socket=${socket}`,
+      `--tmpdir=${tmpdir}`,
       '--skip-networking',
       `--pid-file=${path.join(dir, 'mysqld.pid')}`,
       `--init-file=${init}`,
