@@ -11,6 +11,10 @@ PKGS=(
   nginx nginx-dev libpcre2-dev zlib1g-dev
   chromium nodejs npm curl procps
   wrk hyperfine gnuplot-nox python3 python3-django
+  # nginx.phpmyadmin: a real PHP application behind the module; the test
+  # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
+  # configured at install time).
+  phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
 )
 
 missing=()
@@ -37,7 +41,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server; do
+  for svc in nginx redis-server php8.2-fpm mariadb; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
