@@ -52,7 +52,7 @@ fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
 
 format:
-	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h
+	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h cgi/*.c cgi/*.h
 
 clean:
 	rm -rf build build-check build-fuzz

@@ -11,6 +11,7 @@ PKGS=(
   nginx nginx-dev libpcre2-dev zlib1g-dev
   chromium nodejs npm curl procps
   wrk hyperfine gnuplot-nox python3 python3-django
+  busybox lighttpd
 )
 
 missing=()
@@ -37,7 +38,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server; do
+  for svc in nginx redis-server lighttpd; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
