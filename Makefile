@@ -39,7 +39,7 @@ check: deps
 	exit $$status
 
 demo: build
-	./build/csrf-demo $(DEMO_ARGS)
+	./build/csrf-demo --router 127.0.0.1:8082 $(DEMO_ARGS)
 
 install: build
 	@cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null

@@ -277,12 +277,12 @@ int main(int argc, char **argv)
 	csrf_ctx_set_unsafe_get(conf.ctx, cgi_conf_unsafe_get(&conf, target, path_len));
 
 	char *body = NULL;
+	size_t body_len = 0;
 	int body_fd = -1, status = 0;
 	csrf_result res = csrf_check(conf.ctx, &req);
 	if (res.needs_body) {
-		size_t len = 0;
 		unsigned code;
-		csrf_reason r = read_body(&conf, &body, &len, &body_fd, &code);
+		csrf_reason r = read_body(&conf, &body, &body_len, &body_fd, &code);
 		if (r != CSRF_OK) {
 			if (code == 500) {
 				cgi_log("cannot keep the body of", method, path ? path : "", strerror(errno));
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		req.body.ptr = body;
-		req.body.len = len;
+		req.body.len = body_len;
 		res = csrf_check(conf.ctx, &req);
 	}
 	if (!res.allowed) {
@@ -308,7 +308,7 @@ out:
 	if (body_fd >= 0)
 		close(body_fd);
 	if (body != NULL)
-		explicit_bzero(body, req.body.len);
+		explicit_bzero(body, body_len);
 	free(body);
 	free(path);
 	free(names);
