@@ -76,11 +76,13 @@ void cgi_log(const char *what, const char *method, const char *path, const char 
 	fprintf(stderr, ": %s\n", detail);
 }
 
-/* The rejection: the library's page, with its CSP; never the program. */
+/* The rejection: the library's page, with its CSP; never the program. The
+ * log line comes first, so it is written when the client has the answer. */
 static void reject(csrf_reason reason, unsigned status, const char *method, const char *path)
 {
 	char page[CSRF_REJECT_PAGE_MAX];
 	size_t len = 0;
+	cgi_log("rejected", method, path, csrf_reason_name(reason));
 	if (csrf_reject_page(reason, status, page, sizeof page, &len) != CSRF_OK)
 		len = 0;
 	printf("Status: %u %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Security-Policy: %s\r\n"
@@ -88,7 +90,6 @@ static void reject(csrf_reason reason, unsigned status, const char *method, cons
 	       status, reason_phrase(status), CSRF_REJECT_PAGE_CSP, len);
 	fwrite(page, 1, len, stdout);
 	fflush(stdout);
-	cgi_log("rejected", method, path, csrf_reason_name(reason));
 }
 
 static void header(csrf_request *req, const char *name, size_t name_len, const char *value)
