@@ -260,6 +260,9 @@ def page_tokens(resp):
     text = resp.text()
     f = re.search(r'<meta name="csrf-param" content="([^"]+)"', text)
     t = re.search(r'<meta name="csrf-token" content="([^"]+)"', text)
+    if not f:  # a page without <head>: the hidden field of its form
+        f = re.search(r'<input type="hidden" name="([^"]+)"', text)
+        t = re.search(r'<input type="hidden" name="[^"]+" value="([^"]+)">', text)
     return cookie, f.group(1) if f else None, t.group(1) if t else None
 
 
