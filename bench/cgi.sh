@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# cgi.sh - csrf-cgi's footprint for `make bench` (bench/run.sh): the size of
+# the binary and the time it adds per request on top of running the bare
+# CGI program, measured with hyperfine, both as a server would run them
+# (the CGI environment, the body on standard input). Writes a Markdown
+# section to $1 that report.py puts into RESULTS.md.
+#   BUILD=dir  the build to measure (default build/)   BENCH_QUICK=1  few runs
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${BUILD:-$root/build}
+out=$1
+cgi="$build/csrf-cgi"
+[ -x "$cgi" ] || { echo "bench: $cgi is missing (run make)" >&2; exit 1; }
+if [ "${BENCH_QUICK:-0}" = 1 ]; then runs=10 warmup=2; else runs=${CGI_RUNS:-300} warmup=20; fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+progs="$root/cgi/tests/www/cgi-bin"
+"$build/csrf-key" new "$work/keys" >/dev/null
+printf 'origin http://192.168.1.1\nkey_file %s\nunsafe_get /cgi-bin/reset.cgi\n' "$work/keys" >"$work/conf"
+export CSRF_CGI_CONFIG="$work/conf" CGI_TEST_DIR="$work" HTTP_HOST=192.168.1.1 REMOTE_USER=admin
+
+# A client's secret cookie and a token, from a page csrf-cgi served.
+page=$(cd "$progs" && REQUEST_METHOD=GET SCRIPT_NAME=/cgi-bin/page.cgi "$cgi" ./page.cgi)
+cookie=$(sed -n 's/^Set-Cookie: \(csrf_secret=[^;]*\);.*/\1/p' <<<"$page" | head -n1)
+field=$(sed -n 's/.*<meta name="csrf-param" content="\([^"]*\)".*/\1/p' <<<"$page" | head -n1)
+token=$(sed -n 's/.*<meta name="csrf-token" content="\([^"]*\)".*/\1/p' <<<"$page" | head -n1)
+[ -n "$cookie" ] && [ -n "$field" ] && [ -n "$token" ] || { echo "bench: csrf-cgi gave no token" >&2; exit 1; }
+printf 'dns1=9.9.9.9&dns2=149.112.112.112&%s=%s' "$field" "$token" >"$work/body"
+len=$(stat -c %s "$work/body")
+
+# Each case: the bare program, then the same behind csrf-cgi (one
+# hyperfine run, commands alternating). The shell of the POST cases (for
+# the body on stdin) is subtracted by hyperfine.
+measure() { # name, env..., -- bare wrapped [shell]
+  local name=$1
+  shift
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  local shell=(-N)
+  [ "${3:-}" = shell ] && shell=()
+  (cd "$progs" && env "${envs[@]}" hyperfine "${shell[@]}" --style none --warmup "$warmup" --runs "$runs" \
+    --export-json "$work/$name.json" "$1" "$2" >/dev/null 2>&1)
+}
+measure get REQUEST_METHOD=GET SCRIPT_NAME=/cgi-bin/page.cgi -- ./page.cgi "$cgi ./page.cgi"
+measure post REQUEST_METHOD=POST SCRIPT_NAME=/cgi-bin/echo.cgi CONTENT_TYPE=application/x-www-form-urlencoded \
+  CONTENT_LENGTH="$len" HTTP_COOKIE="$cookie" -- "./echo.cgi <$work/body" "$cgi ./echo.cgi <$work/body" shell
+measure reject REQUEST_METHOD=POST SCRIPT_NAME=/cgi-bin/echo.cgi CONTENT_TYPE=application/x-www-form-urlencoded \
+  CONTENT_LENGTH="$len" HTTP_ORIGIN=http://evil.example -- "./echo.cgi <$work/body" "$cgi ./echo.cgi <$work/body" shell
+
+strip -o "$work/stripped" "$cgi"
+python3 - "$work" "$cgi" "$runs" >"$out" <<'EOF'
+import json, os, subprocess, sys
+work, cgi, runs = sys.argv[1], sys.argv[2], sys.argv[3]
+def res(name, i):
+    return json.load(open(os.path.join(work, name + ".json")))["results"][i]
+def med(name, i):
+    return res(name, i)["median"] * 1000
+def cpu(name, i):  # user + system, mean
+    return (res(name, i)["user"] + res(name, i)["system"]) * 1000
+libs = [l.split()[0] for l in subprocess.run(["ldd", cgi], capture_output=True, text=True).stdout.splitlines()
+        if "=>" in l]
+rows, worst = [], 0
+for name, what in (("get", "GET of an HTML page (secret cookie, token, injection)"),
+                   ("post", "POST, token in the urlencoded body (body read, checked, passed on)"),
+                   ("reject", "POST from another origin (rejected: the program never runs)")):
+    bare, wrapped = med(name, 0), med(name, 1)
+    if name != "reject":
+        worst = max(worst, wrapped - bare)
+    rows.append(f"| {what} | {bare:.2f} ms | {wrapped:.2f} ms | {wrapped - bare:+.2f} ms | "
+                f"{cpu(name, 1) - cpu(name, 0):+.2f} ms |")
+print(f"""## csrf-cgi (the CGI adapter)
+
+`build/csrf-cgi`: {os.path.getsize(os.path.join(work, 'stripped')) / 1024:.0f} KiB stripped
+({os.path.getsize(cgi) / 1024:.0f} KiB as built, with debug information), the library linked in
+statically; it loads {", ".join(libs)}. Time per request, median of {runs} runs
+(hyperfine), run as a server runs a CGI program; the program is a small
+shell script (`cgi/tests/www/cgi-bin`), as on a router:
+
+| request | bare program | behind csrf-cgi | added | added CPU (user+sys) |
+|---|---:|---:|---:|---:|
+{chr(10).join(rows)}
+
+- {'met' if worst <= 1.0 else 'NOT met'}: csrf-cgi adds at most 1 ms per request: {worst:.2f} ms
+""")
+EOF
+cat "$out"
