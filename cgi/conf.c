@@ -15,8 +15,6 @@
 #define ARGS_MAX 2
 #define MSG_MAX 384
 
-typedef const char *(*handler)(cgi_conf *c, char **arg, size_t n, char *msg);
-
 /* One word of a keyword directive and the value it stands for. */
 typedef struct {
 	const char *word;
@@ -71,127 +69,114 @@ int cgi_parse_number(const char *s, size_t len, uint64_t max, const char *units,
 	return 0;
 }
 
-/* The library's message for a configuration call that failed. */
+/* What a handler is given: the directive's arguments and room for a
+ * message. */
+typedef struct {
+	char **a;
+	size_t n;
+	char *msg;
+} args;
+
+/* NULL for CSRF_OK, else the library's message for the configuration
+ * call that failed. */
 static const char *library(cgi_conf *c, csrf_reason r)
 {
 	const char *m = csrf_ctx_error(c->ctx);
-	return m[0] ? m : csrf_reason_str(r);
+	return r == CSRF_OK ? NULL : m[0] ? m : csrf_reason_str(r);
 }
 
-static const char *d_origin(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_origin(cgi_conf *c, args *x)
 {
-	(void)n;
-	(void)msg;
-	csrf_reason r = csrf_ctx_set_self_origin(c->ctx, a[0], strlen(a[0]));
-	return r == CSRF_OK ? NULL : library(c, r);
+	return library(c, csrf_ctx_set_self_origin(c->ctx, x->a[0], strlen(x->a[0])));
 }
 
-static const char *d_key_file(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_key_file(cgi_conf *c, args *x)
 {
-	(void)n;
-	(void)msg;
-	csrf_reason r = csrf_ctx_load_key_file(c->ctx, a[0]);
-	return r == CSRF_OK ? NULL : library(c, r);
+	return library(c, csrf_ctx_load_key_file(c->ctx, x->a[0]));
 }
 
-static const char *d_trusted_origin(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_trusted_origin(cgi_conf *c, args *x)
 {
-	(void)n;
-	(void)msg;
-	csrf_reason r = csrf_ctx_add_trusted_origin(c->ctx, a[0], strlen(a[0]));
-	return r == CSRF_OK ? NULL : library(c, r);
+	return library(c, csrf_ctx_add_trusted_origin(c->ctx, x->a[0], strlen(x->a[0])));
 }
 
-static const char *d_mode(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_exempt(cgi_conf *c, args *x)
 {
-	(void)n;
-	int m = pick("mode", a[0], modes, msg);
+	const char *path = x->a[x->n - 1];
+	return library(c, csrf_ctx_add_exemption(c->ctx, x->n == 2 ? x->a[0] : NULL, path, strlen(path)));
+}
+
+static const char *d_session_cookie(cgi_conf *c, args *x)
+{
+	c->session_cookie = 1;
+	return library(c, csrf_ctx_set_session_cookie(c->ctx, x->a[0]));
+}
+
+static const char *d_mode(cgi_conf *c, args *x)
+{
+	int m = pick("mode", x->a[0], modes, x->msg);
 	if (m < 0)
-		return msg;
+		return x->msg;
 	csrf_ctx_set_mode(c->ctx, (csrf_mode)m);
 	c->tokens = m != CSRF_MODE_ORIGIN;
 	return NULL;
 }
 
+static const char *d_action(cgi_conf *c, args *x)
+{
+	int v = pick("action", x->a[0], actions, x->msg);
+	if (v < 0)
+		return x->msg;
+	csrf_ctx_set_report_only(c->ctx, v);
+	return NULL;
+}
+
+static const char *d_inject(cgi_conf *c, args *x)
+{
+	int v = pick("inject", x->a[0], flags, x->msg);
+	if (v < 0)
+		return x->msg;
+	c->inject = v;
+	return NULL;
+}
+
 /* A path as the request's path is compared with it: from '/', no query,
  * fragment, space or control. */
-static const char *d_unsafe_get(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_unsafe_get(cgi_conf *c, args *x)
 {
-	(void)n;
-	(void)msg;
-	if (a[0][0] != '/' || strpbrk(a[0], "?#") != NULL)
+	const char *path = x->a[0];
+	if (path[0] != '/' || strpbrk(path, "?#") != NULL)
 		return "unsafe_get takes a path that starts with '/' and has no '?' or '#'";
-	for (const char *p = a[0]; *p; p++)
+	for (const char *p = path; *p; p++)
 		if ((unsigned char)*p < 0x21 || *p == 0x7f)
 			return "unsafe_get takes a path without control characters";
 	char **more = realloc(c->unsafe_get, (c->n_unsafe_get + 1) * sizeof *more);
 	if (more == NULL)
 		return "out of memory";
 	c->unsafe_get = more;
-	more[c->n_unsafe_get] = strdup(a[0]);
+	more[c->n_unsafe_get] = strdup(path);
 	if (more[c->n_unsafe_get] == NULL)
 		return "out of memory";
 	c->n_unsafe_get++;
 	return NULL;
 }
 
-static const char *d_exempt(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_max_age(cgi_conf *c, args *x)
 {
-	(void)msg;
-	const char *path = a[n - 1];
-	csrf_reason r = csrf_ctx_add_exemption(c->ctx, n == 2 ? a[0] : NULL, path, strlen(path));
-	return r == CSRF_OK ? NULL : library(c, r);
-}
-
-static const char *d_session_cookie(cgi_conf *c, char **a, size_t n, char *msg)
-{
-	(void)n;
-	(void)msg;
-	csrf_reason r = csrf_ctx_set_session_cookie(c->ctx, a[0]);
-	c->session_cookie = 1;
-	return r == CSRF_OK ? NULL : library(c, r);
-}
-
-static const char *d_max_age(cgi_conf *c, char **a, size_t n, char *msg)
-{
-	(void)n;
-	(void)msg;
 	uint64_t v;
-	if (cgi_parse_number(a[0], strlen(a[0]), UINT32_MAX, "s1m60h3600d86400", &v) != 0)
+	if (cgi_parse_number(x->a[0], strlen(x->a[0]), UINT32_MAX, "s1m60h3600d86400", &v) != 0)
 		return "max_age takes seconds (or a number with s, m, h or d), at most 4294967295 s";
 	csrf_ctx_set_max_age(c->ctx, (uint32_t)v);
 	return NULL;
 }
 
-static const char *d_body_max(cgi_conf *c, char **a, size_t n, char *msg)
+static const char *d_body_max(cgi_conf *c, args *x)
 {
-	(void)n;
-	(void)msg;
 	uint64_t v;
-	if (cgi_parse_number(a[0], strlen(a[0]), SIZE_MAX, "k1024K1024m1048576M1048576", &v) != 0 || v == 0)
+	if (cgi_parse_number(x->a[0], strlen(x->a[0]), SIZE_MAX, "k1024K1024m1048576M1048576", &v) != 0 || v == 0)
 		return "body_max takes a size in bytes (or with k or m), at least 1";
 	csrf_ctx_set_body_max(c->ctx, (size_t)v);
 	c->body_max = (size_t)v;
-	return NULL;
-}
-
-static const char *d_action(cgi_conf *c, char **a, size_t n, char *msg)
-{
-	(void)n;
-	int v = pick("action", a[0], actions, msg);
-	if (v < 0)
-		return msg;
-	csrf_ctx_set_report_only(c->ctx, v);
-	return NULL;
-}
-
-static const char *d_inject(cgi_conf *c, char **a, size_t n, char *msg)
-{
-	(void)n;
-	int v = pick("inject", a[0], flags, msg);
-	if (v < 0)
-		return msg;
-	c->inject = v;
 	return NULL;
 }
 
@@ -199,7 +184,7 @@ static const struct {
 	const char *name;
 	size_t min, max;
 	int repeatable;
-	handler fn;
+	const char *(*fn)(cgi_conf *c, args *x);
 } directives[] = {
     {"origin", 1, 1, 0, d_origin},
     {"key_file", 1, 1, 0, d_key_file}, /* D_KEY_FILE */
@@ -248,7 +233,8 @@ static const char *line(cgi_conf *c, char *s, unsigned *seen, char *msg)
 			snprintf(msg, MSG_MAX, "%s is duplicate", word[0]);
 			return msg;
 		}
-		return directives[i].fn(c, word + 1, n - 1, msg);
+		args x = {word + 1, n - 1, msg};
+		return directives[i].fn(c, &x);
 	}
 	snprintf(msg, MSG_MAX, "unknown directive \"%.64s\"", word[0]);
 	return msg;

@@ -13,24 +13,13 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { startDemo, waitForLog } from '../../tests/e2e/demo.mjs';
 import { launchBrowser } from '../../tests/e2e/lib.mjs';
+import { freePort } from '../../tests/fleet/fleet.mjs';
 
 const ADMIN = { username: 'admin', password: 'admin' };
 const out = process.env.E2E_OUT || path.join(path.dirname(new URL(import.meta.url).pathname), 'out');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
 
 // GET with the admin's Basic credentials. The lenient parser: the bare
 // programs (--unprotected) end their header lines with LF only, as
