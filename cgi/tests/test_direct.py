@@ -6,6 +6,7 @@ and switches, bad input, and what is kept of the program (exit status,
 standard error)."""
 
 import os
+import subprocess
 import sys
 import unittest
 
@@ -133,6 +134,22 @@ class ConfigTest(Direct):
         self.assertEqual(rc, 0, err)
         self.assertEqual(self.site.ran(), ["GET /cgi-bin/echo.cgi"])
 
+    def test_every_truncated_configuration(self):
+        text = ("origin %s\nkey_file %s\nexempt POST /cgi-bin/login.cgi\ntrusted_origin http://10.0.0.2:8080\n"
+                "mode both\nbody_max 64k\nmax_age 1d\n" % (ORIGIN, self.site.keys))
+        key_end = text.index("\n", text.index("key_file")) + 1
+        for n in range(len(text) + 1):
+            with self.subTest(prefix=n):
+                with open(self.site.conf, "w") as f:
+                    f.write(text[:n])
+                rc, r, err = self.run_cgi()
+                if rc == 0:
+                    self.assertGreaterEqual(n, key_end - 1, "ran without a key file")
+                    self.assertEqual(self.site.ran(), ["GET /cgi-bin/echo.cgi"])
+                else:
+                    self.assertFailsClosed(rc, r, err, self.site.conf)
+                    self.assertEqual(err.count("\n"), 1, err)
+
     def test_comments_blanks_tabs_and_crlf(self):
         self.conf("# a router\r\n\r\n\torigin\t%s   # the LAN address\r\nkey_file KEYS\r\n   # mode token\r\n"
                   "unsafe_get /cgi-bin/reset.cgi\r\nexempt /cgi-bin/echo.cgi\nexempt POST /cgi-bin/login.cgi\n"
@@ -258,6 +275,53 @@ class RequestTest(Direct):
                 self.assertEqual(self.site.ran(), [])
                 self.assertNotIn(token, err)
                 self.assertNotIn(cookie.split("=", 1)[1], err)
+
+    def test_every_truncated_answer_of_the_program(self):
+        answer = (b"Status: 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nSet-Cookie: s=1; Path=/\r\n"
+                  b"Content-Length: 40\r\n\r\n<form method=post></form><p>end</p>\n")
+        head = answer.index(b"\r\n\r\n") + 4
+        for n in range(len(answer) + 1):
+            with self.subTest(prefix=n):
+                with open(self.site.path("answer"), "wb") as f:
+                    f.write(answer[:n])
+                rc, r, err = self.run_cgi(script="replay.cgi")
+                if n < head:
+                    self.assertEqual(r.status, 502, err)
+                    self.assertIn("bad answer of the program", err)
+                    continue
+                self.assertEqual((rc, r.status), (0, 200), err)
+                self.assertEqual(r.all("set-cookie")[0], "s=1; Path=/")
+                self.assertEqual(T.strip_injected(r.text()), answer[head:n].decode())
+
+    def test_memory_does_not_grow_with_the_page(self):
+        def peak(mb):
+            # ru_maxrss of a fresh process's children: csrf-cgi's peak
+            # (the program's shell and yes stay smaller).
+            code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+                    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            env = dict(os.environ, REQUEST_METHOD="GET", SCRIPT_NAME="/cgi-bin/big.cgi", HTTP_HOST="192.168.1.1",
+                       CSRF_CGI_CONFIG=self.site.conf, BIG_PAGE_MB=str(mb))
+            out = subprocess.run([sys.executable, "-c", code, T.CGI, "./big.cgi"], env=env, capture_output=True,
+                                 cwd=os.path.join(T.WWW, "cgi-bin"), check=True)
+            return int(out.stdout)
+        small, large = peak(1), peak(64)
+        self.assertLess(large - small, 4096, "peak KiB with a 1 MiB page %d, with 64 MiB %d" % (small, large))
+
+    def test_the_page_streams_out_as_it_is_written(self):
+        e = dict(os.environ, REQUEST_METHOD="GET", SCRIPT_NAME="/cgi-bin/wait.cgi", HTTP_HOST="192.168.1.1",
+                 CSRF_CGI_CONFIG=self.site.conf, CGI_TEST_DIR=self.site.dir)
+        p = subprocess.Popen([T.CGI, "./wait.cgi"], env=e, stdout=subprocess.PIPE, cwd=os.path.join(T.WWW, "cgi-bin"))
+        got = b""
+        while b"</form>" not in got:
+            c = p.stdout.read1(4096)
+            self.assertTrue(c, "the output ended before the form")
+            got += c
+        self.assertIn(b'<form method=post><input type="hidden"', got, "the form came out with its token")
+        self.assertNotIn(b"rest", got)
+        open(self.site.path("go"), "w").close()
+        rest = p.stdout.read()
+        p.wait(10)
+        self.assertIn(b"<p>rest</p>", rest)
 
     def test_log_line_cannot_be_forged(self):
         rc, r, err = self.run_cgi("POST", env={"PATH_INFO": "/x\ncsrf-cgi: allowed everything", "CONTENT_TYPE": FORM,
