@@ -51,9 +51,9 @@ measure reject REQUEST_METHOD=POST SCRIPT_NAME=/cgi-bin/echo.cgi CONTENT_TYPE=ap
   CONTENT_LENGTH="$len" HTTP_ORIGIN=http://evil.example -- "./echo.cgi <$work/body" "$cgi ./echo.cgi <$work/body" shell
 
 strip -o "$work/stripped" "$cgi"
-python3 - "$work" "$cgi" "$runs" >"$out" <<'EOF'
+python3 - "$work" "$cgi" "$runs" "$root" >"$out" <<'EOF'
 import json, os, subprocess, sys
-work, cgi, runs = sys.argv[1], sys.argv[2], sys.argv[3]
+work, cgi, runs, root = sys.argv[1:5]
 def res(name, i):
     return json.load(open(os.path.join(work, name + ".json")))["results"][i]
 def med(name, i):
@@ -73,7 +73,7 @@ for name, what in (("get", "GET of an HTML page (secret cookie, token, injection
                 f"{cpu(name, 1) - cpu(name, 0):+.2f} ms |")
 print(f"""## csrf-cgi (the CGI adapter)
 
-`build/csrf-cgi`: {os.path.getsize(os.path.join(work, 'stripped')) / 1024:.0f} KiB stripped
+`{os.path.relpath(cgi, root)}`: {os.path.getsize(os.path.join(work, 'stripped')) / 1024:.0f} KiB stripped
 ({os.path.getsize(cgi) / 1024:.0f} KiB as built, with debug information), the library linked in
 statically; it loads {", ".join(libs)}. Time per request, median of {runs} runs
 (hyperfine), run as a server runs a CGI program; the program is a small

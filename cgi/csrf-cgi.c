@@ -217,6 +217,75 @@ static csrf_reason read_body(const cgi_conf *conf, char **body, size_t *len, int
 	return CSRF_OK;
 }
 
+/* The request: built from the environment, decided, then rejected or
+ * passed to the program. The exit status csrf-cgi ends with. */
+static int handle(cgi_conf *conf, const char *program, const char *method)
+{
+	csrf_request req;
+	size_t path_len = 0, body_len = 0;
+	char *body = NULL, *path = NULL;
+	int body_fd = -1, status = 1;
+	csrf_request_init(&req);
+	char *target = request_target(&path_len);
+	char *names = request_headers(&req);
+	if (target != NULL)
+		path = strndup(target, path_len); /* as logged: never the query */
+	if (target == NULL || names == NULL || path == NULL) {
+		cgi_fail(500, "csrf-cgi: out of memory");
+		goto out;
+	}
+	const char *https = getenv("HTTPS"), *user = getenv("REMOTE_USER");
+	req.method.ptr = method;
+	req.method.len = strlen(method);
+	req.target.ptr = target;
+	req.target.len = strlen(target);
+	req.scheme.ptr = https && strcasecmp(https, "on") == 0 ? "https" : "http";
+	req.scheme.len = strlen(req.scheme.ptr);
+	if (!conf->session_cookie && user != NULL && user[0] != '\0') {
+		/* HTTP Basic or Digest: tokens are bound to the user. */
+		req.session_id.ptr = user;
+		req.session_id.len = strlen(user);
+	}
+	csrf_ctx_set_unsafe_get(conf->ctx, cgi_conf_unsafe_get(conf, target, path_len));
+
+	csrf_result res = csrf_check(conf->ctx, &req);
+	if (res.needs_body) {
+		unsigned code;
+		csrf_reason r = read_body(conf, &body, &body_len, &body_fd, &code);
+		if (r != CSRF_OK && code == 500) {
+			cgi_log("cannot keep the body of", method, path, strerror(errno));
+			cgi_fail(500, "csrf-cgi: cannot keep the request body");
+			goto out;
+		}
+		if (r != CSRF_OK) {
+			reject(r, code, method, path);
+			status = 0;
+			goto out;
+		}
+		req.body.ptr = body;
+		req.body.len = body_len;
+		res = csrf_check(conf->ctx, &req);
+	}
+	if (!res.allowed) {
+		reject(res.reason, res.reason == CSRF_BODY_TOO_LARGE ? 413 : 403, method, path);
+		status = 0;
+		goto out;
+	}
+	if (res.report_only)
+		cgi_log("would reject (action log)", method, path, csrf_reason_name(res.reason));
+	status = cgi_run(conf, &req, program, body_fd, method, path);
+out:
+	if (body_fd >= 0)
+		close(body_fd);
+	if (body != NULL)
+		explicit_bzero(body, body_len);
+	free(body);
+	free(path);
+	free(names);
+	free(target);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	const char *config = NULL, *program = NULL;
@@ -246,74 +315,12 @@ int main(int argc, char **argv)
 		cgi_fail(500, "csrf-cgi: not run as a CGI interpreter");
 		return 2;
 	}
-
 	cgi_conf conf;
 	if (cgi_conf_load(&conf, config) != 0) {
 		cgi_fail(500, "csrf-cgi: configuration error (see the server's error log)");
 		return 1;
 	}
-	csrf_request req;
-	csrf_request_init(&req);
-	size_t path_len = 0;
-	char *target = request_target(&path_len);
-	char *names = request_headers(&req);
-	const char *https = getenv("HTTPS"), *user = getenv("REMOTE_USER");
-	if (target == NULL || names == NULL) {
-		cgi_fail(500, "csrf-cgi: out of memory");
-		return 1;
-	}
-	/* The path as logged: the server's, never the query. */
-	char *path = strndup(target, path_len);
-	req.method.ptr = method;
-	req.method.len = strlen(method);
-	req.target.ptr = target;
-	req.target.len = strlen(target);
-	req.scheme.ptr = https && strcasecmp(https, "on") == 0 ? "https" : "http";
-	req.scheme.len = strlen(req.scheme.ptr);
-	if (!conf.session_cookie && user != NULL && user[0] != '\0') {
-		/* HTTP Basic or Digest: tokens are bound to the user. */
-		req.session_id.ptr = user;
-		req.session_id.len = strlen(user);
-	}
-	csrf_ctx_set_unsafe_get(conf.ctx, cgi_conf_unsafe_get(&conf, target, path_len));
-
-	char *body = NULL;
-	size_t body_len = 0;
-	int body_fd = -1, status = 0;
-	csrf_result res = csrf_check(conf.ctx, &req);
-	if (res.needs_body) {
-		unsigned code;
-		csrf_reason r = read_body(&conf, &body, &body_len, &body_fd, &code);
-		if (r != CSRF_OK) {
-			if (code == 500) {
-				cgi_log("cannot keep the body of", method, path ? path : "", strerror(errno));
-				cgi_fail(500, "csrf-cgi: cannot keep the request body");
-				status = 1;
-			} else {
-				reject(r, code, method, path ? path : "");
-			}
-			goto out;
-		}
-		req.body.ptr = body;
-		req.body.len = body_len;
-		res = csrf_check(conf.ctx, &req);
-	}
-	if (!res.allowed) {
-		reject(res.reason, res.reason == CSRF_BODY_TOO_LARGE ? 413 : 403, method, path ? path : "");
-		goto out;
-	}
-	if (res.report_only)
-		cgi_log("would reject (action log)", method, path ? path : "", csrf_reason_name(res.reason));
-	status = cgi_run(&conf, &req, program, body_fd, method, path ? path : "");
-out:
-	if (body_fd >= 0)
-		close(body_fd);
-	if (body != NULL)
-		explicit_bzero(body, body_len);
-	free(body);
-	free(path);
-	free(names);
-	free(target);
+	int status = handle(&conf, program, method);
 	cgi_conf_free(&conf);
 	return status;
 }
