@@ -309,12 +309,20 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_generate_key(csrf_ctx *ctx);
  * while other threads check. */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path);
 
+/* The message of a failed operator call, for a person: "key 3 is the
+ * signing key; rotate first". "" when there is none. Never key material. */
+#define CSRF_ERROR_MAX 256
+typedef struct {
+	char msg[CSRF_ERROR_MAX];
+} csrf_error;
+
 /* Key files, for operators (build/csrf-key uses these). A key file is text,
  * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
  * comment. Writes are atomic (temporary file, fsync, rename). */
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
  * new: it exists), CSRF_ERR_CONFIG (a malformed file, a full ring, an
- * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM.
+ * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM, and on
+ * failure says why in *err (may be NULL).
  * new: a file with one signing key, id 1.
  * stage: adds a key with the next id that verifies but does not sign yet.
  * rotate: the oldest staged key starts signing; with none staged, a new
@@ -325,10 +333,10 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *pa
  * between the first and the last reload.
  * retire: removes key id (never the signing key). Concurrent calls take
  * turns under a lock on the directory. */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id, csrf_error *err);
 typedef struct {
 	uint32_t id;
 	int64_t created; /* unix seconds */
@@ -337,7 +345,17 @@ typedef struct {
 /* Lists up to cap keys (never their material); *n is the count found.
  * CSRF_ERR_BUFFER when the file holds more than cap keys (*n still the
  * count), else as above. */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n,
+                                              csrf_error *err);
+
+/* Configuration checks without a context, for adapters that validate a
+ * setting when they read it: CSRF_OK, or CSRF_ERR_CONFIG (CSRF_ERR_ARG for
+ * NULL) with a message in *err (may be NULL) that names the setting with
+ * what ("trusted origin"). An origin must be scheme://host[:port] with
+ * scheme http or https; a cookie name 1 to CSRF_FIELD_NAME_MAX token
+ * characters. The csrf_ctx setters apply the same checks. */
+CSRF_MUST_CHECK csrf_reason csrf_origin_validate(const char *origin, size_t len, const char *what, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_cookie_name_validate(const char *name, const char *what, csrf_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Secrets, tokens, field names                                        */
@@ -458,8 +476,14 @@ void csrf_request_init(csrf_request *req);
  * to case; value without its line ending). Headers the decision does not
  * read are ignored. Nothing is copied: both must outlive req. CSRF_OK or
  * CSRF_ERR_ARG (req NULL, or a NULL pointer with a length). */
-CSRF_MUST_CHECK csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
-                                                size_t value_len);
+csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
+                                size_t value_len);
+
+/* 1 when a request header of this name overrides the method
+ * (X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override; any case):
+ * what an adapter strips from a request it has rejected but still passes
+ * on (an error page), so no application honours it. */
+int csrf_header_is_method_override(const char *name, size_t len);
 
 typedef struct {
 	int allowed;        /* 1: let the request through */
@@ -509,6 +533,19 @@ typedef struct {
  * CSRF_ERR_ARG, CSRF_ERR_CONFIG (no key), CSRF_ERR_RANDOM,
  * CSRF_ERR_INTERNAL. */
 CSRF_MUST_CHECK csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out);
+
+/* 1 when a response is an HTML page the injector may rewrite: status
+ * 200-299 (but 204 and 206) or 400-599, Content-Type text/html (any
+ * parameters), no Content-Encoding or "identity" (a compressed body is
+ * passed through untouched). content_encoding NULL: none. */
+int csrf_response_injectable(unsigned status, const char *content_type, size_t ct_len, const char *content_encoding,
+                             size_t ce_len);
+
+/* 1 when a response's Cache-Control value already keeps a page out of
+ * shared caches ("private" or "no-store", any case); otherwise an adapter
+ * that puts a token into the page replaces Cache-Control with "private":
+ * a page with a token must not be served to another user. */
+int csrf_cache_control_is_private(const char *value, size_t len);
 
 /* Wipes the token and cookie a csrf_page holds. */
 void csrf_page_wipe(csrf_page *page);

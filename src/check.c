@@ -1,4 +1,4 @@
-/* check.c - the decision of DESIGN.md: the effective method (and method
+/* check.c - the decision (docs/architecture.md): the effective method (and method
  * overrides), exemptions, fetch metadata, Origin and Referer, then the
  * token stage with the secret from the caller or the signed cookie.
  * Everything lives on the stack; nothing here allocates. */
@@ -9,11 +9,6 @@
 /* Room for the decoded token field: a value longer than a masked token
  * by more than this is not decoded at all and counts as malformed. */
 #define TOKEN_FIELD_CAP (CSRF_TOKEN_LEN + 8)
-
-static int is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
 
 /* Methods are case-sensitive (RFC 9110 9.1): "get" is not GET. */
 static int is_safe_method(const char *p, size_t n)
@@ -35,7 +30,7 @@ static csrf_reason judge_override(const char *p, size_t n, int *unsafe)
 	if (n == 0 || n > METHOD_OVERRIDE_MAX)
 		return CSRF_METHOD_OVERRIDE;
 	for (size_t i = 0; i < n; i++)
-		if (!is_alpha((unsigned char)p[i]))
+		if (!csrf_is_alpha((unsigned char)p[i]))
 			return CSRF_METHOD_OVERRIDE;
 	if (!is_safe_method(p, n))
 		*unsafe = 1;
@@ -359,8 +354,6 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 		return CSRF_TOKEN_MISSING;
 	case CSRF_ERR_BUFFER:
 		return CSRF_TOKEN_MALFORMED;
-	case CSRF_TOO_LARGE:
-		return CSRF_BODY_TOO_LARGE;
 	default:
 		return CSRF_BODY_MALFORMED;
 	}

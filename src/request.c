@@ -83,6 +83,13 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	return CSRF_OK;
 }
 
+CSRF_API int csrf_header_is_method_override(const char *name, size_t len)
+{
+	csrf_slice n = {name, len};
+	return name && (csrf_slice_ieq(n, "X-HTTP-Method-Override") || csrf_slice_ieq(n, "X-HTTP-Method") ||
+	                csrf_slice_ieq(n, "X-Method-Override"));
+}
+
 /* ---- the site ---- */
 
 void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
