@@ -100,30 +100,45 @@ static const char *parse(const cgi_conf *conf, csrf_request *req, char *buf, siz
 	return NULL;
 }
 
-/* 1 when the answer is an HTML page the injector should see: text/html,
- * not compressed, a status that has a page (not 1xx, 204, 206 or 3xx,
- * nor a Location without Status, which the server turns into a redirect). */
+/* The status the server will answer with: Status, else 302 for a
+ * Location (the server redirects), else 200. */
+static unsigned status_of(const headers *hs)
+{
+	uint64_t code = 200;
+	if (hs->status != NULL)
+		(void)cgi_parse_number(hs->status->value, 3, 599, NULL, &code); /* checked by parse */
+	else if (hs->location != NULL)
+		code = 302;
+	return (unsigned)code;
+}
+
+/* 1 when the answer is an HTML page the injector should see (the
+ * library's rule). */
 static int is_html(const headers *hs)
 {
 	const line *ct = hs->content_type, *ce = hs->content_encoding;
-	if (ct == NULL || ct->value_len < 9 || strncasecmp(ct->value, "text/html", 9) != 0 ||
-	    (ct->value_len > 9 && ct->value[9] != ';' && ct->value[9] != ' ' && ct->value[9] != '\t'))
-		return 0;
-	if (ce != NULL && ce->value_len != 0 && !(ce->value_len == 8 && strncasecmp(ce->value, "identity", 8) == 0))
-		return 0;
-	if (hs->status == NULL)
-		return hs->location == NULL;
-	char c0 = hs->status->value[0];
-	return c0 != '1' && c0 != '3' && strncmp(hs->status->value, "204", 3) != 0 &&
-	       strncmp(hs->status->value, "206", 3) != 0;
+	return ct != NULL && csrf_response_injectable(status_of(hs), ct->value, ct->value_len, ce ? ce->value : NULL,
+	                                              ce ? ce->value_len : 0);
 }
 
-/* Headers an injected page must not keep: its length changes, and a page
- * with a token is private. */
-static int dropped_when_injecting(const line *l)
+/* 1 when one of the program's Cache-Control headers already keeps the
+ * page out of shared caches (the library's rule). */
+static int kept_private(const headers *hs)
+{
+	for (size_t i = 0; i < hs->n; i++)
+		if (is_named(&hs->h[i], "Cache-Control") &&
+		    csrf_cache_control_is_private(hs->h[i].value, hs->h[i].value_len))
+			return 1;
+	return 0;
+}
+
+/* Headers an injected page must not keep: its length and validators
+ * change, and unless the program already made it private, a page with a
+ * token is made private. */
+static int dropped_when_injecting(const line *l, int private)
 {
 	return is_named(l, "Content-Length") || is_named(l, "ETag") || is_named(l, "Last-Modified") ||
-	       is_named(l, "Cache-Control") || is_named(l, "Accept-Ranges");
+	       is_named(l, "Accept-Ranges") || (!private && is_named(l, "Cache-Control"));
 }
 
 static void put_line(const char *name, size_t name_len, const char *value, size_t value_len)
@@ -136,18 +151,20 @@ static void put_line(const char *name, size_t name_len, const char *value, size_
 
 static void put_headers(const headers *hs, const csrf_page *page)
 {
+	int private = page != NULL && kept_private(hs);
 	if (hs->status != NULL)
 		put_line("Status", 6, hs->status->value, hs->status->value_len);
 	for (size_t i = 0; i < hs->n; i++) {
 		const line *l = &hs->h[i];
-		if (l != hs->status && !(page != NULL && dropped_when_injecting(l)))
+		if (l != hs->status && !(page != NULL && dropped_when_injecting(l, private)))
 			put_line(l->name, l->name_len, l->value, l->value_len);
 	}
 	if (page != NULL) {
 		if (page->set_cookie_len > 0)
 			put_line("Set-Cookie", 10, page->set_cookie, page->set_cookie_len);
 		put_line("Vary", 4, "Cookie", 6);
-		put_line("Cache-Control", 13, "private, no-store", 17);
+		if (!private)
+			put_line("Cache-Control", 13, "private", 7);
 	}
 	fwrite("\r\n", 1, 2, stdout);
 }

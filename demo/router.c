@@ -112,8 +112,9 @@ int router_start(demo_app *app, const char *listen)
 		return -1;
 	}
 	snprintf(keys, sizeof keys, "%s/csrf.keys", router_dir);
-	if (csrf_keyfile_new(keys) != CSRF_OK) {
-		fprintf(stderr, "csrf-demo: cannot make the router's key file\n");
+	csrf_error err;
+	if (csrf_keyfile_new(keys, &err) != CSRF_OK) {
+		fprintf(stderr, "csrf-demo: cannot make the router's key file: %s\n", err.msg);
 		return -1;
 	}
 	/* The reset link changes state on GET: unsafe_get. Tokens are bound

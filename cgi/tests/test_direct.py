@@ -323,6 +323,18 @@ class RequestTest(Direct):
         p.wait(10)
         self.assertIn(b"<p>rest</p>", rest)
 
+    def test_cache_control_of_an_injected_page(self):
+        for given, want in ((b"Cache-Control: no-store\r\n", ["no-store"]),
+                            (b"Cache-Control: Private, max-age=60\r\n", ["Private, max-age=60"]),
+                            (b"Cache-Control: public, max-age=600\r\n", ["private"]), (b"", ["private"])):
+            with self.subTest(given):
+                with open(self.site.path("answer"), "wb") as f:
+                    f.write(b"Content-Type: text/html\r\nETag: \"v1\"\r\n" + given + b"\r\n<form method=post></form>")
+                rc, r, err = self.run_cgi(script="replay.cgi")
+                self.assertEqual(r.all("cache-control"), want)
+                self.assertIsNone(r.header("etag"), "the page's validator changed with its tokens")
+                self.assertEqual(r.header("vary"), "Cookie")
+
     def test_log_line_cannot_be_forged(self):
         rc, r, err = self.run_cgi("POST", env={"PATH_INFO": "/x\ncsrf-cgi: allowed everything", "CONTENT_TYPE": FORM,
                                                "HTTP_ORIGIN": "http://evil", "QUERY_STRING": "secret=1"},
