@@ -421,23 +421,26 @@ CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const
  * name. Filling the header fields by hand still works; csrf_request_header
  * additionally records headers sent more than once (see repeated). */
 typedef struct {
-	csrf_slice method;          /* "POST" */
-	csrf_slice target;          /* request target: path and optional ?query */
-	csrf_slice scheme;          /* "http" or "https", as the server knows it */
-	csrf_slice host;            /* Host header (used without a self origin) */
-	csrf_slice origin;          /* Origin header */
-	csrf_slice referer;         /* Referer header */
-	csrf_slice sec_fetch_site;  /* Sec-Fetch-Site header */
-	csrf_slice method_override; /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
-	csrf_slice cookie;          /* Cookie header (stateless secret, session) */
-	csrf_slice content_type;    /* Content-Type header */
-	csrf_slice content_length;  /* Content-Length header; an adapter that read a
-	                               chunked body may put its decimal size here */
-	csrf_slice token_header;    /* X-CSRF-Token header */
-	csrf_slice body;            /* the whole body when it was read (ptr NULL:
-	                               not read); the token field is looked up in
-	                               it only when the content type is
-	                               urlencoded or multipart */
+	csrf_slice method;            /* "POST" */
+	csrf_slice target;            /* request target: path and optional ?query */
+	csrf_slice scheme;            /* "http" or "https", as the server knows it */
+	csrf_slice host;              /* Host header (used without a self origin) */
+	csrf_slice origin;            /* Origin header */
+	csrf_slice referer;           /* Referer header */
+	csrf_slice sec_fetch_site;    /* Sec-Fetch-Site header */
+	csrf_slice method_override;   /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
+	csrf_slice cookie;            /* Cookie header (stateless secret, session) */
+	csrf_slice content_type;      /* Content-Type header */
+	csrf_slice content_length;    /* Content-Length header; an adapter that read a
+	                                 chunked body may put its decimal size here */
+	csrf_slice transfer_encoding; /* Transfer-Encoding header: a body of unknown
+	                                 length (an HTTP/2 body without
+	                                 Content-Length: "chunked") */
+	csrf_slice token_header;      /* X-CSRF-Token header */
+	csrf_slice body;              /* the whole body when it was read (ptr NULL:
+	                                 not read); the token field is looked up in
+	                                 it only when the content type is
+	                                 urlencoded or multipart */
 	/* Session binding. secret NULL: stateless, the secret comes from the
 	 * signed secret cookie. session_id absent: the value of the configured
 	 * session cookie, or empty. */

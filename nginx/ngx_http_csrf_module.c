@@ -250,6 +250,11 @@ static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 	}
 
 	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, req);
+
+	if (r->headers_in.chunked && req->transfer_encoding.ptr == NULL) {
+		/* an HTTP/2 body without Content-Length */
+		csrf_request_header(req, "Transfer-Encoding", 17, "chunked", 7);
+	}
 }
 
 static void ngx_http_csrf_verdict_cleanup(void *data)

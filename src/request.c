@@ -72,6 +72,8 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	case 17:
 		if (csrf_slice_ieq(n, "X-Method-Override"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
+		else if (csrf_slice_ieq(n, "Transfer-Encoding"))
+			file_once(req, &req->transfer_encoding, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
 	case 22:
 		if (csrf_slice_ieq(n, "X-HTTP-Method-Override"))
