@@ -39,7 +39,7 @@ check: deps
 	exit $$status
 
 demo: build
-	./build/csrf-demo $(DEMO_ARGS)
+	./build/csrf-demo --router 127.0.0.1:8082 $(DEMO_ARGS)
 
 install: build
 	@cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
@@ -52,7 +52,7 @@ fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
 
 format:
-	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h
+	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h cgi/*.c cgi/*.h
 
 clean:
 	rm -rf build build-check build-fuzz

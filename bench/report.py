@@ -17,6 +17,7 @@ ap.add_argument("--out", required=True)
 ap.add_argument("--cpu", default="unknown")
 ap.add_argument("--cmd", default="make bench")
 ap.add_argument("--quick", default="0")
+ap.add_argument("--cgi", default="", help="csrf-cgi's section from bench/cgi.sh (Markdown)")
 a = ap.parse_args()
 
 ops = {}
@@ -148,6 +149,10 @@ except (OSError, subprocess.CalledProcessError) as e:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
+cgi = open(a.cgi).read().strip() + "\n\n" if a.cgi and os.path.exists(a.cgi) else ""
+if cgi:
+    print()
+    print(cgi)
 date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
 md = f"""# Benchmarks: libcsrf against the peers
@@ -173,7 +178,7 @@ HMAC `userInfo` binding), `csrf-csrf` 4.0.3, pinned in `bench/peers-package-lock
 
 {srv_table}
 
-## Targets
+{cgi}## Targets
 
 {chr(10).join(targets)}
 

@@ -174,6 +174,16 @@ else
   echo "bench: $demo is missing; demo rows skipped" >&2
 fi
 
+# 3. csrf-cgi: its size and the time it adds to a CGI program (hyperfine).
+cgi_md="$work/cgi.md"
+if [ -x "$build/csrf-cgi" ]; then
+  echo "bench: csrf-cgi in front of a CGI program" >&2
+  BUILD="$build" BENCH_QUICK="$quick" "$here/cgi.sh" "$cgi_md" >/dev/null
+else
+  echo "bench: $build/csrf-cgi is missing; csrf-cgi rows skipped" >&2
+fi
+
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 python3 "$here/report.py" --ops "$results" --servers "$servers" --out "$out" --cpu "$cpu" --quick "$quick" \
+  --cgi "$cgi_md" \
   --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS; wrk -t2 -c32)"

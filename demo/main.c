@@ -21,7 +21,7 @@ typedef struct {
 
 static const char usage[] =
     "usage: csrf-demo [--listen 127.0.0.1:8080] [--attacker-listen 127.0.0.1:8081] [--db FILE]\n"
-    "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL]\n"
+    "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL] [--router ADDR:PORT]\n"
     "  --listen ADDR:PORT           the victim site (default 127.0.0.1:8080)\n"
     "  --attacker-listen ADDR:PORT  the attacker site (default 127.0.0.1:8081)\n"
     "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
@@ -29,7 +29,8 @@ static const char usage[] =
     "  --key-file FILE              libcsrf key file (default: a random key per start); SIGHUP reloads it\n"
     "  --store URL                  session store: memory (default) or redis://host:port/db\n"
     "  --origin URL                 the victim's public origin, http://HOST[:PORT], when instances run\n"
-    "                               behind a load balancer (default: http:// and the --listen address)\n";
+    "                               behind a load balancer (default: http:// and the --listen address)\n"
+    "  --router ADDR:PORT           also a router: busybox httpd, its CGI admin pages behind csrf-cgi\n";
 
 enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
                              const char *const *headers)
@@ -150,6 +151,7 @@ int main(int argc, char **argv)
 {
 	const char *listen = "127.0.0.1:8080", *attacker_listen = "127.0.0.1:8081";
 	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory", *origin = NULL;
+	const char *router = NULL;
 	demo_app app;
 	struct sockaddr_in vsa, asa;
 	int status = 1;
@@ -172,6 +174,8 @@ int main(int argc, char **argv)
 			store_url = argv[++i];
 		else if (strcmp(a, "--origin") == 0 && more)
 			origin = argv[++i];
+		else if (strcmp(a, "--router") == 0 && more)
+			router = argv[++i];
 		else if (strcmp(a, "--unprotected") == 0)
 			app.unprotected = 1;
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -242,7 +246,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: cannot open the store: %s\n", csrf_reason_str(sr));
 		goto out;
 	}
-	if (db_open(&app, db_path) != 0)
+	if (db_open(&app, db_path) != 0 || (router && router_start(&app, router) != 0))
 		goto out;
 
 	/* Signals are taken by sigwait below; the daemons' threads inherit
@@ -275,6 +279,9 @@ int main(int argc, char **argv)
 	printf("attacker: %s/\n", app.attacker_origin);
 	printf("users:    alice, bob, and mallory (the attacker's account); passwords in demo/README.md\n");
 	printf("database: %s\n", db_path);
+	if (router)
+		printf("router:   %s/ (user admin; %s)\n", app.router_origin,
+		       app.unprotected ? "UNPROTECTED: no csrf-cgi" : "behind csrf-cgi");
 
 	for (;;) {
 		int sig = 0;
@@ -297,6 +304,7 @@ int main(int argc, char **argv)
 	MHD_stop_daemon(vd);
 	status = 0;
 out:
+	router_stop();
 	db_close(&app);
 	csrf_store_close(app.store);
 	csrf_ctx_free(app.csrf);

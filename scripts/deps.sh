@@ -15,6 +15,8 @@ PKGS=(
   # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
   # configured at install time).
   phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
+  # csrf-cgi: the small servers of routers
+  busybox lighttpd
 )
 
 missing=()
@@ -41,7 +43,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server php8.2-fpm mariadb; do
+  for svc in nginx redis-server php8.2-fpm mariadb lighttpd; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
