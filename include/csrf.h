@@ -575,6 +575,64 @@ const char *csrf_inject_status_str(unsigned reason);
 CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected);
 
 /* ------------------------------------------------------------------ */
+/* Charset and Content-Security-Policy for injected responses          */
+/* ------------------------------------------------------------------ */
+
+/* The bytes a browser looks at for <meta charset> before it decides. */
+#define CSRF_CHARSET_PRESCAN_MAX 1024
+
+typedef enum {
+	CSRF_CHARSET_INJECT = 0, /* ASCII-compatible: feed the injector */
+	CSRF_CHARSET_PASS = 1,   /* pass the response through untouched */
+	CSRF_CHARSET_MORE = 2    /* call again with more of the body */
+} csrf_charset_verdict;
+
+typedef struct {
+	csrf_charset_verdict verdict;
+	const char
+	    *encoding;      /* "UTF-8", "windows-1252", "ISO-2022-JP", ...; NULL: an unknown label, or none declared */
+	const char *source; /* "byte order mark", "Content-Type", "meta" or "default"; NULL with MORE */
+} csrf_charset;
+
+/* Says whether the injector may read a response, from its Content-Type
+ * value (NULL: none) and the first bytes of its body, as the browser
+ * decides the encoding: a byte order mark first (UTF-8: inject; UTF-16:
+ * pass), then the Content-Type charset parameter, then a <meta charset>
+ * or <meta http-equiv=Content-Type content="...; charset=..."> found by
+ * the HTML prescan of the first CSRF_CHARSET_PRESCAN_MAX bytes, else the
+ * browser's guess (inject: the ASCII-incompatible guess, ISO-2022-JP,
+ * needs ESC bytes, and csrf_inject_feed stops at the first ESC).
+ * Inject: UTF-8, the ISO-8859 family, windows-125x, KOI8, IBM866,
+ * macintosh, US-ASCII and their WHATWG labels. Pass: ISO-2022-*, UTF-16,
+ * the CJK multi-byte encodings (their second bytes include ASCII), the
+ * replacement encodings, any label the Encoding Standard does not know
+ * (UTF-7, UTF-32, typos), and two different charset parameters.
+ * A streaming adapter holds the body back (at most
+ * CSRF_CHARSET_PRESCAN_MAX bytes, copied in one bounded buffer) while the
+ * verdict is MORE, calling again as bytes arrive, and with complete = 1
+ * at the end of the body; MORE never comes once body_len reaches
+ * CSRF_CHARSET_PRESCAN_MAX or complete is set. Without a Content-Type
+ * charset and past a BOM, only the prescan needs the bytes. */
+CSRF_MUST_CHECK csrf_reason csrf_charset_sniff(const char *content_type, size_t ct_len, const char *body,
+                                               size_t body_len, int complete, csrf_charset *out);
+
+/* The Content-Security-Policy header value an adapter sends with an
+ * injected HTML response, as the browser-side backstop of the injector:
+ * "form-action 'self' ORIGIN...; base-uri 'self'" (forms post only to
+ * this origin and the trusted ones, whatever markup an attacker placed;
+ * no <base> moves relative URLs). existing is the upstream's CSP value
+ * (NULL or blank: none): the result is "EXISTING, OURS", two policies in
+ * one value, which the browser enforces both of, so an upstream
+ * form-action cannot loosen ours and ours does not loosen the upstream's.
+ * trusted are full origins ("https://app.example:8443"), serialized
+ * canonically. Writes NUL-terminated into out; *out_len is the length
+ * (on CSRF_ERR_BUFFER: the cap needed, NUL included). CSRF_MALFORMED: an
+ * existing value with a control character, or a trusted origin that does
+ * not parse. */
+CSRF_MUST_CHECK csrf_reason csrf_csp_form_action(const char *existing, size_t existing_len, const csrf_slice *trusted,
+                                                 size_t n_trusted, char *out, size_t cap, size_t *out_len);
+
+/* ------------------------------------------------------------------ */
 /* Stores                                                              */
 /* ------------------------------------------------------------------ */
 
