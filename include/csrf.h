@@ -559,10 +559,12 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_SELECT 0x0008u      /* markup inside <select> parsed differently: stopped */
 #define CSRF_INJECT_NOSCRIPT 0x0010u    /* <noscript> content parsed differently without scripting: stopped */
 #define CSRF_INJECT_BASE 0x0020u        /* a relative POST form with a <base> to another origin: no token */
-#define CSRF_INJECT_LATE_BASE 0x0040u   /* a <base> to another origin after a form got the token */
-#define CSRF_INJECT_FORMACTION 0x0080u  /* a formaction to another origin in a form with the token */
-#define CSRF_INJECT_ESCAPE 0x0100u      /* an ESC byte: stopped */
-#define CSRF_INJECT_STOPPED 0x0200u     /* no token in any later form of this stream */
+#define CSRF_INJECT_LATE_BASE                                                                                          \
+	0x0040u /* a <base> to another origin (or one not read after a stop) after a form with a relative action got   \
+	           the token */
+#define CSRF_INJECT_FORMACTION 0x0080u /* a formaction to another origin in a form with the token */
+#define CSRF_INJECT_ESCAPE 0x0100u     /* an ESC byte: stopped */
+#define CSRF_INJECT_STOPPED 0x0200u    /* no token in any later form of this stream */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static. */

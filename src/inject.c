@@ -1037,11 +1037,14 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_NOSCRIPT:
 			/* byte by byte: noscript content is short */
-			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]))
+			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD)
 				ns_off_byte(inj, (unsigned char)chunk[i++]);
-			if (i == len)
+			if (i == len && inj->ns_state != M_BAD)
 				break;
-			if (!inj->ns_lt_clean) {
+			/* a browser without scripting may already have built what the
+			 * reading could not follow; or the raw text ends where that
+			 * reading is not back in its data state */
+			if (inj->ns_state == M_BAD || !inj->ns_lt_clean) {
 				inj_tree_stop(&inj->tree, CSRF_INJECT_NOSCRIPT);
 				inj->state = S_PASS;
 				break;
@@ -1150,7 +1153,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		inj->failed = 1;
 		return CSRF_ERR_INTERNAL;
 	}
-	if (lim < len) {
+	if (lim < len && inj->state != S_PASS) { /* not when plaintext or a stop came first */
 		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
 		inj->state = S_PASS;
 	}

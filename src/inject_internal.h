@@ -148,10 +148,11 @@ int inj_policy_base(struct inj_tag *tag, const csrf_origin *self);
 
 /* A button or input start tag in a form. */
 enum {
-	BTN_PLAIN = 0,       /* submits where the form does, as it does */
-	BTN_POST = 1,        /* a submit button with formmethod=post */
-	BTN_ACTION_SELF = 2, /* a formaction to this origin */
-	BTN_ACTION_OTHER = 4 /* a formaction elsewhere (or unsure) */
+	BTN_PLAIN = 0,        /* submits where the form does, as it does */
+	BTN_POST = 1,         /* a submit button with formmethod=post */
+	BTN_ACTION_SELF = 2,  /* a formaction to this origin */
+	BTN_ACTION_OTHER = 4, /* a formaction elsewhere (or unsure) */
+	BTN_ACTION_REL = 8    /* a relative formaction: the base URL applies */
 };
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self);
 
@@ -173,6 +174,7 @@ struct inj_tree {
 	uint8_t cur_form;  /* what the pointer's form is: CF_* */
 	uint8_t base;      /* B_* */
 	uint8_t rel_token; /* a form with a relative action got the token */
+	uint8_t cur_rel;   /* the pointer's form has a relative action */
 	uint8_t head_done; /* the meta tags went in */
 	uint8_t stopped;   /* lost track of the page: no more tokens */
 	uint8_t select;    /* inside a select element */

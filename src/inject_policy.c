@@ -437,8 +437,11 @@ int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self)
 	if (!submit)
 		return BTN_PLAIN;
 	int r = BTN_PLAIN;
-	if (tag->seen & A_URL)
-		r |= url_ok(tag_url(tag, self), base) ? BTN_ACTION_SELF : BTN_ACTION_OTHER;
+	if (tag->seen & A_URL) {
+		int u = tag_url(tag, self);
+		r |= url_ok(u, base) ? BTN_ACTION_SELF : BTN_ACTION_OTHER;
+		r |= u == U_RELATIVE ? BTN_ACTION_REL : 0;
+	}
 	if ((tag->seen & A_SHORT) && short_is(tag->short_val, tag->short_len, tag->short_over, "post"))
 		r |= BTN_POST;
 	return r;

@@ -37,6 +37,9 @@ void inj_tree_stop(struct inj_tree *t, unsigned reason)
 {
 	t->stopped = 1;
 	t->status |= reason | CSRF_INJECT_STOPPED;
+	/* what follows is not read: a <base> there could move a relative action that has the token */
+	if (t->rel_token && t->base == B_NONE)
+		t->status |= CSRF_INJECT_LATE_BASE;
 }
 
 int inj_tree_cdata(const struct inj_tree *t)
@@ -203,6 +206,7 @@ static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	}
 	t->ptr = 1;
 	t->cur_form = CF_OTHER;
+	t->cur_rel = (uint8_t)relative;
 	if (v == FP_POST_SELF) {
 		t->cur_form = CF_TOKENED;
 		t->rel_token |= (uint8_t)relative;
@@ -223,9 +227,12 @@ static void button_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	if (t->cur_form == CF_TOKENED) {
 		if (b & BTN_ACTION_OTHER)
 			t->status |= CSRF_INJECT_FORMACTION;
-	} else if ((b & BTN_POST) && !(b & BTN_ACTION_OTHER)) {
+	} else if ((b & BTN_POST) && !(b & BTN_ACTION_OTHER) &&
+	           ((b & BTN_ACTION_SELF) || !t->cur_rel || t->base != B_OTHER)) {
+		/* (a relative form action judged before a <base> elsewhere came) */
 		/* a GET form that this button submits as POST to this origin */
 		t->cur_form = CF_TOKENED;
+		t->rel_token |= (uint8_t)((b & BTN_ACTION_REL) || (!(b & BTN_ACTION_SELF) && t->cur_rel));
 		*ins = INS_INPUT;
 	}
 }

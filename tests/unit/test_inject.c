@@ -386,6 +386,11 @@ static const row rows[] = {
      "<form action=\"https://evil.example/\"><button formmethod=post>", 0},
     {"formmethod form attr", GF "<button form=f formmethod=post>", GF "<button form=f formmethod=post>", 0},
     {"formmethod after close", GF "</form><button formmethod=post>", GF "</form><button formmethod=post>", 0},
+    {"formmethod after base", GF "<base href=\"https://evil.example/\"><button formmethod=post>",
+     GF "<base href=\"https://evil.example/\"><button formmethod=post>", 0},
+    {"formmethod self action after base",
+     GF "<base href=\"https://evil.example/\"><button formmethod=post formaction=\"https://self.example/t\">",
+     GF "<base href=\"https://evil.example/\"><button formmethod=post formaction=\"https://self.example/t\">" IN, 1},
     {"formaction in posted form", PF "<button formaction=\"https://evil.example/\">",
      PF IN "<button formaction=\"https://evil.example/\">", 1},
 };

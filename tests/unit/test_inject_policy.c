@@ -238,8 +238,8 @@ static void test_button(void **state)
 	    {T_BUTTON, "bogus", "post", NULL, B_NONE, BTN_POST}, /* invalid type: submit */
 	    {T_BUTTON, "button", "post", NULL, B_NONE, BTN_PLAIN},
 	    {T_BUTTON, "RESET", "post", NULL, B_NONE, BTN_PLAIN},
-	    {T_BUTTON, NULL, "post", "/x", B_NONE, BTN_POST | BTN_ACTION_SELF},
-	    {T_BUTTON, NULL, "post", "/x", B_OTHER, BTN_POST | BTN_ACTION_OTHER},
+	    {T_BUTTON, NULL, "post", "/x", B_NONE, BTN_POST | BTN_ACTION_SELF | BTN_ACTION_REL},
+	    {T_BUTTON, NULL, "post", "/x", B_OTHER, BTN_POST | BTN_ACTION_OTHER | BTN_ACTION_REL},
 	    {T_BUTTON, NULL, NULL, "https://evil.example/", B_NONE, BTN_ACTION_OTHER},
 	    {T_BUTTON, NULL, NULL, "", B_OTHER, BTN_ACTION_SELF},
 	    {T_INPUT, NULL, "post", NULL, B_NONE, BTN_PLAIN}, /* a text input */
