@@ -100,5 +100,11 @@ int main(void)
 		}
 		fflush(stdout);
 	}
+	free(mem);
+	free(page);
+	free(whole.out);
+	free(whole.plain);
+	free(split.out);
+	free(split.plain);
 	return 0;
 }
