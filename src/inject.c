@@ -180,7 +180,7 @@ static size_t span_until(const char *p, size_t n, uint8_t stop)
 /* The index of the first ch in p[0..n), or n: a plain loop over the first
  * bytes, as runs between tags and attribute values are mostly short, and
  * memchr for the rest. */
-static size_t find_byte(const char *p, size_t n, char ch)
+static inline size_t find_byte(const char *p, size_t n, char ch)
 {
 	size_t k, m = n < 16 ? n : 16;
 	for (k = 0; k < m; k++)
@@ -214,7 +214,7 @@ static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	t->name_len = 1;
 	t->slot = SLOT_NONE;
 	t->seen = 0;
-	t->has_form = t->font_attr = t->decoded = 0;
+	t->has_form = t->font_attr = t->decoded = t->keep = 0;
 	t->url_trunc = t->short_over = t->type_over = 0;
 	t->short_len = t->type_len = 0;
 	t->url_len = 0;
@@ -229,6 +229,7 @@ static void begin_raw_end_tag(struct csrf_inject *inj, uint8_t id)
 	memcpy(inj->tag.name, name, n);
 	inj->tag.name_len = n;
 	inj->tag.id = id;
+	inj->tag.keep = 0;
 }
 
 /* Reads tag-name bytes from p (at most n) up to the first byte that ends
@@ -251,11 +252,6 @@ static size_t name_run(struct inj_tag *t, const char *p, size_t n)
 	return k;
 }
 
-static void name_done(struct inj_tag *t)
-{
-	t->id = t->name_len <= INJ_NAME_MAX ? inj_tag_id(t->name, t->name_len) : T_OTHER;
-}
-
 /* Only these start tags have attributes the policy reads. */
 static int attrs_matter(const struct inj_tag *t)
 {
@@ -274,6 +270,17 @@ static int attrs_matter(const struct inj_tag *t)
 	}
 }
 
+/* The name is complete: which element it is, as far as the model needs
+ * to know (outside foreign content, few names matter). */
+static void name_done(struct inj_tag *t, int foreign)
+{
+	if (t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 3 || t->name_len > 9)))
+		t->id = T_OTHER; /* "a", "p", "br", "li": no name that matters in HTML content */
+	else
+		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
+	t->keep = t->id != T_OTHER && attrs_matter(t);
+}
+
 static void begin_attr(struct inj_tag *t)
 {
 	t->attr_len = 0;
@@ -284,7 +291,7 @@ static void begin_attr(struct inj_tag *t)
  * the tag's attributes matter. */
 static size_t attr_run(struct inj_tag *t, const char *p, size_t n)
 {
-	if (!attrs_matter(t))
+	if (!t->keep)
 		return span_until(p, n, C_ATTR_END);
 	size_t k;
 	uint8_t al = t->attr_len;
@@ -303,7 +310,7 @@ static size_t attr_run(struct inj_tag *t, const char *p, size_t n)
 
 static void attr_name_done(struct inj_tag *t)
 {
-	t->slot = attrs_matter(t) ? inj_attr_slot(t) : SLOT_NONE;
+	t->slot = t->keep ? inj_attr_slot(t) : SLOT_NONE;
 }
 
 static void keep(char *buf, size_t cap, uint8_t *len, uint8_t *over, const char *p, size_t n)
@@ -358,7 +365,7 @@ static void begin_noscript(struct csrf_inject *inj)
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
  * to and including the '>', then what goes in after it. Non-zero when
  * emit stopped. */
-static int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
+static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
 {
 	uint8_t next;
 	int ins = inj_tree_tag(&inj->tree, &inj->tag, &next);
@@ -389,6 +396,32 @@ static int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t 
 		return 1;
 	*start = i + 1;
 	return emit(ud, piece, n, 1) != 0;
+}
+
+/* Most tags change nothing the model follows: straight back to data. */
+static inline int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                          void *ud)
+{
+	if (inj_tree_plain(&inj->tree, &inj->tag)) {
+		inj->state = S_DATA;
+		return 0;
+	}
+	return tag_move(inj, chunk, i, start, emit, ud);
+}
+
+/* A quoted value from chunk[i] on (after its quote q): kept as far as it
+ * goes in this chunk; returns the index after it, or len. */
+static inline size_t quoted_value(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char q)
+{
+	size_t k = find_byte(chunk + i, len - i, q);
+	value_bytes(&inj->tag, chunk + i, k);
+	i += k;
+	if (i < len) {
+		inj->state = S_AFTER_ATTR_VALUE_Q;
+		return i + 1;
+	}
+	inj->state = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
+	return len;
 }
 
 /* ---- script data ---- */
@@ -426,7 +459,7 @@ static void ns_name_done(struct csrf_inject *inj)
 	inj->ns_raw = 0;
 	if (inj->ns_is_end)
 		return;
-	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id(inj->ns_name, inj->ns_name_len) : T_OTHER;
+	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
 	if (inj_tree_noscript_unsafe(id))
 		inj->ns_state = M_BAD;
 	else if (id == T_IFRAME || id == T_STYLE)
@@ -656,7 +689,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 		switch (inj->state) {
 		case S_DATA:
 			i += find_byte(chunk + i, len - i, '<');
-			if (i < len) {
+			if (i + 1 < len && is_alpha((unsigned char)chunk[i + 1])) { /* the usual: a start tag */
+				begin_tag(inj, 0, (unsigned char)chunk[i + 1]);
+				inj->state = S_TAG_NAME;
+				i += 2;
+			} else if (i < len) {
 				inj->state = S_TAG_OPEN;
 				i++;
 			}
@@ -687,7 +724,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (i == len)
 				break;
 			c = (unsigned char)chunk[i];
-			name_done(tag);
+			name_done(tag, inj->tree.depth > 0);
 			if (c == '>') {
 				if (tag_end(inj, chunk, i, start, emit, ud))
 					return SIZE_MAX;
@@ -699,6 +736,8 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 		case S_BEFORE_ATTR_NAME:
 			if (is_ws(c)) {
 				i++;
+				while (i < len && is_ws((unsigned char)chunk[i]))
+					i++;
 			} else if (c == '/' || c == '>') {
 				inj->state = S_AFTER_ATTR_NAME;
 			} else {
@@ -716,7 +755,9 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (i == len)
 				break;
 			attr_name_done(tag);
-			if (chunk[i] == '=') {
+			if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
+				i = quoted_value(inj, chunk, i + 2, len, chunk[i + 1]); /* the usual: name="value" */
+			} else if (chunk[i] == '=') {
 				inj->state = S_BEFORE_ATTR_VALUE;
 				i++;
 			} else {
@@ -742,8 +783,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (is_ws(c)) {
 				i++;
 			} else if (c == '"' || c == '\'') {
-				inj->state = c == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
-				i++;
+				i = quoted_value(inj, chunk, i + 1, len, (char)c);
 			} else if (c == '>') {
 				if (tag_end(inj, chunk, i, start, emit, ud))
 					return SIZE_MAX;
@@ -753,16 +793,9 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_ATTR_VALUE_DQ:
-		case S_ATTR_VALUE_SQ: {
-			size_t k = find_byte(chunk + i, len - i, inj->state == S_ATTR_VALUE_DQ ? '"' : '\'');
-			value_bytes(tag, chunk + i, k);
-			i += k;
-			if (i < len) {
-				inj->state = S_AFTER_ATTR_VALUE_Q;
-				i++;
-			}
+		case S_ATTR_VALUE_SQ:
+			i = quoted_value(inj, chunk, i, len, inj->state == S_ATTR_VALUE_DQ ? '"' : '\'');
 			break;
-		}
 		case S_ATTR_VALUE_UQ: {
 			size_t k = span_until(chunk + i, len - i, C_UQ_END);
 			value_bytes(tag, chunk + i, k);

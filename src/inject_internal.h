@@ -93,6 +93,7 @@ struct inj_tag {
 	uint8_t has_form;  /* a form="" attribute (button, input) */
 	uint8_t font_attr; /* color, face or size (font) */
 	uint8_t decoded;   /* the values' references are decoded */
+	uint8_t keep;      /* its attributes matter (set with id) */
 	uint8_t url_trunc, short_over, type_over;
 	uint8_t short_len, type_len;
 	uint16_t url_len;
@@ -109,6 +110,9 @@ enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
 /* The tag id of a complete lower-case name (len may be INJ_NAME_MAX + 1:
  * no name we know). */
 uint8_t inj_tag_id(const char *name, size_t len);
+/* The same for HTML content, where only the elements up to T_KEYGEN
+ * matter: the others (breakout, integration points, void) are T_OTHER. */
+uint8_t inj_tag_id_html(const char *name, size_t len);
 
 /* The attribute slot the value of the attribute just named goes to, for
  * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
@@ -190,6 +194,32 @@ struct inj_tree {
 enum { NEXT_DATA, NEXT_RAW, NEXT_SCRIPT, NEXT_NOSCRIPT, NEXT_PLAINTEXT, NEXT_PASS };
 /* What goes in right after it. */
 enum { INS_NONE, INS_INPUT, INS_META };
+
+/* 1 when a tag in HTML content changes nothing the model follows (most
+ * tags): the tokenizer then goes straight on. */
+static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	if (t->depth > 0 || t->select || t->stopped)
+		return 0;
+	if (tag->id == T_OTHER)
+		return 1;
+	switch (tag->id) {
+	case T_FORM:
+	case T_TEMPLATE:
+	case T_SELECT:
+		return 0;
+	case T_BASE:
+	case T_HEAD:
+	case T_BUTTON:
+	case T_INPUT:
+	case T_SVG:
+	case T_MATH:
+		return tag->is_end;
+	default:
+		/* raw text starts with a start tag */
+		return tag->id > T_PLAINTEXT || tag->is_end;
+	}
+}
 
 void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state

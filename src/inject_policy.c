@@ -47,11 +47,20 @@ static const struct name_id names13[] = {N("foreignobject", T_FOREIGNOBJECT)};
 static const struct name_id names14[] = {N("annotation-xml", T_ANNOTATION_XML)};
 #undef N
 
+/* Called for every tag: the first letter rules out most entries before
+ * the rest is compared. */
 static uint8_t find_name(const char *name, size_t len, const struct name_id *tab, size_t count)
 {
-	for (size_t k = 0; k < count; k++)
-		if (memcmp(tab[k].name, name, len) == 0)
+	for (size_t k = 0; k < count; k++) {
+		const char *n = tab[k].name;
+		if (n[0] != name[0])
+			continue;
+		size_t i = 1;
+		while (i < len && n[i] == name[i])
+			i++;
+		if (i == len)
 			return tab[k].id;
+	}
 	return T_OTHER;
 }
 
@@ -88,6 +97,71 @@ uint8_t inj_tag_id(const char *name, size_t len)
 	}
 }
 #undef FIND
+
+static int is(const char *name, const char *lit, size_t len)
+{
+	return memcmp(name, lit, len) == 0;
+}
+
+uint8_t inj_tag_id_html(const char *n, size_t len)
+{
+	switch (len) {
+	case 3:
+		return is(n, "svg", 3) ? T_SVG : is(n, "xmp", 3) ? T_XMP : T_OTHER;
+	case 4:
+		switch (n[0]) {
+		case 'f':
+			return is(n, "form", 4) ? T_FORM : T_OTHER;
+		case 'b':
+			return is(n, "base", 4) ? T_BASE : T_OTHER;
+		case 'h':
+			return is(n, "head", 4) ? T_HEAD : T_OTHER;
+		case 'm':
+			return is(n, "math", 4) ? T_MATH : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 5:
+		switch (n[0]) {
+		case 's':
+			return is(n, "style", 5) ? T_STYLE : T_OTHER;
+		case 't':
+			return is(n, "title", 5) ? T_TITLE : T_OTHER;
+		case 'i':
+			return is(n, "input", 5) ? T_INPUT : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 6:
+		switch (n[0]) {
+		case 's':
+			return is(n, "script", 6) ? T_SCRIPT : is(n, "select", 6) ? T_SELECT : T_OTHER;
+		case 'i':
+			return is(n, "iframe", 6) ? T_IFRAME : T_OTHER;
+		case 'b':
+			return is(n, "button", 6) ? T_BUTTON : T_OTHER;
+		case 'k':
+			return is(n, "keygen", 6) ? T_KEYGEN : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 7:
+		return is(n, "noembed", 7) ? T_NOEMBED : T_OTHER;
+	case 8:
+		switch (n[0]) {
+		case 't':
+			return is(n, "textarea", 8) ? T_TEXTAREA : is(n, "template", 8) ? T_TEMPLATE : T_OTHER;
+		case 'n':
+			return is(n, "noframes", 8) ? T_NOFRAMES : is(n, "noscript", 8) ? T_NOSCRIPT : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 9:
+		return is(n, "plaintext", 9) ? T_PLAINTEXT : T_OTHER;
+	default:
+		return T_OTHER;
+	}
+}
 
 static int attr_is(const struct inj_tag *tag, const char *lit)
 {

@@ -143,7 +143,11 @@ def end_template(self, token):
         e = tree.openElements[k]
         if e.name == "template" and e.namespace == tree.defaultNamespace:
             del tree.openElements[k:]
-            self.parser.resetInsertionMode()
+            try:
+                self.parser.resetInsertionMode()
+            except AssertionError:  # html5lib's reset expects a body or a table
+                top = tree.openElements[-1].name if tree.openElements else "html"
+                self.parser.phase = self.parser.phases["inHead" if top == "head" else "inBody"]
             return None
     return None
 
