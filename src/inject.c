@@ -424,6 +424,17 @@ static inline size_t quoted_value(struct csrf_inject *inj, const char *chunk, si
 	return len;
 }
 
+/* Skips to the next ch; past it, the tokenizer is in state next. */
+static inline size_t skip_to(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char ch, uint8_t next)
+{
+	i += find_byte(chunk + i, len - i, ch);
+	if (i < len) {
+		inj->state = next;
+		i++;
+	}
+	return i;
+}
+
 /* ---- script data ---- */
 
 /* Tracks the "script" of a double escape ("<script" inside "<!--" in a
@@ -859,11 +870,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		}
 		case S_BOGUS_COMMENT:
-			i += find_byte(chunk + i, len - i, '>');
-			if (i < len) {
-				inj->state = S_DATA;
-				i++;
-			}
+			i = skip_to(inj, chunk, i, len, '>', S_DATA);
 			break;
 		case S_COMMENT_START:      /* "<!-->" ends at once */
 		case S_COMMENT_START_DASH: /* and so does "<!--->" */
@@ -877,11 +884,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_COMMENT:
-			i += find_byte(chunk + i, len - i, '-');
-			if (i < len) {
-				inj->state = S_COMMENT_END_DASH;
-				i++;
-			}
+			i = skip_to(inj, chunk, i, len, '-', S_COMMENT_END_DASH);
 			break;
 		case S_COMMENT_END_DASH:
 			if (c == '-') {
@@ -908,11 +911,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_CDATA:
-			i += find_byte(chunk + i, len - i, ']');
-			if (i < len) {
-				inj->state = S_CDATA_BRACKET;
-				i++;
-			}
+			i = skip_to(inj, chunk, i, len, ']', S_CDATA_BRACKET);
 			break;
 		case S_CDATA_BRACKET:
 			if (c == ']') {
@@ -932,11 +931,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_RAW:
 		case S_SCRIPT:
-			i += find_byte(chunk + i, len - i, '<');
-			if (i < len) {
-				inj->state = inj->state == S_RAW ? S_RAW_LT : S_SD_LT;
-				i++;
-			}
+			i = skip_to(inj, chunk, i, len, '<', inj->state == S_RAW ? S_RAW_LT : S_SD_LT);
 			break;
 		case S_RAW_LT:
 			if (c == '/') {
