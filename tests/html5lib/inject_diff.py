@@ -87,7 +87,7 @@ MARKUP = [
     "</xmp>", "<noscript>", "</noscript>", "<iframe>", "</iframe>", "<noembed>", "</noembed>", "<head>",
     "<body>", "<button formmethod=post>", "<input type=submit formmethod=post>", "<input name=q>",
     "<b>", "</b>", "<span>", "</span>", "<li>", "<h1>", "<pre>", "<a href=/x>", "</a>", "<object>",
-    "</object>", "<label>", "<mglyph>", "<![CDATa[x>", "<!doctype html>", "x", " ", ">", "<", "'", '"',
+    "</object>", "<label>", "<mglyph>", "<![CDATa[x>", "<![CDATA[>", "<!doctype html>", "x", " ", ">", "<", "'", '"',
     '<div title="', '">', "<p title='", "'>", "</p>", "</br>",
 ]
 RARE = ["<plaintext>", "<frameset>", "\x1b$B"]
