@@ -23,7 +23,9 @@ document's URL. Foreign-namespace inputs have no owner.
 html5lib 1.1 (Debian's) predates <template>: it builds template contents
 as ordinary children. The oracle brings in what the spec says about them
 where it matters for what it judges: a template bounds every element
-scope but the table scope (html5lib's table modes assume theirs), </template> closes the template whatever is open inside it, a
+scope but the table scope (html5lib's table modes assume theirs), a
+template stops the clearing of the stack back to a table, body or row
+context and takes what is foster-parented after it, </template> closes the template whatever is open inside it, a
 <form> start tag while a template is open does not set the form element
 pointer and a </form> then leaves it alone (html5lib's handlers are
 wrapped to do so), an input inserted while a template is open is inert
@@ -152,9 +154,25 @@ def end_template(self, token):
     return None
 
 
+def clear_to(names):
+    """The spec's "clear the stack back to a ... context": a template stops it too."""
+    def clear(self):
+        while self.tree.openElements[-1].name not in names:
+            self.tree.openElements.pop()
+    return clear
+
+
 def patch_templates(parser):
     """Makes html5lib's form handlers follow the spec's template rules."""
     patch_scopes()
+    for phase, method, names in (("inTable", "clearStackToTableContext", ("table", "template", "html")),
+                                 ("inTableBody", "clearStackToTableBodyContext",
+                                  ("tbody", "tfoot", "thead", "template", "html")),
+                                 ("inRow", "clearStackToTableRowContext", ("tr", "template", "html"))):
+        cls = type(parser.phases[phase])
+        if not cls.__dict__.get("_csrf_clear_" + method):
+            setattr(cls, method, clear_to(names))
+            setattr(cls, "_csrf_clear_" + method, True)
     for phase in parser.phases.values():
         cls = type(phase)
         table = cls.__dict__.get("endTagHandler")
@@ -214,6 +232,16 @@ class Recorder:
                 el = base.insertElementNormal(self, token)
                 recorder.note(self, token, el)
                 return el
+
+            def getTableMisnestedNodePosition(self):
+                # the spec: a template opened after the last table takes
+                # foster-parented nodes into its contents
+                for el in self.openElements[::-1]:
+                    if el.name == "table":
+                        break
+                    if el.name == "template" and el.namespace == self.defaultNamespace:
+                        return el, None
+                return base.getTableMisnestedNodePosition(self)
 
             def insertElementTable(self, token):
                 before = len(self.openElements)
