@@ -7,7 +7,9 @@
  * '/' always is (the rest is path), whatever follows; a form judged ours
  * only through its relative action is never ours once <base> points
  * elsewhere; a tag id other than "unknown" comes only from a short
- * lower-case name.
+ * lower-case name. The same pieces as a body and a Content-Type for
+ * csrf_charset_sniff: a complete body never asks for more, nor do 1024
+ * bytes; a UTF-8 byte order mark always injects, a UTF-16 one never.
  */
 #include "fuzz_util.h"
 
@@ -91,6 +93,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < n; i++)
 			FZ_ASSERT((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '-');
 	}
+	csrf_charset cs;
+	const char *ct = ps.p[1].ptr;
+	size_t ctl = ps.p[1].len;
+	FZ_ASSERT(csrf_charset_sniff(ct, ctl, v, n, 1, &cs) == CSRF_OK);
+	FZ_ASSERT(cs.verdict == CSRF_CHARSET_INJECT || cs.verdict == CSRF_CHARSET_PASS);
+	FZ_ASSERT(csrf_charset_sniff(ct, ctl, v, n, 0, &cs) == CSRF_OK);
+	FZ_ASSERT(cs.verdict != CSRF_CHARSET_MORE || n < CSRF_CHARSET_PRESCAN_MAX);
+	if (n >= 3 && (unsigned char)v[0] == 0xEF && (unsigned char)v[1] == 0xBB && (unsigned char)v[2] == 0xBF)
+		FZ_ASSERT(cs.verdict == CSRF_CHARSET_INJECT);
+	if (n >= 2 && (((unsigned char)v[0] == 0xFE && (unsigned char)v[1] == 0xFF) ||
+	               ((unsigned char)v[0] == 0xFF && (unsigned char)v[1] == 0xFE)))
+		FZ_ASSERT(cs.verdict == CSRF_CHARSET_PASS);
 	fz_free(&ps);
 	return 0;
 }

@@ -19,7 +19,7 @@ set(CSRF_FUZZ_NEEDS_config csrf_ctx_new csrf_ctx_set_self_origin csrf_ctx_add_tr
   csrf_ctx_set_field_name csrf_field_name csrf_check csrf_origin_parse)
 set(CSRF_FUZZ_NEEDS_inject csrf_inject_size csrf_inject_init csrf_inject_feed csrf_inject_finish)
 # inject_policy calls the injector's internal policy (src/inject_internal.h)
-set(CSRF_FUZZ_NEEDS_inject_policy csrf_inject_init csrf_origin_parse)
+set(CSRF_FUZZ_NEEDS_inject_policy csrf_inject_init csrf_origin_parse csrf_charset_sniff)
 set(CSRF_FUZZ_NEEDS_check csrf_ctx_new csrf_ctx_add_key csrf_ctx_set_self_origin csrf_ctx_add_trusted_origin
   csrf_ctx_add_exemption csrf_token_issue csrf_token_verify csrf_field_name csrf_secret_cookie_encode
   csrf_origin_parse csrf_check)
