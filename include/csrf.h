@@ -545,7 +545,8 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
                                              csrf_inject **out);
 
 /* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_INTERNAL when emit
- * returned non-zero. */
+ * returned non-zero (the stream is then broken: every later feed fails
+ * until finish). */
 CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit,
                                              void *ud);
 
@@ -559,12 +560,10 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_SELECT 0x0008u      /* markup inside <select> parsed differently: stopped */
 #define CSRF_INJECT_NOSCRIPT 0x0010u    /* <noscript> content parsed differently without scripting: stopped */
 #define CSRF_INJECT_BASE 0x0020u        /* a relative POST form with a <base> to another origin: no token */
-#define CSRF_INJECT_LATE_BASE                                                                                          \
-	0x0040u /* a <base> to another origin (or one not read after a stop) after a form with a relative action got   \
-	           the token */
-#define CSRF_INJECT_FORMACTION 0x0080u /* a formaction to another origin in a form with the token */
-#define CSRF_INJECT_ESCAPE 0x0100u     /* an ESC byte: stopped */
-#define CSRF_INJECT_STOPPED 0x0200u    /* no token in any later form of this stream */
+#define CSRF_INJECT_LATE_BASE 0x0040u   /* a relative form got the token, then a <base> elsewhere (or a stop) */
+#define CSRF_INJECT_FORMACTION 0x0080u  /* a formaction to another origin in a form with the token */
+#define CSRF_INJECT_ESCAPE 0x0100u      /* an ESC byte: stopped */
+#define CSRF_INJECT_STOPPED 0x0200u     /* no token in any later form of this stream */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static. */
@@ -591,9 +590,8 @@ typedef enum {
 
 typedef struct {
 	csrf_charset_verdict verdict;
-	const char
-	    *encoding;      /* "UTF-8", "windows-1252", "ISO-2022-JP", ...; NULL: an unknown label, or none declared */
-	const char *source; /* "byte order mark", "Content-Type", "meta" or "default"; NULL with MORE */
+	const char *encoding; /* "UTF-8", "windows-1252", "ISO-2022-JP", ...; NULL: unknown label or none */
+	const char *source;   /* "byte order mark", "Content-Type", "meta" or "default"; NULL with MORE */
 } csrf_charset;
 
 /* Says whether the injector may read a response, from its Content-Type
@@ -613,8 +611,9 @@ typedef struct {
  * CSRF_CHARSET_PRESCAN_MAX bytes, copied in one bounded buffer) while the
  * verdict is MORE, calling again as bytes arrive, and with complete = 1
  * at the end of the body; MORE never comes once body_len reaches
- * CSRF_CHARSET_PRESCAN_MAX or complete is set. Without a Content-Type
- * charset and past a BOM, only the prescan needs the bytes. */
+ * CSRF_CHARSET_PRESCAN_MAX or complete is set. With a Content-Type
+ * charset the first 3 bytes (a BOM or not) decide; without, the prescan
+ * may need all 1024. */
 CSRF_MUST_CHECK csrf_reason csrf_charset_sniff(const char *content_type, size_t ct_len, const char *body,
                                                size_t body_len, int complete, csrf_charset *out);
 
