@@ -465,6 +465,14 @@ static void sink_free(sink *s)
 	memset(s, 0, sizeof *s);
 }
 
+/* An empty sink for an injector at mem. */
+static void sink_init(sink *s, const char *mem)
+{
+	memset(s, 0, sizeof *s);
+	s->mem = mem;
+	s->mem_len = csrf_inject_size();
+}
+
 /* An injector in exactly csrf_inject_size() bytes flush against a guard
  * page: a write past its state crashes. */
 static csrf_inject *new_injector(char **mem)
@@ -821,9 +829,7 @@ static void test_finish_resets(void **state)
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
 	sink s;
-	memset(&s, 0, sizeof s);
-	s.mem = mem;
-	s.mem_len = csrf_inject_size();
+	sink_init(&s, mem);
 	const char *a = "<head>" EB PF "<!-- ";
 	s.chunk = a;
 	s.chunk_len = strlen(a);
@@ -858,9 +864,7 @@ static void test_emit_stops(void **state)
 		char *mem;
 		csrf_inject *inj = new_injector(&mem);
 		sink s;
-		memset(&s, 0, sizeof s);
-		s.mem = mem;
-		s.mem_len = csrf_inject_size();
+		sink_init(&s, mem);
 		s.stop_at = stop_at;
 		char *c = tu_guard_copy(doc, strlen(doc));
 		s.chunk = c;
@@ -879,9 +883,7 @@ static void test_emit_stops(void **state)
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
 	sink s;
-	memset(&s, 0, sizeof s);
-	s.mem = mem;
-	s.mem_len = csrf_inject_size();
+	sink_init(&s, mem);
 	s.stop_at = 5;
 	s.chunk = doc;
 	s.chunk_len = strlen(doc);
@@ -965,9 +967,7 @@ static void test_status(void **state)
 			char *mem;
 			csrf_inject *inj = new_injector(&mem);
 			sink s;
-			memset(&s, 0, sizeof s);
-			s.mem = mem;
-			s.mem_len = csrf_inject_size();
+			sink_init(&s, mem);
 			assert_int_equal(csrf_inject_status(inj), 0);
 			char *a = tu_guard_copy(in, at), *b = tu_guard_copy(in + at, len - at);
 			s.chunk = a;
