@@ -4,13 +4,16 @@
 #   make demo     build and run the demo (victim :8080, attacker :8081)
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
-#   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300)
+#   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300), then the
+#                 injector against html5lib on HTML5LIB_PAGES pages (default 100000)
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
+HTML5LIB_PAGES ?= 100000
+HTML5LIB_SEED ?= $(shell date +%s)
 CTEST_ARGS ?=
 
 .PHONY: all deps build check demo install bench fuzz format clean
@@ -50,6 +53,11 @@ bench: build
 
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build build -j $(JOBS) --target csrf-inject-driver
+	@echo "html5lib differential: $(HTML5LIB_PAGES) pages, seed $(HTML5LIB_SEED)"
+	@/usr/bin/python3 tests/html5lib/inject_diff.py build/tests/html5lib/csrf-inject-driver \
+		--pages $(HTML5LIB_PAGES) --seed $(HTML5LIB_SEED) --report 10000
 
 format:
 	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h cgi/*.c cgi/*.h

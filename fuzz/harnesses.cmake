@@ -6,7 +6,7 @@
 # src/*.c, so a library still being written never breaks the build; its
 # ctest tests then report "skipped".
 
-set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject check html config)
+set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config)
 
 set(CSRF_FUZZ_NEEDS_cookie csrf_cookie_get)
 set(CSRF_FUZZ_NEEDS_form csrf_form_get csrf_form_decode csrf_body_field)
@@ -18,6 +18,8 @@ set(CSRF_FUZZ_NEEDS_html csrf_html_escape csrf_html_escape_attr)
 set(CSRF_FUZZ_NEEDS_config csrf_ctx_new csrf_ctx_set_self_origin csrf_ctx_add_trusted_origin csrf_ctx_add_exemption
   csrf_ctx_set_field_name csrf_field_name csrf_check csrf_origin_parse)
 set(CSRF_FUZZ_NEEDS_inject csrf_inject_size csrf_inject_init csrf_inject_feed csrf_inject_finish)
+# inject_policy calls the injector's internal policy (src/inject_internal.h)
+set(CSRF_FUZZ_NEEDS_inject_policy csrf_inject_init csrf_origin_parse csrf_charset_sniff)
 set(CSRF_FUZZ_NEEDS_check csrf_ctx_new csrf_ctx_add_key csrf_ctx_set_self_origin csrf_ctx_add_trusted_origin
   csrf_ctx_add_exemption csrf_token_issue csrf_token_verify csrf_field_name csrf_secret_cookie_encode
   csrf_origin_parse csrf_check)
@@ -66,7 +68,7 @@ endfunction()
 # csrf_fuzz_harness(<name> <library>): fuzz_<name> from fuzz/fuzz_<name>.c.
 function(csrf_fuzz_harness name lib)
   add_executable(fuzz_${name} ${CSRF_ROOT}/fuzz/fuzz_${name}.c)
-  target_include_directories(fuzz_${name} PRIVATE ${CSRF_ROOT}/fuzz ${CSRF_ROOT}/include)
+  target_include_directories(fuzz_${name} PRIVATE ${CSRF_ROOT}/fuzz ${CSRF_ROOT}/include ${CSRF_ROOT}/src)
   target_compile_definitions(fuzz_${name} PRIVATE _GNU_SOURCE)
   target_compile_options(fuzz_${name} PRIVATE -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined
     -fno-sanitize-recover=undefined -fno-omit-frame-pointer)

@@ -9,7 +9,7 @@ PKGS=(
   libmicrohttpd-dev libsqlite3-dev sqlite3
   libhiredis-dev redis-server
   nginx nginx-dev libpcre2-dev zlib1g-dev
-  chromium nodejs npm curl procps
+  chromium nodejs npm curl procps python3-html5lib
   wrk hyperfine gnuplot-nox python3 python3-django
   # nginx.phpmyadmin: a real PHP application behind the module; the test
   # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
