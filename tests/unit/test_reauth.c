@@ -4,8 +4,11 @@
  * right password) and its end, reset on success, the recent window,
  * concurrent attempts (counted before Argon2 runs, so a burst gets no
  * more guesses than the limit), and failing closed when the store does
- * not answer. Time is controlled twice: the `now` argument and the
- * memory store's clock hook.
+ * not answer or is full. Login throttling: per account and client, locks
+ * that double, unknown accounts, and never a lock of the owner's step-up.
+ * A flood of anonymous entries into a full store lifts no lockout. Time
+ * is controlled twice: the `now` argument and the memory store's clock
+ * hook. Built without re-authentication, every call is a config error.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -18,10 +21,12 @@
 #include <time.h>
 
 #include <cmocka.h>
-#include <sodium.h>
 
 #include "internal.h"
 #include "testutil.h"
+
+#if CSRF_WITH_REAUTH
+#include <sodium.h>
 
 #define PW "correct horse battery staple"
 #define PW_LEN (sizeof PW - 1)
@@ -279,6 +284,7 @@ typedef struct {
 	char account[16], sid[16];
 	int hold; /* wait inside Argon2 until released */
 	csrf_reason got;
+	int login; /* csrf_login_attempt: account and sid as account and client */
 } racer;
 
 static void *race_one(void *arg)
@@ -288,8 +294,12 @@ static void *race_one(void *arg)
 	hold_in_verify = r->hold;
 	if (r->start != NULL)
 		pthread_barrier_wait(r->start);
-	r->got = csrf_reauth(r->f->ctx, r->f->st, r->account, strlen(r->account), r->sid, strlen(r->sid), "wrong", 5,
-	                     good_hash, T0);
+	if (r->login)
+		r->got = csrf_login_attempt(r->f->ctx, r->f->st, r->account, strlen(r->account), r->sid, strlen(r->sid),
+		                            "wrong", 5, good_hash);
+	else
+		r->got = csrf_reauth(r->f->ctx, r->f->st, r->account, strlen(r->account), r->sid, strlen(r->sid),
+		                     "wrong", 5, good_hash, T0);
 	return NULL;
 }
 
@@ -315,7 +325,7 @@ static void test_concurrent_wrong(void **state)
 		atomic_store(&verify_calls, 0);
 		assert_int_equal(pthread_barrier_init(&start, NULL, RACERS), 0);
 		for (int i = 0; i < RACERS; i++) {
-			rs[i] = (racer){f, &start, {0}, {0}, 0, CSRF_OK};
+			rs[i] = (racer){f, &start, {0}, {0}, 0, CSRF_OK, 0};
 			if (modes[m].same_account) {
 				snprintf(rs[i].account, sizeof rs[i].account, "race");
 				snprintf(rs[i].sid, sizeof rs[i].sid, "sess%d", i);
@@ -363,7 +373,7 @@ static void test_concurrent_right_after_limit(void **state)
 
 	csrf_ctx_set_reauth_policy(f->ctx, 2, 60, 300);
 	for (int i = 0; i < RACERS - 1; i++) {
-		rs[i] = (racer){f, NULL, "victim", {0}, 1, CSRF_OK};
+		rs[i] = (racer){f, NULL, "victim", {0}, 1, CSRF_OK, 0};
 		snprintf(rs[i].sid, sizeof rs[i].sid, "guess%d", i);
 		assert_int_equal(pthread_create(&t[i], NULL, race_one, &rs[i]), 0);
 	}
@@ -593,7 +603,7 @@ static const csrf_store_ops flaky_ops = {flaky_get, flaky_set, flaky_del, flaky_
 static void test_store_unavailable(void **state)
 {
 	fixture *f = *state;
-	flaky_store fl = {{&flaky_ops}, 0, f->st};
+	flaky_store fl = {{&flaky_ops, {NULL, NULL}}, 0, f->st};
 	char acct[16], sid[16];
 
 	/* The store fails at the first, second, ... call of each path; a
@@ -649,8 +659,339 @@ static void test_store_unavailable(void **state)
 	assert_int_equal(csrf_reauth(f->ctx, f->st, "pia", 3, "s4", 2, PW, PW_LEN, good_hash, T0), CSRF_LOCKED_OUT);
 }
 
+/* ---- login throttling ---- */
+
+/* One login: account, client, password, seconds to move both clocks
+ * forward first, and the expected answer. hash NULL: no such account. */
+typedef struct {
+	const char *account;
+	const char *client;
+	const char *password;
+	int64_t advance_s;
+	csrf_reason want;
+} login_row;
+
+static void run_logins(fixture *f, const login_row *rows, size_t n, const char *hash)
+{
+	for (size_t i = 0; i < n; i++) {
+		const login_row *a = &rows[i];
+		fake_ms += a->advance_s * 1000;
+		csrf_reason r = csrf_login_attempt(f->ctx, f->st, a->account, strlen(a->account), a->client,
+		                                   strlen(a->client), a->password, strlen(a->password), hash);
+		if (r != a->want)
+			fail_msg("login %zu: got %s, want %s", i, csrf_reason_name(r), csrf_reason_name(a->want));
+	}
+}
+
+static void test_login_per_client(void **state)
+{
+	fixture *f = *state;
+	static const login_row rows[] = {
+	    {"bob", "198.51.100.7", "x1", 0, CSRF_REAUTH_FAILED},
+	    {"bob", "198.51.100.7", "x2", 1, CSRF_REAUTH_FAILED},
+	    {"bob", "198.51.100.7", "x3", 1, CSRF_REAUTH_FAILED},
+	    {"bob", "198.51.100.7", "x4", 1, CSRF_REAUTH_FAILED},
+	    {"bob", "198.51.100.7", "x5", 1, CSRF_LOCKED_OUT},    /* the 5th locks this client */
+	    {"bob", "198.51.100.7", PW, 1, CSRF_LOCKED_OUT},      /* even with the right password */
+	    {"bob", "198.51.100.7", "x6", 0, CSRF_LOCKED_OUT},    /* refused unchecked */
+	    {"bob", "203.0.113.9", PW, 0, CSRF_OK},               /* bob elsewhere: in */
+	    {"carl", "198.51.100.7", PW, 0, CSRF_OK},             /* that client, another account: in */
+	    {"bob", "198.51.100.7", PW, 58, CSRF_LOCKED_OUT},     /* 59 s after the locking failure */
+	    {"bob", "198.51.100.7", PW, 1, CSRF_OK},              /* 60 s: over */
+	    {"bob", "198.51.100.7", "x7", 0, CSRF_REAUTH_FAILED}, /* and counted from zero */
+	};
+
+	run_logins(f, rows, sizeof rows / sizeof rows[0], good_hash);
+	/* 5 failures, 3 successes, the last failure: checked; the refusals not */
+	assert_int_equal(atomic_load(&verify_calls), 9);
+	/* logins never touch the step-up counters */
+	assert_int_equal(counter(f, "fail:acct:bob"), 0);
+	assert_int_equal(counter(f, "fail:acct:carl"), 0);
+}
+
+/* The issue's attack: anyone can make wrong logins for bob. They lock
+ * that client out of bob's account, never bob's signed-in step-up; and
+ * step-up failures still count per session and per account. */
+static void test_login_never_locks_stepup(void **state)
+{
+	fixture *f = *state;
+	char client[32];
+
+	for (int i = 0; i < 12; i++) {
+		/* from one address, then from many */
+		snprintf(client, sizeof client, "anon-%d", i < 6 ? 0 : i);
+		csrf_reason r =
+		    csrf_login_attempt(f->ctx, f->st, "bob", 3, client, strlen(client), "guess", 5, good_hash);
+		assert_true(r == CSRF_REAUTH_FAILED || r == CSRF_LOCKED_OUT);
+	}
+	assert_int_equal(csrf_reauth(f->ctx, f->st, "bob", 3, "bob-session", 11, PW, PW_LEN, good_hash, T0), CSRF_OK);
+	assert_int_equal(csrf_reauth_recent(f->ctx, f->st, "bob-session", 11, T0), CSRF_OK);
+	/* bob's own login from his own client works too */
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "bob", 3, "bob-laptop", 10, PW, PW_LEN, good_hash), CSRF_OK);
+	/* step-up lockout is unchanged: per session and per account */
+	csrf_ctx_set_reauth_policy(f->ctx, 2, 60, 300);
+	assert_int_equal(csrf_reauth(f->ctx, f->st, "bob", 3, "stolen", 6, "no", 2, good_hash, T0), CSRF_REAUTH_FAILED);
+	assert_int_equal(csrf_reauth(f->ctx, f->st, "bob", 3, "stolen", 6, "no", 2, good_hash, T0), CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_reauth(f->ctx, f->st, "bob", 3, "bob-session", 11, PW, PW_LEN, good_hash, T0),
+	                 CSRF_LOCKED_OUT);
+	/* and a login is not a step-up: the step-up lockout does not stop it */
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "bob", 3, "bob-laptop", 10, PW, PW_LEN, good_hash), CSRF_OK);
+}
+
+static void test_login_locks_double(void **state)
+{
+	fixture *f = *state;
+	/* 2 failures lock for 10 s, then 20 s, then 35 s (the cap) */
+	static const login_row rows[] = {
+	    {"dan", "c", "a", 0, CSRF_REAUTH_FAILED},
+	    {"dan", "c", "b", 0, CSRF_LOCKED_OUT},
+	    {"dan", "c", PW, 9, CSRF_LOCKED_OUT},
+	    {"dan", "c", "c", 1, CSRF_REAUTH_FAILED}, /* 10 s: the first lock is over */
+	    {"dan", "c", "d", 0, CSRF_LOCKED_OUT},    /* the second lock: 20 s */
+	    {"dan", "c", PW, 19, CSRF_LOCKED_OUT},
+	    {"dan", "c", "e", 1, CSRF_REAUTH_FAILED},
+	    {"dan", "c", "f", 0, CSRF_LOCKED_OUT}, /* the third: 40 s, capped at 35 */
+	    {"dan", "c", PW, 34, CSRF_LOCKED_OUT},
+	    {"dan", "c", PW, 1, CSRF_OK},             /* a success forgets the locks */
+	    {"dan", "c", "g", 0, CSRF_REAUTH_FAILED}, /* so the next lock is 10 s again */
+	    {"dan", "c", "h", 0, CSRF_LOCKED_OUT},
+	    {"dan", "c", PW, 10, CSRF_OK},
+	};
+
+	csrf_ctx_set_login_policy(f->ctx, 2, 10, 35);
+	run_logins(f, rows, sizeof rows / sizeof rows[0], good_hash);
+}
+
+static void test_login_policy_edges(void **state)
+{
+	fixture *f = *state;
+	/* 0 failures counts as 1, a 0 s lock as 1 s, a cap below the lock as the lock */
+	static const login_row rows[] = {
+	    {"eve", "c", "a", 0, CSRF_LOCKED_OUT},
+	    {"eve", "c", PW, 0, CSRF_LOCKED_OUT},
+	    {"eve", "c", PW, 1, CSRF_OK},
+	};
+	static const login_row slow[] = {
+	    {"fay", "c", "a", 0, CSRF_REAUTH_FAILED},
+	    {"fay", "c", "b", 0, CSRF_REAUTH_FAILED},
+	    {"fay", "c", "c", 0, CSRF_LOCKED_OUT},
+	    {"fay", "c", "d", 30, CSRF_REAUTH_FAILED}, /* every lock is 30 s */
+	    {"fay", "c", "e", 0, CSRF_REAUTH_FAILED},
+	    {"fay", "c", "f", 0, CSRF_LOCKED_OUT},
+	    {"fay", "c", PW, 29, CSRF_LOCKED_OUT},
+	    {"fay", "c", PW, 1, CSRF_OK},
+	};
+
+	csrf_ctx_set_login_policy(f->ctx, 0, 0, 0);
+	run_logins(f, rows, sizeof rows / sizeof rows[0], good_hash);
+	csrf_ctx_set_login_policy(f->ctx, 3, 30, 5);
+	run_logins(f, slow, sizeof slow / sizeof slow[0], good_hash);
+	csrf_ctx_set_login_policy(NULL, 1, 1, 1); /* a no-op */
+}
+
+static void test_login_unknown_account(void **state)
+{
+	fixture *f = *state;
+	static const login_row rows[] = {
+	    {"ghost", "c", "a", 0, CSRF_REAUTH_FAILED},
+	    {"ghost", "c", PW, 0, CSRF_REAUTH_FAILED}, /* no password opens a missing account */
+	    {"ghost", "c", "", 0, CSRF_REAUTH_FAILED},
+	    {"ghost", "c", "b", 0, CSRF_REAUTH_FAILED},
+	    {"ghost", "c", "c", 0, CSRF_LOCKED_OUT}, /* throttled like any other */
+	    {"ghost", "c", "d", 0, CSRF_LOCKED_OUT},
+	    {"ghost", "other", "e", 0, CSRF_REAUTH_FAILED},
+	};
+
+	run_logins(f, rows, sizeof rows / sizeof rows[0], NULL);
+	/* the dummy hash is checked as a real one would be */
+	assert_int_equal(atomic_load(&verify_calls), 6);
+}
+
+/* account and client are hashed together without running into each
+ * other: ("ab", "c") and ("a", "bc") are different pairs; binary bytes
+ * and the length limits are honoured. */
+static void test_login_keys(void **state)
+{
+	fixture *f = *state;
+	char big[4097];
+
+	csrf_ctx_set_login_policy(f->ctx, 1, 60, 60);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "ab", 2, "c", 1, "x", 1, good_hash), CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "ab", 2, "c", 1, PW, PW_LEN, good_hash), CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "a", 1, "bc", 2, PW, PW_LEN, good_hash), CSRF_OK);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "abc", 3, "", 0, PW, PW_LEN, good_hash), CSRF_ERR_ARG);
+	/* a client key with NUL bytes, read as (pointer, length) */
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "ab", 2, "c\0d", 3, PW, PW_LEN, good_hash), CSRF_OK);
+	char *g = tu_guard_copy("c\0", 2);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "ab", 2, g, 2, PW, PW_LEN, good_hash), CSRF_OK);
+	tu_guard_free(g);
+	memset(big, 'a', sizeof big);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, big, 4096, big, 4096, PW, PW_LEN, good_hash), CSRF_OK);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, big, 4097, "c", 1, PW, PW_LEN, good_hash), CSRF_TOO_LARGE);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "a", 1, big, 4097, PW, PW_LEN, good_hash), CSRF_TOO_LARGE);
+	/* arguments */
+	assert_int_equal(csrf_login_attempt(NULL, f->st, "a", 1, "c", 1, PW, PW_LEN, good_hash), CSRF_ERR_ARG);
+	assert_int_equal(csrf_login_attempt(f->ctx, NULL, "a", 1, "c", 1, PW, PW_LEN, good_hash), CSRF_ERR_ARG);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, NULL, 1, "c", 1, PW, PW_LEN, good_hash), CSRF_ERR_ARG);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "", 0, "c", 1, PW, PW_LEN, good_hash), CSRF_ERR_ARG);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "a", 1, NULL, 1, PW, PW_LEN, good_hash), CSRF_ERR_ARG);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "a", 1, "c", 1, NULL, 0, good_hash), CSRF_ERR_ARG);
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "a", 1, "c", 1, PW, PW_LEN, "$2y$10$abc"), CSRF_ERR_ARG);
+	/* none of these counted anything for "a" at "c" */
+	assert_int_equal(csrf_login_attempt(f->ctx, f->st, "a", 1, "c", 1, PW, PW_LEN, good_hash), CSRF_OK);
+}
+
+static void test_login_concurrent(void **state)
+{
+	fixture *f = *state;
+	pthread_barrier_t start;
+	pthread_t t[RACERS];
+	racer rs[RACERS];
+	int failed = 0, locked = 0;
+
+	csrf_ctx_set_login_policy(f->ctx, 3, 60, 60);
+	assert_int_equal(pthread_barrier_init(&start, NULL, RACERS), 0);
+	for (int i = 0; i < RACERS; i++) {
+		rs[i] = (racer){f, &start, "victim", "one-client", 0, CSRF_OK, 1};
+		assert_int_equal(pthread_create(&t[i], NULL, race_one, &rs[i]), 0);
+	}
+	for (int i = 0; i < RACERS; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		failed += rs[i].got == CSRF_REAUTH_FAILED;
+		locked += rs[i].got == CSRF_LOCKED_OUT;
+	}
+	pthread_barrier_destroy(&start);
+	if (atomic_load(&verify_calls) != 3 || failed != 2 || locked != RACERS - 2)
+		fail_msg("%d password checks, %d failed, %d locked out", atomic_load(&verify_calls), failed, locked);
+}
+
+static void test_login_store_unavailable(void **state)
+{
+	fixture *f = *state;
+	flaky_store fl = {{&flaky_ops, {NULL, NULL}}, 0, f->st};
+	char acct[16];
+
+	/* a wrong password: a read and a count; the locking one also counts
+	 * the strike and renews the lock; the right one resets two keys */
+	for (int ok = 0; ok <= 2; ok++) {
+		snprintf(acct, sizeof acct, "w%d", ok);
+		fl.ok_calls = ok;
+		csrf_reason r = csrf_login_attempt(f->ctx, &fl.base, acct, strlen(acct), "c", 1, "x", 1, good_hash);
+		if (r != (ok < 2 ? CSRF_STORE_UNAVAILABLE : CSRF_REAUTH_FAILED))
+			fail_msg("wrong password, store fails after %d calls: %s", ok, csrf_reason_name(r));
+	}
+	for (int ok = 0; ok <= 4; ok++) {
+		snprintf(acct, sizeof acct, "r%d", ok);
+		fl.ok_calls = ok;
+		csrf_reason r = csrf_login_attempt(f->ctx, &fl.base, acct, strlen(acct), "c", 1, PW, PW_LEN, good_hash);
+		if (r != (ok < 4 ? CSRF_STORE_UNAVAILABLE : CSRF_OK))
+			fail_msg("right password, store fails after %d calls: %s", ok, csrf_reason_name(r));
+	}
+	csrf_ctx_set_login_policy(f->ctx, 1, 60, 60);
+	for (int ok = 2; ok <= 4; ok++) {
+		snprintf(acct, sizeof acct, "l%d", ok);
+		fl.ok_calls = ok;
+		csrf_reason r = csrf_login_attempt(f->ctx, &fl.base, acct, strlen(acct), "c", 1, "x", 1, good_hash);
+		if (r != (ok < 4 ? CSRF_STORE_UNAVAILABLE : CSRF_LOCKED_OUT))
+			fail_msg("locking password, store fails after %d calls: %s", ok, csrf_reason_name(r));
+	}
+}
+
+/* ---- a full store ---- */
+
+/* The issue's flood: a store at its bound, filled with anonymous 24-hour
+ * entries after the lockouts began. Still locked out, the right password
+ * still refused, until the locks end by their own time. */
+static void test_flood_keeps_lockout(void **state)
+{
+	fixture *f = *state;
+	csrf_store *small = NULL;
+	char key[32];
+	int64_t now = T0;
+
+	assert_int_equal(csrf_store_open(&small, "memory://?max=1000"), CSRF_OK);
+	csrf_store_memory_set_clock(small, fake_clock, NULL);
+	csrf_ctx_set_reauth_policy(f->ctx, 5, 900, 300);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "mallory-sess", 12, "guess", 5, good_hash, now),
+		                 i < 4 ? CSRF_REAUTH_FAILED : CSRF_LOCKED_OUT);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(csrf_login_attempt(f->ctx, small, "alice", 5, "mallory", 7, "guess", 5, good_hash),
+		                 i < 4 ? CSRF_REAUTH_FAILED : CSRF_LOCKED_OUT);
+	for (int i = 0; i < 1050; i++) {
+		int n = snprintf(key, sizeof key, "presession:%d", i);
+		assert_int_equal(csrf_store_set(small, key, (size_t)n, "anon", 4, 86400), CSRF_OK);
+	}
+	assert_int_equal(csrf_store_memory_count(small), 1000);
+	assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "alice-sess", 10, PW, PW_LEN, good_hash, now),
+	                 CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "mallory-sess", 12, PW, PW_LEN, good_hash, now),
+	                 CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_login_attempt(f->ctx, small, "alice", 5, "mallory", 7, PW, PW_LEN, good_hash),
+	                 CSRF_LOCKED_OUT);
+	/* the login lock ends after its minute, the step-up lock after 900 s */
+	fake_ms += 60 * 1000;
+	now += 60;
+	assert_int_equal(csrf_login_attempt(f->ctx, small, "alice", 5, "mallory", 7, PW, PW_LEN, good_hash), CSRF_OK);
+	assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "alice-sess", 10, PW, PW_LEN, good_hash, now),
+	                 CSRF_LOCKED_OUT);
+	fake_ms += 840 * 1000;
+	now += 840;
+	assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "alice-sess", 10, PW, PW_LEN, good_hash, now), CSRF_OK);
+	csrf_store_close(small);
+}
+
+/* A store holding only counters refuses the new ones: the attempt is
+ * refused (fail closed) and says why. */
+static void test_full_store_fails_closed(void **state)
+{
+	fixture *f = *state;
+	csrf_store *tiny = NULL;
+	int64_t v;
+
+	assert_int_equal(csrf_store_open(&tiny, "memory://?max=2"), CSRF_OK);
+	csrf_store_memory_set_clock(tiny, fake_clock, NULL);
+	assert_int_equal(csrf_store_incr(tiny, "x", 1, 900, &v), CSRF_OK);
+	assert_int_equal(csrf_store_incr(tiny, "y", 1, 900, &v), CSRF_OK);
+	assert_int_equal(csrf_reauth(f->ctx, tiny, "olga", 4, "s", 1, PW, PW_LEN, good_hash, T0), CSRF_STORE_FULL);
+	assert_int_equal(csrf_reauth(f->ctx, tiny, "olga", 4, "s", 1, "no", 2, good_hash, T0), CSRF_STORE_FULL);
+	assert_int_equal(csrf_login_attempt(f->ctx, tiny, "olga", 4, "c", 1, PW, PW_LEN, good_hash), CSRF_STORE_FULL);
+	assert_int_equal(csrf_reauth_recent(f->ctx, tiny, "s", 1, T0), CSRF_REAUTH_REQUIRED);
+	/* nothing was let through, nothing Argon2 checked */
+	assert_int_equal(atomic_load(&verify_calls), 0);
+	csrf_store_close(tiny);
+}
+
+#else /* !CSRF_WITH_REAUTH */
+
+/* Built without libsodium: every password function is a clear config
+ * error, whatever the arguments, and the policy setters still work. */
+static void test_built_without_reauth(void **state)
+{
+	csrf_ctx *ctx = NULL;
+	csrf_store *st = NULL;
+	char hash[CSRF_PWHASH_LEN];
+
+	(void)state;
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	assert_int_equal(csrf_store_open(&st, "memory"), CSRF_OK);
+	csrf_ctx_set_reauth_policy(ctx, 3, 60, 60);
+	csrf_ctx_set_login_policy(ctx, 3, 60, 60);
+	assert_int_equal(csrf_password_hash("pw", 2, hash, sizeof hash), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_reauth(ctx, st, "a", 1, "s", 1, "pw", 2, "$argon2id$x", 0), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_reauth(ctx, st, "a", 1, "s", 1, NULL, 0, "$argon2id$x", 0), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_reauth_recent(ctx, st, "s", 1, 0), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_login_attempt(ctx, st, "a", 1, "c", 1, "pw", 2, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_store_memory_count(st), 0);
+	csrf_store_close(st);
+	csrf_ctx_free(ctx);
+}
+
+#endif /* CSRF_WITH_REAUTH */
+
 int main(void)
 {
+#if CSRF_WITH_REAUTH
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hash),
@@ -668,6 +1009,22 @@ int main(void)
 	    T(test_bad_counter_locks),
 	    T(test_arguments),
 	    T(test_store_unavailable),
+	    T(test_login_per_client),
+	    T(test_login_never_locks_stepup),
+	    T(test_login_locks_double),
+	    T(test_login_policy_edges),
+	    T(test_login_unknown_account),
+	    T(test_login_keys),
+	    T(test_login_concurrent),
+	    T(test_login_store_unavailable),
+	    T(test_flood_keeps_lockout),
+	    T(test_full_store_fails_closed),
 	};
 	return cmocka_run_group_tests(tests, group_setup, NULL);
+#else
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_built_without_reauth),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+#endif
 }
