@@ -535,8 +535,10 @@ static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *w
 		msgf(msg, "%s %s:%u %s", kind_name(r), a.host, a.port, what);
 	else
 		msgf(msg, "redis master %s: %s", r->master, what);
-	report(r, was_up ? NULL : &r->down_limit,
-	       st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN ? CSRF_ERR_CONFIG : CSRF_STORE_UNAVAILABLE, msg);
+	if (st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN)
+		report(r, &r->config_limit, CSRF_ERR_CONFIG, msg);
+	else
+		report(r, was_up ? NULL : &r->down_limit, CSRF_STORE_UNAVAILABLE, msg);
 }
 
 /* Makes a pooled connection usable: keeps it when it is current and
