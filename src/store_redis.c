@@ -92,9 +92,10 @@ typedef struct {
 	size_t n_sentinels;
 	csrf_store_addr target; /* the server; with Sentinel, the master */
 	int target_known;
-	uint64_t gen;        /* bumped to retire every pooled connection */
-	uint64_t policy_gen; /* gen + 1 of the last policy check; 0: never */
-	int64_t retry_at;    /* monotonic ms; no connection attempt before */
+	uint64_t gen;                /* bumped to retire every pooled connection */
+	csrf_store_addr policy_seen; /* the server whose eviction policy was read last */
+	int policy_checked;
+	int64_t retry_at; /* monotonic ms; no connection attempt before */
 	uint32_t backoff_ms;
 	int up; /* for "connected" and "lost" reports */
 	csrf_log_limit down_limit, full_limit, config_limit;
@@ -321,8 +322,13 @@ static void check_policy(redis_store *r, redisContext *c, int64_t deadline, cons
 }
 
 /* Connects to a and prepares the connection: AUTH, ROLE (Sentinel),
- * SELECT, and the policy check once per generation. */
-static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, uint64_t gen, int64_t deadline, rstatus *st)
+ * SELECT, and the policy check once per server. */
+static int same_addr(const csrf_store_addr *a, const csrf_store_addr *b)
+{
+	return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
+static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
 {
 	redisContext *c = dial(a, deadline, st);
 	redisReply *rep = NULL;
@@ -382,8 +388,9 @@ static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, uint64_
 		return NULL;
 	}
 	pthread_mutex_lock(&r->lock);
-	check = r->policy_gen != gen + 1;
-	r->policy_gen = gen + 1;
+	check = !r->policy_checked || !same_addr(&r->policy_seen, a);
+	r->policy_checked = 1;
+	r->policy_seen = *a;
 	pthread_mutex_unlock(&r->lock);
 	if (check)
 		check_policy(r, c, deadline, a);
@@ -416,15 +423,42 @@ static int master_addr(const redisReply *rep, csrf_store_addr *a)
 	return 1;
 }
 
-/* Asks the sentinels, in turn, where the master is; on success the
- * answer is the store's target and the sentinel that gave it is asked
- * first from then on. */
-static rstatus discover(redis_store *r, int64_t deadline)
+/* Asks one sentinel where the master is: RS_OK and *a, RS_UNKNOWN (it
+ * does not know the name), or how reaching it failed. */
+static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int64_t deadline, csrf_store_addr *a)
 {
-	csrf_store_addr list[CSRF_STORE_SENTINELS_MAX], found;
-	size_t n;
-	int unknown = 0;
-	rstatus last = RS_DOWN;
+	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", r->master};
+	size_t lens[3] = {8, 23, strlen(r->master)};
+	redisReply *rep = NULL;
+	rstatus st;
+	redisContext *c = dial(sentinel, deadline, &st);
+
+	if (c == NULL)
+		return st;
+	st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
+	redisFree(c);
+	if (st != RS_OK)
+		return st;
+	if (rep->type == REDIS_REPLY_NIL)
+		st = RS_UNKNOWN;
+	else if (!master_addr(rep, a))
+		st = RS_DOWN; /* not a sentinel's answer */
+	freeReplyObject(rep);
+	return st;
+}
+
+/* Finds the master and connects to it: each sentinel in turn is asked,
+ * and each address given (once) is tried until one is a master, so a
+ * sentinel that still names the old master after a failover costs one
+ * refused connection. On success the master is the store's target, *gen
+ * the generation its connections belong to, and the sentinel that named
+ * it is asked first from then on. */
+static redisContext *discover(redis_store *r, int64_t deadline, uint64_t *gen, rstatus *out)
+{
+	csrf_store_addr list[CSRF_STORE_SENTINELS_MAX], tried[CSRF_STORE_SENTINELS_MAX], found;
+	size_t n, n_tried = 0;
+	int unknown = 0, named = 0;
+	rstatus last = RS_DOWN, config = RS_OK;
 	char msg[CSRF_STORE_LOG_MAX];
 
 	pthread_mutex_lock(&r->lock);
@@ -432,35 +466,32 @@ static rstatus discover(redis_store *r, int64_t deadline)
 	memcpy(list, r->sentinels, n * sizeof list[0]);
 	pthread_mutex_unlock(&r->lock);
 	for (size_t i = 0; i < n; i++) {
-		const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", r->master};
-		size_t lens[3] = {8, 23, strlen(r->master)};
-		redisReply *rep = NULL;
-		rstatus st;
-		redisContext *c = dial(&list[i], deadline, &st);
-		int ok = 0;
+		rstatus st = ask_sentinel(r, &list[i], deadline, &found);
+		redisContext *c;
+		int seen = 0, moved;
 
+		if (st == RS_UNKNOWN)
+			unknown = 1;
+		if (st != RS_OK)
+			continue;
+		named = 1;
+		for (size_t j = 0; j < n_tried; j++)
+			seen |= same_addr(&tried[j], &found);
+		if (seen)
+			continue;
+		tried[n_tried++] = found;
+		c = open_conn(r, &found, deadline, &st);
 		if (c == NULL) {
 			last = st;
+			if (st == RS_AUTH || st == RS_DB)
+				config = st;
 			continue;
 		}
-		st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
-		redisFree(c);
-		if (st != RS_OK) {
-			last = st;
-			continue;
-		}
-		if (rep->type == REDIS_REPLY_NIL)
-			unknown = 1;
-		else
-			ok = master_addr(rep, &found);
-		freeReplyObject(rep);
-		if (!ok)
-			continue;
 		pthread_mutex_lock(&r->lock);
-		int moved = !r->target_known || strcmp(r->target.host, found.host) != 0 || r->target.port != found.port;
+		moved = !r->target_known || !same_addr(&r->target, &found);
 		/* the sentinel that answered goes first */
 		for (size_t j = 0; j < r->n_sentinels; j++) {
-			if (strcmp(r->sentinels[j].host, list[i].host) == 0 && r->sentinels[j].port == list[i].port) {
+			if (same_addr(&r->sentinels[j], &list[i])) {
 				csrf_store_addr keep = r->sentinels[j];
 				memmove(&r->sentinels[1], &r->sentinels[0], j * sizeof keep);
 				r->sentinels[0] = keep;
@@ -471,15 +502,18 @@ static rstatus discover(redis_store *r, int64_t deadline)
 		r->target_known = 1;
 		if (moved)
 			r->gen++;
+		*gen = r->gen;
 		pthread_mutex_unlock(&r->lock);
 		if (moved) {
 			msgf(msg, "sentinel %s:%u: master %s is at %s:%u", list[i].host, list[i].port, r->master,
 			     found.host, found.port);
 			report(r, NULL, CSRF_OK, msg);
 		}
-		return RS_OK;
+		*out = RS_OK;
+		return c;
 	}
-	return unknown ? RS_UNKNOWN : last;
+	*out = config != RS_OK ? config : named ? last : unknown ? RS_UNKNOWN : RS_DOWN;
+	return NULL;
 }
 
 static const char *status_text(rstatus st)
@@ -572,20 +606,27 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline)
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (r->sentinel && !known) {
-		st = discover(r, deadline);
-		if (st != RS_OK) {
-			note_failure(r, st, gen, st == RS_UNKNOWN ? NULL : "cannot be found: no sentinel answered");
+		k->c = discover(r, deadline, &gen, &st);
+		if (k->c == NULL) {
+			note_failure(r, st, gen,
+			             st == RS_DOWN ? "cannot be found: no sentinel answered, or none named a "
+			                             "master that answered"
+			                           : NULL);
 			return st;
 		}
-	}
-	pthread_mutex_lock(&r->lock);
-	gen = r->gen;
-	a = r->target;
-	pthread_mutex_unlock(&r->lock);
-	k->c = open_conn(r, &a, gen, deadline, &st);
-	if (k->c == NULL) {
-		note_failure(r, st, gen, NULL);
-		return st;
+		pthread_mutex_lock(&r->lock);
+		a = r->target;
+		pthread_mutex_unlock(&r->lock);
+	} else {
+		pthread_mutex_lock(&r->lock);
+		gen = r->gen;
+		a = r->target;
+		pthread_mutex_unlock(&r->lock);
+		k->c = open_conn(r, &a, deadline, &st);
+		if (k->c == NULL) {
+			note_failure(r, st, gen, NULL);
+			return st;
+		}
 	}
 	k->pid = getpid();
 	k->gen = gen;
@@ -658,6 +699,8 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 		uint64_t gen;
 		rstatus st = ready(r, k, deadline);
 
+		if (st == RS_NOT_MASTER && r->sentinel)
+			continue; /* nothing sent: ask the sentinels again */
 		if (st != RS_OK)
 			break;
 		gen = k->gen;

@@ -832,6 +832,43 @@ static void test_retry_rules(void **state)
 	proxy_stop(&px);
 }
 
+/* A server turned replica under the store (without Sentinel): writes
+ * answer READONLY, were not applied, and fail closed (said in the log);
+ * reads go on; once it is a master again, so do writes. */
+static void test_readonly(void **state)
+{
+	int other = free_port();
+	pid_t pid = rp_redis_start(tmpdir, other, NULL, NULL, NULL);
+	char url[160], buf[16];
+	size_t len;
+	int64_t v;
+	csrf_store *st;
+	redisReply *r;
+	log_seen log;
+
+	(void)state;
+	assert_true(pid > 0);
+	log_init(&log);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0?prefix=%s", port, prefix);
+	st = open_url(url, &log);
+	assert_int_equal(csrf_store_set(st, "ro", 2, "before", 6, 0), CSRF_OK);
+	r = rp_cmd(other, NULL, NULL, "SET %sro before", prefix);
+	freeReplyObject(r);
+	r = rp_cmd(port, NULL, NULL, "REPLICAOF 127.0.0.1 %d", other);
+	assert_non_null(r);
+	freeReplyObject(r);
+	assert_int_equal(csrf_store_incr(st, "ro-n", 4, 0, &v), CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_store_set(st, "ro", 2, "after", 5, 0), CSRF_STORE_UNAVAILABLE);
+	assert_true(log_find(&log, CSRF_STORE_UNAVAILABLE, "READONLY") >= 0);
+	r = rp_cmd(port, NULL, NULL, "REPLICAOF NO ONE");
+	freeReplyObject(r);
+	assert_int_equal(csrf_store_incr(st, "ro-n", 4, 0, &v), CSRF_OK);
+	assert_int_equal(v, 1);
+	assert_int_equal(csrf_store_get(st, "ro", 2, buf, sizeof buf, &len), CSRF_OK);
+	csrf_store_close(st);
+	rp_kill(&pid);
+}
+
 /* ---- AUTH ---- */
 
 static void test_auth(void **state)
@@ -1028,7 +1065,8 @@ int main(void)
 	    cmocka_unit_test(test_reauth),        cmocka_unit_test(test_open_failures),
 	    cmocka_unit_test(test_open_lazily),   cmocka_unit_test(test_killed_server),
 	    cmocka_unit_test(test_frozen_server), cmocka_unit_test(test_restart_under_load),
-	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_readonly),
+	    cmocka_unit_test(test_auth),
 	    cmocka_unit_test(test_full_redis),
 	};
 
