@@ -194,17 +194,6 @@ static size_t resp_format(char *buf, size_t cap, int argc, const char **argv, co
 	return pos;
 }
 
-/* Sets the socket timeouts to what is left before deadline; 0 when
- * nothing is left or the socket refused. */
-static int arm(redisContext *c, int64_t deadline)
-{
-	int64_t left = deadline - csrf_mono_ms();
-
-	if (left <= 0)
-		return 0;
-	return redisSetTimeout(c, ms_tv(left)) == REDIS_OK;
-}
-
 /* A connection that has anything to read while no reply is due has been
  * closed (or broken) by the other end. */
 static int still_open(const redisContext *c)
@@ -218,8 +207,28 @@ static int still_open(const redisContext *c)
 	return n == 0;
 }
 
+/* Waits until c has something to read or the deadline passes; 0 then. */
+static int readable_by(const redisContext *c, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - csrf_mono_ms();
+		struct pollfd p = {c->fd, POLLIN, 0};
+		int n;
+
+		if (left <= 0)
+			return 0;
+		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n > 0)
+			return 1;
+		if (n == 0 || errno != EINTR)
+			return 0;
+	}
+}
+
 /* Sends one command and reads its reply within the deadline. *sent is 1
- * once any byte of it left. On failure the connection is unusable. */
+ * once any byte of it left. On failure the connection is unusable. The
+ * socket's own timeouts (timeout_ms, set once at connect) bound a send;
+ * the reply is awaited with poll against the call's deadline. */
 static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char **argv, const size_t *lens, int *sent,
                         redisReply **reply)
 {
@@ -230,14 +239,14 @@ static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char 
 
 	*sent = 0;
 	*reply = NULL;
-	if (len == 0 || !arm(c, deadline))
+	if (len == 0 || csrf_mono_ms() >= deadline)
 		return RS_TIMEOUT;
 	while (off < len) {
 		ssize_t n = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			st = errno == EAGAIN || errno == EWOULDBLOCK ? RS_TIMEOUT : RS_DOWN;
+			st = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? RS_TIMEOUT : RS_DOWN;
 			break;
 		}
 		*sent = 1;
@@ -246,8 +255,16 @@ static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char 
 	csrf_wipe(buf, len); /* values and passwords */
 	if (st != RS_OK)
 		return st;
-	if (redisGetReply(c, &rep) != REDIS_OK || rep == NULL)
-		return csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
+	for (;;) {
+		if (redisGetReplyFromReader(c, &rep) != REDIS_OK)
+			return RS_DOWN; /* a protocol error */
+		if (rep != NULL)
+			break;
+		if (!readable_by(c, deadline))
+			return RS_TIMEOUT;
+		if (redisBufferRead(c) != REDIS_OK)
+			return RS_DOWN; /* closed or broken */
+	}
 	*reply = rep;
 	return RS_OK;
 }
@@ -272,7 +289,7 @@ static rstatus handshake_cmd(redisContext *c, int64_t deadline, int argc, const 
 
 /* ---- connecting ---- */
 
-static redisContext *dial(const csrf_store_addr *a, int64_t deadline, rstatus *st)
+static redisContext *dial(const redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
 {
 	int64_t left = deadline - csrf_mono_ms();
 	redisContext *c;
@@ -282,6 +299,10 @@ static redisContext *dial(const csrf_store_addr *a, int64_t deadline, rstatus *s
 		return NULL;
 	}
 	c = redisConnectWithTimeout(a->host, a->port, ms_tv(left));
+	if (c != NULL && c->err == 0 && redisSetTimeout(c, ms_tv(r->timeout_ms)) != REDIS_OK) {
+		redisFree(c);
+		c = NULL;
+	}
 	if (c == NULL || c->err != 0) {
 		*st = csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
 		if (c != NULL)
@@ -330,7 +351,7 @@ static int same_addr(const csrf_store_addr *a, const csrf_store_addr *b)
 
 static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
 {
-	redisContext *c = dial(a, deadline, st);
+	redisContext *c = dial(r, a, deadline, st);
 	redisReply *rep = NULL;
 	int check;
 
@@ -431,7 +452,7 @@ static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int
 	size_t lens[3] = {8, 23, strlen(r->master)};
 	redisReply *rep = NULL;
 	rstatus st;
-	redisContext *c = dial(sentinel, deadline, &st);
+	redisContext *c = dial(r, sentinel, deadline, &st);
 
 	if (c == NULL)
 		return st;
@@ -576,8 +597,9 @@ static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *w
 }
 
 /* Makes a pooled connection usable: keeps it when it is current and
- * still open, else connects (asking the sentinels first when needed). */
-static rstatus ready(redis_store *r, rconn *k, int64_t deadline)
+ * still open, else connects (asking the sentinels first when needed;
+ * *asked says whether they were). */
+static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 {
 	uint64_t gen;
 	int known, was_up;
@@ -605,7 +627,8 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline)
 		return RS_TIMEOUT;
 	}
 	pthread_mutex_unlock(&r->lock);
-	if (r->sentinel && !known) {
+	*asked = r->sentinel && !known;
+	if (*asked) {
 		k->c = discover(r, deadline, &gen, &st);
 		if (k->c == NULL) {
 			note_failure(r, st, gen,
@@ -695,12 +718,12 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 		return CSRF_STORE_UNAVAILABLE;
 	k = &r->conns[slot];
 	for (int attempt = 0; attempt < 2; attempt++) {
-		int sent = 0;
+		int sent = 0, asked = 0;
 		uint64_t gen;
-		rstatus st = ready(r, k, deadline);
+		rstatus st = ready(r, k, deadline, &asked);
 
-		if (st == RS_NOT_MASTER && r->sentinel)
-			continue; /* nothing sent: ask the sentinels again */
+		if (st != RS_OK && r->sentinel && !asked && st != RS_AUTH)
+			continue; /* the master we knew is gone: ask the sentinels */
 		if (st != RS_OK)
 			break;
 		gen = k->gen;
@@ -909,6 +932,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	redis_store *r;
 	csrf_reason res;
 	rstatus st;
+	int asked;
 
 	if (out == NULL || cfg == NULL || (cfg->kind != CSRF_STORE_REDIS && cfg->kind != CSRF_STORE_SENTINEL) ||
 	    cfg->n_addr == 0)
@@ -927,7 +951,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	}
 	/* One attempt now: a wrong password or database stops the server
 	 * from starting; a Redis that is not there yet does not. */
-	st = ready(r, &r->conns[0], csrf_mono_ms() + r->timeout_ms);
+	st = ready(r, &r->conns[0], csrf_mono_ms() + r->timeout_ms, &asked);
 	if (st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN) {
 		redis_close(&r->base);
 		return CSRF_ERR_CONFIG;
