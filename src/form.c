@@ -16,17 +16,6 @@
 /* Parts looked at before a body is declared malformed. */
 #define PARTS_MAX 1000
 
-static int hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static unsigned char lower(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
@@ -78,7 +67,7 @@ static int urlenc_name_eq(const char *p, size_t n, const char *name, size_t name
 		if (c == '%') {
 			if (n - i < 3)
 				return -1;
-			int h = hexval((unsigned char)p[i + 1]), l = hexval((unsigned char)p[i + 2]);
+			int h = csrf_hex_digit((unsigned char)p[i + 1]), l = csrf_hex_digit((unsigned char)p[i + 2]);
 			if (h < 0 || l < 0)
 				return -1;
 			c = (unsigned char)(h << 4 | l);
@@ -140,7 +129,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++, need++) {
 		if (in[i] != '%')
 			continue;
-		if (len - i < 3 || hexval((unsigned char)in[i + 1]) < 0 || hexval((unsigned char)in[i + 2]) < 0) {
+		if (len - i < 3 || csrf_hex_digit((unsigned char)in[i + 1]) < 0 ||
+		    csrf_hex_digit((unsigned char)in[i + 2]) < 0) {
 			clear_out(out, cap, out_len);
 			return CSRF_MALFORMED;
 		}
@@ -154,7 +144,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++) {
 		char c = in[i];
 		if (c == '%') {
-			c = (char)(hexval((unsigned char)in[i + 1]) << 4 | hexval((unsigned char)in[i + 2]));
+			c = (char)(csrf_hex_digit((unsigned char)in[i + 1]) << 4 |
+			           csrf_hex_digit((unsigned char)in[i + 2]));
 			i += 2;
 		} else if (c == '+') {
 			c = ' ';

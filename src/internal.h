@@ -58,6 +58,9 @@ void csrf_wipe(void *p, size_t n);
 /* ASCII case-insensitive equality of a slice with a NUL-terminated literal. */
 int csrf_slice_ieq(csrf_slice s, const char *lit);
 int csrf_slice_eq(csrf_slice s, const char *lit);
+/* The value of a hex digit (either case), or -1. Branches on the
+ * character: not for secrets. */
+int csrf_hex_digit(unsigned char c);
 
 /* ---- the context (ctx.c) ---- */
 

@@ -226,17 +226,6 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 	return 1;
 }
 
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* RFC 3986 userinfo characters besides pct-encoded ones. */
 static int userinfo_char_ok(char c)
 {
@@ -256,8 +245,8 @@ static int decode_cred(const char *s, size_t len, char *out)
 			int hi, lo;
 			if (len - i < 3)
 				return 0;
-			hi = hex_val(s[i + 1]);
-			lo = hex_val(s[i + 2]);
+			hi = csrf_hex_digit((unsigned char)s[i + 1]);
+			lo = csrf_hex_digit((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return 0;
 			c = hi * 16 + lo;

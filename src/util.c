@@ -1,5 +1,5 @@
-/* util.c - constant-time comparison, wiping, slice comparisons and the
- * clock: small helpers every other file of src/ uses. */
+/* util.c - constant-time comparison, wiping, slice comparisons, hex
+ * digits and the clock: small helpers every other file of src/ uses. */
 #include "internal.h"
 
 #include <time.h>
@@ -9,6 +9,17 @@
 int csrf_ct_eq(const void *a, const void *b, size_t n)
 {
 	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+int csrf_hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 /* glibc's explicit_bzero is memset that the compiler may not drop: as

@@ -1,6 +1,6 @@
 /*
- * redisproc.c - real Redis servers and sentinels for the store tests
- * (redisproc.h).
+ * redisproc.c - real Redis servers and sentinels for the store tests, and
+ * a log hook that keeps what a store said (redisproc.h).
  */
 #include "redisproc.h"
 
@@ -260,4 +260,53 @@ long long rp_int(int port, const char *fmt, ...)
 	if (r != NULL)
 		freeReplyObject(r);
 	return v;
+}
+
+void rp_log_init(rp_log *l)
+{
+	memset(l, 0, sizeof *l);
+	pthread_mutex_init(&l->lock, NULL);
+}
+
+void rp_log_hook(void *ud, csrf_reason event, const char *message)
+{
+	rp_log *l = ud;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->n < RP_LOG_LINES) {
+		l->event[l->n] = event;
+		snprintf(l->text[l->n], sizeof l->text[0], "%s", message);
+	}
+	l->n++;
+	pthread_mutex_unlock(&l->lock);
+}
+
+static int find(rp_log *l, int any, csrf_reason event, const char *needle)
+{
+	int found = -1;
+
+	pthread_mutex_lock(&l->lock);
+	for (int i = 0; i < l->n && i < RP_LOG_LINES && found < 0; i++)
+		if ((any || l->event[i] == event) && strstr(l->text[i], needle) != NULL)
+			found = i;
+	pthread_mutex_unlock(&l->lock);
+	return found;
+}
+
+int rp_log_find(rp_log *l, csrf_reason event, const char *needle)
+{
+	return find(l, 0, event, needle);
+}
+
+int rp_log_any(rp_log *l, const char *needle)
+{
+	return find(l, 1, CSRF_OK, needle);
+}
+
+void rp_log_print(rp_log *l)
+{
+	pthread_mutex_lock(&l->lock);
+	for (int i = 0; i < l->n && i < RP_LOG_LINES; i++)
+		printf("# log %s: %s\n", csrf_reason_name(l->event[i]), l->text[i]);
+	pthread_mutex_unlock(&l->lock);
 }

@@ -2,15 +2,18 @@
  * redisproc.h - real Redis servers and sentinels for the store tests:
  * started on free loopback ports in a temporary directory, waited for
  * until they answer, killed (never outliving the test), and queried
- * behind the store's back.
+ * behind the store's back; and a log hook that keeps what a store said.
  */
 #ifndef CSRF_REDISPROC_H
 #define CSRF_REDISPROC_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include <hiredis/hiredis.h>
+
+#include "csrf.h"
 
 int64_t rp_mono_ms(void);
 void rp_sleep_ms(int ms);
@@ -48,5 +51,24 @@ redisReply *rp_cmd(int port, const char *user, const char *password, const char 
 
 /* rp_cmd's integer answer, or -1000000 when it is not one. */
 long long rp_int(int port, const char *fmt, ...);
+
+/* The lines a store logged (csrf_store_open_log with rp_log_hook and an
+ * rp_log initialised by rp_log_init); the first RP_LOG_LINES are kept. */
+#define RP_LOG_LINES 64
+typedef struct {
+	pthread_mutex_t lock;
+	int n;
+	csrf_reason event[RP_LOG_LINES];
+	char text[RP_LOG_LINES][256];
+} rp_log;
+
+void rp_log_init(rp_log *l);
+void rp_log_hook(void *ud, csrf_reason event, const char *message);
+/* The index of the first line of this event holding needle, or -1. */
+int rp_log_find(rp_log *l, csrf_reason event, const char *needle);
+/* The index of the first line holding needle (whatever its event), or -1. */
+int rp_log_any(rp_log *l, const char *needle);
+/* Prints the lines as "# log EVENT: TEXT". */
+void rp_log_print(rp_log *l);
 
 #endif

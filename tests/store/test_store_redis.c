@@ -104,68 +104,20 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-/* ---- what the store logs ---- */
-
-#define LOG_LINES 64
-
-typedef struct {
-	pthread_mutex_t lock;
-	int n;
-	csrf_reason event[LOG_LINES];
-	char text[LOG_LINES][CSRF_STORE_LOG_MAX];
-} log_seen;
-
-static void log_hook(void *ud, csrf_reason event, const char *message)
-{
-	log_seen *l = ud;
-
-	pthread_mutex_lock(&l->lock);
-	if (l->n < LOG_LINES) {
-		l->event[l->n] = event;
-		snprintf(l->text[l->n], sizeof l->text[0], "%s", message);
-	}
-	l->n++;
-	pthread_mutex_unlock(&l->lock);
-}
-
-static void log_init(log_seen *l)
-{
-	memset(l, 0, sizeof *l);
-	pthread_mutex_init(&l->lock, NULL);
-}
-
-/* The index of the first line of this event holding needle, or -1. */
-static int log_find(log_seen *l, csrf_reason event, const char *needle)
-{
-	int found = -1;
-
-	pthread_mutex_lock(&l->lock);
-	for (int i = 0; i < l->n && i < LOG_LINES && found < 0; i++)
-		if (l->event[i] == event && strstr(l->text[i], needle) != NULL)
-			found = i;
-	pthread_mutex_unlock(&l->lock);
-	return found;
-}
+/* ---- what the store logs (redisproc.h) ---- */
 
 /* No line holds needle (a password). */
-static void log_never_shows(log_seen *l, const char *needle)
+static void log_never_shows(rp_log *l, const char *needle)
 {
-	for (int i = 0; i < l->n && i < LOG_LINES; i++)
-		if (strstr(l->text[i], needle) != NULL)
-			fail_msg("log line %d shows a secret", i);
+	if (rp_log_any(l, needle) >= 0)
+		fail_msg("the log shows a secret");
 }
 
-static void log_print(log_seen *l)
-{
-	for (int i = 0; i < l->n && i < LOG_LINES; i++)
-		printf("# log %s: %s\n", csrf_reason_name(l->event[i]), l->text[i]);
-}
-
-static csrf_store *open_url(const char *url, log_seen *log)
+static csrf_store *open_url(const char *url, rp_log *log)
 {
 	csrf_store *st = NULL;
 
-	assert_int_equal(csrf_store_open_log(&st, url, log ? log_hook : NULL, log), CSRF_OK);
+	assert_int_equal(csrf_store_open_log(&st, url, log ? rp_log_hook : NULL, log), CSRF_OK);
 	assert_non_null(st);
 	return st;
 }
@@ -516,10 +468,10 @@ static void test_open_lazily(void **state)
 	int64_t t0, ms;
 	int late = free_port();
 	pid_t pid;
-	log_seen log;
+	rp_log log;
 
 	(void)state;
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/2?timeout_ms=%d&prefix=%s", late, TIMEOUT_MS, prefix);
 	t0 = mono_ms();
 	st = open_url(url, &log);
@@ -533,9 +485,9 @@ static void test_open_lazily(void **state)
 	/* Redis answers PING: the very next calls all succeed */
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(call(st, i % 4 == 0 ? 1 : i, &ms), CSRF_OK);
-	assert_true(log_find(&log, CSRF_STORE_UNAVAILABLE, "cannot be reached") >= 0);
-	assert_true(log_find(&log, CSRF_OK, "connected") >= 0);
-	log_print(&log);
+	assert_true(rp_log_find(&log, CSRF_STORE_UNAVAILABLE, "cannot be reached") >= 0);
+	assert_true(rp_log_find(&log, CSRF_OK, "connected") >= 0);
+	rp_log_print(&log);
 	csrf_store_close(st);
 
 	/* a database this Redis does not have */
@@ -543,12 +495,12 @@ static void test_open_lazily(void **state)
 	int p4 = free_port();
 	pid_t pid4 = rp_redis_start(tmpdir, p4, four, NULL, NULL);
 	assert_true(pid4 > 0);
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/7", p4);
 	st = (csrf_store *)&st;
-	assert_int_equal(csrf_store_open_log(&st, url, log_hook, &log), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_store_open_log(&st, url, rp_log_hook, &log), CSRF_ERR_CONFIG);
 	assert_null(st);
-	assert_true(log_find(&log, CSRF_ERR_CONFIG, "SELECT") >= 0);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "SELECT") >= 0);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/3", p4);
 	st = open_url(url, NULL);
 	assert_int_equal(csrf_store_set(st, "k", 1, "v", 1, 0), CSRF_OK);
@@ -844,11 +796,11 @@ static void test_readonly(void **state)
 	int64_t v;
 	csrf_store *st;
 	redisReply *r;
-	log_seen log;
+	rp_log log;
 
 	(void)state;
 	assert_true(pid > 0);
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0?prefix=%s", port, prefix);
 	st = open_url(url, &log);
 	assert_int_equal(csrf_store_set(st, "ro", 2, "before", 6, 0), CSRF_OK);
@@ -859,7 +811,7 @@ static void test_readonly(void **state)
 	freeReplyObject(r);
 	assert_int_equal(csrf_store_incr(st, "ro-n", 4, 0, &v), CSRF_STORE_UNAVAILABLE);
 	assert_int_equal(csrf_store_set(st, "ro", 2, "after", 5, 0), CSRF_STORE_UNAVAILABLE);
-	assert_true(log_find(&log, CSRF_STORE_UNAVAILABLE, "READONLY") >= 0);
+	assert_true(rp_log_find(&log, CSRF_STORE_UNAVAILABLE, "READONLY") >= 0);
 	r = rp_cmd(port, NULL, NULL, "REPLICAOF NO ONE");
 	freeReplyObject(r);
 	assert_int_equal(csrf_store_incr(st, "ro-n", 4, 0, &v), CSRF_OK);
@@ -880,12 +832,12 @@ static void test_auth(void **state)
 	char url[256], buf[16];
 	size_t len;
 	csrf_store *st;
-	log_seen log;
+	rp_log log;
 
 	(void)state;
 	assert_true(pid > 0);
 	/* requirepass: the default user */
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://:Req-Pass-77@127.0.0.1:%d/1?prefix=%s", ap, prefix);
 	st = open_url(url, &log);
 	sem_run(st);
@@ -893,47 +845,47 @@ static void test_auth(void **state)
 	log_never_shows(&log, "Req-Pass-77");
 	/* an ACL user (without CONFIG: the policy cannot be read, and the
 	 * log says so) */
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://alice:Alice-Pw-55@127.0.0.1:%d/2?prefix=%s", ap, prefix);
 	st = open_url(url, &log);
 	assert_int_equal(csrf_store_set(st, "a", 1, "1", 1, 0), CSRF_OK);
 	assert_int_equal(csrf_store_get(st, "a", 1, buf, sizeof buf, &len), CSRF_OK);
-	assert_true(log_find(&log, CSRF_ERR_CONFIG, "cannot read maxmemory-policy") >= 0);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "cannot read maxmemory-policy") >= 0);
 	log_never_shows(&log, "Alice-Pw-55");
-	log_print(&log);
+	rp_log_print(&log);
 	csrf_store_close(st);
 
 	/* wrong passwords, and none where one is needed: refused at open */
 	static const char *bad[] = {":Wrong-Pass-31@", "alice:Wrong-Pass-31@", "nobody:Req-Pass-77@", ""};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		log_init(&log);
+		rp_log_init(&log);
 		snprintf(url, sizeof url, "redis://%s127.0.0.1:%d/0", bad[i], ap);
 		st = (csrf_store *)&st;
-		if (csrf_store_open_log(&st, url, log_hook, &log) != CSRF_ERR_CONFIG)
+		if (csrf_store_open_log(&st, url, rp_log_hook, &log) != CSRF_ERR_CONFIG)
 			fail_msg("bad URL %zu opened", i);
 		assert_null(st);
-		assert_true(log_find(&log, CSRF_ERR_CONFIG, "password") >= 0);
+		assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "password") >= 0);
 		log_never_shows(&log, "Wrong-Pass-31");
 		log_never_shows(&log, "Req-Pass-77");
 	}
 	/* a password for a Redis that has none */
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://:Wrong-Pass-31@127.0.0.1:%d/0", port);
 	st = (csrf_store *)&st;
-	assert_int_equal(csrf_store_open_log(&st, url, log_hook, &log), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_store_open_log(&st, url, rp_log_hook, &log), CSRF_ERR_CONFIG);
 	log_never_shows(&log, "Wrong-Pass-31");
 
 	/* a wrong password met later (Redis down at open): calls fail closed
 	 * and the log says why */
 	rp_kill(&pid);
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://:Wrong-Pass-31@127.0.0.1:%d/0?timeout_ms=%d", ap, TIMEOUT_MS);
 	st = open_url(url, &log);
 	pid = rp_redis_start(tmpdir, ap, cfg, NULL, "Req-Pass-77");
 	assert_true(pid > 0);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(csrf_store_set(st, "k", 1, "v", 1, 0), CSRF_STORE_UNAVAILABLE);
-	assert_true(log_find(&log, CSRF_ERR_CONFIG, "refused the password") >= 0);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "refused the password") >= 0);
 	log_never_shows(&log, "Wrong-Pass-31");
 	csrf_store_close(st);
 	rp_kill(&pid);
@@ -976,7 +928,7 @@ static void test_full_redis(void **state)
 	csrf_store *st;
 	csrf_ctx *ctx = NULL;
 	char hash[CSRF_PWHASH_LEN];
-	log_seen log;
+	rp_log log;
 
 	(void)state;
 	assert_true(evicting > 0 && refusing > 0);
@@ -986,11 +938,11 @@ static void test_full_redis(void **state)
 
 	/* What Redis itself does with volatile-*: counters carry a TTL, so a
 	 * flood evicts them and the lockout is gone. The store warns. */
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0", p1);
 	st = open_url(url, &log);
-	assert_true(log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy volatile-ttl") >= 0);
-	log_print(&log);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy volatile-ttl") >= 0);
+	rp_log_print(&log);
 	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_REAUTH_FAILED);
 	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_LOCKED_OUT);
 	n = flood(st, 3000, &last);
@@ -1002,10 +954,10 @@ static void test_full_redis(void **state)
 	csrf_store_close(st);
 
 	/* noeviction, as csrf.h asks: the flood is refused, the counters hold */
-	log_init(&log);
+	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0", p2);
 	st = open_url(url, &log);
-	assert_int_equal(log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy"), -1);
+	assert_int_equal(rp_log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy"), -1);
 	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_REAUTH_FAILED);
 	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_LOCKED_OUT);
 	n = flood(st, 3000, &last);
@@ -1026,7 +978,7 @@ static void test_full_redis(void **state)
 	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s3", 2, "pw", 2, hash, 0), CSRF_LOCKED_OUT);
 	assert_int_equal(csrf_reauth(ctx, st, "bob", 3, "s4", 2, "pw", 2, hash, 0), CSRF_STORE_FULL);
 	assert_int_equal(csrf_login_attempt(ctx, st, "bob", 3, "c", 1, "pw", 2, hash), CSRF_STORE_FULL);
-	assert_true(log_find(&log, CSRF_STORE_FULL, "full") >= 0);
+	assert_true(rp_log_find(&log, CSRF_STORE_FULL, "full") >= 0);
 	/* reads and deletes still work, and free room */
 	assert_int_equal(csrf_store_del(st, "presession:0", 12), CSRF_OK);
 	csrf_store_close(st);

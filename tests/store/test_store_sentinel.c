@@ -41,46 +41,6 @@ static int master_port, replica_port, sentinel_port[SENTINELS];
 static pid_t master_pid = -1, replica_pid = -1, sentinel_pid[SENTINELS] = {-1, -1, -1};
 static char url[256];
 
-/* ---- what the store logs ---- */
-
-typedef struct {
-	pthread_mutex_t lock;
-	int n;
-	csrf_reason event[64];
-	char text[64][256];
-} log_seen;
-
-static void log_hook(void *ud, csrf_reason event, const char *message)
-{
-	log_seen *l = ud;
-
-	pthread_mutex_lock(&l->lock);
-	if (l->n < 64) {
-		l->event[l->n] = event;
-		snprintf(l->text[l->n], sizeof l->text[0], "%s", message);
-	}
-	l->n++;
-	pthread_mutex_unlock(&l->lock);
-}
-
-static int log_find(log_seen *l, csrf_reason event, const char *needle)
-{
-	int found = -1;
-
-	pthread_mutex_lock(&l->lock);
-	for (int i = 0; i < l->n && i < 64 && found < 0; i++)
-		if (l->event[i] == event && strstr(l->text[i], needle) != NULL)
-			found = i;
-	pthread_mutex_unlock(&l->lock);
-	return found;
-}
-
-static void log_print(log_seen *l)
-{
-	for (int i = 0; i < l->n && i < 64; i++)
-		printf("# log %s: %s\n", csrf_reason_name(l->event[i]), l->text[i]);
-}
-
 /* ---- the servers ---- */
 
 /* The number of elements of an array answer, or -1. */
@@ -187,21 +147,20 @@ static void test_finds_master(void **state)
 	char u[256], buf[16], expect[64];
 	size_t len;
 	int dead = rp_free_port();
-	log_seen log;
+	rp_log log;
 
 	(void)state;
-	memset(&log, 0, sizeof log);
-	pthread_mutex_init(&log.lock, NULL);
+	rp_log_init(&log);
 	/* a dead sentinel first: the next one answers */
 	snprintf(u, sizeof u, "redis-sentinel://127.0.0.1:%d,127.0.0.1:%d/" MASTER "/1?prefix=st:", dead,
 	         sentinel_port[1]);
-	assert_int_equal(csrf_store_open_log(&st, u, log_hook, &log), CSRF_OK);
+	assert_int_equal(csrf_store_open_log(&st, u, rp_log_hook, &log), CSRF_OK);
 	assert_int_equal(csrf_store_set(st, "where", 5, "here", 4, 0), CSRF_OK);
 	assert_int_equal(csrf_store_get(st, "where", 5, buf, sizeof buf, &len), CSRF_OK);
 	csrf_store_close(st);
 	snprintf(expect, sizeof expect, "is at 127.0.0.1:%d", master_port);
-	assert_true(log_find(&log, CSRF_OK, expect) >= 0);
-	log_print(&log);
+	assert_true(rp_log_find(&log, CSRF_OK, expect) >= 0);
+	rp_log_print(&log);
 	/* it was written on the master, in database 1 */
 	redisContext *c = redisConnect("127.0.0.1", master_port);
 	assert_true(c != NULL && c->err == 0);
@@ -213,14 +172,13 @@ static void test_finds_master(void **state)
 	redisFree(c);
 
 	/* a master name no sentinel knows: a configuration error at open */
-	memset(&log, 0, sizeof log);
-	pthread_mutex_init(&log.lock, NULL);
+	rp_log_init(&log);
 	snprintf(u, sizeof u, "redis-sentinel://127.0.0.1:%d,127.0.0.1:%d/othermaster", sentinel_port[0],
 	         sentinel_port[2]);
 	st = (csrf_store *)&st;
-	assert_int_equal(csrf_store_open_log(&st, u, log_hook, &log), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_store_open_log(&st, u, rp_log_hook, &log), CSRF_ERR_CONFIG);
 	assert_null(st);
-	assert_true(log_find(&log, CSRF_ERR_CONFIG, "not known to any sentinel") >= 0);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "not known to any sentinel") >= 0);
 
 	/* no sentinel answers: opens, fails closed */
 	snprintf(u, sizeof u, "redis-sentinel://127.0.0.1:%d/" MASTER "?timeout_ms=100", dead);
@@ -267,16 +225,15 @@ static void test_failover(void **state)
 	long long votes = 0;
 	int ok = 0, unsure = 0, after = 0;
 	redisReply *r;
-	log_seen log;
+	rp_log log;
 
 	(void)state;
-	memset(&log, 0, sizeof log);
-	pthread_mutex_init(&log.lock, NULL);
+	rp_log_init(&log);
 	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
 	assert_int_equal(csrf_password_hash("pw", 2, hash, sizeof hash), CSRF_OK);
 	csrf_ctx_set_reauth_policy(ctx, 2, 900, 300);
 	csrf_ctx_set_login_policy(ctx, 2, 600, 600);
-	assert_int_equal(csrf_store_open_log(&st, url, log_hook, &log), CSRF_OK);
+	assert_int_equal(csrf_store_open_log(&st, url, rp_log_hook, &log), CSRF_OK);
 
 	/* lockouts before the failover: a step-up and a login */
 	assert_int_equal(csrf_reauth(ctx, st, "carol", 5, "s1", 2, "no", 2, hash, 0), CSRF_REAUTH_FAILED);
@@ -315,7 +272,7 @@ static void test_failover(void **state)
 	}
 	atomic_store(&v.stop, 1);
 	pthread_join(t, NULL);
-	log_print(&log);
+	rp_log_print(&log);
 	if (first_ok < 0)
 		fail_msg("no increment succeeded within 15 s of the kill");
 	printf("# failover: first success %lld ms after the kill\n", (long long)(first_ok - killed));
@@ -341,7 +298,7 @@ static void test_failover(void **state)
 	       ok, unsure, (long long)durable);
 	assert_true(votes <= ok + unsure); /* never counted twice */
 	assert_true(votes >= durable);
-	assert_true(log_find(&log, CSRF_OK, "is at 127.0.0.1") >= 0);
+	assert_true(rp_log_find(&log, CSRF_OK, "is at 127.0.0.1") >= 0);
 	redisReply *role = rp_cmd(replica_port, NULL, NULL, "ROLE");
 	assert_non_null(role);
 	assert_string_equal(role->element[0]->str, "master");
@@ -397,16 +354,15 @@ static void test_switch_back(void **state)
 	csrf_store *st = NULL;
 	int64_t t0, v = 0;
 	csrf_reason res = CSRF_STORE_UNAVAILABLE;
-	log_seen log;
+	rp_log log;
 	int failures = 0;
 
 	(void)state;
-	memset(&log, 0, sizeof log);
-	pthread_mutex_init(&log.lock, NULL);
+	rp_log_init(&log);
 	master_pid = rp_redis_start(tmpdir, master_port, NULL, NULL, NULL);
 	assert_true(master_pid > 0);
 	assert_true(wait_for(old_master_is_replica, 20000));
-	assert_int_equal(csrf_store_open_log(&st, url, log_hook, &log), CSRF_OK);
+	assert_int_equal(csrf_store_open_log(&st, url, rp_log_hook, &log), CSRF_OK);
 	assert_int_equal(csrf_store_incr(st, "switch", 6, 0, &v), CSRF_OK);
 	assert_int_equal(v, 1);
 	redisReply *w = rp_cmd(replica_port, NULL, NULL, "WAIT 1 10000");
@@ -439,13 +395,13 @@ static void test_switch_back(void **state)
 		failures++;
 		rp_sleep_ms(50);
 	}
-	log_print(&log);
+	rp_log_print(&log);
 	printf("# switched back: %d failed calls, then %s\n", failures, csrf_reason_name(res));
 	assert_int_equal(res, CSRF_OK);
 	assert_true(v >= 2);
 	char expect[64];
 	snprintf(expect, sizeof expect, "is at 127.0.0.1:%d", master_port);
-	assert_true(log_find(&log, CSRF_OK, expect) >= 0);
+	assert_true(rp_log_find(&log, CSRF_OK, expect) >= 0);
 	csrf_store_close(st);
 }
 
