@@ -165,9 +165,9 @@ pid_t rp_redis_start(const char *dir, int port, const char *const *extra, const 
 	snprintf(port_s, sizeof port_s, "%d", port);
 	snprintf(log, sizeof log, "%s/redis-%d.log", dir, port);
 	argv[n++] = (char *)bin;
-	const char *base[] = {"--port",      port_s, "--bind",   "127.0.0.1", "--save", "",    "--appendonly",
-	                      "no",          "--dir", dir,       "--logfile", log,      "--daemonize", "no",
-	                      "--protected-mode", "no"};
+	const char *base[] = {
+	    "--port", port_s, "--bind",    "127.0.0.1", "--save",      "",   "--appendonly",     "no",
+	    "--dir",  dir,    "--logfile", log,         "--daemonize", "no", "--protected-mode", "no"};
 	for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
 		argv[n++] = (char *)base[i];
 	for (size_t i = 0; extra != NULL && extra[i] != NULL && n < 63; i++)

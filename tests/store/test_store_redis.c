@@ -557,7 +557,12 @@ static void test_restart_under_load(void **state)
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/4?timeout_ms=1000&pool=4&prefix=%s", port, prefix);
 	st = open_url(url, NULL);
 	for (int i = 0; i < LOAD_THREADS; i++) {
-		args[i] = (load_arg){st, i, &stop, 0, calloc(LOAD_MAX, sizeof(int64_t)), calloc(LOAD_MAX, sizeof(int64_t)),
+		args[i] = (load_arg){st,
+		                     i,
+		                     &stop,
+		                     0,
+		                     calloc(LOAD_MAX, sizeof(int64_t)),
+		                     calloc(LOAD_MAX, sizeof(int64_t)),
 		                     calloc(LOAD_MAX, sizeof(csrf_reason))};
 		assert_non_null(args[i].got);
 		assert_int_equal(pthread_create(&t[i], NULL, load_worker, &args[i]), 0);
@@ -825,8 +830,8 @@ static void test_readonly(void **state)
 
 static void test_auth(void **state)
 {
-	const char *cfg[] = {"--requirepass", "Req-Pass-77", "--user", "alice", "on", ">Alice-Pw-55", "~*", "+@all",
-	                     "-config", NULL};
+	const char *cfg[] = {"--requirepass", "Req-Pass-77", "--user", "alice",   "on",
+	                     ">Alice-Pw-55",  "~*",          "+@all",  "-config", NULL};
 	int ap = free_port();
 	pid_t pid = rp_redis_start(tmpdir, ap, cfg, NULL, "Req-Pass-77");
 	char url[256], buf[16];
@@ -1018,8 +1023,7 @@ int main(void)
 	    cmocka_unit_test(test_open_lazily),   cmocka_unit_test(test_killed_server),
 	    cmocka_unit_test(test_frozen_server), cmocka_unit_test(test_restart_under_load),
 	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_readonly),
-	    cmocka_unit_test(test_auth),
-	    cmocka_unit_test(test_full_redis),
+	    cmocka_unit_test(test_auth),          cmocka_unit_test(test_full_redis),
 	};
 
 	if (rp_redis_bin() == NULL) {

@@ -319,8 +319,8 @@ static void test_failover(void **state)
 static int old_master_is_replica(void)
 {
 	redisReply *r = rp_cmd(master_port, NULL, NULL, "ROLE");
-	int ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-	         strcmp(r->element[0]->str, "slave") == 0;
+	int ok =
+	    r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && strcmp(r->element[0]->str, "slave") == 0;
 
 	if (r != NULL)
 		freeReplyObject(r);
@@ -330,8 +330,8 @@ static int old_master_is_replica(void)
 static int promoted_is_replica_again(void)
 {
 	redisReply *r = rp_cmd(replica_port, NULL, NULL, "ROLE");
-	int ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
-	         strcmp(r->element[0]->str, "slave") == 0;
+	int ok =
+	    r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements > 0 && strcmp(r->element[0]->str, "slave") == 0;
 
 	if (r != NULL)
 		freeReplyObject(r);
@@ -342,7 +342,7 @@ static int master_is_back(void)
 {
 	redisReply *r = rp_cmd(sentinel_port[0], NULL, NULL, "SENTINEL get-master-addr-by-name " MASTER);
 	int ok = r != NULL && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-	         atoi(r->element[1]->str) == master_port;
+	         strtol(r->element[1]->str, NULL, 10) == master_port;
 
 	if (r != NULL)
 		freeReplyObject(r);
