@@ -584,7 +584,10 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * PASSWORD are for Redis's AUTH: "redis://:PASSWORD@..." for
  * requirepass, "redis://USER:PASSWORD@..." for a Redis 6 ACL user; both
  * percent-encoded where they hold other characters than letters, digits
- * and "-._~!$&'()*+,;=" (at most 256 bytes each once decoded). A HOST is
+ * and "-._~!$&'()*+,;=" (at most 256 bytes each once decoded). An ACL
+ * user needs GET SET DEL EVAL INCR EXISTS PEXPIRE PING SELECT on the
+ * prefix's keys, and ROLE with Sentinel; CONFIG GET lets the store check
+ * the eviction policy (without it, it logs that it cannot). A HOST is
  * a name, an IPv4 address or an IPv6 address in brackets. OPTIONS:
  * prefix=P (of every key; letters, digits, ":_-", at most 64; default
  * "csrf:"), timeout_ms=T (1..60000, default 200), pool=N (connections,

@@ -313,16 +313,18 @@ static redisContext *dial(const redis_store *r, const csrf_store_addr *a, int64_
 	return c;
 }
 
-/* Reads maxmemory-policy and logs when it lets Redis evict counters. */
-static void check_policy(redis_store *r, redisContext *c, int64_t deadline, const csrf_store_addr *a)
+/* Reads maxmemory-policy and logs when it lets Redis evict counters.
+ * Fails only when the connection does. */
+static rstatus check_policy(redis_store *r, redisContext *c, int64_t deadline, const csrf_store_addr *a)
 {
 	static const char *argv[3] = {"CONFIG", "GET", "maxmemory-policy"};
 	static const size_t lens[3] = {6, 3, 16};
 	redisReply *rep;
 	char msg[CSRF_STORE_LOG_MAX];
+	rstatus st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
 
-	if (handshake_cmd(c, deadline, 3, argv, lens, &rep) != RS_OK)
-		return;
+	if (st != RS_OK)
+		return st;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_STRING) {
 		const redisReply *v = rep->element[1];
 		if (!(v->len == 10 && memcmp(v->str, "noeviction", 10) == 0)) {
@@ -340,15 +342,16 @@ static void check_policy(redis_store *r, redisContext *c, int64_t deadline, cons
 		report(r, NULL, CSRF_ERR_CONFIG, msg);
 	}
 	freeReplyObject(rep);
+	return RS_OK;
 }
 
-/* Connects to a and prepares the connection: AUTH, ROLE (Sentinel),
- * SELECT, and the policy check once per server. */
 static int same_addr(const csrf_store_addr *a, const csrf_store_addr *b)
 {
 	return a->port == b->port && strcmp(a->host, b->host) == 0;
 }
 
+/* Connects to a and prepares the connection: AUTH, ROLE (Sentinel),
+ * SELECT, and the policy check once per server. */
 static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
 {
 	redisContext *c = dial(r, a, deadline, st);
@@ -413,8 +416,13 @@ static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t
 	r->policy_checked = 1;
 	r->policy_seen = *a;
 	pthread_mutex_unlock(&r->lock);
-	if (check)
-		check_policy(r, c, deadline, a);
+	if (check && (*st = check_policy(r, c, deadline, a)) != RS_OK) {
+		pthread_mutex_lock(&r->lock);
+		r->policy_checked = 0; /* read it next time */
+		pthread_mutex_unlock(&r->lock);
+		redisFree(c);
+		return NULL;
+	}
 	return c;
 }
 

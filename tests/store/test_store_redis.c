@@ -830,12 +830,13 @@ static void test_readonly(void **state)
 
 static void test_auth(void **state)
 {
-	const char *cfg[] = {"--requirepass", "Req-Pass-77", "--user", "alice",   "on",
-	                     ">Alice-Pw-55",  "~*",          "+@all",  "-config", NULL};
+	/* alice may do what csrf.h says the store needs, and no more (no CONFIG) */
+	const char *cfg[] = {"--requirepass", "Req-Pass-77", "--user", "alice", "on",    ">Alice-Pw-55", "~*",
+	                     "+get",          "+set",        "+del",   "+eval", "+incr", "+exists",      "+pexpire",
+	                     "+ping",         "+select",     NULL};
 	int ap = free_port();
 	pid_t pid = rp_redis_start(tmpdir, ap, cfg, NULL, "Req-Pass-77");
-	char url[256], buf[16];
-	size_t len;
+	char url[256];
 	csrf_store *st;
 	rp_log log;
 
@@ -853,8 +854,7 @@ static void test_auth(void **state)
 	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://alice:Alice-Pw-55@127.0.0.1:%d/2?prefix=%s", ap, prefix);
 	st = open_url(url, &log);
-	assert_int_equal(csrf_store_set(st, "a", 1, "1", 1, 0), CSRF_OK);
-	assert_int_equal(csrf_store_get(st, "a", 1, buf, sizeof buf, &len), CSRF_OK);
+	sem_run(st);
 	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "cannot read maxmemory-policy") >= 0);
 	log_never_shows(&log, "Alice-Pw-55");
 	rp_log_print(&log);
