@@ -16,36 +16,6 @@
 /* Parts looked at before a body is declared malformed. */
 #define PARTS_MAX 1000
 
-static unsigned char lower(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-}
-
-/* Case-insensitive equality of (p, n) with a lower-case literal. */
-static int ieq(const char *p, size_t n, const char *lit)
-{
-	size_t l = strlen(lit);
-	if (n != l)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (lower((unsigned char)p[i]) != (unsigned char)lit[i])
-			return 0;
-	return 1;
-}
-
-static int is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static void trim(const char **p, const char **end)
-{
-	while (*p < *end && is_ows(**p))
-		(*p)++;
-	while (*end > *p && is_ows((*end)[-1]))
-		(*end)--;
-}
-
 static void clear_out(char *out, size_t cap, size_t *out_len)
 {
 	if (out && cap)
@@ -67,7 +37,7 @@ static int urlenc_name_eq(const char *p, size_t n, const char *name, size_t name
 		if (c == '%') {
 			if (n - i < 3)
 				return -1;
-			int h = csrf_hex_digit((unsigned char)p[i + 1]), l = csrf_hex_digit((unsigned char)p[i + 2]);
+			int h = csrf_hexval((unsigned char)p[i + 1]), l = csrf_hexval((unsigned char)p[i + 2]);
 			if (h < 0 || l < 0)
 				return -1;
 			c = (unsigned char)(h << 4 | l);
@@ -129,8 +99,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++, need++) {
 		if (in[i] != '%')
 			continue;
-		if (len - i < 3 || csrf_hex_digit((unsigned char)in[i + 1]) < 0 ||
-		    csrf_hex_digit((unsigned char)in[i + 2]) < 0) {
+		if (len - i < 3 || csrf_hexval((unsigned char)in[i + 1]) < 0 ||
+		    csrf_hexval((unsigned char)in[i + 2]) < 0) {
 			clear_out(out, cap, out_len);
 			return CSRF_MALFORMED;
 		}
@@ -144,8 +114,7 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++) {
 		char c = in[i];
 		if (c == '%') {
-			c = (char)(csrf_hex_digit((unsigned char)in[i + 1]) << 4 |
-			           csrf_hex_digit((unsigned char)in[i + 2]));
+			c = (char)(csrf_hexval((unsigned char)in[i + 1]) << 4 | csrf_hexval((unsigned char)in[i + 2]));
 			i += 2;
 		} else if (c == '+') {
 			c = ' ';
@@ -165,13 +134,6 @@ static int is_bchar(unsigned char c)
 	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
 		return 1;
 	return c != '\0' && strchr("'()+_,-./:=? ", c) != NULL;
-}
-
-static int is_tchar(unsigned char c)
-{
-	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-		return 1;
-	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
 /* Reads a parameter value at *pp (a token, or a quoted-string with
@@ -206,7 +168,7 @@ static long read_param_value(const char **pp, const char *e, char *copy, size_t 
 				c = (unsigned char)p[1];
 				p++;
 			}
-		} else if (c == ';' || is_ows((char)c)) {
+		} else if (c == ';' || csrf_is_ows((char)c)) {
 			break;
 		} else if (c == '"') {
 			return -1;
@@ -249,39 +211,39 @@ typedef struct {
 static int parse_params(const char *p, const char *e, params *ps)
 {
 	for (;;) {
-		while (p < e && is_ows(*p))
+		while (p < e && csrf_is_ows(*p))
 			p++;
 		if (p >= e)
 			return 0;
 		if (*p != ';')
 			return -1;
 		p++;
-		while (p < e && is_ows(*p))
+		while (p < e && csrf_is_ows(*p))
 			p++;
 		if (p >= e)
 			return 0; /* a trailing ';' is tolerated */
 		const char *pn = p;
-		while (p < e && is_tchar((unsigned char)*p))
+		while (p < e && csrf_is_tchar((unsigned char)*p))
 			p++;
 		const char *pn_end = p;
 		if (pn_end == pn)
 			return -1;
-		while (p < e && is_ows(*p))
+		while (p < e && csrf_is_ows(*p))
 			p++;
 		if (p >= e || *p != '=')
 			return -1;
 		p++;
-		while (p < e && is_ows(*p))
+		while (p < e && csrf_is_ows(*p))
 			p++;
 		size_t pnl = (size_t)(pn_end - pn);
 		long n;
-		if (ps->boundary && ieq(pn, pnl, "boundary") && !ps->has_boundary) {
+		if (ps->boundary && csrf_ieq(pn, pnl, "boundary") && !ps->has_boundary) {
 			n = read_param_value(&p, e, ps->boundary, BOUNDARY_MAX, NULL, 0, NULL);
 			if (n < 0)
 				return -1;
 			ps->boundary_len = (size_t)n;
 			ps->has_boundary = 1;
-		} else if (ps->want && ieq(pn, pnl, "name") && !ps->has_name) {
+		} else if (ps->want && csrf_ieq(pn, pnl, "name") && !ps->has_name) {
 			int eq = 0;
 			n = read_param_value(&p, e, NULL, 0, ps->want, ps->want_len, &eq);
 			if (n < 0)
@@ -291,7 +253,7 @@ static int parse_params(const char *p, const char *e, params *ps)
 		} else {
 			if (read_param_value(&p, e, NULL, 0, NULL, 0, NULL) < 0)
 				return -1;
-			if (ps->want && (ieq(pn, pnl, "filename") || ieq(pn, pnl, "filename*")))
+			if (ps->want && (csrf_ieq(pn, pnl, "filename") || csrf_ieq(pn, pnl, "filename*")))
 				ps->has_filename = 1;
 		}
 	}
@@ -303,7 +265,7 @@ static void media_type(const char *ct, size_t ct_len, const char **mt, size_t *m
 	const char *e = ct + ct_len;
 	const char *semi = memchr(ct, ';', ct_len);
 	const char *p = ct, *me = semi ? semi : e;
-	trim(&p, &me);
+	csrf_trim_ptrs(&p, &me);
 	*mt = p;
 	*mt_len = (size_t)(me - p);
 }
@@ -315,7 +277,7 @@ static size_t parse_boundary(const char *ct, size_t ct_len, char buf[BOUNDARY_MA
 	const char *mt;
 	size_t mt_len;
 	media_type(ct, ct_len, &mt, &mt_len);
-	if (!ieq(mt, mt_len, "multipart/form-data"))
+	if (!csrf_ieq(mt, mt_len, "multipart/form-data"))
 		return 0;
 	params ps = {.boundary = buf};
 	if (parse_params(mt + mt_len, ct + ct_len, &ps) < 0 || !ps.has_boundary)
@@ -335,7 +297,7 @@ static int delimiter_tail(const char *p, const char *e, const char **next)
 {
 	if (e - p >= 2 && p[0] == '-' && p[1] == '-')
 		return 2;
-	while (p < e && is_ows(*p))
+	while (p < e && csrf_is_ows(*p))
 		p++;
 	if (e - p < 2 || p[0] != '\r' || p[1] != '\n')
 		return -1;
@@ -354,28 +316,28 @@ static int part_header(const char *p, const char *e, const char *want, size_t wa
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return -1;
 	}
-	if (is_ows(*p))
+	if (csrf_is_ows(*p))
 		return -1; /* obsolete line folding */
 	const char *colon = memchr(p, ':', (size_t)(e - p));
 	if (!colon || colon == p)
 		return -1;
 	const char *hn = p, *hn_end = colon;
-	trim(&hn, &hn_end);
-	if (!ieq(hn, (size_t)(hn_end - hn), "content-disposition") || *seen)
+	csrf_trim_ptrs(&hn, &hn_end);
+	if (!csrf_ieq(hn, (size_t)(hn_end - hn), "content-disposition") || *seen)
 		return 0;
 	*seen = 1;
 	const char *v = colon + 1;
-	while (v < e && is_ows(*v))
+	while (v < e && csrf_is_ows(*v))
 		v++;
 	const char *t = v;
-	while (t < e && is_tchar((unsigned char)*t))
+	while (t < e && csrf_is_tchar((unsigned char)*t))
 		t++;
 	if (t == v)
 		return -1;
 	params ps = {.want = want, .want_len = want_len};
 	if (parse_params(t, e, &ps) < 0)
 		return -1;
-	if (!ieq(v, (size_t)(t - v), "form-data"))
+	if (!csrf_ieq(v, (size_t)(t - v), "form-data"))
 		return 0;
 	return ps.has_name && ps.name_eq && !ps.has_filename;
 }
@@ -453,26 +415,36 @@ CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len,
 
 /* ---- dispatch ---- */
 
+csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len)
+{
+	if (!content_type)
+		return CSRF_FORM_NONE;
+	const char *mt;
+	size_t mt_len;
+	media_type(content_type, ct_len, &mt, &mt_len);
+	if (csrf_ieq(mt, mt_len, "application/x-www-form-urlencoded"))
+		return CSRF_FORM_URLENCODED;
+	if (csrf_ieq(mt, mt_len, "multipart/form-data"))
+		return CSRF_FORM_MULTIPART;
+	return CSRF_FORM_NONE;
+}
+
 CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, const char *body, size_t len,
                                      const char *name, size_t name_len, char *out, size_t cap, size_t *out_len)
 {
 	clear_out(out, cap, out_len);
 	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
 		return CSRF_ERR_ARG;
-	if (!content_type)
-		return CSRF_NOT_FOUND;
-	const char *mt;
-	size_t mt_len;
-	media_type(content_type, ct_len, &mt, &mt_len);
+	csrf_form_kind kind = csrf_form_kind_of(content_type, ct_len);
 	csrf_slice v;
 	csrf_reason rc;
-	if (ieq(mt, mt_len, "application/x-www-form-urlencoded")) {
+	if (kind == CSRF_FORM_URLENCODED) {
 		rc = csrf_form_get(body, len, name, name_len, &v);
 		if (rc != CSRF_OK)
 			return rc;
 		return csrf_form_decode(v.ptr, v.len, out, cap, out_len);
 	}
-	if (ieq(mt, mt_len, "multipart/form-data")) {
+	if (kind == CSRF_FORM_MULTIPART) {
 		rc = csrf_multipart_get(content_type, ct_len, body, len, name, name_len, &v);
 		if (rc != CSRF_OK)
 			return rc;

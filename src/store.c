@@ -14,20 +14,13 @@
 
 #define STORE_URL_MAX 1024
 
-/* Strict unsigned decimal: 1..digits_max digits, no sign, no leading
- * zero unless the number is 0, value within [lo, hi]. */
+/* Strict unsigned decimal (csrf_parse_u64) of at most digits_max digits,
+ * within [lo, hi]. */
 static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	if (len == 0 || len > digits_max || (len > 1 && s[0] == '0'))
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v < lo || v > hi)
+	if (len > digits_max || csrf_parse_u64(s, len, hi, &v) != CSRF_OK || v < lo)
 		return 0;
 	*out = v;
 	return 1;
@@ -122,8 +115,7 @@ static int memory_param(csrf_store_config *cfg, const char *name, size_t name_le
 
 static int prefix_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '_' ||
-	       c == '-';
+	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
 }
 
 static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
@@ -167,7 +159,7 @@ static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len
 
 static int host_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == '.' || c == '-';
 }
 
 /* host[:port] of a redis URL; an IPv6 literal comes in brackets. Either
@@ -192,8 +184,7 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 			return 0;
 		for (size_t i = 0; i < host_len; i++) {
 			char c = host[i];
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
-			      c == '.'))
+			if (csrf_hexval((unsigned char)c) < 0 && c != ':' && c != '.')
 				return 0;
 		}
 		/* the right characters are not yet an address ("1::2::3") */
@@ -229,8 +220,8 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 /* RFC 3986 userinfo characters besides pct-encoded ones. */
 static int userinfo_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	       strchr("-._~!$&'()*+,;=:", c) != NULL;
+	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) ||
+	       (c != '\0' && strchr("-._~!$&'()*+,;=:", c) != NULL);
 }
 
 /* Percent-decodes s into out (CSRF_STORE_CRED_MAX bytes and a NUL). A
@@ -245,8 +236,8 @@ static int decode_cred(const char *s, size_t len, char *out)
 			int hi, lo;
 			if (len - i < 3)
 				return 0;
-			hi = csrf_hex_digit((unsigned char)s[i + 1]);
-			lo = csrf_hex_digit((unsigned char)s[i + 2]);
+			hi = csrf_hexval((unsigned char)s[i + 1]);
+			lo = csrf_hexval((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return 0;
 			c = hi * 16 + lo;
@@ -284,8 +275,7 @@ static int parse_userinfo(const char *s, size_t len, csrf_store_config *cfg)
 
 static int master_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-	       c == '-';
+	return host_char_ok(c) || c == '_';
 }
 
 /* "/N" (or "/" alone: 0) into cfg->db. */
