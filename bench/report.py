@@ -14,6 +14,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--ops", required=True)
 ap.add_argument("--servers", required=True)
 ap.add_argument("--inject", default=None, help="csrf-bench-inject's JSON lines")
+ap.add_argument("--stores", default=None)
 ap.add_argument("--out", required=True)
 ap.add_argument("--cpu", default="unknown")
 ap.add_argument("--cmd", default="make bench")
@@ -81,6 +82,28 @@ for bench, base, var, title in pairs:
 srv_table = "\n".join(lines)
 
 
+stores = {}
+if a.stores and os.path.exists(a.stores):
+    for line in open(a.stores):
+        line = line.strip()
+        if line:
+            r = json.loads(line)
+            stores.setdefault((r["store"], r["threads"]), []).append(r["ops"])
+stores = {k: statistics.median(v) for k, v in stores.items()}
+store_names = ["redis, pool of 8", "redis, one connection", "memory"]
+store_titles = {"redis, pool of 8": "Redis, a pool of 8 connections",
+                "redis, one connection": "Redis, one connection (the store before the pool)",
+                "memory": "memory store"}
+lines = ["| store | 1 thread, ops/s | 4 threads, ops/s | 4 threads ÷ 1 |", "|---|---:|---:|---:|"]
+store_ratio = {}
+for name in store_names:
+    one, four = stores.get((name, 1)), stores.get((name, 4))
+    if one and four:
+        store_ratio[name] = four / one
+        lines.append(f"| {store_titles[name]} | {one:.0f} | {four:.0f} | {four / one:.2f}× |")
+store_table = "\n".join(lines) if store_ratio else ""
+
+
 def target(ok, text):
     return f"- {'met' if ok else 'NOT met'}: {text}"
 
@@ -115,10 +138,19 @@ inject_table = "\n".join(lines)
 
 print()
 print(inject_table)
+
+if "redis, pool of 8" in store_ratio:
+    r = store_ratio["redis, pool of 8"]
+    targets.append(target(r >= 2.5, f"store operations from 4 threads at least 2.5× one thread against one local Redis: {r:.2f}×"))
+else:
+    targets.append("- not measured: store operations from 4 threads at least 2.5× one thread against one local Redis")
+
 print()
 print(op_table)
 print()
 print(srv_table)
+print()
+print(store_table)
 print()
 print("\n".join(targets))
 
@@ -202,7 +234,17 @@ HMAC `userInfo` binding), `csrf-csrf` 4.0.3, pinned in `bench/peers-package-lock
 
 {srv_table}
 
-{cgi}## Targets
+{cgi}## Store operations (median of alternating rounds)
+
+`bench/store.c`: each thread loops over what a request of the demo asks
+of the store (a get of a session, a set of one, an increment of a lockout
+counter), all threads on one store; operations completed per second.
+Redis is one local `redis-server` (no persistence), sharing the machine's
+cores with the threads.
+
+{store_table if store_table else "(not measured: redis-server or csrf-bench-store missing)"}
+
+## Targets
 
 {chr(10).join(targets)}
 

@@ -21,10 +21,10 @@ cleanup() {
 trap cleanup EXIT
 
 if [ "$quick" = 1 ]; then
-  ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1
+  ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1 STORE_ROUNDS=1 STORE_SECONDS=0.3
 else
   ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
-  WRK_SECONDS=${WRK_SECONDS:-8} WRK_RUNS=${WRK_RUNS:-3}
+  WRK_SECONDS=${WRK_SECONDS:-8} WRK_RUNS=${WRK_RUNS:-3} STORE_ROUNDS=${STORE_ROUNDS:-5} STORE_SECONDS=${STORE_SECONDS:-2}
 fi
 
 # Peers, pinned by the committed lock file, in a folder git ignores.
@@ -197,7 +197,32 @@ else
   echo "bench: $build/csrf-cgi is missing; csrf-cgi rows skipped" >&2
 fi
 
+# 4. Store operations from 1 and 4 threads, rounds alternating: Redis
+#    through a pool of 8 connections, through one connection (what the store
+#    did before the pool), and the memory store. Throughput, not latency:
+#    a long timeout, so that a loaded machine slows the run down instead of
+#    failing it.
+stores="$work/stores.jsonl"
+: >"$stores"
+store_bench="$build/csrf-bench-store"
+if [ -x "$store_bench" ] && command -v redis-server >/dev/null 2>&1; then
+  echo "bench: store operations, 1 and 4 threads ($STORE_ROUNDS rounds)" >&2
+  rp=$(freeport)
+  redis-server --port "$rp" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+    --logfile "$work/redis.log" &
+  pids+=($!)
+  waitport "$rp"
+  for _ in $(seq 1 "$STORE_ROUNDS"); do
+    "$store_bench" "redis, pool of 8" "redis://127.0.0.1:$rp/0?pool=8&timeout_ms=10000" "$STORE_SECONDS" 1 4 >>"$stores"
+    "$store_bench" "redis, one connection" "redis://127.0.0.1:$rp/0?pool=1&timeout_ms=10000" "$STORE_SECONDS" 1 4 \
+      >>"$stores"
+    "$store_bench" "memory" "memory" "$STORE_SECONDS" 1 4 >>"$stores"
+  done
+else
+  echo "bench: $store_bench or redis-server is missing; store rows skipped" >&2
+fi
+
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-python3 "$here/report.py" --ops "$results" --servers "$servers" --inject "$inject_speed" --out "$out" --cpu "$cpu" --quick "$quick" \
-  --cgi "$cgi_md" \
-  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS; wrk -t2 -c32)"
+python3 "$here/report.py" --ops "$results" --servers "$servers" --inject "$inject_speed" --stores "$stores" \
+  --out "$out" --cpu "$cpu" --quick "$quick" --cgi "$cgi_md" \
+  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS; wrk -t2 -c32)"

@@ -7,7 +7,7 @@ PKGS=(
   build-essential cmake pkg-config clang llvm libclang-rt-14-dev valgrind
   libssl-dev libsodium-dev libcmocka-dev
   libmicrohttpd-dev libsqlite3-dev sqlite3
-  libhiredis-dev redis-server
+  libhiredis-dev redis-server redis-sentinel
   nginx nginx-dev libpcre2-dev zlib1g-dev
   chromium nodejs npm curl procps python3-html5lib
   wrk hyperfine gnuplot-nox python3 python3-django
@@ -43,7 +43,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server php8.2-fpm mariadb lighttpd; do
+  for svc in nginx redis-server redis-sentinel php8.2-fpm mariadb lighttpd; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true

@@ -155,6 +155,10 @@ struct csrf_ctx {
 	uint32_t reauth_max_failures;
 	uint32_t reauth_lockout;
 	uint32_t reauth_window;
+	/* login throttling (reauth.c); 0: the defaults there */
+	uint32_t login_max_failures;
+	uint32_t login_lock;
+	uint32_t login_lock_max;
 
 	pthread_rwlock_t ring_lock;
 	csrf_keyring ring;
@@ -230,6 +234,21 @@ csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secr
 csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
                                          uint8_t secret[CSRF_SECRET_LEN]);
 
+/* ---- build options (CMake CSRF_WITH_REDIS, CSRF_WITH_REAUTH) ----
+ * A file compiled without the definitions (the nginx module's and the
+ * fuzzers' own copies of the library) gets everything. */
+#ifndef CSRF_WITH_REDIS
+#define CSRF_WITH_REDIS 1
+#endif
+#ifndef CSRF_WITH_REAUTH
+#define CSRF_WITH_REAUTH 1
+#endif
+
+/* ---- SipHash-2-4 (siphash.c) ---- */
+
+#define CSRF_SIPHASH_KEY_LEN 16
+uint64_t csrf_siphash24(const uint8_t key[CSRF_SIPHASH_KEY_LEN], const void *in, size_t len);
+
 /* ---- stores (store.c, store_memory.c, store_redis.c, reauth.c) ---- */
 
 #define CSRF_STORE_KEY_MAX 256   /* bytes of a key, before any prefix */
@@ -237,6 +256,13 @@ csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value,
 #define CSRF_STORE_PREFIX_MAX 64 /* bytes of a Redis key prefix */
 #define CSRF_STORE_MEMORY_DEFAULT_MAX 100000
 #define CSRF_STORE_MEMORY_MAX_MAX 100000000
+#define CSRF_STORE_CRED_MAX 256       /* bytes of a Redis user name or password, decoded */
+#define CSRF_STORE_SENTINELS_MAX 8    /* sentinel addresses in one URL */
+#define CSRF_STORE_MASTER_NAME_MAX 64 /* bytes of a Sentinel master name */
+#define CSRF_STORE_POOL_DEFAULT 8
+#define CSRF_STORE_POOL_MAX 64
+#define CSRF_STORE_LOG_MAX 256        /* bytes of a log message, with its NUL */
+#define CSRF_STORE_LOG_EVERY_MS 10000 /* one message per kind of repeated event */
 
 /* A backend. Arguments are already checked by store.c (non-NULL, key of
  * 1..CSRF_STORE_KEY_MAX bytes, value of at most CSRF_STORE_VAL_MAX). */
@@ -249,22 +275,59 @@ typedef struct {
 	void (*close)(csrf_store *st);
 } csrf_store_ops;
 
+/* Where a store's events go (csrf_store_open_log); fn NULL: nowhere. */
+typedef struct {
+	csrf_store_log_fn fn;
+	void *ud;
+} csrf_store_logger;
+
 /* Every backend's state starts with this header. */
 struct csrf_store {
 	const csrf_store_ops *ops;
+	csrf_store_logger log;
 };
 
-typedef enum { CSRF_STORE_MEMORY = 1, CSRF_STORE_REDIS = 2 } csrf_store_kind;
+/* Formats one message (never a key, a value or a credential) and hands
+ * it to the logger, if any. Call it with no store lock held. */
+void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
-/* A parsed store URL (store.c). */
+/* Rate limit for one kind of repeated event: csrf_log_limit_take answers
+ * 1 when the event is to be reported now (and *skipped how many of its
+ * kind were left out since the last report), 0 when it is left out. Not
+ * locked: the caller holds its store's lock. */
+typedef struct {
+	int64_t last_ms;
+	uint64_t skipped;
+	int used;
+} csrf_log_limit;
+int csrf_log_limit_take(csrf_log_limit *l, int64_t now_ms, uint64_t *skipped);
+
+/* Monotonic milliseconds. */
+int64_t csrf_mono_ms(void);
+
+typedef enum { CSRF_STORE_MEMORY = 1, CSRF_STORE_REDIS = 2, CSRF_STORE_SENTINEL = 3 } csrf_store_kind;
+
+typedef struct {
+	char host[256]; /* name or address, IPv6 without brackets */
+	uint16_t port;
+} csrf_store_addr;
+
+/* A parsed store URL (store.c). Holds a password: wipe after use. */
 typedef struct {
 	csrf_store_kind kind;
 	size_t max_entries; /* memory */
-	char host[256];     /* redis: name or address, IPv6 without brackets */
-	uint16_t port;
+	/* redis: the server; sentinel: the sentinels */
+	csrf_store_addr addr[CSRF_STORE_SENTINELS_MAX];
+	size_t n_addr;
+	char master[CSRF_STORE_MASTER_NAME_MAX + 1]; /* sentinel */
+	char user[CSRF_STORE_CRED_MAX + 1];          /* "" : none (the default user) */
+	char password[CSRF_STORE_CRED_MAX + 1];
+	int has_password;
 	unsigned db;
 	char prefix[CSRF_STORE_PREFIX_MAX + 1];
 	uint32_t timeout_ms;
+	unsigned pool;
 } csrf_store_config;
 
 /* Parses and validates a store URL of at most 1024 bytes; CSRF_OK or
@@ -275,15 +338,16 @@ csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries);
 /* The same with an allocator for the store's memory (NULL: malloc/free);
  * copied. Used by the failing-allocator tests. */
 csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc);
-/* Connects once (CSRF_STORE_UNAVAILABLE when that fails). */
-csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg);
+/* A Redis or Sentinel store; tries to connect once (see csrf_store_open). */
+csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg, const csrf_store_logger *lg);
 
 /* Tests only: the memory store's clock in milliseconds (NULL: the
  * monotonic clock). st must be a memory store. */
 typedef int64_t (*csrf_store_clock_fn)(void *ud);
 void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, void *ud);
-/* Tests only: live entries of a memory store. */
+/* Tests only: live entries of a memory store, and how many are counters. */
 size_t csrf_store_memory_count(csrf_store *st);
+size_t csrf_store_memory_counters(csrf_store *st);
 
 /* Decimal int64 parsing of a stored counter or time; CSRF_MALFORMED. */
 csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out);

@@ -1,10 +1,11 @@
 /*
- * reauth.c - re-authentication for sensitive operations: Argon2id
- * password hashes (libsodium), failure counting and lockout per account
- * and per session, and the "recently re-authenticated" window, all kept
- * in a csrf_store so a fleet shares them.
+ * reauth.c - password checks for sensitive operations and for logins:
+ * Argon2id password hashes (libsodium), step-up re-authentication with
+ * failure counting and lockout per account and per session, the
+ * "recently re-authenticated" window, and login throttling per account
+ * and client, all kept in a csrf_store so a fleet shares them.
  *
- * Store keys: "fail:acct:<account>" and "fail:sess:<sid>" (attempt
+ * Step-up keys: "fail:acct:<account>" and "fail:sess:<sid>" (attempt
  * counters, TTL the lockout time, counted from the first failure and
  * renewed by the failure that reaches the limit, so a lockout lasts the
  * full time), "reauth:<sid>" (unix time of the last success, TTL the
@@ -13,15 +14,42 @@
  * incr per counter) before Argon2 runs: reading the counter, hashing for
  * tens of milliseconds and only then counting let any number of
  * concurrent guesses through a check of the same old value.
- * Any store error fails closed with CSRF_STORE_UNAVAILABLE.
+ *
+ * Login keys: "login:n:<h>" (attempts of one client at one account, the
+ * same count-first scheme, locking that client out of that account) and
+ * "login:s:<h>" (how many times that pair was locked within a day, which
+ * doubles the next lock), h being SHA-256 of the account and the client,
+ * so neither appears in the store. Logins never touch the step-up
+ * counters: a stranger's wrong logins cannot lock a signed-in owner out
+ * of their own step-up.
+ *
+ * Every key is a counter (written by incr) and so is never evicted by a
+ * full store (csrf.h, the store contract). Any store error fails closed:
+ * CSRF_STORE_FULL is passed on, everything else is CSRF_STORE_UNAVAILABLE.
+ *
+ * Built without libsodium (CMake -DCSRF_WITH_REAUTH=OFF) every function
+ * here but the policy setter answers CSRF_ERR_CONFIG.
  */
 #include "internal.h"
 
+#if CSRF_WITH_REAUTH
+
+#include <openssl/sha.h>
 #include <sodium.h>
 
 #define KEY_ACCT "fail:acct:"
 #define KEY_SESS "fail:sess:"
 #define KEY_RECENT "reauth:"
+#define KEY_LOGIN_COUNT "login:n:"
+#define KEY_LOGIN_STRIKES "login:s:"
+/* Login policy defaults (csrf_ctx_set_login_policy) and the memory of
+ * past locks that makes the next one longer. */
+#define LOGIN_MAX_DEFAULT 5
+#define LOGIN_LOCK_DEFAULT 60
+#define LOGIN_LOCK_MAX_DEFAULT 3600
+#define LOGIN_STRIKES_TTL 86400
+/* Longest account name and client key csrf_login_attempt hashes. */
+#define LOGIN_KEY_INPUT_MAX 4096
 /* A server clock this far behind the one that wrote "reauth:<sid>" still
  * counts the mark as recent (fleets are never perfectly in sync). */
 #define CLOCK_SKEW_S 30
@@ -119,28 +147,37 @@ static csrf_reason check_unlocked(csrf_store *st, const char *key, size_t key_le
 	return bad || v >= (int64_t)max ? CSRF_LOCKED_OUT : CSRF_OK;
 }
 
+/* What a failed store write answers the caller: fail closed, saying
+ * why when the store is full. */
+static csrf_reason write_failed(csrf_reason r)
+{
+	return r == CSRF_STORE_FULL ? r : CSRF_STORE_UNAVAILABLE;
+}
+
 /* Counts one attempt on the counter at key (a new counter lives ttl
  * seconds): CSRF_OK and the attempt's number in *n, CSRF_LOCKED_OUT when
- * the counter is not a number, CSRF_STORE_UNAVAILABLE. */
+ * the counter is not a number, CSRF_STORE_FULL, CSRF_STORE_UNAVAILABLE. */
 static csrf_reason count_attempt(csrf_store *st, const char *key, size_t key_len, uint32_t ttl, int64_t *n)
 {
 	csrf_reason r = csrf_store_incr(st, key, key_len, ttl, n);
 
 	if (r == CSRF_MALFORMED)
 		return CSRF_LOCKED_OUT;
-	return r == CSRF_OK ? CSRF_OK : CSRF_STORE_UNAVAILABLE;
+	return r == CSRF_OK ? CSRF_OK : write_failed(r);
 }
 
 /* The failure that reaches the limit starts the lockout's full time:
- * the counter is written again with a fresh TTL. */
+ * the counter is written again with a fresh TTL (it stays a counter). */
 static csrf_reason renew_lockout(csrf_store *st, const char *key, size_t key_len, int64_t n, uint32_t ttl)
 {
 	char num[24];
 	int k = snprintf(num, sizeof num, "%lld", (long long)n);
+	csrf_reason r;
 
 	if (k < 0 || (size_t)k >= sizeof num)
 		return CSRF_ERR_INTERNAL;
-	return csrf_store_set(st, key, key_len, num, (size_t)k, ttl) == CSRF_OK ? CSRF_OK : CSRF_STORE_UNAVAILABLE;
+	r = csrf_store_set(st, key, key_len, num, (size_t)k, ttl);
+	return r == CSRF_OK ? CSRF_OK : write_failed(r);
 }
 
 CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
@@ -208,9 +245,8 @@ CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char
 	if (csrf_store_del(st, acct_key, acct_len) != CSRF_OK || csrf_store_del(st, sess_key, sess_len) != CSRF_OK)
 		return CSRF_STORE_UNAVAILABLE;
 	n = snprintf(num, sizeof num, "%lld", (long long)now);
-	if (csrf_store_set(st, recent_key, recent_len, num, (size_t)n, ctx->reauth_window) != CSRF_OK)
-		return CSRF_STORE_UNAVAILABLE;
-	return CSRF_OK;
+	r = csrf_store_set(st, recent_key, recent_len, num, (size_t)n, ctx->reauth_window);
+	return r == CSRF_OK ? CSRF_OK : write_failed(r);
 }
 
 CSRF_API csrf_reason csrf_reauth_recent(const csrf_ctx *ctx, csrf_store *st, const char *sid, size_t sid_len,
@@ -236,4 +272,176 @@ CSRF_API csrf_reason csrf_reauth_recent(const csrf_ctx *ctx, csrf_store *st, con
 	if (bad || at > now + CLOCK_SKEW_S || now - at >= (int64_t)ctx->reauth_window)
 		return CSRF_REAUTH_REQUIRED;
 	return CSRF_OK;
+}
+
+/* ---- login throttling ---- */
+
+static pthread_once_t dummy_once = PTHREAD_ONCE_INIT;
+static char dummy_hash[CSRF_PWHASH_LEN];
+static int dummy_ok;
+
+/* A hash no password matches, checked for unknown accounts so that they
+ * cost what known ones cost. */
+static void dummy_setup(void)
+{
+	unsigned char pw[32];
+
+	randombytes_buf(pw, sizeof pw);
+	dummy_ok = csrf_password_hash((const char *)pw, sizeof pw, dummy_hash, sizeof dummy_hash) == CSRF_OK;
+	sodium_memzero(pw, sizeof pw);
+}
+
+/* "login:n:" or "login:s:" and the base64url SHA-256 of the account
+ * (length first, so no two pairs run together) and the client. */
+static size_t login_key(char *buf, const char *prefix, const char *account, size_t account_len, const char *client,
+                        size_t client_len)
+{
+	SHA256_CTX c;
+	uint8_t len_be[4] = {(uint8_t)(account_len >> 24), (uint8_t)(account_len >> 16), (uint8_t)(account_len >> 8),
+	                     (uint8_t)account_len};
+	uint8_t digest[SHA256_DIGEST_LENGTH];
+	size_t p = strlen(prefix);
+
+	SHA256_Init(&c);
+	SHA256_Update(&c, len_be, sizeof len_be);
+	SHA256_Update(&c, account, account_len);
+	SHA256_Update(&c, client, client_len);
+	SHA256_Final(digest, &c);
+	memcpy(buf, prefix, p);
+	csrf_b64url_encode(digest, sizeof digest, buf + p);
+	return p + CSRF_B64_ENC_LEN(sizeof digest);
+}
+
+/* lock_s doubled for every earlier lock of the day, at most lock_max_s. */
+static uint32_t lock_for(uint32_t lock_s, uint32_t lock_max_s, int64_t strikes)
+{
+	uint64_t t = lock_s;
+
+	for (int64_t i = 1; i < strikes && t < lock_max_s; i++)
+		t *= 2;
+	return t > lock_max_s ? lock_max_s : (uint32_t)t;
+}
+
+CSRF_API csrf_reason csrf_login_attempt(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
+                                        const char *client, size_t client_len, const char *password,
+                                        size_t password_len, const char *hash)
+{
+	char count_key[CSRF_STORE_KEY_MAX], strikes_key[CSRF_STORE_KEY_MAX];
+	size_t count_len, strikes_len;
+	uint32_t max, lock, lock_max;
+	int64_t fails = 0, strikes = 0;
+	int right;
+	csrf_reason r;
+
+	if (ctx == NULL || st == NULL || account == NULL || account_len == 0 || client == NULL || client_len == 0 ||
+	    password == NULL)
+		return CSRF_ERR_ARG;
+	if (account_len > LOGIN_KEY_INPUT_MAX || client_len > LOGIN_KEY_INPUT_MAX ||
+	    password_len > crypto_pwhash_PASSWD_MAX)
+		return CSRF_TOO_LARGE;
+	if (hash != NULL && !hash_ok(hash))
+		return CSRF_ERR_ARG;
+	if (!sodium_ready())
+		return CSRF_ERR_INTERNAL;
+	pthread_once(&dummy_once, dummy_setup);
+	if (hash == NULL && !dummy_ok)
+		return CSRF_ERR_INTERNAL;
+	max = ctx->login_max_failures ? ctx->login_max_failures : LOGIN_MAX_DEFAULT;
+	lock = ctx->login_lock ? ctx->login_lock : LOGIN_LOCK_DEFAULT;
+	lock_max = ctx->login_lock_max ? ctx->login_lock_max : LOGIN_LOCK_MAX_DEFAULT;
+	count_len = login_key(count_key, KEY_LOGIN_COUNT, account, account_len, client, client_len);
+	strikes_len = login_key(strikes_key, KEY_LOGIN_STRIKES, account, account_len, client, client_len);
+
+	/* locked: refused at once, nothing counted, no Argon2 */
+	r = check_unlocked(st, count_key, count_len, max);
+	if (r != CSRF_OK)
+		return r;
+	r = count_attempt(st, count_key, count_len, lock, &fails);
+	if (r != CSRF_OK)
+		return r;
+	if (fails > (int64_t)max)
+		return CSRF_LOCKED_OUT;
+
+	right = crypto_pwhash_str_verify(hash != NULL ? hash : dummy_hash, password_len > 0 ? password : "",
+	                                 (unsigned long long)password_len) == 0 &&
+	        hash != NULL;
+	if (!right) {
+		if (fails < (int64_t)max)
+			return CSRF_REAUTH_FAILED;
+		r = count_attempt(st, strikes_key, strikes_len, LOGIN_STRIKES_TTL, &strikes);
+		if (r == CSRF_OK)
+			r = renew_lockout(st, count_key, count_len, fails, lock_for(lock, lock_max, strikes));
+		return r == CSRF_OK ? CSRF_LOCKED_OUT : r;
+	}
+	if (csrf_store_del(st, count_key, count_len) != CSRF_OK ||
+	    csrf_store_del(st, strikes_key, strikes_len) != CSRF_OK)
+		return CSRF_STORE_UNAVAILABLE;
+	return CSRF_OK;
+}
+
+#else /* !CSRF_WITH_REAUTH */
+
+CSRF_API csrf_reason csrf_password_hash(const char *password, size_t len, char *out, size_t cap)
+{
+	(void)password;
+	(void)len;
+	(void)out;
+	(void)cap;
+	return CSRF_ERR_CONFIG;
+}
+
+CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
+                                 const char *sid, size_t sid_len, const char *password, size_t password_len,
+                                 const char *hash, int64_t now)
+{
+	(void)ctx;
+	(void)st;
+	(void)account;
+	(void)account_len;
+	(void)sid;
+	(void)sid_len;
+	(void)password;
+	(void)password_len;
+	(void)hash;
+	(void)now;
+	return CSRF_ERR_CONFIG;
+}
+
+CSRF_API csrf_reason csrf_reauth_recent(const csrf_ctx *ctx, csrf_store *st, const char *sid, size_t sid_len,
+                                        int64_t now)
+{
+	(void)ctx;
+	(void)st;
+	(void)sid;
+	(void)sid_len;
+	(void)now;
+	return CSRF_ERR_CONFIG;
+}
+
+CSRF_API csrf_reason csrf_login_attempt(const csrf_ctx *ctx, csrf_store *st, const char *account, size_t account_len,
+                                        const char *client, size_t client_len, const char *password,
+                                        size_t password_len, const char *hash)
+{
+	(void)ctx;
+	(void)st;
+	(void)account;
+	(void)account_len;
+	(void)client;
+	(void)client_len;
+	(void)password;
+	(void)password_len;
+	(void)hash;
+	return CSRF_ERR_CONFIG;
+}
+
+#endif /* CSRF_WITH_REAUTH */
+
+CSRF_API void csrf_ctx_set_login_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lock_seconds,
+                                        uint32_t lock_max_seconds)
+{
+	if (ctx == NULL)
+		return;
+	ctx->login_max_failures = max_failures ? max_failures : 1;
+	ctx->login_lock = lock_seconds ? lock_seconds : 1;
+	ctx->login_lock_max = lock_max_seconds < ctx->login_lock ? ctx->login_lock : lock_max_seconds;
 }

@@ -7,24 +7,20 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define STORE_URL_MAX 1024
 
-/* Strict unsigned decimal: 1..digits_max digits, no sign, no leading
- * zero unless the number is 0, value within [lo, hi]. */
+/* Strict unsigned decimal (csrf_parse_u64) of at most digits_max digits,
+ * within [lo, hi]. */
 static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	if (len == 0 || len > digits_max || (len > 1 && s[0] == '0'))
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v < lo || v > hi)
+	if (len > digits_max || csrf_parse_u64(s, len, hi, &v) != CSRF_OK || v < lo)
 		return 0;
 	*out = v;
 	return 1;
@@ -119,8 +115,7 @@ static int memory_param(csrf_store_config *cfg, const char *name, size_t name_le
 
 static int prefix_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == ':' || c == '_' ||
-	       c == '-';
+	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
 }
 
 static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
@@ -128,6 +123,15 @@ static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len
 {
 	uint64_t v;
 
+	if (name_is(name, name_len, "pool")) {
+		if (*seen & 4)
+			return 0;
+		*seen |= 4;
+		if (!parse_uint(val, val_len, 2, 1, CSRF_STORE_POOL_MAX, &v))
+			return 0;
+		cfg->pool = (unsigned)v;
+		return 1;
+	}
 	if (name_is(name, name_len, "prefix")) {
 		if (*seen & 1)
 			return 0;
@@ -155,19 +159,19 @@ static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len
 
 static int host_char_ok(char c)
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == '.' || c == '-';
 }
 
 /* host[:port] of a redis URL; an IPv6 literal comes in brackets. Either
- * kind of host must fit cfg->host with its NUL (a name is at most 253
+ * kind of host must fit out->host with its NUL (a name is at most 253
  * bytes anyway), and a bracketed one must be an IPv6 address. */
-static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
+static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf_store_addr *out)
 {
 	const char *host;
 	size_t host_len;
 	size_t rest;
-	uint64_t port;
-	char literal[sizeof cfg->host];
+	uint64_t port = default_port;
+	char literal[sizeof out->host];
 	struct in6_addr addr;
 
 	if (len > 0 && a[0] == '[') {
@@ -176,12 +180,11 @@ static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 			return 0;
 		host = a + 1;
 		host_len = (size_t)(close - host);
-		if (host_len == 0 || host_len >= sizeof cfg->host)
+		if (host_len == 0 || host_len >= sizeof out->host)
 			return 0;
 		for (size_t i = 0; i < host_len; i++) {
 			char c = host[i];
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' ||
-			      c == '.'))
+			if (csrf_hexval((unsigned char)c) < 0 && c != ':' && c != '.')
 				return 0;
 		}
 		/* the right characters are not yet an address ("1::2::3") */
@@ -198,7 +201,7 @@ static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 				return 0;
 			host_len++;
 		}
-		if (host_len == 0 || host_len > 253 || host_len >= sizeof cfg->host || host[0] == '-' || host[0] == '.')
+		if (host_len == 0 || host_len > 253 || host_len >= sizeof out->host || host[0] == '-' || host[0] == '.')
 			return 0;
 		rest = host_len;
 	}
@@ -207,37 +210,146 @@ static int parse_authority(const char *a, size_t len, csrf_store_config *cfg)
 			return 0;
 		if (!parse_uint(a + rest + 1, len - rest - 1, 5, 1, 65535, &port))
 			return 0;
-		cfg->port = (uint16_t)port;
 	}
-	memcpy(cfg->host, host, host_len);
-	cfg->host[host_len] = '\0';
+	memcpy(out->host, host, host_len);
+	out->host[host_len] = '\0';
+	out->port = (uint16_t)port;
 	return 1;
 }
 
+/* RFC 3986 userinfo characters besides pct-encoded ones. */
+static int userinfo_char_ok(char c)
+{
+	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) ||
+	       (c != '\0' && strchr("-._~!$&'()*+,;=:", c) != NULL);
+}
+
+/* Percent-decodes s into out (CSRF_STORE_CRED_MAX bytes and a NUL). A
+ * NUL byte, a bad escape or a result that does not fit is malformed. */
+static int decode_cred(const char *s, size_t len, char *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		int c = (unsigned char)s[i];
+		if (c == '%') {
+			int hi, lo;
+			if (len - i < 3)
+				return 0;
+			hi = csrf_hexval((unsigned char)s[i + 1]);
+			lo = csrf_hexval((unsigned char)s[i + 2]);
+			if (hi < 0 || lo < 0)
+				return 0;
+			c = hi * 16 + lo;
+			i += 2;
+			if (c == 0)
+				return 0;
+		} else if (!userinfo_char_ok((char)c)) {
+			return 0;
+		}
+		if (n == CSRF_STORE_CRED_MAX)
+			return 0;
+		out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return 1;
+}
+
+/* "USER:PASSWORD" or ":PASSWORD": a password is required, a user is
+ * optional (the default user). */
+static int parse_userinfo(const char *s, size_t len, csrf_store_config *cfg)
+{
+	const char *colon = memchr(s, ':', len);
+	size_t ulen;
+
+	if (colon == NULL)
+		return 0;
+	ulen = (size_t)(colon - s);
+	if (ulen == len - 1) /* no password */
+		return 0;
+	if (!decode_cred(s, ulen, cfg->user) || !decode_cred(colon + 1, len - ulen - 1, cfg->password))
+		return 0;
+	cfg->has_password = 1;
+	return 1;
+}
+
+static int master_char_ok(char c)
+{
+	return host_char_ok(c) || c == '_';
+}
+
+/* "/N" (or "/" alone: 0) into cfg->db. */
+static int parse_db(const char *s, size_t len, csrf_store_config *cfg)
+{
+	uint64_t db;
+
+	if (len == 0)
+		return 1;
+	if (s[0] != '/')
+		return 0;
+	if (len == 1)
+		return 1;
+	if (!parse_uint(s + 1, len - 1, 2, 0, 15, &db))
+		return 0;
+	cfg->db = (unsigned)db;
+	return 1;
+}
+
+/* The rest of a redis:// or redis-sentinel:// URL. */
 static int parse_redis(const char *s, size_t len, csrf_store_config *cfg)
 {
-	size_t auth_end = 0;
+	size_t auth_end = 0, hosts_start = 0;
 	const char *q;
 	size_t path_start, path_end;
-	uint64_t db;
+	int sentinel = cfg->kind == CSRF_STORE_SENTINEL;
 
 	while (auth_end < len && s[auth_end] != '/' && s[auth_end] != '?')
 		auth_end++;
-	if (!parse_authority(s, auth_end, cfg))
-		return 0;
+	for (size_t i = auth_end; i > 0; i--) {
+		if (s[i - 1] == '@') {
+			if (!parse_userinfo(s, i - 1, cfg))
+				return 0;
+			hosts_start = i;
+			break;
+		}
+	}
+	/* one host, or a comma-separated list of sentinels */
+	cfg->n_addr = 0;
+	for (size_t pos = hosts_start;;) {
+		const char *comma = sentinel ? memchr(s + pos, ',', auth_end - pos) : NULL;
+		size_t end = comma ? (size_t)(comma - s) : auth_end;
+		if (cfg->n_addr == CSRF_STORE_SENTINELS_MAX ||
+		    !parse_hostport(s + pos, end - pos, sentinel ? 26379 : 6379, &cfg->addr[cfg->n_addr]))
+			return 0;
+		cfg->n_addr++;
+		if (comma == NULL)
+			break;
+		pos = end + 1;
+	}
 	path_start = auth_end;
 	q = memchr(s + path_start, '?', len - path_start);
 	path_end = q ? (size_t)(q - s) : len;
-	if (path_end > path_start) {
-		/* "/" alone is database 0; otherwise "/N" */
-		if (s[path_start] != '/')
+	if (sentinel) {
+		/* "/MASTER" or "/MASTER/DB" */
+		size_t name_start = path_start + 1, name_end;
+		if (path_end <= path_start || s[path_start] != '/')
 			return 0;
-		if (path_end - path_start > 1) {
-			if (!parse_uint(s + path_start + 1, path_end - path_start - 1, 2, 0, 15, &db))
+		name_end = name_start;
+		while (name_end < path_end && s[name_end] != '/') {
+			if (!master_char_ok(s[name_end]))
 				return 0;
-			cfg->db = (unsigned)db;
+			name_end++;
 		}
+		if (name_end == name_start || name_end - name_start > CSRF_STORE_MASTER_NAME_MAX)
+			return 0;
+		memcpy(cfg->master, s + name_start, name_end - name_start);
+		cfg->master[name_end - name_start] = '\0';
+		if (name_end < path_end && name_end + 1 == path_end) /* "/MASTER/" */
+			return 0;
+		path_start = name_end;
 	}
+	if (!parse_db(s + path_start, path_end - path_start, cfg))
+		return 0;
 	if (q == NULL)
 		return 1;
 	return parse_query(q + 1, len - path_end - 1, cfg, redis_param);
@@ -246,6 +358,7 @@ static int parse_redis(const char *s, size_t len, csrf_store_config *cfg)
 csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config *cfg)
 {
 	csrf_store_config c;
+	size_t skip = 0;
 
 	if (url == NULL || cfg == NULL)
 		return CSRF_ERR_ARG;
@@ -266,22 +379,65 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 		}
 	} else if (has_prefix(url, len, "redis://")) {
 		c.kind = CSRF_STORE_REDIS;
-		c.port = 6379;
-		c.db = 0;
-		c.timeout_ms = 200;
-		memcpy(c.prefix, "csrf:", 6);
-		if (!parse_redis(url + 8, len - 8, &c))
-			return CSRF_ERR_CONFIG;
+		skip = 8;
+	} else if (has_prefix(url, len, "redis-sentinel://")) {
+		c.kind = CSRF_STORE_SENTINEL;
+		skip = 17;
 	} else {
 		return CSRF_ERR_CONFIG;
 	}
+	if (skip > 0) {
+		c.timeout_ms = 200;
+		c.pool = CSRF_STORE_POOL_DEFAULT;
+		memcpy(c.prefix, "csrf:", 6);
+		if (!parse_redis(url + skip, len - skip, &c)) {
+			csrf_wipe(&c, sizeof c);
+			return CSRF_ERR_CONFIG;
+		}
+	}
 	*cfg = c;
+	csrf_wipe(&c, sizeof c);
 	return CSRF_OK;
 }
 
-CSRF_API csrf_reason csrf_store_open(csrf_store **out, const char *url)
+int64_t csrf_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *fmt, ...)
+{
+	char msg[CSRF_STORE_LOG_MAX];
+	va_list ap;
+
+	if (lg == NULL || lg->fn == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	lg->fn(lg->ud, event, msg);
+}
+
+int csrf_log_limit_take(csrf_log_limit *l, int64_t now_ms, uint64_t *skipped)
+{
+	if (l->used && now_ms - l->last_ms < CSRF_STORE_LOG_EVERY_MS) {
+		l->skipped++;
+		return 0;
+	}
+	l->used = 1;
+	l->last_ms = now_ms;
+	*skipped = l->skipped;
+	l->skipped = 0;
+	return 1;
+}
+
+CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf_store_log_fn log, void *ud)
 {
 	csrf_store_config cfg;
+	csrf_store_logger lg = {log, ud};
 	csrf_reason r;
 
 	if (out == NULL)
@@ -290,11 +446,29 @@ CSRF_API csrf_reason csrf_store_open(csrf_store **out, const char *url)
 	if (url == NULL)
 		return CSRF_ERR_ARG;
 	r = csrf_store_parse_url(url, strnlen(url, STORE_URL_MAX + 1), &cfg);
-	if (r != CSRF_OK)
+	if (r != CSRF_OK) {
+		csrf_store_log(&lg, r, "store URL does not parse (the URL is not shown: it may hold a password)");
 		return r;
-	if (cfg.kind == CSRF_STORE_MEMORY)
-		return csrf_store_memory_open(out, cfg.max_entries);
-	return csrf_store_redis_open(out, &cfg);
+	}
+	if (cfg.kind == CSRF_STORE_MEMORY) {
+		r = csrf_store_memory_open(out, cfg.max_entries);
+		if (r == CSRF_OK)
+			(*out)->log = lg;
+	} else {
+#if CSRF_WITH_REDIS
+		r = csrf_store_redis_open(out, &cfg, &lg);
+#else
+		csrf_store_log(&lg, CSRF_ERR_CONFIG, "built without Redis (CSRF_WITH_REDIS=OFF): no redis store");
+		r = CSRF_ERR_CONFIG;
+#endif
+	}
+	csrf_wipe(&cfg, sizeof cfg);
+	return r;
+}
+
+CSRF_API csrf_reason csrf_store_open(csrf_store **out, const char *url)
+{
+	return csrf_store_open_log(out, url, NULL, NULL);
 }
 
 CSRF_API void csrf_store_close(csrf_store *st)

@@ -1,25 +1,28 @@
 /*
  * store_memory.c - the embedded store ("memory", "memory://?max=N"): a
  * chained hash table under one mutex, with TTL expiry and a bound on the
- * number of entries.
+ * number of entries that never costs a security counter.
  *
- * Every entry also sits in a binary min-heap ordered by expiry time
- * (entries without a TTL count as expiring never), ties broken by write
- * order. That one order serves both jobs:
- *  - expiry: expired entries are always at the top of the heap, so each
- *    call sweeps up to SWEEP_PER_CALL of them, besides the check on
- *    access;
- *  - eviction: when the store is full, the top of the heap goes. That is
- *    an expired entry if there is one, else the entry closest to expiry
- *    (its loss matters for the shortest time), else, when no entry has a
- *    TTL, the one written longest ago. Eviction can drop a lockout
- *    counter, so max should be sized to never be reached in normal
- *    operation; the bound is there to keep a flood from exhausting memory.
+ * Every entry also sits in one of two binary min-heaps ordered by expiry
+ * time (entries without a TTL count as expiring never), ties broken by
+ * write order: counters (keys written by incr) in one, plain entries in
+ * the other. That order serves both jobs:
+ *  - expiry: expired entries are always at the top of a heap, so each
+ *    call sweeps up to SWEEP_PER_CALL of them from each, besides the
+ *    check on access;
+ *  - eviction: when the store is full, a new key takes the place of an
+ *    expired entry if a heap's top is one, else of the top of the plain
+ *    heap (the plain entry closest to expiry: its loss matters for the
+ *    shortest time; without TTLs the one written longest ago). Counters
+ *    are never evicted: a store holding nothing but live counters
+ *    refuses new keys with CSRF_STORE_FULL, so a flood of anonymous
+ *    entries can log people out but cannot lift a lockout.
  *
- * Keys are hashed with SipHash (libsodium crypto_shorthash) under a
- * random per-store key, so chosen keys (session ids, account names)
- * cannot flood one bucket. Values are copied in and out; an entry is
- * wiped before it is freed, since values hold secrets.
+ * Keys are hashed with SipHash-2-4 under a random per-store key, so
+ * chosen keys (session ids, account names) cannot flood one bucket.
+ * Values are copied in and out; an entry is wiped before it is freed,
+ * since values hold secrets. Log events (evicting, refusing) are rate
+ * limited and handed to the hook after the lock is released.
  */
 #include "internal.h"
 
@@ -27,7 +30,6 @@
 #include <time.h>
 
 #include <openssl/rand.h>
-#include <sodium.h>
 
 #define SWEEP_PER_CALL 16
 #define INITIAL_BUCKETS 64
@@ -39,36 +41,50 @@ typedef struct mem_entry {
 	int64_t expires; /* ms on the store's clock; NEVER without TTL */
 	uint64_t seq;    /* write order */
 	size_t heap_idx;
+	int counter; /* written by incr: in the counters' heap, never evicted */
 	size_t key_len;
 	size_t val_len;
 	unsigned char data[]; /* key, then value */
 } mem_entry;
 
 typedef struct {
+	mem_entry **a;
+	size_t n;
+	size_t cap;
+} mem_heap;
+
+enum { PLAIN = 0, COUNTERS = 1 };
+
+/* What a call has to tell the log once the lock is released. */
+typedef struct {
+	csrf_reason event; /* CSRF_OK: nothing */
+	size_t entries;
+	uint64_t skipped;
+	int refused; /* else: evicting */
+} mem_note;
+
+typedef struct {
 	csrf_store base;
 	csrf_allocator alloc;
 	pthread_mutex_t lock;
-	unsigned char hash_key[crypto_shorthash_KEYBYTES];
+	unsigned char hash_key[CSRF_SIPHASH_KEY_LEN];
 	mem_entry **buckets;
 	size_t nbuckets; /* a power of two */
-	size_t count;
+	size_t count;    /* both heaps */
 	size_t max;
-	mem_entry **heap;
-	size_t heap_cap;
+	mem_heap heap[2]; /* PLAIN, COUNTERS */
 	uint64_t seq;
 	csrf_store_clock_fn clock;
 	void *clock_ud;
+	csrf_log_limit evict_limit, refuse_limit;
 } mem_store;
 
 static const csrf_store_ops mem_ops;
 
 static int64_t monotonic_ms(void *ud)
 {
-	struct timespec ts;
-
 	(void)ud;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return csrf_mono_ms();
 }
 
 static void *m_alloc(const mem_store *m, size_t n)
@@ -107,69 +123,107 @@ static void entry_free(const mem_store *m, mem_entry *e)
 
 static uint64_t key_hash(const mem_store *m, const char *key, size_t key_len)
 {
-	unsigned char out[crypto_shorthash_BYTES];
-	uint64_t h;
-
-	crypto_shorthash(out, (const unsigned char *)key, key_len, m->hash_key);
-	memcpy(&h, out, sizeof h);
-	return h;
+	return csrf_siphash24(m->hash_key, key, key_len);
 }
 
-/* ---- the heap ---- */
+/* ---- the heaps ---- */
 
 static int heap_less(const mem_entry *a, const mem_entry *b)
 {
 	return a->expires < b->expires || (a->expires == b->expires && a->seq < b->seq);
 }
 
-static void heap_place(mem_store *m, size_t i, mem_entry *e)
+static void heap_place(mem_heap *h, size_t i, mem_entry *e)
 {
-	m->heap[i] = e;
+	h->a[i] = e;
 	e->heap_idx = i;
 }
 
-static void heap_up(mem_store *m, size_t i)
+static void heap_up(mem_heap *h, size_t i)
 {
-	mem_entry *e = m->heap[i];
+	mem_entry *e = h->a[i];
 
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!heap_less(e, m->heap[parent]))
+		if (!heap_less(e, h->a[parent]))
 			break;
-		heap_place(m, i, m->heap[parent]);
+		heap_place(h, i, h->a[parent]);
 		i = parent;
 	}
-	heap_place(m, i, e);
+	heap_place(h, i, e);
 }
 
-static void heap_down(mem_store *m, size_t i)
+static void heap_down(mem_heap *h, size_t i)
 {
-	mem_entry *e = m->heap[i];
+	mem_entry *e = h->a[i];
 
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, best = i;
 		const mem_entry *cur = e;
-		if (l < m->count && heap_less(m->heap[l], cur)) {
+		if (l < h->n && heap_less(h->a[l], cur)) {
 			best = l;
-			cur = m->heap[l];
+			cur = h->a[l];
 		}
-		if (r < m->count && heap_less(m->heap[r], cur))
+		if (r < h->n && heap_less(h->a[r], cur))
 			best = r;
 		if (best == i)
 			break;
-		heap_place(m, i, m->heap[best]);
+		heap_place(h, i, h->a[best]);
 		i = best;
 	}
-	heap_place(m, i, e);
+	heap_place(h, i, e);
 }
 
-/* After heap[i]'s order key changed. */
-static void heap_fix(mem_store *m, size_t i)
+/* After a[i]'s order key changed. */
+static void heap_fix(mem_heap *h, size_t i)
 {
-	mem_entry *e = m->heap[i];
+	mem_entry *e = h->a[i];
 
-	heap_up(m, i);
-	heap_down(m, e->heap_idx);
+	heap_up(h, i);
+	heap_down(h, e->heap_idx);
+}
+
+/* Room for one more; capacity is there (heap_reserve). */
+static void heap_push(mem_heap *h, mem_entry *e)
+{
+	heap_place(h, h->n, e);
+	h->n++;
+	heap_up(h, e->heap_idx);
+}
+
+static void heap_remove(mem_heap *h, const mem_entry *e)
+{
+	size_t i = e->heap_idx;
+
+	h->n--;
+	if (i != h->n) {
+		heap_place(h, i, h->a[h->n]);
+		heap_fix(h, i);
+	}
+	h->a[h->n] = NULL;
+}
+
+/* Makes room for one more entry in h (at most m->max in all). 0 on
+ * allocation failure, with nothing changed. */
+static int heap_reserve(mem_store *m, mem_heap *h)
+{
+	size_t cap;
+	mem_entry **na;
+
+	if (h->n < h->cap || h->cap >= m->max)
+		return 1;
+	cap = h->cap > 0 ? h->cap * 2 : INITIAL_BUCKETS;
+	if (cap > m->max)
+		cap = m->max;
+	na = m_zalloc(m, cap, sizeof *na);
+	if (na == NULL)
+		return 0;
+	if (h->n > 0)
+		memcpy(na, h->a, h->n * sizeof *na);
+	m_free(m, h->a);
+	h->a = na;
+	h->cap = cap;
+	return 1;
 }
 
 /* ---- the table ---- */
@@ -195,26 +249,30 @@ static mem_entry **chain_slot_of(mem_store *m, const mem_entry *e)
 	return pp;
 }
 
-/* Unlinks e from its chain and the heap, then wipes and frees it. */
+/* Unlinks e from its chain and its heap, then wipes and frees it. */
 static void entry_remove(mem_store *m, mem_entry *e)
 {
 	mem_entry **pp = chain_slot_of(m, e);
-	size_t i = e->heap_idx;
 
 	*pp = e->next;
 	m->count--;
-	if (i != m->count) {
-		heap_place(m, i, m->heap[m->count]);
-		heap_fix(m, i);
-	}
-	m->heap[m->count] = NULL;
+	heap_remove(&m->heap[e->counter ? COUNTERS : PLAIN], e);
 	entry_free(m, e);
+}
+
+/* The top of heap h when it has expired, else NULL. */
+static mem_entry *expired_top(const mem_heap *h, int64_t now)
+{
+	return h->n > 0 && h->a[0]->expires <= now ? h->a[0] : NULL;
 }
 
 static void sweep(mem_store *m, int64_t now)
 {
-	for (int n = 0; n < SWEEP_PER_CALL && m->count > 0 && m->heap[0]->expires <= now; n++)
-		entry_remove(m, m->heap[0]);
+	mem_entry *e;
+
+	for (int k = PLAIN; k <= COUNTERS; k++)
+		for (int n = 0; n < SWEEP_PER_CALL && (e = expired_top(&m->heap[k], now)) != NULL; n++)
+			entry_remove(m, e);
 }
 
 /* Doubles the bucket array; on allocation failure the table keeps its
@@ -256,11 +314,41 @@ static mem_entry *lookup(mem_store *m, const char *key, size_t key_len, int64_t 
 	return e;
 }
 
+/* Frees a place for a new key in a full store: an expired entry, else
+ * the plain entry closest to expiry. 0 when every entry is a live
+ * counter. */
+static int make_room(mem_store *m, int64_t now, mem_note *note)
+{
+	mem_entry *e = expired_top(&m->heap[PLAIN], now);
+
+	if (e == NULL)
+		e = expired_top(&m->heap[COUNTERS], now);
+	if (e == NULL && m->heap[PLAIN].n > 0) {
+		e = m->heap[PLAIN].a[0];
+		if (csrf_log_limit_take(&m->evict_limit, now, &note->skipped)) {
+			note->event = CSRF_STORE_FULL;
+			note->entries = m->count;
+			note->refused = 0;
+		}
+	}
+	if (e == NULL) {
+		if (csrf_log_limit_take(&m->refuse_limit, now, &note->skipped)) {
+			note->event = CSRF_STORE_FULL;
+			note->entries = m->count;
+			note->refused = 1;
+		}
+		return 0;
+	}
+	entry_remove(m, e);
+	return 1;
+}
+
 /* Writes key = val with the given expiry, replacing a live entry or
- * inserting (evicting the heap's top when full). Nothing changes on
- * CSRF_ERR_NOMEM. */
+ * inserting (making room when full). counter: written by incr. A key
+ * that is a counter stays one when rewritten. Nothing changes on
+ * CSRF_ERR_NOMEM or CSRF_STORE_FULL. */
 static csrf_reason put(mem_store *m, const char *key, size_t key_len, const void *val, size_t val_len, int64_t expires,
-                       int64_t now)
+                       int counter, int64_t now, mem_note *note)
 {
 	uint64_t h = key_hash(m, key, key_len);
 	mem_entry **pp;
@@ -285,37 +373,39 @@ static csrf_reason put(mem_store *m, const char *key, size_t key_len, const void
 		old = NULL;
 	}
 	if (old != NULL) {
-		e->next = old->next;
-		*pp = e;
-		heap_place(m, old->heap_idx, e);
-		heap_fix(m, e->heap_idx);
-		entry_free(m, old);
-		return CSRF_OK;
-	}
-	if (m->count == m->heap_cap && m->count < m->max) {
-		size_t cap = m->heap_cap * 2;
-		mem_entry **nh;
-		if (cap > m->max)
-			cap = m->max;
-		nh = m_zalloc(m, cap, sizeof *nh);
-		if (nh == NULL) {
+		e->counter = old->counter || counter;
+		if (e->counter != old->counter && !heap_reserve(m, &m->heap[COUNTERS])) {
 			entry_free(m, e);
 			return CSRF_ERR_NOMEM;
 		}
-		memcpy(nh, m->heap, m->count * sizeof *nh);
-		m_free(m, m->heap);
-		m->heap = nh;
-		m->heap_cap = cap;
+		e->next = old->next;
+		*pp = e;
+		if (e->counter == old->counter) {
+			mem_heap *hp = &m->heap[e->counter ? COUNTERS : PLAIN];
+			heap_place(hp, old->heap_idx, e);
+			heap_fix(hp, e->heap_idx);
+		} else {
+			heap_remove(&m->heap[PLAIN], old);
+			heap_push(&m->heap[COUNTERS], e);
+		}
+		entry_free(m, old);
+		return CSRF_OK;
 	}
-	if (m->count >= m->max)
-		entry_remove(m, m->heap[0]);
+	e->counter = counter;
+	if (!heap_reserve(m, &m->heap[counter ? COUNTERS : PLAIN])) {
+		entry_free(m, e);
+		return CSRF_ERR_NOMEM;
+	}
+	if (m->count >= m->max && !make_room(m, now, note)) {
+		entry_free(m, e);
+		return CSRF_STORE_FULL;
+	}
 	maybe_grow(m);
 	pp = &m->buckets[h & (m->nbuckets - 1)];
 	e->next = *pp;
 	*pp = e;
-	heap_place(m, m->count, e);
 	m->count++;
-	heap_up(m, e->heap_idx);
+	heap_push(&m->heap[counter ? COUNTERS : PLAIN], e);
 	return CSRF_OK;
 }
 
@@ -332,6 +422,24 @@ static int64_t begin(mem_store *m)
 	now = m->clock(m->clock_ud);
 	sweep(m, now);
 	return now;
+}
+
+/* Unlocks, then tells the log what the call noted. */
+static void end(mem_store *m, const mem_note *note)
+{
+	pthread_mutex_unlock(&m->lock);
+	if (note->event == CSRF_OK)
+		return;
+	if (note->refused)
+		csrf_store_log(&m->base.log, note->event,
+		               "memory store full: %zu entries, every one a security counter; a new key was refused "
+		               "(%llu more refused since the last report)",
+		               note->entries, (unsigned long long)note->skipped);
+	else
+		csrf_store_log(&m->base.log, note->event,
+		               "memory store full: %zu entries; new keys evict the plain entries closest to expiry, "
+		               "never counters (%llu more evicted since the last report)",
+		               note->entries, (unsigned long long)note->skipped);
 }
 
 static csrf_reason mem_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len)
@@ -359,10 +467,11 @@ static csrf_reason mem_set(csrf_store *st, const char *key, size_t key_len, cons
                            uint32_t ttl_s)
 {
 	mem_store *m = (mem_store *)st;
+	mem_note note = {CSRF_OK, 0, 0, 0};
 	int64_t now = begin(m);
-	csrf_reason r = put(m, key, key_len, val, val_len, expiry_for(now, ttl_s), now);
+	csrf_reason r = put(m, key, key_len, val, val_len, expiry_for(now, ttl_s), 0, now, &note);
 
-	pthread_mutex_unlock(&m->lock);
+	end(m, &note);
 	return r;
 }
 
@@ -381,6 +490,7 @@ static csrf_reason mem_del(csrf_store *st, const char *key, size_t key_len)
 static csrf_reason mem_incr(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s, int64_t *value)
 {
 	mem_store *m = (mem_store *)st;
+	mem_note note = {CSRF_OK, 0, 0, 0};
 	int64_t now = begin(m);
 	const mem_entry *e = lookup(m, key, key_len, now);
 	int64_t v = 0, expires = expiry_for(now, ttl_s);
@@ -398,11 +508,11 @@ static csrf_reason mem_incr(csrf_store *st, const char *key, size_t key_len, uin
 	if (r == CSRF_OK) {
 		v++;
 		n = snprintf(num, sizeof num, "%lld", (long long)v);
-		r = put(m, key, key_len, num, (size_t)n, expires, now);
+		r = put(m, key, key_len, num, (size_t)n, expires, 1, now, &note);
 	}
 	if (r == CSRF_OK)
 		*value = v;
-	pthread_mutex_unlock(&m->lock);
+	end(m, &note);
 	return r;
 }
 
@@ -410,9 +520,11 @@ static void mem_destroy(mem_store *m)
 {
 	csrf_allocator a = m->alloc;
 
-	for (size_t i = 0; i < m->count; i++)
-		entry_free(m, m->heap[i]);
-	m_free(m, m->heap);
+	for (int k = PLAIN; k <= COUNTERS; k++) {
+		for (size_t i = 0; i < m->heap[k].n; i++)
+			entry_free(m, m->heap[k].a[i]);
+		m_free(m, m->heap[k].a);
+	}
 	m_free(m, m->buckets);
 	csrf_wipe(m, sizeof *m);
 	a.free(m, a.ud);
@@ -457,11 +569,9 @@ csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, co
 	m->alloc = a;
 	m->max = max_entries;
 	m->nbuckets = INITIAL_BUCKETS;
-	m->heap_cap = max_entries < INITIAL_BUCKETS ? max_entries : INITIAL_BUCKETS;
 	m->clock = monotonic_ms;
 	m->buckets = m_zalloc(m, m->nbuckets, sizeof *m->buckets);
-	m->heap = m->buckets != NULL ? m_zalloc(m, m->heap_cap, sizeof *m->heap) : NULL;
-	if (m->heap == NULL) {
+	if (m->buckets == NULL) {
 		mem_destroy(m);
 		return CSRF_ERR_NOMEM;
 	}
@@ -494,7 +604,7 @@ void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, v
 	pthread_mutex_unlock(&m->lock);
 }
 
-size_t csrf_store_memory_count(csrf_store *st)
+static size_t count_of(csrf_store *st, int counters_only)
 {
 	mem_store *m = (mem_store *)st;
 	size_t n;
@@ -502,7 +612,17 @@ size_t csrf_store_memory_count(csrf_store *st)
 	if (st == NULL || st->ops != &mem_ops)
 		return 0;
 	pthread_mutex_lock(&m->lock);
-	n = m->count;
+	n = counters_only ? m->heap[COUNTERS].n : m->count;
 	pthread_mutex_unlock(&m->lock);
 	return n;
+}
+
+size_t csrf_store_memory_count(csrf_store *st)
+{
+	return count_of(st, 0);
+}
+
+size_t csrf_store_memory_counters(csrf_store *st)
+{
+	return count_of(st, 1);
 }

@@ -1,22 +1,48 @@
 /*
- * store_redis.c - the Redis store ("redis://host:port/db?prefix=P&
- * timeout_ms=T") over one hiredis connection guarded by a mutex.
+ * store_redis.c - the Redis store ("redis://...", "redis-sentinel://...";
+ * the URL grammar and the contract are in csrf.h) over a small pool of
+ * hiredis connections.
  *
- * Failure model: every call has a deadline of timeout_ms from its start
- * (waiting for the mutex included). Connecting, SELECT and the command
- * share it. Any connection or I/O error, or a timeout, answers
- * CSRF_STORE_UNAVAILABLE and drops the connection; the next call after a
- * short backoff (50 ms doubling to 1 s, reset on success) connects again,
- * so a dead Redis costs each call at most one timeout and calls between
- * attempts answer at once. A forked child never reuses its parent's
- * connection. SIGPIPE from a dead peer is absorbed in the calling thread.
- * Values are never logged.
+ * Pool: N connections, each used by one call at a time; a call takes an
+ * idle one (waiting within its deadline when all are busy), so N threads
+ * talk to Redis at once instead of queueing behind one mutex.
+ *
+ * Failure model: every call has a deadline of timeout_ms from its start,
+ * waiting for a connection included; connecting (AUTH, ROLE, SELECT) and
+ * the command share it. Before a pooled connection is used it is polled:
+ * one that Redis closed (a restart, an idle timeout) has something to
+ * read (its end of stream) and is replaced before anything is sent, so
+ * the first call after a restart succeeds. Commands are written here,
+ * byte count kept, with MSG_NOSIGNAL (a dead peer raises no SIGPIPE):
+ * after a broken connection a get is retried once on a fresh one, and so
+ * is a write of which no byte left; an increment that may have reached
+ * Redis is never sent twice. A READONLY answer (a master turned replica)
+ * means the write was refused: the master is looked up again and the
+ * command retried once. A connection attempt that timed out (a host that
+ * does not answer) starts a backoff, 50 ms doubling to 1 s, during which
+ * calls answer CSRF_STORE_UNAVAILABLE at once, and retires every pooled
+ * connection; a refused one costs nothing and is tried again by the next
+ * call. A forked child never reuses its parent's connections.
+ *
+ * Sentinel: the master's address comes from the first sentinel that
+ * knows it (SENTINEL get-master-addr-by-name; that sentinel is asked
+ * first from then on) and is checked with ROLE. It is forgotten when a
+ * connection to it fails or answers READONLY, and asked again by the
+ * next connection attempt; connections to an old master are retired.
+ *
+ * Redis cannot protect counters from eviction, so the store reads
+ * maxmemory-policy once per server it meets and logs when it is not
+ * noeviction; a write refused for memory (OOM) is CSRF_STORE_FULL.
+ * Values and passwords are never logged; only addresses are.
  */
 #include "internal.h"
 
 #include <errno.h>
-#include <signal.h>
+#include <stdarg.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +51,8 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 1000
+/* The longest command: EVAL, the script, a prefixed key and a value. */
+#define CMD_MAX (CSRF_STORE_VAL_MAX + 2048)
 
 /* Sets the TTL on a new key in the same atomic step as the increment. */
 static const char INCR_SCRIPT[] = "local new = redis.call('EXISTS', KEYS[1]) == 0\n"
@@ -35,27 +63,54 @@ static const char INCR_SCRIPT[] = "local new = redis.call('EXISTS', KEYS[1]) == 
                                   "return v\n";
 
 typedef struct {
-	csrf_store base;
-	pthread_mutex_t lock;
 	redisContext *c;
-	pid_t pid; /* the process that opened c */
-	char host[256];
-	int port;
+	pid_t pid;    /* the process that opened c */
+	uint64_t gen; /* r->gen when it was opened */
+} rconn;
+
+typedef struct {
+	csrf_store base;
+	/* fixed at open */
+	int sentinel;
+	char master[CSRF_STORE_MASTER_NAME_MAX + 1];
+	char user[CSRF_STORE_CRED_MAX + 1];
+	char password[CSRF_STORE_CRED_MAX + 1];
+	int has_password;
 	unsigned db;
 	char prefix[CSRF_STORE_PREFIX_MAX + 1];
 	size_t prefix_len;
 	uint32_t timeout_ms;
+	rconn *conns;
+	size_t n_conns;
+
+	/* under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t idle_cond;
+	size_t *idle; /* a stack of idle slots */
+	size_t n_idle;
+	csrf_store_addr sentinels[CSRF_STORE_SENTINELS_MAX];
+	size_t n_sentinels;
+	csrf_store_addr target; /* the server; with Sentinel, the master */
+	int target_known;
+	uint64_t gen;                /* bumped to retire every pooled connection */
+	csrf_store_addr policy_seen; /* the server whose eviction policy was read last */
+	int policy_checked;
 	int64_t retry_at; /* monotonic ms; no connection attempt before */
 	uint32_t backoff_ms;
+	int up; /* for "connected" and "lost" reports */
+	csrf_log_limit down_limit, full_limit, config_limit;
 } redis_store;
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* How a connection attempt or a command went. */
+typedef enum {
+	RS_OK,
+	RS_DOWN,       /* refused, reset, closed: fast */
+	RS_TIMEOUT,    /* nothing answered within the deadline */
+	RS_AUTH,       /* the password was refused */
+	RS_DB,         /* SELECT refused */
+	RS_UNKNOWN,    /* the sentinels do not know the master */
+	RS_NOT_MASTER, /* the address given is not (or no longer) a master */
+} rstatus;
 
 static struct timeval ms_tv(int64_t ms)
 {
@@ -68,141 +123,650 @@ static struct timeval ms_tv(int64_t ms)
 	return tv;
 }
 
-static void drop(redis_store *r)
+/* ---- reports ---- */
+
+/* A log message, truncated to CSRF_STORE_LOG_MAX (hosts can be long). */
+static void msgf(char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void msgf(char *msg, const char *fmt, ...)
 {
-	if (r->c != NULL) {
-		redisFree(r->c);
-		r->c = NULL;
-	}
-	r->backoff_ms = r->backoff_ms == 0 ? BACKOFF_MIN_MS : r->backoff_ms * 2;
-	if (r->backoff_ms > BACKOFF_MAX_MS)
-		r->backoff_ms = BACKOFF_MAX_MS;
-	r->retry_at = mono_ms() + r->backoff_ms;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, CSRF_STORE_LOG_MAX, fmt, ap);
+	va_end(ap);
 }
 
-/* Sets the socket timeouts to what is left before deadline; 0 when
- * nothing is left or the socket refused. */
-static int arm(redis_store *r, int64_t deadline)
+/* Hands msg to the log, at most once per period for a limited kind. */
+static void report(redis_store *r, csrf_log_limit *lim, csrf_reason event, const char *msg)
 {
-	int64_t left = deadline - mono_ms();
+	uint64_t skipped = 0;
+	int take = 1;
 
-	if (left <= 0)
+	if (lim != NULL) {
+		pthread_mutex_lock(&r->lock);
+		take = csrf_log_limit_take(lim, csrf_mono_ms(), &skipped);
+		pthread_mutex_unlock(&r->lock);
+	}
+	if (!take)
+		return;
+	if (skipped > 0)
+		csrf_store_log(&r->base.log, event, "%s (and %llu more times since the last report)", msg,
+		               (unsigned long long)skipped);
+	else
+		csrf_store_log(&r->base.log, event, "%s", msg);
+}
+
+static const char *kind_name(const redis_store *r)
+{
+	return r->sentinel ? "redis master" : "redis";
+}
+
+/* ---- the wire ---- */
+
+/* Appends "$len\r\nbytes\r\n" (or "*n\r\n" with bytes NULL). */
+static size_t resp_put(char *buf, size_t cap, size_t pos, char mark, const char *bytes, size_t len)
+{
+	int n;
+
+	if (pos >= cap)
 		return 0;
-	return redisSetTimeout(r->c, ms_tv(left)) == REDIS_OK;
+	n = snprintf(buf + pos, cap - pos, "%c%zu\r\n", mark, len);
+	if (n < 0 || (size_t)n >= cap - pos)
+		return 0;
+	pos += (size_t)n;
+	if (bytes == NULL)
+		return pos;
+	if (cap - pos < len + 2)
+		return 0;
+	memcpy(buf + pos, bytes, len);
+	memcpy(buf + pos + len, "\r\n", 2);
+	return pos + len + 2;
 }
 
-static csrf_reason connect_now(redis_store *r, int64_t deadline)
+/* One command in RESP into buf; 0 when it does not fit. */
+static size_t resp_format(char *buf, size_t cap, int argc, const char **argv, const size_t *lens)
 {
-	int64_t now = mono_ms();
-	redisReply *rep;
+	size_t pos = resp_put(buf, cap, 0, '*', NULL, (size_t)argc);
 
-	if (r->c != NULL && r->pid != getpid()) {
-		/* inherited over fork: the parent owns that stream */
-		redisFree(r->c);
-		r->c = NULL;
-		r->retry_at = 0;
+	for (int i = 0; i < argc && pos > 0; i++)
+		pos = resp_put(buf, cap, pos, '$', argv[i], lens[i]);
+	return pos;
+}
+
+/* A connection that has anything to read while no reply is due has been
+ * closed (or broken) by the other end. */
+static int still_open(const redisContext *c)
+{
+	struct pollfd p = {c->fd, POLLIN, 0};
+	int n;
+
+	do
+		n = poll(&p, 1, 0);
+	while (n < 0 && errno == EINTR);
+	return n == 0;
+}
+
+/* Waits until c has something to read or the deadline passes; 0 then. */
+static int readable_by(const redisContext *c, int64_t deadline)
+{
+	for (;;) {
+		int64_t left = deadline - csrf_mono_ms();
+		struct pollfd p = {c->fd, POLLIN, 0};
+		int n;
+
+		if (left <= 0)
+			return 0;
+		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n > 0)
+			return 1;
+		if (n == 0 || errno != EINTR)
+			return 0;
 	}
-	if (r->c != NULL)
-		return CSRF_OK;
-	if (now < r->retry_at || now >= deadline)
-		return CSRF_STORE_UNAVAILABLE;
-	r->c = redisConnectWithTimeout(r->host, r->port, ms_tv(deadline - now));
-	if (r->c == NULL || r->c->err != 0 || !arm(r, deadline)) {
-		drop(r);
-		return CSRF_STORE_UNAVAILABLE;
+}
+
+/* Sends one command and reads its reply within the deadline. *sent is 1
+ * once any byte of it left. On failure the connection is unusable. The
+ * socket's own timeouts (timeout_ms, set once at connect) bound a send;
+ * the reply is awaited with poll against the call's deadline. */
+static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char **argv, const size_t *lens, int *sent,
+                        redisReply **reply)
+{
+	char buf[CMD_MAX];
+	size_t len = resp_format(buf, sizeof buf, argc, argv, lens), off = 0;
+	void *rep = NULL;
+	rstatus st = RS_OK;
+
+	*sent = 0;
+	*reply = NULL;
+	if (len == 0 || csrf_mono_ms() >= deadline)
+		return RS_TIMEOUT;
+	while (off < len) {
+		ssize_t n = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			st = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? RS_TIMEOUT : RS_DOWN;
+			break;
+		}
+		*sent = 1;
+		off += (size_t)n;
 	}
-	r->pid = getpid();
-	if (r->db != 0) {
-		rep = redisCommand(r->c, "SELECT %u", r->db);
-		int ok = rep != NULL && rep->type == REDIS_REPLY_STATUS;
+	csrf_wipe(buf, len); /* values and passwords */
+	if (st != RS_OK)
+		return st;
+	for (;;) {
+		if (redisGetReplyFromReader(c, &rep) != REDIS_OK)
+			return RS_DOWN; /* a protocol error */
+		if (rep != NULL)
+			break;
+		if (!readable_by(c, deadline))
+			return RS_TIMEOUT;
+		if (redisBufferRead(c) != REDIS_OK)
+			return RS_DOWN; /* closed or broken */
+	}
+	*reply = rep;
+	return RS_OK;
+}
+
+static int reply_is_error(const redisReply *rep, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return rep->type == REDIS_REPLY_ERROR && rep->str != NULL && (size_t)rep->len >= n &&
+	       memcmp(rep->str, prefix, n) == 0;
+}
+
+/* A command of the handshake: CSRF_OK-like RS_OK and the reply, or the
+ * failure. */
+static rstatus handshake_cmd(redisContext *c, int64_t deadline, int argc, const char **argv, const size_t *lens,
+                             redisReply **reply)
+{
+	int sent;
+
+	return exchange(c, deadline, argc, argv, lens, &sent, reply);
+}
+
+/* ---- connecting ---- */
+
+static redisContext *dial(const redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
+{
+	int64_t left = deadline - csrf_mono_ms();
+	redisContext *c;
+
+	if (left <= 0) {
+		*st = RS_TIMEOUT;
+		return NULL;
+	}
+	c = redisConnectWithTimeout(a->host, a->port, ms_tv(left));
+	if (c != NULL && c->err == 0 && redisSetTimeout(c, ms_tv(r->timeout_ms)) != REDIS_OK) {
+		redisFree(c);
+		c = NULL;
+	}
+	if (c == NULL || c->err != 0) {
+		*st = csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
+		if (c != NULL)
+			redisFree(c);
+		return NULL;
+	}
+	*st = RS_OK;
+	return c;
+}
+
+/* Reads maxmemory-policy and logs when it lets Redis evict counters.
+ * Fails only when the connection does. */
+static rstatus check_policy(redis_store *r, redisContext *c, int64_t deadline, const csrf_store_addr *a)
+{
+	static const char *argv[3] = {"CONFIG", "GET", "maxmemory-policy"};
+	static const size_t lens[3] = {6, 3, 16};
+	redisReply *rep;
+	char msg[CSRF_STORE_LOG_MAX];
+	rstatus st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
+
+	if (st != RS_OK)
+		return st;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_STRING) {
+		const redisReply *v = rep->element[1];
+		if (!(v->len == 10 && memcmp(v->str, "noeviction", 10) == 0)) {
+			msgf(msg,
+			     "%s %s:%u has maxmemory-policy %.*s: a full Redis may evict lockout counters; set "
+			     "maxmemory-policy noeviction",
+			     kind_name(r), a->host, a->port, v->len > 32 ? 32 : (int)v->len, v->str);
+			report(r, NULL, CSRF_ERR_CONFIG, msg);
+		}
+	} else {
+		msgf(msg,
+		     "%s %s:%u: cannot read maxmemory-policy (CONFIG refused); it must be noeviction, or a full "
+		     "Redis may evict lockout counters",
+		     kind_name(r), a->host, a->port);
+		report(r, NULL, CSRF_ERR_CONFIG, msg);
+	}
+	freeReplyObject(rep);
+	return RS_OK;
+}
+
+static int same_addr(const csrf_store_addr *a, const csrf_store_addr *b)
+{
+	return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
+/* Connects to a and prepares the connection: AUTH, ROLE (Sentinel),
+ * SELECT, and the policy check once per server. */
+static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
+{
+	redisContext *c = dial(r, a, deadline, st);
+	redisReply *rep = NULL;
+	int check;
+
+	if (c == NULL)
+		return NULL;
+	if (r->has_password) {
+		/* AUTH [user] password */
+		const char *argv[3] = {"AUTH", r->user, r->password};
+		size_t lens[3] = {4, strlen(r->user), strlen(r->password)};
+		int argc = 3;
+		if (r->user[0] == '\0') {
+			argv[1] = r->password;
+			lens[1] = lens[2];
+			argc = 2;
+		}
+		*st = handshake_cmd(c, deadline, argc, argv, lens, &rep);
+		if (*st == RS_OK && rep->type != REDIS_REPLY_STATUS)
+			*st = reply_is_error(rep, "LOADING") ? RS_DOWN : RS_AUTH;
+	} else {
+		/* a Redis that wants a password says so here, not at the first call */
+		const char *argv[1] = {"PING"};
+		size_t lens[1] = {4};
+		*st = handshake_cmd(c, deadline, 1, argv, lens, &rep);
+		if (*st == RS_OK && reply_is_error(rep, "NOAUTH"))
+			*st = RS_AUTH;
+	}
+	if (*st == RS_OK && r->sentinel) {
+		const char *argv[1] = {"ROLE"};
+		size_t lens[1] = {4};
 		if (rep != NULL)
 			freeReplyObject(rep);
-		if (!ok) {
-			drop(r);
-			return CSRF_STORE_UNAVAILABLE;
+		rep = NULL;
+		*st = handshake_cmd(c, deadline, 1, argv, lens, &rep);
+		if (*st == RS_OK && !(rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
+		                      rep->element[0]->type == REDIS_REPLY_STRING && rep->element[0]->len == 6 &&
+		                      memcmp(rep->element[0]->str, "master", 6) == 0))
+			*st = RS_NOT_MASTER;
+	}
+	if (*st == RS_OK && r->db != 0) {
+		char db[4];
+		int n = snprintf(db, sizeof db, "%u", r->db);
+		const char *argv[2] = {"SELECT", db};
+		size_t lens[2] = {6, (size_t)n};
+		if (rep != NULL)
+			freeReplyObject(rep);
+		rep = NULL;
+		*st = handshake_cmd(c, deadline, 2, argv, lens, &rep);
+		if (*st == RS_OK && rep->type != REDIS_REPLY_STATUS)
+			*st = RS_DB;
+	}
+	if (rep != NULL)
+		freeReplyObject(rep);
+	if (*st != RS_OK) {
+		redisFree(c);
+		return NULL;
+	}
+	pthread_mutex_lock(&r->lock);
+	check = !r->policy_checked || !same_addr(&r->policy_seen, a);
+	r->policy_checked = 1;
+	r->policy_seen = *a;
+	pthread_mutex_unlock(&r->lock);
+	if (check && (*st = check_policy(r, c, deadline, a)) != RS_OK) {
+		pthread_mutex_lock(&r->lock);
+		r->policy_checked = 0; /* read it next time */
+		pthread_mutex_unlock(&r->lock);
+		redisFree(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* Parses a sentinel's answer [ip, port] into *a. */
+static int master_addr(const redisReply *rep, csrf_store_addr *a)
+{
+	const redisReply *ip, *port;
+	uint64_t p = 0;
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2)
+		return 0;
+	ip = rep->element[0];
+	port = rep->element[1];
+	if (ip->type != REDIS_REPLY_STRING || port->type != REDIS_REPLY_STRING || ip->len <= 0 ||
+	    (size_t)ip->len >= sizeof a->host || port->len <= 0 || port->len > 5)
+		return 0;
+	for (size_t i = 0; i < (size_t)port->len; i++) {
+		if (port->str[i] < '0' || port->str[i] > '9')
+			return 0;
+		p = p * 10 + (uint64_t)(port->str[i] - '0');
+	}
+	if (p == 0 || p > 65535 || memchr(ip->str, '\0', (size_t)ip->len) != NULL)
+		return 0;
+	memcpy(a->host, ip->str, (size_t)ip->len);
+	a->host[ip->len] = '\0';
+	a->port = (uint16_t)p;
+	return 1;
+}
+
+/* Asks one sentinel where the master is: RS_OK and *a, RS_UNKNOWN (it
+ * does not know the name), or how reaching it failed. */
+static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int64_t deadline, csrf_store_addr *a)
+{
+	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", r->master};
+	size_t lens[3] = {8, 23, strlen(r->master)};
+	redisReply *rep = NULL;
+	rstatus st;
+	redisContext *c = dial(r, sentinel, deadline, &st);
+
+	if (c == NULL)
+		return st;
+	st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
+	redisFree(c);
+	if (st != RS_OK)
+		return st;
+	if (rep->type == REDIS_REPLY_NIL)
+		st = RS_UNKNOWN;
+	else if (!master_addr(rep, a))
+		st = RS_DOWN; /* not a sentinel's answer */
+	freeReplyObject(rep);
+	return st;
+}
+
+/* Finds the master and connects to it: each sentinel in turn is asked,
+ * and each address given (once) is tried until one is a master, so a
+ * sentinel that still names the old master after a failover costs one
+ * refused connection. On success the master is the store's target, *gen
+ * the generation its connections belong to, and the sentinel that named
+ * it is asked first from then on. */
+static redisContext *discover(redis_store *r, int64_t deadline, uint64_t *gen, rstatus *out)
+{
+	csrf_store_addr list[CSRF_STORE_SENTINELS_MAX], tried[CSRF_STORE_SENTINELS_MAX], found;
+	size_t n, n_tried = 0;
+	int unknown = 0, named = 0;
+	rstatus last = RS_DOWN, config = RS_OK;
+	char msg[CSRF_STORE_LOG_MAX];
+
+	pthread_mutex_lock(&r->lock);
+	n = r->n_sentinels;
+	memcpy(list, r->sentinels, n * sizeof list[0]);
+	pthread_mutex_unlock(&r->lock);
+	for (size_t i = 0; i < n; i++) {
+		rstatus st = ask_sentinel(r, &list[i], deadline, &found);
+		redisContext *c;
+		int seen = 0, moved;
+
+		if (st == RS_UNKNOWN)
+			unknown = 1;
+		if (st != RS_OK)
+			continue;
+		named = 1;
+		for (size_t j = 0; j < n_tried; j++)
+			seen |= same_addr(&tried[j], &found);
+		if (seen)
+			continue;
+		tried[n_tried++] = found;
+		c = open_conn(r, &found, deadline, &st);
+		if (c == NULL) {
+			last = st;
+			if (st == RS_AUTH || st == RS_DB)
+				config = st;
+			continue;
+		}
+		pthread_mutex_lock(&r->lock);
+		moved = !r->target_known || !same_addr(&r->target, &found);
+		/* the sentinel that answered goes first */
+		for (size_t j = 0; j < r->n_sentinels; j++) {
+			if (same_addr(&r->sentinels[j], &list[i])) {
+				csrf_store_addr keep = r->sentinels[j];
+				memmove(&r->sentinels[1], &r->sentinels[0], j * sizeof keep);
+				r->sentinels[0] = keep;
+				break;
+			}
+		}
+		r->target = found;
+		r->target_known = 1;
+		if (moved)
+			r->gen++;
+		*gen = r->gen;
+		pthread_mutex_unlock(&r->lock);
+		if (moved) {
+			msgf(msg, "sentinel %s:%u: master %s is at %s:%u", list[i].host, list[i].port, r->master,
+			     found.host, found.port);
+			report(r, NULL, CSRF_OK, msg);
+		}
+		*out = RS_OK;
+		return c;
+	}
+	*out = config != RS_OK ? config : named ? last : unknown ? RS_UNKNOWN : RS_DOWN;
+	return NULL;
+}
+
+static const char *status_text(rstatus st)
+{
+	switch (st) {
+	case RS_DOWN:
+		return "cannot be reached or closed the connection";
+	case RS_TIMEOUT:
+		return "did not answer in time";
+	case RS_AUTH:
+		return "refused the password, or wants one (check the user and password in the store URL)";
+	case RS_DB:
+		return "refused to SELECT the database";
+	case RS_UNKNOWN:
+		return "is not known to any sentinel (check the master name)";
+	case RS_NOT_MASTER:
+		return "is not a master (a failover under way?)";
+	default:
+		return "failed";
+	}
+}
+
+/* After a failed connection attempt or command (what: how it failed,
+ * NULL for status_text). A timeout starts (or lengthens) the backoff and
+ * retires every pooled connection; with Sentinel, a master that failed
+ * is asked for again. Reported to the log: at once when the store was
+ * up, rate limited while it stays down. */
+static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *what)
+{
+	char msg[CSRF_STORE_LOG_MAX];
+	csrf_store_addr a;
+	int was_up, known;
+
+	pthread_mutex_lock(&r->lock);
+	a = r->target;
+	known = r->target_known;
+	if (st == RS_TIMEOUT) {
+		r->backoff_ms = r->backoff_ms == 0 ? BACKOFF_MIN_MS : r->backoff_ms * 2;
+		if (r->backoff_ms > BACKOFF_MAX_MS)
+			r->backoff_ms = BACKOFF_MAX_MS;
+		r->retry_at = csrf_mono_ms() + r->backoff_ms;
+		if (r->gen == gen)
+			r->gen++;
+	}
+	if (r->sentinel && r->gen == gen)
+		r->target_known = 0;
+	was_up = r->up;
+	r->up = 0;
+	pthread_mutex_unlock(&r->lock);
+	if (what == NULL)
+		what = status_text(st);
+	if (known)
+		msgf(msg, "%s %s:%u %s", kind_name(r), a.host, a.port, what);
+	else
+		msgf(msg, "redis master %s: %s", r->master, what);
+	if (st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN)
+		report(r, &r->config_limit, CSRF_ERR_CONFIG, msg);
+	else
+		report(r, was_up ? NULL : &r->down_limit, CSRF_STORE_UNAVAILABLE, msg);
+}
+
+/* Makes a pooled connection usable: keeps it when it is current and
+ * still open, else connects (asking the sentinels first when needed;
+ * *asked says whether they were). */
+static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
+{
+	uint64_t gen;
+	int known, was_up;
+	csrf_store_addr a;
+	rstatus st;
+
+	if (k->c != NULL && k->pid != getpid()) {
+		/* inherited over fork: the parent owns that stream */
+		redisFree(k->c);
+		k->c = NULL;
+	}
+	pthread_mutex_lock(&r->lock);
+	gen = r->gen;
+	known = r->target_known;
+	pthread_mutex_unlock(&r->lock);
+	if (k->c != NULL && k->gen == gen && still_open(k->c))
+		return RS_OK;
+	if (k->c != NULL) {
+		redisFree(k->c);
+		k->c = NULL;
+	}
+	pthread_mutex_lock(&r->lock);
+	if (csrf_mono_ms() < r->retry_at) {
+		pthread_mutex_unlock(&r->lock);
+		return RS_TIMEOUT;
+	}
+	pthread_mutex_unlock(&r->lock);
+	*asked = r->sentinel && !known;
+	if (*asked) {
+		k->c = discover(r, deadline, &gen, &st);
+		if (k->c == NULL) {
+			note_failure(r, st, gen,
+			             st == RS_DOWN ? "cannot be found: no sentinel answered, or none named a "
+			                             "master that answered"
+			                           : NULL);
+			return st;
+		}
+		pthread_mutex_lock(&r->lock);
+		a = r->target;
+		pthread_mutex_unlock(&r->lock);
+	} else {
+		pthread_mutex_lock(&r->lock);
+		gen = r->gen;
+		a = r->target;
+		pthread_mutex_unlock(&r->lock);
+		k->c = open_conn(r, &a, deadline, &st);
+		if (k->c == NULL) {
+			note_failure(r, st, gen, NULL);
+			return st;
 		}
 	}
+	k->pid = getpid();
+	k->gen = gen;
+	pthread_mutex_lock(&r->lock);
 	r->backoff_ms = 0;
 	r->retry_at = 0;
-	return CSRF_OK;
+	was_up = r->up;
+	r->up = 1;
+	pthread_mutex_unlock(&r->lock);
+	if (!was_up) {
+		char msg[CSRF_STORE_LOG_MAX];
+		msgf(msg, "%s %s:%u connected", kind_name(r), a.host, a.port);
+		report(r, NULL, CSRF_OK, msg);
+	}
+	return RS_OK;
 }
 
-/* Locks the store within the call's deadline. */
-static int lock_until(redis_store *r, int64_t deadline)
+/* ---- the pool ---- */
+
+static int take_slot(redis_store *r, int64_t deadline, size_t *slot)
 {
 	struct timespec ts;
-	int64_t left = deadline - mono_ms();
+	int ok = 1;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)(left / 1000);
-	ts.tv_nsec += (long)((left % 1000) * 1000000);
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
+	ts.tv_sec = (time_t)(deadline / 1000);
+	ts.tv_nsec = (long)(deadline % 1000) * 1000000L;
+	pthread_mutex_lock(&r->lock);
+	while (r->n_idle == 0 && ok)
+		ok = pthread_cond_timedwait(&r->idle_cond, &r->lock, &ts) != ETIMEDOUT || r->n_idle > 0;
+	if (r->n_idle > 0)
+		*slot = r->idle[--r->n_idle];
+	else
+		ok = 0;
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
+static void give_slot(redis_store *r, size_t slot)
+{
+	pthread_mutex_lock(&r->lock);
+	r->idle[r->n_idle++] = slot;
+	pthread_cond_signal(&r->idle_cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void drop(rconn *k)
+{
+	if (k->c != NULL) {
+		redisFree(k->c);
+		k->c = NULL;
 	}
-	return pthread_mutex_timedlock(&r->lock, &ts) == 0;
 }
 
-/* Writing to a peer that went away raises SIGPIPE; the library must not
- * die of it nor change the process's handlers, so the calling thread
- * blocks it around I/O and consumes one it raised. */
-typedef struct {
-	sigset_t pipe_set;
-	sigset_t old_set;
-	int was_pending;
-} pipe_guard;
-
-static void pipe_block(pipe_guard *g)
+/* Runs one command within the call's deadline. is_read: safe to send
+ * twice. *reply is NULL unless CSRF_OK; CSRF_STORE_FULL for a write
+ * Redis refused for memory. */
+static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t *lens, int is_read, redisReply **reply)
 {
-	sigset_t pending;
-
-	sigemptyset(&g->pipe_set);
-	sigaddset(&g->pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &g->pipe_set, &g->old_set);
-	sigpending(&pending);
-	g->was_pending = sigismember(&pending, SIGPIPE);
-}
-
-static void pipe_restore(pipe_guard *g)
-{
-	sigset_t pending;
-	struct timespec zero = {0, 0};
-
-	if (!g->was_pending) {
-		sigpending(&pending);
-		if (sigismember(&pending, SIGPIPE))
-			while (sigtimedwait(&g->pipe_set, NULL, &zero) < 0 && errno == EINTR)
-				;
-	}
-	pthread_sigmask(SIG_SETMASK, &g->old_set, NULL);
-}
-
-/* Runs one command within the call's deadline. *reply is NULL unless
- * CSRF_OK. */
-static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t *lens, redisReply **reply)
-{
-	int64_t deadline = mono_ms() + r->timeout_ms;
-	pipe_guard g;
-	csrf_reason res;
+	int64_t deadline = csrf_mono_ms() + r->timeout_ms;
+	size_t slot;
+	rconn *k;
+	csrf_reason res = CSRF_STORE_UNAVAILABLE;
 
 	*reply = NULL;
-	if (!lock_until(r, deadline))
+	if (!take_slot(r, deadline, &slot))
 		return CSRF_STORE_UNAVAILABLE;
-	pipe_block(&g);
-	res = connect_now(r, deadline);
-	if (res == CSRF_OK && !arm(r, deadline))
-		res = CSRF_STORE_UNAVAILABLE;
-	if (res == CSRF_OK) {
-		*reply = redisCommandArgv(r->c, argc, argv, lens);
-		if (*reply == NULL) {
-			drop(r);
-			res = CSRF_STORE_UNAVAILABLE;
+	k = &r->conns[slot];
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int sent = 0, asked = 0;
+		uint64_t gen;
+		rstatus st = ready(r, k, deadline, &asked);
+
+		if (st != RS_OK && r->sentinel && !asked && st != RS_AUTH)
+			continue; /* the master we knew is gone: ask the sentinels */
+		if (st != RS_OK)
+			break;
+		gen = k->gen;
+		st = exchange(k->c, deadline, argc, argv, lens, &sent, reply);
+		if (st == RS_OK && reply_is_error(*reply, "READONLY")) {
+			/* refused by a replica: nothing was written */
+			freeReplyObject(*reply);
+			*reply = NULL;
+			drop(k);
+			note_failure(r, RS_NOT_MASTER, gen, "answered READONLY: not a master any more");
+			continue;
 		}
+		if (st == RS_OK && reply_is_error(*reply, "OOM")) {
+			freeReplyObject(*reply);
+			*reply = NULL;
+			char msg[CSRF_STORE_LOG_MAX];
+			msgf(msg, "%s is full (maxmemory): a write was refused", kind_name(r));
+			report(r, &r->full_limit, CSRF_STORE_FULL, msg);
+			res = CSRF_STORE_FULL;
+			break;
+		}
+		if (st == RS_OK) {
+			res = CSRF_OK;
+			break;
+		}
+		drop(k);
+		note_failure(r, st, gen, NULL);
+		if (!is_read && sent)
+			break; /* it may have been applied: never twice */
 	}
-	pipe_restore(&g);
-	pthread_mutex_unlock(&r->lock);
+	give_slot(r, slot);
 	return res;
 }
+
+/* ---- the operations ---- */
 
 /* prefix + key into buf (CSRF_STORE_PREFIX_MAX + CSRF_STORE_KEY_MAX). */
 static size_t full_key(const redis_store *r, const char *key, size_t key_len, char *buf)
@@ -219,7 +783,7 @@ static csrf_reason redis_get(csrf_store *st, const char *key, size_t key_len, vo
 	const char *argv[2] = {"GET", k};
 	size_t lens[2] = {3, full_key(r, key, key_len, k)};
 	redisReply *rep;
-	csrf_reason res = run(r, 2, argv, lens, &rep);
+	csrf_reason res = run(r, 2, argv, lens, 1, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -251,7 +815,7 @@ static csrf_reason redis_set(csrf_store *st, const char *key, size_t key_len, co
 	const char *argv[5] = {"SET", k, val_len > 0 ? (const char *)val : "", "PX", ms};
 	size_t lens[5] = {3, full_key(r, key, key_len, k), val_len, 2, (size_t)ms_len};
 	redisReply *rep;
-	csrf_reason res = run(r, ttl_s > 0 ? 5 : 3, argv, lens, &rep);
+	csrf_reason res = run(r, ttl_s > 0 ? 5 : 3, argv, lens, 0, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -268,7 +832,7 @@ static csrf_reason redis_del(csrf_store *st, const char *key, size_t key_len)
 	const char *argv[2] = {"DEL", k};
 	size_t lens[2] = {3, full_key(r, key, key_len, k)};
 	redisReply *rep;
-	csrf_reason res = run(r, 2, argv, lens, &rep);
+	csrf_reason res = run(r, 2, argv, lens, 0, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -287,7 +851,7 @@ static csrf_reason redis_incr(csrf_store *st, const char *key, size_t key_len, u
 	const char *argv[5] = {"EVAL", INCR_SCRIPT, "1", k, ms};
 	size_t lens[5] = {4, sizeof INCR_SCRIPT - 1, 1, full_key(r, key, key_len, k), (size_t)ms_len};
 	redisReply *rep;
-	csrf_reason res = run(r, 5, argv, lens, &rep);
+	csrf_reason res = run(r, 5, argv, lens, 0, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -307,9 +871,13 @@ static void redis_close(csrf_store *st)
 {
 	redis_store *r = (redis_store *)st;
 
-	if (r->c != NULL)
-		redisFree(r->c);
+	for (size_t i = 0; i < r->n_conns; i++)
+		drop(&r->conns[i]);
+	pthread_cond_destroy(&r->idle_cond);
 	pthread_mutex_destroy(&r->lock);
+	free(r->conns);
+	free(r->idle);
+	csrf_wipe(r, sizeof *r);
 	free(r);
 }
 
@@ -321,37 +889,80 @@ static const csrf_store_ops redis_ops = {
     .close = redis_close,
 };
 
-csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg)
+static csrf_reason init(redis_store *r, const csrf_store_config *cfg, const csrf_store_logger *lg)
 {
-	redis_store *r;
-	pipe_guard g;
-	csrf_reason res;
+	pthread_condattr_t ca;
 
-	if (out == NULL || cfg == NULL || cfg->kind != CSRF_STORE_REDIS)
-		return CSRF_ERR_ARG;
-	r = calloc(1, sizeof *r);
-	if (r == NULL)
-		return CSRF_ERR_NOMEM;
 	r->base.ops = &redis_ops;
-	memcpy(r->host, cfg->host, sizeof r->host);
-	r->host[sizeof r->host - 1] = '\0';
-	r->port = cfg->port;
+	r->base.log = *lg;
+	r->sentinel = cfg->kind == CSRF_STORE_SENTINEL;
+	memcpy(r->master, cfg->master, sizeof r->master);
+	memcpy(r->user, cfg->user, sizeof r->user);
+	memcpy(r->password, cfg->password, sizeof r->password);
+	r->has_password = cfg->has_password;
 	r->db = cfg->db;
 	r->prefix_len = strnlen(cfg->prefix, CSRF_STORE_PREFIX_MAX);
 	memcpy(r->prefix, cfg->prefix, r->prefix_len);
 	r->timeout_ms = cfg->timeout_ms;
-	if (pthread_mutex_init(&r->lock, NULL) != 0) {
-		free(r);
+	if (r->sentinel) {
+		r->n_sentinels = cfg->n_addr;
+		memcpy(r->sentinels, cfg->addr, cfg->n_addr * sizeof cfg->addr[0]);
+	} else {
+		r->target = cfg->addr[0];
+		r->target_known = 1;
+	}
+	r->n_conns = cfg->pool > 0 ? cfg->pool : 1;
+	r->conns = calloc(r->n_conns, sizeof *r->conns);
+	r->idle = calloc(r->n_conns, sizeof *r->idle);
+	if (r->conns == NULL || r->idle == NULL)
+		return CSRF_ERR_NOMEM;
+	for (size_t i = 0; i < r->n_conns; i++)
+		r->idle[i] = r->n_conns - 1 - i;
+	r->n_idle = r->n_conns;
+	if (pthread_condattr_init(&ca) != 0)
+		return CSRF_ERR_INTERNAL;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&r->idle_cond, &ca) != 0) {
+		pthread_condattr_destroy(&ca);
 		return CSRF_ERR_INTERNAL;
 	}
-	pthread_mutex_lock(&r->lock);
-	pipe_block(&g);
-	res = connect_now(r, mono_ms() + r->timeout_ms);
-	pipe_restore(&g);
-	pthread_mutex_unlock(&r->lock);
+	pthread_condattr_destroy(&ca);
+	if (pthread_mutex_init(&r->lock, NULL) != 0) {
+		pthread_cond_destroy(&r->idle_cond);
+		return CSRF_ERR_INTERNAL;
+	}
+	return CSRF_OK;
+}
+
+csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg, const csrf_store_logger *lg)
+{
+	static const csrf_store_logger none = {NULL, NULL};
+	redis_store *r;
+	csrf_reason res;
+	rstatus st;
+	int asked;
+
+	if (out == NULL || cfg == NULL || (cfg->kind != CSRF_STORE_REDIS && cfg->kind != CSRF_STORE_SENTINEL) ||
+	    cfg->n_addr == 0)
+		return CSRF_ERR_ARG;
+	*out = NULL;
+	r = calloc(1, sizeof *r);
+	if (r == NULL)
+		return CSRF_ERR_NOMEM;
+	res = init(r, cfg, lg != NULL ? lg : &none);
 	if (res != CSRF_OK) {
-		redis_close(&r->base);
+		free(r->conns);
+		free(r->idle);
+		csrf_wipe(r, sizeof *r);
+		free(r);
 		return res;
+	}
+	/* One attempt now: a wrong password or database stops the server
+	 * from starting; a Redis that is not there yet does not. */
+	st = ready(r, &r->conns[0], csrf_mono_ms() + r->timeout_ms, &asked);
+	if (st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN) {
+		redis_close(&r->base);
+		return CSRF_ERR_CONFIG;
 	}
 	*out = &r->base;
 	return CSRF_OK;

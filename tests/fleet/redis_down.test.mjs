@@ -157,7 +157,8 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
   await assertDegraded(s, state);
   c = await startDemo({ args: ['--key-file', keys, ...storeArgs(), '--db', path.join(dir, 'fleet.db')],
     portBase: Number(process.env.DEMO_PORT_BASE) ? Number(process.env.DEMO_PORT_BASE) + 20 : 0 });
-  has(c.log(), /the store does not answer yet/, 'C starts without its store and says so');
+  // The library opens a Redis store that does not answer yet (lazily):
+  // C starts, serves pages and fails unsafe requests closed.
   await assertDegraded(s, state, [['C', c]]);
   await redis.restart();
   // The restarted Redis has no data (no persistence): the old session is
@@ -185,7 +186,6 @@ test('Redis killed and restarted: fail closed, then resume without restarting th
     await sleep(100);
   }
   has(page.body, /id="whoami">alice</, 'C serves the session once Redis is back');
-  has(c.log(), /^store opened/m);
   assert.equal((await vote(c, fresh, pageToken(page.body).token)).status, 303, 'and accepts its POSTs');
 });
 

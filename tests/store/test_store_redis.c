@@ -1,11 +1,17 @@
 /*
- * test_store_redis.c - src/store_redis.c against a real redis-server that
- * this test starts on a free loopback port (no persistence, a temporary
+ * test_store_redis.c - src/store_redis.c against real redis-servers that
+ * this test starts on free loopback ports (no persistence, a temporary
  * directory) and stops at the end: the shared semantics table, prefixes
- * and databases, TTLs set atomically, threads, re-authentication over
- * Redis, and outages: a killed server and a frozen one answer
- * CSRF_STORE_UNAVAILABLE within timeout_ms (+100 ms) on every call, and
- * the same store works again once the server is back, without reopening.
+ * and databases, TTLs set atomically, threads over the pool,
+ * re-authentication and login throttling over Redis, and outages: a
+ * killed server and a frozen one answer CSRF_STORE_UNAVAILABLE within
+ * timeout_ms (+100 ms) on every call; after a restart, under load from
+ * four threads, every call that starts once Redis answers again
+ * succeeds; a store opened while Redis is down opens and recovers; a
+ * broken connection is retried for reads and never for a write that was
+ * sent (a cutting proxy in the test); AUTH with requirepass and an ACL
+ * user, and wrong passwords refused at open without showing them; and
+ * what Redis's eviction policy does to lockout counters when it is full.
  *
  * REDIS_SERVER names the binary (default /usr/bin/redis-server); without
  * it the test is skipped (exit 77).
@@ -32,15 +38,17 @@
 
 #include <cmocka.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
+#include <stdatomic.h>
 
 #include "internal.h"
+#include "redisproc.h"
 
 #include "store_semantics.h"
 
 #define TIMEOUT_MS 200
 #define SLACK_MS 100
 
-static const char *redis_bin;
 static char tmpdir[64];
 static int port;
 static pid_t redis_pid = -1;
@@ -48,127 +56,40 @@ static char prefix[32];
 
 static int64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return rp_mono_ms();
 }
 
 static void sleep_ms(int ms)
 {
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
+	rp_sleep_ms(ms);
 }
 
 static int free_port(void)
 {
-	struct sockaddr_in a;
-	socklen_t len = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int p;
-
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-		return -1;
-	p = ntohs(a.sin_port);
-	close(fd);
-	return p;
+	return rp_free_port();
 }
 
-static int accepting(void)
-{
-	struct sockaddr_in a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int ok;
-
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = htons((uint16_t)port);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-/* Starts redis-server on `port` and waits (5 s at most) until it answers
- * PING. */
+/* (Re)starts the main redis-server on `port`. */
 static int redis_start(void)
 {
-	char port_s[8], log[128];
-
-	snprintf(port_s, sizeof port_s, "%d", port);
-	snprintf(log, sizeof log, "%s/redis.log", tmpdir);
-	redis_pid = fork();
-	if (redis_pid < 0)
-		return -1;
-	if (redis_pid == 0) {
-		/* the server never outlives a test that crashed */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(redis_bin, redis_bin, "--port", port_s, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		      "--dir", tmpdir, "--logfile", log, "--daemonize", "no", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500; i++) {
-		if (accepting()) {
-			redisContext *c = redisConnect("127.0.0.1", port);
-			redisReply *r = c && !c->err ? redisCommand(c, "PING") : NULL;
-			int ok = r != NULL && r->type == REDIS_REPLY_STATUS;
-			if (r)
-				freeReplyObject(r);
-			if (c)
-				redisFree(c);
-			if (ok)
-				return 0;
-		}
-		sleep_ms(10);
-	}
-	return -1;
+	redis_pid = rp_redis_start(tmpdir, port, NULL, NULL, NULL);
+	return redis_pid > 0 ? 0 : -1;
 }
 
 static void redis_kill(void)
 {
-	if (redis_pid > 0) {
-		kill(redis_pid, SIGCONT);
-		kill(redis_pid, SIGKILL);
-		waitpid(redis_pid, NULL, 0);
-		redis_pid = -1;
-	}
-}
-
-static void rm_tmpdir(void)
-{
-	DIR *d = opendir(tmpdir);
-	struct dirent *e;
-	char path[512];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(tmpdir);
+	rp_kill(&redis_pid);
 }
 
 static int group_setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/csrf-redis-XXXXXX");
-	if (mkdtemp(tmpdir) == NULL)
+	if (rp_tmpdir(tmpdir, sizeof tmpdir) != 0)
 		return -1;
 	port = free_port();
 	snprintf(prefix, sizeof prefix, "t%d:", (int)getpid());
 	if (port <= 0 || redis_start() != 0) {
-		fprintf(stderr, "cannot start %s on port %d\n", redis_bin, port);
+		fprintf(stderr, "cannot start redis-server on port %d\n", port);
 		redis_kill();
 		return -1;
 	}
@@ -179,19 +100,34 @@ static int group_teardown(void **state)
 {
 	(void)state;
 	redis_kill();
-	rm_tmpdir();
+	rp_rmdir(tmpdir);
 	return 0;
+}
+
+/* ---- what the store logs (redisproc.h) ---- */
+
+/* No line holds needle (a password). */
+static void log_never_shows(rp_log *l, const char *needle)
+{
+	if (rp_log_any(l, needle) >= 0)
+		fail_msg("the log shows a secret");
+}
+
+static csrf_store *open_url(const char *url, rp_log *log)
+{
+	csrf_store *st = NULL;
+
+	assert_int_equal(csrf_store_open_log(&st, url, log ? rp_log_hook : NULL, log), CSRF_OK);
+	assert_non_null(st);
+	return st;
 }
 
 static csrf_store *open_store(unsigned db, const char *pfx)
 {
 	char url[160];
-	csrf_store *st = NULL;
 
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/%u?prefix=%s&timeout_ms=%d", port, db, pfx, TIMEOUT_MS);
-	assert_int_equal(csrf_store_open(&st, url), CSRF_OK);
-	assert_non_null(st);
-	return st;
+	return open_url(url, NULL);
 }
 
 /* A direct connection for looking behind the store. */
@@ -522,6 +458,540 @@ static void test_frozen_server(void **state)
 	csrf_store_close(st);
 }
 
+/* Redis down when the store opens: the open succeeds at once, calls fail
+ * closed, and the first call once Redis answers succeeds. A database
+ * Redis does not have is a configuration error at open. */
+static void test_open_lazily(void **state)
+{
+	csrf_store *st = (csrf_store *)&st;
+	char url[160];
+	int64_t t0, ms;
+	int late = free_port();
+	pid_t pid;
+	rp_log log;
+
+	(void)state;
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/2?timeout_ms=%d&prefix=%s", late, TIMEOUT_MS, prefix);
+	t0 = mono_ms();
+	st = open_url(url, &log);
+	assert_true(mono_ms() - t0 <= TIMEOUT_MS + SLACK_MS);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(call(st, i, &ms), CSRF_STORE_UNAVAILABLE);
+		assert_true(ms <= TIMEOUT_MS + SLACK_MS);
+	}
+	pid = rp_redis_start(tmpdir, late, NULL, NULL, NULL);
+	assert_true(pid > 0);
+	/* Redis answers PING: the very next calls all succeed */
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(call(st, i % 4 == 0 ? 1 : i, &ms), CSRF_OK);
+	assert_true(rp_log_find(&log, CSRF_STORE_UNAVAILABLE, "cannot be reached") >= 0);
+	assert_true(rp_log_find(&log, CSRF_OK, "connected") >= 0);
+	rp_log_print(&log);
+	csrf_store_close(st);
+
+	/* a database this Redis does not have */
+	const char *four[] = {"--databases", "4", NULL};
+	int p4 = free_port();
+	pid_t pid4 = rp_redis_start(tmpdir, p4, four, NULL, NULL);
+	assert_true(pid4 > 0);
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/7", p4);
+	st = (csrf_store *)&st;
+	assert_int_equal(csrf_store_open_log(&st, url, rp_log_hook, &log), CSRF_ERR_CONFIG);
+	assert_null(st);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "SELECT") >= 0);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/3", p4);
+	st = open_url(url, NULL);
+	assert_int_equal(csrf_store_set(st, "k", 1, "v", 1, 0), CSRF_OK);
+	csrf_store_close(st);
+	rp_kill(&pid4);
+	rp_kill(&pid);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/16", port);
+	assert_int_equal(csrf_store_open(&st, url), CSRF_ERR_CONFIG);
+	assert_null(st);
+}
+
+/* ---- restart under load ---- */
+
+#define LOAD_THREADS 4
+#define LOAD_MAX 40000
+
+typedef struct {
+	csrf_store *st;
+	int id;
+	atomic_int *stop;
+	int n;
+	int64_t *t0, *t1;
+	csrf_reason *got;
+} load_arg;
+
+static void *load_worker(void *p)
+{
+	load_arg *a = p;
+	int64_t ms;
+
+	while (!atomic_load(a->stop) && a->n < LOAD_MAX) {
+		a->t0[a->n] = mono_ms();
+		a->got[a->n] = call(a->st, a->id + a->n, &ms);
+		a->t1[a->n] = mono_ms();
+		a->n++;
+		sleep_ms(2);
+	}
+	return NULL;
+}
+
+static void test_restart_under_load(void **state)
+{
+	char url[160];
+	csrf_store *st;
+	pthread_t t[LOAD_THREADS];
+	load_arg args[LOAD_THREADS];
+	atomic_int stop = 0;
+	int64_t killed, restarting, up;
+	int after = 0, down = 0;
+
+	(void)state;
+	/* a generous timeout: on a loaded machine a slow call is not the
+	 * point here, a failed one is */
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/4?timeout_ms=1000&pool=4&prefix=%s", port, prefix);
+	st = open_url(url, NULL);
+	for (int i = 0; i < LOAD_THREADS; i++) {
+		args[i] = (load_arg){st,
+		                     i,
+		                     &stop,
+		                     0,
+		                     calloc(LOAD_MAX, sizeof(int64_t)),
+		                     calloc(LOAD_MAX, sizeof(int64_t)),
+		                     calloc(LOAD_MAX, sizeof(csrf_reason))};
+		assert_non_null(args[i].got);
+		assert_int_equal(pthread_create(&t[i], NULL, load_worker, &args[i]), 0);
+	}
+	sleep_ms(400);
+	redis_kill();
+	killed = mono_ms();
+	sleep_ms(600);
+	restarting = mono_ms();
+	assert_int_equal(redis_start(), 0);
+	up = mono_ms();
+	sleep_ms(800);
+	atomic_store(&stop, 1);
+	for (int i = 0; i < LOAD_THREADS; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		for (int k = 0; k < args[i].n; k++) {
+			csrf_reason r = args[i].got[k];
+			int ok = r == CSRF_OK || r == CSRF_NOT_FOUND;
+			if (args[i].t0[k] >= up) {
+				/* every call that starts once Redis answers again */
+				if (!ok)
+					fail_msg("thread %d call %d, %lld ms after Redis was back: %s", i, k,
+					         (long long)(args[i].t0[k] - up), csrf_reason_name(r));
+				after++;
+			} else if (args[i].t0[k] >= killed && args[i].t1[k] < restarting) {
+				/* while it is down: fail closed */
+				if (r != CSRF_STORE_UNAVAILABLE)
+					fail_msg("thread %d call %d with Redis dead: %s", i, k, csrf_reason_name(r));
+				down++;
+			}
+		}
+		free(args[i].t0);
+		free(args[i].t1);
+		free(args[i].got);
+	}
+	printf("# restart under load: %d calls while down, %d after, all as they should be\n", down, after);
+	assert_true(down >= 20 && after >= 20);
+	csrf_store_close(st);
+}
+
+/* ---- which broken connections are retried: a proxy that cuts ---- */
+
+/* Relays between the store and Redis. With cut set, the next request is
+ * passed to Redis and its reply awaited, then both connections are
+ * closed instead of passing the reply on: the command was applied, the
+ * store never hears back. drop_all closes every connection (a restart,
+ * as the store sees it). */
+typedef struct {
+	int listen_fd, port, upstream;
+	pthread_t thread;
+	atomic_int cut, drop_all, stop, cuts;
+} proxy;
+
+#define PROXY_PAIRS 16
+
+static int dial_local(int p)
+{
+	struct sockaddr_in a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons((uint16_t)p);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void *proxy_run(void *p)
+{
+	proxy *px = p;
+	int cl[PROXY_PAIRS], up[PROXY_PAIRS];
+	char buf[16384];
+
+	for (int i = 0; i < PROXY_PAIRS; i++)
+		cl[i] = up[i] = -1;
+	while (!atomic_load(&px->stop)) {
+		struct pollfd fds[1 + 2 * PROXY_PAIRS];
+		int n = 0;
+
+		if (atomic_exchange(&px->drop_all, 0)) {
+			for (int i = 0; i < PROXY_PAIRS; i++) {
+				if (cl[i] >= 0) {
+					close(cl[i]);
+					close(up[i]);
+					cl[i] = up[i] = -1;
+				}
+			}
+		}
+		fds[n++] = (struct pollfd){px->listen_fd, POLLIN, 0};
+		for (int i = 0; i < PROXY_PAIRS; i++) {
+			fds[n++] = (struct pollfd){cl[i], POLLIN, 0};
+			fds[n++] = (struct pollfd){up[i], POLLIN, 0};
+		}
+		if (poll(fds, (nfds_t)n, 20) <= 0)
+			continue;
+		if (fds[0].revents & POLLIN) {
+			int c = accept(px->listen_fd, NULL, NULL);
+			int u = c >= 0 ? dial_local(px->upstream) : -1;
+			int slot = -1;
+			for (int i = 0; i < PROXY_PAIRS && slot < 0; i++)
+				if (cl[i] < 0)
+					slot = i;
+			if (c >= 0 && u >= 0 && slot >= 0) {
+				cl[slot] = c;
+				up[slot] = u;
+			} else {
+				if (c >= 0)
+					close(c);
+				if (u >= 0)
+					close(u);
+			}
+		}
+		for (int i = 0; i < PROXY_PAIRS; i++) {
+			short rc = fds[1 + 2 * i].revents, ru = fds[2 + 2 * i].revents;
+			ssize_t k;
+			if (cl[i] < 0)
+				continue;
+			if (rc & (POLLIN | POLLHUP | POLLERR)) {
+				k = read(cl[i], buf, sizeof buf);
+				if (k <= 0 || write(up[i], buf, (size_t)k) != k)
+					goto close_pair;
+				if (atomic_exchange(&px->cut, 0)) {
+					/* let Redis apply it, then lose the answer */
+					(void)read(up[i], buf, sizeof buf);
+					atomic_fetch_add(&px->cuts, 1);
+					goto close_pair;
+				}
+			}
+			if (ru & (POLLIN | POLLHUP | POLLERR)) {
+				k = read(up[i], buf, sizeof buf);
+				if (k <= 0 || write(cl[i], buf, (size_t)k) != k)
+					goto close_pair;
+			}
+			continue;
+		close_pair:
+			close(cl[i]);
+			close(up[i]);
+			cl[i] = up[i] = -1;
+		}
+	}
+	for (int i = 0; i < PROXY_PAIRS; i++) {
+		if (cl[i] >= 0) {
+			close(cl[i]);
+			close(up[i]);
+		}
+	}
+	return NULL;
+}
+
+static void proxy_start(proxy *px, int upstream)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+
+	memset(px, 0, sizeof *px);
+	px->upstream = upstream;
+	px->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(px->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(getsockname(px->listen_fd, (struct sockaddr *)&a, &len), 0);
+	assert_int_equal(listen(px->listen_fd, 16), 0);
+	px->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&px->thread, NULL, proxy_run, px), 0);
+}
+
+static void proxy_stop(proxy *px)
+{
+	atomic_store(&px->stop, 1);
+	pthread_join(px->thread, NULL);
+	close(px->listen_fd);
+}
+
+static void test_retry_rules(void **state)
+{
+	proxy px;
+	char url[160], buf[16];
+	size_t len;
+	int64_t v;
+	csrf_store *st;
+
+	(void)state;
+	proxy_start(&px, port);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/6?timeout_ms=1000&pool=1&prefix=%s", px.port, prefix);
+	st = open_url(url, NULL);
+	assert_int_equal(csrf_store_set(st, "r", 1, "read-me", 7, 0), CSRF_OK);
+	assert_int_equal(csrf_store_incr(st, "n", 1, 0, &v), CSRF_OK);
+
+	/* a read whose answer is lost: asked again on a fresh connection */
+	atomic_store(&px.cut, 1);
+	assert_int_equal(csrf_store_get(st, "r", 1, buf, sizeof buf, &len), CSRF_OK);
+	assert_int_equal(atomic_load(&px.cuts), 1);
+	assert_int_equal(len, 7);
+	assert_memory_equal(buf, "read-me", 7);
+
+	/* an increment whose answer is lost: applied once, never sent again */
+	atomic_store(&px.cut, 1);
+	assert_int_equal(csrf_store_incr(st, "n", 1, 0, &v), CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(atomic_load(&px.cuts), 2);
+	assert_int_equal(csrf_store_get(st, "n", 1, buf, sizeof buf, &len), CSRF_OK);
+	assert_int_equal(len, 1);
+	assert_memory_equal(buf, "2", 1);
+	/* the same for set and del: sent, so not repeated */
+	atomic_store(&px.cut, 1);
+	assert_int_equal(csrf_store_set(st, "w", 1, "x", 1, 0), CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_store_get(st, "w", 1, buf, sizeof buf, &len), CSRF_OK); /* it did arrive */
+	atomic_store(&px.cut, 1);
+	assert_int_equal(csrf_store_del(st, "w", 1), CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_store_get(st, "w", 1, buf, sizeof buf, &len), CSRF_NOT_FOUND);
+	assert_int_equal(atomic_load(&px.cuts), 4);
+
+	/* connections closed while idle (a restart, a server timeout): found
+	 * before anything is sent, so even an increment goes through once */
+	atomic_store(&px.drop_all, 1);
+	sleep_ms(100);
+	assert_int_equal(csrf_store_incr(st, "n", 1, 0, &v), CSRF_OK);
+	assert_int_equal(v, 3);
+	csrf_store_close(st);
+	proxy_stop(&px);
+}
+
+/* A server turned replica under the store (without Sentinel): writes
+ * answer READONLY, were not applied, and fail closed (said in the log);
+ * reads go on; once it is a master again, so do writes. */
+static void test_readonly(void **state)
+{
+	int other = free_port();
+	pid_t pid = rp_redis_start(tmpdir, other, NULL, NULL, NULL);
+	char url[160], buf[16];
+	size_t len;
+	int64_t v;
+	csrf_store *st;
+	redisReply *r;
+	rp_log log;
+
+	(void)state;
+	assert_true(pid > 0);
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0?prefix=%s", port, prefix);
+	st = open_url(url, &log);
+	assert_int_equal(csrf_store_set(st, "ro", 2, "before", 6, 0), CSRF_OK);
+	r = rp_cmd(other, NULL, NULL, "SET %sro before", prefix);
+	freeReplyObject(r);
+	r = rp_cmd(port, NULL, NULL, "REPLICAOF 127.0.0.1 %d", other);
+	assert_non_null(r);
+	freeReplyObject(r);
+	assert_int_equal(csrf_store_incr(st, "ro-n", 4, 0, &v), CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_store_set(st, "ro", 2, "after", 5, 0), CSRF_STORE_UNAVAILABLE);
+	assert_true(rp_log_find(&log, CSRF_STORE_UNAVAILABLE, "READONLY") >= 0);
+	r = rp_cmd(port, NULL, NULL, "REPLICAOF NO ONE");
+	freeReplyObject(r);
+	assert_int_equal(csrf_store_incr(st, "ro-n", 4, 0, &v), CSRF_OK);
+	assert_int_equal(v, 1);
+	assert_int_equal(csrf_store_get(st, "ro", 2, buf, sizeof buf, &len), CSRF_OK);
+	csrf_store_close(st);
+	rp_kill(&pid);
+}
+
+/* ---- AUTH ---- */
+
+static void test_auth(void **state)
+{
+	/* alice may do what csrf.h says the store needs, and no more (no CONFIG) */
+	const char *cfg[] = {"--requirepass", "Req-Pass-77", "--user", "alice", "on",    ">Alice-Pw-55", "~*",
+	                     "+get",          "+set",        "+del",   "+eval", "+incr", "+exists",      "+pexpire",
+	                     "+ping",         "+select",     NULL};
+	int ap = free_port();
+	pid_t pid = rp_redis_start(tmpdir, ap, cfg, NULL, "Req-Pass-77");
+	char url[256];
+	csrf_store *st;
+	rp_log log;
+
+	(void)state;
+	assert_true(pid > 0);
+	/* requirepass: the default user */
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://:Req-Pass-77@127.0.0.1:%d/1?prefix=%s", ap, prefix);
+	st = open_url(url, &log);
+	sem_run(st);
+	csrf_store_close(st);
+	log_never_shows(&log, "Req-Pass-77");
+	/* an ACL user (without CONFIG: the policy cannot be read, and the
+	 * log says so) */
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://alice:Alice-Pw-55@127.0.0.1:%d/2?prefix=%s", ap, prefix);
+	st = open_url(url, &log);
+	sem_run(st);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "cannot read maxmemory-policy") >= 0);
+	log_never_shows(&log, "Alice-Pw-55");
+	rp_log_print(&log);
+	csrf_store_close(st);
+
+	/* wrong passwords, and none where one is needed: refused at open */
+	static const char *bad[] = {":Wrong-Pass-31@", "alice:Wrong-Pass-31@", "nobody:Req-Pass-77@", ""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		rp_log_init(&log);
+		snprintf(url, sizeof url, "redis://%s127.0.0.1:%d/0", bad[i], ap);
+		st = (csrf_store *)&st;
+		if (csrf_store_open_log(&st, url, rp_log_hook, &log) != CSRF_ERR_CONFIG)
+			fail_msg("bad URL %zu opened", i);
+		assert_null(st);
+		assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "password") >= 0);
+		log_never_shows(&log, "Wrong-Pass-31");
+		log_never_shows(&log, "Req-Pass-77");
+	}
+	/* a password for a Redis that has none */
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://:Wrong-Pass-31@127.0.0.1:%d/0", port);
+	st = (csrf_store *)&st;
+	assert_int_equal(csrf_store_open_log(&st, url, rp_log_hook, &log), CSRF_ERR_CONFIG);
+	log_never_shows(&log, "Wrong-Pass-31");
+
+	/* a wrong password met later (Redis down at open): calls fail closed
+	 * and the log says why */
+	rp_kill(&pid);
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://:Wrong-Pass-31@127.0.0.1:%d/0?timeout_ms=%d", ap, TIMEOUT_MS);
+	st = open_url(url, &log);
+	pid = rp_redis_start(tmpdir, ap, cfg, NULL, "Req-Pass-77");
+	assert_true(pid > 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(csrf_store_set(st, "k", 1, "v", 1, 0), CSRF_STORE_UNAVAILABLE);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "refused the password") >= 0);
+	log_never_shows(&log, "Wrong-Pass-31");
+	csrf_store_close(st);
+	rp_kill(&pid);
+}
+
+/* ---- a full Redis and its eviction policy ---- */
+
+/* Writes 4 KiB plain entries (24-hour TTL, like anonymous sessions)
+ * until Redis refuses one or n were written; the count written. */
+static int flood(csrf_store *st, int n, csrf_reason *last)
+{
+	static char val[4096];
+	char key[32];
+	int i;
+
+	memset(val, 'f', sizeof val);
+	*last = CSRF_OK;
+	for (i = 0; i < n; i++) {
+		int k = snprintf(key, sizeof key, "presession:%d", i);
+		*last = csrf_store_set(st, key, (size_t)k, val, sizeof val, 86400);
+		if (*last != CSRF_OK)
+			break;
+	}
+	return i;
+}
+
+static void test_full_redis(void **state)
+{
+	/* about 2 MB above what an empty Redis uses */
+	const char *ttl_cfg[] = {"--maxmemory", "3mb", "--maxmemory-policy", "volatile-ttl", NULL};
+	const char *noev_cfg[] = {"--maxmemory", "3mb", "--maxmemory-policy", "noeviction", NULL};
+	int p1 = free_port(), p2 = free_port();
+	pid_t evicting = rp_redis_start(tmpdir, p1, ttl_cfg, NULL, NULL);
+	pid_t refusing = rp_redis_start(tmpdir, p2, noev_cfg, NULL, NULL);
+	char url[160], buf[16];
+	size_t len;
+	int64_t v;
+	int n;
+	csrf_reason last;
+	csrf_store *st;
+	csrf_ctx *ctx = NULL;
+	char hash[CSRF_PWHASH_LEN];
+	rp_log log;
+
+	(void)state;
+	assert_true(evicting > 0 && refusing > 0);
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	assert_int_equal(csrf_password_hash("pw", 2, hash, sizeof hash), CSRF_OK);
+	csrf_ctx_set_reauth_policy(ctx, 2, 900, 300);
+
+	/* What Redis itself does with volatile-*: counters carry a TTL, so a
+	 * flood evicts them and the lockout is gone. The store warns. */
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0", p1);
+	st = open_url(url, &log);
+	assert_true(rp_log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy volatile-ttl") >= 0);
+	rp_log_print(&log);
+	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_REAUTH_FAILED);
+	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_LOCKED_OUT);
+	n = flood(st, 3000, &last);
+	printf("# volatile-ttl: %d entries written (%s), lockout counter %s\n", n, csrf_reason_name(last),
+	       csrf_store_get(st, "fail:acct:alice", 15, buf, sizeof buf, &len) == CSRF_OK ? "kept" : "evicted");
+	assert_int_equal(n, 3000);
+	assert_int_equal(csrf_store_get(st, "fail:acct:alice", 15, buf, sizeof buf, &len), CSRF_NOT_FOUND);
+	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s2", 2, "pw", 2, hash, 0), CSRF_OK); /* lifted */
+	csrf_store_close(st);
+
+	/* noeviction, as csrf.h asks: the flood is refused, the counters hold */
+	rp_log_init(&log);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0", p2);
+	st = open_url(url, &log);
+	assert_int_equal(rp_log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy"), -1);
+	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_REAUTH_FAILED);
+	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s", 1, "no", 2, hash, 0), CSRF_LOCKED_OUT);
+	n = flood(st, 3000, &last);
+	printf("# noeviction: %d entries written, then %s\n", n, csrf_reason_name(last));
+	assert_true(n > 100 && n < 3000);
+	assert_int_equal(last, CSRF_STORE_FULL);
+	/* near the limit a small write may still fit; well over it (maxmemory
+	 * lowered under what is used) every write is refused */
+	redisReply *rr = rp_cmd(p2, NULL, NULL, "CONFIG SET maxmemory 1mb");
+	assert_non_null(rr);
+	freeReplyObject(rr);
+	assert_int_equal(csrf_store_set(st, "more", 4, "x", 1, 60), CSRF_STORE_FULL);
+	assert_int_equal(csrf_store_incr(st, "newcounter", 10, 60, &v), CSRF_STORE_FULL);
+	assert_int_equal(csrf_store_incr(st, "fail:acct:alice", 15, 60, &v), CSRF_STORE_FULL);
+	assert_int_equal(csrf_store_get(st, "fail:acct:alice", 15, buf, sizeof buf, &len), CSRF_OK);
+	assert_memory_equal(buf, "2", 1);
+	/* the lockout holds; new attempts fail closed */
+	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s3", 2, "pw", 2, hash, 0), CSRF_LOCKED_OUT);
+	assert_int_equal(csrf_reauth(ctx, st, "bob", 3, "s4", 2, "pw", 2, hash, 0), CSRF_STORE_FULL);
+	assert_int_equal(csrf_login_attempt(ctx, st, "bob", 3, "c", 1, "pw", 2, hash), CSRF_STORE_FULL);
+	assert_true(rp_log_find(&log, CSRF_STORE_FULL, "full") >= 0);
+	/* reads and deletes still work, and free room */
+	assert_int_equal(csrf_store_del(st, "presession:0", 12), CSRF_OK);
+	csrf_store_close(st);
+	csrf_ctx_free(ctx);
+	rp_kill(&evicting);
+	rp_kill(&refusing);
+}
+
 static void test_open_failures(void **state)
 {
 	csrf_store *st = (csrf_store *)&st;
@@ -530,14 +1000,18 @@ static void test_open_failures(void **state)
 	int dead = free_port();
 
 	(void)state;
+	/* nothing listening, and a name that does not resolve: the store
+	 * opens (within the timeout) and its calls fail closed */
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0?timeout_ms=%d", dead, TIMEOUT_MS);
 	t0 = mono_ms();
-	assert_int_equal(csrf_store_open(&st, url), CSRF_STORE_UNAVAILABLE);
+	assert_int_equal(csrf_store_open(&st, url), CSRF_OK);
 	assert_true(mono_ms() - t0 <= TIMEOUT_MS + SLACK_MS);
-	assert_null(st);
-	snprintf(url, sizeof url, "redis://127.0.0.1:%d/16", port);
-	assert_int_equal(csrf_store_open(&st, url), CSRF_ERR_CONFIG);
-	assert_null(st);
+	assert_int_equal(csrf_store_del(st, "k", 1), CSRF_STORE_UNAVAILABLE);
+	csrf_store_close(st);
+	t0 = mono_ms();
+	assert_int_equal(csrf_store_open(&st, "redis://no-such-host.invalid/0?timeout_ms=200"), CSRF_OK);
+	assert_int_equal(csrf_store_del(st, "k", 1), CSRF_STORE_UNAVAILABLE);
+	csrf_store_close(st);
 }
 
 int main(void)
@@ -546,14 +1020,14 @@ int main(void)
 	    cmocka_unit_test(test_semantics),     cmocka_unit_test(test_prefix_db_ttl),
 	    cmocka_unit_test(test_real_expiry),   cmocka_unit_test(test_threads),
 	    cmocka_unit_test(test_reauth),        cmocka_unit_test(test_open_failures),
-	    cmocka_unit_test(test_killed_server), cmocka_unit_test(test_frozen_server),
+	    cmocka_unit_test(test_open_lazily),   cmocka_unit_test(test_killed_server),
+	    cmocka_unit_test(test_frozen_server), cmocka_unit_test(test_restart_under_load),
+	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_readonly),
+	    cmocka_unit_test(test_auth),          cmocka_unit_test(test_full_redis),
 	};
 
-	redis_bin = getenv("REDIS_SERVER");
-	if (redis_bin == NULL || redis_bin[0] == '\0')
-		redis_bin = "/usr/bin/redis-server";
-	if (access(redis_bin, X_OK) != 0) {
-		printf("# skipped: no %s\n", redis_bin);
+	if (rp_redis_bin() == NULL) {
+		printf("# skipped: no redis-server\n");
 		return 77;
 	}
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
