@@ -16,7 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startDemo } from '../../tests/e2e/demo.mjs';
-import { ATTACKS, launchBrowser, login, runAttack, getState } from '../../tests/e2e/lib.mjs';
+import { ATTACKS, closePage, launchBrowser, login, navigate, runAttack, getState, step } from '../../tests/e2e/lib.mjs';
 
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE;
@@ -189,42 +189,49 @@ test('with the module: vote, transfer with password, two tabs, login all work', 
   assert.ok(await page.locator('meta[name="csrf-token"]').count() === 1, 'meta csrf-token injected');
 
   // vote
+  // Each click waits for the document it leads to (a POST to / answers 303
+  // to /, so waiting for the URL would not wait at all).
+  const click = async (p, sel) => {
+    await navigate(p, `click ${sel} on ${p.url()}`, () => p.click(sel));
+  };
   let s0 = await getState(victim);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-1-y')]);
+  await click(page, '#vote-1-y');
+  assert.equal(page.url(), `${victim}/`);
   let s1 = await getState(victim);
   assert.equal(s1.votes['1'].y, s0.votes['1'].y + 1, 'the vote counted');
 
   // two tabs: both pages' tokens stay valid, in either order
   const tab2 = await ctx.newPage();
-  await tab2.goto(`${victim}/`);
+  await step(`open ${victim}/ in a second tab`, () => tab2.goto(`${victim}/`), { page: tab2 });
   s0 = await getState(victim);
-  await Promise.all([tab2.waitForURL(`${victim}/`), tab2.click('#vote-2-n')]);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-2-y')]);
+  await click(tab2, '#vote-2-n');
+  await click(page, '#vote-2-y');
   s1 = await getState(victim);
   assert.equal(s1.votes['2'].n, s0.votes['2'].n + 1, 'the vote of the second tab counted');
   assert.equal(s1.votes['2'].y, s0.votes['2'].y + 1, 'the vote of the first tab counted');
-  await tab2.close();
+  await closePage(tab2);
 
   // transfer (with the password again when the app asks for it)
-  await page.goto(`${victim}/account`);
+  await step(`open ${victim}/account`, () => page.goto(`${victim}/account`), { page });
   s0 = await getState(victim);
   await page.selectOption('#transfer-to', 'bob');
   await page.fill('#transfer-amount', '7');
   if (await page.locator('#transfer-password').count()) await page.fill('#transfer-password', 'wonderland');
-  await Promise.all([page.waitForLoadState('load'), page.click('#transfer-submit')]);
-  await page.waitForLoadState('load');
+  await click(page, '#transfer-submit');
+  assert.equal(page.url(), `${victim}/account`, 'the transfer answers 303 to /account');
   s1 = await getState(victim);
   assert.equal(s1.balances.alice, s0.balances.alice - 7, 'alice paid');
   assert.equal(s1.balances.bob, s0.balances.bob + 7, 'bob was paid');
 
   // log out and in again: the new session's tokens work
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#logout')]);
+  await click(page, '#logout');
+  assert.equal(page.url(), `${victim}/`);
   await login(page, victim, 'alice', 'wonderland');
   s0 = await getState(victim);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-3-y')]);
+  await click(page, '#vote-3-y');
   s1 = await getState(victim);
   assert.equal(s1.votes['3'].y, s0.votes['3'].y + 1, 'a vote after a new login counted');
-  await page.close();
+  await closePage(page);
 
   const access = ngx.accessLog();
   assert.match(access, /^POST \/vote 30\d ok$/m);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startDemo, waitForLog } from './demo.mjs';
-import { ATTACKS, launchBrowser, login, runAttack } from './lib.mjs';
+import { ATTACKS, closePage, launchBrowser, login, runAttack, step } from './lib.mjs';
 
 const unprotected = process.env.DEMO_MODE === 'unprotected';
 const mode = unprotected ? 'unprotected' : 'protected';
@@ -50,14 +50,16 @@ test(`${mode}: screenshots of the victim and the attacker`, async () => {
   const page = await browser.context.newPage();
   await login(page, demo.victim, 'alice', 'wonderland');
   await page.screenshot({ path: path.join(out, `victim-${mode}.png`) });
-  await page.goto(`${demo.attacker}/`);
+  await step(`open ${demo.attacker}/`, () => page.goto(`${demo.attacker}/`), { page });
   await page.screenshot({ path: path.join(out, `attacker.png`) });
   if (!unprotected) {
-    await page.goto(`${demo.attacker}/form-vote`, { waitUntil: 'commit' });
-    await page.waitForURL((u) => u.href.startsWith(`${demo.victim}/`), { waitUntil: 'load' });
+    await step('the attacker page /form-vote submits its form', () => Promise.all([
+      page.waitForURL((u) => u.href.startsWith(`${demo.victim}/`), { waitUntil: 'load', timeout: 0 }),
+      page.goto(`${demo.attacker}/form-vote`, { waitUntil: 'commit', timeout: 0 }),
+    ]), { page });
     assert.ok(await page.textContent('#reason'));
     await page.screenshot({ path: path.join(out, `rejected.png`) });
   }
-  await page.close();
+  await closePage(page);
   for (const f of fs.readdirSync(out)) assert.ok(fs.statSync(path.join(out, f)).size > 1000, `${f} not empty`);
 });

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDemo, getState } from './demo.mjs';
-import { launchBrowser, login } from './lib.mjs';
+import { closePage, launchBrowser, login, navigate, step } from './lib.mjs';
 
 let demo;
 let browser;
@@ -29,8 +29,15 @@ async function freshUser(user, pw) {
   return page;
 }
 
+// Clicks selector, waits for the document the click leads to, and checks
+// where it landed.
 async function clickAndWait(page, selector, url) {
-  await Promise.all([page.waitForURL(url), page.click(selector)]);
+  await navigate(page, `click ${selector} on ${page.url()}`, () => page.click(selector));
+  assert.equal(page.url(), url, `${selector} leads to ${url}`);
+}
+
+async function open(page, url) {
+  return step(`open ${url}`, () => page.goto(url), { page });
 }
 
 test('voting by clicking counts the vote', async () => {
@@ -40,13 +47,13 @@ test('voting by clicking counts the vote', async () => {
   const after = await getState(demo.victim);
   assert.equal(after.votes['1'].y, before.votes['1'].y + 1);
   assert.equal(await page.textContent('#score-1'), `+${after.votes['1'].y} / -${after.votes['1'].n}`);
-  await page.close();
+  await closePage(page);
 });
 
 test('two tabs open, both submit', async () => {
   const a = await freshUser('alice', 'wonderland');
   const b = await browser.context.newPage();
-  await b.goto(`${demo.victim}/`);
+  await open(b, `${demo.victim}/`);
   const before = await getState(demo.victim);
   await clickAndWait(a, '#vote-2-y', `${demo.victim}/`);
   await clickAndWait(b, '#vote-2-n', `${demo.victim}/`);
@@ -54,29 +61,29 @@ test('two tabs open, both submit', async () => {
   assert.equal(after.votes['2'].y, before.votes['2'].y + 1);
   assert.equal(after.votes['2'].n, before.votes['2'].n + 1);
   assert.equal(await b.locator('#reason').count(), 0, 'no rejection page');
-  await a.close();
-  await b.close();
+  await closePage(a);
+  await closePage(b);
 });
 
 test('Back, then resubmit', async () => {
   const page = await freshUser('bob', 'builder');
-  await page.goto(`${demo.victim}/account`);
-  await page.goto(`${demo.victim}/`);
+  await open(page, `${demo.victim}/account`);
+  await open(page, `${demo.victim}/`);
   const before = await getState(demo.victim);
   await clickAndWait(page, '#vote-3-y', `${demo.victim}/`);
-  await page.goBack();
-  await page.goBack();
+  await step('Back', () => page.goBack(), { page });
+  await step('Back again', () => page.goBack(), { page });
   assert.equal(page.url(), `${demo.victim}/account`);
-  await page.goForward();
+  await step('Forward', () => page.goForward(), { page });
   await clickAndWait(page, '#vote-3-y', `${demo.victim}/`);
   const after = await getState(demo.victim);
   assert.equal(after.votes['3'].y, before.votes['3'].y + 2);
-  await page.close();
+  await closePage(page);
 });
 
 test('a transfer with the password moves money; a wrong password moves none', async () => {
   const page = await freshUser('alice', 'wonderland');
-  await page.goto(`${demo.victim}/account`);
+  await open(page, `${demo.victim}/account`);
   const before = await getState(demo.victim);
   assert.equal(await page.textContent('#balance'), String(before.balances.alice));
   await page.selectOption('#transfer-to', 'bob');
@@ -91,16 +98,15 @@ test('a transfer with the password moves money; a wrong password moves none', as
   await page.selectOption('#transfer-to', 'mallory');
   await page.fill('#transfer-amount', '10');
   await page.fill('#transfer-password', 'not-her-password');
-  const [resp] = await Promise.all([
-    page.waitForResponse((r) => r.url() === `${demo.victim}/transfer`),
-    page.click('#transfer-submit'),
-  ]);
-  assert.equal(resp.status(), 403);
-  await page.waitForSelector('#reason');
+  const answer = page.waitForResponse((r) => r.url() === `${demo.victim}/transfer`, { timeout: 0 });
+  answer.catch(() => {});
+  await navigate(page, 'transfer with a wrong password', () => page.click('#transfer-submit'));
+  assert.equal((await answer).status(), 403);
+  assert.equal(await page.locator('#reason').count(), 1, 'the rejection page');
   assert.match(await page.textContent('main'), /password/i);
   const again = await getState(demo.victim);
   assert.deepEqual(again, after, 'nothing moved');
-  await page.close();
+  await closePage(page);
 });
 
 test('logout, then login again with a new session', async () => {
@@ -122,7 +128,7 @@ test('logout, then login again with a new session', async () => {
   const before = await getState(demo.victim);
   await clickAndWait(page, '#vote-1-n', `${demo.victim}/`);
   assert.equal((await getState(demo.victim)).votes['1'].n, before.votes['1'].n + 1);
-  await page.close();
+  await closePage(page);
 });
 
 test('a script of the page may send the token in X-CSRF-Token', async () => {
@@ -149,13 +155,13 @@ test('a script of the page may send the token in X-CSRF-Token', async () => {
     return r.status;
   });
   assert.equal(forged, 403);
-  await page.close();
+  await closePage(page);
 });
 
 test('every page: CSP, meta tags, hidden field in each POST form, escaped text, no inline script', async () => {
   const page = await freshUser('alice', 'wonderland');
   for (const p of ['/', '/account', '/login']) {
-    const resp = await page.goto(`${demo.victim}${p}`);
+    const resp = await open(page, `${demo.victim}${p}`);
     assert.equal(resp.headers()['content-security-policy'], "default-src 'self'", `CSP on ${p}`);
     const param = await page.getAttribute('meta[name=csrf-param]', 'content');
     const token = await page.getAttribute('meta[name=csrf-token]', 'content');
@@ -166,8 +172,8 @@ test('every page: CSP, meta tags, hidden field in each POST form, escaped text, 
     assert.ok(forms.length > 0 && forms.every(Boolean), `every POST form of ${p} has the field`);
     assert.equal(await page.locator('script').count(), 0, `no script on ${p}`);
   }
-  await page.goto(`${demo.victim}/`);
+  await open(page, `${demo.victim}/`);
   assert.match(await page.textContent('#story-1'), /one <img> tag/);
   assert.equal(await page.locator('main img').count(), 0, 'the title stays text');
-  await page.close();
+  await closePage(page);
 });

@@ -3,6 +3,12 @@
 // csrf-demo directly or through a proxy in front of it (nginx).
 //
 //   launchBrowser()                   headless Debian Chromium, fresh profile
+//   step(name, fn, {page})            fn within STEP_MS, or an error naming the
+//                                     step, the page's URL and the requests
+//                                     still in flight
+//   navigate(page, name, action)      action (a click) and the load of the
+//                                     document it leads to, as one step
+//   closePage(page)                   page.close() as a step
 //   login(page, victim, user, pw)     logs in through the victim's form
 //   whoami(page, victim)              the signed-in user as the page shows it
 //   getState(victim)                  /api/state as JSON
@@ -42,26 +48,81 @@ export async function launchBrowser() {
     viewport: { width: 1000, height: 700 },
   });
   context.setDefaultTimeout(15000);
+  const inflight = new Map();
+  context.on('request', (r) => inflight.set(r, Date.now()));
+  context.on('requestfinished', (r) => inflight.delete(r));
+  context.on('requestfailed', (r) => inflight.delete(r));
+  tracked.set(context, inflight);
   return {
     context,
     async close() {
-      await context.close().catch(() => {});
+      await step('close the browser', () => context.close());
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
+// Requests of each context that have not finished, for step's message.
+const tracked = new WeakMap();
+
+// One step of a test gets this long (E2E_STEP_MS); every wait of the
+// browser tests is a step, so a hang names itself instead of running into
+// ctest's timeout. The slowest step is a login or transfer (Argon2id in an
+// ASan build on a loaded 2-core machine: about 2 s).
+export const STEP_MS = Number(process.env.E2E_STEP_MS) || 20000;
+
+function pending(page) {
+  const m = page && tracked.get(page.context());
+  if (!m || m.size === 0) return 'none';
+  const now = Date.now();
+  return [...m].map(([r, t]) => `${r.method()} ${r.url()} (${now - t} ms)`).join(', ');
+}
+
+export async function step(name, fn, { page, ms = STEP_MS } = {}) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      const where = page ? `; the page is at ${page.url()}; requests in flight: ${pending(page)}` : '';
+      reject(new Error(`step "${name}" did not finish within ${ms} ms${where}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([fn(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// A click that submits a form (POST, 303, GET) or follows a link, then the
+// load of the new document. Waiting for a URL is not enough: a form on /
+// that answers 303 to / matches before it has even been sent, and a page
+// closed while its navigation commits can hang page.close() for good
+// (Chromium acknowledges Target.closeTarget and drops it).
+export async function navigate(page, name, action) {
+  const loaded = page.waitForEvent('load', { timeout: 0 });
+  loaded.catch(() => {});
+  await step(name, async () => {
+    await action();
+    await loaded;
+  }, { page });
+}
+
+export async function closePage(page) {
+  await step(`close ${page.url()}`, () => page.close(), { page });
+}
+
 export async function login(page, victim, user, password) {
-  await page.goto(`${victim}/login`);
+  await step(`open ${victim}/login`, () => page.goto(`${victim}/login`), { page });
   await page.fill('#login-user', user);
   await page.fill('#login-password', password);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#login-submit')]);
+  await navigate(page, `log in as ${user}`, () => page.click('#login-submit'));
+  if (page.url() !== `${victim}/`) throw new Error(`login as ${user} landed on ${page.url()}`);
   const who = await page.textContent('#whoami');
   if (who !== user) throw new Error(`login as ${user} failed (page shows "${who}")`);
 }
 
 export async function whoami(page, victim) {
-  await page.goto(`${victim}/`);
+  await step(`open ${victim}/`, () => page.goto(`${victim}/`), { page });
   return (await page.textContent('#whoami')) || '';
 }
 
@@ -141,21 +202,23 @@ export async function runAttack(browser, { victim, attacker }, attack, opts = {}
   let victimReason = null;
   const url = `${attacker}${attack.path}`;
   if (attack.done === 'navigate') {
-    await Promise.all([
-      page.waitForURL((u) => u.href.startsWith(`${victim}/`), { waitUntil: 'load' }),
-      page.goto(url, { waitUntil: 'commit' }),
-    ]);
+    await step(`${url} submits its form to the victim`, () => Promise.all([
+      page.waitForURL((u) => u.href.startsWith(`${victim}/`), { waitUntil: 'load', timeout: 0 }),
+      page.goto(url, { waitUntil: 'commit', timeout: 0 }),
+    ]), { page });
     victimReason = await page.locator('#reason').textContent({ timeout: 1000 }).catch(() => null);
   } else if (attack.done === 'selector') {
-    await page.goto(url);
-    await page.waitForSelector('body[data-done]');
+    await step(`${url} runs its script`, async () => {
+      await page.goto(url, { timeout: 0 });
+      await page.waitForSelector('body[data-done]', { timeout: 0 });
+    }, { page });
   } else {
-    await page.goto(url, { waitUntil: 'load' });
+    await step(`open ${url}`, () => page.goto(url, { waitUntil: 'load', timeout: 0 }), { page });
   }
   if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
-  await page.close();
+  await closePage(page);
   const who = await whoami(home, victim);
-  await home.close();
+  await closePage(home);
   const after = await getState(victim);
   return {
     before,
