@@ -40,7 +40,7 @@ void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, 
               const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
 void csrf_mac_wipe(csrf_mac_key *k);
 
-/* ---- base64url without padding (b64.c) ---- */
+/* ---- codecs (codec.c): base64url without padding, hex ---- */
 
 #define CSRF_B64_ENC_LEN(n) (((n) / 3) * 4 + (((n) % 3) ? ((n) % 3) + 1 : 0))
 /* Writes CSRF_B64_ENC_LEN(n) characters, no NUL. */
@@ -49,15 +49,64 @@ void csrf_b64url_encode(const uint8_t *in, size_t n, char *out);
  * character outside the alphabet or an impossible length; constant time
  * in the content (no table lookups indexed by secret data). */
 csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
+/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
+ * lookups on the data. */
+void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
+/* Exactly 2n hex digits (either case) into n bytes, constant time in the
+ * content; CSRF_MALFORMED (out wiped) on a bad digit. */
+csrf_reason csrf_hex_decode(const char *in, size_t n, uint8_t *out);
+
+/* ---- randomness (random.c) ---- */
+
+/* n fresh random bytes for a masking pad: public by construction (pads
+ * travel in the clear), never for secrets or keys. */
+csrf_reason csrf_random_pad(uint8_t *out, size_t n);
+
+/* ---- text (text.c): the one home of the small text helpers ---- */
+
+static inline int csrf_is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+static inline unsigned char csrf_lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+static inline int csrf_is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static inline int csrf_is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+/* RFC 9110 tchar: what methods, header names and cookie names are made of. */
+int csrf_is_tchar(unsigned char c);
+/* 1 when (s, n) is a non-empty run of tchar. */
+int csrf_is_token(const char *s, size_t n);
+/* The value of a hex digit, -1 for anything else (not constant time: for
+ * percent-escapes, never key material). */
+int csrf_hexval(unsigned char c);
+/* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal. */
+int csrf_ieq(const char *p, size_t n, const char *lit);
+/* Moves *p forward and *end back over spaces and tabs. */
+void csrf_trim_ptrs(const char **p, const char **end);
 
 /* ---- constant time and wiping (util.c) ---- */
 
 /* 1 when equal; time depends only on n. */
 int csrf_ct_eq(const void *a, const void *b, size_t n);
 void csrf_wipe(void *p, size_t n);
-/* ASCII case-insensitive equality of a slice with a NUL-terminated literal. */
+/* (text.c) ASCII case-insensitive equality of a slice with a
+ * NUL-terminated literal; csrf_slice_eq exact. Absent is never equal. */
 int csrf_slice_ieq(csrf_slice s, const char *lit);
 int csrf_slice_eq(csrf_slice s, const char *lit);
+/* (text.c) A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
+ * "0"), at most max. CSRF_OK and *out, or CSRF_MALFORMED. */
+csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+/* (text.c) The slice without leading and trailing spaces and tabs;
+ * absent stays absent. */
+csrf_slice csrf_trim(csrf_slice s);
 
 /* ---- the context (ctx.c) ---- */
 
@@ -87,6 +136,7 @@ struct csrf_ctx {
 	int allow_same_site;
 	int unsafe_get;
 	uint32_t max_age;
+	size_t body_max;
 
 	int has_self;
 	csrf_origin self;
@@ -99,6 +149,7 @@ struct csrf_ctx {
 
 	char field_name[CSRF_FIELD_NAME_MAX + 1]; /* "" : derived */
 	char secret_cookie[CSRF_FIELD_NAME_MAX + 1];
+	int secret_cookie_set;                        /* named by the caller: used as given, no "__Host-" */
 	char session_cookie[CSRF_FIELD_NAME_MAX + 1]; /* "" : none */
 
 	uint32_t reauth_max_failures;
@@ -125,6 +176,59 @@ const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id);
 
 /* Current unix time when now == 0. */
 int64_t csrf_now(int64_t now);
+
+/* ---- forms (form.c) ---- */
+
+typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrf_form_kind;
+/* The kind of form body a Content-Type value announces (NULL: none). */
+csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len);
+/* Called with each field name of a form body: urlencoded names raw
+ * (encoded = 1, still percent-encoded), multipart names as written in the
+ * part (encoded = 0). Non-zero stops. */
+typedef int (*csrf_name_fn)(void *ud, const char *name, size_t len, int encoded);
+/* Every field name of a body of that kind (urlencoded also for NONE):
+ * CSRF_OK when all were seen, CSRF_NOT_FOUND when fn stopped the walk,
+ * CSRF_MALFORMED when the body (multipart) does not parse. */
+csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                                size_t len, csrf_name_fn fn, void *ud);
+
+/* ---- the request as the decision reads it (request.c) ---- */
+
+#define CSRF_HOST_PREFIX "__Host-"
+/* A secret cookie's name with a prefix, with NUL. */
+#define CSRF_SECRET_COOKIE_NAME_MAX (sizeof CSRF_HOST_PREFIX + CSRF_FIELD_NAME_MAX)
+
+/* What the decision knows about the site itself. */
+typedef struct {
+	int known; /* self holds the site's origin */
+	int https; /* the site is served over HTTPS */
+	csrf_origin self;
+} csrf_site;
+
+/* The configured self origin, else the request's scheme plus Host. */
+void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site);
+/* "scheme://host[:port]" (no default port) and a NUL into out; its length,
+ * 0 when cap is short. */
+size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap);
+/* The secret cookie's name for an HTTP or HTTPS site, NUL-terminated;
+ * its length (0 when cap is short). */
+size_t csrf_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap);
+/* A cookie that must appear once over all Cookie lines: CSRF_OK,
+ * CSRF_NOT_FOUND, CSRF_COOKIE_AMBIGUOUS, CSRF_TOO_LARGE, CSRF_MALFORMED. */
+csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v);
+/* The session secret: the caller's, or decoded from the signed cookie.
+ * CSRF_OK, or the token stage's reason. */
+csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
+                                uint8_t secret[CSRF_SECRET_LEN]);
+/* The session id tokens are bound to: the caller's, else the session
+ * cookie's value, else empty. */
+csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid);
+
+/* The secret cookie at a given time (now 0: the clock), token.c. */
+csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
+                                         char *out, size_t cap);
+csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
+                                         uint8_t secret[CSRF_SECRET_LEN]);
 
 /* ---- stores (store.c, store_memory.c, store_redis.c, reauth.c) ---- */
 
@@ -220,9 +324,5 @@ CSRF_MUST_CHECK csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
 
 void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
-
-/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
- * lookups on the data. */
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
 
 #endif /* CSRF_INTERNAL_H */

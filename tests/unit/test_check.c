@@ -144,6 +144,9 @@ static csrf_ctx *new_ctx(void)
 	csrf_ctx *ctx = NULL;
 	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
 	assert_int_equal(csrf_ctx_add_key(ctx, 1, KEY_A, 1), CSRF_OK);
+	/* named explicitly: used as given on HTTP and HTTPS (the rows are
+	 * mostly HTTPS; the "__Host-" default has rows of its own) */
+	assert_int_equal(csrf_ctx_set_secret_cookie(ctx, CSRF_DEFAULT_SECRET_COOKIE), CSRF_OK);
 	return ctx;
 }
 
@@ -1924,12 +1927,21 @@ static const row unsafe_get_rows[] = {
      .tok = T_NONE,
      .allowed = 1,
      .reason = CSRF_ORIGIN_VERIFIED},
-    {.name = "unsafe GET: OPTIONS stays safe",
+    /* a preflight reaches any URL cross-site: under unsafe_get it needs
+     * evidence too (found by the attack review) */
+    {.name = "unsafe GET: OPTIONS needs evidence too",
      .cfg = C_UNSAFE_GET,
      .method = "OPTIONS",
      .tok = T_NONE,
+     .allowed = 0,
+     .reason = CSRF_NO_EVIDENCE},
+    {.name = "unsafe GET: a same-origin OPTIONS",
+     .cfg = C_UNSAFE_GET,
+     .method = "OPTIONS",
+     .sfs = "same-origin",
+     .tok = T_NONE,
      .allowed = 1,
-     .reason = CSRF_SAFE_METHOD},
+     .reason = CSRF_ORIGIN_VERIFIED},
     {.name = "unsafe GET: exempt GET path",
      .cfg = C_UNSAFE_GET,
      .method = "GET",

@@ -179,8 +179,8 @@ static void test_load_good(void **state)
 	/* A file made by csrf_keyfile_new and rotated loads. */
 	unlink(path);
 	uint32_t id;
-	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
 	assert_int_equal(ctx->ring.n, 2);
 	assert_int_equal(signing_id(ctx), id);
