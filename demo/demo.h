@@ -152,6 +152,12 @@ int demo_hex_decode(const char *in, size_t len, uint8_t *out, size_t n);
  * (user, ids, secret; not sid): 0, or -1 with the secret wiped. */
 int demo_record_format(const demo_session *s, char *out, size_t cap);
 int demo_record_parse(const char *rec, size_t len, demo_session *s);
+/* A header value made fit for a log line, into out (cap >= 2 bytes):
+ * "-" when absent (s NULL), else at most cap - 1 bytes of it with every
+ * byte outside printable ASCII (space included) replaced by '?'; with
+ * url set it stops at the first '?' or '#', so no query or fragment (which
+ * may carry a secret) reaches the log. Returns the length written. */
+size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap);
 
 /* ---- victim.c / attacker.c: the two sites ---- */
 

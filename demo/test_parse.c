@@ -302,6 +302,60 @@ static void test_record_malformed(void **state)
 	free(b);
 }
 
+/* ---- log values ---- */
+
+static const struct {
+	const char *in;
+	size_t len;
+	int url;
+	size_t cap;
+	const char *out;
+} logv_rows[] = {
+    {"http://127.0.0.1:8081", 21, 0, 64, "http://127.0.0.1:8081"},
+    {"http://a.example/p?token=secret", 31, 1, 64, "http://a.example/p"},
+    {"http://a.example/p#frag?x", 25, 1, 64, "http://a.example/p"},
+    {"text/plain?x", 12, 0, 64, "text/plain?x"}, /* not a URL: kept */
+    {"a b\tc\x1b[31m\x7f\xc3\xa9", 13, 0, 64, "a?b?c?[31m???"},
+    {"a\0b", 3, 0, 64, "a?b"},
+    {"abcdef", 6, 0, 4, "abc"}, /* cut to cap - 1 */
+    {"", 0, 1, 64, ""},
+    {"?query-only", 11, 1, 64, ""},
+};
+
+static void test_log_value(void **state)
+{
+	(void)state;
+	char out[64];
+	for (size_t i = 0; i < sizeof logv_rows / sizeof logv_rows[0]; i++) {
+		size_t n = logv_rows[i].len;
+		char *g = tu_guard_copy(logv_rows[i].in, n);
+		memset(out, 'X', sizeof out);
+		size_t got = demo_log_value(g, n, logv_rows[i].url, out, logv_rows[i].cap);
+		assert_string_equal(out, logv_rows[i].out);
+		assert_int_equal(got, strlen(logv_rows[i].out));
+		/* Every prefix is read inside its bounds and never grows. */
+		for (size_t k = 0; k < n; k++) {
+			char *h = tu_guard_copy(logv_rows[i].in, k);
+			assert_true(demo_log_value(h, k, logv_rows[i].url, out, logv_rows[i].cap) <= got);
+			tu_guard_free(h);
+		}
+		tu_guard_free(g);
+	}
+	/* Absent: "-". */
+	assert_int_equal(demo_log_value(NULL, 0, 0, out, 2), 1);
+	assert_string_equal(out, "-");
+	/* Oversized: cut, never past the buffer. */
+	size_t big = 100000;
+	char *b = malloc(big);
+	assert_non_null(b);
+	memset(b, 'a', big);
+	char *g = tu_guard_copy(b, big);
+	assert_int_equal(demo_log_value(g, big, 1, out, sizeof out), sizeof out - 1);
+	assert_int_equal(strlen(out), sizeof out - 1);
+	tu_guard_free(g);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -311,6 +365,7 @@ int main(void)
 	    cmocka_unit_test(test_sid),
 	    cmocka_unit_test(test_record_roundtrip),
 	    cmocka_unit_test(test_record_malformed),
+	    cmocka_unit_test(test_log_value),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

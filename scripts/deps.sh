@@ -9,7 +9,7 @@ PKGS=(
   libmicrohttpd-dev libsqlite3-dev sqlite3
   libhiredis-dev redis-server redis-sentinel
   nginx nginx-dev libpcre2-dev zlib1g-dev
-  chromium nodejs npm curl procps python3-html5lib
+  chromium firefox-esr nodejs npm curl procps python3-html5lib
   wrk hyperfine gnuplot-nox python3 python3-django
   # nginx.phpmyadmin: a real PHP application behind the module; the test
   # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
@@ -52,7 +52,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
 fi
 
-# npm packages of the browser tests (playwright-core; never a browser).
+# npm packages of the browser tests (puppeteer-core; never a browser).
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x "$here/npm-deps.sh" ]; then
   "$here/npm-deps.sh"

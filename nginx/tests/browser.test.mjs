@@ -1,5 +1,6 @@
 // browser.test.mjs - csrf-demo --unprotected behind the real Debian nginx,
-// in headless Chromium. Through a server with `csrf on` (and
+// in the browser E2E_BROWSER names (ctest: nginx.browser.chromium and
+// nginx.browser.firefox). Through a server with `csrf on` (and
 // `csrf_unsafe_get on` for /vote, since the unprotected demo votes on GET)
 // every attack page of the demo fails and every legitimate flow works with
 // the tokens the module injected into the unchanged app's forms. Through a
@@ -8,6 +9,9 @@
 // The demo's attacker pages point at the victim's own address; a second
 // nginx server per victim serves them with sub_filter pointing them at the
 // nginx in front (attacker and victim stay same-site, other origin).
+// nginx logs what the browser sent with each request (the demo's
+// --log-requests format; cookie presence only) and the test checks each
+// forged request against what this browser is known to send.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -16,7 +20,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, waitConnect as waitPort } from './net.mjs';
 import { startDemo } from '../../tests/e2e/demo.mjs';
-import { ATTACKS, launchBrowser, login, runAttack, getState } from '../../tests/e2e/lib.mjs';
+import { ATTACKS, BROWSER, launch, login, requestLines, runAttack, getState } from '../../tests/e2e/lib.mjs';
+import { expectedHeaders } from '../../tests/e2e/headers.mjs';
 
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE;
@@ -75,6 +80,12 @@ events { worker_connections 256; }
 http {
     log_format csrf '$request_method $request_uri $status $csrf_result';
     access_log ${prefix}/access.log csrf;
+    map $http_cookie $sent_cookie { "" no; default yes; }
+    map $http_referer $referer_path { "~^(?<r>[^?#]*)" $r; }
+    log_format sent 'request $request_method $uri port=$server_port origin=$http_origin referer=$referer_path '
+                    'sec-fetch-site=$http_sec_fetch_site sec-fetch-mode=$http_sec_fetch_mode '
+                    'content-type=$content_type cookie=$sent_cookie';
+    access_log ${prefix}/sent.log sent;
     client_body_temp_path ${prefix}/body;
     proxy_temp_path ${prefix}/proxy;
     fastcgi_temp_path ${prefix}/fastcgi;
@@ -99,6 +110,7 @@ http {
     prefix,
     errorLog: () => fs.readFileSync(path.join(prefix, 'error.log'), 'utf8'),
     accessLog: () => fs.readFileSync(path.join(prefix, 'access.log'), 'utf8'),
+    sentLog: () => fs.readFileSync(path.join(prefix, 'sent.log'), 'utf8'),
     async stop() {
       const gone = new Promise((r) => child.once('exit', r));
       child.kill('SIGQUIT');
@@ -114,7 +126,7 @@ before(async () => {
   assert.ok(MODULE && fs.existsSync(MODULE), 'CSRF_NGX_MODULE points at the built module');
   demo = await startDemo({ unprotected: true });
   ngx = await startNginx(demo);
-  browser = await launchBrowser();
+  browser = await launch(BROWSER);
 });
 
 after(async () => {
@@ -128,19 +140,30 @@ after(async () => {
 });
 
 for (const attack of ATTACKS) {
-  test(`without the module: ${attack.name} (${attack.what}) succeeds`, async () => {
+  test(`${BROWSER} without the module: ${attack.name} (${attack.what}) succeeds`, async () => {
     const r = await runAttack(browser, sites.unprotected, attack);
     assert.ok(r.changed, `the attack changed the victim's state through plain nginx (user now ${r.user})`);
   });
 
-  test(`with the module: ${attack.name} (${attack.what}) fails`, async () => {
-    const r = await runAttack(browser, sites.protected, attack);
+  test(`${BROWSER} with the module: ${attack.name} (${attack.what}) fails`, async () => {
+    let mark = 0;
+    const r = await runAttack(browser, sites.protected, attack, { beforeAttack: () => { mark = ngx.sentLog().length; } });
     assert.ok(r.unchanged, `state unchanged and alice still signed in (user now ${r.user})`);
     assert.equal(r.changed, false);
+    // nginx writes its log line when the request ends, before the answer
+    // reaches the browser: the line is there.
+    const [method, route] = attack.request.split(' ');
+    const port = new URL(sites.protected.victim).port;
+    const sent = requestLines(ngx.sentLog().slice(mark)).filter((q) => q.method === method && q.path === route
+      && q.port === port);
+    assert.equal(sent.length, 1, `the browser sent ${attack.request} once`);
+    const { port: _, ...headers } = sent[0];
+    assert.deepEqual(headers, { ...headers, ...expectedHeaders(BROWSER, attack, sites.protected.attacker) },
+      `the headers ${BROWSER} sends with ${attack.name}`);
   });
 }
 
-test('with the module: the rejections are logged with their reason', async () => {
+test(`${BROWSER} with the module: the rejections are logged with their reason`, async () => {
   const log = ngx.errorLog();
   assert.match(log, /csrf: rejected (GET|HEAD) "\/vote": \w+/);
   assert.match(log, /csrf: rejected POST "\/vote": \w+/);
@@ -148,29 +171,32 @@ test('with the module: the rejections are logged with their reason', async () =>
   assert.match(log, /csrf: rejected POST "\/login": \w+/);
 });
 
-test('with the module: vote, transfer with password, two tabs, login all work', async () => {
+test(`${BROWSER} with the module: vote, transfer with password, two tabs, login all work`, async () => {
   const { victim } = sites.protected;
-  const ctx = browser.context;
-  const page = await ctx.newPage();
+  const page = await browser.newPage();
   await login(page, victim, 'alice', 'wonderland');
 
   // the module injected its token into the unchanged app's forms
-  const hidden = await page.locator('form[action="/vote"] input[type=hidden][name^="csrf_"]').count();
+  const hidden = await page.count('form[action="/vote"] input[type=hidden][name^="csrf_"]');
   assert.ok(hidden > 0, 'vote forms carry the injected token');
-  assert.ok(await page.locator('meta[name="csrf-token"]').count() === 1, 'meta csrf-token injected');
+  assert.equal(await page.count('meta[name="csrf-token"]'), 1, 'meta csrf-token injected');
 
   // vote
+  // Each click waits for the document it leads to (a POST to / answers 303
+  // to /, so waiting for the URL would not wait at all).
+  const click = (p, sel) => p.clickAndWait(sel);
   let s0 = await getState(victim);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-1-y')]);
+  await click(page, '#vote-1-y');
+  assert.equal(page.url(), `${victim}/`);
   let s1 = await getState(victim);
   assert.equal(s1.votes['1'].y, s0.votes['1'].y + 1, 'the vote counted');
 
   // two tabs: both pages' tokens stay valid, in either order
-  const tab2 = await ctx.newPage();
+  const tab2 = await browser.newPage();
   await tab2.goto(`${victim}/`);
   s0 = await getState(victim);
-  await Promise.all([tab2.waitForURL(`${victim}/`), tab2.click('#vote-2-n')]);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-2-y')]);
+  await click(tab2, '#vote-2-n');
+  await click(page, '#vote-2-y');
   s1 = await getState(victim);
   assert.equal(s1.votes['2'].n, s0.votes['2'].n + 1, 'the vote of the second tab counted');
   assert.equal(s1.votes['2'].y, s0.votes['2'].y + 1, 'the vote of the first tab counted');
@@ -179,20 +205,21 @@ test('with the module: vote, transfer with password, two tabs, login all work', 
   // transfer (with the password again when the app asks for it)
   await page.goto(`${victim}/account`);
   s0 = await getState(victim);
-  await page.selectOption('#transfer-to', 'bob');
+  await page.select('#transfer-to', 'bob');
   await page.fill('#transfer-amount', '7');
-  if (await page.locator('#transfer-password').count()) await page.fill('#transfer-password', 'wonderland');
-  await Promise.all([page.waitForLoadState('load'), page.click('#transfer-submit')]);
-  await page.waitForLoadState('load');
+  assert.equal(await page.count('#transfer-password'), 0, 'the unprotected app asks for no password');
+  await click(page, '#transfer-submit');
+  assert.equal(page.url(), `${victim}/account`, 'the transfer answers 303 to /account');
   s1 = await getState(victim);
   assert.equal(s1.balances.alice, s0.balances.alice - 7, 'alice paid');
   assert.equal(s1.balances.bob, s0.balances.bob + 7, 'bob was paid');
 
   // log out and in again: the new session's tokens work
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#logout')]);
+  await click(page, '#logout');
+  assert.equal(page.url(), `${victim}/`);
   await login(page, victim, 'alice', 'wonderland');
   s0 = await getState(victim);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#vote-3-y')]);
+  await click(page, '#vote-3-y');
   s1 = await getState(victim);
   assert.equal(s1.votes['3'].y, s0.votes['3'].y + 1, 'a vote after a new login counted');
   await page.close();
