@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { startDemo, waitForLog } from '../../tests/e2e/demo.mjs';
-import { launchBrowser } from '../../tests/e2e/lib.mjs';
+import { launchBrowser } from '../../tests/e2e/playwright.mjs';
 import { freePort } from '../../tests/fleet/fleet.mjs';
 
 const ADMIN = { username: 'admin', password: 'admin' };
