@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# Installs every Debian package libcsrf's build, demo, tests, benchmarks and
-# fuzzing need. Idempotent: when everything is present it only runs dpkg-query.
+# scripts/deps.sh [build]
+# Installs the Debian packages libcsrf needs: with "build", only what
+# `make`, `make demo` and `make install` need (the library, csrf-key, the
+# demo, the nginx module); without, also what the tests, benchmarks and
+# fuzzing need, and the tests' npm packages. Idempotent: when everything
+# is present it only runs dpkg-query.
 set -euo pipefail
 
-PKGS=(
-  build-essential cmake pkg-config clang llvm libclang-rt-14-dev valgrind
-  libssl-dev libsodium-dev libcmocka-dev
-  libmicrohttpd-dev libsqlite3-dev sqlite3
-  libhiredis-dev redis-server
+BUILD_PKGS=(
+  build-essential cmake pkg-config
+  libssl-dev libsodium-dev libhiredis-dev
+  libmicrohttpd-dev libsqlite3-dev
   nginx nginx-dev libpcre2-dev zlib1g-dev
+)
+TEST_PKGS=(
+  clang clang-format llvm libclang-rt-14-dev valgrind libcmocka-dev
+  sqlite3 redis-server
   chromium nodejs npm curl procps
   wrk hyperfine gnuplot-nox python3 python3-django
 )
+
+PKGS=("${BUILD_PKGS[@]}")
+[ "${1:-}" = build ] || PKGS+=("${TEST_PKGS[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -47,7 +57,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # npm packages of the browser tests (playwright-core; never a browser).
-here=$(cd "$(dirname "$0")" && pwd)
-if [ -x "$here/npm-deps.sh" ]; then
-  "$here/npm-deps.sh"
+if [ "${1:-}" != build ]; then
+  "$(dirname "$0")/npm-deps.sh"
 fi

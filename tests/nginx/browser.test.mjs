@@ -15,8 +15,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startDemo } from '../../tests/e2e/demo.mjs';
-import { ATTACKS, launchBrowser, login, runAttack, getState } from '../../tests/e2e/lib.mjs';
+import { startDemo } from '../e2e/demo.mjs';
+import { ATTACKS, launchBrowser, login, runAttack, getState } from '../e2e/lib.mjs';
 
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE;

@@ -200,7 +200,7 @@ class ReadmeTest(unittest.TestCase):
     """The server block of nginx/README.md, as a user copies it, runs."""
 
     def test_readme_server_block(self):
-        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nginx", "README.md")
         with open(readme) as f:
             text = f.read()
         block = re.search(r"```nginx\n(.*?)```", text, re.S).group(1)
