@@ -6,6 +6,7 @@
 #                 test through ctest, each run once
 #   make demo     build and run the demo (victim :8080, attacker :8081)
 #   make install  PREFIX=/usr/local DESTDIR=
+#   make deb      Debian packages into dist/ (dpkg-buildpackage in build-deb/)
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
 #   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300)
 
@@ -16,7 +17,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
 CTEST_ARGS ?=
 
-.PHONY: all deps build-deps build check demo install bench fuzz format clean
+.PHONY: all deps build-deps build check demo install deb bench fuzz format clean
 
 all: build
 
@@ -51,6 +52,9 @@ install: build
 	@cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@DESTDIR=$(DESTDIR) cmake --install build
 
+deb: build-deps
+	@JOBS=$(JOBS) ./scripts/deb.sh dist build-deb
+
 bench: deps build
 	@cmake --build build -j $(JOBS) --target csrf-bench-micro
 	@./bench/run.sh
@@ -62,4 +66,4 @@ format:
 	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]')
 
 clean:
-	rm -rf build build-check build-fuzz
+	rm -rf build build-check build-fuzz build-deb dist

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scripts/deps.sh [build]
 # Installs the Debian packages libcsrf needs: with "build", only what
-# `make`, `make demo` and `make install` need (the library, csrf-key, the
-# demo, the nginx module); without, also what the tests, benchmarks and
-# fuzzing need, and the tests' npm packages. Idempotent: when everything
+# `make`, `make demo`, `make install` and `make deb` need (the library,
+# csrf-key, the demo, the nginx module, the packages); without, also what
+# the tests, benchmarks and fuzzing need, and the tests' npm packages. Idempotent: when everything
 # is present it only runs dpkg-query.
 set -euo pipefail
 
@@ -12,12 +12,14 @@ BUILD_PKGS=(
   libssl-dev libsodium-dev libhiredis-dev
   libmicrohttpd-dev libsqlite3-dev
   nginx nginx-dev libpcre2-dev zlib1g-dev
+  dpkg-dev debhelper fakeroot
 )
 TEST_PKGS=(
   clang clang-format llvm libclang-rt-14-dev valgrind libcmocka-dev
   sqlite3 redis-server
   chromium nodejs npm curl procps
   wrk hyperfine gnuplot-nox python3 python3-django
+  lintian debootstrap
 )
 
 PKGS=("${BUILD_PKGS[@]}")
