@@ -30,9 +30,9 @@ typedef struct {
 	int have_sess;
 	int store_down;       /* the store failed: pages without a session, unsafe requests refused */
 	char set_cookie[512]; /* "" : none */
+	csrf_request req;     /* the request as libcsrf reads it */
 	int tok_ready;
-	char field[CSRF_FIELD_NAME_MAX + 1];
-	char token[CSRF_TOKEN_LEN + 1];
+	csrf_page page; /* field, token and, for anonymous visitors, the secret cookie */
 } vreq;
 
 /* ---- request helpers ---- */
@@ -47,6 +47,41 @@ static csrf_slice header(struct MHD_Connection *c, const char *name)
 		s.len = n;
 	}
 	return s;
+}
+
+static enum MHD_Result file_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                   const char *value, size_t value_size)
+{
+	(void)kind;
+	csrf_request_header(cls, key, key_size, value, value_size);
+	return MHD_YES;
+}
+
+/* The request as libcsrf reads it: method, target, scheme, every header
+ * by name, the body; the session's secret when there is a session (an
+ * anonymous visitor's secret travels in the library's signed cookie). */
+static void build_request(vreq *v)
+{
+	csrf_request *q = &v->req;
+	csrf_request_init(q);
+	q->method.ptr = v->method;
+	q->method.len = strlen(v->method);
+	q->target.ptr = v->url;
+	q->target.len = strlen(v->url);
+	q->scheme.ptr = "http";
+	q->scheme.len = 4;
+	MHD_get_connection_values_n(v->c, MHD_HEADER_KIND, file_header, q);
+	q->body.ptr = v->r->body.p ? v->r->body.p : "";
+	q->body.len = v->r->body.len;
+	if (v->have_sess) {
+		q->secret = v->sess.secret;
+		q->session_id.ptr = v->sess.sid;
+		q->session_id.len = strlen(v->sess.sid);
+	} else {
+		q->secret = NULL;
+		q->session_id.ptr = "";
+		q->session_id.len = 0;
+	}
 }
 
 static void client_ip(struct MHD_Connection *c, char *out, size_t cap)
@@ -106,37 +141,23 @@ static void set_session_cookie(vreq *v, const demo_session *s)
 		v->set_cookie[0] = '\0';
 }
 
-/* Pages give anonymous visitors a pre-session, so that the login form
- * already carries a token bound to a session. */
-static int ensure_session(vreq *v)
-{
-	if (v->have_sess)
-		return 0;
-	if (v->store_down || session_create(v->app, "", 0, 0, &v->sess) != 0) {
-		v->store_down = 1;
-		return -1;
-	}
-	v->have_sess = 1;
-	set_session_cookie(v, &v->sess);
-	return 0;
-}
-
 static int logged_in(const vreq *v)
 {
 	return v->have_sess && v->sess.user[0] != '\0';
 }
 
-/* The field name and a freshly masked token for this page. */
+/* The field name and a freshly masked token for this page, from the
+ * session's secret, or for an anonymous visitor from the library's signed
+ * secret cookie (set on this response when the client has none): no
+ * server state for visitors who have not logged in. */
 static int page_token(vreq *v)
 {
-	if (v->app->unprotected || !v->have_sess)
+	if (v->app->unprotected)
 		return -1;
 	if (v->tok_ready)
 		return 0;
-	if (csrf_field_name(v->app->csrf, v->sess.secret, v->field, sizeof v->field) != CSRF_OK)
-		return -1;
-	if (csrf_token_issue(v->app->csrf, v->sess.secret, v->sess.sid, strlen(v->sess.sid), 0, v->token,
-	                     sizeof v->token) != CSRF_OK)
+	build_request(v);
+	if (csrf_page_prepare(v->app->csrf, &v->req, &v->page) != CSRF_OK)
 		return -1;
 	v->tok_ready = 1;
 	return 0;
@@ -146,7 +167,7 @@ static int page_token(vreq *v)
 
 static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *location, const char *allow)
 {
-	const char *h[12];
+	const char *h[14];
 	int n = 0;
 	h[n++] = "Content-Security-Policy";
 	h[n++] = CSP;
@@ -155,6 +176,10 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 	if (v->set_cookie[0]) {
 		h[n++] = "Set-Cookie";
 		h[n++] = v->set_cookie;
+	}
+	if (v->tok_ready && v->page.set_cookie_len) {
+		h[n++] = "Set-Cookie";
+		h[n++] = v->page.set_cookie;
 	}
 	if (location) {
 		h[n++] = "Location";
@@ -179,9 +204,9 @@ static void frame_open(vreq *v, page *b, const char *title)
 	page_add(b, " - csrf-demo</title>");
 	if (page_token(v) == 0) {
 		page_add(b, "<meta name=\"csrf-param\" content=\"");
-		page_attr(b, v->field, strlen(v->field));
+		page_attr(b, v->page.field, strlen(v->page.field));
 		page_add(b, "\"><meta name=\"csrf-token\" content=\"");
-		page_attr(b, v->token, strlen(v->token));
+		page_attr(b, v->page.token, strlen(v->page.token));
 		page_add(b, "\">");
 	}
 	page_add(b, "<link rel=\"stylesheet\" href=\"/style.css\"></head>\n<body><header><a class=\"brand\" "
@@ -198,9 +223,9 @@ static void frame_open(vreq *v, page *b, const char *title)
 		page_add(b, "<form class=\"inline\" method=\"post\" action=\"/logout\">");
 		if (page_token(v) == 0) {
 			page_add(b, "<input type=\"hidden\" name=\"");
-			page_attr(b, v->field, strlen(v->field));
+			page_attr(b, v->page.field, strlen(v->page.field));
 			page_add(b, "\" value=\"");
-			page_attr(b, v->token, strlen(v->token));
+			page_attr(b, v->page.token, strlen(v->page.token));
 			page_add(b, "\">");
 		}
 		page_add(b, "<button id=\"logout\">log out</button></form>");
@@ -229,46 +254,10 @@ static void hidden_token(vreq *v, page *b)
 	if (page_token(v) != 0)
 		return;
 	page_add(b, "<input type=\"hidden\" name=\"");
-	page_attr(b, v->field, strlen(v->field));
+	page_attr(b, v->page.field, strlen(v->page.field));
 	page_add(b, "\" value=\"");
-	page_attr(b, v->token, strlen(v->token));
+	page_attr(b, v->page.token, strlen(v->page.token));
 	page_add(b, "\">");
-}
-
-/* A short explanation under the reason, for people watching the demo. */
-static const char *explain(csrf_reason r)
-{
-	switch (r) {
-	case CSRF_CROSS_SITE:
-	case CSRF_SAME_SITE:
-		return "The browser says this request was sent by a page of another origin (Sec-Fetch-Site). "
-		       "Pages of other origins cannot act for you here.";
-	case CSRF_ORIGIN_MISMATCH:
-	case CSRF_NULL_ORIGIN:
-	case CSRF_ORIGIN_MALFORMED:
-		return "The request's Origin header is not this site.";
-	case CSRF_TOKEN_MISSING:
-	case CSRF_TOKEN_MALFORMED:
-	case CSRF_TOKEN_INVALID:
-	case CSRF_TOKEN_EXPIRED:
-	case CSRF_TOKEN_SESSION:
-	case CSRF_UNKNOWN_KEY:
-	case CSRF_SECRET_MISSING:
-		return "The request did not carry this session's CSRF token, which only this site's own pages have.";
-	case CSRF_REAUTH_REQUIRED:
-		return "Moving money needs your password again.";
-	case CSRF_REAUTH_FAILED:
-		return "Wrong password: nothing was transferred.";
-	case CSRF_LOCKED_OUT:
-		return "Too many wrong passwords: the account is locked for 15 minutes, even for the right password.";
-	case CSRF_BODY_TOO_LARGE:
-		return "The request body is larger than this site accepts.";
-	case CSRF_STORE_UNAVAILABLE:
-		return "The session store does not answer, so this request cannot be checked and is refused. "
-		       "Pages are still served; try again in a moment.";
-	default:
-		return "Nothing was changed.";
-	}
 }
 
 static int is_post_route(const char *url)
@@ -299,7 +288,14 @@ static enum MHD_Result reject(vreq *v, unsigned status, const char *reason, cons
 
 static enum MHD_Result reject_csrf(vreq *v, unsigned status, csrf_reason r)
 {
-	return reject(v, status, csrf_reason_str(r), explain(r));
+	/* The demo's own policy words for re-authentication; the library's
+	 * advice for everything else. */
+	const char *why = r == CSRF_REAUTH_REQUIRED ? "Moving money needs your password again."
+	                  : r == CSRF_REAUTH_FAILED ? "Wrong password: nothing was transferred."
+	                  : r == CSRF_LOCKED_OUT    ? "Too many wrong passwords: the account is locked for 15 minutes, "
+	                                              "even for the right password."
+	                                            : csrf_reason_advice(r);
+	return reject(v, status, csrf_reason_str(r), why);
 }
 
 static enum MHD_Result redirect(vreq *v, const char *to)
@@ -348,45 +344,8 @@ static int guard(vreq *v, enum MHD_Result *ret)
 {
 	if (v->app->unprotected)
 		return 0;
-	csrf_request q;
-	memset(&q, 0, sizeof q);
-	q.method.ptr = v->method;
-	q.method.len = strlen(v->method);
-	q.target.ptr = v->url;
-	q.target.len = strlen(v->url);
-	q.scheme.ptr = "http";
-	q.scheme.len = 4;
-	q.host = header(v->c, "Host");
-	q.origin = header(v->c, "Origin");
-	q.referer = header(v->c, "Referer");
-	q.sec_fetch_site = header(v->c, "Sec-Fetch-Site");
-	q.method_override = header(v->c, "X-HTTP-Method-Override");
-	if (q.method_override.ptr == NULL)
-		q.method_override = header(v->c, "X-HTTP-Method");
-	q.cookie = header(v->c, "Cookie");
-	q.content_type = header(v->c, "Content-Type");
-	q.token_header = header(v->c, CSRF_HEADER_NAME);
-	q.body.ptr = v->r->body.p ? v->r->body.p : "";
-	q.body.len = v->r->body.len;
-	/* Without a session a throwaway secret keeps the check stateful: the
-	 * origin stage still gives its reason, and no token can verify. */
-	demo_session none;
-	if (v->have_sess) {
-		q.secret = v->sess.secret;
-		q.session_id.ptr = v->sess.sid;
-		q.session_id.len = strlen(v->sess.sid);
-	} else {
-		memset(&none, 0, sizeof none);
-		if (csrf_secret_new(none.secret) != CSRF_OK) {
-			*ret = reject_csrf(v, 500, CSRF_ERR_RANDOM);
-			return -1;
-		}
-		q.secret = none.secret;
-		q.session_id.ptr = "";
-		q.session_id.len = 0;
-	}
-	csrf_result res = csrf_check(v->app->csrf, &q);
-	demo_wipe(&none, sizeof none);
+	build_request(v);
+	csrf_result res = csrf_check(v->app->csrf, &v->req);
 	if (res.allowed)
 		return 0;
 	*ret = reject_csrf(v, 403, res.reason);
@@ -401,7 +360,6 @@ static enum MHD_Result page_home(vreq *v)
 	page b;
 	/* Without the store the page is served to an anonymous visitor with
 	 * no token: reading goes on, acting waits for the store. */
-	(void)ensure_session(v);
 	int n = db_stories(v->app, st, 16);
 	if (n < 0)
 		return reject(v, 500, "database error", "Try again later.");
@@ -445,7 +403,6 @@ static enum MHD_Result page_home(vreq *v)
 static enum MHD_Result page_login(vreq *v)
 {
 	page b;
-	(void)ensure_session(v);
 	page_init(&b);
 	frame_open(v, &b, "Log in");
 	store_notice(v, &b);
@@ -609,7 +566,12 @@ static enum MHD_Result do_login(vreq *v)
 		demo_wipe(pw, sizeof pw);
 		return reject(v, 403, "wrong user name or password", "Check both and try again.");
 	}
-	const char *sid = v->have_sess ? v->sess.sid : "";
+	/* Attempts count per account and per client: a visitor who has not
+	 * logged in has no server session, so the client's address stands
+	 * for it. */
+	char client[INET6_ADDRSTRLEN + 8] = "ip:";
+	client_ip(v->c, client + 3, sizeof client - 3);
+	const char *sid = v->have_sess ? v->sess.sid : client;
 	csrf_store *st = demo_store(v->app);
 	csrf_reason r =
 	    st ? csrf_reauth(v->app->csrf, st, u.name, strlen(u.name), sid, strlen(sid), pw, lp, u.pwhash, 0)
@@ -632,6 +594,7 @@ static enum MHD_Result do_login(vreq *v)
 	if (session_create(v->app, u.name, u.id, row, &v->sess) != 0)
 		return reject_csrf(v, 503, CSRF_STORE_UNAVAILABLE);
 	v->have_sess = 1;
+	csrf_page_wipe(&v->page);
 	v->tok_ready = 0;
 	set_session_cookie(v, &v->sess);
 	return redirect(v, "/");
@@ -759,6 +722,6 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 	}
 out:
 	session_wipe(&v.sess);
-	demo_wipe(v.token, sizeof v.token);
+	csrf_page_wipe(&v.page);
 	return ret;
 }

@@ -56,7 +56,7 @@ typedef struct {
 	int stateless; /* secret from the signed cookie */
 } ctx_info;
 
-#define N_CTX 6
+#define N_CTX 7
 static ctx_info ctxs[N_CTX];
 static csrf_origin trusted_origin, self_origin;
 static uint8_t secret[CSRF_SECRET_LEN];
@@ -104,6 +104,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	make_ctx(&ctxs[3], CSRF_MODE_BOTH, 0, 1, 0, 0, 0);
 	make_ctx(&ctxs[4], CSRF_MODE_BOTH, 1, 0, 1, 1, 1);
 	make_ctx(&ctxs[5], CSRF_MODE_ORIGIN, 0, 0, 0, 1, 0);
+	make_ctx(&ctxs[6], CSRF_MODE_ORIGIN_OR_TOKEN, 1, 0, 1, 0, 1);
 	FZ_ASSERT(csrf_origin_parse(TRUSTED, sizeof TRUSTED - 1, &trusted_origin) == CSRF_OK);
 	FZ_ASSERT(csrf_origin_parse(SELF, sizeof SELF - 1, &self_origin) == CSRF_OK);
 	memset(secret, 0x5a, sizeof secret);
@@ -267,6 +268,9 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 	FZ_ASSERT(known_reason(res.reason));
 	FZ_ASSERT(res.allowed == csrf_reason_allows(res.reason));
 	FZ_ASSERT(res.report_only == 0);
+	/* asking for the body is never a verdict, and only for a body not given */
+	if (res.needs_body)
+		FZ_ASSERT(!res.allowed && res.reason == CSRF_TOKEN_MISSING && !req->body.ptr);
 	if (!res.allowed)
 		return;
 	csrf_slice ov = trimmed(req->method_override);
@@ -290,7 +294,8 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 	/* An unsafe request got through: it must show no cross-site evidence.
 	 * Outside mode origin, ORIGIN_VERIFIED is only for a GET or HEAD
 	 * checked for evidence (unsafe GET option). */
-	int evidence_get = ci->mode != CSRF_MODE_ORIGIN && res.reason == CSRF_ORIGIN_VERIFIED;
+	int evidence_get =
+	    ci->mode != CSRF_MODE_ORIGIN && ci->mode != CSRF_MODE_ORIGIN_OR_TOKEN && res.reason == CSRF_ORIGIN_VERIFIED;
 	if (evidence_get)
 		FZ_ASSERT(ci->unsafe_get && method_safe && (eq(req->method, "GET") || eq(req->method, "HEAD")));
 	csrf_origin site;
@@ -323,6 +328,13 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 	}
 	if (ci->mode == CSRF_MODE_ORIGIN) {
 		FZ_ASSERT(res.reason == CSRF_ORIGIN_VERIFIED);
+		return;
+	}
+	if (ci->mode == CSRF_MODE_ORIGIN_OR_TOKEN && res.reason == CSRF_ORIGIN_VERIFIED) {
+		/* without a token only on the browser's own positive evidence */
+		int trusted = req->origin.ptr && origin_ok(req->origin, NULL, 0);
+		FZ_ASSERT((sfs.ptr && ieq(sfs, "same-origin")) || trusted ||
+		          (!sfs.ptr && req->origin.ptr && origin_ok(req->origin, &site, site_known)));
 		return;
 	}
 	if (evidence_get)
@@ -438,6 +450,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	legit.sec_fetch_site = (csrf_slice){"same-origin", 11};
 	legit.origin = (csrf_slice){SELF, sizeof SELF - 1};
 	legit.token_header = (csrf_slice){other, CSRF_TOKEN_LEN};
+	if (ci->mode != CSRF_MODE_ORIGIN && ci->mode != CSRF_MODE_ORIGIN_OR_TOKEN)
+		FZ_ASSERT(!check_counted(ci, &legit).allowed);
+	/* without any evidence, the wrong token fails in every token mode */
+	legit.sec_fetch_site = (csrf_slice){NULL, 0};
+	legit.origin = (csrf_slice){NULL, 0};
 	if (ci->mode != CSRF_MODE_ORIGIN)
 		FZ_ASSERT(!check_counted(ci, &legit).allowed);
 

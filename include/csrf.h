@@ -51,12 +51,16 @@ extern "C" {
 #define CSRF_TOKEN_RAW_LEN 54      /* unmasked token, bytes */
 #define CSRF_TOKEN_LEN 144         /* masked token, base64url characters */
 #define CSRF_TOKEN_UNMASKED_LEN 72 /* unmasked token, base64url characters */
-#define CSRF_SECRET_COOKIE_LEN 92  /* signed secret cookie value, characters */
+#define CSRF_SECRET_COOKIE_LEN 103 /* signed secret cookie value, characters */
 #define CSRF_FIELD_NAME_MAX 64     /* longest hidden-field name, characters */
 #define CSRF_PWHASH_LEN 128        /* Argon2id hash string buffer, with NUL */
 #define CSRF_KEYS_MAX 16           /* keys a ring holds at once */
 #define CSRF_HEADER_NAME "X-CSRF-Token"
 #define CSRF_DEFAULT_SECRET_COOKIE "csrf_secret"
+#define CSRF_DEFAULT_BODY_MAX (1024 * 1024) /* bytes of a body searched for the token */
+#define CSRF_COOKIE_HEADERS_MAX 64          /* Cookie header lines one request may carry */
+#define CSRF_SET_COOKIE_MAX 320             /* a Set-Cookie value csrf_page_prepare writes, with NUL */
+#define CSRF_ORIGIN_MAX 280                 /* a serialized origin, with NUL */
 
 /* A view into someone else's bytes. ptr == NULL means "absent" (a header
  * that was not sent); ptr != NULL with len == 0 means "present but empty". */
@@ -111,6 +115,7 @@ typedef enum {
 	CSRF_HOST_MISSING = 51,      /* no self origin configured and no Host */
 	CSRF_STORE_UNAVAILABLE = 52, /* the store did not answer: fail closed */
 	CSRF_COOKIE_AMBIGUOUS = 53,  /* the secret or session cookie sent twice: a planted cookie beside ours */
+	CSRF_SECRET_EXPIRED = 54,    /* secret cookie older than the configured max age */
 
 	/* errors of the API and the environment */
 	CSRF_ERR_ARG = 64, /* a NULL or out-of-range argument */
@@ -133,6 +138,24 @@ const char *csrf_reason_str(csrf_reason r);
  * logs and $csrf_result; never NULL, static. */
 const char *csrf_reason_name(csrf_reason r);
 
+/* One or two sentences for the person whose request was rejected: what
+ * happened and what they can do ("This page is from an earlier session:
+ * reload it and try again."); never NULL, static, plain text. */
+const char *csrf_reason_advice(csrf_reason r);
+
+/* The page an adapter answers a rejection with: a small HTML document
+ * (UTF-8) with the advice, the reason's name and phrase, and the status,
+ * all escaped, nothing taken from the request; no script, inline style
+ * only. Send it with Content-Type "text/html; charset=utf-8" and
+ * Content-Security-Policy CSRF_REJECT_PAGE_CSP. NUL-terminated into out;
+ * CSRF_REJECT_PAGE_MAX bytes always suffice. CSRF_OK, CSRF_ERR_BUFFER,
+ * CSRF_ERR_ARG (status outside 400..599). */
+#define CSRF_REJECT_PAGE_MAX 2048
+#define CSRF_REJECT_PAGE_CSP                                                                                           \
+	"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+CSRF_MUST_CHECK csrf_reason csrf_reject_page(csrf_reason reason, unsigned status, char *out, size_t cap,
+                                             size_t *out_len);
+
 /* 1 when the code means the request may proceed (codes below 16). */
 int csrf_reason_allows(csrf_reason r);
 
@@ -151,9 +174,25 @@ typedef struct {
 } csrf_allocator;
 
 typedef enum {
-	CSRF_MODE_BOTH = 0,  /* origin stage and token stage (default) */
-	CSRF_MODE_TOKEN = 1, /* token stage only */
-	CSRF_MODE_ORIGIN = 2 /* origin stage only, tokenless */
+	CSRF_MODE_BOTH = 0,   /* origin stage and token stage (default) */
+	CSRF_MODE_TOKEN = 1,  /* token stage only */
+	CSRF_MODE_ORIGIN = 2, /* origin stage only, tokenless */
+	/* Origin evidence, else token: a request the browser itself proves
+	 * same-origin (Sec-Fetch-Site: same-origin; or, without fetch
+	 * metadata, an Origin equal to the site's own or a trusted origin;
+	 * or Sec-Fetch-Site cross-site/same-site with a trusted Origin) is
+	 * allowed without a token (CSRF_ORIGIN_VERIFIED). A request with no
+	 * such evidence (no Sec-Fetch-Site and no Origin: old browsers,
+	 * privacy proxies, non-browser clients; or Sec-Fetch-Site: none, or
+	 * same-site when allowed) must carry a valid token, after the
+	 * Referer rule over HTTPS. Cross-site, same-site (unless allowed) and
+	 * foreign-Origin requests are rejected as in mode both. Sound because
+	 * a browser that sends Sec-Fetch-Site or Origin cannot be made to lie
+	 * about them by another page, so a token adds nothing to that proof;
+	 * it is what the script-driven requests of unchanged applications
+	 * need (their scripts cannot know the token), and forms the adapters
+	 * inject into still carry one. */
+	CSRF_MODE_ORIGIN_OR_TOKEN = 3
 } csrf_mode;
 
 /* Creates a context with defaults: mode both, no self origin (derived per
@@ -212,8 +251,15 @@ void csrf_ctx_set_allow_same_site(csrf_ctx *ctx, int on);
  * none, or without fetch metadata a same-origin Origin or Referer); no
  * evidence is CSRF_NO_EVIDENCE. No token is asked for. Default off. */
 void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);
-/* Tokens older than seconds are CSRF_TOKEN_EXPIRED; 0 (default) never. */
+/* Tokens older than seconds are CSRF_TOKEN_EXPIRED, and signed secret
+ * cookies older than seconds are CSRF_SECRET_EXPIRED (csrf_page_prepare
+ * then issues a new one, with Max-Age seconds); 0 (default) never. */
 void csrf_ctx_set_max_age(csrf_ctx *ctx, uint32_t seconds);
+/* The largest body csrf_check searches for the token field, in bytes
+ * (default CSRF_DEFAULT_BODY_MAX; 0 is taken as the default). A body, or
+ * a Content-Length, over it is CSRF_BODY_TOO_LARGE when the token has to
+ * come from the body. */
+void csrf_ctx_set_body_max(csrf_ctx *ctx, size_t bytes);
 
 /* A fixed hidden-field name instead of the per-session derived one. The
  * name must be 1..CSRF_FIELD_NAME_MAX characters of [A-Za-z0-9_-]. NULL
@@ -224,9 +270,12 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *n
  * and the application's own session cookie that tokens are bound to when
  * the caller passes no session id (NULL: none). Names are RFC 6265 tokens
  * of at most CSRF_FIELD_NAME_MAX characters, looked up exactly as sent by
- * the browser: over HTTPS name the secret cookie "__Host-csrf_secret"
- * (and build it with csrf_set_cookie_build, secure = 1), so no sibling
- * subdomain can set it. Either cookie sent twice is CSRF_COOKIE_AMBIGUOUS.
+ * the browser. Without a call to csrf_ctx_set_secret_cookie the secret
+ * cookie is "csrf_secret" on an HTTP site and "__Host-csrf_secret" on an
+ * HTTPS one (the self origin's scheme, else the request's), so no sibling
+ * subdomain can set it; a name set here is used exactly as given, on
+ * both. csrf_page_prepare writes the cookie by the same rule. Either
+ * cookie sent twice is CSRF_COOKIE_AMBIGUOUS.
  * Without a session binding a genuine (cookie, token) pair is not tied to
  * a user: an attacker who plants their own pair (from a sibling subdomain,
  * or from any port of the same host over HTTP) passes the token stage,
@@ -331,9 +380,11 @@ CSRF_MUST_CHECK csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t s
 /* Stateless variant: the secret travels in a cookie signed with the
  * signing key. encode writes CSRF_SECRET_COOKIE_LEN characters and a NUL
  * (cap >= CSRF_SECRET_COOKIE_LEN + 1; CSRF_ERR_BUFFER, CSRF_ERR_CONFIG
- * with no key). decode answers CSRF_OK and the secret, or
- * CSRF_SECRET_INVALID (bad length, alphabet or signature: a cookie forged
- * or signed by another server's keys) or CSRF_UNKNOWN_KEY. A genuine
+ * with no key). The cookie carries its issue time. decode answers CSRF_OK
+ * and the secret, or CSRF_SECRET_INVALID (bad length, alphabet or
+ * signature: a cookie forged or signed by another server's keys),
+ * CSRF_UNKNOWN_KEY, or CSRF_SECRET_EXPIRED (older than the context's max
+ * age). A genuine
  * cookie of ours planted by an attacker does decode: see
  * csrf_ctx_set_session_cookie for what stops it. */
 CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
@@ -346,7 +397,11 @@ CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const
 /* ------------------------------------------------------------------ */
 
 /* A request, as slices into the server's own buffers. Absent headers have
- * ptr == NULL. */
+ * ptr == NULL. Zero it (csrf_request_init), set method, target and
+ * scheme, then hand every request header to csrf_request_header, which
+ * files the ones the decision reads; an adapter needs to know no header
+ * name. Filling the header fields by hand still works; csrf_request_header
+ * additionally records headers sent more than once (see repeated). */
 typedef struct {
 	csrf_slice method;          /* "POST" */
 	csrf_slice target;          /* request target: path and optional ?query */
@@ -355,35 +410,121 @@ typedef struct {
 	csrf_slice origin;          /* Origin header */
 	csrf_slice referer;         /* Referer header */
 	csrf_slice sec_fetch_site;  /* Sec-Fetch-Site header */
-	csrf_slice method_override; /* X-HTTP-Method-Override (or X-HTTP-Method) */
+	csrf_slice method_override; /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
 	csrf_slice cookie;          /* Cookie header (stateless secret, session) */
 	csrf_slice content_type;    /* Content-Type header */
+	csrf_slice content_length;  /* Content-Length header; an adapter that read a
+	                               chunked body may put its decimal size here */
 	csrf_slice token_header;    /* X-CSRF-Token header */
-	csrf_slice body;            /* the whole body when it was read; the token
-	                               field is looked up in it only when the
-	                               content type is urlencoded or multipart */
+	csrf_slice body;            /* the whole body when it was read (ptr NULL:
+	                               not read); the token field is looked up in
+	                               it only when the content type is
+	                               urlencoded or multipart */
 	/* Session binding. secret NULL: stateless, the secret comes from the
 	 * signed secret cookie. session_id absent: the value of the configured
 	 * session cookie, or empty. */
 	const uint8_t *secret;
 	csrf_slice session_id;
 	int64_t now; /* unix seconds; 0: the current time */
+
+	/* Filled by csrf_request_header; zero when filling by hand. */
+	csrf_slice
+	    cookie_more[CSRF_COOKIE_HEADERS_MAX - 1]; /* Cookie lines after the first (HTTP/2 sends one a cookie) */
+	unsigned n_cookie_more;
+	unsigned repeated; /* CSRF_HDR_* bits: headers that came more than once */
 } csrf_request;
+
+/* Bits of csrf_request.repeated. A decision header sent twice is judged
+ * by the stage that reads it: Origin CSRF_ORIGIN_MALFORMED, Referer
+ * CSRF_REFERER_MALFORMED, Sec-Fetch-Site CSRF_FETCH_SITE_MALFORMED, the
+ * token header CSRF_TOKEN_MALFORMED, method overrides CSRF_METHOD_OVERRIDE,
+ * Content-Type or Content-Length CSRF_BODY_MALFORMED (when the body is
+ * read), Host: no self origin from it. More Cookie lines than
+ * CSRF_COOKIE_HEADERS_MAX: CSRF_HEADER_TOO_LARGE when a cookie is read. */
+#define CSRF_HDR_ORIGIN 0x01u
+#define CSRF_HDR_REFERER 0x02u
+#define CSRF_HDR_FETCH_SITE 0x04u
+#define CSRF_HDR_TOKEN 0x08u
+#define CSRF_HDR_OVERRIDE 0x10u
+#define CSRF_HDR_CONTENT_TYPE 0x20u
+#define CSRF_HDR_CONTENT_LENGTH 0x40u
+#define CSRF_HDR_HOST 0x80u
+#define CSRF_HDR_COOKIES 0x100u
+
+/* Zeroes req: every header absent, no body, no session binding. */
+void csrf_request_init(csrf_request *req);
+
+/* Files one request header as it arrived (name compared without regard
+ * to case; value without its line ending). Headers the decision does not
+ * read are ignored. Nothing is copied: both must outlive req. CSRF_OK or
+ * CSRF_ERR_ARG (req NULL, or a NULL pointer with a length). */
+csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
+                                size_t value_len);
+
+/* 1 when a request header of this name overrides the method
+ * (X-HTTP-Method-Override, X-HTTP-Method, X-Method-Override; any case):
+ * what an adapter strips from a request it has rejected but still passes
+ * on (an error page), so no application honours it. */
+int csrf_header_is_method_override(const char *name, size_t len);
 
 typedef struct {
 	int allowed;        /* 1: let the request through */
 	csrf_reason reason; /* why; with report_only the would-be rejection */
 	int report_only;    /* 1: rejected by the checks, allowed by report-only */
+	int needs_body;     /* 1: read the body and call csrf_check again (the
+	                       token must come from an urlencoded or multipart
+	                       body not given yet); allowed is then 0 and
+	                       reason CSRF_TOKEN_MISSING, so an adapter that
+	                       ignores it fails closed */
 } csrf_result;
 
-/* The whole decision of DESIGN.md, in order: effective method, exemptions,
+/* The whole decision, in order: effective method, exemptions,
  * Sec-Fetch-Site, Origin, Referer, token. Never allocates; reads only
- * inside the given slices. */
+ * inside the given slices. When the token can only come from a body that
+ * was not given (req->body.ptr NULL) the result asks for it (needs_body),
+ * unless its Content-Length already exceeds the context's body maximum
+ * (CSRF_BODY_TOO_LARGE). Report-only is applied here, to every
+ * rejection. */
 CSRF_MUST_CHECK csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req);
 
 /* 1 when the method (after any override in req) is safe: GET, HEAD or
  * OPTIONS with no override to an unsafe method. */
 CSRF_MUST_CHECK int csrf_request_is_safe(const csrf_request *req);
+
+/* What a response page needs, from csrf_page_prepare. Holds a token:
+ * wipe it with csrf_page_wipe when done. */
+typedef struct {
+	char field[CSRF_FIELD_NAME_MAX + 1];  /* the hidden field's name */
+	char token[CSRF_TOKEN_LEN + 1];       /* a fresh masked token */
+	char set_cookie[CSRF_SET_COOKIE_MAX]; /* a Set-Cookie value, "" when none is needed */
+	size_t set_cookie_len;
+	char origin[CSRF_ORIGIN_MAX]; /* the site's origin ("" unknown), for csrf_inject_init */
+	size_t origin_len;
+} csrf_page;
+
+/* The field name, a fresh masked token and, in the stateless variant
+ * when the client has no valid secret cookie, the Set-Cookie value of a
+ * new one, for the response to req. The secret is req->secret when set;
+ * else the signed secret cookie read by csrf_check's rules: exactly one,
+ * signed by a key of the ring, within the max age; anything else (none,
+ * two, forged, expired, unknown key) gets a new secret and its cookie
+ * (HttpOnly, SameSite=Lax, Path=/; Secure and the "__Host-" name on an
+ * HTTPS site; Max-Age the context's max age). The token is bound to
+ * req->session_id, else the session cookie the response sets (see
+ * csrf_response_cookie), else the one the request carries. CSRF_OK,
+ * CSRF_ERR_ARG, CSRF_ERR_CONFIG (no key), CSRF_ERR_RANDOM,
+ * CSRF_ERR_INTERNAL. */
+CSRF_MUST_CHECK csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out);
+
+/* Wipes the token and cookie a csrf_page holds. */
+void csrf_page_wipe(csrf_page *page);
+
+/* Hands one Set-Cookie value of the response (as the application sent it)
+ * to the library: when it sets the configured session cookie, req's
+ * session_id becomes its value (pointing into value; the last one wins,
+ * as in a browser), so the page of a login is bound to the new session.
+ * Other cookies are ignored. */
+void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const char *value, size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Parsers                                                             */

@@ -29,14 +29,9 @@ typedef struct {
 	size_t body_max;
 	ngx_flag_t unsafe_get;
 	ngx_int_t status;
+	time_t max_age;
 
-	ngx_str_t secret_cookie; /* "__Host-csrf_secret" for an https origin */
-	ngx_uint_t host_prefix;
 	csrf_ctx *ctx; /* built in merge when enable is on */
-	/* the same settings in mode origin, for mode both: decides the stages
-	 * before the token one without the token stage's work, so a request
-	 * whose token is in the body is checked in full once, with its body */
-	csrf_ctx *origin_ctx;
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
@@ -45,13 +40,23 @@ typedef struct {
 	ngx_uint_t have_key;
 } ngx_http_csrf_main_conf_t;
 
+/* The verdict on a request. It lives in a cleanup of the request's pool,
+ * not in the module's request context, because an internal redirect
+ * (error_page, named locations) erases every module context: a rejected
+ * request must stay rejected wherever it goes next. */
+typedef struct {
+	csrf_reason reason;
+	ngx_int_t pending; /* the status to answer on the access phase's re-entry after the body was read */
+	unsigned checked : 1;
+	unsigned rejected : 1;
+	unsigned report_only : 1;
+	unsigned own_page : 1; /* the response is the module's rejection page */
+} ngx_http_csrf_verdict_t;
+
 typedef struct {
 	/* access phase */
-	csrf_request req; /* slices into r's headers, reused by the body handler */
-	ngx_uint_t checked;
-	ngx_int_t status; /* what the access handler answers on its re-entry */
-	csrf_reason reason;
-	ngx_uint_t report_only;
+	csrf_request req;          /* slices into r's headers, reused by the body handler */
+	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
 	csrf_inject *inj;
@@ -70,6 +75,7 @@ typedef struct {
 
 static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r);
 static void ngx_http_csrf_body_handler(ngx_http_request_t *r);
+static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in);
 static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
@@ -89,6 +95,7 @@ static ngx_int_t ngx_http_csrf_init(ngx_conf_t *cf);
 static ngx_conf_enum_t ngx_http_csrf_modes[] = {{ngx_string("both"), CSRF_MODE_BOTH},
                                                 {ngx_string("token"), CSRF_MODE_TOKEN},
                                                 {ngx_string("origin"), CSRF_MODE_ORIGIN},
+                                                {ngx_string("origin_or_token"), CSRF_MODE_ORIGIN_OR_TOKEN},
                                                 {ngx_null_string, 0}};
 
 static ngx_conf_enum_t ngx_http_csrf_actions[] = {{ngx_string("deny"), NGX_HTTP_CSRF_ACTION_DENY},
@@ -132,6 +139,9 @@ static ngx_command_t ngx_http_csrf_commands[] = {
 
     {ngx_string("csrf_status"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_num_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, status), &ngx_http_csrf_status_p},
+
+    {ngx_string("csrf_max_age"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_sec_slot, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, max_age), NULL},
 
     ngx_null_command};
 
@@ -177,18 +187,29 @@ static csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
 	return sl;
 }
 
-/* The request headers the library needs that nginx does not index, in
- * one walk over the list: the first of each name; absent: ptr NULL. */
-static void ngx_http_csrf_headers(ngx_http_request_t *r, csrf_request *req)
+/* The request as the library reads it: method, target, the connection's
+ * scheme, and every request header handed over by name. */
+static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 {
 	ngx_uint_t i;
 	ngx_list_part_t *part;
 	ngx_table_elt_t *h;
-	csrf_slice *dst, override, method;
 
-	override.ptr = NULL;
-	override.len = 0;
-	method = override;
+	csrf_request_init(req);
+
+	req->method = ngx_http_csrf_slice(&r->method_name);
+	req->target = ngx_http_csrf_slice(&r->unparsed_uri);
+
+#if (NGX_HTTP_SSL)
+	if (r->connection->ssl) {
+		req->scheme.ptr = "https";
+		req->scheme.len = 5;
+	} else
+#endif
+	{
+		req->scheme.ptr = "http";
+		req->scheme.len = 4;
+	}
 
 	part = &r->headers_in.headers.part;
 	h = part->elts;
@@ -203,145 +224,41 @@ static void ngx_http_csrf_headers(ngx_http_request_t *r, csrf_request *req)
 			i = 0;
 		}
 
-		switch (h[i].key.len) {
-		case sizeof("Origin") - 1:
-			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"Origin", 6) == 0 ? &req->origin : NULL;
-			break;
-		case sizeof("Sec-Fetch-Site") - 1:
-			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"Sec-Fetch-Site", 14) == 0 ? &req->sec_fetch_site
-			                                                                          : NULL;
-			break;
-		case sizeof("X-HTTP-Method-Override") - 1:
-			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method-Override", 22) == 0 ? &override
-			                                                                                  : NULL;
-			break;
-		case sizeof("X-HTTP-Method") - 1:
-			dst = ngx_strncasecmp(h[i].key.data, (u_char *)"X-HTTP-Method", 13) == 0 ? &method : NULL;
-			break;
-		case sizeof(CSRF_HEADER_NAME) - 1:
-			dst = ngx_strncasecmp(h[i].key.data, (u_char *)CSRF_HEADER_NAME,
-			                      sizeof(CSRF_HEADER_NAME) - 1) == 0
-			          ? &req->token_header
-			          : NULL;
-			break;
-		default:
-			dst = NULL;
-		}
+		csrf_request_header(req, (const char *)h[i].key.data, h[i].key.len, (const char *)h[i].value.data,
+		                    h[i].value.len);
+	}
+}
 
-		if (dst && dst->ptr == NULL) {
-			*dst = ngx_http_csrf_slice(&h[i].value);
+static void ngx_http_csrf_verdict_cleanup(void *data)
+{
+	(void)data;
+}
+
+/* The request's verdict, created on demand (NULL when create is 0 and
+ * there is none, or when memory runs out). */
+static ngx_http_csrf_verdict_t *ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_uint_t create)
+{
+	ngx_pool_cleanup_t *cln;
+
+	for (cln = r->main->pool->cleanup; cln; cln = cln->next) {
+		if (cln->handler == ngx_http_csrf_verdict_cleanup) {
+			return cln->data;
 		}
 	}
 
-	req->method_override = override.ptr ? override : method;
-}
-
-/* All Cookie headers, joined with "; " when a client sent several. */
-static csrf_slice ngx_http_csrf_cookie(ngx_http_request_t *r)
-{
-	size_t len;
-	u_char *p;
-	ngx_uint_t i, n;
-	ngx_table_elt_t **h;
-	csrf_slice joined = {NULL, 0};
-
-	n = r->headers_in.cookies.nelts;
-	h = r->headers_in.cookies.elts;
-
-	if (n == 0) {
-		return joined;
-	}
-	if (n == 1) {
-		return ngx_http_csrf_slice(&h[0]->value);
+	if (!create) {
+		return NULL;
 	}
 
-	len = 0;
-	for (i = 0; i < n; i++) {
-		len += h[i]->value.len + 2;
+	cln = ngx_pool_cleanup_add(r->main->pool, sizeof(ngx_http_csrf_verdict_t));
+	if (cln == NULL) {
+		return NULL;
 	}
 
-	p = ngx_pnalloc(r->pool, len);
-	if (p == NULL) {
-		return ngx_http_csrf_slice(&h[0]->value);
-	}
+	ngx_memzero(cln->data, sizeof(ngx_http_csrf_verdict_t));
+	cln->handler = ngx_http_csrf_verdict_cleanup;
 
-	joined.ptr = (const char *)p;
-	for (i = 0; i < n; i++) {
-		if (i) {
-			*p++ = ';';
-			*p++ = ' ';
-		}
-		p = ngx_cpymem(p, h[i]->value.data, h[i]->value.len);
-	}
-	joined.len = p - (u_char *)joined.ptr;
-
-	return joined;
-}
-
-/* The scheme the site is reached with: the configured origin's when there
- * is one (behind a proxy nginx cannot know), else the connection's. */
-static void ngx_http_csrf_scheme(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_str_t *scheme)
-{
-	u_char *colon;
-
-	if (clcf->origin.len) {
-		colon = ngx_strlchr(clcf->origin.data, clcf->origin.data + clcf->origin.len, ':');
-		if (colon) {
-			scheme->data = clcf->origin.data;
-			scheme->len = colon - clcf->origin.data;
-			return;
-		}
-	}
-
-#if (NGX_HTTP_SSL)
-	if (r->connection->ssl) {
-		ngx_str_set(scheme, "https");
-		return;
-	}
-#endif
-
-	ngx_str_set(scheme, "http");
-}
-
-static void ngx_http_csrf_request(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, csrf_request *req)
-{
-	ngx_str_t scheme;
-
-	ngx_memzero(req, sizeof(csrf_request));
-
-	req->method = ngx_http_csrf_slice(&r->method_name);
-	req->target = ngx_http_csrf_slice(&r->unparsed_uri);
-
-	ngx_http_csrf_scheme(r, clcf, &scheme);
-	req->scheme = ngx_http_csrf_slice(&scheme);
-
-	if (r->headers_in.host) {
-		req->host = ngx_http_csrf_slice(&r->headers_in.host->value);
-	}
-	if (r->headers_in.referer) {
-		req->referer = ngx_http_csrf_slice(&r->headers_in.referer->value);
-	}
-	if (r->headers_in.content_type) {
-		req->content_type = ngx_http_csrf_slice(&r->headers_in.content_type->value);
-	}
-
-	ngx_http_csrf_headers(r, req);
-	req->cookie = ngx_http_csrf_cookie(r);
-}
-
-/* 1 when the body may carry the token field. */
-static ngx_uint_t ngx_http_csrf_form_body(ngx_http_request_t *r)
-{
-	ngx_str_t *ct;
-
-	if (r->headers_in.content_type == NULL) {
-		return 0;
-	}
-
-	ct = &r->headers_in.content_type->value;
-
-	return (ct->len >= 33 && ngx_strncasecmp(ct->data, (u_char *)"application/x-www-form-urlencoded", 33) == 0) ||
-	       (ct->len >= 19 && ngx_strncasecmp(ct->data, (u_char *)"multipart/form-data", 19) == 0);
+	return cln->data;
 }
 
 static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
@@ -367,18 +284,137 @@ static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
 /* Access phase                                                        */
 /* ------------------------------------------------------------------ */
 
-/* Turns the library's answer into what the access handler returns, and
- * logs rejections with their reason (never a token or a cookie). */
-static ngx_int_t ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_http_csrf_ctx_t *ctx,
-                                       csrf_result res)
+/* A log line of the module: the client's address, the method and the
+ * path without its query, then the message. nginx's own context (which
+ * appends the whole request line, query included) is left out: an
+ * application that serialises a form into a URL would put the token
+ * there. */
+#define ngx_http_csrf_log(level, r, fmt, ...)                                                                          \
+	do {                                                                                                           \
+		ngx_log_t log_ = *(r)->connection->log;                                                                \
+		log_.handler = NULL;                                                                                   \
+		ngx_log_error(level, &log_, 0, "csrf: " fmt ", client: %V", __VA_ARGS__, &(r)->connection->addr_text); \
+	} while (0)
+
+/* A rejected request that an internal redirect (error_page) sends on
+ * continues as a GET without its body or a method override (a named
+ * location would otherwise keep the method and the body this module
+ * read): the upstream never receives the forged request. */
+static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 {
-	ctx->checked = 1;
-	ctx->reason = res.reason;
-	ctx->report_only = res.report_only;
+	ngx_uint_t i;
+	ngx_list_part_t *part;
+	ngx_table_elt_t *h;
+
+	r->method = NGX_HTTP_GET;
+	ngx_str_set(&r->method_name, "GET");
+
+	if (r->request_body) {
+		/* read by this module: dropped */
+		r->request_body->bufs = NULL;
+		r->headers_in.content_length_n = 0;
+		r->headers_in.content_length = NULL;
+		r->headers_in.chunked = 0;
+		r->preserve_body = 0;
+	}
+
+	part = &r->headers_in.headers.part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		if (csrf_header_is_method_override((const char *)h[i].key.data, h[i].key.len)) {
+			ngx_str_set(&h[i].key, "X-CSRF-Dropped");
+			h[i].lowcase_key = (u_char *)"x-csrf-dropped";
+		}
+	}
+}
+
+/* 1 when error_page handles status in this location. */
+static ngx_uint_t ngx_http_csrf_error_page(ngx_http_request_t *r, ngx_int_t status)
+{
+	ngx_uint_t i;
+	ngx_http_err_page_t *err;
+	ngx_http_core_loc_conf_t *clcf;
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+	if (clcf->error_pages == NULL || r->uri_changes == 0) {
+		return 0;
+	}
+
+	err = clcf->error_pages->elts;
+	for (i = 0; i < clcf->error_pages->nelts; i++) {
+		if (err[i].status == status) {
+			return 1;
+		}
+	}
+
+	return 0;
+}
+
+/* The module's own rejection page: the library's words, escaped, with a
+ * strict CSP; error_page for the status replaces it. */
+static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
+{
+	size_t len;
+	u_char *page;
+	ngx_table_elt_t *h;
+	ngx_http_complex_value_t cv;
+	static ngx_str_t type = ngx_string("text/html; charset=utf-8");
+
+	if (ngx_http_csrf_error_page(r, status)) {
+		return status;
+	}
+
+	page = ngx_pnalloc(r->pool, CSRF_REJECT_PAGE_MAX);
+	if (page == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	if (csrf_reject_page(v->reason, (unsigned)status, (char *)page, CSRF_REJECT_PAGE_MAX, &len) != CSRF_OK) {
+		return status;
+	}
+
+	h = ngx_list_push(&r->headers_out.headers);
+	if (h == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	h->hash = 1;
+	ngx_str_set(&h->key, "Content-Security-Policy");
+	ngx_str_set(&h->value, CSRF_REJECT_PAGE_CSP);
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	v->own_page = 1;
+
+	ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));
+	cv.value.data = page;
+	cv.value.len = len;
+
+	return ngx_http_send_response(r, status, &type, &cv);
+}
+
+/* Records the library's answer, logs a rejection with its reason (never
+ * a token or a cookie), and returns what the access phase answers:
+ * NGX_DECLINED to go on, or a status. */
+static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_http_csrf_verdict_t *v,
+                                     csrf_result res)
+{
+	v->checked = 1;
+	v->reason = res.reason;
+	v->report_only = res.report_only;
 
 	if (res.report_only) {
-		ngx_log_error(NGX_LOG_WARN, r->connection->log, 0, "csrf: would reject %V \"%V\": %s (csrf_action log)",
-		              &r->method_name, &r->uri, csrf_reason_name(res.reason));
+		ngx_http_csrf_log(NGX_LOG_WARN, r, "would reject %V \"%V\": %s (csrf_action log)", &r->method_name,
+		                  &r->uri, csrf_reason_name(res.reason));
 		return NGX_DECLINED;
 	}
 
@@ -386,38 +422,90 @@ static ngx_int_t ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_http_csrf_loc_
 		return NGX_DECLINED;
 	}
 
-	ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: rejected %V \"%V\": %s", &r->method_name, &r->uri,
-	              csrf_reason_name(res.reason));
+	ngx_http_csrf_log(NGX_LOG_ERR, r, "rejected %V \"%V\": %s", &r->method_name, &r->uri,
+	                  csrf_reason_name(res.reason));
 
-	if (res.reason == CSRF_BODY_TOO_LARGE) {
-		return NGX_HTTP_REQUEST_ENTITY_TOO_LARGE;
-	}
+	v->rejected = 1;
 
-	return clcf->status;
+	return res.reason == CSRF_BODY_TOO_LARGE ? NGX_HTTP_REQUEST_ENTITY_TOO_LARGE : clcf->status;
 }
 
-/* Finalizes with a rejection status, or lets the phase go on. A rejection
- * is final even under "satisfy any": it never counts as one failed access
+/* Finalizes with a rejection, or lets the phase go on. A rejection is
+ * final even under "satisfy any": it never counts as one failed access
  * method among others. */
-static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_int_t status)
+static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
 {
+	ngx_int_t rc;
+
 	if (status == NGX_DECLINED) {
 		return NGX_DECLINED;
 	}
 
-	ngx_http_finalize_request(r, status);
+	if (ngx_http_csrf_error_page(r, status) && r->request_body == NULL &&
+	    (r->headers_in.content_length_n > 0 || r->headers_in.chunked)) {
+		/* error_page sends the request on: its body is read (and
+		 * dropped) first, so that where it goes no upstream can be
+		 * handed the forged body */
+		v->pending = status;
+		rc = ngx_http_read_client_request_body(r, ngx_http_csrf_reject_body_handler);
+		if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+			return rc;
+		}
+		ngx_http_finalize_request(r, NGX_DONE);
+		return NGX_DONE;
+	}
+
+	ngx_http_finalize_request(r, ngx_http_csrf_send_reject(r, v, status));
 
 	return NGX_DONE;
 }
 
+static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r)
+{
+	ngx_int_t status;
+	ngx_http_csrf_verdict_t *v;
+
+	v = ngx_http_csrf_verdict(r, 0);
+	status = v && v->pending ? v->pending : NGX_HTTP_FORBIDDEN;
+	if (v) {
+		v->pending = 0;
+	}
+
+	ngx_http_csrf_neutralize(r);
+	ngx_http_finalize_request(r, status);
+}
+
 static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
-	ngx_int_t rc;
-	ngx_uint_t body;
-	csrf_request *req;
+	ngx_int_t rc, status;
 	csrf_result res;
 	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
+
+	if (r != r->main) {
+		return NGX_DECLINED;
+	}
+
+	v = ngx_http_csrf_verdict(r, 0);
+
+	if (v && v->checked) {
+		if (v->pending) {
+			/* re-entry after the body was read */
+			status = v->pending;
+			v->pending = 0;
+			return ngx_http_csrf_answer(r, v, status);
+		}
+
+		/* an internal redirect after the verdict (error_page, a named
+		 * location, try_files): judged once; a rejected request goes on
+		 * only as a GET without its body */
+		if (v->rejected) {
+			ngx_http_csrf_neutralize(r);
+		}
+
+		return NGX_DECLINED;
+	}
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
@@ -425,51 +513,20 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_DECLINED;
 	}
 
-	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
-
-	if (ctx && ctx->checked) {
-		/* re-entry after the body was read */
-		return ngx_http_csrf_answer(r, ctx->status);
-	}
-
 	ctx = ngx_http_csrf_get_ctx(r);
-	if (ctx == NULL) {
+	v = ngx_http_csrf_verdict(r, 1);
+	if (ctx == NULL || v == NULL) {
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	req = &ctx->req;
-	ngx_http_csrf_request(r, clcf, req);
+	ngx_http_csrf_request(r, &ctx->req);
 
-	/* The token may be in the body: read it only when no token header came
-	 * and the stages before the token one have passed. In mode both the
-	 * location's origin context says so (CSRF_ORIGIN_VERIFIED) without the
-	 * token stage's work, and anything else it answers is what the full
-	 * check would answer; otherwise the full check says "token missing". */
-	body = req->token_header.ptr == NULL && ngx_http_csrf_form_body(r) &&
-	       (r->headers_in.content_length_n > 0 || r->headers_in.chunked);
+	res = csrf_check(clcf->ctx, &ctx->req);
 
-	if (body && clcf->origin_ctx) {
-		res = csrf_check(clcf->origin_ctx, req);
-		body = res.reason == CSRF_ORIGIN_VERIFIED;
-
-	} else {
-		res = csrf_check(clcf->ctx, req);
-		body = body && res.reason == CSRF_TOKEN_MISSING;
-	}
-
-	if (body) {
-
-		if (r->headers_in.content_length_n > (off_t)clcf->body_max) {
-			res.allowed = 0;
-			res.reason = CSRF_BODY_TOO_LARGE;
-			if (clcf->action == NGX_HTTP_CSRF_ACTION_LOG) {
-				res.allowed = 1;
-				res.report_only = 1;
-			}
-			ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
-			return ngx_http_csrf_answer(r, ctx->status);
-		}
-
+	if (res.needs_body) {
+		/* the token is in the body: read it, intact for the upstream */
+		v->checked = 1;
+		v->pending = NGX_DECLINED;
 		r->request_body_in_single_buf = 1;
 
 		rc = ngx_http_read_client_request_body(r, ngx_http_csrf_body_handler);
@@ -482,9 +539,7 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_DONE;
 	}
 
-	ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
-
-	return ngx_http_csrf_answer(r, ctx->status);
+	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res));
 }
 
 /* The read body as one piece of at most max bytes: its buffer when it is
@@ -558,36 +613,52 @@ static ngx_int_t ngx_http_csrf_body(ngx_http_request_t *r, size_t max, ngx_str_t
 
 static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 {
+	off_t size;
 	ngx_int_t rc;
 	ngx_str_t body;
+	ngx_chain_t *cl;
 	csrf_result res;
 	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+	v = ngx_http_csrf_verdict(r, 0);
 
 	rc = ngx_http_csrf_body(r, clcf->body_max, &body);
 
-	if (rc == NGX_ERROR) {
-		ctx->checked = 1;
-		ctx->status = NGX_HTTP_INTERNAL_SERVER_ERROR;
-
-	} else if (rc == NGX_DECLINED) {
-		res.allowed = 0;
-		res.reason = CSRF_BODY_TOO_LARGE;
-		res.report_only = 0;
-		if (clcf->action == NGX_HTTP_CSRF_ACTION_LOG) {
-			res.allowed = 1;
-			res.report_only = 1;
+	if (rc == NGX_ERROR || ctx == NULL || v == NULL) {
+		if (v) {
+			v->pending = NGX_HTTP_INTERNAL_SERVER_ERROR;
+			v->rejected = 1;
+			v->reason = CSRF_ERR_INTERNAL;
 		}
-		ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
 
 	} else {
-		ctx->req.body.ptr = (const char *)body.data;
-		ctx->req.body.len = body.len;
+		if (rc == NGX_DECLINED) {
+			/* larger than the library reads: it judges by the size */
+			size = 0;
+			for (cl = r->request_body->bufs; cl; cl = cl->next) {
+				size += ngx_buf_size(cl->buf);
+			}
+			ctx->req.body.ptr = NULL;
+			ctx->req.content_length.ptr = (const char *)ctx->body_size;
+			ctx->req.content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
+
+		} else {
+			ctx->req.body.ptr = (const char *)body.data;
+			ctx->req.body.len = body.len;
+		}
+
 		res = csrf_check(clcf->ctx, &ctx->req);
-		ctx->status = ngx_http_csrf_verdict(r, clcf, ctx, res);
+		if (res.needs_body) {
+			/* cannot happen with a body given: fail closed */
+			res.allowed = 0;
+			res.report_only = 0;
+			res.reason = CSRF_ERR_INTERNAL;
+		}
+		v->pending = ngx_http_csrf_judge(r, clcf, v, res);
 	}
 
 	r->preserve_body = 1;
@@ -599,18 +670,18 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data)
 {
 	const char *name;
-	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_verdict_t *verdict;
 
 	(void)data;
 
-	ctx = ngx_http_get_module_ctx(r->main, ngx_http_csrf_module);
+	verdict = ngx_http_csrf_verdict(r, 0);
 
-	if (ctx == NULL || !ctx->checked) {
+	if (verdict == NULL || !verdict->checked || verdict->pending) {
 		v->not_found = 1;
 		return NGX_OK;
 	}
 
-	name = csrf_reason_name(ctx->reason);
+	name = csrf_reason_name(verdict->reason);
 
 	v->len = ngx_strlen(name);
 	v->valid = 1;
@@ -625,17 +696,14 @@ static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_v
 /* Header and body filters: tokens into HTML forms                     */
 /* ------------------------------------------------------------------ */
 
-/* The value the response itself sets for cookie name ("name=value; ..."),
- * so a page that logs a user in gets tokens for the new session. */
-static ngx_int_t ngx_http_csrf_set_cookie_value(ngx_http_request_t *r, ngx_str_t *name, csrf_slice *value)
+/* Hands the response's Set-Cookie values to the library, so a page
+ * that logs a user in gets tokens for the new session. */
+static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx, csrf_request *req)
 {
-	u_char *p, *end, *semi;
 	ngx_uint_t i;
 	ngx_list_part_t *part;
 	ngx_table_elt_t *h;
-	ngx_int_t found;
 
-	found = 0;
 	part = &r->headers_out.headers.part;
 	h = part->elts;
 
@@ -652,23 +720,8 @@ static ngx_int_t ngx_http_csrf_set_cookie_value(ngx_http_request_t *r, ngx_str_t
 		    ngx_strncasecmp(h[i].key.data, (u_char *)"Set-Cookie", 10) != 0) {
 			continue;
 		}
-		p = h[i].value.data;
-		end = p + h[i].value.len;
-		while (p < end && (*p == ' ' || *p == '\t')) {
-			p++;
-		}
-		if ((size_t)(end - p) <= name->len || ngx_strncmp(p, name->data, name->len) != 0 ||
-		    p[name->len] != '=') {
-			continue;
-		}
-		p += name->len + 1;
-		semi = ngx_strlchr(p, end, ';');
-		value->ptr = (const char *)p;
-		value->len = (semi ? semi : end) - p;
-		found = 1; /* the last one wins, as in a browser */
+		csrf_response_cookie(cctx, req, (const char *)h[i].value.data, h[i].value.len);
 	}
-
-	return found;
 }
 
 /* 1 for an HTML response this module may rewrite. */
@@ -774,18 +827,13 @@ static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
 
 static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 {
-	size_t len;
-	u_char *p, *mem;
-	ngx_str_t scheme, host, origin, name;
-	csrf_slice cookie, value, sid;
+	u_char *mem, *p;
+	csrf_page page;
 	csrf_reason rc;
-	csrf_cookie_opts opts;
+	csrf_request req;
 	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
-	uint8_t secret[CSRF_SECRET_LEN];
-	char field[CSRF_FIELD_NAME_MAX + 1];
-	char token[CSRF_TOKEN_LEN + 1];
-	char cookie_value[CSRF_SECRET_COOKIE_LEN + 1];
 	static u_char vary[] = "Cookie";
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
@@ -795,108 +843,49 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		return ngx_http_next_header_filter(r);
 	}
 
-	ngx_http_csrf_scheme(r, clcf, &scheme);
-
-	/* the session secret: from a valid signed cookie, or a new one */
-	name = clcf->secret_cookie;
-	cookie = ngx_http_csrf_cookie(r);
-	rc = CSRF_NOT_FOUND;
-	if (cookie.ptr) {
-		rc = csrf_cookie_get(cookie.ptr, cookie.len, (const char *)name.data, name.len, &value);
-		if (rc == CSRF_OK) {
-			rc = csrf_secret_cookie_decode(clcf->ctx, value.ptr, value.len, secret);
-		}
-	}
-
-	if (rc != CSRF_OK) {
-		if (csrf_secret_new(secret) != CSRF_OK ||
-		    csrf_secret_cookie_encode(clcf->ctx, secret, cookie_value, sizeof(cookie_value)) != CSRF_OK) {
-			ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot make a session secret");
-			return ngx_http_next_header_filter(r);
-		}
-
-		ngx_memzero(&opts, sizeof(opts));
-		opts.secure = (scheme.len == 5);
-		opts.host_prefix = clcf->host_prefix;
-		opts.http_only = 1;
-		opts.same_site = CSRF_SAMESITE_LAX;
-
-		if (clcf->host_prefix) {
-			/* csrf_set_cookie_build adds the prefix itself */
-			name.data += 7;
-			name.len -= 7;
-		}
-
-		len = 512;
-		p = ngx_pnalloc(r->pool, len);
-		if (p == NULL) {
-			return NGX_ERROR;
-		}
-		if (csrf_set_cookie_build((const char *)name.data, cookie_value, CSRF_SECRET_COOKIE_LEN, &opts,
-		                          (char *)p, len, &len) != CSRF_OK ||
-		    ngx_http_csrf_add_header(r, "Set-Cookie", p, len) != NGX_OK) {
-			ngx_explicit_memzero(cookie_value, sizeof(cookie_value));
-			ngx_explicit_memzero(secret, sizeof(secret));
-			return NGX_ERROR;
-		}
-		ngx_explicit_memzero(cookie_value, sizeof(cookie_value));
-	}
-
-	/* the session the token is bound to: the application's cookie, as the
-	 * response sets it or as the request carries it */
-	sid.ptr = "";
-	sid.len = 0;
-	if (clcf->session_cookie.len && !ngx_http_csrf_set_cookie_value(r, &clcf->session_cookie, &sid) && cookie.ptr &&
-	    csrf_cookie_get(cookie.ptr, cookie.len, (const char *)clcf->session_cookie.data, clcf->session_cookie.len,
-	                    &sid) != CSRF_OK) {
-		sid.ptr = "";
-		sid.len = 0;
-	}
-
-	rc = csrf_field_name(clcf->ctx, secret, field, sizeof(field));
-	if (rc == CSRF_OK) {
-		rc = csrf_token_issue(clcf->ctx, secret, sid.ptr, sid.len, 0, token, sizeof(token));
-	}
-	ngx_explicit_memzero(secret, sizeof(secret));
-
-	if (rc != CSRF_OK) {
-		ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot issue a token: %s",
-		              csrf_reason_name(rc));
+	v = ngx_http_csrf_verdict(r, 0);
+	if (v && v->own_page) {
 		return ngx_http_next_header_filter(r);
 	}
 
-	/* the origin that absolute form actions are compared with */
-	if (clcf->origin.len) {
-		origin = clcf->origin;
-	} else {
-		host = r->headers_in.host ? r->headers_in.host->value : r->headers_in.server;
-		origin.len = scheme.len + 3 + host.len;
-		origin.data = ngx_pnalloc(r->pool, origin.len);
-		if (origin.data == NULL) {
-			return NGX_ERROR;
-		}
-		p = ngx_cpymem(origin.data, scheme.data, scheme.len);
-		p = ngx_cpymem(p, "://", 3);
-		ngx_memcpy(p, host.data, host.len);
-	}
-
+	/* the request's own headers (after an internal redirect the access
+	 * phase's copy is gone with the module context) */
 	ctx = ngx_http_csrf_get_ctx(r);
 	if (ctx == NULL) {
 		return NGX_ERROR;
 	}
+	ngx_http_csrf_request(r, &req);
+	ngx_http_csrf_response_cookies(r, clcf->ctx, &req);
+
+	rc = csrf_page_prepare(clcf->ctx, &req, &page);
+	if (rc != CSRF_OK) {
+		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot prepare the page of \"%V\": %s", &r->uri,
+		                  csrf_reason_name(rc));
+		return ngx_http_next_header_filter(r);
+	}
+
+	if (page.set_cookie_len) {
+		p = ngx_pnalloc(r->pool, page.set_cookie_len);
+		if (p == NULL || ngx_http_csrf_add_header(r, "Set-Cookie", p, page.set_cookie_len) != NGX_OK) {
+			csrf_page_wipe(&page);
+			return NGX_ERROR;
+		}
+		ngx_memcpy(p, page.set_cookie, page.set_cookie_len);
+	}
 
 	mem = ngx_palloc(r->pool, csrf_inject_size());
 	if (mem == NULL) {
+		csrf_page_wipe(&page);
 		return NGX_ERROR;
 	}
 
-	rc = csrf_inject_init(mem, csrf_inject_size(), (const char *)origin.data, origin.len, field, ngx_strlen(field),
-	                      token, CSRF_TOKEN_LEN, &ctx->inj);
-	ngx_explicit_memzero(token, sizeof(token));
+	rc = csrf_inject_init(mem, csrf_inject_size(), page.origin, page.origin_len, page.field, ngx_strlen(page.field),
+	                      page.token, CSRF_TOKEN_LEN, &ctx->inj);
+	csrf_page_wipe(&page);
 
 	if (rc != CSRF_OK) {
-		ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot start the injector: %s",
-		              csrf_reason_name(rc));
+		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot start the injector for \"%V\": %s", &r->uri,
+		                  csrf_reason_name(rc));
 		ctx->inj = NULL;
 		return ngx_http_next_header_filter(r);
 	}
@@ -1200,6 +1189,7 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	conf->body_max = NGX_CONF_UNSET_SIZE;
 	conf->unsafe_get = NGX_CONF_UNSET;
 	conf->status = NGX_CONF_UNSET;
+	conf->max_age = NGX_CONF_UNSET;
 
 	return conf;
 }
@@ -1356,9 +1346,8 @@ static ngx_int_t ngx_http_csrf_same_str(ngx_str_t *a, ngx_str_t *b)
 	return a->len == b->len && (a->len == 0 || ngx_strncmp(a->data, b->data, a->len) == 0);
 }
 
-/* A new library context with a location's settings (all but its keys)
- * in the given mode. */
-static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *conf, csrf_mode mode)
+/* A new library context with a location's settings (all but its keys). */
+static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *conf)
 {
 	ngx_uint_t i;
 	ngx_str_t *s;
@@ -1370,17 +1359,11 @@ static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_
 		return NULL;
 	}
 
-	/* over HTTPS the secret cookie is a __Host- cookie: only an origin
-	 * configured as https guarantees that every request is HTTPS */
-	rc = csrf_ctx_set_secret_cookie(ctx, (const char *)conf->secret_cookie.data);
-	if (rc != CSRF_OK) {
-		ngx_http_csrf_config_error(cf, ctx, "csrf", rc);
-		return NULL;
-	}
-
-	csrf_ctx_set_mode(ctx, mode);
+	csrf_ctx_set_mode(ctx, (csrf_mode)conf->mode);
 	csrf_ctx_set_report_only(ctx, conf->action == NGX_HTTP_CSRF_ACTION_LOG);
 	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
+	csrf_ctx_set_body_max(ctx, conf->body_max);
+	csrf_ctx_set_max_age(ctx, (uint32_t)conf->max_age);
 
 	if (conf->origin.len) {
 		rc = csrf_ctx_set_self_origin(ctx, (const char *)conf->origin.data, conf->origin.len);
@@ -1412,8 +1395,8 @@ static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_
 	return ctx;
 }
 
-/* The library contexts of a location: the parent's when every setting
- * they depend on is inherited unchanged, else new ones. */
+/* The library context of a location: the parent's when every setting it
+ * depends on is inherited unchanged, else a new one. */
 static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *prev, ngx_http_csrf_loc_conf_t *conf)
 {
 	csrf_ctx *ctx;
@@ -1422,25 +1405,17 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 
 	if (prev->ctx && prev->mode == conf->mode && prev->action == conf->action &&
 	    prev->unsafe_get == conf->unsafe_get && prev->trusted == conf->trusted &&
+	    prev->body_max == conf->body_max && prev->max_age == conf->max_age &&
 	    ngx_http_csrf_same_str(&prev->origin, &conf->origin) &&
 	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) &&
 	    ngx_http_csrf_same_str(&prev->session_cookie, &conf->session_cookie)) {
 		conf->ctx = prev->ctx;
-		conf->origin_ctx = prev->origin_ctx;
 		return NGX_CONF_OK;
 	}
 
-	ctx = ngx_http_csrf_configure(cf, conf, (csrf_mode)conf->mode);
+	ctx = ngx_http_csrf_configure(cf, conf);
 	if (ctx == NULL) {
 		return NGX_CONF_ERROR;
-	}
-
-	if (conf->mode == CSRF_MODE_BOTH) {
-		/* no keys: the stages before the token one use none */
-		conf->origin_ctx = ngx_http_csrf_configure(cf, conf, CSRF_MODE_ORIGIN);
-		if (conf->origin_ctx == NULL) {
-			return NGX_CONF_ERROR;
-		}
 	}
 
 	if (conf->key_file.len) {
@@ -1482,7 +1457,7 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_http_csrf_loc_conf_t *conf = child;
 
 	ngx_conf_merge_value(conf->enable, prev->enable, 0);
-	ngx_conf_merge_uint_value(conf->mode, prev->mode, CSRF_MODE_BOTH);
+	ngx_conf_merge_uint_value(conf->mode, prev->mode, CSRF_MODE_ORIGIN_OR_TOKEN);
 	ngx_conf_merge_str_value(conf->origin, prev->origin, "");
 	ngx_conf_merge_ptr_value(conf->trusted, prev->trusted, NULL);
 	ngx_conf_merge_str_value(conf->key_file, prev->key_file, "");
@@ -1492,16 +1467,10 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_size_value(conf->body_max, prev->body_max, 1024 * 1024);
 	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
+	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
 
 	if (!conf->enable) {
 		return NGX_CONF_OK;
-	}
-
-	conf->host_prefix = conf->origin.len > 8 && ngx_strncasecmp(conf->origin.data, (u_char *)"https://", 8) == 0;
-	if (conf->host_prefix) {
-		ngx_str_set(&conf->secret_cookie, "__Host-" CSRF_DEFAULT_SECRET_COOKIE);
-	} else {
-		ngx_str_set(&conf->secret_cookie, CSRF_DEFAULT_SECRET_COOKIE);
 	}
 
 	return ngx_http_csrf_build_ctx(cf, prev, conf);

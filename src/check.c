@@ -10,26 +10,6 @@
  * by more than this is not decoded at all and counts as malformed. */
 #define TOKEN_FIELD_CAP (CSRF_TOKEN_LEN + 8)
 
-static int is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* The slice without leading and trailing spaces and tabs; absent stays
- * absent. */
-static csrf_slice trim(csrf_slice s)
-{
-	if (!s.ptr)
-		return s;
-	while (s.len && is_ows(s.ptr[0])) {
-		s.ptr++;
-		s.len--;
-	}
-	while (s.len && is_ows(s.ptr[s.len - 1]))
-		s.len--;
-	return s;
-}
-
 static int is_alpha(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -62,17 +42,20 @@ static csrf_reason judge_override(const char *p, size_t n, int *unsafe)
 	return CSRF_OK;
 }
 
-/* A decoded query parameter name that a framework would read as
- * `_method`: PHP turns '.', ' ' and '[' of names into '_' and "x[]" into
- * an array x, so ".method", " method" and "_method[]" count too. */
+/* The names a framework reads as `_method`: PHP turns '.', ' ' and '['
+ * of names into '_' and "x[]" into an array x, so ".method", " method"
+ * (encoded "+method") and "_method[]" count too. Query parameters and
+ * body fields are judged by this one list. */
+static const char *const override_names[] = {"_method",   ".method",   " method",   "[method",
+                                             "_method[]", ".method[]", " method[]", "[method[]"};
+#define N_OVERRIDE_NAMES (sizeof override_names / sizeof override_names[0])
+
 static int is_override_name(const char *name, size_t len)
 {
-	if (len == 9 && name[7] == '[' && name[8] == ']')
-		len = 7;
-	if (len != 7)
-		return 0;
-	return (name[0] == '_' || name[0] == '.' || name[0] == ' ' || name[0] == '[') &&
-	       memcmp(name + 1, "method", 6) == 0;
+	for (size_t i = 0; i < N_OVERRIDE_NAMES; i++)
+		if (strlen(override_names[i]) == len && memcmp(override_names[i], name, len) == 0)
+			return 1;
+	return 0;
 }
 
 /* Every `_method` parameter of the query string of target (frameworks
@@ -129,8 +112,10 @@ static csrf_reason effective_method(const csrf_request *req, int *safe, int *ove
 	int unsafe_override = 0;
 	*safe = 0;
 	*overridden = req->method_override.ptr != NULL;
+	if (req->repeated & CSRF_HDR_OVERRIDE)
+		return CSRF_METHOD_OVERRIDE;
 	if (req->method_override.ptr) {
-		csrf_slice v = trim(req->method_override);
+		csrf_slice v = csrf_trim(req->method_override);
 		csrf_reason r = judge_override(v.ptr, v.len, &unsafe_override);
 		if (r != CSRF_OK)
 			return r;
@@ -150,23 +135,48 @@ CSRF_API int csrf_request_is_safe(const csrf_request *req)
 	return effective_method(req, &safe, &overridden) == CSRF_OK && safe;
 }
 
-/* A `_method` field in a form body (Rails, Laravel, Symfony read it):
- * anything but "not there" counts, so a malformed body fails closed. */
-static int body_overrides(const csrf_request *req)
+/* A `_method` field (by any name of override_names) in a form body
+ * (Rails, Laravel, Symfony read it): 1 when there is one, or when the
+ * body cannot be read with certainty (malformed, or two Content-Type
+ * headers, or a body over the context's maximum): fail closed; 2 when
+ * the body is a form that was not given. */
+static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
 {
 	char v[METHOD_OVERRIDE_MAX + 1];
 	size_t n = 0;
-	if (!req->body.ptr || !req->content_type.ptr)
+	if (!req->content_type.ptr)
 		return 0;
-	csrf_reason r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
-	                                "_method", 7, v, sizeof v, &n);
-	return r != CSRF_NOT_FOUND;
+	if (req->repeated & CSRF_HDR_CONTENT_TYPE)
+		return 1;
+	if (csrf_form_kind_of(req->content_type.ptr, req->content_type.len) == CSRF_FORM_NONE)
+		return 0;
+	if (!req->body.ptr) {
+		/* A body too large to be read is never read: fail closed. */
+		csrf_slice cl = csrf_trim(req->content_length);
+		uint64_t declared = 0;
+		if (req->repeated & CSRF_HDR_CONTENT_LENGTH ||
+		    (cl.ptr && csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, &declared) != CSRF_OK) ||
+		    declared > ctx->body_max)
+			return 1;
+		return cl.ptr && declared == 0 ? 0 : 2;
+	}
+	if (req->body.len > ctx->body_max)
+		return 1;
+	for (size_t i = 0; i < N_OVERRIDE_NAMES; i++) {
+		csrf_reason r =
+		    csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
+		                    override_names[i], strlen(override_names[i]), v, sizeof v, &n);
+		if (r != CSRF_NOT_FOUND)
+			return 1;
+	}
+	return 0;
 }
 
 /* Step 2: exact (method, path); the path is the target up to '?' or '#'.
  * An exemption for one method never covers a request that overrides its
  * method (header, query or body `_method`): the application would route
- * it to another handler than the exempt one. */
+ * it to another handler than the exempt one. 1 exempt, 0 not, 2 exempt
+ * unless the body (not given yet) overrides the method. */
 static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridden)
 {
 	if (!req->target.ptr)
@@ -180,46 +190,16 @@ static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridde
 			continue;
 		if (!e->method)
 			return 1;
-		if (csrf_slice_eq(req->method, e->method) && !overridden && !body_overrides(req))
-			return 1;
+		if (csrf_slice_eq(req->method, e->method) && !overridden) {
+			int b = body_overrides(ctx, req);
+			if (b != 1)
+				return b == 2 ? 2 : 1;
+		}
 	}
 	return 0;
 }
 
 /* ---- origin stage ---- */
-
-/* What the origin stage knows about the site itself. */
-typedef struct {
-	int known; /* self holds the site's origin */
-	int https; /* the site is served over HTTPS */
-	csrf_origin self;
-} site_info;
-
-/* The configured self origin, else the configured scheme plus Host. The
- * scheme is never guessed from headers; without one the site counts as
- * HTTPS so that the Referer rule applies (fail closed). */
-static void site_of(const csrf_ctx *ctx, const csrf_request *req, site_info *site)
-{
-	memset(site, 0, sizeof *site);
-	if (ctx->has_self) {
-		site->known = 1;
-		site->self = ctx->self;
-		site->https = strcmp(ctx->self.scheme, "https") == 0;
-		return;
-	}
-	csrf_slice scheme = trim(req->scheme);
-	csrf_slice host = trim(req->host);
-	site->https = !csrf_slice_ieq(scheme, "http");
-	if (!scheme.ptr || !host.ptr || host.len == 0)
-		return;
-	char buf[sizeof site->self.scheme + 3 + sizeof site->self.host + 8];
-	if (scheme.len + 3 + host.len > sizeof buf)
-		return;
-	memcpy(buf, scheme.ptr, scheme.len);
-	memcpy(buf + scheme.len, "://", 3);
-	memcpy(buf + scheme.len + 3, host.ptr, host.len);
-	site->known = csrf_origin_parse(buf, scheme.len + 3 + host.len, &site->self) == CSRF_OK;
-}
 
 static int is_trusted(const csrf_ctx *ctx, const csrf_origin *o)
 {
@@ -232,7 +212,7 @@ static int is_trusted(const csrf_ctx *ctx, const csrf_origin *o)
 /* Parses the Origin header (present). */
 static csrf_reason parse_origin_header(csrf_slice origin, csrf_origin *o)
 {
-	origin = trim(origin);
+	origin = csrf_trim(origin);
 	if (csrf_slice_eq(origin, "null"))
 		return CSRF_NULL_ORIGIN;
 	if (csrf_origin_parse(origin.ptr, origin.len, o) != CSRF_OK)
@@ -241,9 +221,11 @@ static csrf_reason parse_origin_header(csrf_slice origin, csrf_origin *o)
 }
 
 /* CSRF_OK when the Origin header (present) is self or trusted. */
-static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *req, const site_info *site)
+static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site)
 {
 	csrf_origin o;
+	if (req->repeated & CSRF_HDR_ORIGIN)
+		return CSRF_ORIGIN_MALFORMED;
 	csrf_reason r = parse_origin_header(req->origin, &o);
 	if (r != CSRF_OK)
 		return r;
@@ -257,11 +239,13 @@ static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *
 /* CSRF_OK when the Referer is same-origin or trusted. An http:// Referer
  * to an HTTPS site is insecure even when it would otherwise match (as in
  * Django: it may have been rewritten by anyone on the path). */
-static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, const site_info *site)
+static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site)
 {
-	csrf_slice ref = trim(req->referer);
+	csrf_slice ref = csrf_trim(req->referer);
 	if (!ref.ptr)
 		return CSRF_REFERER_MISSING;
+	if (req->repeated & CSRF_HDR_REFERER)
+		return CSRF_REFERER_MALFORMED;
 	csrf_origin o;
 	if (csrf_url_origin(ref.ptr, ref.len, &o) != CSRF_OK) {
 		csrf_slice head = {ref.ptr, ref.len < 7 ? ref.len : 7};
@@ -278,38 +262,53 @@ static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, c
 	return csrf_origin_equal(&o, &site->self) ? CSRF_OK : CSRF_REFERER_MISMATCH;
 }
 
-/* A rejection by fetch metadata, lifted when the Origin is trusted. */
-static csrf_reason unless_trusted(const csrf_ctx *ctx, const csrf_request *req, csrf_reason reject)
+/* A rejection by fetch metadata, lifted when the Origin is trusted (and
+ * then the Origin is the evidence). */
+static csrf_reason unless_trusted(const csrf_ctx *ctx, const csrf_request *req, csrf_reason reject, int *evidence)
 {
 	csrf_origin o;
-	if (req->origin.ptr && parse_origin_header(req->origin, &o) == CSRF_OK && is_trusted(ctx, &o))
+	if (req->origin.ptr && !(req->repeated & CSRF_HDR_ORIGIN) && parse_origin_header(req->origin, &o) == CSRF_OK &&
+	    is_trusted(ctx, &o)) {
+		*evidence = 1;
 		return CSRF_OK;
+	}
 	return reject;
 }
 
-/* Steps 3 to 5. CSRF_OK when the stage passes. evidence_only (unsafe GET)
- * asks for positive same-origin evidence: then a request with neither
- * fetch metadata nor Origin needs a good Referer whatever the scheme. */
-static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, int evidence_only)
+/* Steps 3 to 5. CSRF_OK when the stage passes; *evidence is set when the
+ * browser itself proved the request same-origin (or from a trusted
+ * origin): Sec-Fetch-Site same-origin, or an Origin that is self or
+ * trusted. evidence_only (unsafe GET) asks for positive same-origin
+ * evidence: then a request with neither fetch metadata nor Origin needs a
+ * good Referer whatever the scheme. */
+static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, int evidence_only, int *evidence)
 {
-	csrf_slice sfs = trim(req->sec_fetch_site);
+	*evidence = 0;
+	csrf_slice sfs = csrf_trim(req->sec_fetch_site);
 	if (sfs.ptr) {
-		if (csrf_slice_ieq(sfs, "same-origin"))
+		if (req->repeated & CSRF_HDR_FETCH_SITE)
+			return CSRF_FETCH_SITE_MALFORMED;
+		if (csrf_slice_ieq(sfs, "same-origin")) {
+			*evidence = 1;
 			return CSRF_OK;
+		}
 		/* A user-initiated request (typed URL, bookmark); when the
 		 * site does not accept those it proves nothing. */
 		if (csrf_slice_ieq(sfs, "none"))
-			return ctx->allow_fetch_none ? CSRF_OK : unless_trusted(ctx, req, CSRF_NO_EVIDENCE);
+			return ctx->allow_fetch_none ? CSRF_OK : unless_trusted(ctx, req, CSRF_NO_EVIDENCE, evidence);
 		if (csrf_slice_ieq(sfs, "same-site"))
-			return ctx->allow_same_site ? CSRF_OK : unless_trusted(ctx, req, CSRF_SAME_SITE);
+			return ctx->allow_same_site ? CSRF_OK : unless_trusted(ctx, req, CSRF_SAME_SITE, evidence);
 		if (csrf_slice_ieq(sfs, "cross-site"))
-			return unless_trusted(ctx, req, CSRF_CROSS_SITE);
+			return unless_trusted(ctx, req, CSRF_CROSS_SITE, evidence);
 		return CSRF_FETCH_SITE_MALFORMED;
 	}
-	site_info site;
-	site_of(ctx, req, &site);
-	if (req->origin.ptr)
-		return check_origin_header(ctx, req, &site);
+	csrf_site site;
+	csrf_site_of(ctx, req, &site);
+	if (req->origin.ptr) {
+		csrf_reason r = check_origin_header(ctx, req, &site);
+		*evidence = r == CSRF_OK;
+		return r;
+	}
 	if (evidence_only)
 		return req->referer.ptr ? check_referer(ctx, req, &site) : CSRF_NO_EVIDENCE;
 	if (site.https)
@@ -322,143 +321,116 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 
 /* ---- token stage ---- */
 
-static size_t name_len(const char *s, size_t cap)
+/* Where the token field must come from when no token header came: the
+ * body. CSRF_OK with the value in out (decoded, *got its length), or the
+ * stage's reason; *needs_body when the body is a form not given yet. */
+static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, const uint8_t secret[CSRF_SECRET_LEN],
+                              char *out, size_t cap, size_t *got, int *needs_body)
 {
-	size_t n = 0;
-	while (n < cap && s[n])
-		n++;
-	return n;
-}
-
-/* Looks up a cookie that must appear once. A name sent twice is how a
- * cookie planted from a sibling subdomain or another port shows itself
- * (the browser sends both, in an order the attacker can influence), so
- * that is CSRF_COOKIE_AMBIGUOUS rather than a guess at which one is ours. */
-static csrf_reason cookie_once(csrf_slice header, const char *name, size_t nlen, csrf_slice *v)
-{
-	csrf_reason r = csrf_cookie_get(header.ptr, header.len, name, nlen, v);
+	char field[CSRF_FIELD_NAME_MAX + 1];
+	if (!req->content_type.ptr)
+		return CSRF_TOKEN_MISSING;
+	if (req->repeated & (CSRF_HDR_CONTENT_TYPE | CSRF_HDR_CONTENT_LENGTH))
+		return CSRF_BODY_MALFORMED;
+	if (csrf_form_kind_of(req->content_type.ptr, req->content_type.len) == CSRF_FORM_NONE)
+		return CSRF_TOKEN_MISSING;
+	csrf_slice cl = csrf_trim(req->content_length);
+	uint64_t declared = 0;
+	if (cl.ptr && csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, &declared) != CSRF_OK)
+		return CSRF_BODY_MALFORMED;
+	if (declared > ctx->body_max || (req->body.ptr && req->body.len > ctx->body_max))
+		return CSRF_BODY_TOO_LARGE;
+	if (!req->body.ptr) {
+		if (cl.ptr && declared == 0)
+			return CSRF_TOKEN_MISSING;
+		*needs_body = 1;
+		return CSRF_TOKEN_MISSING;
+	}
+	csrf_reason r = csrf_field_name(ctx, secret, field, sizeof field);
 	if (r != CSRF_OK)
 		return r;
-	const char *rest = v->ptr + v->len;
-	size_t left = header.len - (size_t)(rest - header.ptr);
-	csrf_slice again;
-	r = csrf_cookie_get(rest, left, name, nlen, &again);
-	return r == CSRF_NOT_FOUND ? CSRF_OK : r == CSRF_OK ? CSRF_COOKIE_AMBIGUOUS : r;
-}
-
-/* The session secret: the caller's, or decoded from the signed cookie. */
-static csrf_reason load_secret(const csrf_ctx *ctx, const csrf_request *req, uint8_t secret[CSRF_SECRET_LEN])
-{
-	if (req->secret) {
-		memcpy(secret, req->secret, CSRF_SECRET_LEN);
+	r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
+	                    strnlen(field, sizeof field), out, cap, got);
+	csrf_wipe(field, sizeof field);
+	switch (r) {
+	case CSRF_OK:
 		return CSRF_OK;
+	case CSRF_NOT_FOUND:
+		return CSRF_TOKEN_MISSING;
+	case CSRF_ERR_BUFFER:
+		return CSRF_TOKEN_MALFORMED;
+	case CSRF_TOO_LARGE:
+		return CSRF_BODY_TOO_LARGE;
+	default:
+		return CSRF_BODY_MALFORMED;
 	}
-	if (!req->cookie.ptr)
-		return CSRF_SECRET_MISSING;
-	csrf_slice v;
-	csrf_reason r =
-	    cookie_once(req->cookie, ctx->secret_cookie, name_len(ctx->secret_cookie, sizeof ctx->secret_cookie), &v);
-	if (r == CSRF_NOT_FOUND)
-		return CSRF_SECRET_MISSING;
-	if (r == CSRF_TOO_LARGE)
-		return CSRF_HEADER_TOO_LARGE;
-	if (r == CSRF_COOKIE_AMBIGUOUS)
-		return r;
-	if (r != CSRF_OK)
-		return CSRF_SECRET_INVALID;
-	r = csrf_secret_cookie_decode(ctx, v.ptr, v.len, secret);
-	if (r == CSRF_OK || r == CSRF_UNKNOWN_KEY)
-		return r;
-	return CSRF_SECRET_INVALID;
-}
-
-/* The session id tokens are bound to: the caller's, else the configured
- * session cookie's value, else empty. */
-static csrf_reason load_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid)
-{
-	static const char empty[1] = "";
-	sid->ptr = empty;
-	sid->len = 0;
-	if (req->session_id.ptr) {
-		*sid = req->session_id;
-		return CSRF_OK;
-	}
-	if (!ctx->session_cookie[0] || !req->cookie.ptr)
-		return CSRF_OK;
-	csrf_slice v;
-	csrf_reason r = cookie_once(req->cookie, ctx->session_cookie,
-	                            name_len(ctx->session_cookie, sizeof ctx->session_cookie), &v);
-	if (r == CSRF_TOO_LARGE || r == CSRF_COOKIE_AMBIGUOUS)
-		return r == CSRF_TOO_LARGE ? CSRF_HEADER_TOO_LARGE : r;
-	/* Missing or unreadable: an empty session, which a token bound to a
-	 * real session does not verify for. */
-	if (r == CSRF_OK)
-		*sid = v;
-	return CSRF_OK;
 }
 
 /* Step 6. The token comes from the header when one is sent with content
  * (an empty X-CSRF-Token counts as absent, as a client that sends the
  * header with nothing in it has no token), else from the body field;
  * never from the query string. */
-static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req)
+static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int *needs_body)
 {
 	uint8_t secret[CSRF_SECRET_LEN];
-	char field[CSRF_FIELD_NAME_MAX + 1];
 	char value[TOKEN_FIELD_CAP];
 	csrf_slice sid;
 	csrf_slice token = {NULL, 0};
+	csrf_site site;
 
-	csrf_reason r = load_secret(ctx, req, secret);
+	csrf_site_of(ctx, req, &site);
+	csrf_reason r = csrf_request_secret(ctx, req, &site, secret);
 	if (r != CSRF_OK)
 		goto out;
-	r = load_session(ctx, req, &sid);
+	r = csrf_request_session(ctx, req, &sid);
 	if (r != CSRF_OK)
 		goto out;
 
-	csrf_slice header = trim(req->token_header);
+	csrf_slice header = csrf_trim(req->token_header);
 	if (header.ptr && header.len) {
-		token = header;
-	} else if (req->body.ptr && req->content_type.ptr) {
-		r = csrf_field_name(ctx, secret, field, sizeof field);
-		if (r != CSRF_OK)
-			goto out;
-		size_t got = 0;
-		r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
-		                    name_len(field, sizeof field), value, sizeof value, &got);
-		switch (r) {
-		case CSRF_OK:
-			token.ptr = value;
-			token.len = got;
-			break;
-		case CSRF_NOT_FOUND:
-			r = CSRF_TOKEN_MISSING;
-			goto out;
-		case CSRF_ERR_BUFFER:
+		if (req->repeated & CSRF_HDR_TOKEN) {
 			r = CSRF_TOKEN_MALFORMED;
 			goto out;
-		case CSRF_TOO_LARGE:
-			r = CSRF_BODY_TOO_LARGE;
-			goto out;
-		default:
-			r = CSRF_BODY_MALFORMED;
-			goto out;
 		}
-	}
-	if (!token.ptr) {
-		r = CSRF_TOKEN_MISSING;
-		goto out;
+		token = header;
+	} else {
+		size_t got = 0;
+		r = body_token(ctx, req, secret, value, sizeof value, &got, needs_body);
+		if (r != CSRF_OK)
+			goto out;
+		token.ptr = value;
+		token.len = got;
 	}
 	r = csrf_token_verify(ctx, secret, sid.ptr, sid.len, token.ptr, token.len, req->now);
 out:
 	csrf_wipe(secret, sizeof secret);
 	csrf_wipe(value, sizeof value);
-	csrf_wipe(field, sizeof field);
 	return r;
 }
 
+/* Steps 3 to 6 for an unsafe request that is not exempt. */
+static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int *needs_body)
+{
+	int evidence;
+	csrf_reason r;
+	if (unsafe_get) {
+		/* Evidence whatever the mode: the legacy application changes
+		 * state on GET, and no token is asked of a link. */
+		r = origin_stage(ctx, req, 1, &evidence);
+		return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
+	}
+	if (ctx->mode != CSRF_MODE_TOKEN) {
+		r = origin_stage(ctx, req, 0, &evidence);
+		if (r != CSRF_OK)
+			return r;
+		if (ctx->mode == CSRF_MODE_ORIGIN || (ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN && evidence))
+			return CSRF_ORIGIN_VERIFIED;
+	}
+	return token_stage(ctx, req, needs_body);
+}
+
 /* The whole decision, before report-only. */
-static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req)
+static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req, int *needs_body)
 {
 	int safe, overridden;
 	csrf_reason r = effective_method(req, &safe, &overridden);
@@ -467,30 +439,31 @@ static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req)
 	int unsafe_get = safe && ctx->unsafe_get && is_get_or_head(req->method);
 	if (safe && !unsafe_get)
 		return CSRF_SAFE_METHOD;
-	if (is_exempt(ctx, req, overridden))
+	int exempt = is_exempt(ctx, req, overridden);
+	if (exempt == 1)
 		return CSRF_EXEMPT;
-	if (unsafe_get) {
-		/* Evidence whatever the mode: the legacy application changes
-		 * state on GET, and no token is asked of a link. */
-		r = origin_stage(ctx, req, 1);
-		return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
+	r = stages(ctx, req, unsafe_get, needs_body);
+	if (exempt == 2 && !csrf_reason_allows(r)) {
+		/* Exempt unless the body overrides the method: the body
+		 * decides, so it must be read first. */
+		*needs_body = 1;
+		return CSRF_TOKEN_MISSING;
 	}
-	if (ctx->mode != CSRF_MODE_TOKEN) {
-		r = origin_stage(ctx, req, 0);
-		if (r != CSRF_OK)
-			return r;
-		if (ctx->mode == CSRF_MODE_ORIGIN)
-			return CSRF_ORIGIN_VERIFIED;
-	}
-	return token_stage(ctx, req);
+	return r;
 }
 
 CSRF_API csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req)
 {
-	csrf_result res = {0, CSRF_ERR_ARG, 0};
+	csrf_result res = {0, CSRF_ERR_ARG, 0, 0};
 	if (!ctx || !req)
 		return res;
-	res.reason = decide(ctx, req);
+	res.reason = decide(ctx, req, &res.needs_body);
+	if (res.needs_body) {
+		/* Not a verdict yet: the adapter reads the body and asks
+		 * again. Report-only waits for the verdict too. */
+		res.reason = CSRF_TOKEN_MISSING;
+		return res;
+	}
 	res.allowed = csrf_reason_allows(res.reason);
 	if (!res.allowed && ctx->report_only) {
 		res.allowed = 1;

@@ -63,6 +63,7 @@ CSRF_API csrf_reason csrf_ctx_new(csrf_ctx **out, const csrf_allocator *alloc)
 	ctx->reauth_lockout = 900;
 	ctx->reauth_window = 300;
 	memcpy(ctx->secret_cookie, CSRF_DEFAULT_SECRET_COOKIE, sizeof CSRF_DEFAULT_SECRET_COOKIE);
+	ctx->body_max = CSRF_DEFAULT_BODY_MAX;
 	if (pthread_rwlock_init(&ctx->ring_lock, NULL) != 0) {
 		a.free(ctx, a.ud);
 		return CSRF_ERR_NOMEM;
@@ -253,7 +254,8 @@ CSRF_API csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, c
 
 CSRF_API void csrf_ctx_set_mode(csrf_ctx *ctx, csrf_mode mode)
 {
-	if (ctx && (mode == CSRF_MODE_BOTH || mode == CSRF_MODE_TOKEN || mode == CSRF_MODE_ORIGIN))
+	if (ctx && (mode == CSRF_MODE_BOTH || mode == CSRF_MODE_TOKEN || mode == CSRF_MODE_ORIGIN ||
+	            mode == CSRF_MODE_ORIGIN_OR_TOKEN))
 		ctx->mode = mode;
 }
 
@@ -285,6 +287,12 @@ CSRF_API void csrf_ctx_set_max_age(csrf_ctx *ctx, uint32_t seconds)
 {
 	if (ctx)
 		ctx->max_age = seconds;
+}
+
+CSRF_API void csrf_ctx_set_body_max(csrf_ctx *ctx, size_t bytes)
+{
+	if (ctx)
+		ctx->body_max = bytes ? bytes : CSRF_DEFAULT_BODY_MAX;
 }
 
 CSRF_API csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *name)
@@ -323,7 +331,10 @@ CSRF_API csrf_reason csrf_ctx_set_secret_cookie(csrf_ctx *ctx, const char *name)
 {
 	if (!ctx || !name)
 		return CSRF_ERR_ARG;
-	return set_cookie_name(ctx, ctx->secret_cookie, name, "secret cookie");
+	csrf_reason r = set_cookie_name(ctx, ctx->secret_cookie, name, "secret cookie");
+	if (r == CSRF_OK)
+		ctx->secret_cookie_set = 1;
+	return r;
 }
 
 CSRF_API csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const char *name)

@@ -462,26 +462,36 @@ CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len,
 
 /* ---- dispatch ---- */
 
+csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len)
+{
+	if (!content_type)
+		return CSRF_FORM_NONE;
+	const char *mt;
+	size_t mt_len;
+	media_type(content_type, ct_len, &mt, &mt_len);
+	if (ieq(mt, mt_len, "application/x-www-form-urlencoded"))
+		return CSRF_FORM_URLENCODED;
+	if (ieq(mt, mt_len, "multipart/form-data"))
+		return CSRF_FORM_MULTIPART;
+	return CSRF_FORM_NONE;
+}
+
 CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, const char *body, size_t len,
                                      const char *name, size_t name_len, char *out, size_t cap, size_t *out_len)
 {
 	clear_out(out, cap, out_len);
 	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
 		return CSRF_ERR_ARG;
-	if (!content_type)
-		return CSRF_NOT_FOUND;
-	const char *mt;
-	size_t mt_len;
-	media_type(content_type, ct_len, &mt, &mt_len);
+	csrf_form_kind kind = csrf_form_kind_of(content_type, ct_len);
 	csrf_slice v;
 	csrf_reason rc;
-	if (ieq(mt, mt_len, "application/x-www-form-urlencoded")) {
+	if (kind == CSRF_FORM_URLENCODED) {
 		rc = csrf_form_get(body, len, name, name_len, &v);
 		if (rc != CSRF_OK)
 			return rc;
 		return csrf_form_decode(v.ptr, v.len, out, cap, out_len);
 	}
-	if (ieq(mt, mt_len, "multipart/form-data")) {
+	if (kind == CSRF_FORM_MULTIPART) {
 		rc = csrf_multipart_get(content_type, ct_len, body, len, name, name_len, &v);
 		if (rc != CSRF_OK)
 			return rc;

@@ -58,6 +58,12 @@ void csrf_wipe(void *p, size_t n);
 /* ASCII case-insensitive equality of a slice with a NUL-terminated literal. */
 int csrf_slice_ieq(csrf_slice s, const char *lit);
 int csrf_slice_eq(csrf_slice s, const char *lit);
+/* A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
+ * "0"), at most max. CSRF_OK and *out, or CSRF_MALFORMED. */
+csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+/* The slice without leading and trailing spaces and tabs; absent stays
+ * absent. */
+csrf_slice csrf_trim(csrf_slice s);
 
 /* ---- the context (ctx.c) ---- */
 
@@ -87,6 +93,7 @@ struct csrf_ctx {
 	int allow_same_site;
 	int unsafe_get;
 	uint32_t max_age;
+	size_t body_max;
 
 	int has_self;
 	csrf_origin self;
@@ -99,6 +106,7 @@ struct csrf_ctx {
 
 	char field_name[CSRF_FIELD_NAME_MAX + 1]; /* "" : derived */
 	char secret_cookie[CSRF_FIELD_NAME_MAX + 1];
+	int secret_cookie_set;                        /* named by the caller: used as given, no "__Host-" */
 	char session_cookie[CSRF_FIELD_NAME_MAX + 1]; /* "" : none */
 
 	uint32_t reauth_max_failures;
@@ -125,6 +133,50 @@ const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id);
 
 /* Current unix time when now == 0. */
 int64_t csrf_now(int64_t now);
+
+/* ---- forms (form.c) ---- */
+
+typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrf_form_kind;
+/* The kind of form body a Content-Type value announces (NULL: none). */
+csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len);
+
+/* ---- the request as the decision reads it (request.c) ---- */
+
+#define CSRF_HOST_PREFIX "__Host-"
+/* A secret cookie's name with a prefix, with NUL. */
+#define CSRF_SECRET_COOKIE_NAME_MAX (sizeof CSRF_HOST_PREFIX + CSRF_FIELD_NAME_MAX)
+
+/* What the decision knows about the site itself. */
+typedef struct {
+	int known; /* self holds the site's origin */
+	int https; /* the site is served over HTTPS */
+	csrf_origin self;
+} csrf_site;
+
+/* The configured self origin, else the request's scheme plus Host. */
+void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site);
+/* "scheme://host[:port]" (no default port) and a NUL into out; its length,
+ * 0 when cap is short. */
+size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap);
+/* The secret cookie's name for an HTTP or HTTPS site, NUL-terminated;
+ * its length (0 when cap is short). */
+size_t csrf_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap);
+/* A cookie that must appear once over all Cookie lines: CSRF_OK,
+ * CSRF_NOT_FOUND, CSRF_COOKIE_AMBIGUOUS, CSRF_TOO_LARGE, CSRF_MALFORMED. */
+csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v);
+/* The session secret: the caller's, or decoded from the signed cookie.
+ * CSRF_OK, or the token stage's reason. */
+csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
+                                uint8_t secret[CSRF_SECRET_LEN]);
+/* The session id tokens are bound to: the caller's, else the session
+ * cookie's value, else empty. */
+csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid);
+
+/* The secret cookie at a given time (now 0: the clock), token.c. */
+csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
+                                         char *out, size_t cap);
+csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
+                                         uint8_t secret[CSRF_SECRET_LEN]);
 
 /* ---- stores (store.c, store_memory.c, store_redis.c, reauth.c) ---- */
 

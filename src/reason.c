@@ -41,6 +41,7 @@ static const reason_row rows[] = {
     {CSRF_HOST_MISSING, "host_missing", "host missing"},
     {CSRF_STORE_UNAVAILABLE, "store_unavailable", "store unavailable"},
     {CSRF_COOKIE_AMBIGUOUS, "cookie_ambiguous", "cookie sent twice"},
+    {CSRF_SECRET_EXPIRED, "secret_expired", "secret cookie expired"},
     {CSRF_ERR_ARG, "err_arg", "invalid argument"},
     {CSRF_ERR_NOMEM, "err_nomem", "out of memory"},
     {CSRF_ERR_BUFFER, "err_buffer", "buffer too small"},

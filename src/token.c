@@ -24,9 +24,11 @@
  * output): 144 characters; the unmasked form is base64url(raw): 72. The bind
  * lets verify tell a token of another session from a forged one.
  *
- * Secret cookie, 69 bytes, base64url 92 characters:
- *   version(1) = 1 | key id(4, BE) | secret(32) |
- *   MAC_k("libcsrf cookie v1" || bytes 0..36)
+ * Secret cookie, 77 bytes, base64url 103 characters:
+ *   version(1) = 2 | key id(4, BE) | issued-at(8, BE) | secret(32) |
+ *   MAC_k("libcsrf cookie v2" || bytes 0..44)
+ * The issue time lets a maximum age retire a leaked cookie as it retires
+ * a leaked token.
  */
 #include "internal.h"
 
@@ -41,8 +43,10 @@
 #define MASKED_RAW (2 * CSRF_TOKEN_RAW_LEN)
 #define SKEW_SECONDS 300 /* how far in the future an issue time may be */
 
-#define COOKIE_VERSION 1
-#define COOKIE_SIGNED 37 /* version, key id, secret */
+#define COOKIE_VERSION 2
+#define COOKIE_IAT_OFF 5
+#define COOKIE_SECRET_OFF 13
+#define COOKIE_SIGNED 45 /* version, key id, issued-at, secret */
 #define COOKIE_RAW (COOKIE_SIGNED + CSRF_MAC_LEN)
 
 #define FIELD_PREFIX "csrf_"
@@ -50,13 +54,14 @@
 
 static const char label_bind[] = "libcsrf bind v1";
 static const char label_token[] = "libcsrf token v1";
-static const char label_cookie[] = "libcsrf cookie v1";
+static const char label_cookie[] = "libcsrf cookie v2";
 static const char label_field[] = "libcsrf field v1";
 
 _Static_assert(TAG_OFF + CSRF_MAC_LEN == CSRF_TOKEN_RAW_LEN, "token layout");
 _Static_assert(CSRF_B64_ENC_LEN(MASKED_RAW) == CSRF_TOKEN_LEN, "masked token length");
 _Static_assert(CSRF_B64_ENC_LEN(CSRF_TOKEN_RAW_LEN) == CSRF_TOKEN_UNMASKED_LEN, "unmasked token length");
 _Static_assert(CSRF_B64_ENC_LEN(COOKIE_RAW) == CSRF_SECRET_COOKIE_LEN, "cookie length");
+_Static_assert(COOKIE_SECRET_OFF + CSRF_SECRET_LEN == COOKIE_SIGNED, "cookie layout");
 _Static_assert(sizeof FIELD_PREFIX - 1 + 2 * FIELD_HASH_BYTES <= CSRF_FIELD_NAME_MAX, "field name length");
 
 static void put_be32(uint8_t *p, uint32_t v)
@@ -312,8 +317,8 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	return CSRF_OK;
 }
 
-CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
-                                               size_t cap)
+csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
+                                         char *out, size_t cap)
 {
 	uint8_t buf[COOKIE_RAW];
 
@@ -321,6 +326,7 @@ CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_
 		return CSRF_ERR_ARG;
 	if (cap < CSRF_SECRET_COOKIE_LEN + 1)
 		return CSRF_ERR_BUFFER;
+	now = csrf_now(now);
 
 	if (ring_rdlock(ctx) != 0)
 		return CSRF_ERR_INTERNAL;
@@ -331,7 +337,8 @@ CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_
 	const csrf_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
 	buf[0] = COOKIE_VERSION;
 	put_be32(buf + 1, slot->id);
-	memcpy(buf + 5, secret, CSRF_SECRET_LEN);
+	put_be64(buf + COOKIE_IAT_OFF, (uint64_t)now);
+	memcpy(buf + COOKIE_SECRET_OFF, secret, CSRF_SECRET_LEN);
 	csrf_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0,
 	         buf + COOKIE_SIGNED);
 	ring_unlock(ctx);
@@ -342,8 +349,14 @@ CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_
 	return CSRF_OK;
 }
 
-CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
-                                               uint8_t secret[CSRF_SECRET_LEN])
+CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
+                                               size_t cap)
+{
+	return csrf_secret_cookie_encode_at(ctx, secret, 0, out, cap);
+}
+
+csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
+                                         uint8_t secret[CSRF_SECRET_LEN])
 {
 	uint8_t buf[COOKIE_RAW];
 	uint8_t mac[CSRF_MAC_LEN];
@@ -376,9 +389,25 @@ CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *
 	ring_unlock(ctx);
 
 	ok = csrf_ct_eq(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);
+	int64_t iat = (int64_t)get_be64(buf + COOKIE_IAT_OFF);
 	if (ok)
-		memcpy(secret, buf + 5, CSRF_SECRET_LEN);
+		memcpy(secret, buf + COOKIE_SECRET_OFF, CSRF_SECRET_LEN);
 	csrf_wipe(buf, sizeof buf);
 	csrf_wipe(mac, sizeof mac);
-	return ok ? CSRF_OK : CSRF_SECRET_INVALID;
+	if (!ok)
+		return CSRF_SECRET_INVALID;
+	now = csrf_now(now);
+	/* Only age counts: a cookie is ours by its signature, and a fleet's
+	 * clocks may disagree about when it was issued. */
+	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age) {
+		csrf_wipe(secret, CSRF_SECRET_LEN);
+		return CSRF_SECRET_EXPIRED;
+	}
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
+                                               uint8_t secret[CSRF_SECRET_LEN])
+{
+	return csrf_secret_cookie_decode_at(ctx, value, len, 0, secret);
 }

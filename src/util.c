@@ -42,6 +42,34 @@ int csrf_slice_eq(csrf_slice s, const char *lit)
 	return s.ptr && s.len == n && memcmp(s.ptr, lit, n) == 0;
 }
 
+csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!s || len == 0 || len > 20 || (len > 1 && s[0] == '0'))
+		return CSRF_MALFORMED;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+		if (d > 9 || d > max || v > (max - d) / 10)
+			return CSRF_MALFORMED;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return CSRF_OK;
+}
+
+csrf_slice csrf_trim(csrf_slice s)
+{
+	if (!s.ptr)
+		return s;
+	while (s.len && (s.ptr[0] == ' ' || s.ptr[0] == '\t')) {
+		s.ptr++;
+		s.len--;
+	}
+	while (s.len && (s.ptr[s.len - 1] == ' ' || s.ptr[s.len - 1] == '\t'))
+		s.len--;
+	return s;
+}
+
 int64_t csrf_now(int64_t now)
 {
 	if (now)

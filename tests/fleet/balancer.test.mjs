@@ -65,14 +65,15 @@ test('requests through the balancer reach both instances', { skip }, async () =>
   // Two forgeries in a row: one rejection logged by each instance.
   const marks = [a.mark(), b.mark()];
   for (let i = 0; i < 2; i++) assert.equal((await post('/vote', '', { story: '1', type: 'y' })).status, 403);
-  const re = /^rejected POST \/vote from 127\.0\.0\.1: token missing$/m;
+  // no cookie at all: an anonymous visitor without the signed secret
+  const re = /^rejected POST \/vote from 127\.0\.0\.1: secret cookie missing$/m;
   assert.ok(await waitForLog(a, marks[0], re), 'A rejected one');
   assert.ok(await waitForLog(b, marks[1], re), 'B rejected the other');
 });
 
 test('a visit through the balancer: login and votes, whichever instance answers', { skip }, async () => {
   const page = await request(lb.base, { path: '/login' });
-  const pre = setCookie(page);
+  const pre = setCookie(page, 'csrf_secret');
   const r = await post('/login', pre, { ...formFields(page.body, '/login'), user: 'alice', password: 'wonderland' });
   assert.equal(r.status, 303, 'the login form is accepted by the next instance');
   const cookie = setCookie(r);

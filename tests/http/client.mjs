@@ -57,11 +57,13 @@ export function raw(base, bytes, ms = 5000) {
   });
 }
 
-export function setCookie(res) {
+// The "name=value" pair a response sets for cookie name (the demo's
+// session by default; "csrf_secret" is libcsrf's signed secret of an
+// anonymous visitor), or null.
+export function setCookie(res, name = 'demo_sid') {
   const sc = res.headers['set-cookie'] || [];
   for (const c of sc) {
-    const m = /^demo_sid=([^;]*)/.exec(c);
-    if (m) return `demo_sid=${m[1]}`;
+    if (c.startsWith(`${name}=`)) return c.split(';', 1)[0];
   }
   return null;
 }
@@ -76,13 +78,14 @@ export function form(fields) {
   return new URLSearchParams(fields).toString();
 }
 
-// A logged-in session over plain HTTP: the pre-session's token on the
-// login form, the login, then the token of the new session.
+// A logged-in session over plain HTTP: the login form's token (bound to
+// the signed secret cookie an anonymous visitor gets; no server state),
+// the login, then the token of the new session.
 export async function loginSession(victim, user, password) {
   let r = await request(victim, { path: '/login' });
-  let cookie = setCookie(r);
+  let cookie = setCookie(r, 'csrf_secret');
   const pre = pageToken(r.body);
-  if (!cookie || !pre) throw new Error('no pre-session on /login');
+  if (!cookie || !pre) throw new Error('no login token on /login');
   r = await request(victim, {
     method: 'POST',
     path: '/login',

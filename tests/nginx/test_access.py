@@ -20,7 +20,9 @@ HTTP = """
         server_name localhost;
         root {prefix}/www;
         csrf on;
+        csrf_mode both;
         location / {{ }}
+        location /auto {{ csrf_mode origin_or_token; proxy_pass http://127.0.0.1:{upstream}; }}
         location /echo {{ proxy_pass http://127.0.0.1:{upstream}; }}
         location /vote {{ csrf_unsafe_get on; proxy_pass http://127.0.0.1:{upstream}; }}
         location /off {{ csrf off; proxy_pass http://127.0.0.1:{upstream}; }}

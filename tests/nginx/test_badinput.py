@@ -19,6 +19,7 @@ HTTP = """
         server_name localhost;
         root {prefix}/www;
         csrf on;
+        csrf_mode both;
         csrf_body_max 4k;
         location / {{ }}
         location /echo {{ proxy_pass http://127.0.0.1:{upstream}; }}

@@ -91,8 +91,8 @@ class ConfigTest(unittest.TestCase):
 
     def test_shared_key_file(self):
         # two servers with one key file: a fleet; a third with its own key
-        a = T.Nginx(server("csrf on; csrf_key_file {prefix}/csrf.keys;", "{port0}") +
-                    server("csrf on; csrf_key_file {prefix}/csrf.keys;", "{port1}") + server("csrf on;", "{port2}"),
+        a = T.Nginx(server("csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;", "{port0}") +
+                    server("csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;", "{port1}") + server("csrf on; csrf_mode both;", "{port2}"),
                     ports=3)
         try:
             key_file(a.path("csrf.keys"), [(1, False), (2, True)])
@@ -118,7 +118,7 @@ class ConfigTest(unittest.TestCase):
 
     def test_reload_rotated_key_file(self):
         # a rotation: the old key stays in the file (verifying), a new one signs
-        n = T.Nginx(server("csrf on; csrf_key_file {prefix}/csrf.keys;"))
+        n = T.Nginx(server("csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;"))
         try:
             keys = n.path("csrf.keys")
             now = int(time.time())
@@ -159,6 +159,7 @@ class ConfigTest(unittest.TestCase):
     def test_inheritance(self):
         http = """
     csrf on;
+    csrf_mode both;
     csrf_trusted_origin http://partner.example;
     server {{
         listen 127.0.0.1:{port};

@@ -79,6 +79,7 @@ HTTP = """
         server_name localhost;
         root {prefix}/www;
         csrf on;
+        csrf_mode both;
         csrf_session_cookie sid;
         location / {{ }}
         location /small-buffers/ {{ alias {prefix}/www/; sendfile off; output_buffers 1 7; }}
@@ -94,6 +95,7 @@ HTTP = """
         server_name behind-proxy;
         root {prefix}/www;
         csrf on;
+        csrf_mode both;
         csrf_origin https://app.example;
         location / {{ }}
     }}

@@ -70,6 +70,7 @@ static void set_up(fixture *f)
 	assert_int_equal(csrf_ctx_add_exemption(f->ctx, NULL, "/api/hook", 9), CSRF_OK);
 	assert_int_equal(csrf_ctx_generate_key(f->ctx), CSRF_OK);
 	assert_int_equal(csrf_ctx_set_session_cookie(f->ctx, "sessionid"), CSRF_OK);
+	assert_int_equal(csrf_ctx_set_secret_cookie(f->ctx, CSRF_DEFAULT_SECRET_COOKIE), CSRF_OK);
 	assert_int_equal(csrf_secret_new(f->secret), CSRF_OK);
 	assert_int_equal(csrf_token_issue(f->ctx, f->secret, SID, strlen(SID), 0, f->token, sizeof f->token), CSRF_OK);
 	assert_int_equal(csrf_field_name(f->ctx, f->secret, f->field, sizeof f->field), CSRF_OK);

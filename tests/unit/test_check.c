@@ -144,6 +144,9 @@ static csrf_ctx *new_ctx(void)
 	csrf_ctx *ctx = NULL;
 	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
 	assert_int_equal(csrf_ctx_add_key(ctx, 1, KEY_A, 1), CSRF_OK);
+	/* named explicitly: used as given on HTTP and HTTPS (the rows are
+	 * mostly HTTPS; the "__Host-" default has rows of its own) */
+	assert_int_equal(csrf_ctx_set_secret_cookie(ctx, CSRF_DEFAULT_SECRET_COOKIE), CSRF_OK);
 	return ctx;
 }
 

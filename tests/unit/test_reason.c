@@ -52,6 +52,7 @@ static const row rows[] = {
     {CSRF_HOST_MISSING, 51, "host_missing", 0},
     {CSRF_STORE_UNAVAILABLE, 52, "store_unavailable", 0},
     {CSRF_COOKIE_AMBIGUOUS, 53, "cookie_ambiguous", 0},
+    {CSRF_SECRET_EXPIRED, 54, "secret_expired", 0},
     {CSRF_ERR_ARG, 64, "err_arg", 0},
     {CSRF_ERR_NOMEM, 65, "err_nomem", 0},
     {CSRF_ERR_BUFFER, 66, "err_buffer", 0},

@@ -1,0 +1,290 @@
+/*
+ * request.c - the request as the decision reads it: filing headers by
+ * name (csrf_request_header), the site's own origin, and the cookies the
+ * library owns (the signed secret cookie and the session cookie), read by
+ * the same rules for the check (check.c) and for the page (page.c).
+ */
+#include "internal.h"
+
+CSRF_API void csrf_request_init(csrf_request *req)
+{
+	if (req)
+		memset(req, 0, sizeof *req);
+}
+
+/* Files value into *dst, or marks the header repeated when it came before. */
+static void file_once(csrf_request *req, csrf_slice *dst, unsigned bit, csrf_slice value)
+{
+	if (dst->ptr)
+		req->repeated |= bit;
+	else
+		*dst = value;
+}
+
+static void file_cookie(csrf_request *req, csrf_slice value)
+{
+	if (!req->cookie.ptr)
+		req->cookie = value;
+	else if (req->n_cookie_more < CSRF_COOKIE_HEADERS_MAX - 1)
+		req->cookie_more[req->n_cookie_more++] = value;
+	else
+		req->repeated |= CSRF_HDR_COOKIES;
+}
+
+CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
+                                         size_t value_len)
+{
+	if (!req || (!name && name_len) || (!value && value_len))
+		return CSRF_ERR_ARG;
+	csrf_slice n = {name, name_len};
+	csrf_slice v = {value ? value : "", value_len};
+	switch (name_len) {
+	case 4:
+		if (csrf_slice_ieq(n, "Host"))
+			file_once(req, &req->host, CSRF_HDR_HOST, v);
+		break;
+	case 6:
+		if (csrf_slice_ieq(n, "Origin"))
+			file_once(req, &req->origin, CSRF_HDR_ORIGIN, v);
+		else if (csrf_slice_ieq(n, "Cookie"))
+			file_cookie(req, v);
+		break;
+	case 7:
+		if (csrf_slice_ieq(n, "Referer"))
+			file_once(req, &req->referer, CSRF_HDR_REFERER, v);
+		break;
+	case 12:
+		if (csrf_slice_ieq(n, "Content-Type"))
+			file_once(req, &req->content_type, CSRF_HDR_CONTENT_TYPE, v);
+		else if (csrf_slice_ieq(n, CSRF_HEADER_NAME))
+			file_once(req, &req->token_header, CSRF_HDR_TOKEN, v);
+		break;
+	case 13:
+		if (csrf_slice_ieq(n, "X-HTTP-Method"))
+			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
+		break;
+	case 14:
+		if (csrf_slice_ieq(n, "Sec-Fetch-Site"))
+			file_once(req, &req->sec_fetch_site, CSRF_HDR_FETCH_SITE, v);
+		else if (csrf_slice_ieq(n, "Content-Length"))
+			file_once(req, &req->content_length, CSRF_HDR_CONTENT_LENGTH, v);
+		break;
+	case 17:
+		if (csrf_slice_ieq(n, "X-Method-Override"))
+			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
+		break;
+	case 22:
+		if (csrf_slice_ieq(n, "X-HTTP-Method-Override"))
+			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
+		break;
+	default:
+		break;
+	}
+	return CSRF_OK;
+}
+
+CSRF_API int csrf_header_is_method_override(const char *name, size_t len)
+{
+	csrf_slice n = {name, len};
+	return name && (csrf_slice_ieq(n, "X-HTTP-Method-Override") || csrf_slice_ieq(n, "X-HTTP-Method") ||
+	                csrf_slice_ieq(n, "X-Method-Override"));
+}
+
+/* ---- the site ---- */
+
+void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
+{
+	memset(site, 0, sizeof *site);
+	if (ctx->has_self) {
+		site->known = 1;
+		site->self = ctx->self;
+		site->https = strcmp(ctx->self.scheme, "https") == 0;
+		return;
+	}
+	csrf_slice scheme = csrf_trim(req->scheme);
+	csrf_slice host = csrf_trim(req->host);
+	/* The scheme is never guessed from headers; without one the site
+	 * counts as HTTPS so that the Referer rule applies (fail closed). */
+	site->https = !csrf_slice_ieq(scheme, "http");
+	if (!scheme.ptr || !host.ptr || host.len == 0 || (req->repeated & CSRF_HDR_HOST))
+		return;
+	char buf[sizeof site->self.scheme + 3 + sizeof site->self.host + 8];
+	if (scheme.len + 3 + host.len > sizeof buf)
+		return;
+	memcpy(buf, scheme.ptr, scheme.len);
+	memcpy(buf + scheme.len, "://", 3);
+	memcpy(buf + scheme.len + 3, host.ptr, host.len);
+	site->known = csrf_origin_parse(buf, scheme.len + 3 + host.len, &site->self) == CSRF_OK;
+}
+
+size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap)
+{
+	size_t sl = strnlen(o->scheme, sizeof o->scheme), hl = strnlen(o->host, sizeof o->host);
+	int dflt =
+	    (o->port == 80 && strcmp(o->scheme, "http") == 0) || (o->port == 443 && strcmp(o->scheme, "https") == 0);
+	char port[8];
+	size_t pl = 0;
+	if (!dflt) {
+		unsigned v = o->port;
+		char tmp[6];
+		size_t k = 0;
+		do {
+			tmp[k++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		port[pl++] = ':';
+		while (k)
+			port[pl++] = tmp[--k];
+	}
+	if (sl + 3 + hl + pl + 1 > cap) {
+		if (cap)
+			out[0] = '\0';
+		return 0;
+	}
+	memcpy(out, o->scheme, sl);
+	memcpy(out + sl, "://", 3);
+	memcpy(out + sl + 3, o->host, hl);
+	memcpy(out + sl + 3 + hl, port, pl);
+	out[sl + 3 + hl + pl] = '\0';
+	return sl + 3 + hl + pl;
+}
+
+/* ---- cookies ---- */
+
+size_t csrf_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap)
+{
+	size_t n = strnlen(ctx->secret_cookie, sizeof ctx->secret_cookie);
+	size_t pre = (https && !ctx->secret_cookie_set) ? sizeof CSRF_HOST_PREFIX - 1 : 0;
+	if (pre + n + 1 > cap)
+		return 0;
+	memcpy(out, CSRF_HOST_PREFIX, pre);
+	memcpy(out + pre, ctx->secret_cookie, n + 1);
+	return pre + n;
+}
+
+/* The cookie in one line: CSRF_OK, CSRF_NOT_FOUND, CSRF_COOKIE_AMBIGUOUS
+ * (twice in the line) or the parser's error. */
+static csrf_reason find_in_line(csrf_slice line, const char *name, size_t nlen, csrf_slice *v)
+{
+	csrf_reason r = csrf_cookie_get(line.ptr, line.len, name, nlen, v);
+	if (r != CSRF_OK)
+		return r;
+	const char *rest = v->ptr + v->len;
+	csrf_slice again;
+	r = csrf_cookie_get(rest, line.len - (size_t)(rest - line.ptr), name, nlen, &again);
+	return r == CSRF_NOT_FOUND ? CSRF_OK : r == CSRF_OK ? CSRF_COOKIE_AMBIGUOUS : r;
+}
+
+/* A name sent twice is how a cookie planted from a sibling subdomain or
+ * another port shows itself (the browser sends both, in an order the
+ * attacker can influence), so that is CSRF_COOKIE_AMBIGUOUS rather than
+ * a guess at which one is ours; across Cookie lines too. */
+csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v)
+{
+	v->ptr = NULL;
+	v->len = 0;
+	if (req->repeated & CSRF_HDR_COOKIES)
+		return CSRF_TOO_LARGE;
+	if (!req->cookie.ptr)
+		return CSRF_NOT_FOUND;
+	int found = 0;
+	for (unsigned i = 0; i <= req->n_cookie_more && i < CSRF_COOKIE_HEADERS_MAX; i++) {
+		csrf_slice line = i == 0 ? req->cookie : req->cookie_more[i - 1];
+		csrf_slice got;
+		csrf_reason r = find_in_line(line, name, nlen, &got);
+		if (r == CSRF_NOT_FOUND)
+			continue;
+		if (r != CSRF_OK)
+			return r;
+		if (found)
+			return CSRF_COOKIE_AMBIGUOUS;
+		found = 1;
+		*v = got;
+	}
+	return found ? CSRF_OK : CSRF_NOT_FOUND;
+}
+
+csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
+                                uint8_t secret[CSRF_SECRET_LEN])
+{
+	if (req->secret) {
+		memcpy(secret, req->secret, CSRF_SECRET_LEN);
+		return CSRF_OK;
+	}
+	char name[CSRF_SECRET_COOKIE_NAME_MAX];
+	size_t nlen = csrf_secret_cookie_name(ctx, site->https, name, sizeof name);
+	csrf_slice v;
+	csrf_reason r = csrf_request_cookie(req, name, nlen, &v);
+	if (r == CSRF_NOT_FOUND)
+		return CSRF_SECRET_MISSING;
+	if (r == CSRF_TOO_LARGE)
+		return CSRF_HEADER_TOO_LARGE;
+	if (r == CSRF_COOKIE_AMBIGUOUS)
+		return r;
+	if (r != CSRF_OK)
+		return CSRF_SECRET_INVALID;
+	r = csrf_secret_cookie_decode_at(ctx, v.ptr, v.len, req->now, secret);
+	if (r == CSRF_OK || r == CSRF_UNKNOWN_KEY || r == CSRF_SECRET_EXPIRED)
+		return r;
+	return CSRF_SECRET_INVALID;
+}
+
+csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid)
+{
+	static const char empty[1] = "";
+	sid->ptr = empty;
+	sid->len = 0;
+	if (req->session_id.ptr) {
+		*sid = req->session_id;
+		return CSRF_OK;
+	}
+	if (!ctx->session_cookie[0])
+		return CSRF_OK;
+	csrf_slice v;
+	csrf_reason r =
+	    csrf_request_cookie(req, ctx->session_cookie, strnlen(ctx->session_cookie, sizeof ctx->session_cookie), &v);
+	if (r == CSRF_TOO_LARGE || r == CSRF_COOKIE_AMBIGUOUS)
+		return r == CSRF_TOO_LARGE ? CSRF_HEADER_TOO_LARGE : r;
+	/* Missing or unreadable: an empty session, which a token bound to a
+	 * real session does not verify for. */
+	if (r == CSRF_OK)
+		*sid = v;
+	return CSRF_OK;
+}
+
+/* 1 when the attributes (p..end, from the first ';') delete the cookie:
+ * a Max-Age of zero or less. */
+static int expires_now(const char *p, const char *end)
+{
+	while (p < end) {
+		const char *semi = memchr(p + 1, ';', (size_t)(end - p - 1));
+		csrf_slice attr = csrf_trim((csrf_slice){p + 1, (size_t)((semi ? semi : end) - p - 1)});
+		if (attr.len > 8 && csrf_slice_ieq((csrf_slice){attr.ptr, 8}, "max-age=")) {
+			csrf_slice v = csrf_trim((csrf_slice){attr.ptr + 8, attr.len - 8});
+			if (v.len && (v.ptr[0] == '-' || (v.len == 1 && v.ptr[0] == '0')))
+				return 1;
+		}
+		p = semi ? semi : end;
+	}
+	return 0;
+}
+
+CSRF_API void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const char *value, size_t len)
+{
+	if (!ctx || !req || !value || !ctx->session_cookie[0])
+		return;
+	size_t nlen = strnlen(ctx->session_cookie, sizeof ctx->session_cookie);
+	csrf_slice s = csrf_trim((csrf_slice){value, len});
+	if (s.len <= nlen || memcmp(s.ptr, ctx->session_cookie, nlen) != 0 || s.ptr[nlen] != '=')
+		return;
+	const char *v = s.ptr + nlen + 1, *end = s.ptr + s.len;
+	const char *semi = memchr(v, ';', (size_t)(end - v));
+	csrf_slice val = csrf_trim((csrf_slice){v, (size_t)((semi ? semi : end) - v)});
+	if (val.len >= 2 && val.ptr[0] == '"' && val.ptr[val.len - 1] == '"') {
+		val.ptr++;
+		val.len -= 2;
+	}
+	if (expires_now(semi ? semi : end, end))
+		val.len = 0; /* a logout: the page belongs to no session */
+	req->session_id = val;
+}
