@@ -28,6 +28,12 @@ mkdir -p "$work/src"
 	exit 1
 }
 
+# New public functions: libcsrf0's symbols file should list them.
+if grep -q 'dpkg-gensymbols: warning: some new symbols appeared' "$work/build.log"; then
+	echo "deb.sh: libcsrf.so.0 exports functions debian/libcsrf0.symbols does not list; to add them:" >&2
+	echo "  (cd $work/src && dpkg-gensymbols -plibcsrf0 -Pdebian/libcsrf0 -v0.1.0 -O$root/debian/libcsrf0.symbols)" >&2
+fi
+
 rm -f "$out"/*.deb
 debs=()
 for f in "$work"/*.deb; do
