@@ -34,15 +34,7 @@ cc -std=c11 $extra -o "$tmp/handler-static" "$tmp/handler.c" -I"$root/include" \
 
 mkdir -p "$tmp/app"
 cp "$tmp/handler.c" "$tmp/app/"
-cat >"$tmp/app/CMakeLists.txt" <<'EOF'
-cmake_minimum_required(VERSION 3.18)
-project(handler C)
-find_package(libcsrf 0.1 CONFIG REQUIRED)
-add_executable(handler handler.c)
-target_link_libraries(handler PRIVATE libcsrf::csrf)
-add_executable(handler-static handler.c)
-target_link_libraries(handler-static PRIVATE libcsrf::csrf_static)
-EOF
+cp "$src/tests/lint/handler-project.cmake" "$tmp/app/CMakeLists.txt"
 cmake -S "$tmp/app" -B "$tmp/app/build" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_C_FLAGS="$extra" \
   -DCMAKE_EXE_LINKER_FLAGS="$extra" >"$tmp/cmake.log" 2>&1 &&
   cmake --build "$tmp/app/build" >>"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; exit 1; }

@@ -157,15 +157,7 @@ in_root "$root" sh -c 'cd /tmp/app && cc -std=c11 -Wall -Wextra -Werror -o handl
 	fail "the README example does not build with pkg-config"
 out=$(in_root "$root" /tmp/app/handler-pc 2>/dev/null) || fail "handler (pkg-config) exited $?"
 [ "$out" = "$expect" ] || fail "handler (pkg-config) printed: $out"
-cat >"$root/tmp/app/CMakeLists.txt" <<-'EOF'
-	cmake_minimum_required(VERSION 3.18)
-	project(handler C)
-	find_package(libcsrf 0.1 CONFIG REQUIRED)
-	add_executable(handler handler.c)
-	target_link_libraries(handler PRIVATE libcsrf::csrf)
-	add_executable(handler-static handler.c)
-	target_link_libraries(handler-static PRIVATE libcsrf::csrf_static)
-EOF
+cp "$src/tests/lint/handler-project.cmake" "$root/tmp/app/CMakeLists.txt"
 in_root "$root" sh -c 'cmake -S /tmp/app -B /tmp/app/build && cmake --build /tmp/app/build' >"$run/cmake.log" 2>&1 ||
 	{ cat "$run/cmake.log" >&2; fail "the CMake project with find_package(libcsrf) does not build"; }
 for h in handler handler-static; do
