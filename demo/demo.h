@@ -32,6 +32,7 @@ typedef struct {
 	pthread_mutex_t store_lock;
 	int64_t store_retry_ms; /* monotonic; no open attempt before */
 	sqlite3 *db;
+	char dummy_hash[CSRF_PWHASH_LEN]; /* checked for unknown users, so a login takes as long whoever it names */
 } demo_app;
 
 /* ---- db.c: SQLite (WAL), every state change one transaction ---- */

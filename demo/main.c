@@ -216,6 +216,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: key: %s (%s)\n", csrf_reason_str(kr), csrf_ctx_error(app.csrf));
 		goto out;
 	}
+	/* The hash an unknown user's login is checked against: of a random
+	 * password nobody knows (and that is never accepted anyway). */
+	uint8_t nobody[16];
+	char nobody_hex[2 * sizeof nobody + 1];
+	if (csrf_random(nobody, sizeof nobody) != CSRF_OK)
+		goto out;
+	demo_hex_encode(nobody, sizeof nobody, nobody_hex);
+	csrf_reason hr = csrf_password_hash(nobody_hex, strlen(nobody_hex), app.dummy_hash, sizeof app.dummy_hash);
+	demo_wipe(nobody, sizeof nobody);
+	demo_wipe(nobody_hex, sizeof nobody_hex);
+	if (hr != CSRF_OK) {
+		fprintf(stderr, "csrf-demo: cannot hash: %s\n", csrf_reason_str(hr));
+		goto out;
+	}
 	/* A store that does not answer yet is opened on first use (see
 	 * demo_store): pages are served meanwhile and unsafe requests get
 	 * 503. Any other failure (a bad URL) stops the start. */

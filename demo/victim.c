@@ -197,6 +197,18 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 	return demo_respond(v->c, status, "text/html; charset=utf-8", b, h);
 }
 
+/* The hidden field of a protected form. */
+static void hidden_token(vreq *v, page *b)
+{
+	if (page_token(v) != 0)
+		return;
+	page_add(b, "<input type=\"hidden\" name=\"");
+	page_attr(b, v->page.field, strlen(v->page.field));
+	page_add(b, "\" value=\"");
+	page_attr(b, v->page.token, strlen(v->page.token));
+	page_add(b, "\">");
+}
+
 static void frame_open(vreq *v, page *b, const char *title)
 {
 	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
@@ -221,13 +233,7 @@ static void frame_open(vreq *v, page *b, const char *title)
 		page_text(b, v->sess.user, strlen(v->sess.user));
 		page_add(b, "</b> <a href=\"/account\">account</a> ");
 		page_add(b, "<form class=\"inline\" method=\"post\" action=\"/logout\">");
-		if (page_token(v) == 0) {
-			page_add(b, "<input type=\"hidden\" name=\"");
-			page_attr(b, v->page.field, strlen(v->page.field));
-			page_add(b, "\" value=\"");
-			page_attr(b, v->page.token, strlen(v->page.token));
-			page_add(b, "\">");
-		}
+		hidden_token(v, b);
 		page_add(b, "<button id=\"logout\">log out</button></form>");
 	} else {
 		page_add(b, "<span id=\"whoami\"></span><a href=\"/login\">log in</a>");
@@ -247,17 +253,6 @@ static void store_notice(vreq *v, page *b)
 		return;
 	page_add(b, "<p class=\"notice\" id=\"store-notice\">The session store is unavailable: you appear signed "
 	            "out, and signing in, voting and transfers are refused until it is back.</p>");
-}
-
-static void hidden_token(vreq *v, page *b)
-{
-	if (page_token(v) != 0)
-		return;
-	page_add(b, "<input type=\"hidden\" name=\"");
-	page_attr(b, v->page.field, strlen(v->page.field));
-	page_add(b, "\" value=\"");
-	page_attr(b, v->page.token, strlen(v->page.token));
-	page_add(b, "\">");
 }
 
 static int is_post_route(const char *url)
@@ -563,8 +558,12 @@ static enum MHD_Result do_login(vreq *v)
 		return reject(v, 500, "database error", "Try again later.");
 	}
 	if (found == 1) {
-		demo_wipe(pw, sizeof pw);
-		return reject(v, 403, "wrong user name or password", "Check both and try again.");
+		/* An unknown name costs the same Argon2 check and counts like a
+		 * known one, so names cannot be told apart by time or probed
+		 * without limit. */
+		memset(&u, 0, sizeof u);
+		memcpy(u.name, user, lu < sizeof u.name ? lu : sizeof u.name - 1);
+		memcpy(u.pwhash, v->app->dummy_hash, sizeof u.pwhash);
 	}
 	/* Attempts count per account and per client: a visitor who has not
 	 * logged in has no server session, so the client's address stands
@@ -578,7 +577,7 @@ static enum MHD_Result do_login(vreq *v)
 	       : CSRF_STORE_UNAVAILABLE;
 	demo_wipe(pw, sizeof pw);
 	demo_wipe(u.pwhash, sizeof u.pwhash);
-	if (r == CSRF_REAUTH_FAILED)
+	if (r == CSRF_REAUTH_FAILED || (r == CSRF_OK && found == 1))
 		return reject(v, 403, "wrong user name or password", "Check both and try again.");
 	if (r != CSRF_OK)
 		return reject_csrf(v, r == CSRF_STORE_UNAVAILABLE ? 503 : 403, r);

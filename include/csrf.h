@@ -184,8 +184,9 @@ typedef enum {
 	 * allowed without a token (CSRF_ORIGIN_VERIFIED). A request with no
 	 * such evidence (no Sec-Fetch-Site and no Origin: old browsers,
 	 * privacy proxies, non-browser clients; or Sec-Fetch-Site: none, or
-	 * same-site when allowed) must carry a valid token, after the
-	 * Referer rule over HTTPS. Cross-site, same-site (unless allowed) and
+	 * same-site when allowed) must carry a valid token; over HTTPS a
+	 * Referer, when sent, must be same-origin, and none is needed when
+	 * the secret is the caller's or in the "__Host-" cookie. Cross-site, same-site (unless allowed) and
 	 * foreign-Origin requests are rejected as in mode both. Sound because
 	 * a browser that sends Sec-Fetch-Site or Origin cannot be made to lie
 	 * about them by another page, so a token adds nothing to that proof;
@@ -246,8 +247,9 @@ void csrf_ctx_set_report_only(csrf_ctx *ctx, int on);
 void csrf_ctx_set_allow_fetch_none(csrf_ctx *ctx, int on);
 /* Sec-Fetch-Site: same-site passes the origin stage. Default off. */
 void csrf_ctx_set_allow_same_site(csrf_ctx *ctx, int on);
-/* For legacy applications that change state on GET: GET and HEAD must
- * then show positive same-origin evidence (Sec-Fetch-Site same-origin or
+/* For legacy applications that change state on GET: GET, HEAD and
+ * OPTIONS (a preflight reaches any URL cross-site) must then show
+ * positive same-origin evidence (Sec-Fetch-Site same-origin or
  * none, or without fetch metadata a same-origin Origin or Referer); no
  * evidence is CSRF_NO_EVIDENCE. No token is asked for. Default off. */
 void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);
@@ -309,12 +311,20 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_generate_key(csrf_ctx *ctx);
  * while other threads check. */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path);
 
+/* The message of a failed operator call, for a person: "key 3 is the
+ * signing key; rotate first". "" when there is none. Never key material. */
+#define CSRF_ERROR_MAX 256
+typedef struct {
+	char msg[CSRF_ERROR_MAX];
+} csrf_error;
+
 /* Key files, for operators (build/csrf-key uses these). A key file is text,
  * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
  * comment. Writes are atomic (temporary file, fsync, rename). */
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
  * new: it exists), CSRF_ERR_CONFIG (a malformed file, a full ring, an
- * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM.
+ * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM, and on
+ * failure says why in *err (may be NULL).
  * new: a file with one signing key, id 1.
  * stage: adds a key with the next id that verifies but does not sign yet.
  * rotate: the oldest staged key starts signing; with none staged, a new
@@ -325,10 +335,10 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *pa
  * between the first and the last reload.
  * retire: removes key id (never the signing key). Concurrent calls take
  * turns under a lock on the directory. */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id);
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_new(const char *path, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_retire(const char *path, uint32_t id, csrf_error *err);
 typedef struct {
 	uint32_t id;
 	int64_t created; /* unix seconds */
@@ -337,7 +347,17 @@ typedef struct {
 /* Lists up to cap keys (never their material); *n is the count found.
  * CSRF_ERR_BUFFER when the file holds more than cap keys (*n still the
  * count), else as above. */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n);
+CSRF_MUST_CHECK csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n,
+                                              csrf_error *err);
+
+/* Configuration checks without a context, for adapters that validate a
+ * setting when they read it: CSRF_OK, or CSRF_ERR_CONFIG (CSRF_ERR_ARG for
+ * NULL) with a message in *err (may be NULL) that names the setting with
+ * what ("trusted origin"). An origin must be scheme://host[:port] with
+ * scheme http or https; a cookie name 1 to CSRF_FIELD_NAME_MAX token
+ * characters. The csrf_ctx setters apply the same checks. */
+CSRF_MUST_CHECK csrf_reason csrf_origin_validate(const char *origin, size_t len, const char *what, csrf_error *err);
+CSRF_MUST_CHECK csrf_reason csrf_cookie_name_validate(const char *name, const char *what, csrf_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Secrets, tokens, field names                                        */
@@ -403,23 +423,26 @@ CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const
  * name. Filling the header fields by hand still works; csrf_request_header
  * additionally records headers sent more than once (see repeated). */
 typedef struct {
-	csrf_slice method;          /* "POST" */
-	csrf_slice target;          /* request target: path and optional ?query */
-	csrf_slice scheme;          /* "http" or "https", as the server knows it */
-	csrf_slice host;            /* Host header (used without a self origin) */
-	csrf_slice origin;          /* Origin header */
-	csrf_slice referer;         /* Referer header */
-	csrf_slice sec_fetch_site;  /* Sec-Fetch-Site header */
-	csrf_slice method_override; /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
-	csrf_slice cookie;          /* Cookie header (stateless secret, session) */
-	csrf_slice content_type;    /* Content-Type header */
-	csrf_slice content_length;  /* Content-Length header; an adapter that read a
-	                               chunked body may put its decimal size here */
-	csrf_slice token_header;    /* X-CSRF-Token header */
-	csrf_slice body;            /* the whole body when it was read (ptr NULL:
-	                               not read); the token field is looked up in
-	                               it only when the content type is
-	                               urlencoded or multipart */
+	csrf_slice method;            /* "POST" */
+	csrf_slice target;            /* request target: path and optional ?query */
+	csrf_slice scheme;            /* "http" or "https", as the server knows it */
+	csrf_slice host;              /* Host header (used without a self origin) */
+	csrf_slice origin;            /* Origin header */
+	csrf_slice referer;           /* Referer header */
+	csrf_slice sec_fetch_site;    /* Sec-Fetch-Site header */
+	csrf_slice method_override;   /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
+	csrf_slice cookie;            /* Cookie header (stateless secret, session) */
+	csrf_slice content_type;      /* Content-Type header */
+	csrf_slice content_length;    /* Content-Length header; an adapter that read a
+	                                 chunked body may put its decimal size here */
+	csrf_slice transfer_encoding; /* Transfer-Encoding header: a body of unknown
+	                                 length (an HTTP/2 body without
+	                                 Content-Length: "chunked") */
+	csrf_slice token_header;      /* X-CSRF-Token header */
+	csrf_slice body;              /* the whole body when it was read (ptr NULL:
+	                                 not read); the token field is looked up in
+	                                 it only when the content type is
+	                                 urlencoded or multipart */
 	/* Session binding. secret NULL: stateless, the secret comes from the
 	 * signed secret cookie. session_id absent: the value of the configured
 	 * session cookie, or empty. */
@@ -515,6 +538,19 @@ typedef struct {
  * CSRF_ERR_ARG, CSRF_ERR_CONFIG (no key), CSRF_ERR_RANDOM,
  * CSRF_ERR_INTERNAL. */
 CSRF_MUST_CHECK csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out);
+
+/* 1 when a response is an HTML page the injector may rewrite: status
+ * 200-299 (but 204 and 206) or 400-599, Content-Type text/html (any
+ * parameters), no Content-Encoding or "identity" (a compressed body is
+ * passed through untouched). content_encoding NULL: none. */
+int csrf_response_injectable(unsigned status, const char *content_type, size_t ct_len, const char *content_encoding,
+                             size_t ce_len);
+
+/* 1 when a response's Cache-Control value already keeps a page out of
+ * shared caches ("private" or "no-store", any case); otherwise an adapter
+ * that puts a token into the page replaces Cache-Control with "private":
+ * a page with a token must not be served to another user. */
+int csrf_cache_control_is_private(const char *value, size_t len);
 
 /* Wipes the token and cookie a csrf_page holds. */
 void csrf_page_wipe(csrf_page *page);

@@ -1,11 +1,13 @@
 /*
  * ngx_http_csrf_module - libcsrf in front of an unchanged application.
  *
- * Owns the nginx side only: directives, the access-phase check (reading
- * an urlencoded or multipart body when no token header came), and the
- * header and body filters that hand HTML responses to libcsrf's streaming
- * injector. Every decision (method, fetch metadata, origin, referer,
- * token, where a token goes in HTML) is the library's.
+ * Owns the nginx side only: directives, the access phase (the request
+ * handed to the library header by header, the body read when the library
+ * asks for it, the verdict kept across internal redirects), and the
+ * header and body filters that hand HTML responses to the library's page
+ * call and streaming injector. Every decision (method, fetch metadata,
+ * origin, referer, token, cookies, which responses are rewritten, where a
+ * token goes in HTML) is the library's.
  */
 
 #include <ngx_config.h>
@@ -35,7 +37,6 @@ typedef struct {
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
-	csrf_ctx *scratch; /* validates directive arguments */
 	uint8_t key[CSRF_KEY_LEN];
 	ngx_uint_t have_key;
 } ngx_http_csrf_main_conf_t;
@@ -46,6 +47,7 @@ typedef struct {
  * request must stay rejected wherever it goes next. */
 typedef struct {
 	csrf_reason reason;
+	csrf_ctx *ctx;     /* the location's context that judged */
 	ngx_int_t pending; /* the status to answer on the access phase's re-entry after the body was read */
 	unsigned checked : 1;
 	unsigned rejected : 1;
@@ -80,11 +82,14 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in);
 static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 
-static char *ngx_http_csrf_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_csrf_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_csrf_key_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
-static char *ngx_http_csrf_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_csrf_status(ngx_conf_t *cf, void *post, void *data);
+
+typedef csrf_reason (*ngx_http_csrf_check_pt)(ngx_conf_t *cf, ngx_str_t *value, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_origin(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_trusted(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_cookie(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
+static csrf_reason ngx_http_csrf_check_key_file(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
 
 static ngx_int_t ngx_http_csrf_add_variables(ngx_conf_t *cf);
 static void *ngx_http_csrf_create_main_conf(ngx_conf_t *cf);
@@ -113,17 +118,17 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_mode"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, mode), &ngx_http_csrf_modes},
 
-    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_origin, NGX_HTTP_LOC_CONF_OFFSET, 0,
-     NULL},
+    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, origin), (void *)ngx_http_csrf_check_origin},
 
-    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_trusted_origin,
-     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, trusted), (void *)ngx_http_csrf_check_trusted},
 
-    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_key_file, NGX_HTTP_LOC_CONF_OFFSET,
-     0, NULL},
+    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
 
-    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_session_cookie,
-     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
+    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
+     offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
 
     {ngx_string("csrf_inject"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, inject), NULL},
@@ -187,14 +192,48 @@ static csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
 	return sl;
 }
 
-/* The request as the library reads it: method, target, the connection's
- * scheme, and every request header handed over by name. */
-static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+/* Calls handler for every header of list; stops at the first that does
+ * not answer NGX_OK and returns what it answered. */
+typedef ngx_int_t (*ngx_http_csrf_header_pt)(ngx_table_elt_t *h, void *data);
+
+static ngx_int_t ngx_http_csrf_each_header(ngx_list_t *list, ngx_http_csrf_header_pt handler, void *data)
 {
+	ngx_int_t rc;
 	ngx_uint_t i;
 	ngx_list_part_t *part;
 	ngx_table_elt_t *h;
 
+	part = &list->part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		rc = handler(&h[i], data);
+		if (rc != NGX_OK) {
+			return rc;
+		}
+	}
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_file_header(ngx_table_elt_t *h, void *data)
+{
+	csrf_request_header(data, (const char *)h->key.data, h->key.len, (const char *)h->value.data, h->value.len);
+	return NGX_OK;
+}
+
+/* The request as the library reads it: method, target, the connection's
+ * scheme, and every request header handed over by name. */
+static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+{
 	csrf_request_init(req);
 
 	req->method = ngx_http_csrf_slice(&r->method_name);
@@ -211,21 +250,11 @@ static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 		req->scheme.len = 4;
 	}
 
-	part = &r->headers_in.headers.part;
-	h = part->elts;
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, req);
 
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-
-		csrf_request_header(req, (const char *)h[i].key.data, h[i].key.len, (const char *)h[i].value.data,
-		                    h[i].value.len);
+	if (r->headers_in.chunked && req->transfer_encoding.ptr == NULL) {
+		/* an HTTP/2 body without Content-Length */
+		csrf_request_header(req, "Transfer-Encoding", 17, "chunked", 7);
 	}
 }
 
@@ -300,12 +329,20 @@ static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
  * continues as a GET without its body or a method override (a named
  * location would otherwise keep the method and the body this module
  * read): the upstream never receives the forged request. */
+static ngx_int_t ngx_http_csrf_drop_override(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len)) {
+		ngx_str_set(&h->key, "X-CSRF-Dropped");
+		h->lowcase_key = (u_char *)"x-csrf-dropped";
+	}
+
+	return NGX_OK;
+}
+
 static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 {
-	ngx_uint_t i;
-	ngx_list_part_t *part;
-	ngx_table_elt_t *h;
-
 	r->method = NGX_HTTP_GET;
 	ngx_str_set(&r->method_name, "GET");
 
@@ -318,23 +355,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 		r->preserve_body = 0;
 	}
 
-	part = &r->headers_in.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (csrf_header_is_method_override((const char *)h[i].key.data, h[i].key.len)) {
-			ngx_str_set(&h[i].key, "X-CSRF-Dropped");
-			h[i].lowcase_key = (u_char *)"x-csrf-dropped";
-		}
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_override, NULL);
 }
 
 /* 1 when error_page handles status in this location. */
@@ -409,6 +430,7 @@ static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_co
                                      csrf_result res)
 {
 	v->checked = 1;
+	v->ctx = clcf->ctx;
 	v->reason = res.reason;
 	v->report_only = res.report_only;
 
@@ -498,13 +520,22 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		}
 
 		/* an internal redirect after the verdict (error_page, a named
-		 * location, try_files): judged once; a rejected request goes on
-		 * only as a GET without its body */
+		 * location, try_files): a rejected request goes on only as a
+		 * GET without its body */
 		if (v->rejected) {
 			ngx_http_csrf_neutralize(r);
+			return NGX_DECLINED;
 		}
 
-		return NGX_DECLINED;
+		/* an allowed one is judged again where the new location's
+		 * settings differ (a stricter mode, csrf_unsafe_get, other
+		 * trusted origins): the first location's verdict does not
+		 * cover it */
+		clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+		if (!clcf->enable || clcf->ctx == NULL || clcf->ctx == v->ctx) {
+			return NGX_DECLINED;
+		}
+		v->checked = 0;
 	}
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
@@ -526,6 +557,7 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 	if (res.needs_body) {
 		/* the token is in the body: read it, intact for the upstream */
 		v->checked = 1;
+		v->ctx = clcf->ctx;
 		v->pending = NGX_DECLINED;
 		r->request_body_in_single_buf = 1;
 
@@ -698,58 +730,40 @@ static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_v
 
 /* Hands the response's Set-Cookie values to the library, so a page
  * that logs a user in gets tokens for the new session. */
+typedef struct {
+	csrf_ctx *ctx;
+	csrf_request *req;
+} ngx_http_csrf_cookies_t;
+
+static ngx_int_t ngx_http_csrf_response_cookie(ngx_table_elt_t *h, void *data)
+{
+	ngx_http_csrf_cookies_t *c = data;
+
+	if (h->hash != 0 && h->key.len == 10 && ngx_strncasecmp(h->key.data, (u_char *)"Set-Cookie", 10) == 0) {
+		csrf_response_cookie(c->ctx, c->req, (const char *)h->value.data, h->value.len);
+	}
+
+	return NGX_OK;
+}
+
 static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx, csrf_request *req)
 {
-	ngx_uint_t i;
-	ngx_list_part_t *part;
-	ngx_table_elt_t *h;
+	ngx_http_csrf_cookies_t c = {cctx, req};
 
-	part = &r->headers_out.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (h[i].hash == 0 || h[i].key.len != 10 ||
-		    ngx_strncasecmp(h[i].key.data, (u_char *)"Set-Cookie", 10) != 0) {
-			continue;
-		}
-		csrf_response_cookie(cctx, req, (const char *)h[i].value.data, h[i].value.len);
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_response_cookie, &c);
 }
 
 /* 1 for an HTML response this module may rewrite. */
 static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r)
 {
-	ngx_uint_t status;
 	ngx_str_t *ct;
-
-	status = r->headers_out.status;
-	if (status < 200 || status == NGX_HTTP_NO_CONTENT || status == NGX_HTTP_PARTIAL_CONTENT ||
-	    (status >= 300 && status < 400)) {
-		return 0;
-	}
+	ngx_table_elt_t *ce;
 
 	ct = &r->headers_out.content_type;
-	if (ct->len < 9 || ngx_strncasecmp(ct->data, (u_char *)"text/html", 9) != 0 ||
-	    (ct->len > 9 && ct->data[9] != ';' && ct->data[9] != ' ')) {
-		return 0;
-	}
+	ce = r->headers_out.content_encoding;
 
-	/* A compressed upstream response passes through untouched. */
-	if (r->headers_out.content_encoding && r->headers_out.content_encoding->value.len &&
-	    !(r->headers_out.content_encoding->value.len == 8 &&
-	      ngx_strncasecmp(r->headers_out.content_encoding->value.data, (u_char *)"identity", 8) == 0)) {
-		return 0;
-	}
-
-	return 1;
+	return csrf_response_injectable((unsigned)r->headers_out.status, (const char *)ct->data, ct->len,
+	                                ce ? (const char *)ce->value.data : NULL, ce ? ce->value.len : 0);
 }
 
 static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key, const u_char *value, size_t len)
@@ -776,51 +790,45 @@ static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key
 /* Cache-Control: private, unless the response already says private or
  * no-store; other Cache-Control values are replaced (a page with a token
  * must not be shared by caches). */
+static ngx_uint_t ngx_http_csrf_is_cache_control(ngx_table_elt_t *h)
+{
+	return h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Cache-Control", 13) == 0;
+}
+
+/* NGX_DECLINED when the response already keeps itself out of shared
+ * caches. */
+static ngx_int_t ngx_http_csrf_find_private(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (h->hash != 0 && ngx_http_csrf_is_cache_control(h) &&
+	    csrf_cache_control_is_private((const char *)h->value.data, h->value.len)) {
+		return NGX_DECLINED;
+	}
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_drop_cache_control(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (ngx_http_csrf_is_cache_control(h)) {
+		h->hash = 0;
+	}
+
+	return NGX_OK;
+}
+
 static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
 {
-	ngx_uint_t i;
-	ngx_list_part_t *part;
-	ngx_table_elt_t *h;
 	static u_char private[] = "private";
 
-	part = &r->headers_out.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (h[i].hash == 0 || h[i].key.len != 13 ||
-		    ngx_strncasecmp(h[i].key.data, (u_char *)"Cache-Control", 13) != 0) {
-			continue;
-		}
-		if (ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len, (u_char *)"private", 7 - 1) ||
-		    ngx_strlcasestrn(h[i].value.data, h[i].value.data + h[i].value.len, (u_char *)"no-store", 8 - 1)) {
-			return NGX_OK;
-		}
+	if (ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_find_private, NULL) == NGX_DECLINED) {
+		return NGX_OK;
 	}
 
-	part = &r->headers_out.headers.part;
-	h = part->elts;
-
-	for (i = 0; /* void */; i++) {
-		if (i >= part->nelts) {
-			if (part->next == NULL) {
-				break;
-			}
-			part = part->next;
-			h = part->elts;
-			i = 0;
-		}
-		if (h[i].key.len == 13 && ngx_strncasecmp(h[i].key.data, (u_char *)"Cache-Control", 13) == 0) {
-			h[i].hash = 0;
-		}
-	}
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_drop_cache_control, NULL);
 
 	return ngx_http_csrf_add_header(r, "Cache-Control", private, sizeof(private) - 1);
 }
@@ -1155,11 +1163,6 @@ static void *ngx_http_csrf_create_main_conf(ngx_conf_t *cf)
 		return NULL;
 	}
 
-	cmcf->scratch = ngx_http_csrf_ctx_new(cf);
-	if (cmcf->scratch == NULL) {
-		return NULL;
-	}
-
 	return cmcf;
 }
 
@@ -1208,121 +1211,80 @@ static char *ngx_http_csrf_config_error(ngx_conf_t *cf, csrf_ctx *ctx, const cha
 	return NGX_CONF_ERROR;
 }
 
-static char *ngx_http_csrf_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+/* Validators of directive arguments: the library's checks and words. */
+static csrf_reason ngx_http_csrf_check_origin(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
 {
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
-
-	(void)cmd;
-
-	if (clcf->origin.data) {
-		return "is duplicate";
-	}
-
-	value = cf->args->elts;
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
-
-	rc = csrf_ctx_set_self_origin(cmcf->scratch, (const char *)value[1].data, value[1].len);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_origin", rc);
-	}
-
-	clcf->origin = value[1];
-
-	return NGX_CONF_OK;
+	(void)cf;
+	return csrf_origin_validate((const char *)v->data, v->len, "self origin", err);
 }
 
-static char *ngx_http_csrf_trusted_origin(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+static csrf_reason ngx_http_csrf_check_trusted(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
 {
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value, *s;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
+	(void)cf;
+	return csrf_origin_validate((const char *)v->data, v->len, "trusted origin", err);
+}
 
-	(void)cmd;
+static csrf_reason ngx_http_csrf_check_cookie(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
+{
+	(void)cf;
+	/* configuration arguments are NUL-terminated */
+	return csrf_cookie_name_validate((const char *)v->data, "session cookie", err);
+}
 
-	value = cf->args->elts;
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
+static csrf_reason ngx_http_csrf_check_key_file(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
+{
+	size_t n;
+	csrf_key_info keys[CSRF_KEYS_MAX];
 
-	/* validated on a scratch context; each location's context gets the
-	 * full list when the configuration is merged */
-	rc = csrf_ctx_add_trusted_origin(cmcf->scratch, (const char *)value[1].data, value[1].len);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_trusted_origin", rc);
+	if (ngx_conf_full_name(cf->cycle, v, 1) != NGX_OK) {
+		return CSRF_ERR_NOMEM;
 	}
 
-	if (clcf->trusted == NGX_CONF_UNSET_PTR) {
-		clcf->trusted = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
-		if (clcf->trusted == NULL) {
+	return csrf_keyfile_list((const char *)v->data, keys, CSRF_KEYS_MAX, &n, err);
+}
+
+/* A directive with one checked argument: cmd->post validates it, then it
+ * is kept in the ngx_str_t at cmd->offset, or appended to the array
+ * there (csrf_trusted_origin). */
+static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_str_t *value, *field;
+	ngx_array_t **list;
+	csrf_error err;
+	csrf_reason rc;
+	ngx_http_csrf_check_pt check = (ngx_http_csrf_check_pt)cmd->post;
+
+	value = cf->args->elts;
+
+	rc = check(cf, &value[1], &err);
+	if (rc != CSRF_OK) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: %s", &cmd->name,
+		                   err.msg[0] ? err.msg : csrf_reason_str(rc));
+		return NGX_CONF_ERROR;
+	}
+
+	if (check == ngx_http_csrf_check_trusted) {
+		list = (ngx_array_t **)((char *)conf + cmd->offset);
+		if (*list == NGX_CONF_UNSET_PTR) {
+			*list = ngx_array_create(cf->pool, 2, sizeof(ngx_str_t));
+			if (*list == NULL) {
+				return NGX_CONF_ERROR;
+			}
+		}
+		field = ngx_array_push(*list);
+		if (field == NULL) {
 			return NGX_CONF_ERROR;
 		}
+		*field = value[1];
+		return NGX_CONF_OK;
 	}
 
-	s = ngx_array_push(clcf->trusted);
-	if (s == NULL) {
-		return NGX_CONF_ERROR;
-	}
-
-	*s = value[1];
-
-	return NGX_CONF_OK;
-}
-
-static char *ngx_http_csrf_key_file(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
-
-	(void)cmd;
-
-	if (clcf->key_file.data) {
+	field = (ngx_str_t *)((char *)conf + cmd->offset);
+	if (field->data) {
 		return "is duplicate";
 	}
 
-	value = cf->args->elts;
-
-	if (ngx_conf_full_name(cf->cycle, &value[1], 1) != NGX_OK) {
-		return NGX_CONF_ERROR;
-	}
-
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
-
-	rc = csrf_ctx_load_key_file(cmcf->scratch, (const char *)value[1].data);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_key_file", rc);
-	}
-
-	clcf->key_file = value[1];
-
-	return NGX_CONF_OK;
-}
-
-static char *ngx_http_csrf_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
-{
-	ngx_http_csrf_loc_conf_t *clcf = conf;
-	ngx_str_t *value;
-	csrf_reason rc;
-	ngx_http_csrf_main_conf_t *cmcf;
-
-	(void)cmd;
-
-	if (clcf->session_cookie.data) {
-		return "is duplicate";
-	}
-
-	value = cf->args->elts;
-	cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_module);
-
-	rc = csrf_ctx_set_session_cookie(cmcf->scratch, (const char *)value[1].data);
-	if (rc != CSRF_OK) {
-		return ngx_http_csrf_config_error(cf, cmcf->scratch, "csrf_session_cookie", rc);
-	}
-
-	clcf->session_cookie = value[1];
+	*field = value[1];
 
 	return NGX_CONF_OK;
 }

@@ -3,8 +3,8 @@
 # Installs the Debian packages libcsrf needs: with "build", only what
 # `make`, `make demo`, `make install` and `make deb` need (the library,
 # csrf-key, the demo, the nginx module, the packages); without, also what
-# the tests, benchmarks and fuzzing need, and the tests' npm packages. Idempotent: when everything
-# is present it only runs dpkg-query.
+# the tests, benchmarks and fuzzing need, and the tests' npm packages.
+# Idempotent: when everything is present it only runs dpkg-query.
 set -euo pipefail
 
 BUILD_PKGS=(
@@ -20,6 +20,10 @@ TEST_PKGS=(
   chromium nodejs npm curl procps
   wrk hyperfine gnuplot-nox python3 python3-django
   lintian debootstrap
+  # nginx.phpmyadmin: a real PHP application behind the module; the test
+  # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
+  # configured at install time).
+  phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
 )
 
 PKGS=("${BUILD_PKGS[@]}")
@@ -49,7 +53,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server; do
+  for svc in nginx redis-server php8.2-fpm mariadb; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true

@@ -11,24 +11,11 @@
 /* Requested names longer than this never match anything. */
 #define COOKIE_NAME_MAX 256
 
-static int is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 /* Control characters other than tab, and DEL, have no place in a Cookie
  * header; a header carrying them was not sent by a browser. */
 static int is_bad_ctl(unsigned char c)
 {
 	return (c < 0x20 && c != '\t') || c == 0x7f;
-}
-
-static void trim(const char **p, const char **end)
-{
-	while (*p < *end && is_ows(**p))
-		(*p)++;
-	while (*end > *p && is_ows((*end)[-1]))
-		(*end)--;
 }
 
 CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char *name, size_t name_len,
@@ -56,8 +43,8 @@ CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char 
 		if (eq) {
 			const char *n = p, *n_end = eq;
 			const char *v = eq + 1, *v_end = pair_end;
-			trim(&n, &n_end);
-			trim(&v, &v_end);
+			csrf_trim_ptrs(&n, &n_end);
+			csrf_trim_ptrs(&v, &v_end);
 			if ((size_t)(n_end - n) == name_len && memcmp(n, name, name_len) == 0) {
 				if (v_end - v >= 2 && v[0] == '"' && v_end[-1] == '"') {
 					v++;

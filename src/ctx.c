@@ -95,15 +95,28 @@ CSRF_API const char *csrf_ctx_error(const csrf_ctx *ctx)
 	return ctx ? ctx->err : "";
 }
 
-/* Checks that s is a full origin, explaining in ctx->err what is wrong
- * when it is not; what names the setting ("trusted origin"). */
-static csrf_reason origin_config(csrf_ctx *ctx, const char *what, const char *s, size_t len, csrf_origin *out)
+/* Sets err's message (printf-style) and returns CSRF_ERR_CONFIG. */
+static csrf_reason bad_setting(csrf_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static csrf_reason bad_setting(csrf_error *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return CSRF_ERR_CONFIG;
+}
+
+/* Checks that s is a full origin, parsed into out, explaining in err what
+ * is wrong when it is not. */
+static csrf_reason check_origin(const char *s, size_t len, const char *what, csrf_error *err, csrf_origin *out)
 {
 	int shown = len > 120 ? 120 : (int)len;
 	if (!s || len == 0)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s is empty", what);
+		return bad_setting(err, "%s is empty", what);
 	if (len == 4 && memcmp(s, "null", 4) == 0)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s \"null\" is not an origin", what);
+		return bad_setting(err, "%s \"null\" is not an origin", what);
 	const char *sep = NULL;
 	for (size_t i = 0; i + 2 < len; i++) {
 		if (s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/') {
@@ -114,13 +127,11 @@ static csrf_reason origin_config(csrf_ctx *ctx, const char *what, const char *s,
 			break;
 	}
 	if (!sep)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG,
-		                         "%s \"%.*s\" has no scheme: write a full origin such as https://%.*s", what,
-		                         shown, s, shown, s);
+		return bad_setting(err, "%s \"%.*s\" has no scheme: write a full origin such as https://%.*s", what,
+		                   shown, s, shown, s);
 	csrf_slice scheme = {s, (size_t)(sep - s)};
 	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s \"%.*s\": the scheme must be http or https", what,
-		                         shown, s);
+		return bad_setting(err, "%s \"%.*s\": the scheme must be http or https", what, shown, s);
 	const char *rest = sep + 3;
 	size_t rest_len = len - (size_t)(rest - s);
 	for (size_t i = 0; i < rest_len; i++) {
@@ -142,16 +153,51 @@ static csrf_reason origin_config(csrf_ctx *ctx, const char *what, const char *s,
 			break;
 		}
 		if (kind)
-			return csrf_config_error(ctx, CSRF_ERR_CONFIG,
-			                         "%s \"%.*s\" has %s: an origin is only scheme://host[:port]", what,
-			                         shown, s, kind);
+			return bad_setting(err, "%s \"%.*s\" has %s: an origin is only scheme://host[:port]", what,
+			                   shown, s, kind);
 	}
 	if (rest_len == 0)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s \"%.*s\" has no host", what, shown, s);
+		return bad_setting(err, "%s \"%.*s\" has no host", what, shown, s);
 	if (csrf_origin_parse(s, len, out) != CSRF_OK)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s \"%.*s\" is not a valid origin (bad host or port)",
-		                         what, shown, s);
+		return bad_setting(err, "%s \"%.*s\" is not a valid origin (bad host or port)", what, shown, s);
 	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_origin_validate(const char *origin, size_t len, const char *what, csrf_error *err)
+{
+	csrf_origin o;
+	if (err)
+		err->msg[0] = '\0';
+	if (!origin && len)
+		return CSRF_ERR_ARG;
+	return check_origin(origin, len, what ? what : "origin", err, &o);
+}
+
+CSRF_API csrf_reason csrf_cookie_name_validate(const char *name, const char *what, csrf_error *err)
+{
+	if (err)
+		err->msg[0] = '\0';
+	if (!name)
+		return CSRF_ERR_ARG;
+	size_t n = strlen(name);
+	if (n > CSRF_FIELD_NAME_MAX || !csrf_is_token(name, n))
+		return bad_setting(err, "%s name must be 1 to %d cookie-name characters", what ? what : "cookie",
+		                   CSRF_FIELD_NAME_MAX);
+	return CSRF_OK;
+}
+
+/* A configuration check's verdict, its message kept in ctx->err. */
+static csrf_reason config_result(csrf_ctx *ctx, csrf_reason r, const csrf_error *e)
+{
+	if (r != CSRF_OK)
+		memcpy(ctx->err, e->msg, sizeof ctx->err < sizeof e->msg ? sizeof ctx->err : sizeof e->msg);
+	return r;
+}
+
+static csrf_reason origin_config(csrf_ctx *ctx, const char *what, const char *s, size_t len, csrf_origin *out)
+{
+	csrf_error e = {{0}};
+	return config_result(ctx, check_origin(s, len, what, &e, out), &e);
 }
 
 CSRF_API csrf_reason csrf_ctx_set_self_origin(csrf_ctx *ctx, const char *origin, size_t len)
@@ -187,24 +233,6 @@ CSRF_API csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const char *orig
 	return CSRF_OK;
 }
 
-/* An HTTP method or cookie name: RFC 9110 / RFC 6265 token characters. */
-static int is_tchar(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-		return 1;
-	return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static int is_token(const char *s, size_t n)
-{
-	if (n == 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!is_tchar((unsigned char)s[i]))
-			return 0;
-	return 1;
-}
-
 static char *copy_bytes(const csrf_ctx *ctx, const char *s, size_t n)
 {
 	char *p = csrf_alloc(ctx, n + 1);
@@ -228,7 +256,7 @@ CSRF_API csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, c
 			return csrf_config_error(ctx, CSRF_ERR_CONFIG,
 			                         "exempt path may not contain spaces, controls, '?' or '#'");
 	}
-	if (method && !is_token(method, strlen(method)))
+	if (method && !csrf_is_token(method, strlen(method)))
 		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "exempt method is not an HTTP method token");
 	csrf_exemption e = {NULL, NULL, path_len};
 	if (method && !(e.method = copy_bytes(ctx, method, strlen(method))))
@@ -319,12 +347,11 @@ CSRF_API csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *name)
 
 static csrf_reason set_cookie_name(csrf_ctx *ctx, char *dst, const char *name, const char *what)
 {
-	size_t n = strlen(name);
-	if (n > CSRF_FIELD_NAME_MAX || !is_token(name, n))
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "%s name must be 1 to %d cookie-name characters", what,
-		                         CSRF_FIELD_NAME_MAX);
-	memcpy(dst, name, n + 1);
-	return CSRF_OK;
+	csrf_error e = {{0}};
+	csrf_reason r = config_result(ctx, csrf_cookie_name_validate(name, what, &e), &e);
+	if (r == CSRF_OK)
+		memcpy(dst, name, strlen(name) + 1);
+	return r;
 }
 
 CSRF_API csrf_reason csrf_ctx_set_secret_cookie(csrf_ctx *ctx, const char *name)

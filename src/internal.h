@@ -40,7 +40,7 @@ void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, 
               const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
 void csrf_mac_wipe(csrf_mac_key *k);
 
-/* ---- base64url without padding (b64.c) ---- */
+/* ---- codecs (codec.c): base64url without padding, hex ---- */
 
 #define CSRF_B64_ENC_LEN(n) (((n) / 3) * 4 + (((n) % 3) ? ((n) % 3) + 1 : 0))
 /* Writes CSRF_B64_ENC_LEN(n) characters, no NUL. */
@@ -49,20 +49,63 @@ void csrf_b64url_encode(const uint8_t *in, size_t n, char *out);
  * character outside the alphabet or an impossible length; constant time
  * in the content (no table lookups indexed by secret data). */
 csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
+/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
+ * lookups on the data. */
+void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
+/* Exactly 2n hex digits (either case) into n bytes, constant time in the
+ * content; CSRF_MALFORMED (out wiped) on a bad digit. */
+csrf_reason csrf_hex_decode(const char *in, size_t n, uint8_t *out);
+
+/* ---- randomness (random.c) ---- */
+
+/* n fresh random bytes for a masking pad: public by construction (pads
+ * travel in the clear), never for secrets or keys. */
+csrf_reason csrf_random_pad(uint8_t *out, size_t n);
+
+/* ---- text (text.c): the one home of the small text helpers ---- */
+
+static inline int csrf_is_ows(char c)
+{
+	return c == ' ' || c == '\t';
+}
+static inline unsigned char csrf_lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+static inline int csrf_is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static inline int csrf_is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+/* RFC 9110 tchar: what methods, header names and cookie names are made of. */
+int csrf_is_tchar(unsigned char c);
+/* 1 when (s, n) is a non-empty run of tchar. */
+int csrf_is_token(const char *s, size_t n);
+/* The value of a hex digit, -1 for anything else (not constant time: for
+ * percent-escapes, never key material). */
+int csrf_hexval(unsigned char c);
+/* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal. */
+int csrf_ieq(const char *p, size_t n, const char *lit);
+/* Moves *p forward and *end back over spaces and tabs. */
+void csrf_trim_ptrs(const char **p, const char **end);
 
 /* ---- constant time and wiping (util.c) ---- */
 
 /* 1 when equal; time depends only on n. */
 int csrf_ct_eq(const void *a, const void *b, size_t n);
 void csrf_wipe(void *p, size_t n);
-/* ASCII case-insensitive equality of a slice with a NUL-terminated literal. */
+/* (text.c) ASCII case-insensitive equality of a slice with a
+ * NUL-terminated literal; csrf_slice_eq exact. Absent is never equal. */
 int csrf_slice_ieq(csrf_slice s, const char *lit);
 int csrf_slice_eq(csrf_slice s, const char *lit);
-/* A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
+/* (text.c) A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
  * "0"), at most max. CSRF_OK and *out, or CSRF_MALFORMED. */
 csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
-/* The slice without leading and trailing spaces and tabs; absent stays
- * absent. */
+/* (text.c) The slice without leading and trailing spaces and tabs;
+ * absent stays absent. */
 csrf_slice csrf_trim(csrf_slice s);
 
 /* ---- the context (ctx.c) ---- */
@@ -139,6 +182,15 @@ int64_t csrf_now(int64_t now);
 typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrf_form_kind;
 /* The kind of form body a Content-Type value announces (NULL: none). */
 csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len);
+/* Called with each field name of a form body: urlencoded names raw
+ * (encoded = 1, still percent-encoded), multipart names as written in the
+ * part (encoded = 0). Non-zero stops. */
+typedef int (*csrf_name_fn)(void *ud, const char *name, size_t len, int encoded);
+/* Every field name of a body of that kind (urlencoded also for NONE):
+ * CSRF_OK when all were seen, CSRF_NOT_FOUND when fn stopped the walk,
+ * CSRF_MALFORMED when the body (multipart) does not parse. */
+csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                                size_t len, csrf_name_fn fn, void *ud);
 
 /* ---- the request as the decision reads it (request.c) ---- */
 
@@ -272,9 +324,5 @@ CSRF_MUST_CHECK csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
 
 void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
-
-/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
- * lookups on the data. */
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
 
 #endif /* CSRF_INTERNAL_H */

@@ -25,82 +25,6 @@
 
 #define KF_FIELDS_MAX 5
 
-/* ---- constant-time hex ---- */
-
-static uint32_t mask_lt(uint32_t a, uint32_t b)
-{
-	return 0u - ((a - b) >> 31);
-}
-
-static uint32_t mask_in(uint32_t c, uint32_t lo, uint32_t hi)
-{
-	return ~mask_lt(c, lo) & ~mask_lt(hi, c);
-}
-
-static char hex_digit(uint32_t v)
-{
-	/* '0'..'9', then 'a'..'f' (39 = 'a' - '0' - 10) */
-	return (char)(v + '0' + (mask_lt(9, v) & 39));
-}
-
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out)
-{
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex_digit(in[i] >> 4);
-		out[2 * i + 1] = hex_digit(in[i] & 15);
-	}
-}
-
-static uint32_t hex_value(uint8_t ch, uint32_t *bad)
-{
-	uint32_t c = ch;
-	uint32_t m_digit = mask_in(c, '0', '9');
-	uint32_t m_lower = mask_in(c, 'a', 'f');
-	uint32_t m_upper = mask_in(c, 'A', 'F');
-
-	*bad |= ~(m_digit | m_lower | m_upper);
-	return (m_digit & (c - '0')) | (m_lower & (c - 'a' + 10)) | (m_upper & (c - 'A' + 10));
-}
-
-/* Exactly 2 * n hex digits (either case) into n bytes; 0 on a bad digit. */
-static int hex_decode(const char *s, size_t n, uint8_t *out)
-{
-	uint32_t bad = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		uint32_t hi = hex_value((uint8_t)s[2 * i], &bad);
-		uint32_t lo = hex_value((uint8_t)s[2 * i + 1], &bad);
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	if (bad) {
-		csrf_wipe(out, n);
-		return 0;
-	}
-	return 1;
-}
-
-/* ---- strict decimal numbers ---- */
-
-/* Digits only, no sign, no leading zero (except "0" itself), value at
- * most max. 1 and *out on success. */
-static int parse_decimal(const char *s, size_t n, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (n == 0 || n > 20 || (n > 1 && s[0] == '0'))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		uint64_t d = (uint64_t)(s[i] - '0');
-		if (v > (max - d) / 10)
-			return 0;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 1;
-}
-
 /* ---- the parser ---- */
 
 typedef struct {
@@ -186,9 +110,9 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "expected \"key ID CREATED HEX64 [sign]\"");
 	if (nf < 4)
 		return kf_fail(p, "missing fields (expected \"key ID CREATED HEX64 [sign]\")");
-	if (!parse_decimal(f[1], fl[1], UINT32_MAX, &id) || id == 0)
+	if (!(csrf_parse_u64(f[1], fl[1], UINT32_MAX, &id) == CSRF_OK) || id == 0)
 		return kf_fail(p, "key id must be a decimal number from 1 to 4294967295");
-	if (!parse_decimal(f[2], fl[2], INT64_MAX, &created))
+	if (!(csrf_parse_u64(f[2], fl[2], INT64_MAX, &created) == CSRF_OK))
 		return kf_fail(p, "creation time must be decimal unix seconds");
 	if (fl[3] != 2 * CSRF_KEY_LEN)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
@@ -203,7 +127,7 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "a second key flagged sign (line %zu has the first)", p->sign_line);
 
 	csrf_keyfile_entry *e = &d->keys[d->n];
-	if (!hex_decode(f[3], CSRF_KEY_LEN, e->key))
+	if (csrf_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
 	e->id = (uint32_t)id;
 	e->created = (int64_t)created;
@@ -501,12 +425,15 @@ static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int ex
 		}
 		fd = -1;
 	}
+	int saved = errno; /* the cause, for the caller's message */
 	if (fd >= 0)
 		close(fd);
-	if (r != CSRF_OK)
+	if (r != CSRF_OK) {
 		unlink(tmp);
-	else
-		r = fsync_dir(path);
+		errno = saved;
+	} else {
+		r = fsync_dir(path); /* its own errno on failure */
+	}
 	csrf_wipe(text, sizeof text);
 	return r;
 }
@@ -524,24 +451,81 @@ static csrf_reason new_key(csrf_keyfile_entry *e, uint32_t id)
 	return CSRF_OK;
 }
 
-CSRF_API csrf_reason csrf_keyfile_new(const char *path)
+/* Sets err's message (printf-style) and returns code. */
+static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* A write that failed, in words. */
+static csrf_reason write_fail(csrf_error *err, csrf_reason r)
+{
+	if (r == CSRF_ERR_IO)
+		return op_fail(err, r, "cannot write the file: %s", strerror(errno));
+	return op_fail(err, r, "%s", csrf_reason_str(r));
+}
+
+/* Reads the file for a read-modify-write, the reason in err. */
+static csrf_reason read_for(const char *path, csrf_keyfile_data *d, csrf_error *err)
+{
+	char msg[CSRF_ERROR_MAX];
+	csrf_reason r = csrf_keyfile_read(path, d, msg, sizeof msg);
+	if (r != CSRF_OK)
+		return op_fail(err, r, "%s", msg);
+	return CSRF_OK;
+}
+
+typedef struct {
+	int signing; /* add: the new (or staged) key signs */
+	uint32_t id; /* retire: the key; add: the id that signs or was staged */
+} op_args;
+
+typedef csrf_reason (*locked_op)(const char *path, op_args *a, csrf_error *err);
+
+/* Runs op on path with the directory locked: calls that rewrite a file
+ * take turns. */
+static csrf_reason with_lock(const char *path, locked_op op, op_args *a, csrf_error *err)
+{
+	if (err)
+		err->msg[0] = '\0';
+	if (!path || !*path)
+		return op_fail(err, CSRF_ERR_ARG, "no file name");
+	int lock = lock_dir(path);
+	if (lock < 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot lock the file's directory: %s", strerror(errno));
+	csrf_reason r = op(path, a, err);
+	unlock_dir(lock);
+	return r;
+}
+
+static csrf_reason new_locked(const char *path, op_args *a, csrf_error *err)
 {
 	csrf_keyfile_data d;
-	csrf_reason r;
-
-	if (!path || !*path)
-		return CSRF_ERR_ARG;
+	(void)a;
 	memset(&d, 0, sizeof d);
-	r = new_key(&d.keys[0], 1);
-	if (r == CSRF_OK) {
-		int lock = lock_dir(path);
-		d.n = 1;
-		d.signing = 0;
-		r = lock < 0 ? CSRF_ERR_IO : kf_write(path, &d, 1);
-		unlock_dir(lock);
-	}
+	csrf_reason r = new_key(&d.keys[0], 1);
+	if (r != CSRF_OK)
+		return op_fail(err, r, "the random generator failed");
+	d.n = 1;
+	d.signing = 0;
+	r = kf_write(path, &d, 1);
 	csrf_keyfile_data_wipe(&d);
-	return r;
+	if (r == CSRF_ERR_IO && errno == EEXIST)
+		return op_fail(err, r, "the file already exists (use rotate)");
+	return r == CSRF_OK ? r : write_fail(err, r);
+}
+
+CSRF_API csrf_reason csrf_keyfile_new(const char *path, csrf_error *err)
+{
+	return with_lock(path, new_locked, &(op_args){0}, err);
 }
 
 /* A staged key: one that does not sign yet but is newer than the signing
@@ -557,17 +541,15 @@ static size_t oldest_staged(const csrf_keyfile_data *d)
 	return best;
 }
 
-/* Adds a key with the next id; it signs when signing is set. */
-static csrf_reason add_locked(const char *path, int signing, uint32_t *new_id)
+/* Adds a key with the next id; it signs when a->signing is set. */
+static csrf_reason add_locked(const char *path, op_args *a, csrf_error *err)
 {
 	csrf_keyfile_data d;
 	uint32_t max = 0;
-	csrf_reason r;
-
-	r = csrf_keyfile_read(path, &d, NULL, 0);
+	csrf_reason r = read_for(path, &d, err);
 	if (r != CSRF_OK)
 		return r;
-	if (signing) {
+	if (a->signing) {
 		/* A staged key has reached every server that reloaded since
 		 * it was staged: it signs, and nothing new is added. */
 		size_t st = oldest_staged(&d);
@@ -576,55 +558,55 @@ static csrf_reason add_locked(const char *path, int signing, uint32_t *new_id)
 				d.keys[i].signing = 0;
 			d.keys[st].signing = 1;
 			d.signing = st;
+			a->id = d.keys[st].id;
 			r = kf_write(path, &d, 0);
-			if (r == CSRF_OK && new_id)
-				*new_id = d.keys[st].id;
 			csrf_keyfile_data_wipe(&d);
-			return r;
+			return r == CSRF_OK ? r : write_fail(err, r);
 		}
 	}
 	for (size_t i = 0; i < d.n; i++)
 		if (d.keys[i].id > max)
 			max = d.keys[i].id;
 	if (d.n == CSRF_KEYS_MAX || max == UINT32_MAX) {
-		/* Full: retire an old key first. */
 		csrf_keyfile_data_wipe(&d);
-		return CSRF_ERR_CONFIG;
+		return op_fail(err, CSRF_ERR_CONFIG, "the file holds %d keys already; retire an old one first",
+		               CSRF_KEYS_MAX);
 	}
 	r = new_key(&d.keys[d.n], max + 1);
-	if (r == CSRF_OK) {
-		if (signing) {
-			for (size_t i = 0; i < d.n; i++)
-				d.keys[i].signing = 0;
-			d.signing = d.n;
-		} else {
-			d.keys[d.n].signing = 0;
-		}
-		d.n++;
-		r = kf_write(path, &d, 0);
+	if (r != CSRF_OK) {
+		csrf_keyfile_data_wipe(&d);
+		return op_fail(err, r, "the random generator failed");
 	}
-	if (r == CSRF_OK && new_id)
-		*new_id = max + 1;
+	if (a->signing) {
+		for (size_t i = 0; i < d.n; i++)
+			d.keys[i].signing = 0;
+		d.signing = d.n;
+	} else {
+		d.keys[d.n].signing = 0;
+	}
+	d.n++;
+	a->id = max + 1;
+	r = kf_write(path, &d, 0);
 	csrf_keyfile_data_wipe(&d);
-	return r;
+	return r == CSRF_OK ? r : write_fail(err, r);
 }
 
-static csrf_reason retire_locked(const char *path, uint32_t id)
+static csrf_reason retire_locked(const char *path, op_args *a, csrf_error *err)
 {
 	csrf_keyfile_data d;
-	csrf_reason r;
 	size_t i;
-
-	r = csrf_keyfile_read(path, &d, NULL, 0);
+	csrf_reason r = read_for(path, &d, err);
 	if (r != CSRF_OK)
 		return r;
 	for (i = 0; i < d.n; i++)
-		if (d.keys[i].id == id)
+		if (d.keys[i].id == a->id)
 			break;
 	if (i == d.n || d.keys[i].signing) {
-		/* Unknown, or the signing key: rotate first. */
+		int unknown = i == d.n;
 		csrf_keyfile_data_wipe(&d);
-		return CSRF_ERR_CONFIG;
+		if (unknown)
+			return op_fail(err, CSRF_ERR_CONFIG, "no key with id %u", (unsigned)a->id);
+		return op_fail(err, CSRF_ERR_CONFIG, "key %u is the signing key; rotate first", (unsigned)a->id);
 	}
 	memmove(&d.keys[i], &d.keys[i + 1], (d.n - i - 1) * sizeof d.keys[0]);
 	d.n--;
@@ -633,59 +615,45 @@ static csrf_reason retire_locked(const char *path, uint32_t id)
 		d.signing--;
 	r = kf_write(path, &d, 0);
 	csrf_keyfile_data_wipe(&d);
+	return r == CSRF_OK ? r : write_fail(err, r);
+}
+
+static csrf_reason add_key(const char *path, int signing, uint32_t *new_id, csrf_error *err)
+{
+	op_args a = {signing, 0};
+	csrf_reason r = with_lock(path, add_locked, &a, err);
+	if (r == CSRF_OK && new_id)
+		*new_id = a.id;
 	return r;
 }
 
-static csrf_reason add_key(const char *path, int signing, uint32_t *new_id)
+CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id, csrf_error *err)
 {
-	csrf_reason r;
-	int lock;
-
-	if (!path)
-		return CSRF_ERR_ARG;
-	lock = lock_dir(path);
-	if (lock < 0)
-		return CSRF_ERR_IO;
-	r = add_locked(path, signing, new_id);
-	unlock_dir(lock);
-	return r;
+	return add_key(path, 1, new_id, err);
 }
 
-CSRF_API csrf_reason csrf_keyfile_rotate(const char *path, uint32_t *new_id)
+CSRF_API csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id, csrf_error *err)
 {
-	return add_key(path, 1, new_id);
+	return add_key(path, 0, new_id, err);
 }
 
-CSRF_API csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id)
+CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id, csrf_error *err)
 {
-	return add_key(path, 0, new_id);
+	return with_lock(path, retire_locked, &(op_args){0, id}, err);
 }
 
-CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id)
-{
-	csrf_reason r;
-	int lock;
-
-	if (!path)
-		return CSRF_ERR_ARG;
-	lock = lock_dir(path);
-	if (lock < 0)
-		return CSRF_ERR_IO;
-	r = retire_locked(path, id);
-	unlock_dir(lock);
-	return r;
-}
-
-CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n)
+CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n, csrf_error *err)
 {
 	csrf_keyfile_data d;
 	csrf_reason r;
 
+	if (err)
+		err->msg[0] = '\0';
 	if (n)
 		*n = 0;
 	if (!path || !n || (!out && cap))
-		return CSRF_ERR_ARG;
-	r = csrf_keyfile_read(path, &d, NULL, 0);
+		return op_fail(err, CSRF_ERR_ARG, "invalid argument");
+	r = read_for(path, &d, err);
 	if (r != CSRF_OK)
 		return r;
 	*n = d.n;
@@ -695,5 +663,7 @@ CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, siz
 		out[i].signing = d.keys[i].signing;
 	}
 	csrf_keyfile_data_wipe(&d);
-	return *n > cap ? CSRF_ERR_BUFFER : CSRF_OK;
+	if (*n > cap)
+		return op_fail(err, CSRF_ERR_BUFFER, "the file holds %zu keys, more than %zu", *n, cap);
+	return CSRF_OK;
 }

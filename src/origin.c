@@ -14,33 +14,18 @@
 #define AUTHORITY_MAX (255 + 1 + 5)
 #define HOST_MAX 255
 
-static int is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static char lower(char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
-}
-
 /* "http" or "https" followed by "://": the scheme into o, the default port,
  * and *rest after "://". 0 on success, -1 otherwise. */
 static int parse_scheme(const char *s, size_t len, csrf_origin *o, const char **rest)
 {
 	size_t i = 0;
-	while (i < len && i < 6 && is_alpha((unsigned char)s[i]))
+	while (i < len && i < 6 && csrf_is_alpha((unsigned char)s[i]))
 		i++;
 	if (len - i < 3 || memcmp(s + i, "://", 3) != 0)
 		return -1;
 	char sc[6];
 	for (size_t j = 0; j < i; j++)
-		sc[j] = lower(s[j]);
+		sc[j] = (char)csrf_lower((unsigned char)(s[j]));
 	if (i == 4 && memcmp(sc, "http", 4) == 0)
 		o->port = 80;
 	else if (i == 5 && memcmp(sc, "https", 5) == 0)
@@ -61,7 +46,7 @@ static int parse_port(const char *p, const char *e, uint16_t *port)
 		return -1;
 	uint32_t v = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!is_digit((unsigned char)p[i]))
+		if (!csrf_is_digit((unsigned char)p[i]))
 			return -1;
 		v = v * 10 + (uint32_t)(p[i] - '0');
 	}
@@ -80,7 +65,7 @@ static int valid_ipv4(const char *p, size_t n)
 	while (parts < 4) {
 		size_t start = i;
 		uint32_t v = 0;
-		while (i < n && is_digit((unsigned char)p[i]) && i - start < 3)
+		while (i < n && csrf_is_digit((unsigned char)p[i]) && i - start < 3)
 			v = v * 10 + (uint32_t)(p[i++] - '0');
 		size_t d = i - start;
 		if (d == 0 || v > 255 || (d > 1 && p[start] == '0'))
@@ -107,7 +92,7 @@ static int parse_reg_host(const char *p, size_t n, char host[HOST_MAX + 1])
 	int last_numeric = 1;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		host[i] = lower((char)c);
+		host[i] = (char)csrf_lower(c);
 		if (c == '.') {
 			if (label == 0)
 				return -1;
@@ -117,9 +102,9 @@ static int parse_reg_host(const char *p, size_t n, char host[HOST_MAX + 1])
 			}
 			continue;
 		}
-		if (!is_alpha(c) && !is_digit(c) && c != '-')
+		if (!csrf_is_alpha(c) && !csrf_is_digit(c) && c != '-')
 			return -1;
-		if (!is_digit(c))
+		if (!csrf_is_digit(c))
 			last_numeric = 0;
 		label++;
 	}
@@ -138,7 +123,8 @@ static int parse_ipv6_host(const char *p, size_t n, char host[HOST_MAX + 1])
 		return -1;
 	for (size_t i = 1; i + 1 < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		if (!is_digit(c) && !(lower((char)c) >= 'a' && lower((char)c) <= 'f') && c != ':' && c != '.')
+		if (!csrf_is_digit(c) && !((char)csrf_lower(c) >= 'a' && (char)csrf_lower(c) <= 'f') && c != ':' &&
+		    c != '.')
 			return -1;
 	}
 	memcpy(buf, p + 1, n - 2);

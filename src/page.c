@@ -88,6 +88,39 @@ out:
 	return r;
 }
 
+CSRF_API int csrf_response_injectable(unsigned status, const char *content_type, size_t ct_len,
+                                      const char *content_encoding, size_t ce_len)
+{
+	if (status < 200 || status == 204 || status == 206 || (status >= 300 && status < 400) || status > 599)
+		return 0;
+	if (!content_type)
+		return 0;
+	csrf_slice ct = csrf_trim((csrf_slice){content_type, ct_len});
+	const char *semi = memchr(ct.ptr, ';', ct.len);
+	csrf_slice mt = csrf_trim((csrf_slice){ct.ptr, semi ? (size_t)(semi - ct.ptr) : ct.len});
+	if (!csrf_slice_ieq(mt, "text/html"))
+		return 0;
+	csrf_slice ce = csrf_trim((csrf_slice){content_encoding, ce_len});
+	return !content_encoding || ce.len == 0 || csrf_slice_ieq(ce, "identity");
+}
+
+/* 1 when the word (a Cache-Control directive name) occurs in v. */
+static int has_directive(const char *v, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+	for (size_t i = 0; i + n <= len; i++)
+		if (csrf_ieq(v + i, n, word))
+			return 1;
+	return 0;
+}
+
+CSRF_API int csrf_cache_control_is_private(const char *value, size_t len)
+{
+	if (!value)
+		return 0;
+	return has_directive(value, len, "private") || has_directive(value, len, "no-store");
+}
+
 CSRF_API void csrf_page_wipe(csrf_page *page)
 {
 	if (page)

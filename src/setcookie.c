@@ -12,14 +12,6 @@
 #define COOKIE_NAME_MAX 256
 #define COOKIE_PATH_MAX 1024
 
-/* RFC 7230 tchar: what an RFC 6265 cookie-name (a token) is made of. */
-static int is_tchar(unsigned char c)
-{
-	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-		return 1;
-	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
 /* RFC 6265 cookie-octet: printable US-ASCII except DQUOTE, comma,
  * semicolon and backslash. */
 static int is_cookie_octet(unsigned char c)
@@ -30,19 +22,7 @@ static int is_cookie_octet(unsigned char c)
 static int has_prefix_ci(const char *s, size_t n, const char *prefix)
 {
 	size_t l = strlen(prefix);
-	if (n < l)
-		return 0;
-	for (size_t i = 0; i < l; i++) {
-		char c = s[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c + 32);
-		char p = prefix[i];
-		if (p >= 'A' && p <= 'Z')
-			p = (char)(p + 32);
-		if (c != p)
-			return 0;
-	}
-	return 1;
+	return n >= l && csrf_ieq(s, l, prefix);
 }
 
 /* Output with its capacity; an overflow is remembered, never written. */
@@ -90,7 +70,7 @@ CSRF_API csrf_reason csrf_set_cookie_build(const char *name, const char *value, 
 	if (name_len == 0 || name_len > COOKIE_NAME_MAX)
 		return CSRF_MALFORMED;
 	for (size_t i = 0; i < name_len; i++)
-		if (!is_tchar((unsigned char)name[i]))
+		if (!csrf_is_tchar((unsigned char)name[i]))
 			return CSRF_MALFORMED;
 	for (size_t i = 0; i < value_len; i++)
 		if (!is_cookie_octet((unsigned char)value[i]))

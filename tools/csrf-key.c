@@ -13,11 +13,9 @@
  *
  * Exit status: 0 done, 1 the operation failed, 2 bad arguments.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "csrf.h"
@@ -70,50 +68,30 @@ static void format_age(int64_t secs, char *out, size_t cap)
 		snprintf(out, cap, "%lldd %lldh", (long long)(secs / 86400), (long long)(secs % 86400 / 3600));
 }
 
-/* Explains why an operation on path failed: the system's reason when the
- * file cannot be reached, the parser's message when it does not parse. */
-static int fail(const char *what, const char *path, csrf_reason r)
+/* Says why an operation on path failed, in the library's words. */
+static int fail(const char *what, const char *path, csrf_reason r, const csrf_error *err)
 {
-	struct stat sb;
-	csrf_ctx *ctx = NULL;
-
-	if (r == CSRF_ERR_IO && stat(path, &sb) != 0) {
-		fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, strerror(errno));
-		return 1;
-	}
-	if ((r == CSRF_ERR_CONFIG || r == CSRF_ERR_IO) && csrf_ctx_new(&ctx, NULL) == CSRF_OK) {
-		if (csrf_ctx_load_key_file(ctx, path) != CSRF_OK && csrf_ctx_error(ctx)[0] != '\0') {
-			fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, csrf_ctx_error(ctx));
-			csrf_ctx_free(ctx);
-			return 1;
-		}
-		csrf_ctx_free(ctx);
-	}
-	fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, csrf_reason_str(r));
+	fprintf(stderr, "%s: %s %s: %s\n", prog, what, path, err->msg[0] ? err->msg : csrf_reason_str(r));
 	return 1;
 }
 
 static int list_keys(const char *path, csrf_key_info *keys, size_t *n)
 {
-	csrf_reason r = csrf_keyfile_list(path, keys, CSRF_KEYS_MAX, n);
+	csrf_error err;
+	csrf_reason r = csrf_keyfile_list(path, keys, CSRF_KEYS_MAX, n, &err);
 
 	if (r != CSRF_OK)
-		return fail("list", path, r);
+		return fail("list", path, r, &err);
 	return 0;
 }
 
 static int cmd_new(const char *path)
 {
-	struct stat sb;
-	csrf_reason r;
+	csrf_error err;
+	csrf_reason r = csrf_keyfile_new(path, &err);
 
-	if (lstat(path, &sb) == 0) {
-		fprintf(stderr, "%s: new %s: the file already exists (use rotate)\n", prog, path);
-		return 1;
-	}
-	r = csrf_keyfile_new(path);
 	if (r != CSRF_OK)
-		return fail("new", path, r);
+		return fail("new", path, r, &err);
 	printf("created %s with one signing key\n", path);
 	return 0;
 }
@@ -139,20 +117,17 @@ static int cmd_add(const char *path, int staging)
 	uint32_t id = 0;
 	csrf_key_info keys[CSRF_KEYS_MAX];
 	size_t n = 0, staged = 0;
+	csrf_error err;
 	csrf_reason r;
 
+	/* (only to say which kind of rotation happened) */
 	if (list_keys(path, keys, &n) != 0)
 		return 1;
 	for (size_t i = 0; i < n; i++)
 		staged += is_staged(&keys[i], signing_id(keys, n));
-	if (n >= CSRF_KEYS_MAX && (staging || staged == 0)) {
-		fprintf(stderr, "%s: %s %s: the file holds %d keys already; retire an old one first\n", prog, what,
-		        path, CSRF_KEYS_MAX);
-		return 1;
-	}
-	r = staging ? csrf_keyfile_stage(path, &id) : csrf_keyfile_rotate(path, &id);
+	r = staging ? csrf_keyfile_stage(path, &id, &err) : csrf_keyfile_rotate(path, &id, &err);
 	if (r != CSRF_OK)
-		return fail(what, path, r);
+		return fail(what, path, r, &err);
 	if (staging)
 		printf("key %u staged: it verifies once servers reload, and signs at the next rotate\n", id);
 	else if (staged)
@@ -166,25 +141,11 @@ static int cmd_add(const char *path, int staging)
 
 static int cmd_retire(const char *path, uint32_t id)
 {
-	csrf_key_info keys[CSRF_KEYS_MAX];
-	size_t n = 0, i;
-	csrf_reason r;
+	csrf_error err;
+	csrf_reason r = csrf_keyfile_retire(path, id, &err);
 
-	if (list_keys(path, keys, &n) != 0)
-		return 1;
-	for (i = 0; i < n && keys[i].id != id; i++)
-		;
-	if (i == n) {
-		fprintf(stderr, "%s: retire %s: no key with id %u\n", prog, path, id);
-		return 1;
-	}
-	if (keys[i].signing) {
-		fprintf(stderr, "%s: retire %s: key %u is the signing key; rotate first\n", prog, path, id);
-		return 1;
-	}
-	r = csrf_keyfile_retire(path, id);
 	if (r != CSRF_OK)
-		return fail("retire", path, r);
+		return fail("retire", path, r, &err);
 	printf("retired key %u; tokens signed with it no longer verify\n", id);
 	return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# STYLE.md bans some C library calls outright, and memcmp on secrets.
+# The project bans some C library calls outright, and memcmp on secrets.
 # This fails on any use of the banned ones in the project's C sources.
 set -uo pipefail
 cd "$1"

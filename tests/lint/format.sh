@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# STYLE.md: a .clang-format is checked in and the C sources follow it. The
+# A .clang-format is checked in and the C sources follow it. The
 # nginx module follows nginx's own style instead and is not checked here.
 set -uo pipefail
 cd "$1"

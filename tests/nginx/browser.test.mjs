@@ -12,43 +12,14 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort, waitConnect as waitPort } from './net.mjs';
 import { startDemo } from '../e2e/demo.mjs';
 import { ATTACKS, launchBrowser, login, runAttack, getState } from '../e2e/lib.mjs';
 
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = s.address().port;
-      s.close(() => resolve(p));
-    });
-    s.on('error', reject);
-  });
-}
-
-function waitPort(port, ms = 10000) {
-  const end = Date.now() + ms;
-  return new Promise((resolve) => {
-    const attempt = () => {
-      const c = net.connect(port, '127.0.0.1');
-      c.on('connect', () => {
-        c.destroy();
-        resolve(true);
-      });
-      c.on('error', () => {
-        if (Date.now() > end) resolve(false);
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
-}
 
 function server(port, upstream, body) {
   return `

@@ -30,6 +30,10 @@ HTTP = """
         location /tried {{ csrf_mode both; error_page 403 = /fallback; proxy_pass http://127.0.0.1:{upstream}; }}
         location /fallback {{ csrf off; try_files /nonexistent @denied; }}
         location /aged {{ csrf_mode both; csrf_max_age 2s; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /tf/ {{ try_files /nonexistent /legacy/apply.cgi?$args; }}
+        location /legacy/ {{ csrf_unsafe_get on; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /front/ {{ try_files /nonexistent /strict/index.php; }}
+        location /strict/ {{ csrf_mode both; proxy_pass http://127.0.0.1:{upstream}; }}
     }}
 """
 
@@ -84,6 +88,22 @@ class ProtocolTest(unittest.TestCase):
         # $csrf_result keeps the verdict across the redirect
         self.assertTrue(any(l.startswith("GET /named ") and l.endswith(" origin_mismatch") for l in log), log)
         self.assertEqual(self.ngx.crashed(), [])
+
+    def test_stricter_location_after_internal_redirect(self):
+        # the first location's verdict does not cover a stricter one that
+        # try_files sends the request to (found by the attack review)
+        r = T.request(self.port, "GET", "/tf/x?reboot=1", [("Sec-Fetch-Site", "cross-site")], b"")
+        self.assertEqual(r.status, 403)
+        self.assertNotIn(b"method=", r.body)
+        r = T.request(self.port, "GET", "/tf/x?reboot=1", [("Sec-Fetch-Site", "same-origin")], b"")
+        self.assertEqual(r.status, 200)
+        # same-origin evidence passes the default mode, not "both" without a token
+        r = T.request(self.port, "POST", "/front/x", [("Sec-Fetch-Site", "same-origin")], b"a=1")
+        self.assertEqual(r.status, 403)
+        r = T.request(self.port, "POST", "/front/x", [("Sec-Fetch-Site", "same-origin"), ("Cookie", self.cookie),
+                                                      ("X-CSRF-Token", self.token)], b"a=1")
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"method=POST len=3", r.body)
 
     def test_default_mode_is_origin_or_token(self):
         so = self.self_origin

@@ -304,12 +304,12 @@ static void test_new_rotate_retire_list(void **state)
 	memset(info, 0, sizeof info); /* padding too: scanned below */
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
 	mode_t old_umask = umask(0);
-	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
 	umask(old_umask);
 	assert_mode_0600(path);
 	assert_int_equal(dir_entries(), 1);
 
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	assert_int_equal(n, 1);
 	assert_int_equal(info[0].id, 1);
 	assert_int_equal(info[0].signing, 1);
@@ -318,17 +318,17 @@ static void test_new_rotate_retire_list(void **state)
 
 	/* new refuses an existing file and leaves it alone. */
 	assert_int_equal(csrf_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
-	assert_int_equal(csrf_keyfile_new(path), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_ERR_IO);
 	assert_int_equal(csrf_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
 	assert_memory_equal(&before, &after, sizeof before);
 	assert_int_equal(dir_entries(), 1);
 
 	/* rotate: a new signing key, the old keys stay with their material. */
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 2);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 3);
-	assert_int_equal(csrf_keyfile_rotate(path, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, NULL), CSRF_OK);
 	assert_mode_0600(path);
 	assert_int_equal(dir_entries(), 1);
 	assert_int_equal(csrf_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
@@ -338,7 +338,7 @@ static void test_new_rotate_retire_list(void **state)
 	assert_memory_not_equal(after.keys[1].key, before.keys[0].key, CSRF_KEY_LEN);
 	assert_memory_not_equal(after.keys[1].key, after.keys[2].key, CSRF_KEY_LEN);
 
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	assert_int_equal(n, 4);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(info[i].id, i + 1);
@@ -349,18 +349,18 @@ static void test_new_rotate_retire_list(void **state)
 		assert_null(memmem(info, sizeof info, after.keys[k].key, 8));
 	/* A short array: the count, the first entries, a buffer error. */
 	n = 0;
-	assert_int_equal(csrf_keyfile_list(path, info, 2, &n), CSRF_ERR_BUFFER);
+	assert_int_equal(csrf_keyfile_list(path, info, 2, &n, NULL), CSRF_ERR_BUFFER);
 	assert_int_equal(n, 4);
-	assert_int_equal(csrf_keyfile_list(path, NULL, 0, &n), CSRF_ERR_BUFFER);
+	assert_int_equal(csrf_keyfile_list(path, NULL, 0, &n, NULL), CSRF_ERR_BUFFER);
 	assert_int_equal(n, 4);
 
 	/* retire: not the signing key, not an unknown id. */
-	assert_int_equal(csrf_keyfile_retire(path, 4), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_retire(path, 99), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_retire(path, 0), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_retire(path, 2), CSRF_OK);
-	assert_int_equal(csrf_keyfile_retire(path, 2), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 4, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 99, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 0, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 2, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 2, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	assert_int_equal(n, 3);
 	assert_int_equal(info[0].id, 1);
 	assert_int_equal(info[1].id, 3);
@@ -372,15 +372,15 @@ static void test_new_rotate_retire_list(void **state)
 	assert_memory_equal(before.keys[2].key, after.keys[3].key, CSRF_KEY_LEN);
 
 	/* Retire down to the signing key alone; rotate until the ring is full. */
-	assert_int_equal(csrf_keyfile_retire(path, 1), CSRF_OK);
-	assert_int_equal(csrf_keyfile_retire(path, 3), CSRF_OK);
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 1, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 3, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	assert_int_equal(n, 1);
 	for (int i = 0; i < CSRF_KEYS_MAX - 1; i++)
-		assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+		assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 19);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	assert_int_equal(n, CSRF_KEYS_MAX);
 	assert_int_equal(dir_entries(), 1);
 
@@ -401,7 +401,7 @@ static uint32_t signing_id(const char *path)
 {
 	csrf_key_info info[CSRF_KEYS_MAX];
 	size_t n = 0;
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	for (size_t i = 0; i < n; i++)
 		if (info[i].signing)
 			return info[i].id;
@@ -420,15 +420,15 @@ static void test_stage_then_rotate(void **state)
 	char tok[CSRF_TOKEN_LEN + 1];
 	uint32_t id = 0;
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
-	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
 
-	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 2);
 	assert_int_equal(signing_id(path), 1); /* staged: verifies, does not sign */
 	csrf_ctx *late = ctx_from(path);       /* reloaded after stage only */
 	assert_int_equal(csrf_token_issue(late, secret, "s", 1, 0, tok, sizeof tok), CSRF_OK);
 
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 2); /* the staged key signs; nothing new */
 	assert_int_equal(signing_id(path), 2);
 	csrf_ctx *early = ctx_from(path); /* reloaded after the rotation */
@@ -438,26 +438,26 @@ static void test_stage_then_rotate(void **state)
 	assert_int_equal(csrf_token_verify(early, secret, "s", 1, tok, CSRF_TOKEN_LEN, 0), CSRF_OK);
 
 	/* Two staged keys: rotations promote them oldest first. */
-	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 3);
-	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 4);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 3);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 4);
 	/* None staged: rotate makes and signs a new key, which a server that
 	 * has not reloaded does not know. */
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
 	assert_int_equal(id, 5);
 	csrf_ctx *now = ctx_from(path);
 	assert_int_equal(csrf_token_issue(now, secret, "s", 1, 0, tok2, sizeof tok2), CSRF_OK);
 	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
 	/* A staged key may be retired; the signing key may not. */
-	assert_int_equal(csrf_keyfile_stage(path, &id), CSRF_OK);
-	assert_int_equal(csrf_keyfile_retire(path, id), CSRF_OK);
-	assert_int_equal(csrf_keyfile_retire(path, 5), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_stage(NULL, &id), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, id, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 5, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_stage(NULL, &id, NULL), CSRF_ERR_ARG);
 	csrf_ctx_free(late);
 	csrf_ctx_free(early);
 	csrf_ctx_free(now);
@@ -475,14 +475,14 @@ static void test_concurrent_rotate(void **state)
 	pid_t kids[4];
 
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
-	assert_int_equal(csrf_keyfile_new(path), CSRF_OK);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
 	for (int k = 0; k < 4; k++) {
 		kids[k] = fork();
 		assert_true(kids[k] >= 0);
 		if (kids[k] == 0) {
 			int bad = 0;
 			for (int i = 0; i < 3; i++)
-				bad |= csrf_keyfile_rotate(path, NULL) != CSRF_OK;
+				bad |= csrf_keyfile_rotate(path, NULL, NULL) != CSRF_OK;
 			_exit(bad);
 		}
 	}
@@ -492,7 +492,7 @@ static void test_concurrent_rotate(void **state)
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_OK);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
 	assert_int_equal(n, 13);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(info[i].id, i + 1);
@@ -513,28 +513,66 @@ static void test_io_errors(void **state)
 	char err[256];
 
 	snprintf(path, sizeof path, "%s/missing", tmpdir);
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_ERR_IO);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_ERR_IO);
-	assert_int_equal(csrf_keyfile_retire(path, 1), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_retire(path, 1, NULL), CSRF_ERR_IO);
 	assert_int_equal(csrf_keyfile_read(path, &d, err, sizeof err), CSRF_ERR_IO);
 	assert_non_null(strstr(err, "cannot open"));
 	assert_int_equal(csrf_keyfile_read(tmpdir, &d, err, sizeof err), CSRF_ERR_IO);
 	snprintf(bad, sizeof bad, "%s/no/such/dir/keys", tmpdir);
-	assert_int_equal(csrf_keyfile_new(bad), CSRF_ERR_IO);
-	assert_int_equal(csrf_keyfile_new(NULL), CSRF_ERR_ARG);
-	assert_int_equal(csrf_keyfile_new(""), CSRF_ERR_ARG);
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_new(bad, NULL), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_new(NULL, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_new("", NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, NULL, NULL), CSRF_ERR_ARG);
 
 	/* A malformed file is not rewritten by rotate or retire. */
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("key 1 1 " HEX_A "\n", f); /* no signing key */
 	fclose(f);
-	assert_int_equal(csrf_keyfile_rotate(path, &id), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_retire(path, 1), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_retire(path, 1, NULL), CSRF_ERR_CONFIG);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_ERR_CONFIG);
 	assert_int_equal(dir_entries(), 1);
 	unlink(path);
+}
+
+/* Each operator call says why it failed, in words csrf-key prints as
+ * they are, and never with key material. */
+static void test_operator_messages(void **state)
+{
+	(void)state;
+	char path[128], missing[128];
+	csrf_error err;
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	snprintf(missing, sizeof missing, "%s/missing", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, &err), CSRF_OK);
+	assert_string_equal(err.msg, "");
+	assert_int_equal(csrf_keyfile_new(path, &err), CSRF_ERR_IO);
+	assert_string_equal(err.msg, "the file already exists (use rotate)");
+	assert_int_equal(csrf_keyfile_retire(path, 1, &err), CSRF_ERR_CONFIG);
+	assert_string_equal(err.msg, "key 1 is the signing key; rotate first");
+	assert_int_equal(csrf_keyfile_retire(path, 9, &err), CSRF_ERR_CONFIG);
+	assert_string_equal(err.msg, "no key with id 9");
+	for (int i = 1; i < CSRF_KEYS_MAX; i++)
+		assert_int_equal(csrf_keyfile_stage(path, NULL, &err), CSRF_OK);
+	assert_int_equal(csrf_keyfile_stage(path, NULL, &err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "retire an old one first"));
+	assert_int_equal(csrf_keyfile_rotate(missing, NULL, &err), CSRF_ERR_IO);
+	assert_non_null(strstr(err.msg, "No such file"));
+	size_t n = 0;
+	csrf_key_info keys[2];
+	assert_int_equal(csrf_keyfile_list(path, keys, 2, &n, &err), CSRF_ERR_BUFFER);
+	assert_int_equal(n, CSRF_KEYS_MAX);
+	/* a malformed file: the parser's line and reason */
+	FILE *f = fopen(missing, "w");
+	assert_non_null(f);
+	fputs("key 1 0 zz sign\n", f);
+	fclose(f);
+	assert_int_equal(csrf_keyfile_list(missing, keys, 2, &n, &err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "line 1: key must be exactly 64 hex digits"));
+	/* NULL err is allowed */
+	assert_int_equal(csrf_keyfile_retire(path, 99, NULL), CSRF_ERR_CONFIG);
 }
 
 int main(void)
@@ -547,6 +585,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_concurrent_rotate, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_stage_then_rotate, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_io_errors, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_operator_messages, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

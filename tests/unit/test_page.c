@@ -234,12 +234,68 @@ static void test_errors(void **state)
 	csrf_ctx_free(nokey);
 }
 
+static void test_injectable(void **state)
+{
+	(void)state;
+	struct {
+		unsigned status;
+		const char *ct, *ce;
+		int yes;
+	} rows[] = {
+	    {200, "text/html", NULL, 1},
+	    {200, "text/html; charset=utf-8", NULL, 1},
+	    {200, "TEXT/HTML;charset=utf-8", "identity", 1},
+	    {403, " text/html ", "", 1},
+	    {200, "text/htmlx", NULL, 0},
+	    {200, "text/plain", NULL, 0},
+	    {200, "application/xhtml+xml", NULL, 0},
+	    {200, "text/html", "gzip", 0},
+	    {200, "text/html", "br", 0},
+	    {204, "text/html", NULL, 0},
+	    {206, "text/html", NULL, 0},
+	    {302, "text/html", NULL, 0},
+	    {101, "text/html", NULL, 0},
+	    {200, NULL, NULL, 0},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		if (csrf_response_injectable(rows[i].status, rows[i].ct, rows[i].ct ? strlen(rows[i].ct) : 0,
+		                             rows[i].ce, rows[i].ce ? strlen(rows[i].ce) : 0) != rows[i].yes)
+			fail_msg("row %zu: %u %s %s", i, rows[i].status, rows[i].ct ? rows[i].ct : "-",
+			         rows[i].ce ? rows[i].ce : "-");
+}
+
+static void test_cache_control(void **state)
+{
+	(void)state;
+	struct {
+		const char *v;
+		int private_;
+	} rows[] = {
+	    {"private", 1},
+	    {"no-cache, PRIVATE", 1},
+	    {"no-store", 1},
+	    {"max-age=0, No-Store", 1},
+	    {"public, max-age=60", 0},
+	    {"", 0},
+	    {"privat", 0},
+	    {"no-cache", 0},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+		assert_int_equal(csrf_cache_control_is_private(rows[i].v, strlen(rows[i].v)), rows[i].private_);
+	assert_int_equal(csrf_cache_control_is_private(NULL, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_stateless_round_trip),       cmocka_unit_test(test_https_host_prefix),
-	    cmocka_unit_test(test_bad_cookie_gets_new_secret), cmocka_unit_test(test_stateful_secret_no_cookie),
-	    cmocka_unit_test(test_session_from_response),      cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_stateless_round_trip),
+	    cmocka_unit_test(test_https_host_prefix),
+	    cmocka_unit_test(test_bad_cookie_gets_new_secret),
+	    cmocka_unit_test(test_stateful_secret_no_cookie),
+	    cmocka_unit_test(test_session_from_response),
+	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_cache_control),
+	    cmocka_unit_test(test_injectable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* test_b64.c - src/b64.c: base64url round trips against OpenSSL's base64,
+/* test_codec.c - src/codec.c: base64url round trips against OpenSSL's base64,
  * rejects (alphabet, lengths, trailing bits), truncated prefixes, input
  * and output flush against a guard page. */
 #include <setjmp.h>
@@ -254,6 +254,38 @@ static void test_oversized(void **state)
 	free(enc);
 }
 
+/* Hex: the key-file form of keys. Round trip, either case in, lower out,
+ * every bad character anywhere fails and leaves nothing behind. */
+static void test_hex(void **state)
+{
+	(void)state;
+	uint8_t in[32], out[32];
+	char hex[65];
+	fill(in, sizeof in, 3);
+	csrf_hex_encode(in, sizeof in, hex);
+	hex[64] = '\0';
+	for (size_t i = 0; i < 64; i++)
+		assert_true((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f'));
+	assert_int_equal(csrf_hex_decode(hex, sizeof out, out), CSRF_OK);
+	assert_memory_equal(in, out, sizeof in);
+	for (size_t i = 0; i < 64; i++)
+		if (hex[i] >= 'a')
+			hex[i] = (char)(hex[i] - 32);
+	assert_int_equal(csrf_hex_decode(hex, sizeof out, out), CSRF_OK);
+	assert_memory_equal(in, out, sizeof in);
+	const char bad[] = {'g', 'G', '/', ':', '@', '`', ' ', '\0', '\xff'};
+	for (size_t pos = 0; pos < 64; pos++)
+		for (size_t b = 0; b < sizeof bad; b++) {
+			char copy[65];
+			memcpy(copy, hex, sizeof copy);
+			copy[pos] = bad[b];
+			memset(out, 0x5a, sizeof out);
+			assert_int_equal(csrf_hex_decode(copy, sizeof out, out), CSRF_MALFORMED);
+			for (size_t i = 0; i < sizeof out; i++)
+				assert_int_equal(out[i], 0);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +294,7 @@ int main(void)
 	    cmocka_unit_test(test_every_bad_character),
 	    cmocka_unit_test(test_truncated_prefixes),
 	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_hex),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

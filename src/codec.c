@@ -1,6 +1,7 @@
 /*
- * b64.c - base64url without padding (RFC 4648 section 5), the alphabet of
- * tokens and signed cookies. Both directions map characters with
+ * codec.c - the encodings of secret material: base64url without padding
+ * (RFC 4648 section 5), the alphabet of tokens and signed cookies, and
+ * hex, the form of keys in key files. Both directions map characters with
  * arithmetic on masks instead of tables, so neither timing nor the cache
  * depends on the (secret) bytes; decoding rejects any character outside
  * [A-Za-z0-9_-], a length that no input encodes to, and non-zero bits
@@ -222,5 +223,48 @@ csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t 
 	}
 	if (out_len)
 		*out_len = o;
+	return CSRF_OK;
+}
+
+/* ---- hex ---- */
+
+static char hex_digit(uint32_t v)
+{
+	/* '0'..'9', then 'a'..'f' (39 = 'a' - '0' - 10) */
+	return (char)(v + '0' + (mask_lt(9, v) & 39));
+}
+
+void csrf_hex_encode(const uint8_t *in, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex_digit(in[i] >> 4);
+		out[2 * i + 1] = hex_digit(in[i] & 15);
+	}
+}
+
+static uint32_t hex_value(uint8_t ch, uint32_t *bad)
+{
+	uint32_t c = ch;
+	uint32_t m_digit = mask_in(c, '0', '9');
+	uint32_t m_lower = mask_in(c, 'a', 'f');
+	uint32_t m_upper = mask_in(c, 'A', 'F');
+
+	*bad |= ~(m_digit | m_lower | m_upper);
+	return (m_digit & (c - '0')) | (m_lower & (c - 'a' + 10)) | (m_upper & (c - 'A' + 10));
+}
+
+csrf_reason csrf_hex_decode(const char *s, size_t n, uint8_t *out)
+{
+	uint32_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t hi = hex_value((uint8_t)s[2 * i], &bad);
+		uint32_t lo = hex_value((uint8_t)s[2 * i + 1], &bad);
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	if (bad) {
+		csrf_wipe(out, n);
+		return CSRF_MALFORMED;
+	}
 	return CSRF_OK;
 }

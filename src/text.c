@@ -1,0 +1,92 @@
+/*
+ * text.c - the small text helpers every parser of src/ uses, in one
+ * place: token characters, hex digits, case-insensitive comparison,
+ * trimming, and the one strict decimal parser.
+ */
+#include "internal.h"
+
+int csrf_is_tchar(unsigned char c)
+{
+	if (csrf_is_alpha(c) || csrf_is_digit(c))
+		return 1;
+	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+int csrf_is_token(const char *s, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!csrf_is_tchar((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+int csrf_hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int csrf_ieq(const char *p, size_t n, const char *lit)
+{
+	return csrf_slice_ieq((csrf_slice){p ? p : "", n}, lit);
+}
+
+void csrf_trim_ptrs(const char **p, const char **end)
+{
+	while (*p < *end && csrf_is_ows(**p))
+		(*p)++;
+	while (*end > *p && csrf_is_ows((*end)[-1]))
+		(*end)--;
+}
+
+int csrf_slice_ieq(csrf_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	if (!s.ptr || s.len != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (csrf_lower((unsigned char)s.ptr[i]) != csrf_lower((unsigned char)lit[i]))
+			return 0;
+	return 1;
+}
+
+int csrf_slice_eq(csrf_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.ptr && s.len == n && memcmp(s.ptr, lit, n) == 0;
+}
+
+csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (!s || len == 0 || len > 20 || (len > 1 && s[0] == '0'))
+		return CSRF_MALFORMED;
+	for (size_t i = 0; i < len; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+		if (d > 9 || d > max || v > (max - d) / 10)
+			return CSRF_MALFORMED;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return CSRF_OK;
+}
+
+csrf_slice csrf_trim(csrf_slice s)
+{
+	if (!s.ptr)
+		return s;
+	while (s.len && csrf_is_ows(s.ptr[0])) {
+		s.ptr++;
+		s.len--;
+	}
+	while (s.len && csrf_is_ows(s.ptr[s.len - 1]))
+		s.len--;
+	return s;
+}
