@@ -37,7 +37,7 @@ if ! cmp -s "$here/peers-package-lock.json" "$peers/package-lock.json" || [ ! -d
 fi
 
 micro="$build/csrf-bench-micro"
-[ -x "$micro" ] || { echo "bench: $micro is missing (run make)"; exit 1; }
+[ -x "$micro" ] || { echo "bench: $micro is missing (run make bench)"; exit 1; }
 
 # 1. Per-operation costs: the three runtimes interleaved round by round.
 echo "bench: per-operation costs ($ROUNDS rounds)" >&2

@@ -19,9 +19,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, waitConnect as waitPort } from './net.mjs';
-import { startDemo } from '../../tests/e2e/demo.mjs';
-import { ATTACKS, BROWSER, launch, login, requestLines, runAttack, getState } from '../../tests/e2e/lib.mjs';
-import { expectedHeaders } from '../../tests/e2e/headers.mjs';
+import { startDemo } from '../e2e/demo.mjs';
+import { ATTACKS, BROWSER, launch, login, requestLines, runAttack, getState } from '../e2e/lib.mjs';
+import { expectedHeaders } from '../e2e/headers.mjs';
 
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE;

@@ -16,7 +16,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { launchBrowser } from '../../tests/e2e/playwright.mjs';
+import { launchBrowser } from '../e2e/playwright.mjs';
 import { freePort } from './net.mjs';
 import { startStack, DB_USER, DB_NAME } from './pma_stack.mjs';
 

@@ -204,7 +204,7 @@ class ReadmeTest(unittest.TestCase):
     php-fpm socket, so a POST the module let through would get 502."""
 
     def test_readme_server_block(self):
-        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nginx", "README.md")
         with open(readme) as f:
             text = f.read()
         block = re.search(r"```nginx\n(.*?)```", text, re.S).group(1)

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { freePort, waitConnect } from './net.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
-export const README = path.join(HERE, '..', 'README.md');
+export const README = path.join(HERE, '..', '..', 'nginx', 'README.md');
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 const MODULE = process.env.CSRF_NGX_MODULE;
 const CSRF_KEY = process.env.CSRF_KEY_TOOL;
