@@ -206,7 +206,7 @@ static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *
 			break;
 	}
 	unsigned injected;
-	if (inj && csrf_inject_finish(inj, &injected) != CSRF_OK)
+	if (inj && csrf_inject_reset(inj, &injected) != CSRF_OK)
 		return -1;
 	return 0;
 }

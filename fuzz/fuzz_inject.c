@@ -10,7 +10,7 @@
  * the input was split (one chunk, random chunks, byte by byte); a
  * cross-origin or GET form written before the input gets no token, a
  * same-origin POST form gets one; an emit callback that refuses stops the
- * feed with CSRF_ERR_INTERNAL.
+ * feed with CSRF_ERR_STOPPED.
  * Form ownership, without an HTML oracle: once a cross-origin POST form is
  * open, only a "</form" can clear the browser's form element pointer, so
  * no hidden field goes in before the input's first "</form" (in any
@@ -127,7 +127,7 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 		off += len;
 	} while (off < n);
 	unsigned injected = 0, status = csrf_inject_status(inj);
-	FZ_ASSERT(csrf_inject_finish(inj, &injected) == CSRF_OK);
+	FZ_ASSERT(csrf_inject_reset(inj, &injected) == CSRF_OK);
 	FZ_ASSERT(csrf_inject_status(inj) == status);
 	if (status & CSRF_INJECT_STOPPED)
 		FZ_ASSERT(status & (CSRF_INJECT_FOREIGN | CSRF_INJECT_SELECT | CSRF_INJECT_NOSCRIPT |
@@ -231,9 +231,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.chunk = html;
 		s.chunk_n = n;
 		csrf_reason r = csrf_inject_feed(inj, html, n, on_emit, &s);
-		FZ_ASSERT(r == CSRF_OK || r == CSRF_ERR_INTERNAL);
+		FZ_ASSERT(r == CSRF_OK || r == CSRF_ERR_STOPPED);
 		if (s.emits == s.stop_after)
-			FZ_ASSERT(r == CSRF_ERR_INTERNAL);
+			FZ_ASSERT(r == CSRF_ERR_STOPPED);
 		else
 			FZ_ASSERT(r == CSRF_OK);
 		free(mem);

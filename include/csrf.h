@@ -128,7 +128,8 @@ typedef enum {
 	CSRF_NOT_FOUND = 70,  /* parser: the name is not present */
 	CSRF_MALFORMED = 71,  /* parser: input does not parse */
 	CSRF_TOO_LARGE = 72,  /* parser: input over its cap */
-	CSRF_ERR_INTERNAL = 73
+	CSRF_ERR_INTERNAL = 73,
+	CSRF_ERR_STOPPED = 74 /* the caller's callback stopped the work (csrf_inject_feed) */
 } csrf_reason;
 
 /* A short English phrase for a code ("origin mismatch"); never NULL, a
@@ -722,15 +723,15 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
                                              const char *field, size_t field_len, const char *token, size_t token_len,
                                              csrf_inject **out);
 
-/* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_INTERNAL when emit
- * returned non-zero (the stream is then broken: every later feed fails
- * until finish). */
+/* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_STOPPED when emit
+ * returned non-zero (the caller stopped the stream: every later feed
+ * answers the same until csrf_inject_reset). */
 CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit,
                                              void *ud);
 
 /* Why forms went without a token, or the injector stopped, in this
  * stream: an OR of CSRF_INJECT_* bits, each once, whatever the count.
- * After csrf_inject_finish, those of the stream it ended (until the next
+ * After csrf_inject_reset, those of the stream it ended (until the next
  * feed). NULL gives 0. */
 #define CSRF_INJECT_NESTED_FORM 0x0001u /* a POST form inside an open form: no token */
 #define CSRF_INJECT_FOREIGN 0x0002u     /* svg/math markup not followed: stopped */
@@ -747,11 +748,12 @@ unsigned csrf_inject_status(const csrf_inject *inj);
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static. */
 const char *csrf_inject_status_str(unsigned reason);
 
-/* Ends the stream (nothing is held back, so this only resets counters);
- * *injected is the number of insertions made: one per hidden input and
- * one for the pair of meta tags. The injector is then ready for a new
- * stream with the same field, token and origin. */
-CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected);
+/* Resets the injector at the end of a stream (nothing is held back, so
+ * there is nothing to flush); *injected is the number of insertions the
+ * stream got: one per hidden input and one for the pair of meta tags. The
+ * injector is then ready for a new stream with the same field, token and
+ * origin. */
+CSRF_MUST_CHECK csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected);
 
 /* ------------------------------------------------------------------ */
 /* Charset and Content-Security-Policy for injected responses          */

@@ -1071,7 +1071,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		b->recycled = ib->recycled;
 
 		if (ib->last_buf) {
-			if (csrf_inject_finish(ctx->inj, &injected) != CSRF_OK) {
+			if (csrf_inject_reset(ctx->inj, &injected) != CSRF_OK) {
 				injected = 0;
 			}
 			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",

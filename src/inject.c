@@ -1166,7 +1166,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	if (!inj || !emit || (!chunk && len > 0))
 		return CSRF_ERR_ARG;
 	if (inj->failed)
-		return CSRF_ERR_INTERNAL;
+		return CSRF_ERR_STOPPED;
 	inj->fresh = 0;
 	size_t start = 0, lim = len;
 	/* An ESC byte: a browser that does not know the charset for sure may
@@ -1179,7 +1179,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	}
 	if (run(inj, chunk, lim, &start, emit, ud) == SIZE_MAX) {
 		inj->failed = 1;
-		return CSRF_ERR_INTERNAL;
+		return CSRF_ERR_STOPPED;
 	}
 	if (lim < len && inj->state != S_PASS) { /* not when plaintext or a stop came first */
 		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
@@ -1187,12 +1187,12 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	}
 	if (emit_input(emit, ud, chunk, start, len) != 0) {
 		inj->failed = 1;
-		return CSRF_ERR_INTERNAL;
+		return CSRF_ERR_STOPPED;
 	}
 	return CSRF_OK;
 }
 
-CSRF_API csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected)
+CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 {
 	if (!inj || !injected)
 		return CSRF_ERR_ARG;

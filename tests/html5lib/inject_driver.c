@@ -52,7 +52,7 @@ static int run(csrf_inject *inj, const char *page, size_t len, const size_t *cut
 		from = to;
 	}
 	*status = csrf_inject_status(inj);
-	return csrf_inject_finish(inj, count) != CSRF_OK;
+	return csrf_inject_reset(inj, count) != CSRF_OK;
 }
 
 int main(void)

@@ -509,7 +509,7 @@ static void run(const char *in, size_t len, const size_t *cuts, size_t ncuts, si
 		tu_guard_free(c);
 		from = to;
 	}
-	assert_int_equal(csrf_inject_finish(inj, count), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, count), CSRF_OK);
 	tu_guard_free(mem);
 }
 
@@ -613,7 +613,7 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 			memset(&s, 0, sizeof s);
 			assert_int_equal(csrf_inject_feed(inj, NULL, 0, sink_emit, &s), CSRF_OK);
 			assert_int_equal(s.calls, 0);
-			assert_int_equal(csrf_inject_finish(inj, &count), CSRF_OK);
+			assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
 			assert_int_equal(count, 0);
 			tu_guard_free(mem);
 		} else {
@@ -813,9 +813,9 @@ static void test_feed_args(void **state)
 	assert_int_equal(csrf_inject_feed(inj, "x", 1, NULL, &s), CSRF_ERR_ARG);
 	assert_int_equal(csrf_inject_feed(inj, "x", 0, sink_emit, &s), CSRF_OK);
 	assert_int_equal(s.calls, 0);
-	assert_int_equal(csrf_inject_finish(NULL, &n), CSRF_ERR_ARG);
-	assert_int_equal(csrf_inject_finish(inj, NULL), CSRF_ERR_ARG);
-	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(NULL, &n), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_reset(inj, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 0);
 	sink_free(&s);
 	tu_guard_free(mem);
@@ -835,7 +835,7 @@ static void test_finish_resets(void **state)
 	s.chunk_len = strlen(a);
 	assert_int_equal(csrf_inject_feed(inj, a, strlen(a), sink_emit, &s), CSRF_OK);
 	unsigned n;
-	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 2);
 	sink_free(&s);
 	s.mem = mem;
@@ -844,7 +844,7 @@ static void test_finish_resets(void **state)
 	s.chunk = b;
 	s.chunk_len = strlen(b);
 	assert_int_equal(csrf_inject_feed(inj, b, strlen(b), sink_emit, &s), CSRF_OK);
-	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 2);
 	const char *want = "<head>" MT "<form method=post action=x>" IN;
 	expect_output("after finish", "whole", 0, &s, want, strlen(want), b, strlen(b));
@@ -869,12 +869,12 @@ static void test_emit_stops(void **state)
 		char *c = tu_guard_copy(doc, strlen(doc));
 		s.chunk = c;
 		s.chunk_len = strlen(doc);
-		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_INTERNAL);
+		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 		assert_int_equal(s.calls, stop_at);
-		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_INTERNAL);
+		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 		assert_int_equal(s.calls, stop_at);
 		unsigned n;
-		assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+		assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 		tu_guard_free(c);
 		sink_free(&s);
 		tu_guard_free(mem);
@@ -887,7 +887,7 @@ static void test_emit_stops(void **state)
 	s.stop_at = 5;
 	s.chunk = doc;
 	s.chunk_len = strlen(doc);
-	assert_int_equal(csrf_inject_feed(inj, doc, strlen(doc), sink_emit, &s), CSRF_ERR_INTERNAL);
+	assert_int_equal(csrf_inject_feed(inj, doc, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 	assert_int_equal(s.calls, 5);
 	sink_free(&s);
 	tu_guard_free(mem);
@@ -927,7 +927,7 @@ static void test_port_origin(void **state)
 		s.chunk_len = (size_t)dl;
 		assert_int_equal(csrf_inject_feed(inj, c, (size_t)dl, sink_emit, &s), CSRF_OK);
 		unsigned n;
-		assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+		assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 		if (n != (unsigned)cases[i].inject || s.n_ins != (size_t)cases[i].inject)
 			fail_msg("self %s, action %s: %u insertions, want %d", self, cases[i].action, n,
 			         cases[i].inject);
@@ -980,7 +980,7 @@ static void test_status(void **state)
 				fail_msg("status of case %zu split at %zu: %#x, want %#x", i, at,
 				         csrf_inject_status(inj), cases[i].want);
 			unsigned n;
-			assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+			assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 			assert_int_equal(csrf_inject_status(inj), cases[i].want); /* kept after finish */
 			assert_int_equal(csrf_inject_feed(inj, "x", 1, sink_emit, &s), CSRF_OK);
 			assert_int_equal(csrf_inject_status(inj), 0); /* a new stream */
@@ -1200,7 +1200,7 @@ static void test_ten_megabytes(void **state)
 			fail_msg("10 MB: wrong piece near input offset %zu", off);
 	}
 	unsigned count;
-	assert_int_equal(csrf_inject_finish(inj, &count), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
 	assert_int_equal(b.pos, len);
 	assert_int_equal(count, nblocks);
 	assert_int_equal(b.inserted, nblocks);
