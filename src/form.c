@@ -210,15 +210,6 @@ typedef struct {
 	int has_filename;
 } params;
 
-static int contains_ci(const char *p, size_t n, const char *word)
-{
-	size_t l = strlen(word);
-	for (size_t i = 0; i + l <= n; i++)
-		if (csrf_ieq(p + i, l, word))
-			return 1;
-	return 0;
-}
-
 static int parse_params(const char *p, const char *e, params *ps)
 {
 	for (;;) {
@@ -248,7 +239,7 @@ static int parse_params(const char *p, const char *e, params *ps)
 			p++;
 		size_t pnl = (size_t)(pn_end - pn);
 		long n;
-		if (ps->boundary && contains_ci(pn, pnl, "boundary")) {
+		if (ps->boundary && csrf_contains_ci(pn, pnl, "boundary")) {
 			if (ps->has_boundary || !csrf_ieq(pn, pnl, "boundary"))
 				return -1;
 			n = read_param_value(&p, e, ps->boundary, BOUNDARY_MAX, NULL, 0, NULL);

@@ -89,6 +89,8 @@ int csrf_is_token(const char *s, size_t n);
 int csrf_hexval(unsigned char c);
 /* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal. */
 int csrf_ieq(const char *p, size_t n, const char *lit);
+/* 1 when the NUL-terminated word occurs in (p, n), ASCII case ignored. */
+int csrf_contains_ci(const char *p, size_t n, const char *word);
 /* Moves *p forward and *end back over spaces and tabs. */
 void csrf_trim_ptrs(const char **p, const char **end);
 

@@ -104,21 +104,11 @@ CSRF_API int csrf_response_injectable(unsigned status, const char *content_type,
 	return !content_encoding || ce.len == 0 || csrf_slice_ieq(ce, "identity");
 }
 
-/* 1 when the word (a Cache-Control directive name) occurs in v. */
-static int has_directive(const char *v, size_t len, const char *word)
-{
-	size_t n = strlen(word);
-	for (size_t i = 0; i + n <= len; i++)
-		if (csrf_ieq(v + i, n, word))
-			return 1;
-	return 0;
-}
-
 CSRF_API int csrf_cache_control_is_private(const char *value, size_t len)
 {
 	if (!value)
 		return 0;
-	return has_directive(value, len, "private") || has_directive(value, len, "no-store");
+	return csrf_contains_ci(value, len, "private") || csrf_contains_ci(value, len, "no-store");
 }
 
 CSRF_API void csrf_page_wipe(csrf_page *page)

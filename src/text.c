@@ -38,6 +38,15 @@ int csrf_ieq(const char *p, size_t n, const char *lit)
 	return csrf_slice_ieq((csrf_slice){p ? p : "", n}, lit);
 }
 
+int csrf_contains_ci(const char *p, size_t n, const char *word)
+{
+	size_t l = strlen(word);
+	for (size_t i = 0; i + l <= n; i++)
+		if (csrf_ieq(p + i, l, word))
+			return 1;
+	return 0;
+}
+
 void csrf_trim_ptrs(const char **p, const char **end)
 {
 	while (*p < *end && csrf_is_ows(**p))
