@@ -148,6 +148,17 @@ CSRF_API int csrf_request_is_safe(const csrf_request *req)
 	return effective_method(req, &safe, &overridden) == CSRF_OK && safe;
 }
 
+/* The body's length as Content-Length declares it: CSRF_OK with *known
+ * set and *declared the value, or *known 0 (and *declared 0) without the
+ * header; CSRF_MALFORMED for a value that is not a strict decimal. */
+static csrf_reason declared_length(const csrf_request *req, uint64_t *declared, int *known)
+{
+	csrf_slice cl = csrf_trim(req->content_length);
+	*declared = 0;
+	*known = cl.ptr != NULL;
+	return cl.ptr ? csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, declared) : CSRF_OK;
+}
+
 static int method_field(void *ud, const char *name, size_t len, int encoded)
 {
 	(void)ud;
@@ -172,13 +183,13 @@ static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
 	}
 	if (!req->body.ptr) {
 		/* A body too large to be read is never read: fail closed. */
-		csrf_slice cl = csrf_trim(req->content_length);
-		uint64_t declared = 0;
-		if (cl.ptr && csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, &declared) != CSRF_OK)
+		uint64_t declared;
+		int known;
+		if (declared_length(req, &declared, &known) != CSRF_OK)
 			return 1;
-		if (cl.ptr && declared == 0)
+		if (known && declared == 0)
 			return 0;
-		if (!cl.ptr && !req->transfer_encoding.ptr && !req->content_type.ptr)
+		if (!known && !req->transfer_encoding.ptr && !req->content_type.ptr)
 			return 0; /* no body announced at all */
 		return declared > ctx->body_max ? 1 : 2;
 	}
@@ -359,14 +370,14 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 		return CSRF_BODY_MALFORMED;
 	if (csrf_form_kind_of(req->content_type.ptr, req->content_type.len) == CSRF_FORM_NONE)
 		return CSRF_TOKEN_MISSING;
-	csrf_slice cl = csrf_trim(req->content_length);
-	uint64_t declared = 0;
-	if (cl.ptr && csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, &declared) != CSRF_OK)
+	uint64_t declared;
+	int known;
+	if (declared_length(req, &declared, &known) != CSRF_OK)
 		return CSRF_BODY_MALFORMED;
 	if (declared > ctx->body_max || (req->body.ptr && req->body.len > ctx->body_max))
 		return CSRF_BODY_TOO_LARGE;
 	if (!req->body.ptr) {
-		if (cl.ptr && declared == 0)
+		if (known && declared == 0)
 			return CSRF_TOKEN_MISSING;
 		*needs_body = 1;
 		return CSRF_TOKEN_MISSING;
