@@ -58,6 +58,27 @@ typedef struct {
 	size_t n;
 } writer;
 
+/* The ASCII bytes that stand for themselves, as two 64-bit masks per
+ * context: not markup, a quote or NUL; in attributes also not a backtick,
+ * an equals sign or a control character other than tab, LF and CR. The
+ * switch in escape() handles every other byte; the masks only let runs of
+ * plain bytes be copied whole. */
+#define BIT(c) ((uint64_t)1 << ((unsigned)(c)&63u))
+#define MARKUP_LO (BIT(0) | BIT('"') | BIT('&') | BIT('\'') | BIT('<') | BIT('>'))
+static const uint64_t plain_text[2] = {~MARKUP_LO, ~(uint64_t)0};
+static const uint64_t plain_attr[2] = {
+    (~(uint64_t)0 << 32 | BIT('\t') | BIT('\n') | BIT('\r')) & ~MARKUP_LO & ~BIT('='), ~(BIT('`') | BIT(0x7f))};
+#undef MARKUP_LO
+#undef BIT
+
+static size_t plain_run(const unsigned char *p, size_t len, const uint64_t mask[2])
+{
+	size_t i = 0;
+	while (i < len && p[i] < 0x80 && ((mask[p[i] >> 6] >> (p[i] & 63u)) & 1u))
+		i++;
+	return i;
+}
+
 static void put(writer *w, const char *s, size_t n)
 {
 	if (n <= w->cap && w->n <= w->cap - n)
@@ -79,6 +100,13 @@ static csrf_reason escape(const char *in, size_t len, char *out, size_t cap, siz
 	const unsigned char *p = (const unsigned char *)in;
 	size_t i = 0;
 	while (i < len) {
+		/* A run of bytes that stand for themselves is copied whole. */
+		size_t run = plain_run(p + i, len - i, attr ? plain_attr : plain_text);
+		if (run > 0) {
+			put(&w, in + i, run);
+			i += run;
+			continue;
+		}
 		unsigned char c = p[i];
 		const char *rep = NULL;
 		char num[8];
