@@ -40,12 +40,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -71,9 +71,25 @@ typedef struct {
 
 typedef struct {
 	rlink l;
-	pid_t pid;    /* the process that opened it */
-	uint64_t gen; /* r->gen when it was opened */
+	unsigned forks; /* forks_seen when it was opened */
+	uint64_t gen;   /* r->gen when it was opened */
 } rconn;
+
+/* Forks of this process so far (a child's handler counts them): a
+ * connection opened before a fork belongs to the parent. Compared on
+ * every call, so no getpid() there. */
+static atomic_uint forks_seen;
+static pthread_once_t fork_hook_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+	atomic_fetch_add(&forks_seen, 1);
+}
+
+static void fork_hook(void)
+{
+	pthread_atfork(NULL, NULL, count_fork);
+}
 
 typedef struct {
 	csrf_store base;
@@ -618,7 +634,7 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 	csrf_store_addr a;
 	rstatus st;
 
-	if (k->l.c != NULL && k->pid != getpid())
+	if (k->l.c != NULL && k->forks != atomic_load(&forks_seen))
 		unlink_conn(&k->l); /* inherited over fork: the parent owns that stream */
 	pthread_mutex_lock(&r->lock);
 	gen = r->gen;
@@ -657,7 +673,7 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 			return st;
 		}
 	}
-	k->pid = getpid();
+	k->forks = atomic_load(&forks_seen);
 	k->gen = gen;
 	pthread_mutex_lock(&r->lock);
 	r->backoff_ms = 0;
@@ -941,6 +957,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	    cfg->n_addr == 0)
 		return CSRF_ERR_ARG;
 	*out = NULL;
+	pthread_once(&fork_hook_once, fork_hook);
 	r = calloc(1, sizeof *r);
 	if (r == NULL)
 		return CSRF_ERR_NOMEM;
