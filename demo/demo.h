@@ -26,6 +26,7 @@ typedef struct {
 	int unprotected;
 	char victim_origin[80];   /* "http://127.0.0.1:8080" */
 	char attacker_origin[80]; /* "http://127.0.0.1:8081" */
+	char router_origin[80];   /* "http://127.0.0.1:8082" with --router, else "" */
 	csrf_ctx *csrf;
 	csrf_store *store; /* NULL while a store that was down at start has not opened: see demo_store */
 	const char *store_url;
@@ -151,6 +152,12 @@ int demo_hex_decode(const char *in, size_t len, uint8_t *out, size_t n);
  * (user, ids, secret; not sid): 0, or -1 with the secret wiped. */
 int demo_record_format(const demo_session *s, char *out, size_t cap);
 int demo_record_parse(const char *rec, size_t len, demo_session *s);
+/* A header value made fit for a log line, into out (cap >= 2 bytes):
+ * "-" when absent (s NULL), else at most cap - 1 bytes of it with every
+ * byte outside printable ASCII (space included) replaced by '?'; with
+ * url set it stops at the first '?' or '#', so no query or fragment (which
+ * may carry a secret) reaches the log. Returns the length written. */
+size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap);
 
 /* ---- victim.c / attacker.c: the two sites ---- */
 
@@ -164,6 +171,14 @@ typedef struct {
 enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const char *url, const char *method,
                               demo_req *r);
 enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const char *url, const char *method);
+
+/* ---- router.c: the router (busybox httpd, CGI behind csrf-cgi) ---- */
+
+/* Starts it on listen ("IPV4:PORT") and sets app->router_origin; 0, or
+ * -1 with a message. router_stop ends it and removes its files (safe to
+ * call when it never started). */
+int router_start(demo_app *app, const char *listen);
+void router_stop(void);
 
 /* Queues body (owned: freed here) with status and the given headers (a
  * NULL-terminated list of name, value pairs). */

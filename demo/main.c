@@ -1,8 +1,9 @@
 /*
  * main.c - csrf-demo's process: command line, the libcsrf context, the
  * session store and database, one libmicrohttpd daemon per site (victim
- * and attacker), request bodies read up to a cap, and signals (SIGINT and
- * SIGTERM stop cleanly, SIGHUP reloads the key file).
+ * and attacker), request bodies read up to a cap, with --log-requests a
+ * line per victim request naming the headers a CSRF check looks at, and
+ * signals (SIGINT and SIGTERM stop cleanly, SIGHUP reloads the key file).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,12 +17,14 @@
 
 typedef struct {
 	demo_app *app;
-	int victim; /* 1: the victim site, 0: the attacker site */
+	int victim;       /* 1: the victim site, 0: the attacker site */
+	int log_requests; /* --log-requests */
 } site;
 
 static const char usage[] =
     "usage: csrf-demo [--listen 127.0.0.1:8080] [--attacker-listen 127.0.0.1:8081] [--db FILE]\n"
-    "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL]\n"
+    "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL] [--router ADDR:PORT]\n"
+    "                 [--log-requests]\n"
     "  --listen ADDR:PORT           the victim site (default 127.0.0.1:8080)\n"
     "  --attacker-listen ADDR:PORT  the attacker site (default 127.0.0.1:8081)\n"
     "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
@@ -29,7 +32,11 @@ static const char usage[] =
     "  --key-file FILE              libcsrf key file (default: a random key per start); SIGHUP reloads it\n"
     "  --store URL                  session store: memory (default) or redis://host:port/db\n"
     "  --origin URL                 the victim's public origin, http://HOST[:PORT], when instances run\n"
-    "                               behind a load balancer (default: http:// and the --listen address)\n";
+    "                               behind a load balancer (default: http:// and the --listen address)\n"
+    "  --router ADDR:PORT           also a router: busybox httpd, its CGI admin pages behind csrf-cgi\n"
+    "  --log-requests               print a line per victim request with what the browser sent: Origin,\n"
+    "                               Referer (no query), Sec-Fetch-Site, Sec-Fetch-Mode, Content-Type and\n"
+    "                               whether a Cookie came (never its value)\n";
 
 enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
                              const char *const *headers)
@@ -70,6 +77,29 @@ static enum MHD_Result too_large(struct MHD_Connection *c)
 	return demo_respond(c, 413, "text/plain; charset=utf-8", &b, NULL);
 }
 
+/* The --log-requests line: "request METHOD PATH origin=... referer=...
+ * sec-fetch-site=... sec-fetch-mode=... content-type=... cookie=yes|no",
+ * "-" for an absent header. Values are cut to printable ASCII; the
+ * Referer and the path lose their query; no cookie value is printed. */
+static void log_request(struct MHD_Connection *c, const char *method, const char *url)
+{
+	static const char *const names[] = {"Origin", "Referer", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Content-Type"};
+	static const char *const keys[] = {"origin", "referer", "sec-fetch-site", "sec-fetch-mode", "content-type"};
+	char m[16], path[128], v[5][128];
+	demo_log_value(method, strlen(method), 0, m, sizeof m);
+	demo_log_value(url, strlen(url), 1, path, sizeof path);
+	for (size_t i = 0; i < 5; i++) {
+		const char *val = NULL;
+		size_t n = 0;
+		if (MHD_lookup_connection_value_n(c, MHD_HEADER_KIND, names[i], strlen(names[i]), &val, &n) != MHD_YES)
+			val = NULL;
+		demo_log_value(val, n, i == 1, v[i], sizeof v[i]);
+	}
+	const char *ck = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_COOKIE);
+	printf("request %s %s %s=%s %s=%s %s=%s %s=%s %s=%s cookie=%s\n", m, path, keys[0], v[0], keys[1], v[1],
+	       keys[2], v[2], keys[3], v[3], keys[4], v[4], ck != NULL && ck[0] != '\0' ? "yes" : "no");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -82,6 +112,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			return MHD_NO;
 		page_init(&r->body);
 		*con_cls = r;
+		if (s->victim && s->log_requests)
+			log_request(c, method, url);
 		/* A declared length over the cap is refused before reading. */
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl != NULL) {
@@ -150,6 +182,8 @@ int main(int argc, char **argv)
 {
 	const char *listen = "127.0.0.1:8080", *attacker_listen = "127.0.0.1:8081";
 	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory", *origin = NULL;
+	const char *router = NULL;
+	int log_requests = 0;
 	demo_app app;
 	struct sockaddr_in vsa, asa;
 	int status = 1;
@@ -172,8 +206,12 @@ int main(int argc, char **argv)
 			store_url = argv[++i];
 		else if (strcmp(a, "--origin") == 0 && more)
 			origin = argv[++i];
+		else if (strcmp(a, "--router") == 0 && more)
+			router = argv[++i];
 		else if (strcmp(a, "--unprotected") == 0)
 			app.unprotected = 1;
+		else if (strcmp(a, "--log-requests") == 0)
+			log_requests = 1;
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
@@ -228,7 +266,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: cannot open the store: %s\n", csrf_reason_str(sr));
 		goto out;
 	}
-	if (db_open(&app, db_path) != 0)
+	if (db_open(&app, db_path) != 0 || (router && router_start(&app, router) != 0))
 		goto out;
 
 	/* Signals are taken by sigwait below; the daemons' threads inherit
@@ -241,7 +279,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	site victim = {&app, 1}, attacker = {&app, 0};
+	site victim = {&app, 1, log_requests}, attacker = {&app, 0, 0};
 	struct MHD_Daemon *vd = start_site(&victim, &vsa);
 	if (vd == NULL) {
 		fprintf(stderr, "csrf-demo: cannot listen on %s: %s\n", listen, strerror(errno));
@@ -261,6 +299,9 @@ int main(int argc, char **argv)
 	printf("attacker: %s/\n", app.attacker_origin);
 	printf("users:    alice, bob, and mallory (the attacker's account); passwords in demo/README.md\n");
 	printf("database: %s\n", db_path);
+	if (router)
+		printf("router:   %s/ (user admin; %s)\n", app.router_origin,
+		       app.unprotected ? "UNPROTECTED: no csrf-cgi" : "behind csrf-cgi");
 
 	for (;;) {
 		int sig = 0;
@@ -283,6 +324,7 @@ int main(int argc, char **argv)
 	MHD_stop_daemon(vd);
 	status = 0;
 out:
+	router_stop();
 	db_close(&app);
 	csrf_store_close(app.store);
 	csrf_ctx_free(app.csrf);

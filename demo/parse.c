@@ -1,8 +1,8 @@
 /*
  * parse.c - what csrf-demo parses itself (the library parses the HTTP
  * pieces): the UTF-8 check applied to form fields, positive amounts and
- * story numbers, --listen addresses, session ids, and the session record
- * kept in the store. Every function takes (pointer, length), reads only
+ * story numbers, --listen addresses, session ids, the session record
+ * kept in the store, and header values made safe for a log line. Every function takes (pointer, length), reads only
  * inside it and fails closed.
  */
 #include <arpa/inet.h>
@@ -229,4 +229,21 @@ int demo_record_parse(const char *rec, size_t len, demo_session *s)
 bad:
 	demo_wipe(s->secret, sizeof s->secret);
 	return -1;
+}
+
+size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap)
+{
+	size_t i = 0;
+	if (s == NULL) {
+		out[0] = '-';
+		out[1] = '\0';
+		return 1;
+	}
+	for (; i < n && i + 1 < cap; i++) {
+		if (url && (s[i] == '?' || s[i] == '#'))
+			break;
+		out[i] = (s[i] > 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	}
+	out[i] = '\0';
+	return i;
 }

@@ -557,24 +557,25 @@ static enum MHD_Result do_login(vreq *v)
 		demo_wipe(pw, sizeof pw);
 		return reject(v, 500, "database error", "Try again later.");
 	}
-	if (found == 1) {
-		demo_wipe(pw, sizeof pw);
-		return reject(v, 403, "wrong user name or password", "Check both and try again.");
-	}
-	/* Attempts count per account and per client: a visitor who has not
-	 * logged in has no server session, so the client's address stands
-	 * for it. */
-	char client[INET6_ADDRSTRLEN + 8] = "ip:";
-	client_ip(v->c, client + 3, sizeof client - 3);
-	const char *sid = v->have_sess ? v->sess.sid : client;
+	/* Logins are throttled per account and client (the client's
+	 * address), apart from the step-up lockout of /transfer: nobody's
+	 * wrong logins lock a signed-in owner out of their own transfers. An
+	 * unknown name is checked against a dummy hash and counted alike, so
+	 * names cannot be told apart by time or probed without limit. */
+	char client[INET6_ADDRSTRLEN + 1];
+	client_ip(v->c, client, sizeof client);
 	csrf_store *st = demo_store(v->app);
-	csrf_reason r =
-	    st ? csrf_reauth(v->app->csrf, st, u.name, strlen(u.name), sid, strlen(sid), pw, lp, u.pwhash, 0)
-	       : CSRF_STORE_UNAVAILABLE;
+	csrf_reason r = st ? csrf_login_attempt(v->app->csrf, st, user, lu, client, strlen(client), pw, lp,
+	                                        found == 0 ? u.pwhash : NULL)
+	                   : CSRF_STORE_UNAVAILABLE;
 	demo_wipe(pw, sizeof pw);
-	demo_wipe(u.pwhash, sizeof u.pwhash);
-	if (r == CSRF_REAUTH_FAILED)
+	if (found == 0)
+		demo_wipe(u.pwhash, sizeof u.pwhash);
+	if (r == CSRF_REAUTH_FAILED || (r == CSRF_OK && found != 0))
 		return reject(v, 403, "wrong user name or password", "Check both and try again.");
+	if (r == CSRF_LOCKED_OUT)
+		return reject(v, 403, csrf_reason_str(r),
+		              "Too many wrong passwords for this account from here: wait a minute, then try again.");
 	if (r != CSRF_OK)
 		return reject_csrf(v, r == CSRF_STORE_UNAVAILABLE ? 503 : 403, r);
 	/* A new session id and a new token secret: nothing an attacker

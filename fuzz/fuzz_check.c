@@ -278,7 +278,7 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 	                  !query_has_unsafe_override(req->target);
 	if (res.reason == CSRF_SAFE_METHOD) {
 		FZ_ASSERT(method_safe);
-		FZ_ASSERT(!(ci->unsafe_get && (eq(req->method, "GET") || eq(req->method, "HEAD"))));
+		FZ_ASSERT(!ci->unsafe_get);
 		return;
 	}
 	if (res.reason == CSRF_EXEMPT) {
@@ -297,7 +297,7 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 	int evidence_get =
 	    ci->mode != CSRF_MODE_ORIGIN && ci->mode != CSRF_MODE_ORIGIN_OR_TOKEN && res.reason == CSRF_ORIGIN_VERIFIED;
 	if (evidence_get)
-		FZ_ASSERT(ci->unsafe_get && method_safe && (eq(req->method, "GET") || eq(req->method, "HEAD")));
+		FZ_ASSERT(ci->unsafe_get && method_safe);
 	csrf_origin site;
 	int https = 0;
 	int site_known = site_origin(ci, req, &site, &https);
@@ -316,7 +316,8 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 		} else if (req->origin.ptr) {
 			FZ_ASSERT(!eq(trimmed(req->origin), "null"));
 			FZ_ASSERT(origin_ok(req->origin, &site, site_known));
-		} else if (https || evidence_get) {
+		} else if ((https && !(ci->mode == CSRF_MODE_ORIGIN_OR_TOKEN && !req->referer.ptr)) || evidence_get) {
+			/* (origin_or_token over HTTPS: no Referer at all goes to the token) */
 			csrf_slice ref = trimmed(req->referer);
 			csrf_origin ro;
 			FZ_ASSERT(ref.ptr && csrf_url_origin(ref.ptr, ref.len, &ro) == CSRF_OK);

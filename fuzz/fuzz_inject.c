@@ -10,9 +10,16 @@
  * the input was split (one chunk, random chunks, byte by byte); a
  * cross-origin or GET form written before the input gets no token, a
  * same-origin POST form gets one; an emit callback that refuses stops the
- * feed with CSRF_ERR_INTERNAL.
+ * feed with CSRF_ERR_STOPPED.
+ * Form ownership, without an HTML oracle: once a cross-origin POST form is
+ * open, only a "</form" can clear the browser's form element pointer, so
+ * no hidden field goes in before the input's first "</form" (in any
+ * case); and none goes in after an ESC byte. A stop in the status comes
+ * with the reason for it, and finish keeps the status for the caller.
  */
 #include "fuzz_util.h"
+
+#include <strings.h>
 
 #define SELF "http://127.0.0.1:8080"
 #define FIELD "csrf_0123456789ab"
@@ -30,7 +37,8 @@ typedef struct {
 	const char *chunk; /* the chunk being fed */
 	size_t chunk_n;
 	unsigned inserted, metas;
-	int stop_after; /* > 0: refuse the stop_after-th emit */
+	size_t first_input_at, last_input_at; /* input bytes before the first / last hidden field */
+	int stop_after;                       /* > 0: refuse the stop_after-th emit */
 	int emits;
 } sink;
 
@@ -50,6 +58,11 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 		FZ_ASSERT(s->pass_n > 0 && s->pass[s->pass_n - 1] == '>');
 		s->inserted++;
 		s->metas += (unsigned)is_meta;
+		if (is_input) {
+			if (s->first_input_at == SIZE_MAX)
+				s->first_input_at = s->pass_n;
+			s->last_input_at = s->pass_n;
+		}
 		FZ_ASSERT(s->metas <= 1);
 	} else {
 		FZ_ASSERT(n == 0 || (p >= s->chunk && p + n <= s->chunk + s->chunk_n));
@@ -76,6 +89,7 @@ static csrf_inject *new_injector(void *mem)
 static void run(const char *html, size_t n, const fz_piece *splits, int one_by_one, sink *s)
 {
 	memset(s, 0, sizeof *s);
+	s->first_input_at = SIZE_MAX;
 	/* at most one meta pair, and one input per '>' of the input */
 	size_t gt = 0;
 	for (size_t i = 0; i < n; i++)
@@ -112,8 +126,12 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 		s->chunk_n = 0;
 		off += len;
 	} while (off < n);
-	unsigned injected = 0;
-	FZ_ASSERT(csrf_inject_finish(inj, &injected) == CSRF_OK);
+	unsigned injected = 0, status = csrf_inject_status(inj);
+	FZ_ASSERT(csrf_inject_reset(inj, &injected) == CSRF_OK);
+	FZ_ASSERT(csrf_inject_status(inj) == status);
+	if (status & CSRF_INJECT_STOPPED)
+		FZ_ASSERT(status & (CSRF_INJECT_FOREIGN | CSRF_INJECT_SELECT | CSRF_INJECT_NOSCRIPT |
+		                    CSRF_INJECT_ESCAPE | CSRF_INJECT_TEMPLATE));
 	FZ_ASSERT(injected == s->inserted);
 	FZ_ASSERT(s->pass_n == n && memcmp(s->pass, html, n) == 0);
 	free(mem);
@@ -134,6 +152,34 @@ static int token_after(const char *prefix, const char *html, size_t n)
 	free(s.pass);
 	free(in);
 	return got;
+}
+
+/* The offset of the first "</form" (any case) in p[0..n), or n. */
+static size_t end_form_at(const char *p, size_t n)
+{
+	for (size_t i = 0; i + 6 <= n; i++)
+		if (p[i] == '<' && p[i + 1] == '/' && strncasecmp(p + i + 2, "form", 4) == 0)
+			return i;
+	return n;
+}
+
+/* An attacker's open cross-origin form before the input: no hidden field
+ * before the input's first "</form". */
+static void check_owner(const char *html, size_t n)
+{
+	static const char ef[] = "<form action=\"https://evil.example/\" method=post>";
+	size_t pl = sizeof ef - 1;
+	char *in = malloc(pl + n + 1);
+	FZ_ASSERT(in != NULL);
+	memcpy(in, ef, pl);
+	memcpy(in + pl, html, n);
+	sink s;
+	run(in, pl + n, NULL, 0, &s);
+	size_t end = pl + end_form_at(html, n);
+	FZ_ASSERT(s.first_input_at == SIZE_MAX || s.first_input_at > end);
+	free(s.all);
+	free(s.pass);
+	free(in);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -165,6 +211,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(token_after("<form method=post action=\"/vote\">", html, n));
 	FZ_ASSERT(token_after("<form action='http://127.0.0.1:8080/x' method='POST'>", html, n));
 
+	check_owner(html, n);
+	const char *esc = memchr(html, 0x1b, n);
+	if (esc)
+		FZ_ASSERT(whole.first_input_at == SIZE_MAX || whole.last_input_at <= (size_t)(esc - html));
+
 	/* A refusing emit stops the feed. */
 	if (whole.inserted + n > 0 && splits->len > 0) {
 		sink s;
@@ -180,9 +231,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s.chunk = html;
 		s.chunk_n = n;
 		csrf_reason r = csrf_inject_feed(inj, html, n, on_emit, &s);
-		FZ_ASSERT(r == CSRF_OK || r == CSRF_ERR_INTERNAL);
+		FZ_ASSERT(r == CSRF_OK || r == CSRF_ERR_STOPPED);
 		if (s.emits == s.stop_after)
-			FZ_ASSERT(r == CSRF_ERR_INTERNAL);
+			FZ_ASSERT(r == CSRF_ERR_STOPPED);
 		else
 			FZ_ASSERT(r == CSRF_OK);
 		free(mem);

@@ -128,7 +128,8 @@ typedef enum {
 	CSRF_NOT_FOUND = 70,  /* parser: the name is not present */
 	CSRF_MALFORMED = 71,  /* parser: input does not parse */
 	CSRF_TOO_LARGE = 72,  /* parser: input over its cap */
-	CSRF_ERR_INTERNAL = 73
+	CSRF_ERR_INTERNAL = 73,
+	CSRF_ERR_STOPPED = 74 /* the caller's callback stopped the work (csrf_inject_feed) */
 } csrf_reason;
 
 /* A short English phrase for a code ("origin mismatch"); never NULL, a
@@ -185,8 +186,9 @@ typedef enum {
 	 * allowed without a token (CSRF_ORIGIN_VERIFIED). A request with no
 	 * such evidence (no Sec-Fetch-Site and no Origin: old browsers,
 	 * privacy proxies, non-browser clients; or Sec-Fetch-Site: none, or
-	 * same-site when allowed) must carry a valid token, after the
-	 * Referer rule over HTTPS. Cross-site, same-site (unless allowed) and
+	 * same-site when allowed) must carry a valid token; over HTTPS a
+	 * Referer, when sent, must be same-origin, and none is needed when
+	 * the secret is the caller's or in the "__Host-" cookie. Cross-site, same-site (unless allowed) and
 	 * foreign-Origin requests are rejected as in mode both. Sound because
 	 * a browser that sends Sec-Fetch-Site or Origin cannot be made to lie
 	 * about them by another page, so a token adds nothing to that proof;
@@ -247,8 +249,9 @@ void csrf_ctx_set_report_only(csrf_ctx *ctx, int on);
 void csrf_ctx_set_allow_fetch_none(csrf_ctx *ctx, int on);
 /* Sec-Fetch-Site: same-site passes the origin stage. Default off. */
 void csrf_ctx_set_allow_same_site(csrf_ctx *ctx, int on);
-/* For legacy applications that change state on GET: GET and HEAD must
- * then show positive same-origin evidence (Sec-Fetch-Site same-origin or
+/* For legacy applications that change state on GET: GET, HEAD and
+ * OPTIONS (a preflight reaches any URL cross-site) must then show
+ * positive same-origin evidence (Sec-Fetch-Site same-origin or
  * none, or without fetch metadata a same-origin Origin or Referer); no
  * evidence is CSRF_NO_EVIDENCE. No token is asked for. Default off. */
 void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);
@@ -422,23 +425,26 @@ CSRF_MUST_CHECK csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const
  * name. Filling the header fields by hand still works; csrf_request_header
  * additionally records headers sent more than once (see repeated). */
 typedef struct {
-	csrf_slice method;          /* "POST" */
-	csrf_slice target;          /* request target: path and optional ?query */
-	csrf_slice scheme;          /* "http" or "https", as the server knows it */
-	csrf_slice host;            /* Host header (used without a self origin) */
-	csrf_slice origin;          /* Origin header */
-	csrf_slice referer;         /* Referer header */
-	csrf_slice sec_fetch_site;  /* Sec-Fetch-Site header */
-	csrf_slice method_override; /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
-	csrf_slice cookie;          /* Cookie header (stateless secret, session) */
-	csrf_slice content_type;    /* Content-Type header */
-	csrf_slice content_length;  /* Content-Length header; an adapter that read a
-	                               chunked body may put its decimal size here */
-	csrf_slice token_header;    /* X-CSRF-Token header */
-	csrf_slice body;            /* the whole body when it was read (ptr NULL:
-	                               not read); the token field is looked up in
-	                               it only when the content type is
-	                               urlencoded or multipart */
+	csrf_slice method;            /* "POST" */
+	csrf_slice target;            /* request target: path and optional ?query */
+	csrf_slice scheme;            /* "http" or "https", as the server knows it */
+	csrf_slice host;              /* Host header (used without a self origin) */
+	csrf_slice origin;            /* Origin header */
+	csrf_slice referer;           /* Referer header */
+	csrf_slice sec_fetch_site;    /* Sec-Fetch-Site header */
+	csrf_slice method_override;   /* X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override */
+	csrf_slice cookie;            /* Cookie header (stateless secret, session) */
+	csrf_slice content_type;      /* Content-Type header */
+	csrf_slice content_length;    /* Content-Length header; an adapter that read a
+	                                 chunked body may put its decimal size here */
+	csrf_slice transfer_encoding; /* Transfer-Encoding header: a body of unknown
+	                                 length (an HTTP/2 body without
+	                                 Content-Length: "chunked") */
+	csrf_slice token_header;      /* X-CSRF-Token header */
+	csrf_slice body;              /* the whole body when it was read (ptr NULL:
+	                                 not read); the token field is looked up in
+	                                 it only when the content type is
+	                                 urlencoded or multipart */
 	/* Session binding. secret NULL: stateless, the secret comes from the
 	 * signed secret cookie. session_id absent: the value of the configured
 	 * session cookie, or empty. */
@@ -654,14 +660,49 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * (relative, or absolute with the self origin), and
  * <meta name="csrf-param" content=FIELD><meta name="csrf-token"
  * content=TOKEN> right after the first <head> start tag, as a response
- * streams through in chunks of any size. Comments, quoted and unquoted
- * attributes, any letter case, and raw text of script, style, textarea
- * and title are understood. Input is passed through unchanged and in
- * order; the state is bounded (csrf_inject_size() <= CSRF_INJECT_STATE_MAX
- * bytes, no allocation) whatever the response size.
- * Limits: a formaction or a form= button pointing elsewhere, or a <base>
- * after the form, is not seen; an HTML stream that is compressed must be
- * decompressed first (the nginx module passes such responses untouched). */
+ * streams through in chunks of any size. Input is passed through
+ * unchanged and in order; the state is bounded (csrf_inject_size() <=
+ * CSRF_INJECT_STATE_MAX bytes, no allocation) whatever the response size.
+ *
+ * The page is read the way a browser builds it, so that the token never
+ * goes into a form the browser gives another owner:
+ * - the HTML5 tokenizer's states (comments, quoted and unquoted
+ *   attributes, raw text of script, style, textarea, title, xmp, iframe,
+ *   noembed, noframes, noscript, plaintext; CDATA in foreign content);
+ * - the form element pointer: a <form> while another is open is dropped
+ *   by the browser (its fields go to the open form), so it gets no token;
+ *   </form> closes the pointer even out of scope;
+ * - svg and math: <form>, <style>, <script> inside them are not HTML
+ *   until a breakout tag (<p>, <div>, ...) ends foreign content;
+ *   integration points (foreignObject, desc, title, mi, annotation-xml)
+ *   are followed as far as void elements and nested svg/math;
+ * - template contents (no pointer: forms there get no token), select
+ *   (whose content older and newer browsers parse differently), noscript
+ *   (raw text with scripting on; its content is also read as markup, as
+ *   a browser with scripting off reads it);
+ * - attribute values are decoded as the browser decodes them (numeric
+ *   character references, and every named one that expands to ASCII:
+ *   action="index.php&#x3F;route&#x3D;&#x2F;x" is a relative URL);
+ * - the first <base href> the browser honours: a relative action gets the
+ *   token only while no base points to another origin.
+ * Where the injector cannot be sure what the browser builds, it adds no
+ * token to that form, or to any later one, and says why in
+ * csrf_inject_status (adapters log it once per response).
+ *
+ * Buttons: a <button> or <input type=submit|image> with formmethod=post
+ * in a same-origin GET form gets the field inserted right after it (the
+ * form's only POST route needs the token; its GET submissions then carry
+ * it in the URL too). A formaction to another origin inside a form that
+ * already has the token cannot be undone by a stream that holds nothing
+ * back: it is reported (CSRF_INJECT_FORMACTION); the browser-side
+ * backstop is the form-action directive (csrf_csp_form_action). A <base>
+ * to another origin after such a form (CSRF_INJECT_LATE_BASE) likewise,
+ * with base-uri. Buttons with a form="" attribute are not judged.
+ *
+ * Charset: call csrf_charset_sniff first and inject only when it says so.
+ * An ESC byte anywhere stops injection from that byte on (a browser that
+ * guesses the charset may read ISO-2022-JP). A compressed stream must be
+ * decompressed first. */
 #define CSRF_INJECT_STATE_MAX 4096
 typedef struct csrf_inject csrf_inject;
 
@@ -682,16 +723,95 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
                                              const char *field, size_t field_len, const char *token, size_t token_len,
                                              csrf_inject **out);
 
-/* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_INTERNAL when emit
- * returned non-zero. */
+/* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_STOPPED when emit
+ * returned non-zero (the caller stopped the stream: every later feed
+ * answers the same until csrf_inject_reset). */
 CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit,
                                              void *ud);
 
-/* Ends the stream (nothing is held back, so this only resets counters);
- * *injected is the number of insertions made: one per hidden input and
- * one for the pair of meta tags. The injector is then ready for a new
- * stream with the same field, token and origin. */
-CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected);
+/* Why forms went without a token, or the injector stopped, in this
+ * stream: an OR of CSRF_INJECT_* bits, each once, whatever the count.
+ * After csrf_inject_reset, those of the stream it ended (until the next
+ * feed). NULL gives 0. */
+#define CSRF_INJECT_NESTED_FORM 0x0001u /* a POST form inside an open form: no token */
+#define CSRF_INJECT_FOREIGN 0x0002u     /* svg/math markup not followed: stopped */
+#define CSRF_INJECT_TEMPLATE 0x0004u    /* a POST form inside <template>: no token */
+#define CSRF_INJECT_SELECT 0x0008u      /* markup inside <select> parsed differently: stopped */
+#define CSRF_INJECT_NOSCRIPT 0x0010u    /* <noscript> content parsed differently without scripting: stopped */
+#define CSRF_INJECT_BASE 0x0020u        /* a relative POST form with a <base> to another origin: no token */
+#define CSRF_INJECT_LATE_BASE 0x0040u   /* a relative form got the token, then a <base> elsewhere (or a stop) */
+#define CSRF_INJECT_FORMACTION 0x0080u  /* a formaction to another origin in a form with the token */
+#define CSRF_INJECT_ESCAPE 0x0100u      /* an ESC byte: stopped */
+#define CSRF_INJECT_STOPPED 0x0200u     /* no token in any later form of this stream */
+unsigned csrf_inject_status(const csrf_inject *inj);
+
+/* A short English phrase for one CSRF_INJECT_* bit; never NULL, static. */
+const char *csrf_inject_status_str(unsigned reason);
+
+/* Resets the injector at the end of a stream (nothing is held back, so
+ * there is nothing to flush); *injected is the number of insertions the
+ * stream got: one per hidden input and one for the pair of meta tags. The
+ * injector is then ready for a new stream with the same field, token and
+ * origin. */
+CSRF_MUST_CHECK csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected);
+
+/* ------------------------------------------------------------------ */
+/* Charset and Content-Security-Policy for injected responses          */
+/* ------------------------------------------------------------------ */
+
+/* The bytes a browser looks at for <meta charset> before it decides. */
+#define CSRF_CHARSET_PRESCAN_MAX 1024
+
+typedef enum {
+	CSRF_CHARSET_INJECT = 0, /* ASCII-compatible: feed the injector */
+	CSRF_CHARSET_PASS = 1,   /* pass the response through untouched */
+	CSRF_CHARSET_MORE = 2    /* call again with more of the body */
+} csrf_charset_verdict;
+
+typedef struct {
+	csrf_charset_verdict verdict;
+	const char *encoding; /* "UTF-8", "windows-1252", "ISO-2022-JP", ...; NULL: unknown label or none */
+	const char *source;   /* "byte order mark", "Content-Type", "meta" or "default"; NULL with MORE */
+} csrf_charset;
+
+/* Says whether the injector may read a response, from its Content-Type
+ * value (NULL: none) and the first bytes of its body, as the browser
+ * decides the encoding: a byte order mark first (UTF-8: inject; UTF-16:
+ * pass), then the Content-Type charset parameter, then a <meta charset>
+ * or <meta http-equiv=Content-Type content="...; charset=..."> found by
+ * the HTML prescan of the first CSRF_CHARSET_PRESCAN_MAX bytes, else the
+ * browser's guess (inject: the ASCII-incompatible guess, ISO-2022-JP,
+ * needs ESC bytes, and csrf_inject_feed stops at the first ESC).
+ * Inject: UTF-8, the ISO-8859 family, windows-125x, KOI8, IBM866,
+ * macintosh, US-ASCII and their WHATWG labels. Pass: ISO-2022-*, UTF-16,
+ * the CJK multi-byte encodings (their second bytes include ASCII), the
+ * replacement encodings, any label the Encoding Standard does not know
+ * (UTF-7, UTF-32, typos), and two different charset parameters.
+ * A streaming adapter holds the body back (at most
+ * CSRF_CHARSET_PRESCAN_MAX bytes, copied in one bounded buffer) while the
+ * verdict is MORE, calling again as bytes arrive, and with complete = 1
+ * at the end of the body; MORE never comes once body_len reaches
+ * CSRF_CHARSET_PRESCAN_MAX or complete is set. With a Content-Type
+ * charset the first 3 bytes (a BOM or not) decide; without, the prescan
+ * may need all 1024. */
+CSRF_MUST_CHECK csrf_reason csrf_charset_sniff(const char *content_type, size_t ct_len, const char *body,
+                                               size_t body_len, int complete, csrf_charset *out);
+
+/* The Content-Security-Policy header value an adapter sends with an
+ * injected HTML response, as the browser-side backstop of the injector:
+ * "form-action 'self' ORIGIN...; base-uri 'self'" (forms post only to
+ * this origin and the trusted ones, whatever markup an attacker placed;
+ * no <base> moves relative URLs). existing is the upstream's CSP value
+ * (NULL or blank: none): the result is "EXISTING, OURS", two policies in
+ * one value, which the browser enforces both of, so an upstream
+ * form-action cannot loosen ours and ours does not loosen the upstream's.
+ * trusted are full origins ("https://app.example:8443"), serialized
+ * canonically. Writes NUL-terminated into out; *out_len is the length
+ * (on CSRF_ERR_BUFFER: the cap needed, NUL included). CSRF_MALFORMED: an
+ * existing value with a control character, or a trusted origin that does
+ * not parse. */
+CSRF_MUST_CHECK csrf_reason csrf_csp_form_action(const char *existing, size_t existing_len, const csrf_slice *trusted,
+                                                 size_t n_trusted, char *out, size_t cap, size_t *out_len);
 
 /* ------------------------------------------------------------------ */
 /* Stores                                                              */

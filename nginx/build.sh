@@ -3,13 +3,14 @@
 # Builds ngx_http_csrf_module.so against Debian's nginx-dev: a copy of
 # /usr/share/nginx/src in WORK_DIR is configured with Debian's own flags
 # (conf_flags, which include --with-compat, so the stock nginx accepts the
-# module's signature) once, or again when nginx/config changed; then only
-# `make -f objs/Makefile modules` runs.
+# module's signature) once, or again when nginx/config or LIBCSRF changed;
+# then only `make -f objs/Makefile modules` runs.
 set -euo pipefail
 addon=$1 work=$2 lib=$3 out=$4
 ngx=${NGX_SRC:-/usr/share/nginx/src}
 
-if [ ! -f "$work/objs/Makefile" ] || [ ! -f "$work/.configured" ] || [ "$addon/config" -nt "$work/.configured" ]; then
+if [ ! -f "$work/objs/Makefile" ] || [ ! -f "$work/.configured" ] || [ "$addon/config" -nt "$work/.configured" ] ||
+	[ "$(cat "$work/.configured")" != "$lib" ]; then
 	rm -rf "$work"
 	cp -r "$ngx" "$work"
 	cd "$work"
@@ -22,7 +23,7 @@ if [ ! -f "$work/objs/Makefile" ] || [ ! -f "$work/.configured" ] || [ "$addon/c
 		cat configure.log
 		exit 1
 	fi
-	touch .configured
+	echo "$lib" >.configured
 fi
 
 cd "$work"

@@ -47,6 +47,7 @@ typedef struct {
  * request must stay rejected wherever it goes next. */
 typedef struct {
 	csrf_reason reason;
+	csrf_ctx *ctx;     /* the location's context that judged */
 	ngx_int_t pending; /* the status to answer on the access phase's re-entry after the body was read */
 	unsigned checked : 1;
 	unsigned rejected : 1;
@@ -250,6 +251,11 @@ static void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 	}
 
 	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, req);
+
+	if (r->headers_in.chunked && req->transfer_encoding.ptr == NULL) {
+		/* an HTTP/2 body without Content-Length */
+		csrf_request_header(req, "Transfer-Encoding", 17, "chunked", 7);
+	}
 }
 
 static void ngx_http_csrf_verdict_cleanup(void *data)
@@ -424,6 +430,7 @@ static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_co
                                      csrf_result res)
 {
 	v->checked = 1;
+	v->ctx = clcf->ctx;
 	v->reason = res.reason;
 	v->report_only = res.report_only;
 
@@ -513,13 +520,22 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		}
 
 		/* an internal redirect after the verdict (error_page, a named
-		 * location, try_files): judged once; a rejected request goes on
-		 * only as a GET without its body */
+		 * location, try_files): a rejected request goes on only as a
+		 * GET without its body */
 		if (v->rejected) {
 			ngx_http_csrf_neutralize(r);
+			return NGX_DECLINED;
 		}
 
-		return NGX_DECLINED;
+		/* an allowed one is judged again where the new location's
+		 * settings differ (a stricter mode, csrf_unsafe_get, other
+		 * trusted origins): the first location's verdict does not
+		 * cover it */
+		clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+		if (!clcf->enable || clcf->ctx == NULL || clcf->ctx == v->ctx) {
+			return NGX_DECLINED;
+		}
+		v->checked = 0;
 	}
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
@@ -541,6 +557,7 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 	if (res.needs_body) {
 		/* the token is in the body: read it, intact for the upstream */
 		v->checked = 1;
+		v->ctx = clcf->ctx;
 		v->pending = NGX_DECLINED;
 		r->request_body_in_single_buf = 1;
 
@@ -1054,7 +1071,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		b->recycled = ib->recycled;
 
 		if (ib->last_buf) {
-			if (csrf_inject_finish(ctx->inj, &injected) != CSRF_OK) {
+			if (csrf_inject_reset(ctx->inj, &injected) != CSRF_OK) {
 				injected = 0;
 			}
 			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",

@@ -1,17 +1,37 @@
 #!/usr/bin/env bash
-# Installs every Debian package libcsrf's build, demo, tests, benchmarks and
-# fuzzing need. Idempotent: when everything is present it only runs dpkg-query.
+# scripts/deps.sh [build]
+# Installs the Debian packages libcsrf needs: with "build", only what
+# `make`, `make demo`, `make install` and `make deb` need (the library,
+# csrf-key, the demo, the nginx module, the packages); without, also what
+# the tests, benchmarks and fuzzing need, and the tests' npm packages.
+# Idempotent: when everything is present it only runs dpkg-query.
 set -euo pipefail
 
-PKGS=(
-  build-essential cmake pkg-config clang llvm libclang-rt-14-dev valgrind
-  libssl-dev libsodium-dev libcmocka-dev
-  libmicrohttpd-dev libsqlite3-dev sqlite3
-  libhiredis-dev redis-server redis-sentinel
+BUILD_PKGS=(
+  build-essential cmake pkg-config
+  libssl-dev libsodium-dev libhiredis-dev
+  libmicrohttpd-dev libsqlite3-dev
   nginx nginx-dev libpcre2-dev zlib1g-dev
-  chromium nodejs npm curl procps
-  wrk hyperfine gnuplot-nox python3 python3-django
+  dpkg-dev debhelper fakeroot
+  # the demo's router: busybox httpd in front of csrf-cgi
+  busybox
 )
+TEST_PKGS=(
+  clang clang-format llvm libclang-rt-14-dev valgrind libcmocka-dev
+  sqlite3 redis-server redis-sentinel
+  chromium firefox-esr nodejs npm curl procps python3-html5lib
+  wrk hyperfine gnuplot-nox python3 python3-django
+  lintian debootstrap
+  # nginx.phpmyadmin: a real PHP application behind the module; the test
+  # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
+  # configured at install time).
+  phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
+  # csrf-cgi: the small servers of routers (busybox is a build package)
+  lighttpd
+)
+
+PKGS=("${BUILD_PKGS[@]}")
+[ "${1:-}" = build ] || PKGS+=("${TEST_PKGS[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -37,7 +57,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server redis-sentinel; do
+  for svc in nginx redis-server redis-sentinel php8.2-fpm mariadb lighttpd; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true
@@ -46,8 +66,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   done
 fi
 
-# npm packages of the browser tests (playwright-core; never a browser).
-here=$(cd "$(dirname "$0")" && pwd)
-if [ -x "$here/npm-deps.sh" ]; then
-  "$here/npm-deps.sh"
+# npm packages of the browser tests (puppeteer-core and playwright-core; never a browser).
+if [ "${1:-}" != build ]; then
+  "$(dirname "$0")/npm-deps.sh"
 fi

@@ -17,11 +17,6 @@ static int is_safe_method(const char *p, size_t n)
 	return csrf_slice_eq(s, "GET") || csrf_slice_eq(s, "HEAD") || csrf_slice_eq(s, "OPTIONS");
 }
 
-static int is_get_or_head(csrf_slice m)
-{
-	return csrf_slice_eq(m, "GET") || csrf_slice_eq(m, "HEAD");
-}
-
 /* An override value: CSRF_METHOD_OVERRIDE unless it is a word of 1 to
  * METHOD_OVERRIDE_MAX letters; otherwise *unsafe is set when it names a
  * method other than GET, HEAD and OPTIONS. */
@@ -37,20 +32,48 @@ static csrf_reason judge_override(const char *p, size_t n, int *unsafe)
 	return CSRF_OK;
 }
 
-/* The names a framework reads as `_method`: PHP turns '.', ' ' and '['
- * of names into '_' and "x[]" into an array x, so ".method", " method"
- * (encoded "+method") and "_method[]" count too. Query parameters and
- * body fields are judged by this one list. */
-static const char *const override_names[] = {"_method",   ".method",   " method",   "[method",
-                                             "_method[]", ".method[]", " method[]", "[method[]"};
-#define N_OVERRIDE_NAMES (sizeof override_names / sizeof override_names[0])
-
-static int is_override_name(const char *name, size_t len)
+/* 1 when a field name, read the way PHP reads it (and after it Laravel
+ * and Symfony; Rails and Rack read a subset), is `_method`: leading
+ * spaces dropped (leading set), the name ending at a NUL, '.' and ' ' read as '_', a
+ * '[' read as '_' unless the name so far is the array `_method[...]`.
+ * encoded: percent-encoded with '+' for a space (query strings and
+ * urlencoded bodies); a bad escape stays as written, as PHP keeps it. */
+static int reads_as_method_once(const char *p, size_t n, int encoded, int leading)
 {
-	for (size_t i = 0; i < N_OVERRIDE_NAMES; i++)
-		if (strlen(override_names[i]) == len && memcmp(override_names[i], name, len) == 0)
-			return 1;
-	return 0;
+	static const char want[] = "_method";
+	char base[sizeof want];
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (encoded && c == '+') {
+			c = ' ';
+		} else if (encoded && c == '%' && n - i >= 3 && csrf_hexval((unsigned char)p[i + 1]) >= 0 &&
+		           csrf_hexval((unsigned char)p[i + 2]) >= 0) {
+			c = (unsigned char)(csrf_hexval((unsigned char)p[i + 1]) << 4 |
+			                    csrf_hexval((unsigned char)p[i + 2]));
+			i += 2;
+		}
+		if (leading && c == ' ')
+			continue;
+		leading = 0;
+		if (c == '\0')
+			break;
+		if (c == '[' && len == sizeof want - 1 && memcmp(base, want, len) == 0)
+			return 1; /* _method[...] */
+		if (c == '.' || c == ' ' || c == '[')
+			c = '_';
+		if (len == sizeof want - 1)
+			return 0; /* longer than _method */
+		base[len++] = (char)c;
+	}
+	return len == sizeof want - 1 && memcmp(base, want, len) == 0;
+}
+
+/* PHP drops leading spaces before it folds the rest; a reader that folds
+ * them too (" method" as "_method") is covered by reading both ways. */
+static int reads_as_method(const char *p, size_t n, int encoded)
+{
+	return reads_as_method_once(p, n, encoded, 1) || reads_as_method_once(p, n, encoded, 0);
 }
 
 /* Every `_method` parameter of the query string of target (frameworks
@@ -78,12 +101,7 @@ static csrf_reason judge_query_overrides(csrf_slice target, int *unsafe, int *pr
 		size_t eq = pair;
 		while (eq < pair_end && target.ptr[eq] != '=')
 			eq++;
-		/* Query parameters decode as form fields do; a name that does
-		 * not decode, or is too long to be _method[], is another one. */
-		char name[16];
-		size_t name_len = 0;
-		if (csrf_form_decode(target.ptr + pair, eq - pair, name, sizeof name, &name_len) != CSRF_OK ||
-		    !is_override_name(name, name_len))
+		if (!reads_as_method(target.ptr + pair, eq - pair, 1))
 			continue;
 		*present = 1;
 		char value[METHOD_OVERRIDE_MAX + 1];
@@ -130,41 +148,44 @@ CSRF_API int csrf_request_is_safe(const csrf_request *req)
 	return effective_method(req, &safe, &overridden) == CSRF_OK && safe;
 }
 
-/* A `_method` field (by any name of override_names) in a form body
- * (Rails, Laravel, Symfony read it): 1 when there is one, or when the
- * body cannot be read with certainty (malformed, or two Content-Type
- * headers, or a body over the context's maximum): fail closed; 2 when
- * the body is a form that was not given. */
+static int method_field(void *ud, const char *name, size_t len, int encoded)
+{
+	(void)ud;
+	return reads_as_method(name, len, encoded);
+}
+
+/* A `_method` field (read as reads_as_method reads names) in a form body
+ * (Rails, Laravel, Symfony read it; Rack and PHP read a body without a
+ * Content-Type as a form too): 1 when there is one, or when the body
+ * cannot be read with certainty (malformed, two Content-Type headers, a
+ * body over the context's maximum): fail closed; 2 when the body was not
+ * given yet. */
 static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
 {
-	char v[METHOD_OVERRIDE_MAX + 1];
-	size_t n = 0;
-	if (!req->content_type.ptr)
-		return 0;
-	if (req->repeated & CSRF_HDR_CONTENT_TYPE)
+	if (req->repeated & (CSRF_HDR_CONTENT_TYPE | CSRF_HDR_CONTENT_LENGTH))
 		return 1;
-	if (csrf_form_kind_of(req->content_type.ptr, req->content_type.len) == CSRF_FORM_NONE)
-		return 0;
+	csrf_form_kind kind = CSRF_FORM_URLENCODED;
+	if (req->content_type.ptr) {
+		kind = csrf_form_kind_of(req->content_type.ptr, req->content_type.len);
+		if (kind == CSRF_FORM_NONE)
+			return 0;
+	}
 	if (!req->body.ptr) {
 		/* A body too large to be read is never read: fail closed. */
 		csrf_slice cl = csrf_trim(req->content_length);
 		uint64_t declared = 0;
-		if (req->repeated & CSRF_HDR_CONTENT_LENGTH ||
-		    (cl.ptr && csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, &declared) != CSRF_OK) ||
-		    declared > ctx->body_max)
+		if (cl.ptr && csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, &declared) != CSRF_OK)
 			return 1;
-		return cl.ptr && declared == 0 ? 0 : 2;
+		if (cl.ptr && declared == 0)
+			return 0;
+		if (!cl.ptr && !req->transfer_encoding.ptr && !req->content_type.ptr)
+			return 0; /* no body announced at all */
+		return declared > ctx->body_max ? 1 : 2;
 	}
 	if (req->body.len > ctx->body_max)
 		return 1;
-	for (size_t i = 0; i < N_OVERRIDE_NAMES; i++) {
-		csrf_reason r =
-		    csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
-		                    override_names[i], strlen(override_names[i]), v, sizeof v, &n);
-		if (r != CSRF_NOT_FOUND)
-			return 1;
-	}
-	return 0;
+	return csrf_form_each_name(kind, req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
+	                           method_field, NULL) != CSRF_OK;
 }
 
 /* Step 2: exact (method, path); the path is the target up to '?' or '#'.
@@ -306,8 +327,17 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 	}
 	if (evidence_only)
 		return req->referer.ptr ? check_referer(ctx, req, &site) : CSRF_NO_EVIDENCE;
-	if (site.https)
-		return check_referer(ctx, req, &site);
+	if (site.https) {
+		csrf_reason r = check_referer(ctx, req, &site);
+		/* In origin_or_token a request with no evidence at all goes to
+		 * the token, as over HTTP, where the secret cookie cannot have
+		 * been planted over plain HTTP: the caller's own secret, or
+		 * the "__Host-" cookie. Evidence against still rejects. */
+		if (r == CSRF_REFERER_MISSING && ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN &&
+		    (req->secret || !ctx->secret_cookie_set || strncmp(ctx->secret_cookie, CSRF_HOST_PREFIX, 7) == 0))
+			return CSRF_OK;
+		return r;
+	}
 	/* Plain HTTP with neither header: a non-browser client or an old
 	 * browser. It goes on to the token stage; in mode origin it is
 	 * allowed, as Go's CrossOriginProtection allows it. */
@@ -429,7 +459,8 @@ static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req, int *nee
 	csrf_reason r = effective_method(req, &safe, &overridden);
 	if (r != CSRF_OK)
 		return r;
-	int unsafe_get = safe && ctx->unsafe_get && is_get_or_head(req->method);
+	/* every safe method: a preflight OPTIONS reaches any URL cross-site */
+	int unsafe_get = safe && ctx->unsafe_get;
 	if (safe && !unsafe_get)
 		return CSRF_SAFE_METHOD;
 	int exempt = is_exempt(ctx, req, overridden);

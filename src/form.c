@@ -191,22 +191,33 @@ static long read_param_value(const char **pp, const char *e, char *copy, size_t 
 	return (long)n;
 }
 
-/* Walks "; name=value" parameters from p to e. For each, calls the
- * handler through the cases below; kept in one function because the two
- * users (Content-Type, Content-Disposition) only differ in what they keep.
- */
+/* Walks "; name=value" parameters from p to e, keeping what the two
+ * users need: the boundary of a Content-Type, the name of a
+ * Content-Disposition. A parameter that could be read as the one wanted
+ * in another way (a second "boundary", another parameter whose name holds
+ * "boundary" as PHP finds it by substring, a second "name") makes the
+ * header malformed: a reader that takes the other one would see another
+ * body than the library. */
 typedef struct {
 	/* Content-Type: the boundary */
 	char *boundary;
 	size_t boundary_len;
 	int has_boundary;
-	/* Content-Disposition: the field name compared with want */
-	const char *want;
-	size_t want_len;
+	/* Content-Disposition: the field name */
+	char *name;
+	size_t name_cap, name_len;
 	int has_name;
-	int name_eq;
 	int has_filename;
 } params;
+
+static int contains_ci(const char *p, size_t n, const char *word)
+{
+	size_t l = strlen(word);
+	for (size_t i = 0; i + l <= n; i++)
+		if (csrf_ieq(p + i, l, word))
+			return 1;
+	return 0;
+}
 
 static int parse_params(const char *p, const char *e, params *ps)
 {
@@ -237,23 +248,26 @@ static int parse_params(const char *p, const char *e, params *ps)
 			p++;
 		size_t pnl = (size_t)(pn_end - pn);
 		long n;
-		if (ps->boundary && csrf_ieq(pn, pnl, "boundary") && !ps->has_boundary) {
+		if (ps->boundary && contains_ci(pn, pnl, "boundary")) {
+			if (ps->has_boundary || !csrf_ieq(pn, pnl, "boundary"))
+				return -1;
 			n = read_param_value(&p, e, ps->boundary, BOUNDARY_MAX, NULL, 0, NULL);
 			if (n < 0)
 				return -1;
 			ps->boundary_len = (size_t)n;
 			ps->has_boundary = 1;
-		} else if (ps->want && csrf_ieq(pn, pnl, "name") && !ps->has_name) {
-			int eq = 0;
-			n = read_param_value(&p, e, NULL, 0, ps->want, ps->want_len, &eq);
+		} else if (ps->name && csrf_ieq(pn, pnl, "name")) {
+			if (ps->has_name)
+				return -1;
+			n = read_param_value(&p, e, ps->name, ps->name_cap, NULL, 0, NULL);
 			if (n < 0)
 				return -1;
 			ps->has_name = 1;
-			ps->name_eq = eq;
+			ps->name_len = (size_t)n;
 		} else {
 			if (read_param_value(&p, e, NULL, 0, NULL, 0, NULL) < 0)
 				return -1;
-			if (ps->want && (csrf_ieq(pn, pnl, "filename") || csrf_ieq(pn, pnl, "filename*")))
+			if (ps->name && (csrf_ieq(pn, pnl, "filename") || csrf_ieq(pn, pnl, "filename*")))
 				ps->has_filename = 1;
 		}
 	}
@@ -305,11 +319,19 @@ static int delimiter_tail(const char *p, const char *e, const char **next)
 	return 1;
 }
 
-/* One part header line [p, e): 1 when it is a Content-Disposition of a
- * form-data field named want without a filename, 0 otherwise, -1 when it
- * is malformed. *seen records that a Content-Disposition was seen (only the
- * first counts). */
-static int part_header(const char *p, const char *e, const char *want, size_t want_len, int *seen)
+/* What a part's headers say about it. A name can be no longer than its
+ * header line, so the buffer always holds it whole. */
+typedef struct {
+	char name[PART_HEADER_LINE_MAX];
+	size_t name_len;
+	int field; /* a Content-Disposition of form-data with a name */
+	int file;  /* ... and a filename */
+	int seen;  /* a Content-Disposition was seen */
+} part_info;
+
+/* One part header line [p, e) into pi; -1 when it is malformed (also a
+ * second Content-Disposition: readers disagree on which one counts). */
+static int part_header(const char *p, const char *e, part_info *pi)
 {
 	for (const char *q = p; q < e; q++) {
 		unsigned char c = (unsigned char)*q;
@@ -323,9 +345,11 @@ static int part_header(const char *p, const char *e, const char *want, size_t wa
 		return -1;
 	const char *hn = p, *hn_end = colon;
 	csrf_trim_ptrs(&hn, &hn_end);
-	if (!csrf_ieq(hn, (size_t)(hn_end - hn), "content-disposition") || *seen)
+	if (!csrf_ieq(hn, (size_t)(hn_end - hn), "content-disposition"))
 		return 0;
-	*seen = 1;
+	if (pi->seen)
+		return -1;
+	pi->seen = 1;
 	const char *v = colon + 1;
 	while (v < e && csrf_is_ows(*v))
 		v++;
@@ -334,24 +358,25 @@ static int part_header(const char *p, const char *e, const char *want, size_t wa
 		t++;
 	if (t == v)
 		return -1;
-	params ps = {.want = want, .want_len = want_len};
+	params ps = {.name = pi->name, .name_cap = sizeof pi->name};
 	if (parse_params(t, e, &ps) < 0)
 		return -1;
-	if (!csrf_ieq(v, (size_t)(t - v), "form-data"))
-		return 0;
-	return ps.has_name && ps.name_eq && !ps.has_filename;
+	pi->field = csrf_ieq(v, (size_t)(t - v), "form-data") && ps.has_name;
+	pi->file = ps.has_filename;
+	pi->name_len = ps.name_len;
+	return 0;
 }
 
-CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len, const char *body, size_t len,
-                                        const char *name, size_t name_len, csrf_slice *value)
-{
-	if (!value)
-		return CSRF_ERR_ARG;
-	value->ptr = NULL;
-	value->len = 0;
-	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0)
-		return CSRF_ERR_ARG;
+/* Called for each part with its headers and content; non-zero stops the
+ * walk. */
+typedef int (*part_fn)(void *ud, const part_info *pi, const char *v, size_t n);
 
+/* Walks the parts of a multipart/form-data body: CSRF_OK when fn stopped
+ * it, CSRF_NOT_FOUND at the close delimiter, CSRF_MALFORMED (no
+ * boundary, a truncated part, bad headers). */
+static csrf_reason multipart_walk(const char *content_type, size_t ct_len, const char *body, size_t len, part_fn fn,
+                                  void *ud)
+{
 	/* dl = CRLF "--" boundary: the delimiter as it appears between parts */
 	char dl[4 + BOUNDARY_MAX];
 	size_t blen = content_type ? parse_boundary(content_type, ct_len, dl + 4) : 0;
@@ -359,8 +384,6 @@ CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len,
 		return CSRF_MALFORMED;
 	memcpy(dl, "\r\n--", 4);
 	size_t dlen = 4 + blen;
-	/* an over-long name is never matched, but the body is still checked */
-	const char *want = name_len > FIELD_NAME_MAX ? NULL : name;
 
 	const char *p = body, *e = body + len;
 	if (!(len >= dlen - 2 && memcmp(p, dl + 2, dlen - 2) == 0)) {
@@ -379,7 +402,9 @@ CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len,
 			return CSRF_MALFORMED;
 		p = next;
 
-		int match = 0, seen = 0;
+		part_info pi;
+		pi.name_len = 0;
+		pi.field = pi.file = pi.seen = 0;
 		for (;;) {
 			size_t window = (size_t)(e - p);
 			if (window > PART_HEADER_LINE_MAX + 2)
@@ -391,26 +416,82 @@ CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len,
 				p += 2;
 				break;
 			}
-			int h = part_header(p, crlf, want, name_len, &seen);
-			if (h < 0)
+			if (part_header(p, crlf, &pi) < 0)
 				return CSRF_MALFORMED;
-			if (h)
-				match = 1;
 			p = crlf + 2;
 		}
 
 		const char *q = (size_t)(e - p) >= dlen ? memmem(p, (size_t)(e - p), dl, dlen) : NULL;
-		if (!q)
+		if (!q || delimiter_tail(q + dlen, e, &next) < 0)
 			return CSRF_MALFORMED; /* the part never ends */
-		if (match) {
-			if (delimiter_tail(q + dlen, e, &next) < 0)
-				return CSRF_MALFORMED;
-			value->ptr = p;
-			value->len = (size_t)(q - p);
+		if (fn(ud, &pi, p, (size_t)(q - p)))
 			return CSRF_OK;
-		}
 		p = q + 2;
 	}
+}
+
+typedef struct {
+	const char *want;
+	size_t want_len;
+	csrf_slice *value;
+} find_part;
+
+static int match_part(void *ud, const part_info *pi, const char *v, size_t n)
+{
+	find_part *f = ud;
+	if (!pi->field || pi->file || pi->name_len != f->want_len || memcmp(pi->name, f->want, f->want_len) != 0)
+		return 0;
+	f->value->ptr = v;
+	f->value->len = n;
+	return 1;
+}
+
+CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len, const char *body, size_t len,
+                                        const char *name, size_t name_len, csrf_slice *value)
+{
+	if (!value)
+		return CSRF_ERR_ARG;
+	value->ptr = NULL;
+	value->len = 0;
+	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0)
+		return CSRF_ERR_ARG;
+	/* an over-long name is never matched, but the body is still checked */
+	find_part f = {name, name_len > FIELD_NAME_MAX ? (size_t)-1 : name_len, value};
+	return multipart_walk(content_type, ct_len, body, len, match_part, &f);
+}
+
+typedef struct {
+	csrf_name_fn fn;
+	void *ud;
+} each_part;
+
+static int visit_part(void *ud, const part_info *pi, const char *v, size_t n)
+{
+	each_part *ep = ud;
+	(void)v;
+	(void)n;
+	return pi->field ? ep->fn(ep->ud, pi->name, pi->name_len, 0) : 0;
+}
+
+csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                                size_t len, csrf_name_fn fn, void *ud)
+{
+	if (kind == CSRF_FORM_MULTIPART) {
+		each_part ep = {fn, ud};
+		csrf_reason r = multipart_walk(content_type, ct_len, body, len, visit_part, &ep);
+		return r == CSRF_NOT_FOUND ? CSRF_OK : r == CSRF_OK ? CSRF_NOT_FOUND : r;
+	}
+	const char *p = body, *end = body + len;
+	while (p < end) {
+		const char *amp = memchr(p, '&', (size_t)(end - p));
+		const char *pair_end = amp ? amp : end;
+		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
+		const char *n_end = eq ? eq : pair_end;
+		if (fn(ud, p, (size_t)(n_end - p), 1))
+			return CSRF_NOT_FOUND;
+		p = amp ? amp + 1 : end;
+	}
+	return CSRF_OK;
 }
 
 /* ---- dispatch ---- */

@@ -1,27 +1,18 @@
 /*
- * inject.c - the streaming HTML injector: a subset of the HTML5 tokenizer
- * (runs of text, name and value bytes scanned in tight loops, the rest a
- * byte at a time) that passes a response through unchanged and inserts
- * the hidden token field after same-origin POST <form> start tags and the
- * meta tags after the first <head>. It holds no input between chunks: the whole
- * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX (csrf.h).
+ * inject.c - the streaming HTML injector's tokenizer: the states of the
+ * HTML5 tokenizer that decide where a tag starts and ends (data, tags and
+ * attributes, comments, CDATA, raw text, script data and its escapes),
+ * character classes, and the output. Runs of text, names and values are
+ * scanned in tight loops; every complete tag goes to the tree builder
+ * model (inject_tree.c), which says what the browser does with it and
+ * what goes in after it. The input passes through unchanged; nothing is
+ * held between chunks: the whole state is struct csrf_inject, bounded by
+ * CSRF_INJECT_STATE_MAX (csrf.h).
  */
-#include "internal.h"
+#include "inject_internal.h"
 
 #include <stdalign.h>
-
-/* Bytes of an action attribute kept to judge its origin. A longer action
- * is judged by these bytes only when they hold its whole origin part
- * (scheme and authority): the rest of a URL cannot change its origin, but
- * an authority cut short could ("https://self.example.evil.example"), so
- * then the form is treated as cross-origin and gets no token. */
-#define INJ_ACTION_MAX 2048
-/* "post" is four bytes; some room for character references ("&#x70;ost"). */
-#define INJ_METHOD_MAX 32
-/* The longest tag name that matters is "plaintext" (9). */
-#define INJ_NAME_MAX 9
-/* The attribute names that matter, "method" and "action", have 6. */
-#define INJ_ATTR_MAX 6
+#include <stddef.h>
 
 #define INPUT_PRE "<input type=\"hidden\" name=\""
 #define INPUT_MID "\" value=\""
@@ -50,13 +41,17 @@ enum {
 	S_SELF_CLOSING,
 	S_MARKUP_DECL,   /* after "<!" */
 	S_MARKUP_DASH,   /* after "<!-" */
-	S_BOGUS_COMMENT, /* also DOCTYPE and CDATA: all end at the first '>' */
+	S_CDATA_OPEN,    /* matching "[CDATA[" in foreign content */
+	S_BOGUS_COMMENT, /* also DOCTYPE, and CDATA in HTML content: all end at the first '>' */
 	S_COMMENT_START,
 	S_COMMENT_START_DASH,
 	S_COMMENT,
 	S_COMMENT_END_DASH,
 	S_COMMENT_END,
 	S_COMMENT_END_BANG,
+	S_CDATA,
+	S_CDATA_BRACKET,
+	S_CDATA_END,
 	S_RAW, /* RCDATA and RAWTEXT: textarea, title, style, ... */
 	S_RAW_LT,
 	S_END_MATCH, /* "</" seen in raw text or script: matching the name */
@@ -74,27 +69,35 @@ enum {
 	S_SD_DESC_DASH_DASH,
 	S_SD_DESC_LT,
 	S_SD_DESC_END,
-	S_PLAINTEXT
+	S_NOSCRIPT, /* raw text with scripting on; watched as markup too */
+	S_PASS      /* plaintext, or the model stopped: the rest passes */
 };
 
-enum { A_OTHER, A_METHOD, A_ACTION };
-
-/* Elements whose content the tokenizer does not parse as markup; index 0
- * is script, which has its own escape states. */
-static const struct {
-	const char *name;
-	uint8_t len;
-} raw_names[] = {{"script", 6}, {"style", 5},   {"textarea", 8}, {"title", 5},   {"xmp", 3},
-                 {"iframe", 6}, {"noembed", 7}, {"noframes", 8}, {"noscript", 8}};
-#define RAW_SCRIPT 0
-
-/* What a complete tag name is, worked out once when the name ends: the
- * attribute and end-of-tag states then compare one byte. */
-enum { K_OTHER, K_FORM, K_BASE, K_HEAD, K_PLAINTEXT, K_RAW /* + index into raw_names */ };
+/* The noscript content as a browser without scripting tokenizes it:
+ * enough to know whether it is back in its data state where the raw
+ * text ends for a browser with scripting. */
+enum {
+	M_TEXT,
+	M_LT,
+	M_END_OPEN,
+	M_NAME,
+	M_BEFORE_ATTR,
+	M_ATTR,
+	M_AFTER_ATTR,
+	M_BEFORE_VALUE,
+	M_DQ,
+	M_SQ,
+	M_UQ,
+	M_AFTER_VALUE,
+	M_SELF_CLOSING,
+	M_RAW,
+	M_RAW_LT,
+	M_RAW_END,
+	M_BAD /* something the injector does not follow: stop at the end */
+};
 
 /* Character classes, one table lookup a byte, so the states that read
- * names and values scan a run of bytes in a tight loop instead of going
- * back through the state switch for each byte. */
+ * names and values scan a run of bytes in a tight loop. */
 enum {
 	C_WS = 1,        /* HTML whitespace */
 	C_ALPHA = 2,     /* ASCII letter */
@@ -119,31 +122,25 @@ struct csrf_inject {
 	/* tokenizer */
 	uint8_t state;
 	uint8_t ret;      /* state to go back to when an end tag does not match */
-	uint8_t raw;      /* index into raw_names of the open raw-text element */
-	uint8_t match;    /* characters of an end tag name / "script" matched */
+	uint8_t raw;      /* tag id of the open raw-text element */
+	uint8_t match;    /* characters of an end tag name / "script" / "[CDATA[" matched */
 	uint8_t mismatch; /* the "script" of a double escape failed to match */
 	uint8_t failed;   /* emit stopped a feed: the stream is broken */
+	uint8_t fresh;    /* finish ran: the next feed starts a new stream */
 
-	/* the tag being read */
-	uint8_t is_end;
-	uint8_t kind;     /* K_*, set when the name is complete */
-	uint8_t name_len; /* saturates at INJ_NAME_MAX + 1: "no name we know" */
-	char name[INJ_NAME_MAX];
-	uint8_t attr_len; /* saturates likewise */
-	char attr[INJ_ATTR_MAX];
-	uint8_t attr_kind; /* whose value the value states collect */
-	uint8_t seen_method, seen_action;
-	uint8_t method_over, action_trunc;
-	uint16_t method_len, action_len;
-	char method[INJ_METHOD_MAX];
-	char action[INJ_ACTION_MAX];
+	/* noscript: the raw text's end, and the same bytes read as markup */
+	uint8_t ns_match;    /* of "</noscript" */
+	uint8_t ns_lt_clean; /* the markup reading was in its data state at that '<' */
+	uint8_t ns_state;    /* M_* */
+	uint8_t ns_is_end;
+	uint8_t ns_raw; /* T_IFRAME or T_STYLE: its raw text, read as markup */
+	uint8_t ns_rmatch;
+	uint8_t ns_name_len;
+	char ns_name[INJ_NAME_MAX];
 
-	/* the document */
-	uint8_t head_done;    /* the meta tags went in already */
-	uint8_t form_open;    /* a <form> start tag without its </form> yet */
-	uint8_t base_seen;    /* the first <base href> went by */
-	uint8_t base_foreign; /* ... and relative URLs resolve elsewhere */
-	unsigned count;
+	unsigned last_status; /* of the stream finish ended */
+	struct inj_tag tag;
+	struct inj_tree tree;
 
 	/* configuration */
 	csrf_origin self;
@@ -153,7 +150,7 @@ struct csrf_inject {
 };
 
 _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
-_Static_assert(INJ_ACTION_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
+_Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 static int is_ws(unsigned char c)
 {
@@ -170,11 +167,6 @@ static unsigned char lower(unsigned char c)
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
 }
 
-static int is_safe_char(unsigned char c)
-{
-	return cls[c] & C_SAFE;
-}
-
 /* The length of the run of bytes from p on (at most n) that are not of
  * the classes in stop. */
 static size_t span_until(const char *p, size_t n, uint8_t stop)
@@ -185,437 +177,175 @@ static size_t span_until(const char *p, size_t n, uint8_t stop)
 	return k;
 }
 
-/* The first ch in p[0..n), NULL when none: a plain loop over the first
+/* The index of the first ch in p[0..n), or n: a plain loop over the first
  * bytes, as runs between tags and attribute values are mostly short, and
  * memchr for the rest. */
-static const char *find_byte(const char *p, size_t n, char ch)
+static inline size_t find_byte(const char *p, size_t n, char ch)
 {
 	size_t k, m = n < 16 ? n : 16;
 	for (k = 0; k < m; k++)
 		if (p[k] == ch)
-			return p + k;
-	return n > m ? memchr(p + m, ch, n - m) : NULL;
+			return k;
+	if (n == m)
+		return n;
+	const char *q = memchr(p + m, ch, n - m);
+	return q ? (size_t)(q - p) : n;
 }
 
-/* The name (lower case, saturated) is complete. Raw-text elements are
- * K_RAW plus their index in raw_names. */
-static uint8_t tag_kind(const struct csrf_inject *inj)
+/* The raw-text element names, by tag id, for matching their end tag. */
+static const char *raw_name(uint8_t id, uint8_t *len)
 {
-	const char *n = inj->name;
-	switch (inj->name_len) {
-	case 3:
-		return memcmp(n, "xmp", 3) == 0 ? K_RAW + 4 : K_OTHER;
-	case 4:
-		if (memcmp(n, "form", 4) == 0)
-			return K_FORM;
-		if (memcmp(n, "base", 4) == 0)
-			return K_BASE;
-		if (memcmp(n, "head", 4) == 0)
-			return K_HEAD;
-		return K_OTHER;
-	case 5:
-		if (memcmp(n, "style", 5) == 0)
-			return K_RAW + 1;
-		if (memcmp(n, "title", 5) == 0)
-			return K_RAW + 3;
-		return K_OTHER;
-	case 6:
-		if (memcmp(n, "script", 6) == 0)
-			return K_RAW + RAW_SCRIPT;
-		if (memcmp(n, "iframe", 6) == 0)
-			return K_RAW + 5;
-		return K_OTHER;
-	case 7:
-		return memcmp(n, "noembed", 7) == 0 ? K_RAW + 6 : K_OTHER;
-	case 8:
-		if (memcmp(n, "textarea", 8) == 0)
-			return K_RAW + 2;
-		if (memcmp(n, "noframes", 8) == 0)
-			return K_RAW + 7;
-		if (memcmp(n, "noscript", 8) == 0)
-			return K_RAW + 8;
-		return K_OTHER;
-	case 9:
-		return memcmp(n, "plaintext", 9) == 0 ? K_PLAINTEXT : K_OTHER;
-	default:
-		return K_OTHER;
-	}
+	static const char *const names[] = {"script", "style",   "textarea", "title",   "xmp",
+	                                    "iframe", "noembed", "noframes", "noscript"};
+	const char *n = names[id - T_SCRIPT];
+	*len = (uint8_t)strlen(n);
+	return n;
 }
 
-static int attr_is(const struct csrf_inject *inj, const char *lit)
-{
-	size_t n = strlen(lit);
-	return inj->attr_len == n && memcmp(inj->attr, lit, n) == 0;
-}
+/* ---- the tag being read ---- */
 
 static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 {
-	inj->is_end = (uint8_t)is_end;
-	inj->kind = K_OTHER;
-	inj->name[0] = (char)lower(first);
-	inj->name_len = 1;
-	inj->attr_kind = A_OTHER;
-	inj->seen_method = inj->seen_action = 0;
-	inj->method_over = inj->action_trunc = 0;
-	inj->method_len = inj->action_len = 0;
+	struct inj_tag *t = &inj->tag;
+	t->is_end = (uint8_t)is_end;
+	t->self_closing = 0;
+	t->id = T_OTHER;
+	t->name[0] = (char)lower(first);
+	t->name_len = 1;
+	t->slot = SLOT_NONE;
+	t->seen = 0;
+	t->has_form = t->font_attr = t->decoded = t->keep = 0;
+	t->url_trunc = t->short_over = t->type_over = 0;
+	t->short_len = t->type_len = 0;
+	t->url_len = 0;
+}
+
+/* The end tag of the open raw-text element, as if read in full. */
+static void begin_raw_end_tag(struct csrf_inject *inj, uint8_t id)
+{
+	uint8_t n;
+	const char *name = raw_name(id, &n);
+	begin_tag(inj, 1, (unsigned char)name[0]);
+	memcpy(inj->tag.name, name, n);
+	inj->tag.name_len = n;
+	inj->tag.id = id;
+	inj->tag.keep = 0;
 }
 
 /* Reads tag-name bytes from p (at most n) up to the first byte that ends
- * a name, keeping the first INJ_NAME_MAX in lower case (a longer name
- * saturates name_len); returns how many it read. */
-static size_t name_run(struct csrf_inject *inj, const char *p, size_t n)
+ * a name, keeping the first INJ_NAME_MAX in lower case; returns how many
+ * it read. */
+static size_t name_run(struct inj_tag *t, const char *p, size_t n)
 {
 	size_t k;
-	uint8_t nl = inj->name_len;
+	uint8_t nl = t->name_len;
 	for (k = 0; k < n; k++) {
 		unsigned char ch = (unsigned char)p[k];
 		if (cls[ch] & C_NAME_END)
 			break;
 		if (nl < INJ_NAME_MAX)
-			inj->name[nl++] = (char)lower(ch);
+			t->name[nl++] = (char)lower(ch);
 		else
 			nl = INJ_NAME_MAX + 1;
 	}
-	inj->name_len = nl;
+	t->name_len = nl;
 	return k;
 }
 
-/* The end tag of the open raw-text element, as if read in full. */
-static void begin_raw_end_tag(struct csrf_inject *inj)
+/* Only these start tags have attributes the policy reads. */
+static int attrs_matter(const struct inj_tag *t)
 {
-	inj->is_end = 1;
-	inj->kind = (uint8_t)(K_RAW + inj->raw);
-	inj->name_len = raw_names[inj->raw].len;
-	memcpy(inj->name, raw_names[inj->raw].name, inj->name_len);
-	inj->attr_kind = A_OTHER;
+	if (t->is_end)
+		return 0;
+	switch (t->id) {
+	case T_FORM:
+	case T_BASE:
+	case T_BUTTON:
+	case T_INPUT:
+	case T_ANNOTATION_XML:
+	case T_FONT:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
-static void begin_attr(struct csrf_inject *inj)
+/* The name is complete: which element it is, as far as the model needs
+ * to know (outside foreign content, few names matter). */
+static void name_done(struct inj_tag *t, int foreign)
 {
-	inj->attr_len = 0;
-	inj->attr_kind = A_OTHER;
-}
-
-static void attr_byte(struct csrf_inject *inj, unsigned char c)
-{
-	if (inj->attr_len < INJ_ATTR_MAX)
-		inj->attr[inj->attr_len++] = (char)lower(c);
+	if (t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 3 || t->name_len > 9)))
+		t->id = T_OTHER; /* "a", "p", "br", "li": no name that matters in HTML content */
 	else
-		inj->attr_len = INJ_ATTR_MAX + 1;
+		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
+	t->keep = t->id != T_OTHER && attrs_matter(t);
 }
 
-/* Only a form or base start tag has attributes that matter (see
- * attr_name_done): the names of the others are not kept. */
-static int attrs_matter(const struct csrf_inject *inj)
+static void begin_attr(struct inj_tag *t)
 {
-	return !inj->is_end && (inj->kind == K_FORM || inj->kind == K_BASE);
+	t->attr_len = 0;
+	t->slot = SLOT_NONE;
 }
 
-/* As name_run, for an attribute name (ended by '=' too); the name is kept
- * only when it matters. */
-static size_t attr_run(struct csrf_inject *inj, const char *p, size_t n)
+/* As name_run, for an attribute name (ended by '=' too); kept only when
+ * the tag's attributes matter. */
+static size_t attr_run(struct inj_tag *t, const char *p, size_t n)
 {
-	size_t k;
-	if (!attrs_matter(inj))
+	if (!t->keep)
 		return span_until(p, n, C_ATTR_END);
-	uint8_t al = inj->attr_len;
+	size_t k;
+	uint8_t al = t->attr_len;
 	for (k = 0; k < n; k++) {
 		unsigned char ch = (unsigned char)p[k];
 		if (cls[ch] & C_ATTR_END)
 			break;
 		if (al < INJ_ATTR_MAX)
-			inj->attr[al++] = (char)lower(ch);
+			t->attr[al++] = (char)lower(ch);
 		else
 			al = INJ_ATTR_MAX + 1;
 	}
-	inj->attr_len = al;
+	t->attr_len = al;
 	return k;
 }
 
-/* The name is complete. Only a form start tag's method and action matter
- * (and a base start tag's href, kept where an action would be), and only
- * their first occurrence: HTML drops repeated attributes, so
- * <form action="/" action="https://evil.example/"> submits to "/". */
-static void attr_name_done(struct csrf_inject *inj)
+static void attr_name_done(struct inj_tag *t)
 {
-	inj->attr_kind = A_OTHER;
-	if (inj->is_end)
-		return;
-	if (inj->kind == K_BASE) {
-		if (attr_is(inj, "href") && !inj->seen_action) {
-			inj->seen_action = 1;
-			inj->attr_kind = A_ACTION;
-		}
-		return;
-	}
-	if (inj->kind != K_FORM)
-		return;
-	if (attr_is(inj, "method") && !inj->seen_method) {
-		inj->seen_method = 1;
-		inj->attr_kind = A_METHOD;
-	} else if (attr_is(inj, "action") && !inj->seen_action) {
-		inj->seen_action = 1;
-		inj->attr_kind = A_ACTION;
-	}
+	t->slot = t->keep ? inj_attr_slot(t) : SLOT_NONE;
 }
 
-/* Bytes of an attribute value: kept only for the values that matter, up
- * to their caps (a longer one is flagged). */
-static void value_bytes(struct csrf_inject *inj, const char *p, size_t n)
+static void keep(char *buf, size_t cap, uint8_t *len, uint8_t *over, const char *p, size_t n)
 {
-	size_t room;
-	if (n == 0 || inj->attr_kind == A_OTHER)
+	size_t room = cap - *len;
+	if (n > room) {
+		n = room;
+		*over = 1;
+	}
+	memcpy(buf + *len, p, n);
+	*len = (uint8_t)(*len + n);
+}
+
+/* Bytes of an attribute value: kept only for the slots, up to their caps
+ * (a longer value is flagged). */
+static void value_bytes(struct inj_tag *t, const char *p, size_t n)
+{
+	if (n == 0 || t->slot == SLOT_NONE)
 		return;
-	if (inj->attr_kind == A_METHOD) {
-		room = INJ_METHOD_MAX - inj->method_len;
-		if (n > room) {
-			n = room;
-			inj->method_over = 1;
-		}
-		memcpy(inj->method + inj->method_len, p, n);
-		inj->method_len = (uint16_t)(inj->method_len + n);
+	if (t->slot == SLOT_SHORT) {
+		keep(t->short_val, INJ_SHORT_MAX, &t->short_len, &t->short_over, p, n);
+	} else if (t->slot == SLOT_TYPE) {
+		keep(t->type_val, INJ_SHORT_MAX, &t->type_len, &t->type_over, p, n);
 	} else {
-		room = INJ_ACTION_MAX - inj->action_len;
+		size_t room = INJ_URL_MAX - t->url_len;
 		if (n > room) {
 			n = room;
-			inj->action_trunc = 1;
+			t->url_trunc = 1;
 		}
-		memcpy(inj->action + inj->action_len, p, n);
-		inj->action_len = (uint16_t)(inj->action_len + n);
+		memcpy(t->url + t->url_len, p, n);
+		t->url_len = (uint16_t)(t->url_len + n);
 	}
 }
 
-/* Decodes the character references a method value may hide "post" behind:
- * numeric ones and &amp; &lt; &gt; &quot; &apos;. A reference to anything
- * outside ASCII becomes a byte that matches no method. Returns the length
- * written to out (never more than len). */
-static size_t decode_refs(const char *in, size_t len, char *out)
-{
-	static const struct {
-		const char *name;
-		char c;
-	} named[] = {{"amp;", '&'}, {"lt;", '<'}, {"gt;", '>'}, {"quot;", '"'}, {"apos;", '\''}};
-	size_t o = 0, i = 0;
-	while (i < len) {
-		if (in[i] != '&') {
-			out[o++] = in[i++];
-			continue;
-		}
-		size_t j = i + 1;
-		if (j < len && in[j] == '#') {
-			int hex = j + 1 < len && (in[j + 1] == 'x' || in[j + 1] == 'X');
-			size_t k = j + 1 + (size_t)hex, digits = 0;
-			uint32_t v = 0;
-			for (; k < len; k++, digits++) {
-				unsigned char c = (unsigned char)in[k];
-				unsigned d;
-				if (c >= '0' && c <= '9')
-					d = c - '0';
-				else if (hex && lower(c) >= 'a' && lower(c) <= 'f')
-					d = lower(c) - 'a' + 10;
-				else
-					break;
-				if (v < 0x110000)
-					v = v * (hex ? 16 : 10) + d;
-			}
-			if (digits > 0) {
-				if (k < len && in[k] == ';')
-					k++;
-				out[o++] = (v >= 1 && v < 0x80) ? (char)v : (char)0x80;
-				i = k;
-				continue;
-			}
-		} else {
-			size_t m;
-			for (m = 0; m < sizeof named / sizeof named[0]; m++) {
-				size_t nl = strlen(named[m].name);
-				if (len - j >= nl && memcmp(in + j, named[m].name, nl) == 0)
-					break;
-			}
-			if (m < sizeof named / sizeof named[0]) {
-				out[o++] = named[m].c;
-				i = j + strlen(named[m].name);
-				continue;
-			}
-		}
-		out[o++] = in[i++];
-	}
-	return o;
-}
-
-/* HTML matches enumerated attributes exactly, without trimming: a method
- * of " post " is an invalid value and the form submits with GET, so it
- * must not get a token (which would then travel in the URL). */
-static int method_is_post(const struct csrf_inject *inj)
-{
-	char buf[INJ_METHOD_MAX];
-	if (!inj->seen_method || inj->method_over)
-		return 0;
-	const char *m = inj->method;
-	size_t n = inj->method_len;
-	if (memchr(m, '&', n)) { /* only a '&' starts a character reference */
-		n = decode_refs(m, n, buf);
-		m = buf;
-	}
-	return n == 4 && lower((unsigned char)m[0]) == 'p' && lower((unsigned char)m[1]) == 'o' &&
-	       lower((unsigned char)m[2]) == 's' && lower((unsigned char)m[3]) == 't';
-}
-
-static int is_scheme_char(unsigned char c)
-{
-	return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
-}
-
-/* Where a URL attribute (a form's action, a base's href) leads. */
-enum {
-	U_CROSS,    /* elsewhere, or not known for sure */
-	U_SELF,     /* absolute, with the self origin */
-	U_RELATIVE, /* resolved against the base URL */
-	U_DOCUMENT  /* absent or "": the document's own URL, whatever the base */
-};
-
-/* Judges the kept URL the way a URL parser would see it, failing closed
- * (U_CROSS) whenever unsure. The value is taken raw; a '&' that a
- * character reference could turn into ':', '/' or '\' before the path
- * starts makes it cross-origin. Rewrites the kept value in place (the tag
- * is complete). */
-static int judge_url(struct csrf_inject *inj)
-{
-	if (!inj->seen_action || (inj->action_len == 0 && !inj->action_trunc))
-		return U_DOCUMENT;
-	int trunc = inj->action_trunc;
-	char *a = inj->action;
-	size_t n = 0;
-	/* The URL parser drops every tab and newline ... */
-	for (size_t i = 0; i < inj->action_len; i++)
-		if (a[i] != '\t' && a[i] != '\n' && a[i] != '\r')
-			a[n++] = a[i];
-	/* ... and C0 controls and spaces at both ends. */
-	size_t b = 0;
-	while (b < n && (unsigned char)a[b] <= 0x20)
-		b++;
-	while (!trunc && n > b && (unsigned char)a[n - 1] <= 0x20)
-		n--;
-	a += b;
-	n -= b;
-	if (n == 0)
-		return trunc ? U_CROSS : U_RELATIVE; /* blanks: the base URL itself */
-
-	unsigned char c0 = (unsigned char)a[0];
-	if (c0 == '/' || c0 == '\\') {
-		if (n == 1)
-			return trunc ? U_CROSS : U_RELATIVE;
-		unsigned char c1 = (unsigned char)a[1];
-		/* "//host", "\\host", "/\host": another authority. */
-		return c1 == '/' || c1 == '\\' || c1 == '&' ? U_CROSS : U_RELATIVE;
-	}
-	if (c0 == '?' || c0 == '#')
-		return U_RELATIVE;
-	if (!is_alpha(c0)) /* no scheme possible: a relative path */
-		return c0 == '&' ? U_CROSS : U_RELATIVE;
-	size_t i;
-	for (i = 1; i < n; i++) {
-		unsigned char c = (unsigned char)a[i];
-		if (c == ':')
-			break;
-		if (c == '&')
-			return U_CROSS; /* "javascript&colon;..." */
-		if (!is_scheme_char(c))
-			return U_RELATIVE; /* a path that has a ':' later, or none */
-	}
-	if (i == n)
-		return trunc ? U_CROSS : U_RELATIVE;
-	csrf_slice scheme = {a, i};
-	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
-		return U_CROSS; /* javascript:, data:, mailto:, ... */
-	/* Exactly "scheme://"; browsers also read "https:host", "https:\\host"
-	 * and "https:///host" as URLs, but never as ours for certain. */
-	if (n - i < 3 || a[i + 1] != '/' || a[i + 2] != '/')
-		return U_CROSS;
-	size_t k;
-	for (k = i + 3; k < n; k++) {
-		unsigned char c = (unsigned char)a[k];
-		if (c == '/' || c == '\\' || c == '?' || c == '#')
-			break;
-		if (c == '&')
-			return U_CROSS; /* "https://self.example&#46;evil.example" */
-	}
-	if (k == n && trunc)
-		return U_CROSS; /* the authority may go on past the kept bytes */
-	csrf_origin o;
-	if (csrf_url_origin(a, k, &o) != CSRF_OK || !csrf_origin_equal(&o, &inj->self))
-		return U_CROSS;
-	return U_SELF;
-}
-
-/* A relative action is ours only while no <base href> points elsewhere.
- * (A <base> that comes after the form, which browsers also honour, cannot
- * be undone by a stream that holds nothing back.) */
-static int action_ok(struct csrf_inject *inj)
-{
-	int u = judge_url(inj);
-	return u == U_SELF || u == U_DOCUMENT || (u == U_RELATIVE && !inj->base_foreign);
-}
-
-/* A tag ended at its '>'. Returns the element to insert after it, if any,
- * and sets the state the tokenizer continues in. */
-/* 1 for a tag whose end changes nothing but the state, back to S_DATA:
- * an end tag other than </form>, a start tag of no kind tag_done knows. */
-static int tag_is_plain(const struct csrf_inject *inj)
-{
-	return inj->is_end ? inj->kind != K_FORM : inj->kind == K_OTHER;
-}
-
-static const char *tag_done(struct csrf_inject *inj, size_t *n)
-{
-	*n = 0;
-	inj->state = S_DATA;
-	if (inj->is_end) {
-		if (inj->kind == K_FORM)
-			inj->form_open = 0;
-		return NULL;
-	}
-	switch (inj->kind) {
-	case K_OTHER:
-		return NULL;
-	case K_FORM: {
-		/* A <form> inside an open form is dropped by the tree builder and
-		 * what follows belongs to the outer form, which may well submit
-		 * elsewhere (an injected <form action=https://evil.example/>
-		 * before the real one): the token goes only into a first form. */
-		int ok = !inj->form_open && method_is_post(inj) && action_ok(inj);
-		inj->form_open = 1;
-		if (ok) {
-			inj->count++;
-			*n = inj->input_len;
-			return inj->input_el;
-		}
-		return NULL;
-	}
-	case K_BASE:
-		/* Only the first base element with an href sets the base URL; a
-		 * relative href resolves against the document's URL. */
-		if (inj->seen_action && !inj->base_seen) {
-			inj->base_seen = 1;
-			inj->base_foreign = judge_url(inj) == U_CROSS;
-		}
-		return NULL;
-	case K_HEAD:
-		if (inj->head_done)
-			return NULL;
-		inj->head_done = 1;
-		inj->count++; /* the meta pair is one insertion */
-		*n = inj->meta_len;
-		return inj->meta_el;
-	case K_PLAINTEXT:
-		inj->state = S_PLAINTEXT;
-		return NULL;
-	default:
-		inj->raw = (uint8_t)(inj->kind - K_RAW);
-		inj->state = inj->raw == RAW_SCRIPT ? S_SCRIPT : S_RAW;
-		return NULL;
-	}
-}
+/* ---- output ---- */
 
 static int emit_input(csrf_emit_fn emit, void *ud, const char *chunk, size_t from, size_t to)
 {
@@ -624,19 +354,88 @@ static int emit_input(csrf_emit_fn emit, void *ud, const char *chunk, size_t fro
 	return emit(ud, chunk + from, to - from, 0);
 }
 
-/* The tag ends at chunk[i]: passes the input up to and including it, then
- * the inserted element. Non-zero when emit stopped. */
-static int end_tag_at(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
+static void begin_noscript(struct csrf_inject *inj)
 {
-	size_t n;
-	const char *piece = tag_done(inj, &n);
-	if (!piece)
+	inj->ns_match = 0;
+	inj->ns_lt_clean = 0;
+	inj->ns_state = M_TEXT;
+	inj->ns_raw = 0;
+}
+
+/* The tag ends at chunk[i] ('>'): the model's move; passes the input up
+ * to and including the '>', then what goes in after it. Non-zero when
+ * emit stopped. */
+static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
+{
+	uint8_t next;
+	int ins = inj_tree_tag(&inj->tree, &inj->tag, &next);
+	switch (next) {
+	case NEXT_RAW:
+	case NEXT_SCRIPT:
+		inj->raw = inj->tag.id;
+		inj->state = next == NEXT_SCRIPT ? S_SCRIPT : S_RAW;
+		break;
+	case NEXT_NOSCRIPT:
+		inj->raw = T_NOSCRIPT;
+		inj->state = S_NOSCRIPT;
+		begin_noscript(inj);
+		break;
+	case NEXT_PLAINTEXT:
+	case NEXT_PASS:
+		inj->state = S_PASS;
+		break;
+	default:
+		inj->state = S_DATA;
+		break;
+	}
+	if (ins == INS_NONE)
 		return 0;
+	const char *piece = ins == INS_INPUT ? inj->input_el : inj->meta_el;
+	size_t n = ins == INS_INPUT ? inj->input_len : inj->meta_len;
 	if (emit_input(emit, ud, chunk, *start, i + 1) != 0)
 		return 1;
 	*start = i + 1;
 	return emit(ud, piece, n, 1) != 0;
 }
+
+/* Most tags change nothing the model follows: straight back to data. */
+static inline int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                          void *ud)
+{
+	if (inj_tree_plain(&inj->tree, &inj->tag)) {
+		inj->state = S_DATA;
+		return 0;
+	}
+	return tag_move(inj, chunk, i, start, emit, ud);
+}
+
+/* A quoted value from chunk[i] on (after its quote q): kept as far as it
+ * goes in this chunk; returns the index after it, or len. */
+static inline size_t quoted_value(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char q)
+{
+	size_t k = find_byte(chunk + i, len - i, q);
+	value_bytes(&inj->tag, chunk + i, k);
+	i += k;
+	if (i < len) {
+		inj->state = S_AFTER_ATTR_VALUE_Q;
+		return i + 1;
+	}
+	inj->state = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
+	return len;
+}
+
+/* Skips to the next ch; past it, the tokenizer is in state next. */
+static inline size_t skip_to(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char ch, uint8_t next)
+{
+	i += find_byte(chunk + i, len - i, ch);
+	if (i < len) {
+		inj->state = next;
+		i++;
+	}
+	return i;
+}
+
+/* ---- script data ---- */
 
 /* Tracks the "script" of a double escape ("<script" inside "<!--" in a
  * script); a letter beyond or unlike it spoils the match. */
@@ -654,11 +453,643 @@ static int script_matched(const struct csrf_inject *inj)
 	return !inj->mismatch && inj->match == LIT_LEN("script");
 }
 
-static csrf_reason stop(struct csrf_inject *inj)
+/* ---- noscript read as markup ---- */
+
+static void ns_name_byte(struct csrf_inject *inj, unsigned char c)
 {
-	inj->failed = 1;
-	return CSRF_ERR_INTERNAL;
+	if (inj->ns_name_len < INJ_NAME_MAX)
+		inj->ns_name[inj->ns_name_len++] = (char)lower(c);
+	else
+		inj->ns_name_len = INJ_NAME_MAX + 1;
 }
+
+/* The name of a tag ended: a start tag the model cannot follow spoils the
+ * reading; iframe and style start their raw text at the tag's end. */
+static void ns_name_done(struct csrf_inject *inj)
+{
+	inj->ns_raw = 0;
+	if (inj->ns_is_end)
+		return;
+	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
+	if (inj_tree_noscript_unsafe(id))
+		inj->ns_state = M_BAD;
+	else if (id == T_IFRAME || id == T_STYLE)
+		inj->ns_raw = id;
+}
+
+static void ns_tag_end(struct csrf_inject *inj)
+{
+	inj->ns_state = inj->ns_raw ? M_RAW : M_TEXT;
+}
+
+/* One byte of noscript content through the markup reading. */
+static void ns_off_byte(struct csrf_inject *inj, unsigned char c)
+{
+	for (;;) {
+		switch (inj->ns_state) {
+		case M_TEXT:
+			if (c == '<')
+				inj->ns_state = M_LT;
+			return;
+		case M_LT:
+			if (is_alpha(c)) {
+				inj->ns_is_end = 0;
+				inj->ns_name_len = 0;
+				ns_name_byte(inj, c);
+				inj->ns_state = M_NAME;
+				return;
+			}
+			if (c == '/') {
+				inj->ns_state = M_END_OPEN;
+				return;
+			}
+			if (c == '!' || c == '?') { /* comments swallow what follows */
+				inj->ns_state = M_BAD;
+				return;
+			}
+			inj->ns_state = M_TEXT;
+			continue;
+		case M_END_OPEN:
+			if (is_alpha(c)) {
+				inj->ns_is_end = 1;
+				inj->ns_name_len = 0;
+				ns_name_byte(inj, c);
+				inj->ns_state = M_NAME;
+			} else {
+				inj->ns_state = c == '>' ? M_TEXT : M_BAD;
+			}
+			return;
+		case M_NAME:
+			if (is_ws(c) || c == '/' || c == '>') {
+				ns_name_done(inj);
+				if (inj->ns_state == M_BAD)
+					return;
+				inj->ns_state = c == '/' ? M_SELF_CLOSING : M_BEFORE_ATTR;
+				if (c == '>')
+					ns_tag_end(inj);
+			} else {
+				ns_name_byte(inj, c);
+			}
+			return;
+		case M_BEFORE_ATTR:
+			if (is_ws(c))
+				return;
+			if (c == '/') {
+				inj->ns_state = M_SELF_CLOSING;
+			} else if (c == '>') {
+				ns_tag_end(inj);
+			} else {
+				inj->ns_state = M_ATTR; /* '=' first is part of the name */
+			}
+			return;
+		case M_ATTR:
+			if (is_ws(c))
+				inj->ns_state = M_AFTER_ATTR;
+			else if (c == '/')
+				inj->ns_state = M_SELF_CLOSING;
+			else if (c == '=')
+				inj->ns_state = M_BEFORE_VALUE;
+			else if (c == '>')
+				ns_tag_end(inj);
+			return;
+		case M_AFTER_ATTR:
+			if (is_ws(c))
+				return;
+			if (c == '/')
+				inj->ns_state = M_SELF_CLOSING;
+			else if (c == '=')
+				inj->ns_state = M_BEFORE_VALUE;
+			else if (c == '>')
+				ns_tag_end(inj);
+			else
+				inj->ns_state = M_ATTR;
+			return;
+		case M_BEFORE_VALUE:
+			if (is_ws(c))
+				return;
+			if (c == '"')
+				inj->ns_state = M_DQ;
+			else if (c == '\'')
+				inj->ns_state = M_SQ;
+			else if (c == '>')
+				ns_tag_end(inj);
+			else
+				inj->ns_state = M_UQ;
+			return;
+		case M_DQ:
+		case M_SQ:
+			if (c == (inj->ns_state == M_DQ ? '"' : '\''))
+				inj->ns_state = M_AFTER_VALUE;
+			return;
+		case M_UQ:
+			if (is_ws(c))
+				inj->ns_state = M_BEFORE_ATTR;
+			else if (c == '>')
+				ns_tag_end(inj);
+			return;
+		case M_AFTER_VALUE:
+			if (is_ws(c)) {
+				inj->ns_state = M_BEFORE_ATTR;
+				return;
+			}
+			if (c == '/') {
+				inj->ns_state = M_SELF_CLOSING;
+				return;
+			}
+			if (c == '>') {
+				ns_tag_end(inj);
+				return;
+			}
+			inj->ns_state = M_BEFORE_ATTR;
+			continue;
+		case M_SELF_CLOSING:
+			if (c == '>') {
+				ns_tag_end(inj);
+				return;
+			}
+			inj->ns_state = M_BEFORE_ATTR;
+			continue;
+		case M_RAW:
+			if (c == '<')
+				inj->ns_state = M_RAW_LT;
+			return;
+		case M_RAW_LT:
+			if (c == '/') {
+				inj->ns_rmatch = 0;
+				inj->ns_state = M_RAW_END;
+				return;
+			}
+			inj->ns_state = M_RAW;
+			continue;
+		case M_RAW_END: {
+			uint8_t rl;
+			const char *rn = raw_name(inj->ns_raw, &rl);
+			if (inj->ns_rmatch < rl && lower(c) == (unsigned char)rn[inj->ns_rmatch]) {
+				inj->ns_rmatch++;
+				return;
+			}
+			if (inj->ns_rmatch == rl && (is_ws(c) || c == '/' || c == '>')) {
+				inj->ns_raw = 0;
+				inj->ns_is_end = 1;
+				inj->ns_state = c == '/' ? M_SELF_CLOSING : M_BEFORE_ATTR;
+				if (c == '>')
+					ns_tag_end(inj);
+				return;
+			}
+			inj->ns_state = M_RAW;
+			continue;
+		}
+		default: /* M_BAD stays */
+			return;
+		}
+	}
+}
+
+/* One byte of noscript content through the matcher of its end,
+ * "</noscript" and a space, '/' or '>'; 1 when c completes it. */
+static int ns_end_byte(struct csrf_inject *inj, unsigned char c)
+{
+	static const char n[] = "noscript";
+	uint8_t m = inj->ns_match;
+	if (m == 1 && c == '/') {
+		inj->ns_match = 2;
+		return 0;
+	}
+	if (m >= 2 && m < 2 + LIT_LEN(n) && lower(c) == (unsigned char)n[m - 2]) {
+		inj->ns_match++;
+		return 0;
+	}
+	if (m == 2 + LIT_LEN(n) && (is_ws(c) || c == '/' || c == '>'))
+		return 1;
+	inj->ns_match = 0;
+	if (c == '<') {
+		inj->ns_match = 1;
+		inj->ns_lt_clean = inj->ns_state == M_TEXT;
+	}
+	return 0;
+}
+
+/* ---- the tokenizer ---- */
+
+/* An end tag name was matched in raw text; c ends it. */
+static int raw_end(struct csrf_inject *inj, unsigned char c, const char *chunk, size_t i, size_t *start,
+                   csrf_emit_fn emit, void *ud)
+{
+	begin_raw_end_tag(inj, inj->raw);
+	if (is_ws(c)) {
+		inj->state = S_BEFORE_ATTR_NAME;
+		return 0;
+	}
+	if (c == '/') {
+		inj->state = S_SELF_CLOSING;
+		return 0;
+	}
+	return tag_end(inj, chunk, i, start, emit, ud);
+}
+
+/* Runs the tokenizer over chunk[0..len), from the state it is in. Each
+ * state reads from chunk[i] on and returns the index of the first byte it
+ * did not consume (a state that hands a byte over to another returns i
+ * itself). Returns SIZE_MAX when emit stopped. */
+static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t *start, csrf_emit_fn emit, void *ud)
+{
+	struct inj_tag *tag = &inj->tag;
+	size_t i = 0;
+	while (i < len) {
+		unsigned char c = (unsigned char)chunk[i];
+		switch (inj->state) {
+		case S_DATA:
+			i += find_byte(chunk + i, len - i, '<');
+			if (i + 1 < len && is_alpha((unsigned char)chunk[i + 1])) { /* the usual: a start tag */
+				begin_tag(inj, 0, (unsigned char)chunk[i + 1]);
+				inj->state = S_TAG_NAME;
+				i += 2;
+			} else if (i < len) {
+				inj->state = S_TAG_OPEN;
+				i++;
+			}
+			break;
+		case S_TAG_OPEN:
+			if (is_alpha(c)) {
+				begin_tag(inj, 0, c);
+				inj->state = S_TAG_NAME;
+				i++;
+			} else if (c == '/' || c == '!' || c == '?') {
+				inj->state = c == '/' ? S_END_TAG_OPEN : c == '!' ? S_MARKUP_DECL : S_BOGUS_COMMENT;
+				i++;
+			} else {
+				inj->state = S_DATA;
+			}
+			break;
+		case S_END_TAG_OPEN:
+			if (is_alpha(c)) {
+				begin_tag(inj, 1, c);
+				inj->state = S_TAG_NAME;
+			} else {
+				inj->state = c == '>' ? S_DATA : S_BOGUS_COMMENT;
+			}
+			i++;
+			break;
+		case S_TAG_NAME:
+			i += name_run(tag, chunk + i, len - i);
+			if (i == len)
+				break;
+			c = (unsigned char)chunk[i];
+			name_done(tag, inj->tree.depth > 0);
+			if (c == '>') {
+				if (tag_end(inj, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+			} else {
+				inj->state = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_NAME;
+			}
+			i++;
+			break;
+		case S_BEFORE_ATTR_NAME:
+			if (is_ws(c)) {
+				i++;
+				while (i < len && is_ws((unsigned char)chunk[i]))
+					i++;
+			} else if (c == '/' || c == '>') {
+				inj->state = S_AFTER_ATTR_NAME;
+			} else {
+				begin_attr(tag);
+				inj->state = S_ATTR_NAME;
+				if (c == '=') { /* part of the name here */
+					tag->attr[0] = '=';
+					tag->attr_len = 1;
+					i++;
+				}
+			}
+			break;
+		case S_ATTR_NAME:
+			i += attr_run(tag, chunk + i, len - i);
+			if (i == len)
+				break;
+			attr_name_done(tag);
+			if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
+				i = quoted_value(inj, chunk, i + 2, len, chunk[i + 1]); /* the usual: name="value" */
+			} else if (chunk[i] == '=') {
+				inj->state = S_BEFORE_ATTR_VALUE;
+				i++;
+			} else {
+				inj->state = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
+			}
+			break;
+		case S_AFTER_ATTR_NAME:
+			if (is_ws(c)) {
+				i++;
+			} else if (c == '/' || c == '=') {
+				inj->state = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_VALUE;
+				i++;
+			} else if (c == '>') {
+				if (tag_end(inj, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+				i++;
+			} else {
+				begin_attr(tag);
+				inj->state = S_ATTR_NAME;
+			}
+			break;
+		case S_BEFORE_ATTR_VALUE:
+			if (is_ws(c)) {
+				i++;
+			} else if (c == '"' || c == '\'') {
+				i = quoted_value(inj, chunk, i + 1, len, (char)c);
+			} else if (c == '>') {
+				if (tag_end(inj, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+				i++;
+			} else {
+				inj->state = S_ATTR_VALUE_UQ;
+			}
+			break;
+		case S_ATTR_VALUE_DQ:
+		case S_ATTR_VALUE_SQ:
+			i = quoted_value(inj, chunk, i, len, inj->state == S_ATTR_VALUE_DQ ? '"' : '\'');
+			break;
+		case S_ATTR_VALUE_UQ: {
+			size_t k = span_until(chunk + i, len - i, C_UQ_END);
+			value_bytes(tag, chunk + i, k);
+			i += k;
+			if (i == len)
+				break;
+			if (chunk[i] == '>') {
+				if (tag_end(inj, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+			} else {
+				inj->state = S_BEFORE_ATTR_NAME;
+			}
+			i++;
+			break;
+		}
+		case S_AFTER_ATTR_VALUE_Q:
+			if (is_ws(c) || c == '/') {
+				inj->state = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_NAME;
+				i++;
+			} else if (c == '>') {
+				if (tag_end(inj, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+				i++;
+			} else {
+				inj->state = S_BEFORE_ATTR_NAME;
+			}
+			break;
+		case S_SELF_CLOSING:
+			if (c == '>') {
+				/* <form/> is still a start tag: HTML ignores the slash */
+				tag->self_closing = 1;
+				if (tag_end(inj, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+				i++;
+			} else {
+				inj->state = S_BEFORE_ATTR_NAME;
+			}
+			break;
+		case S_MARKUP_DECL:
+			if (c == '[' && inj_tree_cdata(&inj->tree)) {
+				inj->match = 1;
+				inj->state = S_CDATA_OPEN;
+			} else {
+				inj->state = c == '-' ? S_MARKUP_DASH : c == '>' ? S_DATA : S_BOGUS_COMMENT;
+			}
+			i++;
+			break;
+		case S_MARKUP_DASH:
+			inj->state = c == '-' ? S_COMMENT_START : c == '>' ? S_DATA : S_BOGUS_COMMENT;
+			i++;
+			break;
+		case S_CDATA_OPEN: {
+			static const char open[] = "[CDATA[";
+			if (c != (unsigned char)open[inj->match]) {
+				inj->state = S_BOGUS_COMMENT; /* c may be its '>' */
+				break;
+			}
+			if (++inj->match == LIT_LEN(open))
+				inj->state = S_CDATA;
+			i++;
+			break;
+		}
+		case S_BOGUS_COMMENT:
+			i = skip_to(inj, chunk, i, len, '>', S_DATA);
+			break;
+		case S_COMMENT_START:      /* "<!-->" ends at once */
+		case S_COMMENT_START_DASH: /* and so does "<!--->" */
+			if (c == '-' || c == '>') {
+				inj->state = c == '>'                        ? S_DATA
+				             : inj->state == S_COMMENT_START ? S_COMMENT_START_DASH
+				                                             : S_COMMENT_END;
+				i++;
+			} else {
+				inj->state = S_COMMENT;
+			}
+			break;
+		case S_COMMENT:
+			i = skip_to(inj, chunk, i, len, '-', S_COMMENT_END_DASH);
+			break;
+		case S_COMMENT_END_DASH:
+			if (c == '-') {
+				inj->state = S_COMMENT_END;
+				i++;
+			} else {
+				inj->state = S_COMMENT;
+			}
+			break;
+		case S_COMMENT_END:
+			if (c == '>' || c == '!' || c == '-') {
+				inj->state = c == '>' ? S_DATA : c == '!' ? S_COMMENT_END_BANG : S_COMMENT_END;
+				i++;
+			} else {
+				inj->state = S_COMMENT;
+			}
+			break;
+		case S_COMMENT_END_BANG: /* "--!>" closes a comment too */
+			if (c == '-' || c == '>') {
+				inj->state = c == '>' ? S_DATA : S_COMMENT_END_DASH;
+				i++;
+			} else {
+				inj->state = S_COMMENT;
+			}
+			break;
+		case S_CDATA:
+			i = skip_to(inj, chunk, i, len, ']', S_CDATA_BRACKET);
+			break;
+		case S_CDATA_BRACKET:
+			if (c == ']') {
+				inj->state = S_CDATA_END;
+				i++;
+			} else {
+				inj->state = S_CDATA;
+			}
+			break;
+		case S_CDATA_END: /* "]]]>" ends too */
+			if (c == '>' || c == ']') {
+				inj->state = c == '>' ? S_DATA : S_CDATA_END;
+				i++;
+			} else {
+				inj->state = S_CDATA;
+			}
+			break;
+		case S_RAW:
+		case S_SCRIPT:
+			i = skip_to(inj, chunk, i, len, '<', inj->state == S_RAW ? S_RAW_LT : S_SD_LT);
+			break;
+		case S_RAW_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->ret = S_RAW;
+				inj->state = S_END_MATCH;
+				i++;
+			} else {
+				inj->state = S_RAW;
+			}
+			break;
+		case S_END_MATCH: {
+			/* Only the open element's own end tag, in any case, followed by
+			 * a space, '/' or '>' ends raw text ("</scripts" does not). */
+			uint8_t rl;
+			const char *rn = raw_name(inj->raw, &rl);
+			if (inj->match < rl && lower(c) == (unsigned char)rn[inj->match]) {
+				inj->match++;
+				i++;
+			} else if (inj->match == rl && (is_ws(c) || c == '/' || c == '>')) {
+				if (raw_end(inj, c, chunk, i, start, emit, ud))
+					return SIZE_MAX;
+				i++;
+			} else {
+				inj->state = inj->ret;
+			}
+			break;
+		}
+		/* Script data and its escapes ("<!--" ... "-->" inside a script,
+		 * and "<script>" inside that), where "</script>" may not end it. */
+		case S_SD_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->ret = S_SCRIPT;
+				inj->state = S_END_MATCH;
+				i++;
+			} else if (c == '!') {
+				inj->state = S_SD_ESC_START;
+				i++;
+			} else {
+				inj->state = S_SCRIPT;
+			}
+			break;
+		case S_SD_ESC_START:
+		case S_SD_ESC_START_DASH:
+			if (c == '-') {
+				inj->state = inj->state == S_SD_ESC_START ? S_SD_ESC_START_DASH : S_SD_ESC_DASH_DASH;
+				i++;
+			} else {
+				inj->state = S_SCRIPT;
+			}
+			break;
+		case S_SD_ESC:
+			if (c == '-')
+				inj->state = S_SD_ESC_DASH;
+			else if (c == '<')
+				inj->state = S_SD_ESC_LT;
+			i++;
+			break;
+		case S_SD_ESC_DASH:
+			inj->state = c == '-' ? S_SD_ESC_DASH_DASH : c == '<' ? S_SD_ESC_LT : S_SD_ESC;
+			i++;
+			break;
+		case S_SD_ESC_DASH_DASH:
+			if (c == '<')
+				inj->state = S_SD_ESC_LT;
+			else if (c == '>')
+				inj->state = S_SCRIPT;
+			else if (c != '-')
+				inj->state = S_SD_ESC;
+			i++;
+			break;
+		case S_SD_ESC_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->ret = S_SD_ESC;
+				inj->state = S_END_MATCH;
+				i++;
+			} else if (is_alpha(c)) {
+				inj->match = 0;
+				inj->mismatch = 0;
+				inj->state = S_SD_DESC_START;
+			} else {
+				inj->state = S_SD_ESC;
+			}
+			break;
+		case S_SD_DESC_START:
+		case S_SD_DESC_END:
+			if (is_ws(c) || c == '/' || c == '>') {
+				if (inj->state == S_SD_DESC_START)
+					inj->state = script_matched(inj) ? S_SD_DESC : S_SD_ESC;
+				else
+					inj->state = script_matched(inj) ? S_SD_ESC : S_SD_DESC;
+				i++;
+			} else if (is_alpha(c)) {
+				script_byte(inj, c);
+				i++;
+			} else {
+				inj->state = inj->state == S_SD_DESC_START ? S_SD_ESC : S_SD_DESC;
+			}
+			break;
+		case S_SD_DESC:
+			if (c == '-')
+				inj->state = S_SD_DESC_DASH;
+			else if (c == '<')
+				inj->state = S_SD_DESC_LT;
+			i++;
+			break;
+		case S_SD_DESC_DASH:
+			inj->state = c == '-' ? S_SD_DESC_DASH_DASH : c == '<' ? S_SD_DESC_LT : S_SD_DESC;
+			i++;
+			break;
+		case S_SD_DESC_DASH_DASH:
+			if (c == '<')
+				inj->state = S_SD_DESC_LT;
+			else if (c == '>')
+				inj->state = S_SCRIPT;
+			else if (c != '-')
+				inj->state = S_SD_DESC;
+			i++;
+			break;
+		case S_SD_DESC_LT:
+			if (c == '/') {
+				inj->match = 0;
+				inj->mismatch = 0;
+				inj->state = S_SD_DESC_END;
+				i++;
+			} else {
+				inj->state = S_SD_DESC;
+			}
+			break;
+		case S_NOSCRIPT:
+			/* byte by byte: noscript content is short */
+			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD)
+				ns_off_byte(inj, (unsigned char)chunk[i++]);
+			if (i == len && inj->ns_state != M_BAD)
+				break;
+			/* a browser without scripting may already have built what the
+			 * reading could not follow; or the raw text ends where that
+			 * reading is not back in its data state */
+			if (inj->ns_state == M_BAD || !inj->ns_lt_clean) {
+				inj_tree_stop(&inj->tree, CSRF_INJECT_NOSCRIPT);
+				inj->state = S_PASS;
+				break;
+			}
+			if (raw_end(inj, (unsigned char)chunk[i], chunk, i, start, emit, ud))
+				return SIZE_MAX;
+			i++;
+			break;
+		default: /* S_PASS */
+			i = len;
+			break;
+		}
+	}
+	return i;
+}
+
+/* ---- the API ---- */
 
 CSRF_API size_t csrf_inject_size(void)
 {
@@ -669,16 +1100,8 @@ static void reset_stream(struct csrf_inject *inj)
 {
 	inj->state = S_DATA;
 	inj->failed = 0;
-	inj->head_done = 0;
-	inj->form_open = 0;
-	inj->base_seen = 0;
-	inj->base_foreign = 0;
-	inj->count = 0;
-	inj->is_end = 0;
-	inj->kind = K_OTHER;
-	inj->name_len = 0;
-	inj->attr_len = 0;
-	inj->attr_kind = A_OTHER;
+	memset(&inj->tag, 0, offsetof(struct inj_tag, short_val));
+	inj_tree_reset(&inj->tree);
 }
 
 static int valid_safe(const char *s, size_t len, size_t max)
@@ -686,7 +1109,7 @@ static int valid_safe(const char *s, size_t len, size_t max)
 	if (!s || len == 0 || len > max)
 		return 0;
 	for (size_t i = 0; i < len; i++)
-		if (!is_safe_char((unsigned char)s[i]))
+		if (!(cls[(unsigned char)s[i]] & C_SAFE))
 			return 0;
 	return 1;
 }
@@ -718,6 +1141,7 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	struct csrf_inject *inj = mem;
 	memset(inj, 0, sizeof *inj);
 	inj->self = self;
+	inj->tree.self = &inj->self;
 	size_t n = 0;
 	n = put(inj->input_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
 	n = put(inj->input_el, n, field, field_len);
@@ -737,444 +1161,79 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	return CSRF_OK;
 }
 
-/* Moves to state st. GO consumes the byte (the next one is read, or the
- * chunk is done), RE reconsumes it; both jump straight to the state's code
- * instead of going back through the switch, so the states a tag goes
- * through cost a direct jump each. */
-#define GO(st)                                                                                                         \
-	do {                                                                                                           \
-		inj->state = (st);                                                                                     \
-		if (++i == len)                                                                                        \
-			goto out;                                                                                      \
-		c = (unsigned char)chunk[i];                                                                           \
-		goto L_##st;                                                                                           \
-	} while (0)
-#define RE(st)                                                                                                         \
-	do {                                                                                                           \
-		inj->state = (st);                                                                                     \
-		goto L_##st;                                                                                           \
-	} while (0)
-/* The tag ends at chunk[i] ('>'): emits what goes before and after it,
- * and goes on with the text after it. Most tags change nothing (see
- * tag_done) and go straight on. */
-#define TAG_END()                                                                                                      \
-	do {                                                                                                           \
-		if (tag_is_plain(inj))                                                                                 \
-			GO(S_DATA);                                                                                    \
-		if (end_tag_at(inj, chunk, i, &start, emit, ud))                                                       \
-			return stop(inj);                                                                              \
-		if (inj->state == S_DATA)                                                                              \
-			GO(S_DATA);                                                                                    \
-	} while (0)
-
-/* In each case, break consumes the byte and continue reconsumes it in the
- * new state (which then always differs from the old one); GO and RE do
- * the same without the switch. */
 CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud)
 {
 	if (!inj || !emit || (!chunk && len > 0))
 		return CSRF_ERR_ARG;
 	if (inj->failed)
-		return CSRF_ERR_INTERNAL;
-	size_t start = 0, i = 0;
-	unsigned char c;
-	while (i < len) {
-		c = (unsigned char)chunk[i];
-		switch (inj->state) {
-		case S_DATA:
-		case S_RAW:
-		case S_SCRIPT:
-		L_S_DATA : {
-			const char *lt = find_byte(chunk + i, len - i, '<');
-			if (!lt) {
-				i = len;
-				continue;
-			}
-			i = (size_t)(lt - chunk);
-			if (inj->state == S_DATA)
-				GO(S_TAG_OPEN);
-			inj->state = inj->state == S_RAW ? S_RAW_LT : S_SD_LT;
-			break;
-		}
-		case S_PLAINTEXT:
-			i = len;
-			continue;
-		case S_TAG_OPEN:
-		L_S_TAG_OPEN:
-			if (is_alpha(c)) {
-				begin_tag(inj, 0, c);
-				GO(S_TAG_NAME);
-			} else if (c == '/') {
-				GO(S_END_TAG_OPEN);
-			} else if (c == '!') {
-				inj->state = S_MARKUP_DECL;
-			} else if (c == '?') {
-				inj->state = S_BOGUS_COMMENT;
-			} else {
-				RE(S_DATA);
-			}
-			break;
-		case S_END_TAG_OPEN:
-		L_S_END_TAG_OPEN:
-			if (is_alpha(c)) {
-				begin_tag(inj, 1, c);
-				GO(S_TAG_NAME);
-			} else if (c == '>') {
-				GO(S_DATA);
-			} else {
-				inj->state = S_BOGUS_COMMENT;
-			}
-			break;
-		case S_TAG_NAME:
-		L_S_TAG_NAME : {
-			i += name_run(inj, chunk + i, len - i);
-			if (i == len)
-				continue;
-			c = (unsigned char)chunk[i];
-			inj->kind = tag_kind(inj);
-			if (is_ws(c))
-				GO(S_BEFORE_ATTR_NAME);
-			if (c == '/')
-				GO(S_SELF_CLOSING);
-			TAG_END(); /* '>' */
-			break;
-		}
-		case S_BEFORE_ATTR_NAME:
-		L_S_BEFORE_ATTR_NAME:
-			if (is_ws(c))
-				GO(S_BEFORE_ATTR_NAME);
-			if (c == '/' || c == '>')
-				RE(S_AFTER_ATTR_NAME);
-			begin_attr(inj);
-			if (c == '=') {
-				attr_byte(inj, c);
-				GO(S_ATTR_NAME);
-			}
-			RE(S_ATTR_NAME);
-		case S_ATTR_NAME:
-		L_S_ATTR_NAME : {
-			i += attr_run(inj, chunk + i, len - i);
-			if (i == len)
-				continue;
-			c = (unsigned char)chunk[i];
-			attr_name_done(inj);
-			if (c == '=')
-				GO(S_BEFORE_ATTR_VALUE);
-			RE(S_AFTER_ATTR_NAME); /* whitespace, '/', '>' */
-		}
-		case S_AFTER_ATTR_NAME:
-		L_S_AFTER_ATTR_NAME:
-			if (is_ws(c))
-				GO(S_AFTER_ATTR_NAME);
-			if (c == '/')
-				GO(S_SELF_CLOSING);
-			if (c == '=')
-				GO(S_BEFORE_ATTR_VALUE);
-			if (c == '>') {
-				TAG_END();
-				break;
-			}
-			begin_attr(inj);
-			RE(S_ATTR_NAME);
-		case S_BEFORE_ATTR_VALUE:
-		L_S_BEFORE_ATTR_VALUE:
-			if (is_ws(c))
-				GO(S_BEFORE_ATTR_VALUE);
-			if (c == '"')
-				GO(S_ATTR_VALUE_DQ);
-			if (c == '\'')
-				GO(S_ATTR_VALUE_SQ);
-			if (c == '>') {
-				TAG_END();
-				break;
-			}
-			RE(S_ATTR_VALUE_UQ);
-		case S_ATTR_VALUE_DQ:
-		case S_ATTR_VALUE_SQ:
-		L_S_ATTR_VALUE_DQ:
-		L_S_ATTR_VALUE_SQ : {
-			char q = inj->state == S_ATTR_VALUE_DQ ? '"' : '\'';
-			const char *e = find_byte(chunk + i, len - i, q);
-			size_t end = e ? (size_t)(e - chunk) : len;
-			value_bytes(inj, chunk + i, end - i);
-			i = end;
-			if (!e)
-				continue;
-			GO(S_AFTER_ATTR_VALUE_Q);
-		}
-		case S_ATTR_VALUE_UQ:
-		L_S_ATTR_VALUE_UQ : {
-			size_t k = span_until(chunk + i, len - i, C_UQ_END);
-			value_bytes(inj, chunk + i, k);
-			i += k;
-			if (i == len)
-				continue;
-			c = (unsigned char)chunk[i];
-			if (is_ws(c))
-				GO(S_BEFORE_ATTR_NAME);
-			TAG_END(); /* '>' */
-			break;
-		}
-		case S_AFTER_ATTR_VALUE_Q:
-		L_S_AFTER_ATTR_VALUE_Q:
-			if (is_ws(c))
-				GO(S_BEFORE_ATTR_NAME);
-			if (c == '/')
-				GO(S_SELF_CLOSING);
-			if (c == '>') {
-				TAG_END();
-				break;
-			}
-			RE(S_BEFORE_ATTR_NAME);
-		case S_SELF_CLOSING:
-		L_S_SELF_CLOSING:
-			if (c == '>') {
-				/* <form/> is still a start tag: HTML ignores the slash. */
-				TAG_END();
-				break;
-			}
-			RE(S_BEFORE_ATTR_NAME);
-		case S_MARKUP_DECL:
-			inj->state = c == '-' ? S_MARKUP_DASH : c == '>' ? S_DATA : S_BOGUS_COMMENT;
-			break;
-		case S_MARKUP_DASH:
-			inj->state = c == '-' ? S_COMMENT_START : c == '>' ? S_DATA : S_BOGUS_COMMENT;
-			break;
-		case S_BOGUS_COMMENT: {
-			const char *gt = memchr(chunk + i, '>', len - i);
-			if (!gt) {
-				i = len;
-				continue;
-			}
-			i = (size_t)(gt - chunk);
-			inj->state = S_DATA;
-			break;
-		}
-		case S_COMMENT_START: /* "<!-->" ends at once */
-			if (c == '-')
-				inj->state = S_COMMENT_START_DASH;
-			else if (c == '>')
-				inj->state = S_DATA;
-			else {
-				inj->state = S_COMMENT;
-				continue;
-			}
-			break;
-		case S_COMMENT_START_DASH: /* and so does "<!--->" */
-			if (c == '-')
-				inj->state = S_COMMENT_END;
-			else if (c == '>')
-				inj->state = S_DATA;
-			else {
-				inj->state = S_COMMENT;
-				continue;
-			}
-			break;
-		case S_COMMENT: {
-			const char *d = memchr(chunk + i, '-', len - i);
-			if (!d) {
-				i = len;
-				continue;
-			}
-			i = (size_t)(d - chunk);
-			inj->state = S_COMMENT_END_DASH;
-			break;
-		}
-		case S_COMMENT_END_DASH:
-			if (c == '-')
-				inj->state = S_COMMENT_END;
-			else {
-				inj->state = S_COMMENT;
-				continue;
-			}
-			break;
-		case S_COMMENT_END:
-			if (c == '>')
-				inj->state = S_DATA;
-			else if (c == '!')
-				inj->state = S_COMMENT_END_BANG;
-			else if (c != '-') {
-				inj->state = S_COMMENT;
-				continue;
-			}
-			break;
-		case S_COMMENT_END_BANG: /* "--!>" closes a comment too */
-			if (c == '-')
-				inj->state = S_COMMENT_END_DASH;
-			else if (c == '>')
-				inj->state = S_DATA;
-			else {
-				inj->state = S_COMMENT;
-				continue;
-			}
-			break;
-		case S_RAW_LT:
-			if (c == '/') {
-				inj->match = 0;
-				inj->ret = S_RAW;
-				inj->state = S_END_MATCH;
-			} else {
-				inj->state = S_RAW;
-				continue;
-			}
-			break;
-		case S_END_MATCH: {
-			/* Only the open element's own end tag, in any case, followed by
-			 * a space, '/' or '>' ends raw text ("</scripts" does not). */
-			const char *rn = raw_names[inj->raw].name;
-			size_t rl = raw_names[inj->raw].len;
-			if (inj->match < rl) {
-				if (lower(c) == (unsigned char)rn[inj->match]) {
-					inj->match++;
-					break;
-				}
-				inj->state = inj->ret;
-				continue;
-			}
-			if (is_ws(c)) {
-				begin_raw_end_tag(inj);
-				inj->state = S_BEFORE_ATTR_NAME;
-			} else if (c == '/') {
-				begin_raw_end_tag(inj);
-				inj->state = S_SELF_CLOSING;
-			} else if (c == '>') {
-				begin_raw_end_tag(inj);
-				if (end_tag_at(inj, chunk, i, &start, emit, ud))
-					return stop(inj);
-			} else {
-				inj->state = inj->ret;
-				continue;
-			}
-			break;
-		}
-		/* Script data and its escapes ("<!--" ... "-->" inside a script,
-		 * and "<script>" inside that), where "</script>" may not end it. */
-		case S_SD_LT:
-			if (c == '/') {
-				inj->match = 0;
-				inj->ret = S_SCRIPT;
-				inj->state = S_END_MATCH;
-			} else if (c == '!') {
-				inj->state = S_SD_ESC_START;
-			} else {
-				inj->state = S_SCRIPT;
-				continue;
-			}
-			break;
-		case S_SD_ESC_START:
-			if (c == '-') {
-				inj->state = S_SD_ESC_START_DASH;
-			} else {
-				inj->state = S_SCRIPT;
-				continue;
-			}
-			break;
-		case S_SD_ESC_START_DASH:
-			if (c == '-') {
-				inj->state = S_SD_ESC_DASH_DASH;
-			} else {
-				inj->state = S_SCRIPT;
-				continue;
-			}
-			break;
-		case S_SD_ESC:
-			if (c == '-')
-				inj->state = S_SD_ESC_DASH;
-			else if (c == '<')
-				inj->state = S_SD_ESC_LT;
-			break;
-		case S_SD_ESC_DASH:
-			inj->state = c == '-' ? S_SD_ESC_DASH_DASH : c == '<' ? S_SD_ESC_LT : S_SD_ESC;
-			break;
-		case S_SD_ESC_DASH_DASH:
-			if (c == '<')
-				inj->state = S_SD_ESC_LT;
-			else if (c == '>')
-				inj->state = S_SCRIPT;
-			else if (c != '-')
-				inj->state = S_SD_ESC;
-			break;
-		case S_SD_ESC_LT:
-			if (c == '/') {
-				inj->match = 0;
-				inj->ret = S_SD_ESC;
-				inj->state = S_END_MATCH;
-				break;
-			}
-			if (is_alpha(c)) {
-				inj->match = 0;
-				inj->mismatch = 0;
-				inj->state = S_SD_DESC_START;
-			} else {
-				inj->state = S_SD_ESC;
-			}
-			continue;
-		case S_SD_DESC_START:
-			if (is_ws(c) || c == '/' || c == '>') {
-				inj->state = script_matched(inj) ? S_SD_DESC : S_SD_ESC;
-			} else if (is_alpha(c)) {
-				script_byte(inj, c);
-			} else {
-				inj->state = S_SD_ESC;
-				continue;
-			}
-			break;
-		case S_SD_DESC:
-			if (c == '-')
-				inj->state = S_SD_DESC_DASH;
-			else if (c == '<')
-				inj->state = S_SD_DESC_LT;
-			break;
-		case S_SD_DESC_DASH:
-			inj->state = c == '-' ? S_SD_DESC_DASH_DASH : c == '<' ? S_SD_DESC_LT : S_SD_DESC;
-			break;
-		case S_SD_DESC_DASH_DASH:
-			if (c == '<')
-				inj->state = S_SD_DESC_LT;
-			else if (c == '>')
-				inj->state = S_SCRIPT;
-			else if (c != '-')
-				inj->state = S_SD_DESC;
-			break;
-		case S_SD_DESC_LT:
-			if (c == '/') {
-				inj->match = 0;
-				inj->mismatch = 0;
-				inj->state = S_SD_DESC_END;
-			} else {
-				inj->state = S_SD_DESC;
-				continue;
-			}
-			break;
-		case S_SD_DESC_END:
-			if (is_ws(c) || c == '/' || c == '>') {
-				inj->state = script_matched(inj) ? S_SD_ESC : S_SD_DESC;
-			} else if (is_alpha(c)) {
-				script_byte(inj, c);
-			} else {
-				inj->state = S_SD_DESC;
-				continue;
-			}
-			break;
-		default:
-			return stop(inj);
-		}
-		i++;
+		return CSRF_ERR_STOPPED;
+	inj->fresh = 0;
+	size_t start = 0, lim = len;
+	/* An ESC byte: a browser that does not know the charset for sure may
+	 * read the page as ISO-2022-JP, where "ESC $ B <!--" is two letters.
+	 * The bytes before the first ESC read the same in both. */
+	if (inj->state != S_PASS && len > 0) {
+		const char *esc = memchr(chunk, 0x1b, len);
+		if (esc)
+			lim = (size_t)(esc - chunk);
 	}
-out:
-	if (emit_input(emit, ud, chunk, start, len) != 0)
-		return stop(inj);
+	if (run(inj, chunk, lim, &start, emit, ud) == SIZE_MAX) {
+		inj->failed = 1;
+		return CSRF_ERR_STOPPED;
+	}
+	if (lim < len && inj->state != S_PASS) { /* not when plaintext or a stop came first */
+		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
+		inj->state = S_PASS;
+	}
+	if (emit_input(emit, ud, chunk, start, len) != 0) {
+		inj->failed = 1;
+		return CSRF_ERR_STOPPED;
+	}
 	return CSRF_OK;
 }
 
-/* Reports the count of insertions (each hidden input one, the meta pair
- * one: one per inserted piece emitted) and makes the injector ready for another stream with
- * the same configuration; inserted pieces stay valid. */
-CSRF_API csrf_reason csrf_inject_finish(csrf_inject *inj, unsigned *injected)
+CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 {
 	if (!inj || !injected)
 		return CSRF_ERR_ARG;
-	*injected = inj->count;
+	*injected = inj->tree.count;
+	inj->last_status = inj->tree.status;
 	reset_stream(inj);
+	inj->fresh = 1;
 	return CSRF_OK;
+}
+
+CSRF_API unsigned csrf_inject_status(const csrf_inject *inj)
+{
+	if (!inj)
+		return 0;
+	return inj->fresh ? inj->last_status : inj->tree.status;
+}
+
+CSRF_API const char *csrf_inject_status_str(unsigned reason)
+{
+	switch (reason) {
+	case CSRF_INJECT_NESTED_FORM:
+		return "a POST form inside an open form got no token (the browser drops it)";
+	case CSRF_INJECT_FOREIGN:
+		return "svg or math markup the injector cannot follow: no token from there on";
+	case CSRF_INJECT_TEMPLATE:
+		return "a POST form inside a template got no token";
+	case CSRF_INJECT_SELECT:
+		return "markup inside a select that browsers parse differently: no token from there on";
+	case CSRF_INJECT_NOSCRIPT:
+		return "noscript content that parses differently without scripting: no token from there on";
+	case CSRF_INJECT_BASE:
+		return "a POST form with a relative action got no token: <base> points to another origin";
+	case CSRF_INJECT_LATE_BASE:
+		return "a <base> to another origin came after a form got the token";
+	case CSRF_INJECT_FORMACTION:
+		return "a form with the token has a button whose formaction leads to another origin";
+	case CSRF_INJECT_ESCAPE:
+		return "an ESC byte (ISO-2022-JP escape): no token from there on";
+	case CSRF_INJECT_STOPPED:
+		return "the injector stopped adding tokens to this page";
+	default:
+		return "unknown injector status";
+	}
 }

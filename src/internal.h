@@ -186,6 +186,15 @@ int64_t csrf_now(int64_t now);
 typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrf_form_kind;
 /* The kind of form body a Content-Type value announces (NULL: none). */
 csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len);
+/* Called with each field name of a form body: urlencoded names raw
+ * (encoded = 1, still percent-encoded), multipart names as written in the
+ * part (encoded = 0). Non-zero stops. */
+typedef int (*csrf_name_fn)(void *ud, const char *name, size_t len, int encoded);
+/* Every field name of a body of that kind (urlencoded also for NONE):
+ * CSRF_OK when all were seen, CSRF_NOT_FOUND when fn stopped the walk,
+ * CSRF_MALFORMED when the body (multipart) does not parse. */
+csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                                size_t len, csrf_name_fn fn, void *ud);
 
 /* ---- the request as the decision reads it (request.c) ---- */
 

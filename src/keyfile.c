@@ -428,11 +428,12 @@ static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int ex
 	int saved = errno; /* the cause, for the caller's message */
 	if (fd >= 0)
 		close(fd);
-	if (r != CSRF_OK)
+	if (r != CSRF_OK) {
 		unlink(tmp);
-	else
-		r = fsync_dir(path);
-	errno = saved;
+		errno = saved;
+	} else {
+		r = fsync_dir(path); /* its own errno on failure */
+	}
 	csrf_wipe(text, sizeof text);
 	return r;
 }

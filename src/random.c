@@ -1,32 +1,38 @@
 /*
- * random.c - randomness: secrets and keys from the OS CSPRNG through
- * libcrypto's RAND_bytes (csrf_random, csrf_secret_new), and the masking
+ * random.c - randomness: secrets and keys straight from the kernel's
+ * CSPRNG with getrandom(2) (csrf_random, csrf_secret_new), and the masking
  * pads of tokens, cut from a per-thread block of the same output.
+ * getrandom rather than libcrypto's RAND_bytes: the same source without
+ * the DRBG's per-process setup, which a one-request process such as a CGI
+ * adapter pays in full (bench/RESULTS.md has the figures).
  */
 #include "internal.h"
 
-#include <limits.h>
-
-#include <openssl/rand.h>
+#include <errno.h>
+#include <sys/random.h>
 
 CSRF_API csrf_reason csrf_random(uint8_t *buf, size_t n)
 {
 	if (!buf && n)
 		return CSRF_ERR_ARG;
 	while (n > 0) {
-		int chunk = n > INT_MAX ? INT_MAX : (int)n;
-		if (RAND_bytes(buf, chunk) != 1)
+		/* at most 256 bytes are never cut short by a signal */
+		size_t chunk = n > 256 ? 256 : n;
+		ssize_t got = getrandom(buf, chunk, 0);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
 			return CSRF_ERR_RANDOM;
-		buf += chunk;
-		n -= (size_t)chunk;
+		}
+		buf += got;
+		n -= (size_t)got;
 	}
 	return CSRF_OK;
 }
 
 /* Masking pads travel in the clear inside the token (pad || raw ^ pad):
  * they need to be fresh, not secret. So they are cut from a per-thread
- * block of CSPRNG output instead of one RAND_bytes call per token, which
- * costs a lock, parameter lookups and a getpid() each time. Secrets and
+ * block of CSPRNG output instead of one system call per token. Secrets and
  * keys never come from here. */
 #define PAD_POOL 4096
 static __thread uint8_t pad_pool[PAD_POOL];

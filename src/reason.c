@@ -53,6 +53,7 @@ static const reason_row rows[] = {
     {CSRF_MALFORMED, "malformed", "malformed input"},
     {CSRF_TOO_LARGE, "too_large", "input too large"},
     {CSRF_ERR_INTERNAL, "err_internal", "internal error"},
+    {CSRF_ERR_STOPPED, "err_stopped", "stopped by the caller"},
 };
 
 static const reason_row *find(csrf_reason r)

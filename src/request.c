@@ -72,6 +72,8 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	case 17:
 		if (csrf_slice_ieq(n, "X-Method-Override"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
+		else if (csrf_slice_ieq(n, "Transfer-Encoding"))
+			file_once(req, &req->transfer_encoding, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
 	case 22:
 		if (csrf_slice_ieq(n, "X-HTTP-Method-Override"))
@@ -252,17 +254,49 @@ csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, c
 	return CSRF_OK;
 }
 
+/* The year of an Expires date ("Thu, 01 Jan 1970 00:00:00 GMT", or the
+ * older forms with dashes): its one run of four digits; 0 when none. */
+static int64_t expires_year(csrf_slice v)
+{
+	for (size_t i = 0; i + 4 <= v.len; i++) {
+		uint64_t y;
+		int edge_ok = (i == 0 || !csrf_is_digit((unsigned char)v.ptr[i - 1])) &&
+		              (i + 4 == v.len || !csrf_is_digit((unsigned char)v.ptr[i + 4]));
+		if (edge_ok && csrf_parse_u64(v.ptr + i, 4, 9999, &y) == CSRF_OK)
+			return (int64_t)y;
+	}
+	return 0;
+}
+
 /* 1 when the attributes (p..end, from the first ';') delete the cookie:
- * a Max-Age of zero or less. */
-static int expires_now(const char *p, const char *end)
+ * a Max-Age of zero or less, or an Expires in a year before this one
+ * (what "clear the cookie" calls send: 1970). */
+static int expires_now(const char *p, const char *end, int64_t now)
 {
 	while (p < end) {
 		const char *semi = memchr(p + 1, ';', (size_t)(end - p - 1));
 		csrf_slice attr = csrf_trim((csrf_slice){p + 1, (size_t)((semi ? semi : end) - p - 1)});
-		if (attr.len > 8 && csrf_slice_ieq((csrf_slice){attr.ptr, 8}, "max-age=")) {
-			csrf_slice v = csrf_trim((csrf_slice){attr.ptr + 8, attr.len - 8});
-			if (v.len && (v.ptr[0] == '-' || (v.len == 1 && v.ptr[0] == '0')))
-				return 1;
+		const char *eq = memchr(attr.ptr, '=', attr.len);
+		if (eq) {
+			csrf_slice name = csrf_trim((csrf_slice){attr.ptr, (size_t)(eq - attr.ptr)});
+			csrf_slice v = csrf_trim((csrf_slice){eq + 1, attr.len - (size_t)(eq + 1 - attr.ptr)});
+			if (csrf_slice_ieq(name, "max-age") && v.len) {
+				if (v.ptr[0] == '-')
+					return 1;
+				int zero = 1;
+				for (size_t i = 0; i < v.len; i++)
+					if (v.ptr[i] != '0')
+						zero = 0;
+				if (zero)
+					return 1;
+			}
+			if (csrf_slice_ieq(name, "expires")) {
+				int64_t year = expires_year(v);
+				/* days since 1970 / 365.2425, as a year */
+				int64_t this_year = 1970 + now / 31556952;
+				if (year && year < this_year)
+					return 1;
+			}
 		}
 		p = semi ? semi : end;
 	}
@@ -284,7 +318,7 @@ CSRF_API void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const
 		val.ptr++;
 		val.len -= 2;
 	}
-	if (expires_now(semi ? semi : end, end))
+	if (expires_now(semi ? semi : end, end, csrf_now(req->now)))
 		val.len = 0; /* a logout: the page belongs to no session */
 	req->session_id = val;
 }

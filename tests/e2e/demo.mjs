@@ -107,8 +107,15 @@ export async function waitForLog(demo, mark, re, ms = 3000) {
   }
 }
 
-export async function getState(victim) {
-  const r = await fetch(`${victim}/api/state`);
+// GET /api/state, bounded: a server that does not answer fails the test
+// with the request's name instead of hanging it.
+export async function getState(victim, ms = Number(process.env.E2E_STEP_MS) || 20000) {
+  let r;
+  try {
+    r = await fetch(`${victim}/api/state`, { signal: AbortSignal.timeout(ms) });
+  } catch (e) {
+    throw new Error(`GET ${victim}/api/state: ${e.name === 'TimeoutError' ? `no answer within ${ms} ms` : e.message}`);
+  }
   if (r.status !== 200) throw new Error(`/api/state answered ${r.status}`);
   return r.json();
 }

@@ -1,8 +1,8 @@
-// lib.mjs - the browser side of the CSRF end-to-end tests, parameterised by
-// the victim's and the attacker's URLs so the same attacks can run against
-// csrf-demo directly or through a proxy in front of it (nginx).
+// lib.mjs - the demo's side of the browser tests, on top of browser.mjs
+// and parameterised by the victim's and the attacker's URLs, so the same
+// attacks run against csrf-demo directly or through a proxy in front of it
+// (nginx, a load balancer).
 //
-//   launchBrowser()                   headless Debian Chromium, fresh profile
 //   login(page, victim, user, pw)     logs in through the victim's form
 //   whoami(page, victim)              the signed-in user as the page shows it
 //   getState(victim)                  /api/state as JSON
@@ -10,59 +10,27 @@
 //                                     change each one is after
 //   runAttack(browser, urls, attack)  logs in as alice, opens the page, and
 //                                     reports { before, after, user, changed,
-//                                     unchanged, victimReason }
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium } from 'playwright-core';
-
+//                                     unchanged, victimReason }; opts:
+//                                     { user, password, screenshot,
+//                                     beforeAttack() after the login }
+//   requestLines(text)                the demo's --log-requests lines, parsed
 export { getState } from './demo.mjs';
 import { getState } from './demo.mjs';
-
-export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--disable-quic',
-];
-
-// A persistent context in a fresh --user-data-dir (removed on close), so no
-// profile, cookie or cache survives between runs. Never downloads a browser.
-export async function launchBrowser() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-e2e-profile-'));
-  const context = await chromium.launchPersistentContext(dir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1000, height: 700 },
-  });
-  context.setDefaultTimeout(15000);
-  return {
-    context,
-    async close() {
-      await context.close().catch(() => {});
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+export { BROWSER, BROWSERS, launch, step, STEP_MS } from './browser.mjs';
 
 export async function login(page, victim, user, password) {
   await page.goto(`${victim}/login`);
   await page.fill('#login-user', user);
   await page.fill('#login-password', password);
-  await Promise.all([page.waitForURL(`${victim}/`), page.click('#login-submit')]);
-  const who = await page.textContent('#whoami');
+  await page.clickAndWait('#login-submit');
+  if (page.url() !== `${victim}/`) throw new Error(`login as ${user} landed on ${page.url()}`);
+  const who = await page.text('#whoami');
   if (who !== user) throw new Error(`login as ${user} failed (page shows "${who}")`);
 }
 
 export async function whoami(page, victim) {
   await page.goto(`${victim}/`);
-  return (await page.textContent('#whoami')) || '';
+  return (await page.textOrNull('#whoami')) || '';
 }
 
 const votes = (s, story, t) => s.votes[String(story)][t];
@@ -131,28 +99,26 @@ function sameState(a, b) {
 // fresh tab, waits for it to finish, and compares /api/state and the
 // signed-in user with what they were before.
 export async function runAttack(browser, { victim, attacker }, attack, opts = {}) {
-  const ctx = browser.context || browser;
   const user = opts.user || 'alice';
   const pw = opts.password || 'wonderland';
-  const home = await ctx.newPage();
+  const home = await browser.newPage();
   await login(home, victim, user, pw);
   const before = await getState(victim);
-  const page = await ctx.newPage();
+  if (opts.beforeAttack) opts.beforeAttack();
+  const page = await browser.newPage();
   let victimReason = null;
   const url = `${attacker}${attack.path}`;
   if (attack.done === 'navigate') {
-    await Promise.all([
-      page.waitForURL((u) => u.href.startsWith(`${victim}/`), { waitUntil: 'load' }),
-      page.goto(url, { waitUntil: 'commit' }),
-    ]);
-    victimReason = await page.locator('#reason').textContent({ timeout: 1000 }).catch(() => null);
+    await page.goto(url, { wait: false });
+    await page.waitForUrl(`${url} submits its form to the victim`, (u) => u.startsWith(`${victim}/`));
+    victimReason = await page.textOrNull('#reason');
   } else if (attack.done === 'selector') {
     await page.goto(url);
-    await page.waitForSelector('body[data-done]');
+    await page.waitFor('body[data-done]');
   } else {
-    await page.goto(url, { waitUntil: 'load' });
+    await page.goto(url);
   }
-  if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
+  if (opts.screenshot) await page.screenshot(opts.screenshot);
   await page.close();
   const who = await whoami(home, victim);
   await home.close();
@@ -165,4 +131,20 @@ export async function runAttack(browser, { victim, attacker }, attack, opts = {}
     changed: attack.changed(before, after, who),
     unchanged: sameState(before, after) && who === user,
   };
+}
+
+// The lines csrf-demo --log-requests printed in text:
+// [{ method, path, origin, referer, 'sec-fetch-site', 'sec-fetch-mode',
+//    'content-type', cookie }], "-" standing for an absent header.
+export function requestLines(text) {
+  const out = [];
+  for (const m of text.matchAll(/^request (\S+) (\S*) (.*)$/gm)) {
+    const r = { method: m[1], path: m[2] };
+    for (const kv of m[3].split(' ')) {
+      const i = kv.indexOf('=');
+      r[kv.slice(0, i)] = kv.slice(i + 1);
+    }
+    out.push(r);
+  }
+  return out;
 }

@@ -1,55 +1,28 @@
-// balancer.test.mjs - the deployment itself: a plain nginx load balancer
-// (round robin, no CSRF module) in front of two protected csrf-demo
-// instances that share one Redis, one key file and one database and are
-// both given the balancer's origin (--origin). Consecutive requests land on
-// alternate instances, so every step of a user's visit (login page, login,
-// pages, votes) is served by whichever instance gets it.
+// balancer.test.mjs - the deployment itself (fleet.mjs startBalancedFleet:
+// a plain nginx load balancer, round robin, in front of two protected
+// csrf-demo instances sharing Redis, the key file and the database), over
+// plain HTTP. Consecutive requests land on alternate instances, so every
+// step of a user's visit (login page, login, pages, votes) is served by
+// whichever instance gets it. balancer_browser.test.mjs walks the same
+// deployment in Chromium and Firefox.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startDemo, getState, waitForLog } from '../e2e/demo.mjs';
+import { getState, waitForLog } from '../e2e/demo.mjs';
 import { request, form, setCookie, pageToken } from '../http/client.mjs';
-import { redisBin, startRedis, csrfKey, freePort, formFields, startNginx, NGINX, has } from './fleet.mjs';
+import { formFields, has, startBalancedFleet, balancerSkip as skip } from './fleet.mjs';
 
-const skip = !redisBin ? 'redis-server is not installed' : !fs.existsSync(NGINX) ? `${NGINX} is not installed` : false;
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-fleet-lb-'));
-const keys = path.join(dir, 'csrf.keys');
-let redis;
+let fleet;
 let a;
 let b;
 let lb;
 
 before(async () => {
-  if (skip) return;
-  redis = await startRedis();
-  csrfKey('new', keys);
-  // The balancer's port is chosen first: it is the origin of the site.
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const args = ['--key-file', keys, '--store', redis.url(0), '--db', path.join(dir, 'fleet.db'), '--origin', origin];
-  const base = Number(process.env.DEMO_PORT_BASE) || 0;
-  a = await startDemo({ args, portBase: base });
-  b = await startDemo({ args, portBase: base && base + 10 });
-  const up = (d) => `server 127.0.0.1:${new URL(d.victim).port};`;
-  lb = await startNginx(dir, 'lb', (p) => `upstream fleet { ${up(a)} ${up(b)} }
-    server {
-        listen 127.0.0.1:${p};
-        location / {
-            proxy_pass http://fleet;
-            proxy_set_header Host $http_host;
-        }
-    }`, null, { port });
-  assert.equal(lb.base, origin);
+  fleet = await startBalancedFleet();
+  if (fleet) ({ a, b, lb } = fleet);
 });
 
 after(async () => {
-  if (lb) await lb.stop();
-  if (a) await a.stop();
-  if (b) await b.stop();
-  if (redis) await redis.kill();
-  fs.rmSync(dir, { recursive: true, force: true });
+  if (fleet) await fleet.stop();
 });
 
 function post(route, cookie, fields) {

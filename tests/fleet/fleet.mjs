@@ -2,15 +2,18 @@
 // tests/http/client.mjs: a redis-server of the test's own on a free
 // loopback port that can be paused, killed and started again on the same
 // port; nginx in a prefix of its own, with or without the CSRF module;
-// the csrf-key tool; a cookie jar; timed requests; assertions that never
+// the csrf-key tool; the balanced fleet (two demos behind nginx); a cookie
+// jar; timed requests; assertions that never
 // echo a page. Nothing here prints a token, a secret, a key or a cookie
 // value.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import assert from 'node:assert/strict';
 import { request } from '../http/client.mjs';
+import { startDemo } from '../e2e/demo.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
@@ -275,4 +278,53 @@ export async function startNginx(dir, name, server, module = null, opts = {}) {
     throw new Error(`nginx ${name} did not start: ${err}${n.errorLog()}`);
   }
   return n;
+}
+
+// The deployment of the balancer tests: a plain nginx load balancer (round
+// robin, no CSRF module) in front of two protected csrf-demo instances
+// that share one Redis, one key file and one database and are both given
+// the balancer's origin (--origin). demoArgs go to both instances. Returns
+// { a, b, lb, stop() }; null when redis-server or nginx is missing (skip
+// says which).
+export const balancerSkip = !redisBin ? 'redis-server is not installed'
+  : !fs.existsSync(NGINX) ? `${NGINX} is not installed` : false;
+
+export async function startBalancedFleet(demoArgs = []) {
+  if (balancerSkip) return null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-fleet-lb-'));
+  const keys = path.join(dir, 'csrf.keys');
+  const f = { dir };
+  f.stop = async () => {
+    if (f.lb) await f.lb.stop();
+    if (f.a) await f.a.stop();
+    if (f.b) await f.b.stop();
+    if (f.redis) await f.redis.kill();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    f.redis = await startRedis();
+    csrfKey('new', keys);
+    // The balancer's port is chosen first: it is the origin of the site.
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const args = ['--key-file', keys, '--store', f.redis.url(0), '--db', path.join(dir, 'fleet.db'), '--origin', origin,
+      ...demoArgs];
+    const base = Number(process.env.DEMO_PORT_BASE) || 0;
+    f.a = await startDemo({ args, portBase: base });
+    f.b = await startDemo({ args, portBase: base && base + 4 });
+    const up = (d) => `server 127.0.0.1:${new URL(d.victim).port};`;
+    f.lb = await startNginx(dir, 'lb', (p) => `upstream fleet { ${up(f.a)} ${up(f.b)} }
+    server {
+        listen 127.0.0.1:${p};
+        location / {
+            proxy_pass http://fleet;
+            proxy_set_header Host $http_host;
+        }
+    }`, null, { port });
+    assert.equal(f.lb.base, origin);
+  } catch (e) {
+    await f.stop();
+    throw e;
+  }
+  return f;
 }

@@ -8,7 +8,7 @@
 # legitimate vote a 303, the accepted votes equal the rows in SQLite
 # (nothing lost, nothing extra), and the demo's RSS grows by less than
 # SOAK_RSS_MAX_KB (default 5 MiB) between the end of the warm-up (5 s)
-# and the end. Exit 77 (skipped) when the demo or a tool is missing.
+# and the end. Fails at once when the demo or a tool is missing.
 #
 #   SOAK_SECONDS=600 tests/soak/soak.sh build/csrf-demo
 #
@@ -24,9 +24,9 @@ tail_s=${SOAK_TAIL:-3}
 rss_max_kb=${SOAK_RSS_MAX_KB:-5120}
 
 for tool in wrk curl sqlite3 python3; do
-	command -v "$tool" >/dev/null 2>&1 || { echo "soak: $tool missing: skipped"; exit 77; }
+	command -v "$tool" >/dev/null 2>&1 || { echo "soak: $tool is not installed (scripts/deps.sh)" >&2; exit 1; }
 done
-[ -x "$demo" ] || { echo "soak: $demo not built: skipped"; exit 77; }
+[ -x "$demo" ] || { echo "soak: $demo is not built" >&2; exit 1; }
 if [ "$seconds" -le $((warmup + tail_s + 2)) ]; then
 	echo "soak: SOAK_SECONDS must exceed warm-up + tail + 2 ($((warmup + tail_s + 2)))" >&2
 	exit 2

@@ -242,7 +242,7 @@ static void test_override_names_in_body(void **state)
 		assert_int_equal(res.reason, CSRF_CROSS_SITE);
 	}
 	/* names that are not overrides keep the exemption */
-	const char *others[] = {"method", "_methods", "x_method", "_method[x]"};
+	const char *others[] = {"method", "_methods", "x_method", "x[_method]", "_metho", "%5Fmethodx"};
 	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
 		snprintf(body, sizeof body, "%s=DELETE", others[i]);
 		req.body = (csrf_slice){body, strlen(body)};
@@ -255,6 +255,57 @@ static void test_override_names_in_body(void **state)
 	    (const char *const[]){"Sec-Fetch-Site: cross-site", "Content-Type: multipart/form-data; boundary=b", NULL});
 	req.body = (csrf_slice){mp, strlen(mp)};
 	assert_int_equal(csrf_check(g_ctx, &req).reason, CSRF_CROSS_SITE);
+	/* multipart that readers could parse another way: fail closed */
+	struct {
+		const char *ct, *body;
+	} tricks[] = {
+	    /* PHP finds the boundary by substring, Rack takes the last */
+	    {"multipart/form-data; xboundary=EVIL; boundary=REAL",
+	     "--REAL\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n--EVIL\r\nContent-Disposition: form-data; "
+	     "name=\"_method\"\r\n\r\nDELETE\r\n--EVIL--\r\n\r\n--REAL--\r\n"},
+	    {"multipart/form-data; boundary=REAL; boundary=EVIL",
+	     "--REAL\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nx\r\n--REAL--\r\n"},
+	    /* two names in one part: readers take the last */
+	    {"multipart/form-data; boundary=b",
+	     "--b\r\nContent-Disposition: form-data; name=\"x\"; name=\"_method\"\r\n\r\nDELETE\r\n--b--\r\n"},
+	    /* PHP drops the leading spaces */
+	    {"multipart/form-data; boundary=b",
+	     "--b\r\nContent-Disposition: form-data; name=\" _method\"\r\n\r\nDELETE\r\n--b--\r\n"},
+	    /* two Content-Disposition lines */
+	    {"multipart/form-data; boundary=b",
+	     "--b\r\nContent-Disposition: form-data; name=\"x\"\r\nContent-Disposition: "
+	     "form-data; name=\"_method\"\r\n\r\nDELETE\r\n--b--\r\n"},
+	};
+	for (size_t i = 0; i < sizeof tricks / sizeof tricks[0]; i++) {
+		char ct[128];
+		snprintf(ct, sizeof ct, "Content-Type: %s", tricks[i].ct);
+		req = make("POST", "/hook", (const char *const[]){"Sec-Fetch-Site: cross-site", ct, NULL});
+		req.body = (csrf_slice){tricks[i].body, strlen(tricks[i].body)};
+		csrf_result tr = csrf_check(g_ctx, &req);
+		if (tr.allowed)
+			fail_msg("multipart trick %zu kept the exemption", i);
+	}
+	/* a body without a Content-Type is read as a form (Rack, PHP) */
+	req = make("POST", "/hook", (const char *const[]){"Sec-Fetch-Site: cross-site", "Content-Length: 14", NULL});
+	req.body = (csrf_slice){"_method=DELETE", 14};
+	assert_false(csrf_check(g_ctx, &req).allowed);
+	req.body = (csrf_slice){"payload=1xxxxx", 14};
+	assert_int_equal(csrf_check(g_ctx, &req).reason, CSRF_EXEMPT);
+	req.body = (csrf_slice){NULL, 0};
+	csrf_result nb = csrf_check(g_ctx, &req);
+	assert_true(nb.needs_body && !nb.allowed);
+	req = make("POST", "/hook",
+	           (const char *const[]){"Sec-Fetch-Site: cross-site", "Transfer-Encoding: chunked", NULL});
+	nb = csrf_check(g_ctx, &req);
+	assert_true(nb.needs_body && !nb.allowed);
+	/* the same names in the query string */
+	const char *queries[] = {"/hook?+_method=DELETE", "/hook?%20%20_method=DELETE", "/hook?_method%00x=DELETE",
+	                         "/hook?_method[x]=DELETE"};
+	for (size_t i = 0; i < sizeof queries / sizeof queries[0]; i++) {
+		req = make("POST", queries[i], (const char *const[]){"Sec-Fetch-Site: cross-site", NULL});
+		if (csrf_check(g_ctx, &req).allowed)
+			fail_msg("query %s kept the exemption", queries[i]);
+	}
 	/* the body not read yet: the exemption waits for it */
 	req = make("POST", "/hook", (const char *const[]){"Sec-Fetch-Site: cross-site", form, NULL});
 	csrf_result res = csrf_check(g_ctx, &req);

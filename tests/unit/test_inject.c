@@ -275,6 +275,127 @@ static const row rows[] = {
      "<form action=\"/search\"><input name=q></form>"
      "<form method=post action=\"https://evil.example/\"></form></body></html>",
      2},
+
+/* Markup before the real form that makes the browser give the real form's
+ * fields to another form, or move its URL: no token in the real form. */
+#define EF "<form action=\"https://evil.example/\" method=post>"
+#define RF "<form method=post action=\"/real\">"
+    {"attack svg style breakout", "<svg><style><p>" EF "</style></svg>" RF, "<svg><style><p>" EF "</style></svg>" RF,
+     0},
+    {"attack math style breakout", "<math><style><p>" EF "</style></math>" RF,
+     "<math><style><p>" EF "</style></math>" RF, 0},
+    {"attack svg script breakout", "<svg><script><p>" EF "</script></svg>" RF,
+     "<svg><script><p>" EF "</script></svg>" RF, 0},
+    {"attack svg form end", EF "<svg><form></form></svg>" RF, EF "<svg><form></form></svg>" RF, 0},
+    {"attack template form end", EF "<template></form></template>" RF, EF "<template></form></template>" RF, 0},
+    {"attack cdata form end", EF "<svg><![CDATA[x></form>]]></svg>" RF, EF "<svg><![CDATA[x></form>]]></svg>" RF, 0},
+    {"attack noscript form", "<noscript>" EF "</noscript>" RF, "<noscript>" EF "</noscript>" RF, 0},
+    {"attack iso-2022-jp escape", "\x1b$B<!--\x1b(B" RF "-->", "\x1b$B<!--\x1b(B" RF "-->", 0},
+    {"attack base in svg breakout", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF,
+     "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF, 0},
+    {"base in svg breakout, no action", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" PF,
+     "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" PF IN, 1},
+    {"svg base is not base", "<svg><base href=\"https://evil.example/\"/></svg>" RF,
+     "<svg><base href=\"https://evil.example/\"/></svg>" RF IN, 1},
+    {"attack select form end", EF "<select></form></select>" RF, EF "<select></form></select>" RF, 0},
+    {"attack select title", "<select><title></select>" EF "</title>" RF, "<select><title></select>" EF "</title>" RF,
+     0},
+    {"attack noscript quote", "<noscript><p title=\"</noscript>" EF "\">" RF,
+     "<noscript><p title=\"</noscript>" EF "\">" RF, 0},
+    {"attack noscript comment", EF "<noscript><!--</noscript></form>-->" RF,
+     EF "<noscript><!--</noscript></form>-->" RF, 0},
+    {"attack noscript iframe", EF "<noscript><iframe></noscript></form></iframe>" RF,
+     EF "<noscript><iframe></noscript></form></iframe>" RF, 0},
+    {"attack annotation-xml html", "<math><annotation-xml encoding=\"TEXT/HTML\"><style><p>" EF "</style></math>" RF,
+     "<math><annotation-xml encoding=\"TEXT/HTML\"><style><p>" EF "</style></math>" RF, 0},
+    {"attack annotation-xml plain", "<math><annotation-xml><style><p>" EF "</style></math>" RF,
+     "<math><annotation-xml><style><p>" EF "</style></math>" RF, 0},
+    {"attack foreignobject form", "<svg><foreignObject>" EF "</foreignObject></svg>" RF,
+     "<svg><foreignObject>" EF "</foreignObject></svg>" RF, 0},
+    {"attack mi style", "<math><mi><style></math>" EF "</style>" RF, "<math><mi><style></math>" EF "</style>" RF, 0},
+    {"attack svg unmatched end", EF "<svg></form>" RF, EF "<svg></form>" RF, 0},
+    {"attack svg p end", "<svg></p><style><p>" EF "</style>" RF, "<svg></p><style><p>" EF "</style>" RF, 0},
+    {"attack base ref", "<base href=\"&#x2F;&#x2F;evil.example/\"><form method=post action=x>",
+     "<base href=\"&#x2F;&#x2F;evil.example/\"><form method=post action=x>", 0},
+
+    /* Pages as real applications write them: the token still goes in. */
+    {"plain attacker form closed", EF "</form>" RF, EF "</form>" RF IN, 1},
+    {"svg icon", "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>" RF,
+     "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>" RF IN, 1},
+    {"svg icon title", "<svg><title>Close</title><use href=\"#x\"/></svg>" RF,
+     "<svg><title>Close</title><use href=\"#x\"/></svg>" RF IN, 1},
+    {"svg self-closed", "<svg/>" RF, "<svg/>" RF IN, 1},
+    {"svg nested", "<svg><g><g><linearGradient></linearGradient></g></G></svg>" RF,
+     "<svg><g><g><linearGradient></linearGradient></g></G></svg>" RF IN, 1},
+    {"svg style", "<svg><style>a{fill:red}</style></svg>" RF, "<svg><style>a{fill:red}</style></svg>" RF IN, 1},
+    {"svg cdata hides", "<svg><![CDATA[" EF "]]></svg>" RF, "<svg><![CDATA[" EF "]]></svg>" RF IN, 1},
+    {"svg cdata hides breakout", "<svg><![CDATA[x><p>" EF "]]></svg>" RF, "<svg><![CDATA[x><p>" EF "]]></svg>" RF IN,
+     1},
+    {"html cdata ends at >", "<![CDATA[>" EF "]]>" RF, "<![CDATA[>" EF "]]>" RF, 0},
+    {"svg cdata brackets", "<svg><![CDATA[a]]]></svg>" RF, "<svg><![CDATA[a]]]></svg>" RF IN, 1},
+    {"svg cdata lookalike", "<svg><![CDATa[x>" RF "</svg>" RF, "<svg><![CDATa[x>" RF "</svg>" RF IN, 1},
+    {"svg breakout div", "<svg><g><div>" RF, "<svg><g><div>" RF IN, 1},
+    {"svg form is svg", "<svg><form method=post></form></svg>" RF, "<svg><form method=post></form></svg>" RF IN, 1},
+    {"svg img at ip", "<svg><foreignObject><img src=x></foreignObject></svg>" RF,
+     "<svg><foreignObject><img src=x></foreignObject></svg>" RF IN, 1},
+    {"math", "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" RF, "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" RF IN, 1},
+    {"math svg in annotation", "<math><annotation-xml><svg><g/></svg></annotation-xml></math>" RF,
+     "<math><annotation-xml><svg><g/></svg></annotation-xml></math>" RF IN, 1},
+    {"template", "<template>" RF "</form></template>" RF, "<template>" RF "</form></template>" RF IN, 1},
+    {"template nested", "<template><template></template>" RF "</template>" RF,
+     "<template><template></template>" RF "</template>" RF IN, 1},
+    {"select", "<select name=a><option>1<option>2</select>" RF, "<select name=a><option>1<option>2</select>" RF IN, 1},
+    {"select script", "<select><script>x='</select>" EF "'</script></select>" RF,
+     "<select><script>x='</select>" EF "'</script></select>" RF IN, 1},
+    {"form holding select", RF "<select><option>1</select></form>" RF, RF IN "<select><option>1</select></form>" RF IN,
+     2},
+    {"noscript pixel", "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF,
+     "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF IN, 1},
+    {"noscript iframe", "<noscript><iframe src=\"https://t.example/ns\" style=\"display:none\"></iframe></noscript>" RF,
+     "<noscript><iframe src=\"https://t.example/ns\" style=\"display:none\"></iframe></noscript>" RF IN, 1},
+    {"noscript style", "<noscript><style>.js{display:none}</style></noscript>" RF,
+     "<noscript><style>.js{display:none}</style></noscript>" RF IN, 1},
+    {"noscript end tag attrs", "<noscript>x</noscript a=b>" RF, "<noscript>x</noscript a=b>" RF IN, 1},
+    {"table form", "<table><form method=post><tr><td><input name=a></td></tr></form></table>",
+     "<table><form method=post>" IN "<tr><td><input name=a></td></tr></form></table>", 1},
+    {"phpmyadmin action", "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">",
+     "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" IN, 1},
+    {"named ref sol", "<form method=post action=\"&sol;&sol;evil.example\">",
+     "<form method=post action=\"&sol;&sol;evil.example\">", 0},
+    {"named ref newline", "<form method=post action=\"/&NewLine;/evil.example\">",
+     "<form method=post action=\"/&NewLine;/evil.example\">", 0},
+    {"named ref colon self", "<form method=post action=\"https&colon;//self.example/\">",
+     "<form method=post action=\"https&colon;//self.example/\">" IN, 1},
+    {"unknown ref in path", "<form method=post action=\"/a&copy;b\">", "<form method=post action=\"/a&copy;b\">" IN, 1},
+    {"legacy ref kept", "<form method=post action=\"x?a=1&amp=2\">", "<form method=post action=\"x?a=1&amp=2\">" IN, 1},
+    {"method named ref", "<form method=\"&#x70;o&#115;t\">", "<form method=\"&#x70;o&#115;t\">" IN, 1},
+    {"method dialog ref", "<form method=\"dialo&#x67;\">", "<form method=\"dialo&#x67;\">", 0},
+
+/* Buttons */
+#define GF "<form action=\"/s\">"
+    {"formmethod post button", GF "<button formmethod=post>", GF "<button formmethod=post>" IN, 1},
+    {"formmethod post input", GF "<input type=submit formmethod=POST>", GF "<input type=submit formmethod=POST>" IN, 1},
+    {"formmethod post image", GF "<input type=IMAGE formmethod=post src=x>",
+     GF "<input type=IMAGE formmethod=post src=x>" IN, 1},
+    {"formmethod once", GF "<button formmethod=post><button formmethod=post>",
+     GF "<button formmethod=post>" IN "<button formmethod=post>", 1},
+    {"formmethod text input", GF "<input formmethod=post>", GF "<input formmethod=post>", 0},
+    {"formmethod type button", GF "<button type=button formmethod=post>", GF "<button type=button formmethod=post>", 0},
+    {"formmethod elsewhere", GF "<button formmethod=post formaction=\"https://evil.example/\">",
+     GF "<button formmethod=post formaction=\"https://evil.example/\">", 0},
+    {"formmethod self action", GF "<button formmethod=post formaction=\"/t\">",
+     GF "<button formmethod=post formaction=\"/t\">" IN, 1},
+    {"formmethod other form", "<form action=\"https://evil.example/\"><button formmethod=post>",
+     "<form action=\"https://evil.example/\"><button formmethod=post>", 0},
+    {"formmethod form attr", GF "<button form=f formmethod=post>", GF "<button form=f formmethod=post>", 0},
+    {"formmethod after close", GF "</form><button formmethod=post>", GF "</form><button formmethod=post>", 0},
+    {"formmethod after base", GF "<base href=\"https://evil.example/\"><button formmethod=post>",
+     GF "<base href=\"https://evil.example/\"><button formmethod=post>", 0},
+    {"formmethod self action after base",
+     GF "<base href=\"https://evil.example/\"><button formmethod=post formaction=\"https://self.example/t\">",
+     GF "<base href=\"https://evil.example/\"><button formmethod=post formaction=\"https://self.example/t\">" IN, 1},
+    {"formaction in posted form", PF "<button formaction=\"https://evil.example/\">",
+     PF IN "<button formaction=\"https://evil.example/\">", 1},
 };
 
 /* ---- running a document through an injector ---- */
@@ -344,6 +465,14 @@ static void sink_free(sink *s)
 	memset(s, 0, sizeof *s);
 }
 
+/* An empty sink for an injector at mem. */
+static void sink_init(sink *s, const char *mem)
+{
+	memset(s, 0, sizeof *s);
+	s->mem = mem;
+	s->mem_len = csrf_inject_size();
+}
+
 /* An injector in exactly csrf_inject_size() bytes flush against a guard
  * page: a write past its state crashes. */
 static csrf_inject *new_injector(char **mem)
@@ -380,7 +509,7 @@ static void run(const char *in, size_t len, const size_t *cuts, size_t ncuts, si
 		tu_guard_free(c);
 		from = to;
 	}
-	assert_int_equal(csrf_inject_finish(inj, count), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, count), CSRF_OK);
 	tu_guard_free(mem);
 }
 
@@ -484,7 +613,7 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 			memset(&s, 0, sizeof s);
 			assert_int_equal(csrf_inject_feed(inj, NULL, 0, sink_emit, &s), CSRF_OK);
 			assert_int_equal(s.calls, 0);
-			assert_int_equal(csrf_inject_finish(inj, &count), CSRF_OK);
+			assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
 			assert_int_equal(count, 0);
 			tu_guard_free(mem);
 		} else {
@@ -684,9 +813,9 @@ static void test_feed_args(void **state)
 	assert_int_equal(csrf_inject_feed(inj, "x", 1, NULL, &s), CSRF_ERR_ARG);
 	assert_int_equal(csrf_inject_feed(inj, "x", 0, sink_emit, &s), CSRF_OK);
 	assert_int_equal(s.calls, 0);
-	assert_int_equal(csrf_inject_finish(NULL, &n), CSRF_ERR_ARG);
-	assert_int_equal(csrf_inject_finish(inj, NULL), CSRF_ERR_ARG);
-	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(NULL, &n), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_reset(inj, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 0);
 	sink_free(&s);
 	tu_guard_free(mem);
@@ -700,15 +829,13 @@ static void test_finish_resets(void **state)
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
 	sink s;
-	memset(&s, 0, sizeof s);
-	s.mem = mem;
-	s.mem_len = csrf_inject_size();
+	sink_init(&s, mem);
 	const char *a = "<head>" EB PF "<!-- ";
 	s.chunk = a;
 	s.chunk_len = strlen(a);
 	assert_int_equal(csrf_inject_feed(inj, a, strlen(a), sink_emit, &s), CSRF_OK);
 	unsigned n;
-	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 2);
 	sink_free(&s);
 	s.mem = mem;
@@ -717,7 +844,7 @@ static void test_finish_resets(void **state)
 	s.chunk = b;
 	s.chunk_len = strlen(b);
 	assert_int_equal(csrf_inject_feed(inj, b, strlen(b), sink_emit, &s), CSRF_OK);
-	assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 2);
 	const char *want = "<head>" MT "<form method=post action=x>" IN;
 	expect_output("after finish", "whole", 0, &s, want, strlen(want), b, strlen(b));
@@ -737,19 +864,17 @@ static void test_emit_stops(void **state)
 		char *mem;
 		csrf_inject *inj = new_injector(&mem);
 		sink s;
-		memset(&s, 0, sizeof s);
-		s.mem = mem;
-		s.mem_len = csrf_inject_size();
+		sink_init(&s, mem);
 		s.stop_at = stop_at;
 		char *c = tu_guard_copy(doc, strlen(doc));
 		s.chunk = c;
 		s.chunk_len = strlen(doc);
-		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_INTERNAL);
+		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 		assert_int_equal(s.calls, stop_at);
-		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_INTERNAL);
+		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 		assert_int_equal(s.calls, stop_at);
 		unsigned n;
-		assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+		assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 		tu_guard_free(c);
 		sink_free(&s);
 		tu_guard_free(mem);
@@ -758,13 +883,11 @@ static void test_emit_stops(void **state)
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
 	sink s;
-	memset(&s, 0, sizeof s);
-	s.mem = mem;
-	s.mem_len = csrf_inject_size();
+	sink_init(&s, mem);
 	s.stop_at = 5;
 	s.chunk = doc;
 	s.chunk_len = strlen(doc);
-	assert_int_equal(csrf_inject_feed(inj, doc, strlen(doc), sink_emit, &s), CSRF_ERR_INTERNAL);
+	assert_int_equal(csrf_inject_feed(inj, doc, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 	assert_int_equal(s.calls, 5);
 	sink_free(&s);
 	tu_guard_free(mem);
@@ -804,7 +927,7 @@ static void test_port_origin(void **state)
 		s.chunk_len = (size_t)dl;
 		assert_int_equal(csrf_inject_feed(inj, c, (size_t)dl, sink_emit, &s), CSRF_OK);
 		unsigned n;
-		assert_int_equal(csrf_inject_finish(inj, &n), CSRF_OK);
+		assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 		if (n != (unsigned)cases[i].inject || s.n_ins != (size_t)cases[i].inject)
 			fail_msg("self %s, action %s: %u insertions, want %d", self, cases[i].action, n,
 			         cases[i].inject);
@@ -812,6 +935,80 @@ static void test_port_origin(void **state)
 		sink_free(&s);
 		tu_guard_free(mem);
 	}
+}
+
+/* Why forms went without a token: each reason once per stream, kept
+ * after finish until the next feed, whatever the splits. */
+static void test_status(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		unsigned want;
+	} cases[] = {
+	    {"<head>" PF "</form>" RF, 0},
+	    {EF RF RF, CSRF_INJECT_NESTED_FORM},
+	    {"<svg><foreignObject><div>" RF, CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
+	    {"<svg></p>", CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
+	    {"<template>" RF "</template>", CSRF_INJECT_TEMPLATE},
+	    {"<select><style>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
+	    {"<noscript><form></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
+	    {"<base href=\"https://evil.example/\">" RF, CSRF_INJECT_BASE},
+	    {RF "<base href=\"https://evil.example/\">", CSRF_INJECT_LATE_BASE},
+	    {PF "<base href=\"https://evil.example/\">", 0}, /* no action: the document's URL */
+	    {RF "<button formaction=\"//evil.example/\">", CSRF_INJECT_FORMACTION},
+	    {"a\x1b" RF, CSRF_INJECT_ESCAPE | CSRF_INJECT_STOPPED},
+	    {EF RF "</form><template>" RF, CSRF_INJECT_NESTED_FORM | CSRF_INJECT_TEMPLATE},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *in = cases[i].in;
+		size_t len = strlen(in);
+		for (size_t at = 0; at <= len; at++) {
+			char *mem;
+			csrf_inject *inj = new_injector(&mem);
+			sink s;
+			sink_init(&s, mem);
+			assert_int_equal(csrf_inject_status(inj), 0);
+			char *a = tu_guard_copy(in, at), *b = tu_guard_copy(in + at, len - at);
+			s.chunk = a;
+			s.chunk_len = at;
+			assert_int_equal(csrf_inject_feed(inj, a, at, sink_emit, &s), CSRF_OK);
+			s.chunk = b;
+			s.chunk_len = len - at;
+			assert_int_equal(csrf_inject_feed(inj, b, len - at, sink_emit, &s), CSRF_OK);
+			if (csrf_inject_status(inj) != cases[i].want)
+				fail_msg("status of case %zu split at %zu: %#x, want %#x", i, at,
+				         csrf_inject_status(inj), cases[i].want);
+			unsigned n;
+			assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
+			assert_int_equal(csrf_inject_status(inj), cases[i].want); /* kept after finish */
+			assert_int_equal(csrf_inject_feed(inj, "x", 1, sink_emit, &s), CSRF_OK);
+			assert_int_equal(csrf_inject_status(inj), 0); /* a new stream */
+			tu_guard_free(a);
+			tu_guard_free(b);
+			sink_free(&s);
+			tu_guard_free(mem);
+		}
+	}
+	assert_int_equal(csrf_inject_status(NULL), 0);
+	/* every bit has its own phrase */
+	for (unsigned bit = 1; bit <= CSRF_INJECT_STOPPED; bit <<= 1)
+		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_STOPPED << 1), "unknown injector status");
+}
+
+/* A stopped stream passes the rest through untouched: no meta, no field. */
+static void test_stopped_passes(void **state)
+{
+	(void)state;
+	const char *in = "<svg><foreignObject><div></svg><head>" PF "</form>" PF;
+	sink s;
+	unsigned count;
+	run(in, strlen(in), NULL, 0, &s, &count);
+	expect_output("stopped", "whole", 0, &s, in, strlen(in), in, strlen(in));
+	assert_int_equal(count, 0);
+	sink_free(&s);
 }
 
 /* ---- random markup: the same output however it is cut ---- */
@@ -868,6 +1065,25 @@ static const char *const atoms[] = {
     "<script>",
     "</script>",
     "<head>",
+    "<svg>",
+    "</svg>",
+    "<math>",
+    "<mi>",
+    "<foreignObject>",
+    "<![CDATA[",
+    "]]>",
+    "<template>",
+    "</template>",
+    "<select>",
+    "</select>",
+    "<noscript>",
+    "</noscript>",
+    "<p>",
+    "<style>",
+    "<button formmethod=post>",
+    "<base href=//evil.example>",
+    "&#x2F;",
+    "\x1b",
 };
 
 /* Invariants on any input: the input comes out unchanged around the
@@ -984,7 +1200,7 @@ static void test_ten_megabytes(void **state)
 			fail_msg("10 MB: wrong piece near input offset %zu", off);
 	}
 	unsigned count;
-	assert_int_equal(csrf_inject_finish(inj, &count), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
 	assert_int_equal(b.pos, len);
 	assert_int_equal(count, nblocks);
 	assert_int_equal(b.inserted, nblocks);
@@ -1004,6 +1220,8 @@ int main(void)
 	    cmocka_unit_test(test_finish_resets),
 	    cmocka_unit_test(test_emit_stops),
 	    cmocka_unit_test(test_port_origin),
+	    cmocka_unit_test(test_status),
+	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_random_docs),
 	    cmocka_unit_test(test_ten_megabytes),
 	};

@@ -320,13 +320,16 @@ static void test_reload_while_verifying(void **state)
 	race_state rs = {ctx, t, 0, 0, 0};
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, verifier, &rs), 0);
-	for (int i = 0; i < 300; i++)
+	/* At least 300 reloads, and on until the verifiers have run 200
+	 * rounds among them: on a loaded machine the threads may start only
+	 * after the first reloads are done, and a race needs both sides. */
+	for (int i = 0; i < 300 || __atomic_load_n(&rs.rounds, __ATOMIC_RELAXED) < 200; i++)
 		assert_int_equal(csrf_ctx_load_key_file(ctx, i % 2 ? path : path2), CSRF_OK);
 	__atomic_store_n(&rs.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	assert_int_equal(rs.failures, 0);
-	assert_true(rs.rounds > 0);
+	assert_true(rs.rounds >= 200);
 	unlink(path2);
 	csrf_ctx_free(ctx);
 }

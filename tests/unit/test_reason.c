@@ -64,6 +64,7 @@ static const row rows[] = {
     {CSRF_MALFORMED, 71, "malformed", 0},
     {CSRF_TOO_LARGE, 72, "too_large", 0},
     {CSRF_ERR_INTERNAL, 73, "err_internal", 0},
+    {CSRF_ERR_STOPPED, 74, "err_stopped", 0},
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
@@ -94,7 +95,7 @@ static void test_names_and_phrases_distinct(void **state)
 static void test_unknown_codes(void **state)
 {
 	(void)state;
-	const int unknown[] = {4, 15, 28, 47, 63, 74, 1000, -1};
+	const int unknown[] = {4, 15, 28, 47, 63, 75, 1000, -1};
 	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
 		csrf_reason r = (csrf_reason)unknown[i];
 		assert_string_equal(csrf_reason_str(r), "unknown reason");

@@ -1,0 +1,64 @@
+/*
+ * cgi.h - what the files of csrf-cgi share: the configuration file
+ * (conf.c), running the protected program and relaying its answer
+ * (run.c), and the answers csrf-cgi makes itself (csrf-cgi.c).
+ */
+#ifndef CSRF_CGI_H
+#define CSRF_CGI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "csrf.h"
+
+#define CGI_NAME "csrf-cgi"
+#define CGI_DEFAULT_CONFIG "/etc/csrf-cgi.conf"
+#define CGI_CONF_LINE_MAX 1024 /* longest configuration line, bytes */
+
+typedef struct {
+	csrf_ctx *ctx;      /* the library's context, as the file configures it */
+	int inject;         /* inject on (default) | off */
+	int tokens;         /* 0 in mode origin: pages need no token */
+	int session_cookie; /* session_cookie given: REMOTE_USER is not the session */
+	size_t body_max;    /* body_max, as given to the context */
+	char **unsafe_get;  /* unsafe_get paths, compared exactly */
+	size_t n_unsafe_get;
+} cgi_conf;
+
+/* Reads the configuration file at path into conf (zeroed here; conf->ctx
+ * a new context). 0, or -1 after one line on stderr that names the file
+ * and line and says what is wrong; conf is then freed. */
+int cgi_conf_load(cgi_conf *conf, const char *path);
+
+/* Frees what cgi_conf_load made. */
+void cgi_conf_free(cgi_conf *conf);
+
+/* 1 when path[0..len) is one of the unsafe_get paths. */
+int cgi_conf_unsafe_get(const cgi_conf *conf, const char *path, size_t len);
+
+/* A strict decimal (digits only, no leading zero but "0") of at most max,
+ * with an optional one-letter unit from units ("k1024m1048576": letter,
+ * multiplier, ...; NULL for none). 0 and *out, or -1. */
+int cgi_parse_number(const char *s, size_t len, uint64_t max, const char *units, uint64_t *out);
+
+/* Answers the request with status and a short text (no newline needed)
+ * when csrf-cgi itself fails (configuration, a program that cannot run or
+ * answers no CGI headers). */
+void cgi_fail(unsigned status, const char *text);
+
+/* Writes one line to stderr (the server's error log): "csrf-cgi: " then
+ * what, with every byte outside printable ASCII of the request's method
+ * and path shown as \xNN, so a request cannot forge log lines. */
+void cgi_log(const char *what, const char *method, const char *path, const char *detail);
+
+/* Runs program with this process's environment and, as its standard
+ * input, body_fd (or the inherited one when -1); relays its CGI answer to
+ * standard output: headers parsed and passed on (Status first), each
+ * Set-Cookie shown to the library, and an HTML body streamed through the
+ * library's injector when conf asks for tokens. Answers 500 when the
+ * program cannot run and 502 when it prints no valid CGI headers. Returns
+ * the exit status csrf-cgi should end with: the program's own. */
+int cgi_run(const cgi_conf *conf, csrf_request *req, const char *program, int body_fd, const char *method,
+            const char *path);
+
+#endif /* CSRF_CGI_H */

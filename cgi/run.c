@@ -1,0 +1,338 @@
+/*
+ * run.c - the protected program: started with the request's environment
+ * and body, its CGI headers read and passed on (Status first, which
+ * busybox httpd needs), each Set-Cookie shown to the library, and an HTML
+ * body streamed through the library's injector as it is read (bounded
+ * memory, nothing held back). Anything else passes untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cgi.h"
+
+extern char **environ;
+
+#define HEADERS_MAX 100           /* header lines a program may print */
+#define HEADERS_BYTES (16 * 1024) /* and their bytes */
+#define CHUNK (16 * 1024)
+
+typedef struct {
+	const char *name, *value;
+	size_t name_len, value_len;
+} line;
+
+typedef struct {
+	line h[HEADERS_MAX];
+	size_t n;
+	const line *status, *content_type, *content_encoding, *location;
+} headers;
+
+static int is_named(const line *l, const char *name)
+{
+	return l->name_len == strlen(name) && strncasecmp(l->name, name, l->name_len) == 0;
+}
+
+/* Parses buf[0..len), the header block up to its blank line. NULL, or
+ * what is wrong. Set-Cookie values go to the library as they are met. */
+static const char *parse(const cgi_conf *conf, csrf_request *req, char *buf, size_t len, headers *hs)
+{
+	memset(hs, 0, sizeof *hs);
+	for (size_t i = 0; i < len;) {
+		char *eol = memchr(buf + i, '\n', len - i);
+		if (eol == NULL)
+			break; /* not reached: the block ends with its blank line */
+		size_t end = (size_t)(eol - buf), stop = end;
+		if (stop > i && buf[stop - 1] == '\r')
+			stop--;
+		if (stop == i)
+			break; /* the blank line */
+		if (hs->n == HEADERS_MAX)
+			return "more than 100 header lines";
+		line *l = &hs->h[hs->n++];
+		char *colon = memchr(buf + i, ':', stop - i);
+		if (colon == NULL || colon == buf + i)
+			return "a header line without a name";
+		l->name = buf + i;
+		l->name_len = (size_t)(colon - l->name);
+		for (size_t k = 0; k < l->name_len; k++)
+			if ((unsigned char)l->name[k] <= 0x20 || l->name[k] == 0x7f)
+				return "a header name with a space or a control character";
+		size_t v = (size_t)(colon - buf) + 1;
+		while (v < stop && (buf[v] == ' ' || buf[v] == '\t'))
+			v++;
+		while (stop > v && (buf[stop - 1] == ' ' || buf[stop - 1] == '\t'))
+			stop--;
+		for (size_t k = v; k < stop; k++)
+			if (((unsigned char)buf[k] < 0x20 && buf[k] != '\t') || buf[k] == 0x7f)
+				return "a header value with a control character";
+		l->value = buf + v;
+		l->value_len = stop - v;
+		const line **slot = is_named(l, "Status")             ? &hs->status
+		                    : is_named(l, "Content-Type")     ? &hs->content_type
+		                    : is_named(l, "Content-Encoding") ? &hs->content_encoding
+		                    : is_named(l, "Location")         ? &hs->location
+		                                                      : NULL;
+		if (slot != NULL && *slot != NULL)
+			return "a Status, Content-Type, Content-Encoding or Location header twice";
+		if (slot != NULL)
+			*slot = l;
+		if (is_named(l, "Set-Cookie"))
+			csrf_response_cookie(conf->ctx, req, l->value, l->value_len);
+		i = end + 1;
+	}
+	if (hs->status != NULL) {
+		uint64_t code;
+		const line *s = hs->status;
+		if (s->value_len < 3 || (s->value_len > 3 && s->value[3] != ' ') ||
+		    cgi_parse_number(s->value, 3, 599, NULL, &code) != 0 || code < 100)
+			return "a Status that is not a three-digit code";
+	}
+	if (hs->status == NULL && hs->content_type == NULL && hs->location == NULL)
+		return "no Status, Content-Type or Location header";
+	return NULL;
+}
+
+/* The status the server will answer with: Status, else 302 for a
+ * Location (the server redirects), else 200. */
+static unsigned status_of(const headers *hs)
+{
+	uint64_t code = 200;
+	if (hs->status != NULL)
+		(void)cgi_parse_number(hs->status->value, 3, 599, NULL, &code); /* checked by parse */
+	else if (hs->location != NULL)
+		code = 302;
+	return (unsigned)code;
+}
+
+/* 1 when the answer is an HTML page the injector should see (the
+ * library's rule). */
+static int is_html(const headers *hs)
+{
+	const line *ct = hs->content_type, *ce = hs->content_encoding;
+	return ct != NULL && csrf_response_injectable(status_of(hs), ct->value, ct->value_len, ce ? ce->value : NULL,
+	                                              ce ? ce->value_len : 0);
+}
+
+/* 1 when one of the program's Cache-Control headers already keeps the
+ * page out of shared caches (the library's rule). */
+static int kept_private(const headers *hs)
+{
+	for (size_t i = 0; i < hs->n; i++)
+		if (is_named(&hs->h[i], "Cache-Control") &&
+		    csrf_cache_control_is_private(hs->h[i].value, hs->h[i].value_len))
+			return 1;
+	return 0;
+}
+
+/* Headers an injected page must not keep: its length and validators
+ * change, and unless the program already made it private, a page with a
+ * token is made private. */
+static int dropped_when_injecting(const line *l, int private)
+{
+	return is_named(l, "Content-Length") || is_named(l, "ETag") || is_named(l, "Last-Modified") ||
+	       is_named(l, "Accept-Ranges") || (!private && is_named(l, "Cache-Control"));
+}
+
+static void put_line(const char *name, size_t name_len, const char *value, size_t value_len)
+{
+	fwrite(name, 1, name_len, stdout);
+	fwrite(": ", 1, 2, stdout);
+	fwrite(value, 1, value_len, stdout);
+	fwrite("\r\n", 1, 2, stdout);
+}
+
+static void put_headers(const headers *hs, const csrf_page *page)
+{
+	int private = page != NULL && kept_private(hs);
+	if (hs->status != NULL)
+		put_line("Status", 6, hs->status->value, hs->status->value_len);
+	for (size_t i = 0; i < hs->n; i++) {
+		const line *l = &hs->h[i];
+		if (l != hs->status && !(page != NULL && dropped_when_injecting(l, private)))
+			put_line(l->name, l->name_len, l->value, l->value_len);
+	}
+	if (page != NULL) {
+		if (page->set_cookie_len > 0)
+			put_line("Set-Cookie", 10, page->set_cookie, page->set_cookie_len);
+		put_line("Vary", 4, "Cookie", 6);
+		if (!private)
+			put_line("Cache-Control", 13, "private", 7);
+	}
+	fwrite("\r\n", 1, 2, stdout);
+}
+
+static int emit(void *ud, const char *p, size_t n, int inserted)
+{
+	(void)ud;
+	(void)inserted;
+	return fwrite(p, 1, n, stdout) == n ? 0 : -1;
+}
+
+static ssize_t read_some(int fd, char *buf, size_t cap)
+{
+	ssize_t n;
+	do
+		n = read(fd, buf, cap);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* The body: first the bytes read with the headers, then the rest of the
+ * program's output, each piece written (through inj when set) and flushed
+ * as it comes. 0, or -1 when the client went away. */
+static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *inj)
+{
+	static char chunk[CHUNK];
+	const char *p = first;
+	ssize_t n = (ssize_t)first_len;
+	for (;;) {
+		if (n > 0) {
+			int bad = inj ? csrf_inject_feed(inj, p, (size_t)n, emit, NULL) != CSRF_OK
+			              : fwrite(p, 1, (size_t)n, stdout) != (size_t)n;
+			if (bad || fflush(stdout) != 0)
+				return -1;
+		}
+		n = read_some(fd, chunk, sizeof chunk);
+		p = chunk;
+		if (n <= 0)
+			break;
+	}
+	unsigned injected;
+	if (inj && csrf_inject_reset(inj, &injected) != CSRF_OK)
+		return -1;
+	return 0;
+}
+
+/* Reads the program's headers into buf: the length of the header block
+ * (through its blank line) and *got, the bytes read; 0 when the output
+ * ended (or grew past cap) before a blank line. */
+static size_t read_headers(int fd, char *buf, size_t cap, size_t *got)
+{
+	*got = 0;
+	for (;;) {
+		ssize_t n = read_some(fd, buf + *got, cap - *got);
+		if (n <= 0)
+			return 0;
+		size_t from = *got > 2 ? *got - 2 : 0;
+		*got += (size_t)n;
+		for (size_t i = from; i < *got; i++) {
+			if (buf[i] != '\n')
+				continue;
+			if (i == 0 || buf[i - 1] == '\n')
+				return i + 1;
+			if (buf[i - 1] == '\r' && (i == 1 || buf[i - 2] == '\n'))
+				return i + 1;
+		}
+		if (*got == cap)
+			return 0;
+	}
+}
+
+/* Answers and relays the program's output; 0 or -1 when csrf-cgi
+ * answered an error instead. */
+static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *method, const char *path)
+{
+	static char buf[HEADERS_BYTES];
+	headers hs;
+	size_t got, head = read_headers(fd, buf, sizeof buf, &got);
+	const char *bad = head == 0 ? (got == sizeof buf ? "headers longer than 16384 bytes"
+	                                                 : "the output ended before a blank line after the headers")
+	                            : parse(conf, req, buf, head, &hs);
+	if (bad != NULL) {
+		cgi_log("bad answer of the program to", method, path, bad);
+		cgi_fail(502, "csrf-cgi: the program did not answer with CGI headers");
+		return -1;
+	}
+	csrf_page page;
+	csrf_inject *inj = NULL;
+	void *mem = NULL;
+	int html = conf->inject && conf->tokens && is_html(&hs);
+	if (html) {
+		csrf_reason r = csrf_page_prepare(conf->ctx, req, &page);
+		if (r == CSRF_OK) {
+			mem = malloc(csrf_inject_size());
+			r = mem ? csrf_inject_init(mem, csrf_inject_size(), page.origin, page.origin_len, page.field,
+			                           strlen(page.field), page.token, CSRF_TOKEN_LEN, &inj)
+			        : CSRF_ERR_NOMEM;
+		}
+		if (r != CSRF_OK) {
+			/* A page without tokens is safe to send: its forms
+			 * will be rejected, never let through. */
+			cgi_log("page without tokens for", method, path, csrf_reason_name(r));
+			html = 0;
+		}
+	}
+	put_headers(&hs, html ? &page : NULL);
+	int rc = relay_body(fd, buf + head, got - head, html ? inj : NULL);
+	if (html)
+		csrf_page_wipe(&page);
+	if (mem != NULL) {
+		explicit_bzero(mem, csrf_inject_size());
+		free(mem);
+	}
+	return rc;
+}
+
+int cgi_run(const cgi_conf *conf, csrf_request *req, const char *program, int body_fd, const char *method,
+            const char *path)
+{
+	int out[2];
+	pid_t pid;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t dfl;
+	char *args[] = {(char *)program, NULL};
+
+	if (pipe2(out, O_CLOEXEC) != 0) {
+		cgi_log("cannot run the program for", method, path, strerror(errno));
+		cgi_fail(500, "csrf-cgi: cannot run the program");
+		return 1;
+	}
+	/* csrf-cgi ignores SIGPIPE (a client that goes away is an error
+	 * return); the program gets the default back. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	if (body_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, body_fd, STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+	int err = posix_spawn(&pid, program, &fa, &attr, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(out[1]);
+	if (err != 0) {
+		close(out[0]);
+		char what[512];
+		snprintf(what, sizeof what, "%s: %s", program, strerror(err));
+		cgi_log("cannot run the program for", method, path, what);
+		cgi_fail(500, "csrf-cgi: cannot run the program");
+		return 1;
+	}
+	/* When relaying stops early (a bad answer, a client gone) the
+	 * program's next write fails and it ends; its status is kept. */
+	relay(conf, req, out[0], method, path);
+	close(out[0]);
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	if (WIFSIGNALED(ws)) {
+		char what[64];
+		snprintf(what, sizeof what, "the program was killed by signal %d", WTERMSIG(ws));
+		cgi_log("after", method, path, what);
+		return 128 + WTERMSIG(ws);
+	}
+	return WEXITSTATUS(ws);
+}

@@ -1,0 +1,123 @@
+// router.test.mjs - the demo's router (busybox httpd, 2007-style CGI admin
+// pages, HTTP Basic user admin) in a real browser. Behind csrf-cgi the
+// admin saves a setting and restores the defaults by clicking, and the
+// attacker site's /router page (an <img> of the GET reset page, then a
+// self-submitting form that sets the DNS servers) changes nothing, each
+// attempt logged with its reason. Without the wrapper (--unprotected) the
+// same page resets the router and sets mallory's DNS servers.
+//
+// The browser comes from tests/e2e/lib.mjs (launchBrowser); nothing here
+// is specific to Chromium, so the test runs in another browser as soon as
+// lib.mjs can launch one.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { startDemo, waitForLog } from '../../tests/e2e/demo.mjs';
+import { launchBrowser } from '../../tests/e2e/playwright.mjs';
+import { freePort } from '../../tests/fleet/fleet.mjs';
+
+const ADMIN = { username: 'admin', password: 'admin' };
+const out = process.env.E2E_OUT || path.join(path.dirname(new URL(import.meta.url).pathname), 'out');
+
+// GET with the admin's Basic credentials. The lenient parser: the bare
+// programs (--unprotected) end their header lines with LF only, as
+// firmware of 2007 did, which browsers accept and fetch does not.
+function adminGet(url) {
+  const auth = 'Basic ' + Buffer.from(`${ADMIN.username}:${ADMIN.password}`).toString('base64');
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers: { authorization: auth }, insecureHTTPParser: true }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+// The router's settings and change log, as its admin page shows them.
+async function routerState(router) {
+  const r = await adminGet(`${router}/cgi-bin/index.cgi`);
+  assert.equal(r.status, 200, 'the admin page answers');
+  const html = r.body;
+  const value = (id) => (html.match(new RegExp(`id="${id}" name="${id}" value="([^"]*)"`)) || [])[1];
+  const changes = (html.match(/<pre id="changes">([^<]*)<\/pre>/) || [])[1];
+  return { dns1: value('dns1'), dns2: value('dns2'), changes: changes.split('\n').filter(Boolean) };
+}
+
+async function saveDns(page, router, dns1, dns2) {
+  await page.goto(`${router}/cgi-bin/index.cgi`);
+  await page.fill('#dns1', dns1);
+  await page.fill('#dns2', dns2);
+  await Promise.all([page.waitForURL(`${router}/cgi-bin/index.cgi`), page.click('#save')]);
+  assert.equal(await page.inputValue('#dns1'), dns1);
+}
+
+for (const unprotected of [false, true]) {
+  const mode = unprotected ? 'unprotected' : 'protected';
+  describe(`router, ${mode}`, () => {
+    let demo, browser, router;
+
+    before(async () => {
+      fs.mkdirSync(out, { recursive: true });
+      const port = await freePort();
+      router = `http://127.0.0.1:${port}`;
+      demo = await startDemo({ unprotected, args: ['--router', `127.0.0.1:${port}`] });
+      assert.ok(await waitForLog(demo, 0, new RegExp(`^router: +${router}/`, 'm')), 'the demo runs the router');
+      browser = await launchBrowser();
+      await browser.context.setHTTPCredentials({ ...ADMIN, origin: router });
+    });
+
+    after(async () => {
+      if (browser) await browser.close();
+      if (demo) assert.equal(await demo.stop(), 0, 'csrf-demo (and its router) exit cleanly');
+    });
+
+    test(`${mode}: the admin saves a setting and restores the defaults by clicking`, async () => {
+      const page = await browser.context.newPage();
+      const mark = demo.mark();
+      await saveDns(page, router, '9.9.9.9', '149.112.112.112');
+      let s = await routerState(router);
+      assert.deepEqual([s.dns1, s.dns2], ['9.9.9.9', '149.112.112.112']);
+      await Promise.all([page.waitForURL(`${router}/cgi-bin/reset.cgi`), page.click('#reset')]);
+      assert.equal(await page.textContent('#done'), 'Factory defaults restored.');
+      s = await routerState(router);
+      assert.deepEqual([s.dns1, s.changes.at(-1)], ['192.168.1.1', 'reset']);
+      await saveDns(page, router, '9.9.9.9', '149.112.112.112');
+      if (!unprotected) {
+        const html = await (await page.goto(`${router}/cgi-bin/index.cgi`)).text();
+        assert.match(html, /<input type="hidden" name="csrf_[0-9a-f]{12}" value="[\w-]{144}">/, 'the form has a token');
+        await page.screenshot({ path: path.join(out, 'router-admin.png') });
+      }
+      assert.doesNotMatch(demo.logSince(mark), /csrf-cgi: rejected/);
+      await page.close();
+    });
+
+    test(`${mode}: the attacker's page (<img> reset, self-submitting DNS form)`, async () => {
+      const before = await routerState(router);
+      assert.equal(before.dns1, '9.9.9.9');
+      const mark = demo.mark();
+      const page = await browser.context.newPage();
+      await Promise.all([
+        page.waitForURL((u) => u.href.startsWith(`${router}/`), { waitUntil: 'load' }),
+        page.goto(`${demo.attacker}/router`, { waitUntil: 'commit' }),
+      ]);
+      const after = await routerState(router);
+      if (unprotected) {
+        assert.deepEqual(after.changes.slice(before.changes.length), ['reset', 'dns 6.6.6.6 6.6.4.4']);
+        assert.deepEqual([after.dns1, after.dns2], ['6.6.6.6', '6.6.4.4']);
+      } else {
+        assert.deepEqual(after, before, 'the router is unchanged');
+        assert.ok(await page.textContent('#reason'), 'the rejection page names the reason');
+        await page.screenshot({ path: path.join(out, 'router-rejected.png') });
+        for (const req of ['GET /cgi-bin/reset.cgi', 'POST /cgi-bin/dns.cgi']) {
+          const re = new RegExp(`^csrf-cgi: rejected ${req}: \\w+$`, 'm');
+          assert.ok(await waitForLog(demo, mark, re), `csrf-cgi logged "rejected ${req}: <reason>"`);
+        }
+      }
+      await page.close();
+    });
+  });
+}

@@ -1,0 +1,406 @@
+"""csrf-cgi run as a server runs it (a CGI environment, the request body
+on standard input): the configuration file and its errors, where the
+configuration and the program come from, the request translated from the
+environment (HTTPS, REMOTE_USER, the session cookie of a login), the modes
+and switches, bad input, and what is kept of the program (exit status,
+standard error)."""
+
+import os
+import subprocess
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cgitest as T  # noqa: E402
+
+ORIGIN = "http://192.168.1.1"
+FORM = "application/x-www-form-urlencoded"
+
+
+class Direct(unittest.TestCase):
+    LINES = ()
+
+    def setUp(self):
+        self.site = T.Site(self.LINES)
+        self.site.configure(ORIGIN)
+
+    def tearDown(self):
+        self.site.cleanup()
+
+    def conf(self, text):
+        with open(self.site.conf, "w") as f:
+            f.write(text.replace("KEYS", self.site.keys))
+        return self.site.conf
+
+    def run_cgi(self, method="GET", script="echo.cgi", env=None, stdin=b"", **kw):
+        e = {"REQUEST_METHOD": method, "SCRIPT_NAME": "/cgi-bin/" + script, "HTTP_HOST": "192.168.1.1",
+             "CSRF_CGI_CONFIG": self.site.conf, "CGI_TEST_DIR": self.site.dir}
+        if stdin:
+            e["CONTENT_LENGTH"] = str(len(stdin))
+        e.update(env or {})
+        e = {k: v for k, v in e.items() if v is not None}
+        self.site.clear()
+        return T.run_direct(e, "./" + script, stdin, **kw)
+
+    def tokens(self, env=None):
+        rc, r, err = self.run_cgi(script="page.cgi", env=env)
+        self.assertEqual(rc, 0, err)
+        return T.page_tokens(r)
+
+
+class ConfigTest(Direct):
+    BAD = [
+        ("frobnicate on\n", ":4: unknown directive \"frobnicate\""),
+        ("mode\n", ":4: mode takes 1 argument"),
+        ("mode fast\n", ":4: mode takes one of both token origin origin_or_token"),
+        ("action allow\n", ":4: action takes one of deny log"),
+        ("inject maybe\n", ":4: inject takes one of on off"),
+        ("exempt POST /a /b\n", ":4: exempt takes 1 or 2 arguments"),
+        ("origin a b c d\n", ":4: too many arguments"),
+        ("exempt\n", ":4: exempt takes 1 or 2 arguments"),
+        ("exempt POST a\n", ":4: "),
+        ("trusted_origin partner.example\n", ":4: "),
+        ("trusted_origin http://partner.example/path\n", ":4: "),
+        ("unsafe_get reset.cgi\n", ":4: unsafe_get takes a path that starts with '/'"),
+        ("unsafe_get /a?b\n", ":4: unsafe_get takes a path that starts with '/'"),
+        ("session_cookie a;b\n", ":4: "),
+        ("body_max 0\n", ":4: body_max takes a size"),
+        ("body_max 10x\n", ":4: body_max takes a size"),
+        ("body_max 99999999999999999999999\n", ":4: body_max takes a size"),
+        ("max_age -1\n", ":4: max_age takes seconds"),
+        ("max_age 4294967296\n", ":4: max_age takes seconds"),
+        ("max_age 0100\n", ":4: max_age takes seconds"),
+        ("origin http://other.example\n", ":4: origin is duplicate"),
+        ("mode both\nmode token\n", ":5: mode is duplicate"),
+        ("x" * 2000 + "\n", ":4: line longer than 1024 bytes"),
+    ]
+
+    def base(self):
+        return "# router\norigin %s\nkey_file KEYS\n" % ORIGIN
+
+    def assertFailsClosed(self, rc, r, err, where):
+        self.assertEqual(rc, 1)
+        self.assertEqual(r.status, 500)
+        self.assertIn(where, err)
+        self.assertEqual(self.site.ran(), [], "the program ran with a broken configuration")
+
+    def test_bad_lines(self):
+        for text, msg in self.BAD:
+            with self.subTest(text[:40]):
+                path = self.conf(self.base() + text)
+                rc, r, err = self.run_cgi("POST", stdin=b"a=1", env={"CONTENT_TYPE": FORM, "HTTP_ORIGIN": ORIGIN})
+                self.assertFailsClosed(rc, r, err, path + msg)
+                self.assertEqual(err.count("\n"), 1, err)
+
+    def test_library_messages_are_shown(self):
+        path = self.conf(self.base() + "trusted_origin partner.example\n")
+        rc, r, err = self.run_cgi()
+        self.assertFailsClosed(rc, r, err, path + ":4: ")
+        self.assertIn("partner.example", err)
+        self.assertIn("scheme", err)
+
+    def test_no_key_file(self):
+        path = self.conf("origin %s\n" % ORIGIN)
+        rc, r, err = self.run_cgi()
+        self.assertFailsClosed(rc, r, err, path + ": no key_file")
+
+    def test_key_file_that_cannot_be_read(self):
+        path = self.conf("key_file %s/none\n" % self.site.dir)
+        rc, r, err = self.run_cgi()
+        self.assertFailsClosed(rc, r, err, path + ":1: ")
+
+    def test_key_file_that_is_garbage(self):
+        with open(self.site.keys, "w") as f:
+            f.write("key 1 2 zz sign\n")
+        path = self.conf(self.base())
+        rc, r, err = self.run_cgi()
+        self.assertFailsClosed(rc, r, err, path + ":3: ")
+
+    def test_missing_file(self):
+        rc, r, err = self.run_cgi(env={"CSRF_CGI_CONFIG": self.site.dir + "/nope.conf"})
+        self.assertFailsClosed(rc, r, err, self.site.dir + "/nope.conf: cannot read the configuration")
+
+    def test_default_file(self):
+        if os.path.exists("/etc/csrf-cgi.conf"):
+            self.skipTest("/etc/csrf-cgi.conf exists on this machine")
+        rc, r, err = self.run_cgi(env={"CSRF_CGI_CONFIG": None})
+        self.assertFailsClosed(rc, r, err, "/etc/csrf-cgi.conf: cannot read the configuration")
+
+    def test_config_option_wins(self):
+        good = self.site.path("good.conf")
+        with open(good, "w") as f:
+            f.write(self.base().replace("KEYS", self.site.keys))
+        rc, r, err = self.run_cgi(env={"CSRF_CGI_CONFIG": self.site.dir + "/nope.conf"}, config=good)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.site.ran(), ["GET /cgi-bin/echo.cgi"])
+
+    def test_every_truncated_configuration(self):
+        text = ("origin %s\nkey_file %s\nexempt POST /cgi-bin/login.cgi\ntrusted_origin http://10.0.0.2:8080\n"
+                "mode both\nbody_max 64k\nmax_age 1d\n" % (ORIGIN, self.site.keys))
+        key_end = text.index("\n", text.index("key_file")) + 1
+        for n in range(len(text) + 1):
+            with self.subTest(prefix=n):
+                with open(self.site.conf, "w") as f:
+                    f.write(text[:n])
+                rc, r, err = self.run_cgi()
+                if rc == 0:
+                    self.assertGreaterEqual(n, key_end - 1, "ran without a key file")
+                    self.assertEqual(self.site.ran(), ["GET /cgi-bin/echo.cgi"])
+                else:
+                    self.assertFailsClosed(rc, r, err, self.site.conf)
+                    self.assertEqual(err.count("\n"), 1, err)
+
+    def test_comments_blanks_tabs_and_crlf(self):
+        self.conf("# a router\r\n\r\n\torigin\t%s   # the LAN address\r\nkey_file KEYS\r\n   # mode token\r\n"
+                  "unsafe_get /cgi-bin/reset.cgi\r\nexempt /cgi-bin/echo.cgi\nexempt POST /cgi-bin/login.cgi\n"
+                  "trusted_origin https://partner.example:8443\ntrusted_origin http://10.0.0.2\n"
+                  "session_cookie sid\nmax_age 12h\nbody_max 64k\naction deny\ninject on\nmode both\n" % ORIGIN)
+        rc, r, err = self.run_cgi("POST", stdin=b"a=1", env={"CONTENT_TYPE": FORM, "HTTP_ORIGIN": "http://evil"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.site.ran(), ["POST /cgi-bin/echo.cgi"], "exempt did not apply")
+        rc, r, err = self.run_cgi("GET", "reset.cgi")
+        self.assertEqual(r.status, 403, "unsafe_get did not apply")
+
+
+class RequestTest(Direct):
+    LINES = ("unsafe_get /cgi-bin/reset.cgi",)
+
+    def test_program_from_the_argument_else_script_filename(self):
+        rc, r, err = self.run_cgi(args=[])
+        self.assertEqual(r.status, 500)
+        self.assertIn("not run as a CGI interpreter", err)
+        script = os.path.join(T.WWW, "cgi-bin", "echo.cgi")
+        rc, r, err = self.run_cgi(env={"SCRIPT_FILENAME": script}, args=[])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(self.site.ran(), ["GET /cgi-bin/echo.cgi"])
+
+    def test_not_a_cgi_request(self):
+        rc, r, err = self.run_cgi(env={"REQUEST_METHOD": None})
+        self.assertEqual((rc, r.status), (2, 500))
+        self.assertIn("usage:", err)
+        self.assertEqual(self.site.ran(), [])
+
+    def test_program_that_cannot_run(self):
+        rc, r, err = self.run_cgi(args=["./no-such.cgi"])
+        self.assertEqual((rc, r.status), (1, 500))
+        self.assertIn("cannot run the program for GET /cgi-bin/echo.cgi: ./no-such.cgi: No such file", err)
+
+    def test_exit_status_and_stderr_kept(self):
+        rc, r, err = self.run_cgi(script="exit3.cgi")
+        self.assertEqual(rc, 3)
+        self.assertEqual(r.body, b"bye\n")
+        self.assertIn("exit3.cgi: a line for the error log", err)
+
+    def test_killed_program(self):
+        rc, r, err = self.run_cgi(script="dies.cgi")
+        self.assertEqual((rc, r.status), (128 + 9, 502))
+        self.assertIn("killed by signal 9", err)
+
+    def test_https_names_the_secret_cookie_host_and_secure(self):
+        self.site.lines = ()
+        self.site.configure("https://router.example")
+        rc, r, err = self.run_cgi(script="page.cgi", env={"HTTPS": "on", "HTTP_HOST": "router.example"})
+        cookie = [c for c in r.all("set-cookie") if "csrf_secret" in c]
+        self.assertEqual(len(cookie), 1)
+        self.assertTrue(cookie[0].startswith("__Host-csrf_secret="), "no __Host- prefix over HTTPS")
+        self.assertIn("Secure", cookie[0])
+
+    def test_remote_user_binds_tokens(self):
+        cookie, field, token = self.tokens({"REMOTE_USER": "admin"})
+        body = ("%s=%s" % (field, token)).encode()
+        env = {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie}
+        rc, r, err = self.run_cgi("POST", stdin=body, env=dict(env, REMOTE_USER="admin"))
+        self.assertEqual(r.status, 200, err)
+        for user in ("guest", None, ""):
+            rc, r, err = self.run_cgi("POST", stdin=body, env=dict(env, REMOTE_USER=user))
+            self.assertEqual(r.status, 403)
+            self.assertIn("token_session", err)
+
+    def test_session_cookie_of_a_login_binds_its_page(self):
+        self.site.lines = ["session_cookie sid"]
+        self.site.configure(ORIGIN)
+        rc, r, err = self.run_cgi(script="login.cgi", env={"NEW_SID": "fresh1", "HTTP_COOKIE": "sid=old"})
+        self.assertIn("sid=fresh1; Path=/; HttpOnly", r.all("set-cookie"))
+        cookie, field, token = T.page_tokens(r)
+        body = ("%s=%s" % (field, token)).encode()
+        for sid, status in (("fresh1", 200), ("old", 403)):
+            rc, r, err = self.run_cgi("POST", stdin=body, env={"CONTENT_TYPE": FORM,
+                                                               "HTTP_COOKIE": "%s; sid=%s" % (cookie, sid),
+                                                               "REMOTE_USER": "admin"})
+            self.assertEqual(r.status, status, err)
+
+    def test_headers_back_from_the_environment(self):
+        cookie, field, token = self.tokens()
+        # X-CSRF-Token comes as HTTP_X_CSRF_TOKEN; lighttpd adds
+        # HTTP_CONTENT_LENGTH beside CONTENT_LENGTH, which is no second one.
+        rc, r, err = self.run_cgi("POST", stdin=b"{}", env={"CONTENT_TYPE": "application/json",
+                                                             "HTTP_COOKIE": cookie, "HTTP_X_CSRF_TOKEN": token,
+                                                             "HTTP_CONTENT_LENGTH": "2",
+                                                             "HTTP_CONTENT_TYPE": "application/json"})
+        self.assertEqual(r.status, 200, err)
+        self.assertEqual(self.site.body(), b"{}")
+
+    def test_bad_input(self):
+        cookie, field, token = self.tokens()
+        tok = ("a=1&%s=%s" % (field, token)).encode()
+        rows = [
+            ("body shorter than CONTENT_LENGTH", {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie,
+                                                  "CONTENT_LENGTH": str(len(tok) + 10)}, tok, 400,
+             "body_malformed"),
+            ("CONTENT_LENGTH not a number", {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie, "CONTENT_LENGTH": "12a"},
+             tok, 403, "body_malformed"),
+            ("CONTENT_LENGTH over body_max", {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie,
+                                              "CONTENT_LENGTH": "99999999999"}, tok, 413, "body_too_large"),
+            ("body over body_max", {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie}, tok + b"&x=" + b"y" * (1 << 20), 413,
+             "body_too_large"),
+            ("oversized cookie", {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie + "; big=" + "c" * 20000}, tok, 403,
+             "header_too_large"),
+            ("secret cookie twice", {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie + "; " + cookie}, tok, 403,
+             "cookie_ambiguous"),
+            ("malformed Origin", {"CONTENT_TYPE": FORM, "HTTP_ORIGIN": "http://a b"}, b"a=1", 403,
+             "origin_malformed"),
+            ("malformed Sec-Fetch-Site", {"CONTENT_TYPE": FORM, "HTTP_SEC_FETCH_SITE": "maybe"}, b"a=1", 403,
+             "fetch_site_malformed"),
+            ("override to a non-method", {"CONTENT_TYPE": FORM, "HTTP_ORIGIN": ORIGIN,
+                                          "HTTP_X_HTTP_METHOD_OVERRIDE": "DE LETE"}, b"a=1", 403, "method_override"),
+            ("multipart without boundary", {"CONTENT_TYPE": "multipart/form-data", "HTTP_COOKIE": cookie}, tok, 403,
+             "body_malformed"),
+        ]
+        for name, env, body, status, reason in rows:
+            with self.subTest(name):
+                rc, r, err = self.run_cgi("POST", stdin=body, env=env)
+                self.assertEqual((rc, r.status), (0, status), err)
+                self.assertIn("rejected POST /cgi-bin/echo.cgi: " + reason, err)
+                self.assertIn('<code id="reason">%s</code>' % reason, r.text())
+                self.assertEqual(self.site.ran(), [])
+                self.assertNotIn(token, err)
+                self.assertNotIn(cookie.split("=", 1)[1], err)
+
+    def test_every_truncated_answer_of_the_program(self):
+        answer = (b"Status: 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nSet-Cookie: s=1; Path=/\r\n"
+                  b"Content-Length: 40\r\n\r\n<form method=post></form><p>end</p>\n")
+        head = answer.index(b"\r\n\r\n") + 4
+        for n in range(len(answer) + 1):
+            with self.subTest(prefix=n):
+                with open(self.site.path("answer"), "wb") as f:
+                    f.write(answer[:n])
+                rc, r, err = self.run_cgi(script="replay.cgi")
+                if n < head:
+                    self.assertEqual(r.status, 502, err)
+                    self.assertIn("bad answer of the program", err)
+                    continue
+                self.assertEqual((rc, r.status), (0, 200), err)
+                self.assertEqual(r.all("set-cookie")[0], "s=1; Path=/")
+                self.assertEqual(T.strip_injected(r.text()), answer[head:n].decode())
+
+    def test_memory_does_not_grow_with_the_page(self):
+        def peak(mb):
+            # ru_maxrss of a fresh process's children: csrf-cgi's peak
+            # (the program's shell and yes stay smaller).
+            code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+                    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            env = dict(os.environ, REQUEST_METHOD="GET", SCRIPT_NAME="/cgi-bin/big.cgi", HTTP_HOST="192.168.1.1",
+                       CSRF_CGI_CONFIG=self.site.conf, BIG_PAGE_MB=str(mb))
+            out = subprocess.run([sys.executable, "-c", code, T.CGI, "./big.cgi"], env=env, capture_output=True,
+                                 cwd=os.path.join(T.WWW, "cgi-bin"), check=True)
+            return int(out.stdout)
+        small, large = peak(1), peak(64)
+        self.assertLess(large - small, 4096, "peak KiB with a 1 MiB page %d, with 64 MiB %d" % (small, large))
+
+    def test_the_page_streams_out_as_it_is_written(self):
+        e = dict(os.environ, REQUEST_METHOD="GET", SCRIPT_NAME="/cgi-bin/wait.cgi", HTTP_HOST="192.168.1.1",
+                 CSRF_CGI_CONFIG=self.site.conf, CGI_TEST_DIR=self.site.dir)
+        p = subprocess.Popen([T.CGI, "./wait.cgi"], env=e, stdout=subprocess.PIPE, cwd=os.path.join(T.WWW, "cgi-bin"))
+        got = b""
+        while b"</form>" not in got:
+            c = p.stdout.read1(4096)
+            self.assertTrue(c, "the output ended before the form")
+            got += c
+        self.assertIn(b'<form method=post><input type="hidden"', got, "the form came out with its token")
+        self.assertNotIn(b"rest", got)
+        open(self.site.path("go"), "w").close()
+        rest = p.stdout.read()
+        p.wait(10)
+        self.assertIn(b"<p>rest</p>", rest)
+
+    def test_cache_control_of_an_injected_page(self):
+        for given, want in ((b"Cache-Control: no-store\r\n", ["no-store"]),
+                            (b"Cache-Control: Private, max-age=60\r\n", ["Private, max-age=60"]),
+                            (b"Cache-Control: public, max-age=600\r\n", ["private"]), (b"", ["private"])):
+            with self.subTest(given):
+                with open(self.site.path("answer"), "wb") as f:
+                    f.write(b"Content-Type: text/html\r\nETag: \"v1\"\r\n" + given + b"\r\n<form method=post></form>")
+                rc, r, err = self.run_cgi(script="replay.cgi")
+                self.assertEqual(r.all("cache-control"), want)
+                self.assertIsNone(r.header("etag"), "the page's validator changed with its tokens")
+                self.assertEqual(r.header("vary"), "Cookie")
+
+    def test_log_line_cannot_be_forged(self):
+        rc, r, err = self.run_cgi("POST", env={"PATH_INFO": "/x\ncsrf-cgi: allowed everything", "CONTENT_TYPE": FORM,
+                                               "HTTP_ORIGIN": "http://evil", "QUERY_STRING": "secret=1"},
+                                  stdin=b"a=1")
+        self.assertEqual(r.status, 403)
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertIn("/cgi-bin/echo.cgi/x\\x0acsrf-cgi:\\x20allowed", err)
+        self.assertNotIn("secret=1", err)
+
+
+class ModeTest(Direct):
+    def setmode(self, *lines):
+        self.site.lines = list(lines)
+        self.site.configure(ORIGIN)
+
+    def post(self, env, body=b"a=1"):
+        return self.run_cgi("POST", stdin=body, env=dict({"CONTENT_TYPE": FORM}, **env))
+
+    def test_default_origin_or_token(self):
+        self.assertEqual(self.post({"HTTP_ORIGIN": ORIGIN})[1].status, 200)
+        self.assertEqual(self.post({})[1].status, 403)
+
+    def test_both(self):
+        self.setmode("mode both")
+        rc, r, err = self.post({"HTTP_ORIGIN": ORIGIN})
+        self.assertEqual(r.status, 403)
+        self.assertIn("secret_missing", err)
+        cookie, field, token = self.tokens()
+        rc, r, err = self.post({"HTTP_ORIGIN": ORIGIN, "HTTP_COOKIE": cookie}, ("%s=%s" % (field, token)).encode())
+        self.assertEqual(r.status, 200, err)
+
+    def test_origin_only_injects_nothing(self):
+        self.setmode("mode origin")
+        self.assertEqual(self.post({})[1].status, 200, "tokenless: no Origin over HTTP passes, as in Go")
+        self.assertEqual(self.post({"HTTP_ORIGIN": "http://evil"})[1].status, 403)
+        rc, r, err = self.run_cgi(script="page.cgi")
+        self.assertNotIn("csrf-token", r.text())
+        self.assertEqual(r.all("set-cookie"), [])
+
+    def test_token_only(self):
+        self.setmode("mode token")
+        rc, r, err = self.post({"HTTP_ORIGIN": ORIGIN})
+        self.assertEqual(r.status, 403)
+
+    def test_action_log_runs_the_program(self):
+        self.setmode("action log")
+        rc, r, err = self.post({"HTTP_ORIGIN": "http://evil"})
+        self.assertEqual(r.status, 200)
+        self.assertEqual(self.site.ran(), ["POST /cgi-bin/echo.cgi"])
+        self.assertIn("csrf-cgi: would reject (action log) POST /cgi-bin/echo.cgi: origin_mismatch", err)
+
+    def test_inject_off(self):
+        self.setmode("inject off")
+        rc, r, err = self.run_cgi(script="page.cgi")
+        self.assertNotIn("csrf-token", r.text())
+        self.assertEqual(r.all("set-cookie"), [])
+
+    def test_body_max_small(self):
+        self.setmode("body_max 16")
+        cookie, field, token = self.tokens()
+        rc, r, err = self.post({"HTTP_COOKIE": cookie}, ("%s=%s" % (field, token)).encode())
+        self.assertEqual(r.status, 413)
+        rc, r, err = self.post({"HTTP_ORIGIN": ORIGIN}, b"a=" + b"b" * 100)
+        self.assertEqual(r.status, 200, "a request allowed by its origin is not read")
+        self.assertEqual(self.site.body(), b"a=" + b"b" * 100)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,3 @@
+#!/bin/sh
+# A Status that is not a code.
+printf 'Status: OK\nContent-Type: text/html\n\n<p>x</p>\n'

@@ -1,0 +1,237 @@
+/*
+ * inject_internal.h - what the injector's three files share and callers
+ * never see: the tag the tokenizer (inject.c) hands over, the model of the
+ * HTML tree builder that decides what the browser does with it
+ * (inject_tree.c), and the form policy that judges attribute values
+ * (inject_policy.c). Calls point one way: inject.c -> inject_tree.c ->
+ * inject_policy.c.
+ */
+#ifndef CSRF_INJECT_INTERNAL_H
+#define CSRF_INJECT_INTERNAL_H
+
+#include "internal.h"
+
+/* Bytes of a tag name kept: the longest name the model compares is an
+ * SVG or MathML element's ("fecomponenttransfer" has 19). A longer name
+ * saturates name_len at INJ_NAME_MAX + 1. */
+#define INJ_NAME_MAX 24
+/* Bytes of an attribute name kept: "formaction" and "formmethod" have 10. */
+#define INJ_ATTR_MAX 10
+/* Bytes of a URL attribute (action, href, formaction) kept. A longer URL
+ * is judged by these bytes only when they hold its whole origin part; an
+ * authority cut short could be "https://self.example.evil.example". */
+#define INJ_URL_MAX 2048
+/* Bytes of a short attribute (method, formmethod, type, encoding). */
+#define INJ_SHORT_MAX 32
+/* Open SVG and MathML elements the model follows; one more and it stops. */
+#define INJ_FOREIGN_MAX 32
+
+/* The elements the model tells apart, by their lower-case names. */
+enum inj_tag_id {
+	T_OTHER = 0,
+	/* raw text in HTML content: the tokenizer reads no markup inside */
+	T_SCRIPT,
+	T_STYLE,
+	T_TEXTAREA,
+	T_TITLE,
+	T_XMP,
+	T_IFRAME,
+	T_NOEMBED,
+	T_NOFRAMES,
+	T_NOSCRIPT,
+	T_PLAINTEXT,
+	/* what decides form ownership and URLs */
+	T_FORM,
+	T_BASE,
+	T_HEAD,
+	T_BUTTON,
+	T_INPUT,
+	T_SELECT,
+	T_TEMPLATE,
+	T_SVG,
+	T_MATH,
+	T_KEYGEN,
+	/* foreign content */
+	T_FONT,
+	T_ANNOTATION_XML,
+	T_FOREIGNOBJECT,
+	T_DESC,
+	T_MI,
+	T_MO,
+	T_MN,
+	T_MS,
+	T_MTEXT,
+	T_MGLYPH,
+	T_MALIGNMARK,
+	/* break out of foreign content; the first five are also void */
+	T_BR,
+	T_IMG,
+	T_HR,
+	T_META,
+	T_EMBED,
+	T_P,
+	T_BREAKOUT, /* the other names of the breakout list */
+	/* void elements that change nothing we follow */
+	T_VOID
+};
+
+/* The attribute slots of a tag: one URL, two short values. */
+enum { SLOT_NONE, SLOT_URL, SLOT_SHORT, SLOT_TYPE };
+
+/* A tag as the tokenizer read it. Attribute values are raw (character
+ * references undecoded) until the policy decodes them. */
+struct inj_tag {
+	uint8_t is_end;
+	uint8_t self_closing; /* ended with "/>" */
+	uint8_t id;           /* enum inj_tag_id, set when the name is complete */
+	uint8_t name_len;     /* saturates at INJ_NAME_MAX + 1 */
+	char name[INJ_NAME_MAX];
+	uint8_t attr_len; /* likewise, at INJ_ATTR_MAX + 1 */
+	char attr[INJ_ATTR_MAX];
+	uint8_t slot;      /* where the current value's bytes go */
+	uint8_t seen;      /* attributes already met (first wins): A_* bits */
+	uint8_t has_form;  /* a form="" attribute (button, input) */
+	uint8_t font_attr; /* color, face or size (font) */
+	uint8_t decoded;   /* the values' references are decoded */
+	uint8_t keep;      /* its attributes matter (set with id) */
+	uint8_t url_trunc, short_over, type_over;
+	uint8_t short_len, type_len;
+	uint16_t url_len;
+	char short_val[INJ_SHORT_MAX];
+	char type_val[INJ_SHORT_MAX];
+	char url[INJ_URL_MAX];
+};
+
+/* Attribute bits of inj_tag.seen. */
+enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
+
+/* ---- the form policy (inject_policy.c) ---- */
+
+/* The tag id of a complete lower-case name (len may be INJ_NAME_MAX + 1:
+ * no name we know). */
+uint8_t inj_tag_id(const char *name, size_t len);
+/* The same for HTML content, where only the elements up to T_KEYGEN
+ * matter: the others (breakout, integration points, void) are T_OTHER. */
+uint8_t inj_tag_id_html(const char *name, size_t len);
+
+/* The attribute slot the value of the attribute just named goes to, for
+ * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
+ * HTML drops repeated attributes. */
+uint8_t inj_attr_slot(struct inj_tag *tag);
+
+/* Decodes the character references of an attribute value in place, as
+ * the tokenizer does in an attribute: numeric ones, and the named ones
+ * whose expansion holds ASCII. Any other expansion becomes the byte 0x80,
+ * which matches nothing; a reference the table does not know is left as
+ * it is, so its '&' stays. NUL becomes 0x80 too (the browser reads
+ * U+FFFD). Returns the new length (never more). */
+size_t inj_decode_attr(char *v, size_t n);
+
+/* Where a URL leads. */
+enum {
+	U_CROSS,    /* elsewhere, or not known for sure */
+	U_SELF,     /* absolute, with the self origin */
+	U_RELATIVE, /* resolved against the base URL */
+	U_DOCUMENT  /* absent or "": the document's own URL, whatever the base */
+};
+
+/* The base URL's state. */
+enum { B_NONE, B_SAME, B_OTHER };
+
+/* A form start tag judged: what it would get. */
+enum {
+	FP_OTHER,     /* no token: another origin, dialog, unsure */
+	FP_POST_SELF, /* POST to this origin: the token */
+	FP_GET_SELF,  /* GET to this origin: a token only for a formmethod=post button */
+	FP_POST_BASE  /* POST with a relative action, but <base> points elsewhere */
+};
+int inj_policy_form(struct inj_tag *tag, int base, const csrf_origin *self, int *relative);
+
+/* A base start tag with an href: B_SAME or B_OTHER; B_NONE without href. */
+int inj_policy_base(struct inj_tag *tag, const csrf_origin *self);
+
+/* A button or input start tag in a form. */
+enum {
+	BTN_PLAIN = 0,        /* submits where the form does, as it does */
+	BTN_POST = 1,         /* a submit button with formmethod=post */
+	BTN_ACTION_SELF = 2,  /* a formaction to this origin */
+	BTN_ACTION_OTHER = 4, /* a formaction elsewhere (or unsure) */
+	BTN_ACTION_REL = 8    /* a relative formaction: the base URL applies */
+};
+int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self);
+
+/* 1 for a MathML annotation-xml whose encoding makes it an HTML
+ * integration point. */
+int inj_policy_html_annotation(struct inj_tag *tag);
+
+/* ---- the tree builder model (inject_tree.c) ---- */
+
+struct inj_foreign {
+	uint8_t ns;    /* NS_SVG, NS_MATH */
+	uint8_t flags; /* F_* */
+	uint8_t len;   /* INJ_NAME_MAX + 1: longer */
+	char name[INJ_NAME_MAX];
+};
+
+struct inj_tree {
+	uint8_t ptr;       /* the form element pointer is set */
+	uint8_t cur_form;  /* what the pointer's form is: CF_* */
+	uint8_t base;      /* B_* */
+	uint8_t rel_token; /* a form with a relative action got the token */
+	uint8_t cur_rel;   /* the pointer's form has a relative action */
+	uint8_t head_done; /* the meta tags went in */
+	uint8_t stopped;   /* lost track of the page: no more tokens */
+	uint8_t select;    /* inside a select element */
+	uint8_t templates; /* open template elements */
+	uint8_t depth;     /* open foreign elements */
+	unsigned count;    /* insertions */
+	unsigned status;   /* CSRF_INJECT_* reasons */
+	const csrf_origin *self;
+	struct inj_foreign stack[INJ_FOREIGN_MAX];
+};
+
+/* What the tokenizer does after a tag. */
+enum { NEXT_DATA, NEXT_RAW, NEXT_SCRIPT, NEXT_NOSCRIPT, NEXT_PLAINTEXT, NEXT_PASS };
+/* What goes in right after it. */
+enum { INS_NONE, INS_INPUT, INS_META };
+
+/* 1 when a tag in HTML content changes nothing the model follows (most
+ * tags): the tokenizer then goes straight on. */
+static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	if (t->depth > 0 || t->select || t->stopped)
+		return 0;
+	if (tag->id == T_OTHER)
+		return 1;
+	switch (tag->id) {
+	case T_FORM:
+	case T_TEMPLATE:
+	case T_SELECT:
+		return 0;
+	case T_BASE:
+	case T_HEAD:
+	case T_BUTTON:
+	case T_INPUT:
+	case T_SVG:
+	case T_MATH:
+		return tag->is_end;
+	default:
+		/* raw text starts with a start tag */
+		return tag->id > T_PLAINTEXT || tag->is_end;
+	}
+}
+
+void inj_tree_reset(struct inj_tree *t);
+/* A complete tag: the tree builder's move, the tokenizer's next state
+ * (*next) and the element to insert after it (returned). */
+int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next);
+/* 1 when "<![CDATA[" opens a CDATA section: inside foreign content. */
+int inj_tree_cdata(const struct inj_tree *t);
+/* The model lost track (reason: a CSRF_INJECT_* bit): no more tokens. */
+void inj_tree_stop(struct inj_tree *t, unsigned reason);
+/* 1 when the name of a start tag read inside <noscript> (which scripting
+ * makes raw text) could change what a browser without scripting builds in
+ * a way the model cannot follow. */
+int inj_tree_noscript_unsafe(uint8_t id);
+
+#endif /* CSRF_INJECT_INTERNAL_H */

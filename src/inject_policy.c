@@ -1,0 +1,531 @@
+/*
+ * inject_policy.c - the injector's form policy: which element a tag name
+ * is, which attributes of it are kept, how the browser decodes their
+ * values (character references), whether a form posts, and where a form's
+ * action, a button's formaction or a base's href leads. Every judgement
+ * fails closed: when the bytes kept cannot tell, the answer is "elsewhere".
+ */
+#include "inject_internal.h"
+
+struct name_id {
+	const char *name;
+	uint8_t id;
+};
+
+#define N(s, id)                                                                                                       \
+	{                                                                                                              \
+		s, id                                                                                                  \
+	}
+static const struct name_id names1[] = {N("p", T_P), N("b", T_BREAKOUT), N("i", T_BREAKOUT), N("s", T_BREAKOUT),
+                                        N("u", T_BREAKOUT)};
+static const struct name_id names2[] = {
+    N("br", T_BR),       N("hr", T_HR),       N("mi", T_MI),       N("mo", T_MO),       N("mn", T_MN),
+    N("ms", T_MS),       N("dd", T_BREAKOUT), N("dl", T_BREAKOUT), N("dt", T_BREAKOUT), N("em", T_BREAKOUT),
+    N("h1", T_BREAKOUT), N("h2", T_BREAKOUT), N("h3", T_BREAKOUT), N("h4", T_BREAKOUT), N("h5", T_BREAKOUT),
+    N("h6", T_BREAKOUT), N("li", T_BREAKOUT), N("ol", T_BREAKOUT), N("tt", T_BREAKOUT), N("ul", T_BREAKOUT)};
+static const struct name_id names3[] = {N("svg", T_SVG),      N("img", T_IMG),      N("xmp", T_XMP),
+                                        N("big", T_BREAKOUT), N("div", T_BREAKOUT), N("pre", T_BREAKOUT),
+                                        N("sub", T_BREAKOUT), N("sup", T_BREAKOUT), N("var", T_BREAKOUT),
+                                        N("wbr", T_VOID),     N("col", T_VOID)};
+static const struct name_id names4[] = {
+    N("form", T_FORM),     N("base", T_BASE),     N("head", T_HEAD),     N("math", T_MATH),     N("font", T_FONT),
+    N("desc", T_DESC),     N("meta", T_META),     N("body", T_BREAKOUT), N("code", T_BREAKOUT), N("menu", T_BREAKOUT),
+    N("nobr", T_BREAKOUT), N("ruby", T_BREAKOUT), N("span", T_BREAKOUT), N("area", T_VOID),     N("link", T_VOID)};
+static const struct name_id names5[] = {
+    N("style", T_STYLE),    N("title", T_TITLE),    N("input", T_INPUT), N("embed", T_EMBED), N("mtext", T_MTEXT),
+    N("table", T_BREAKOUT), N("small", T_BREAKOUT), N("image", T_VOID),  N("track", T_VOID),  N("param", T_VOID)};
+static const struct name_id names6[] = {N("script", T_SCRIPT),   N("iframe", T_IFRAME),   N("button", T_BUTTON),
+                                        N("select", T_SELECT),   N("keygen", T_KEYGEN),   N("mglyph", T_MGLYPH),
+                                        N("strike", T_BREAKOUT), N("strong", T_BREAKOUT), N("center", T_BREAKOUT),
+                                        N("source", T_VOID)};
+static const struct name_id names7[] = {N("noembed", T_NOEMBED), N("listing", T_BREAKOUT)};
+static const struct name_id names8[] = {N("textarea", T_TEXTAREA), N("noframes", T_NOFRAMES), N("noscript", T_NOSCRIPT),
+                                        N("template", T_TEMPLATE)};
+static const struct name_id names9[] = {N("plaintext", T_PLAINTEXT)};
+static const struct name_id names10[] = {N("blockquote", T_BREAKOUT), N("malignmark", T_MALIGNMARK)};
+static const struct name_id names13[] = {N("foreignobject", T_FOREIGNOBJECT)};
+static const struct name_id names14[] = {N("annotation-xml", T_ANNOTATION_XML)};
+#undef N
+
+/* Called for every tag: the first letter rules out most entries before
+ * the rest is compared. */
+static uint8_t find_name(const char *name, size_t len, const struct name_id *tab, size_t count)
+{
+	for (size_t k = 0; k < count; k++) {
+		const char *n = tab[k].name;
+		if (n[0] != name[0])
+			continue;
+		size_t i = 1;
+		while (i < len && n[i] == name[i])
+			i++;
+		if (i == len)
+			return tab[k].id;
+	}
+	return T_OTHER;
+}
+
+#define FIND(tab) find_name(name, len, tab, sizeof tab / sizeof tab[0])
+uint8_t inj_tag_id(const char *name, size_t len)
+{
+	switch (len) {
+	case 1:
+		return FIND(names1);
+	case 2:
+		return FIND(names2);
+	case 3:
+		return FIND(names3);
+	case 4:
+		return FIND(names4);
+	case 5:
+		return FIND(names5);
+	case 6:
+		return FIND(names6);
+	case 7:
+		return FIND(names7);
+	case 8:
+		return FIND(names8);
+	case 9:
+		return FIND(names9);
+	case 10:
+		return FIND(names10);
+	case 13:
+		return FIND(names13);
+	case 14:
+		return FIND(names14);
+	default:
+		return T_OTHER;
+	}
+}
+#undef FIND
+
+static int is(const char *name, const char *lit, size_t len)
+{
+	return memcmp(name, lit, len) == 0;
+}
+
+uint8_t inj_tag_id_html(const char *n, size_t len)
+{
+	switch (len) {
+	case 3:
+		return is(n, "svg", 3) ? T_SVG : is(n, "xmp", 3) ? T_XMP : T_OTHER;
+	case 4:
+		switch (n[0]) {
+		case 'f':
+			return is(n, "form", 4) ? T_FORM : T_OTHER;
+		case 'b':
+			return is(n, "base", 4) ? T_BASE : T_OTHER;
+		case 'h':
+			return is(n, "head", 4) ? T_HEAD : T_OTHER;
+		case 'm':
+			return is(n, "math", 4) ? T_MATH : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 5:
+		switch (n[0]) {
+		case 's':
+			return is(n, "style", 5) ? T_STYLE : T_OTHER;
+		case 't':
+			return is(n, "title", 5) ? T_TITLE : T_OTHER;
+		case 'i':
+			return is(n, "input", 5) ? T_INPUT : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 6:
+		switch (n[0]) {
+		case 's':
+			return is(n, "script", 6) ? T_SCRIPT : is(n, "select", 6) ? T_SELECT : T_OTHER;
+		case 'i':
+			return is(n, "iframe", 6) ? T_IFRAME : T_OTHER;
+		case 'b':
+			return is(n, "button", 6) ? T_BUTTON : T_OTHER;
+		case 'k':
+			return is(n, "keygen", 6) ? T_KEYGEN : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 7:
+		return is(n, "noembed", 7) ? T_NOEMBED : T_OTHER;
+	case 8:
+		switch (n[0]) {
+		case 't':
+			return is(n, "textarea", 8) ? T_TEXTAREA : is(n, "template", 8) ? T_TEMPLATE : T_OTHER;
+		case 'n':
+			return is(n, "noframes", 8) ? T_NOFRAMES : is(n, "noscript", 8) ? T_NOSCRIPT : T_OTHER;
+		default:
+			return T_OTHER;
+		}
+	case 9:
+		return is(n, "plaintext", 9) ? T_PLAINTEXT : T_OTHER;
+	default:
+		return T_OTHER;
+	}
+}
+
+static int attr_is(const struct inj_tag *tag, const char *lit)
+{
+	size_t n = strlen(lit);
+	return tag->attr_len == n && memcmp(tag->attr, lit, n) == 0;
+}
+
+static uint8_t take(struct inj_tag *tag, uint8_t bit, uint8_t slot)
+{
+	if (tag->seen & bit)
+		return SLOT_NONE;
+	tag->seen |= bit;
+	return slot;
+}
+
+uint8_t inj_attr_slot(struct inj_tag *tag)
+{
+	switch (tag->id) {
+	case T_FORM:
+		if (attr_is(tag, "action"))
+			return take(tag, A_URL, SLOT_URL);
+		if (attr_is(tag, "method"))
+			return take(tag, A_SHORT, SLOT_SHORT);
+		return SLOT_NONE;
+	case T_BASE:
+		return attr_is(tag, "href") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
+	case T_BUTTON:
+	case T_INPUT:
+		if (attr_is(tag, "formaction"))
+			return take(tag, A_URL, SLOT_URL);
+		if (attr_is(tag, "formmethod"))
+			return take(tag, A_SHORT, SLOT_SHORT);
+		if (attr_is(tag, "type"))
+			return take(tag, A_TYPE, SLOT_TYPE);
+		if (attr_is(tag, "form"))
+			tag->has_form = 1;
+		return SLOT_NONE;
+	case T_ANNOTATION_XML:
+		return attr_is(tag, "encoding") ? take(tag, A_SHORT, SLOT_SHORT) : SLOT_NONE;
+	case T_FONT:
+		if (attr_is(tag, "color") || attr_is(tag, "face") || attr_is(tag, "size"))
+			tag->font_attr = 1;
+		return SLOT_NONE;
+	default:
+		return SLOT_NONE;
+	}
+}
+
+static unsigned char lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+static int is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_alnum(unsigned char c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9');
+}
+
+/* The named references whose expansion holds ASCII ("&sol;" is '/').
+ * Those that end without ';' are the legacy ones; 0x80 stands for the
+ * non-ASCII part of an expansion. */
+static const struct {
+	const char *name;
+	const char *text;
+} named[] = {
+    {"amp", "&"},
+    {"AMP", "&"},
+    {"lt", "<"},
+    {"LT", "<"},
+    {"gt", ">"},
+    {"GT", ">"},
+    {"quot", "\""},
+    {"QUOT", "\""},
+    {"Tab;", "\t"},
+    {"NewLine;", "\n"},
+    {"excl;", "!"},
+    {"num;", "#"},
+    {"dollar;", "$"},
+    {"percnt;", "%"},
+    {"apos;", "'"},
+    {"lpar;", "("},
+    {"rpar;", ")"},
+    {"ast;", "*"},
+    {"midast;", "*"},
+    {"plus;", "+"},
+    {"comma;", ","},
+    {"period;", "."},
+    {"sol;", "/"},
+    {"colon;", ":"},
+    {"semi;", ";"},
+    {"equals;", "="},
+    {"quest;", "?"},
+    {"commat;", "@"},
+    {"lsqb;", "["},
+    {"lbrack;", "["},
+    {"bsol;", "\\"},
+    {"rsqb;", "]"},
+    {"rbrack;", "]"},
+    {"Hat;", "^"},
+    {"lowbar;", "_"},
+    {"UnderBar;", "_"},
+    {"grave;", "`"},
+    {"DiacriticalGrave;", "`"},
+    {"lcub;", "{"},
+    {"lbrace;", "{"},
+    {"verbar;", "|"},
+    {"vert;", "|"},
+    {"VerticalLine;", "|"},
+    {"rcub;", "}"},
+    {"rbrace;", "}"},
+    {"fjlig;", "fj"},
+    {"nvlt;", "<\x80"},
+    {"nvgt;", ">\x80"},
+    {"bne;", "=\x80"},
+};
+
+/* A numeric reference at in[i] ("&#..."): writes its byte to *out and
+ * returns the index after it, or 0 when there is none. */
+static size_t numeric_ref(const char *in, size_t len, size_t i, char *out)
+{
+	size_t k = i + 2;
+	int hex = k < len && (in[k] == 'x' || in[k] == 'X');
+	k += (size_t)hex;
+	size_t digits = 0;
+	uint32_t v = 0;
+	for (; k < len; k++, digits++) {
+		unsigned char c = (unsigned char)in[k];
+		unsigned d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (hex && lower(c) >= 'a' && lower(c) <= 'f')
+			d = lower(c) - 'a' + 10;
+		else
+			break;
+		if (v < 0x110000)
+			v = v * (hex ? 16 : 10) + d;
+	}
+	if (digits == 0)
+		return 0;
+	if (k < len && in[k] == ';')
+		k++;
+	/* 0, surrogates, out of range, C1 (windows-1252 letters): not ASCII */
+	*out = (v >= 1 && v < 0x80) ? (char)v : (char)0x80;
+	return k;
+}
+
+size_t inj_decode_attr(char *v, size_t n)
+{
+	size_t o = 0, i = 0;
+	while (i < n) {
+		if (v[i] == '\0') {
+			v[o++] = (char)0x80;
+			i++;
+			continue;
+		}
+		if (v[i] != '&') {
+			v[o++] = v[i++];
+			continue;
+		}
+		if (i + 1 < n && v[i + 1] == '#') {
+			char c;
+			size_t k = numeric_ref(v, n, i, &c);
+			if (k) {
+				v[o++] = c;
+				i = k;
+				continue;
+			}
+		} else {
+			size_t m, rest = n - i - 1;
+			for (m = 0; m < sizeof named / sizeof named[0]; m++) {
+				size_t nl = strlen(named[m].name);
+				if (rest < nl || memcmp(v + i + 1, named[m].name, nl) != 0)
+					continue;
+				size_t end = i + 1 + nl;
+				if (named[m].name[nl - 1] != ';') {
+					/* legacy: ";" is optional, but in an attribute a
+					 * letter, digit or '=' after the name keeps it text */
+					if (end < n && v[end] == ';')
+						end++;
+					else if (end < n && (is_alnum((unsigned char)v[end]) || v[end] == '='))
+						continue;
+				}
+				size_t tl = strlen(named[m].text);
+				memcpy(v + o, named[m].text, tl); /* tl <= end - i: never past i */
+				o += tl;
+				i = end;
+				break;
+			}
+			if (m < sizeof named / sizeof named[0])
+				continue;
+		}
+		v[o++] = v[i++];
+	}
+	return o;
+}
+
+static int is_scheme_char(unsigned char c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+}
+
+/* Judges a decoded URL the way a URL parser would see it, failing closed
+ * (U_CROSS) whenever unsure. present: the attribute was there. trunc: the
+ * value went on past the kept bytes. a is rewritten in place. A '&' left
+ * (a reference the table does not know, or a literal one) before the path
+ * starts makes it cross-origin. */
+static int judge_url(char *a, size_t len, int present, int trunc, const csrf_origin *self)
+{
+	if (!present || (len == 0 && !trunc))
+		return U_DOCUMENT;
+	size_t n = 0;
+	/* The URL parser drops every tab and newline ... */
+	for (size_t i = 0; i < len; i++)
+		if (a[i] != '\t' && a[i] != '\n' && a[i] != '\r')
+			a[n++] = a[i];
+	/* ... and C0 controls and spaces at both ends. */
+	size_t b = 0;
+	while (b < n && (unsigned char)a[b] <= 0x20)
+		b++;
+	while (!trunc && n > b && (unsigned char)a[n - 1] <= 0x20)
+		n--;
+	a += b;
+	n -= b;
+	if (n == 0)
+		return trunc ? U_CROSS : U_RELATIVE; /* blanks: the base URL itself */
+
+	unsigned char c0 = (unsigned char)a[0];
+	if (c0 == '/' || c0 == '\\') {
+		if (n == 1)
+			return trunc ? U_CROSS : U_RELATIVE;
+		unsigned char c1 = (unsigned char)a[1];
+		/* "//host", "\\host", "/\host": another authority. */
+		return c1 == '/' || c1 == '\\' || c1 == '&' ? U_CROSS : U_RELATIVE;
+	}
+	if (c0 == '?' || c0 == '#')
+		return U_RELATIVE;
+	if (!is_alpha(c0)) /* no scheme possible: a relative path */
+		return c0 == '&' ? U_CROSS : U_RELATIVE;
+	size_t i;
+	for (i = 1; i < n; i++) {
+		unsigned char c = (unsigned char)a[i];
+		if (c == ':')
+			break;
+		if (c == '&')
+			return U_CROSS; /* an unknown reference might be a ':' */
+		if (!is_scheme_char(c))
+			return U_RELATIVE; /* a path that has a ':' later, or none */
+	}
+	if (i == n)
+		return trunc ? U_CROSS : U_RELATIVE;
+	csrf_slice scheme = {a, i};
+	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
+		return U_CROSS; /* javascript:, data:, mailto:, ... */
+	/* Exactly "scheme://"; browsers also read "https:host", "https:\\host"
+	 * and "https:///host" as URLs, but never as ours for certain. */
+	if (n - i < 3 || a[i + 1] != '/' || a[i + 2] != '/')
+		return U_CROSS;
+	size_t k;
+	for (k = i + 3; k < n; k++) {
+		unsigned char c = (unsigned char)a[k];
+		if (c == '/' || c == '\\' || c == '?' || c == '#')
+			break;
+		if (c == '&')
+			return U_CROSS;
+	}
+	if (k == n && trunc)
+		return U_CROSS; /* the authority may go on past the kept bytes */
+	csrf_origin o;
+	if (csrf_url_origin(a, k, &o) != CSRF_OK || !csrf_origin_equal(&o, self))
+		return U_CROSS;
+	return U_SELF;
+}
+
+/* Decodes the tag's kept values, once. */
+static void decode_values(struct inj_tag *tag)
+{
+	if (tag->decoded)
+		return;
+	tag->decoded = 1;
+	tag->url_len = (uint16_t)inj_decode_attr(tag->url, tag->url_len);
+	tag->short_len = (uint8_t)inj_decode_attr(tag->short_val, tag->short_len);
+	tag->type_len = (uint8_t)inj_decode_attr(tag->type_val, tag->type_len);
+}
+
+/* The tag's URL attribute judged (judge_url rewrites it: once). */
+static int tag_url(struct inj_tag *tag, const csrf_origin *self)
+{
+	return judge_url(tag->url, tag->url_len, (tag->seen & A_URL) != 0, tag->url_trunc, self);
+}
+
+/* 1 when the decoded value is lit, in any letter case. HTML matches
+ * enumerated attributes exactly, without trimming: " post " is invalid. */
+static int short_is(const char *v, uint8_t len, int over, const char *lit)
+{
+	csrf_slice s = {v, len};
+	return !over && csrf_slice_ieq(s, lit);
+}
+
+static int url_ok(int u, int base)
+{
+	return u == U_SELF || u == U_DOCUMENT || (u == U_RELATIVE && base != B_OTHER);
+}
+
+int inj_policy_form(struct inj_tag *tag, int base, const csrf_origin *self, int *relative)
+{
+	enum { M_GET, M_POST, M_DIALOG } m = M_GET; /* missing or invalid: GET */
+	decode_values(tag);
+	if (tag->seen & A_SHORT) {
+		if (short_is(tag->short_val, tag->short_len, tag->short_over, "post"))
+			m = M_POST;
+		else if (short_is(tag->short_val, tag->short_len, tag->short_over, "dialog"))
+			m = M_DIALOG;
+	}
+	int u = tag_url(tag, self);
+	*relative = u == U_RELATIVE;
+	if (m == M_DIALOG)
+		return FP_OTHER;
+	if (url_ok(u, base))
+		return m == M_POST ? FP_POST_SELF : FP_GET_SELF;
+	return m == M_POST && u == U_RELATIVE ? FP_POST_BASE : FP_OTHER;
+}
+
+int inj_policy_base(struct inj_tag *tag, const csrf_origin *self)
+{
+	if (!(tag->seen & A_URL))
+		return B_NONE;
+	decode_values(tag);
+	/* a relative href resolves against the document's URL: ours */
+	return tag_url(tag, self) == U_CROSS ? B_OTHER : B_SAME;
+}
+
+int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self)
+{
+	int submit;
+	decode_values(tag);
+	if (tag->id == T_INPUT)
+		submit = (tag->seen & A_TYPE) && (short_is(tag->type_val, tag->type_len, tag->type_over, "submit") ||
+		                                  short_is(tag->type_val, tag->type_len, tag->type_over, "image"));
+	else /* a button's missing and invalid type is submit */
+		submit = !(tag->seen & A_TYPE) || !(short_is(tag->type_val, tag->type_len, tag->type_over, "button") ||
+		                                    short_is(tag->type_val, tag->type_len, tag->type_over, "reset"));
+	if (!submit)
+		return BTN_PLAIN;
+	int r = BTN_PLAIN;
+	if (tag->seen & A_URL) {
+		int u = tag_url(tag, self);
+		r |= url_ok(u, base) ? BTN_ACTION_SELF : BTN_ACTION_OTHER;
+		r |= u == U_RELATIVE ? BTN_ACTION_REL : 0;
+	}
+	if ((tag->seen & A_SHORT) && short_is(tag->short_val, tag->short_len, tag->short_over, "post"))
+		r |= BTN_POST;
+	return r;
+}
+
+int inj_policy_html_annotation(struct inj_tag *tag)
+{
+	if (!(tag->seen & A_SHORT))
+		return 0;
+	decode_values(tag);
+	return short_is(tag->short_val, tag->short_len, tag->short_over, "text/html") ||
+	       short_is(tag->short_val, tag->short_len, tag->short_over, "application/xhtml+xml");
+}

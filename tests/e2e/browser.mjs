@@ -1,0 +1,232 @@
+// browser.mjs - the browser layer of every browser test: headless Debian
+// Chromium over the DevTools protocol and Debian Firefox ESR over WebDriver
+// BiDi, both driven by puppeteer-core (pinned in package-lock.json; it never
+// downloads a browser). A test file is written once and run once per
+// browser: ctest registers it as NAME.chromium and NAME.firefox and passes
+// the browser in E2E_BROWSER.
+//
+//   launch(name)          a fresh browser (a new profile, removed on close):
+//                         { name, newPage(), cookies(origin), clearCookies(),
+//                           close() }
+//   page (from newPage)   goto(url), clickAndWait(sel), click(sel),
+//                         fill(sel, v), select(sel, v), text(sel),
+//                         textOrNull(sel), count(sel), attr(sel, name),
+//                         evaluate(fn, ...args), back(), forward(),
+//                         waitFor(sel), waitForUrl(name, pred),
+//                         screenshot(path), url(), close()
+//   step(name, fn, opts)  fn within STEP_MS or an error naming the step, the
+//                         page's URL and the requests still in flight
+//
+// Every wait is a step, so a hang names itself instead of running into
+// ctest's timeout. Every click that leads to another document waits for
+// that document's load event, and a page is closed only after it: a page
+// closed while its navigation commits can hang for good (Chromium answers
+// Target.closeTarget with success and drops the close; puppeteer and
+// playwright then wait for the target to go away without a timeout). A
+// click brings its tab to the front first, as a person's would: Chromium
+// does not hit-test a background tab it has stopped painting.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+export const BROWSERS = ['chromium', 'firefox'];
+export const BROWSER = process.env.E2E_BROWSER || 'chromium';
+if (!BROWSERS.includes(BROWSER)) throw new Error(`E2E_BROWSER=${BROWSER}: one of ${BROWSERS.join(', ')}`);
+
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+export const FIREFOX = process.env.FIREFOX || '/usr/bin/firefox-esr';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-quic'];
+
+// One step of a test gets this long (E2E_STEP_MS). The slowest step is a
+// login or a transfer: Argon2id (64 MiB, 2 passes) in the ASan build of the
+// demo on a loaded 2-core machine takes about 2 s.
+export const STEP_MS = Number(process.env.E2E_STEP_MS) || 20000;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Runs fn({ signal }); a step that runs past ms rejects with its name and,
+// given a page, where it was and which requests had no answer. signal is
+// aborted then, so a polling fn stops too.
+export async function step(name, fn, { page, ms = STEP_MS } = {}) {
+  const ac = new AbortController();
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      ac.abort();
+      const where = page ? `; the page is at ${page.url()}; requests without an answer: ${page.pending()}` : '';
+      reject(new Error(`step "${name}" did not finish within ${ms} ms${where}`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([fn({ signal: ac.signal }), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+class Page {
+  constructor(p) {
+    this.p = p;
+    this.inflight = new Map();
+    p.on('request', (r) => this.inflight.set(r, Date.now()));
+    p.on('requestfinished', (r) => this.inflight.delete(r));
+    p.on('requestfailed', (r) => this.inflight.delete(r));
+  }
+
+  url() {
+    return this.p.url();
+  }
+
+  pending() {
+    if (this.inflight.size === 0) return 'none';
+    const now = Date.now();
+    return [...this.inflight].map(([r, t]) => `${r.method()} ${r.url()} (${now - t} ms)`).join(', ');
+  }
+
+  // Opens url and waits for its load event; the response ({ status,
+  // headers }) of the document. wait: false only starts the navigation
+  // (for pages that navigate away by themselves: waitForUrl next).
+  async goto(url, { wait = true } = {}) {
+    if (!wait) {
+      this.p.goto(url, { timeout: 0 }).catch(() => {});
+      return null;
+    }
+    const r = await step(`open ${url}`, () => this.p.goto(url, { waitUntil: 'load', timeout: 0 }), { page: this });
+    return r && { status: r.status(), headers: r.headers() };
+  }
+
+  // A click that submits a form or follows a link, and the load of the
+  // document it leads to (a POST answered with 303 included); the final
+  // response ({ status, headers }).
+  async clickAndWait(sel) {
+    const r = await step(`click ${sel} on ${this.url()} and load what it leads to`, async () => {
+      const nav = this.p.waitForNavigation({ waitUntil: 'load', timeout: 0 });
+      await this.p.bringToFront();
+      await this.p.click(sel);
+      return nav;
+    }, { page: this });
+    return r && { status: r.status(), headers: r.headers() };
+  }
+
+  async click(sel) {
+    await step(`click ${sel} on ${this.url()}`, async () => {
+      await this.p.bringToFront();
+      await this.p.click(sel);
+    }, { page: this });
+  }
+
+  // Types value into an empty field, as a person would.
+  async fill(sel, value) {
+    await step(`fill ${sel}`, async () => {
+      await this.p.$eval(sel, (e) => {
+        e.value = '';
+      });
+      await this.p.type(sel, value);
+    }, { page: this });
+  }
+
+  async select(sel, value) {
+    await step(`select ${value} in ${sel}`, () => this.p.select(sel, value), { page: this });
+  }
+
+  async text(sel) {
+    return step(`read ${sel}`, () => this.p.$eval(sel, (e) => e.textContent), { page: this });
+  }
+
+  async textOrNull(sel) {
+    return step(`read ${sel}`, () => this.p.$$eval(sel, (es) => (es.length ? es[0].textContent : null)), { page: this });
+  }
+
+  async count(sel) {
+    return step(`count ${sel}`, () => this.p.$$eval(sel, (es) => es.length), { page: this });
+  }
+
+  async attr(sel, name) {
+    return step(`read ${sel} ${name}`, () => this.p.$eval(sel, (e, n) => e.getAttribute(n), name), { page: this });
+  }
+
+  async evaluate(fn, ...args) {
+    return step(`run a script on ${this.url()}`, () => this.p.evaluate(fn, ...args), { page: this });
+  }
+
+  async back() {
+    await step(`Back from ${this.url()}`, () => this.p.goBack({ waitUntil: 'load', timeout: 0 }), { page: this });
+  }
+
+  async forward() {
+    await step(`Forward from ${this.url()}`, () => this.p.goForward({ waitUntil: 'load', timeout: 0 }), { page: this });
+  }
+
+  async waitFor(sel) {
+    await step(`wait for ${sel} on ${this.url()}`, () => this.p.waitForSelector(sel, { timeout: 0 }), { page: this });
+  }
+
+  // Waits until the page's URL satisfies pred and its document has loaded.
+  async waitForUrl(name, pred) {
+    await step(name, async ({ signal }) => {
+      while (!signal.aborted) {
+        if (pred(this.url())) {
+          const state = await this.p.evaluate(() => document.readyState).catch(() => null);
+          if (state === 'complete' && pred(this.url())) return;
+        }
+        await sleep(50);
+      }
+    }, { page: this });
+  }
+
+  async screenshot(file) {
+    await step(`screenshot ${path.basename(file)}`, () => this.p.screenshot({ path: file }), { page: this });
+  }
+
+  async close() {
+    await step(`close ${this.url()}`, () => this.p.close(), { page: this });
+  }
+}
+
+function launchOptions(name) {
+  const common = { headless: true, defaultViewport: { width: 1000, height: 700 }, protocolTimeout: 60000 };
+  if (name === 'chromium') return { ...common, browser: 'chrome', executablePath: CHROMIUM, args: CHROMIUM_ARGS };
+  // Firefox headless as root needs nothing but a home directory (puppeteer
+  // makes the fresh profile) and MOZ_HEADLESS for the child processes.
+  return {
+    ...common,
+    browser: 'firefox',
+    executablePath: FIREFOX,
+    env: { ...process.env, HOME: process.env.HOME || os.tmpdir(), MOZ_HEADLESS: '1' },
+  };
+}
+
+// A fresh browser of the given kind, its profile in a temporary directory
+// that close() removes. Cookies are those of the browser's default context.
+export async function launch(name = BROWSER) {
+  const exe = name === 'chromium' ? CHROMIUM : FIREFOX;
+  if (!fs.existsSync(exe)) throw new Error(`${name}: ${exe} not found (scripts/deps.sh installs it)`);
+  const b = await step(`start ${name}`, () => puppeteer.launch(launchOptions(name)), { ms: 60000 });
+  return {
+    name,
+    async newPage() {
+      return new Page(await step('open a new tab', () => b.newPage()));
+    },
+    // The cookies the browser holds for origin's host.
+    async cookies(origin) {
+      const host = new URL(origin).hostname;
+      return (await step('read cookies', () => b.cookies())).filter((c) => c.domain.replace(/^\./, '') === host);
+    },
+    async clearCookies() {
+      await step('clear cookies', async () => {
+        const all = await b.cookies();
+        if (all.length) await b.deleteCookie(...all);
+      });
+    },
+    async close() {
+      try {
+        await step(`close ${name}`, () => b.close(), { ms: 30000 });
+      } catch (e) {
+        b.process()?.kill('SIGKILL');
+        throw e;
+      }
+    },
+  };
+}

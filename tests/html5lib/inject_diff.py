@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Differential test of the streaming injector against html5lib.
+
+Generates pages that mix same-origin and cross-origin forms, foreign
+content (svg, math, integration points, breakout tags, CDATA), templates,
+tables, select, comments, raw-text elements, noscript and <base>; runs the
+injector over each (whole and split at random points, through
+inject_driver, which also checks that both agree and that the output
+without the insertions is the page), builds the tree of the output with
+html5lib (scripting on and off), and fails on any injected field whose
+form owner submits to another origin.
+
+The oracle. html5lib builds the tree but does not associate form owners.
+Per the HTML spec, an input inserted by the parser is owned by the form
+the form element pointer points to at that moment (no form="" attribute,
+no template on the stack). html5lib keeps that pointer
+(tree.formPointer), so the oracle wraps its element insertion and records
+the pointer when an HTML <input> is inserted. The owner's action (empty
+or absent: the document's URL) is resolved against the document base URL:
+the first HTML <base href> of the final tree, resolved against the
+document's URL. Foreign-namespace inputs have no owner.
+
+html5lib 1.1 (Debian's) predates <template>: it builds template contents
+as ordinary children. The oracle brings in what the spec says about them
+where it matters for what it judges: a template bounds every element
+scope but the table scope (html5lib's table modes assume theirs), a
+template stops the clearing of the stack back to a table, body or row
+context and takes what is foster-parented after it, </template> closes the template whatever is open inside it, a
+<form> start tag while a template is open does not set the form element
+pointer and a </form> then leaves it alone (html5lib's handlers are
+wrapped to do so), an input inserted while a template is open is inert
+(no owner), and a <base> inside a template is not the document's.
+formaction buttons are left out: the injector documents that it
+cannot undo them (the CSP backstop does). Likewise a <base> to another
+origin that comes after a form got its token is accepted only when the
+injector reported it (CSRF_INJECT_LATE_BASE).
+
+Usage: inject_diff.py DRIVER [--pages N] [--seed S] [--report N]
+Exits 0 when every page passed; prints the first failing page otherwise.
+"""
+import argparse
+import random
+import subprocess
+import sys
+import urllib.parse
+
+import html5lib
+from html5lib import treebuilders
+
+SELF = "https://self.example"
+DOC_URL = SELF + "/dir/page.html"
+FIELD = "csrf_diff_field"
+TOKEN = "diffTOKEN0123456789"
+
+SAME_FORMS = [
+    '<form method=post action="/real">',
+    '<form method="POST">',
+    '<form method=post action="">',
+    '<form method=post action="vote.php?a=1&amp;b=2">',
+    '<form method=post action="index.php&#x3F;route&#x3D;&#x2F;preferences">',
+    '<form method=post action="https://self.example/x">',
+    '<form method=post action="&#x2F;x">',
+    '<form method=p&#x6f;st action=rel>',
+    '<form action="/search">',
+]
+EVIL_FORMS = [
+    '<form method=post action="https://evil.example/">',
+    '<form action=//evil.example/ method=post>',
+    '<form method=post action="&#x2F;&#x2F;evil.example">',
+    '<form method=post action="https&#x3A;//evil.example/">',
+    '<form method=post action="&sol;&sol;evil.example/">',
+    '<form action="https://evil.example/">',
+    '<form method=post action="javascript:x">',
+]
+BASES = [
+    '<base href="https://evil.example/">',
+    '<base href="//evil.example/">',
+    '<base href="/app/">',
+    '<base href="&#x2F;&#x2F;evil.example/">',
+    '<base target=_top>',
+]
+MARKUP = [
+    "</form>", "<svg>", "</svg>", "<math>", "</math>", "<style>", "</style>", "<script>", "</script>",
+    "<foreignObject>", "</foreignObject>", "<desc>", "<title>", "</title>", "<mi>", "</mi>", "<mtext>",
+    '<annotation-xml encoding="text/html">', "<annotation-xml>", "</annotation-xml>", "<g>", "</g>",
+    "<path/>", "<svg/>", "<p>", "<div>", "</div>", "<br>", "<img src=x>", '<font color=red>', "<font>", "</font>",
+    "<![CDATA[", "]]>", "<table>", "<tr>", "<td>", "</td>", "</tr>", "</table>", "<caption>", "<select>",
+    "<option>", "</select>", "<!--", "-->", "<!-- c -->", "<!---->", "<textarea>", "</textarea>", "<xmp>",
+    "</xmp>", "<noscript>", "</noscript>", "<iframe>", "</iframe>", "<noembed>", "</noembed>", "<head>",
+    "<body>", "<button formmethod=post>", "<input type=submit formmethod=post>", "<input name=q>",
+    "<b>", "</b>", "<span>", "</span>", "<li>", "<h1>", "<pre>", "<a href=/x>", "</a>", "<object>",
+    "</object>", "<label>", "<mglyph>", "<![CDATa[x>", "<![CDATA[>", "<!doctype html>", "x", " ", ">", "<", "'", '"',
+    '<div title="', '">', "<p title='", "'>", "</p>", "</br>",
+]
+RARE = ["<plaintext>", "<frameset>", "\x1b$B"]
+
+
+def fragment(rng, in_template):
+    r = rng.random()
+    if r < 0.18:
+        return rng.choice(SAME_FORMS)
+    if r < 0.28:
+        return rng.choice(EVIL_FORMS)
+    if r < 0.32:
+        return rng.choice(BASES)
+    if r < 0.36 and not in_template:
+        inner = "".join(fragment(rng, True) for _ in range(rng.randint(0, 6)))
+        return "<template>" + inner + "</template>"
+    if r < 0.362:
+        return rng.choice(RARE)
+    return rng.choice(MARKUP)
+
+
+def make_page(rng):
+    parts = []
+    if rng.random() < 0.5:
+        parts.append("<!doctype html><html><head><title>t</title></head><body>")
+    for _ in range(rng.randint(2, 30)):
+        parts.append(fragment(rng, False))
+    # most pages end with a real form, so that tokens go in
+    parts.append(rng.choice(SAME_FORMS) + "<input name=a><button>Go</button></form>")
+    return "".join(parts)
+
+
+def template_open(tree):
+    return any(e.name == "template" and e.namespace == tree.defaultNamespace for e in tree.openElements)
+
+
+HTML_NS = "http://www.w3.org/1999/xhtml"
+
+
+def patch_scopes():
+    """A template bounds the element scopes (html5lib's lists lack it)."""
+    from html5lib.treebuilders import base
+    for variant, (elements, invert) in list(base.listElementsMap.items()):
+        # not the table scope: html5lib's table modes assert on it
+        if variant != "table" and not invert and (HTML_NS, "template") not in elements:
+            base.listElementsMap[variant] = (frozenset(elements | {(HTML_NS, "template")}), invert)
+
+
+def end_template(self, token):
+    """</template>: pops to the innermost open template, whatever is inside."""
+    tree = self.tree
+    for k in range(len(tree.openElements) - 1, -1, -1):
+        e = tree.openElements[k]
+        if e.name == "template" and e.namespace == tree.defaultNamespace:
+            del tree.openElements[k:]
+            try:
+                self.parser.resetInsertionMode()
+            except AssertionError:  # html5lib's reset expects a body or a table
+                top = tree.openElements[-1].name if tree.openElements else "html"
+                self.parser.phase = self.parser.phases["inHead" if top == "head" else "inBody"]
+            return None
+    return None
+
+
+def clear_to(names):
+    """The spec's "clear the stack back to a ... context": a template stops it too."""
+    def clear(self):
+        while self.tree.openElements[-1].name not in names:
+            self.tree.openElements.pop()
+    return clear
+
+
+def patch_templates(parser):
+    """Makes html5lib's form handlers follow the spec's template rules."""
+    patch_scopes()
+    for phase, method, names in (("inTable", "clearStackToTableContext", ("table", "template", "html")),
+                                 ("inTableBody", "clearStackToTableBodyContext",
+                                  ("tbody", "tfoot", "thead", "template", "html")),
+                                 ("inRow", "clearStackToTableRowContext", ("tr", "template", "html"))):
+        cls = type(parser.phases[phase])
+        if not cls.__dict__.get("_csrf_clear_" + method):
+            setattr(cls, method, clear_to(names))
+            setattr(cls, "_csrf_clear_" + method, True)
+    for phase in parser.phases.values():
+        cls = type(phase)
+        table = cls.__dict__.get("endTagHandler")
+        if table is not None and not cls.__dict__.get("_csrf_end_template"):
+            dict.__setitem__(table, "template", end_template)
+            cls._csrf_end_template = True
+    def start_wrap(orig):
+        def start(self, token):
+            if not template_open(self.tree):
+                return orig(self, token)
+            saved = self.tree.formPointer
+            self.tree.formPointer = None
+            try:
+                return orig(self, token)
+            finally:
+                self.tree.formPointer = saved
+        return start
+
+    def end_wrap(orig):
+        def end(self, token):
+            if not template_open(self.tree):
+                return orig(self, token)
+            saved = self.tree.formPointer
+            forms = [e for e in self.tree.openElements
+                     if e.name == "form" and e.namespace == self.tree.defaultNamespace]
+            self.tree.formPointer = forms[-1] if forms else None
+            try:
+                return orig(self, token)
+            finally:
+                self.tree.formPointer = saved
+        return end
+
+    for phase, start, end in (("inBody", True, True), ("inTable", True, False)):
+        cls = type(parser.phases[phase])
+        if cls.__dict__.get("_csrf_template_rules"):
+            continue
+        # the class-level dispatch tables (dicts of plain functions)
+        if start:
+            table = cls.__dict__["startTagHandler"]
+            dict.__setitem__(table, "form", start_wrap(dict.__getitem__(table, "form")))
+        if end:
+            table = cls.__dict__["endTagHandler"]
+            dict.__setitem__(table, "form", end_wrap(dict.__getitem__(table, "form")))
+        cls._csrf_template_rules = True
+
+
+class Recorder:
+    """An html5lib tree builder that records, for every HTML input it
+    inserts, the form element pointer at that moment."""
+
+    def __init__(self):
+        base = treebuilders.getTreeBuilder("etree")
+        recorder = self
+
+        class Builder(base):
+            def insertElementNormal(self, token):
+                el = base.insertElementNormal(self, token)
+                recorder.note(self, token, el)
+                return el
+
+            def getTableMisnestedNodePosition(self):
+                # the spec: a template opened after the last table takes
+                # foster-parented nodes into its contents
+                for el in self.openElements[::-1]:
+                    if el.name == "table":
+                        break
+                    if el.name == "template" and el.namespace == self.defaultNamespace:
+                        return el, None
+                return base.getTableMisnestedNodePosition(self)
+
+            def insertElementTable(self, token):
+                before = len(self.openElements)
+                el = base.insertElementTable(self, token)
+                if el is None and len(self.openElements) > before:
+                    el = self.openElements[-1]
+                recorder.note(self, token, el)
+                return el
+
+        self.builder = Builder
+        self.owners = []
+
+    def note(self, tree, token, el):
+        if token["name"] != "input" or token.get("namespace", tree.defaultNamespace) != tree.defaultNamespace:
+            return
+        attrs = token["data"]
+        if attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
+            self.owners.append(None if template_open(tree) else tree.formPointer)
+
+
+def url_origin(url):
+    u = urllib.parse.urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        return None
+    port = u.port or (443 if u.scheme == "https" else 80)
+    return (u.scheme, u.hostname.lower(), port)
+
+
+def clean_url(s):
+    # what the URL parser drops, then backslashes as slashes (special schemes)
+    s = s.strip("".join(chr(c) for c in range(0x21)))
+    s = s.replace("\t", "").replace("\n", "").replace("\r", "")
+    return s.replace("\\", "/")
+
+
+def resolve(base, url):
+    return urllib.parse.urljoin(base, clean_url(url))
+
+
+def first_base(el):
+    """The first HTML base with an href in tree order, outside templates."""
+    if el.tag == "template":
+        return None
+    if el.tag == "base" and "href" in el.attrib:
+        return el
+    for child in el:
+        found = first_base(child)
+        if found is not None:
+            return found
+    return None
+
+
+def document_base(root):
+    el = first_base(root)
+    if el is None:
+        return DOC_URL
+    href = el.attrib["href"]
+    return resolve(DOC_URL, href) if clean_url(href) else DOC_URL
+
+
+LATE_BASE = 0x0040  # CSRF_INJECT_LATE_BASE
+
+
+def leaks(html, scripting, status):
+    rec = Recorder()
+    parser = html5lib.HTMLParser(tree=rec.builder, namespaceHTMLElements=False)
+    patch_templates(parser)
+    doc = parser.parse(html, scripting=scripting)
+    root = doc.getroot() if hasattr(doc, "getroot") else doc
+    base = document_base(root)
+    found = []
+    owned_self = 0
+    for form in rec.owners:
+        if form is None:
+            continue
+        action = form.attributes.get("action")
+        target = DOC_URL if action is None or clean_url(action) == "" else resolve(base, action)
+        if url_origin(target) != url_origin(SELF):
+            # A <base> after the form got its token: the stream cannot take
+            # it back. Allowed only when the injector reported it (the
+            # adapters' CSP base-uri is the backstop).
+            no_base = DOC_URL if action is None or clean_url(action) == "" else resolve(DOC_URL, action)
+            if status & LATE_BASE and url_origin(no_base) == url_origin(SELF):
+                continue
+            found.append(target)
+        else:
+            owned_self += 1
+    return found, owned_self
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("driver")
+    ap.add_argument("--pages", type=int, default=3000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--report", type=int, default=0, help="print progress every N pages")
+    args = ap.parse_args()
+    rng = random.Random(args.seed)
+    drv = subprocess.Popen([args.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    pages_with_token = tokens = owned = 0
+    for n in range(args.pages):
+        page = make_page(rng).encode("latin-1")
+        cuts = sorted(rng.sample(range(1, len(page)), min(len(page) - 1, rng.randint(0, 8))))
+        drv.stdin.write(("%d %d %s\n" % (len(page), len(cuts), " ".join(map(str, cuts)))).encode())
+        drv.stdin.write(page)
+        drv.stdin.flush()
+        head = drv.stdout.readline().decode()
+        if head.startswith("ERR") or not head:
+            print("page %d: driver: %s" % (n, head.strip() or "no answer"))
+            print(page.decode("latin-1"))
+            return 1
+        out_len, count, status = (int(x) for x in head.split())
+        out = drv.stdout.read(out_len).decode("latin-1")
+        if count:
+            pages_with_token += 1
+            tokens += count
+        for scripting in (True, False):
+            bad, good = leaks(out, scripting, status)
+            if bad:
+                print("page %d (seed %d, scripting %s): an injected field's form posts to %s" %
+                      (n, args.seed, "on" if scripting else "off", bad[0]))
+                print("input:  " + page.decode("latin-1"))
+                print("output: " + out)
+                return 1
+            owned += good
+        if args.report and (n + 1) % args.report == 0:
+            print("%d pages, %d with a token" % (n + 1, pages_with_token), flush=True)
+    drv.stdin.close()
+    if drv.wait() != 0:
+        print("the driver failed (exit %d)" % drv.returncode)
+        return 1
+    print("html5lib differential: %d pages, %d with a token, %d tokens, %d same-origin owners "
+          "(scripting on and off), 0 leaks" % (args.pages, pages_with_token, tokens, owned))
+    # not vacuous: a good share of pages must still get their token
+    if pages_with_token < args.pages // 5 or owned == 0:
+        print("too few pages got a token: the test would prove nothing")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+// phpmyadmin.test.mjs - an unchanged PHP application behind the module as
+// nginx/README.md configures it: phpMyAdmin from Debian's archive, php-fpm
+// and MariaDB started by pma_stack.mjs, driven in headless Chromium.
+//
+// 1. A logged-in session through phpMyAdmin's AJAX features (login,
+//    navigation panel, open a table, inline edit, SQL tab, a preference,
+//    logout) meets no 403: the module's default mode, origin_or_token,
+//    takes the browser's own same-origin evidence for its scripts' POSTs.
+// 2. Forged requests fail and change nothing: a page on another loopback
+//    origin that submits a form to phpMyAdmin's SQL endpoint, and a request
+//    with the session's cookies but no Origin, no Sec-Fetch-Site and no
+//    token. Both carry phpMyAdmin's own token (as if it had leaked: the
+//    application puts it into URLs), so without the module they would run;
+//    the same form through a server without the module shows that it does.
+//    The same evidence-less request with the injected token passes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { launchBrowser } from '../e2e/playwright.mjs';
+import { freePort } from './net.mjs';
+import { startStack, DB_USER, DB_NAME } from './pma_stack.mjs';
+
+let stack;
+let browser;
+let attacker;
+const attackPages = new Map();
+
+// One line of the README's log format:
+//   $remote_addr "$request" $status csrf=$csrf_result
+const LINE = /^\S+ "(\S+) (\S+) [^"]*" (\d{3}) csrf=(\S+)$/;
+
+// The access log's entries after `from` (a length of the log read earlier).
+function entries(log, from = 0) {
+  return log
+    .slice(from)
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const m = LINE.exec(l);
+      assert.ok(m, `an access log line in the README's format: ${l.replace(/token=[^& "]*/g, 'token=…')}`);
+      return { method: m[1], uri: m[2], status: Number(m[3]), result: m[4] };
+    });
+}
+
+// What a request was, without its query's values (phpMyAdmin puts its
+// token in URLs; no token goes into the test's output).
+function what(e) {
+  const u = new URL(e.uri, 'http://x');
+  const route = u.searchParams.get('route');
+  return `${e.method} ${u.pathname}${route ? `?route=${route}` : ''}`;
+}
+
+function rows() {
+  return stack.query(`SELECT id, name FROM ${DB_NAME}.items ORDER BY id`).map(([id, name]) => `${id}:${name}`);
+}
+
+// A request no browser would send: no Origin, no Sec-Fetch-*, no Referer.
+function bareRequest(url, { cookie, body }) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      headers: {
+        Cookie: cookie,
+        'Content-Type': 'application/x-www-form-urlencoded',
+        'Content-Length': Buffer.byteLength(body),
+      },
+    }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function cookieHeader(url) {
+  return (await browser.context.cookies(url)).map((c) => `${c.name}=${c.value}`).join('; ');
+}
+
+async function login(page) {
+  await page.goto(`${stack.url}/`);
+  await page.fill('#input_username', DB_USER);
+  await page.fill('#input_password', stack.password);
+  await Promise.all([page.waitForURL(/route=%2F|route=\/|index\.php$/), page.click('#input_go')]);
+  await page.waitForSelector('#pma_navigation_tree a.hover_show_full:text-is("shop")');
+}
+
+before(async () => {
+  stack = await startStack();
+  browser = await launchBrowser();
+  const port = await freePort();
+  attacker = http.createServer((req, res) => {
+    const html = attackPages.get(req.url);
+    res.writeHead(html ? 200 : 404, { 'Content-Type': 'text/html; charset=utf-8' });
+    res.end(html || 'not found');
+  });
+  await new Promise((r) => attacker.listen(port, '127.0.0.1', r));
+  attacker.url = `http://127.0.0.1:${port}`;
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (attacker) await new Promise((r) => attacker.close(r));
+  if (stack) {
+    const log = stack.nginxErrorLog();
+    const ended = await stack.stop();
+    assert.doesNotMatch(log, /exited on signal|core dumped/, 'no nginx worker crashed');
+    assert.deepEqual(ended, [], 'every server of the stack stopped cleanly');
+  }
+});
+
+// The session: every step waits for what the user would see.
+let step = '';
+async function session(page) {
+  step = 'login';
+  await login(page);
+
+  step = 'navigation panel';
+  // navigation panel: expand the database (a POST of the panel's script),
+  // then open the table from it
+  await page.click('#pma_navigation_tree a.hover_show_full:text-is("shop")');
+  await page.waitForSelector('#server-breadcrumb a[data-raw-text="shop"]');
+  await page.click('#pma_navigation_tree a.hover_show_full:text-is("items")');
+  await page.waitForSelector('#server-breadcrumb a[data-raw-text="items"]');
+  await page.waitForSelector('td.data.grid_edit:has-text("pear")');
+
+  // inline edit of a cell: double-click, type, Enter (an AJAX POST); the
+  // grid's script adds its (hidden) editor when it is ready for clicks
+  step = 'inline edit';
+  await page.waitForSelector('.cEdit', { state: 'attached' });
+  await page.dblclick('td.data.grid_edit:has-text("pear")');
+  const box = page.locator('.cEdit textarea.edit_box');
+  await box.fill('quince');
+  const saved = page.waitForResponse((r) => r.url().includes('route=/table/replace'));
+  await box.press('Enter');
+  assert.equal((await saved).status(), 200, 'the inline edit was answered');
+  await page.waitForSelector('td.data.grid_edit:has-text("quince")');
+  assert.deepEqual(rows(), ['1:apple', '2:quince'], 'the inline edit reached the database');
+
+  step = 'SQL tab';
+  // SQL tab: a query through the editor (an AJAX POST to the import route)
+  await page.click('#topmenu a:has-text("SQL")');
+  await page.waitForSelector('#sqlqueryform .CodeMirror');
+  await page.evaluate(() =>
+    document.querySelector('#sqlqueryform .CodeMirror').CodeMirror.setValue("INSERT INTO items VALUES (3, 'plum')"));
+  await page.click('#button_submit_query');
+  await page.waitForSelector('.alert-success:has-text("1 row inserted")');
+  assert.deepEqual(rows(), ['1:apple', '2:quince', '3:plum'], 'the SQL tab query ran');
+
+  step = 'preference';
+  // a preference: the Settings form (a full-page POST)
+  await page.click('#pma_navigation_header a[title="Home"]');
+  await page.click('a:has-text("More settings")');
+  await page.click('a[href$="route=/preferences/features"]');
+  await page.waitForSelector('form.config-form #DisableShortcutKeys');
+  assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), false);
+  await page.check('form.config-form #DisableShortcutKeys');
+  await Promise.all([page.waitForURL(/saved=1/), page.click('#General input[name=submit_save]')]);
+  await page.waitForSelector('.alert:has-text("Configuration has been saved")');
+  assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), true, 'the preference was kept');
+
+  step = 'logout';
+  // logout (its script POSTs), then the session is gone
+  await page.click('#pma_navigation_header a.logout');
+  await page.waitForSelector('#input_username');
+  await page.goto(`${stack.url}/index.php?route=/preferences/features`);
+  await page.waitForSelector('#input_username');
+}
+
+test('a logged-in phpMyAdmin session with its AJAX features meets no 403', async (t) => {
+  const from = stack.nginxAccessLog().length;
+  const page = await browser.context.newPage();
+  const refused = [];
+  page.on('response', (r) => {
+    if (r.status() === 403) refused.push(what({ method: r.request().method(), uri: r.url() }));
+  });
+
+  try {
+    await session(page);
+  } catch (e) {
+    // a step that waited in vain: say which requests were refused
+    e.message += `\nstep: ${step}; 403 answers so far: ${JSON.stringify(refused)}`;
+    throw e;
+  }
+  await page.close();
+
+  const seen = entries(stack.nginxAccessLog(), from);
+  const unsafe = seen.filter((e) => e.result !== 'safe_method');
+  const summary = new Map();
+  for (const e of unsafe) {
+    const k = `${what(e)} -> ${e.status} ${e.result}`;
+    summary.set(k, (summary.get(k) || 0) + 1);
+  }
+  for (const [k, n] of summary) t.diagnostic(`${n} x ${k}`);
+
+  assert.deepEqual(refused, [], 'the browser got no 403');
+  assert.deepEqual(seen.filter((e) => e.status === 403).map(what), [], 'nginx answered no 403');
+  assert.doesNotMatch(stack.nginxErrorLog(), /csrf: (rejected|would reject)/, 'the module rejected nothing');
+  // Every unsafe request of the session was proved same-origin by the
+  // browser itself: none of them needed a token.
+  for (const route of ['/', '/navigation', '/table/replace', '/import', '/preferences/features', '/logout']) {
+    assert.ok(unsafe.some((e) => new URL(e.uri, 'http://x').searchParams.get('route') === route),
+      `the session POSTed to route=${route}`);
+  }
+  assert.deepEqual(unsafe.filter((e) => e.result !== 'origin_verified').map((e) => `${what(e)} ${e.result}`), [],
+    'every unsafe request passed on origin evidence');
+});
+
+test('forged requests are rejected by the module and change nothing', async (t) => {
+  await browser.context.clearCookies();
+  const page = await browser.context.newPage();
+  await login(page);
+  // phpMyAdmin's own token (the attacker is assumed to have it) and the
+  // module's token of this page (only the test's evidence-less control
+  // request below uses it)
+  const pmaToken = await page.evaluate(() => window.CommonParams.get('token'));
+  const param = await page.getAttribute('meta[name="csrf-param"]', 'content');
+  const token = await page.getAttribute('meta[name="csrf-token"]', 'content');
+  assert.ok(pmaToken && param && token, 'the page has phpMyAdmin\'s token and the module\'s meta tags');
+  const sql = (id) => `INSERT INTO items VALUES (${id}, 'forged')`;
+  const fields = (id) =>
+    new URLSearchParams({ db: DB_NAME, table: 'items', server: '1', token: pmaToken, sql_query: sql(id) });
+
+  const forgePage = (target, id) => `<!doctype html><body>
+<form id="f" method="POST" action="${target}/index.php?route=/import&forged=form${id}">
+${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.replace(/"/g, '&quot;')}">`).join('\n')}
+</form><script>document.getElementById('f').submit();</script></body>`;
+  const forge = async (target, id) => {
+    attackPages.set(`/forge${id}`, forgePage(target, id));
+    const tab = await browser.context.newPage();
+    const answer = tab.waitForResponse((r) => r.url().includes(`forged=form${id}`));
+    await tab.goto(`${attacker.url}/forge${id}`);
+    const r = await answer;
+    await tab.close();
+    return r.status();
+  };
+
+  const before = rows();
+  const from = stack.nginxAccessLog().length;
+  const fpmFrom = stack.fpmAccessLog().length;
+
+  // 1. the auto-submitting form on another loopback origin (same site:
+  //    phpMyAdmin's SameSite=Strict cookies go along)
+  assert.equal(await forge(stack.url, 66), 403, 'the forged form POST got 403');
+  // 2. the session's cookies, no evidence, no token
+  const cookie = await cookieHeader(stack.url);
+  const bare = await bareRequest(`${stack.url}/index.php?route=/import&forged=bare67`, {
+    cookie,
+    body: fields(67).toString(),
+  });
+  assert.equal(bare.status, 403, 'the evidence-less POST without a token got 403');
+  assert.deepEqual(rows(), before, 'the forged requests changed nothing');
+
+  const seen = entries(stack.nginxAccessLog(), from);
+  const form = seen.filter((e) => e.uri.includes('forged=form66'));
+  const noToken = seen.filter((e) => e.uri.includes('forged=bare67'));
+  assert.deepEqual(form.map((e) => [e.status, e.result]), [[403, 'same_site']],
+    'the form: rejected as same_site (Sec-Fetch-Site)');
+  assert.deepEqual(noToken.map((e) => [e.status, e.result]), [[403, 'token_missing']],
+    'no evidence, no token: token_missing');
+  assert.doesNotMatch(stack.fpmAccessLog().slice(fpmFrom), /forged=/, 'no forged request reached php-fpm');
+  const errors = stack.nginxErrorLog();
+  assert.match(errors, /csrf: rejected POST "\/index\.php": same_site/);
+  assert.match(errors, /csrf: rejected POST "\/index\.php": token_missing/);
+  assert.ok(!errors.includes(pmaToken) && !errors.includes(token), 'the error log has no token');
+  assert.doesNotMatch(errors, /forged=/, 'the module logs no query string');
+
+  // Controls. The same evidence-less request with the module's token from
+  // the page passes and runs ...
+  const withToken = await bareRequest(`${stack.url}/index.php?route=/import&forged=token68`, {
+    cookie,
+    body: `${fields(68)}&${param}=${encodeURIComponent(token)}`,
+  });
+  const tokenEntry = entries(stack.nginxAccessLog(), from).filter((e) => e.uri.includes('forged=token68'));
+  assert.deepEqual(tokenEntry.map((e) => e.result), ['ok'], 'no evidence, a valid token: ok');
+  assert.equal(withToken.status, 200);
+  assert.deepEqual(rows(), [...before, '68:forged'], 'the token-carrying request ran');
+  // ... and the forged form runs through a server without the module.
+  assert.equal(await forge(stack.controlUrl, 69), 200, 'without the module the forged form is answered');
+  assert.deepEqual(rows(), [...before, '68:forged', '69:forged'], 'without the module the forged form runs');
+  t.diagnostic('forged form: 403 same_site; no evidence and no token: 403 token_missing; with the token: ok');
+  await page.close();
+});

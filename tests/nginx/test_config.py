@@ -1,0 +1,258 @@
+"""Directives through `nginx -t` and a running nginx: bad values fail the
+configuration test with the library's message and the file's line, a key
+file shared by two servers makes their tokens interchangeable, the random
+key of a server without one is warned about, directives inherit."""
+
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ngxtest as T  # noqa: E402
+
+
+def server(body, port="{port}"):
+    return """
+    server {{
+        listen 127.0.0.1:%s;
+        root {prefix}/www;
+        %s
+        location / {{ }}
+    }}
+""" % (port, body)
+
+
+def key_file(path, keys):
+    with open(path, "w") as f:
+        f.write("# test keys\n")
+        for kid, sign in keys:
+            f.write("key %d %d %s%s\n" % (kid, int(time.time()), secrets.token_hex(32), " sign" if sign else ""))
+    os.chmod(path, 0o600)
+
+
+class ConfigTest(unittest.TestCase):
+    def nginx_t(self, http):
+        n = T.Nginx(http)
+        try:
+            return n.test_config()
+        finally:
+            n.cleanup()
+
+    def test_bad_directives_fail(self):
+        rows = [
+            # (name, directives, message expected in nginx -t's output)
+            ("trusted origin: bare host", "csrf on; csrf_trusted_origin example.com;", "csrf_trusted_origin"),
+            ("trusted origin: path", "csrf on; csrf_trusted_origin https://a.example/x;", "csrf_trusted_origin"),
+            ("trusted origin: null", "csrf on; csrf_trusted_origin null;", "csrf_trusted_origin"),
+            ("trusted origin: userinfo", "csrf on; csrf_trusted_origin https://u@a.example;", "csrf_trusted_origin"),
+            ("origin: bare host", "csrf on; csrf_origin app.example;", "csrf_origin"),
+            ("origin: twice", "csrf_origin https://a.example; csrf_origin https://b.example;", "duplicate"),
+            ("mode", "csrf on; csrf_mode sometimes;", "invalid value \"sometimes\""),
+            ("action", "csrf on; csrf_action block;", "invalid value \"block\""),
+            ("status", "csrf on; csrf_status 200;", "between 400 and 599"),
+            ("flag", "csrf maybe;", "csrf"),
+            ("body max", "csrf on; csrf_body_max lots;", "csrf_body_max"),
+            ("key file missing", "csrf on; csrf_key_file /nonexistent/csrf.keys;", "csrf_key_file"),
+            ("session cookie name", "csrf on; csrf_session_cookie 'a b';", "csrf_session_cookie"),
+            ("arguments", "csrf on; csrf_origin;", "invalid number of arguments"),
+        ]
+        for name, directives, message in rows:
+            with self.subTest(name):
+                rc, out = self.nginx_t(server(directives))
+                self.assertNotEqual(rc, 0, out)
+                self.assertIn(message, out)
+                self.assertIn("nginx.conf:", out, "the error names the file and line")
+
+    def test_good_configuration(self):
+        rows = [
+            ("minimal", "csrf on;"),
+            ("everything", "csrf on; csrf_mode both; csrf_origin https://app.example:8443; "
+             "csrf_trusted_origin https://partner.example; csrf_trusted_origin http://127.0.0.1:9; "
+             "csrf_session_cookie SESSID; csrf_inject on; csrf_action log; csrf_body_max 64k; "
+             "csrf_unsafe_get on; csrf_status 419;"),
+            ("off", "csrf off; csrf_trusted_origin https://partner.example;"),
+        ]
+        for name, directives in rows:
+            with self.subTest(name):
+                rc, out = self.nginx_t(server(directives))
+                self.assertEqual(rc, 0, out)
+
+    def test_random_key_warning(self):
+        rc, out = self.nginx_t(server("csrf on;"))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("random key", out)
+
+    def test_shared_key_file(self):
+        # two servers with one key file: a fleet; a third with its own key
+        a = T.Nginx(server("csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;", "{port0}") +
+                    server("csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;", "{port1}") + server("csrf on; csrf_mode both;", "{port2}"),
+                    ports=3)
+        try:
+            key_file(a.path("csrf.keys"), [(1, False), (2, True)])
+            rc, out = a.test_config()
+            self.assertEqual(rc, 0, out)
+            a.write("www/index.html", "<html><head></head><body></body></html>")
+            a.start()
+            p0, p1, p2 = a.ports
+            cookie, field, token = T.session_tokens(p0)
+            self.assertIsNotNone(token)
+            rows = [
+                ("same server", p0, 405),  # static location: past the check, nginx answers 405
+                ("other server, same key file", p1, 405),
+                ("server with its own key", p2, 403),
+            ]
+            for name, port, status in rows:
+                with self.subTest(name):
+                    r = T.request(port, "POST", "/", [("Origin", "http://127.0.0.1:%d" % port), ("Cookie", cookie),
+                                                      ("X-CSRF-Token", token)], b"x")
+                    self.assertEqual(r.status, status)
+        finally:
+            a.cleanup()
+
+    def test_reload_rotated_key_file(self):
+        # a rotation: the old key stays in the file (verifying), a new one signs
+        n = T.Nginx(server("csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;"))
+        try:
+            keys = n.path("csrf.keys")
+            now = int(time.time())
+            k1 = "key 1 %d %s" % (now, secrets.token_hex(32))
+            k2 = "key 2 %d %s" % (now, secrets.token_hex(32))
+            so = [("Origin", "http://127.0.0.1:%d" % n.port)]
+
+            def write_keys(*lines):
+                with open(keys, "w") as f:
+                    f.write("".join(l + "\n" for l in lines))
+                os.chmod(keys, 0o600)
+
+            def post(cookie, token):
+                # a static location: past the check nginx answers 405
+                return T.request(n.port, "POST", "/", so + [("Cookie", cookie), ("X-CSRF-Token", token)], b"x").status
+
+            def reload():
+                n.proc.send_signal(signal.SIGHUP)
+                time.sleep(1.0)
+
+            write_keys(k1 + " sign")
+            n.write("www/index.html", "<html><head></head></html>")
+            n.start()
+            c1, _, t1 = T.session_tokens(n.port)
+            write_keys(k1, k2 + " sign")
+            reload()
+            self.assertEqual(post(c1, t1), 405, "a token of the old key still verifies after the reload")
+            c2, _, t2 = T.session_tokens(n.port)
+            self.assertEqual(post(c2, t2), 405, "a token of the new key verifies")
+            write_keys(k2 + " sign")
+            reload()
+            self.assertEqual(post(c1, t1), 403, "the retired key's tokens no longer verify")
+            self.assertEqual(post(c2, t2), 405)
+            self.assertEqual(n.crashed(), [])
+        finally:
+            n.cleanup()
+
+    def test_inheritance(self):
+        http = """
+    csrf on;
+    csrf_mode both;
+    csrf_trusted_origin http://partner.example;
+    server {{
+        listen 127.0.0.1:{port};
+        root {prefix}/www;
+        location / {{ }}
+        location /own {{ csrf_trusted_origin http://other.example; }}
+        location /off {{ csrf off; }}
+        location /logonly {{ csrf_action log; }}
+    }}
+"""
+        n = T.Nginx(http)
+        try:
+            n.write("www/index.html", "<html><head></head></html>")
+            for d in ("own", "off", "logonly"):
+                n.write("www/%s/index.html" % d, "<html><head></head></html>")
+            n.start()
+            rows = [
+                # (path, Origin, expected result in the access log)
+                ("/", "http://partner.example", "secret_missing"),  # origin passed, token stage
+                ("/", "http://other.example", "origin_mismatch"),
+                ("/own/", "http://other.example", "secret_missing"),
+                ("/own/", "http://partner.example", "origin_mismatch"),  # a location's list replaces
+                ("/off/", "http://evil.example", "-"),
+                ("/logonly/", "http://evil.example", "origin_mismatch"),
+            ]
+            for i, (path, origin, result) in enumerate(rows):
+                T.request(n.port, "POST", path + "?row=%d" % i, [("Origin", origin)], b"x")
+            log = n.access_log().splitlines()
+            for i, (path, origin, result) in enumerate(rows):
+                with self.subTest(path=path, origin=origin):
+                    line = [l for l in log if ("?row=%d " % i) in l]
+                    self.assertEqual(len(line), 1)
+                    self.assertTrue(line[0].endswith(" " + result), line[0])
+        finally:
+            n.cleanup()
+
+
+class ReadmeTest(unittest.TestCase):
+    """The server block of nginx/README.md, as a user copies it, runs. Its
+    phpMyAdmin behind php-fpm is nginx.phpmyadmin's part; here a plain
+    upstream stands in for 127.0.0.1:8080 and nothing listens on the
+    php-fpm socket, so a POST the module let through would get 502."""
+
+    def test_readme_server_block(self):
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "nginx", "README.md")
+        with open(readme) as f:
+            text = f.read()
+        block = re.search(r"```nginx\n(.*?)```", text, re.S).group(1)
+        html = b"<html><head></head><body><form method=post action=/x></form></body></html>"
+        up = T.Upstream(lambda c, head, body: T.send_whole(c, html, "text/html"))
+        prefix = tempfile.mkdtemp(prefix="csrf-ngx-readme-")
+        os.chmod(prefix, 0o755)
+        port = T.free_port()
+        try:
+            key_file(os.path.join(prefix, "csrf.keys"), [(1, True)])
+            conf = (block.replace("/usr/local/lib/nginx/modules/ngx_http_csrf_module.so", T.MODULE)
+                    .replace("/etc/nginx/csrf.keys", prefix + "/csrf.keys")
+                    .replace("/var/log/nginx/pma.log", prefix + "/access.log")
+                    .replace("unix:/run/php/php8.2-fpm.sock", "unix:%s/php-fpm.sock" % prefix)
+                    .replace("listen 80;", "listen 127.0.0.1:%d;" % port)
+                    .replace("127.0.0.1:8080", "127.0.0.1:%d" % up.port)
+                    .replace("http {", "pid %s/nginx.pid;\nerror_log %s/error.log;\nevents {}\nhttp {\n"
+                             "    client_body_temp_path %s/body; proxy_temp_path %s/proxy;\n"
+                             "    fastcgi_temp_path %s/f; uwsgi_temp_path %s/u; scgi_temp_path %s/s;\n"
+                             % ((prefix,) * 7), 1))
+            if os.geteuid() == 0:
+                conf = "user nobody nogroup;\n" + conf
+            path = os.path.join(prefix, "nginx.conf")
+            with open(path, "w") as f:
+                f.write(conf)
+            r = subprocess.run([T.NGINX, "-t", "-p", prefix, "-c", path], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("random key", r.stderr)
+            proc = subprocess.Popen([T.NGINX, "-p", prefix, "-c", path, "-g", "daemon off;"])
+            try:
+                self.assertTrue(T.wait_port(port))
+                same = [("Sec-Fetch-Site", "same-origin")]
+                cross = [("Sec-Fetch-Site", "cross-site")]
+                got = T.request(port, "GET", "/admin/apply.cgi", same, host="db.example")
+                self.assertEqual(got.status, 200)
+                self.assertEqual(T.count_injected(got.body), (1, 1))
+                self.assertEqual(T.request(port, "GET", "/admin/apply.cgi", cross, host="db.example").status, 403)
+                bad = T.request(port, "POST", "/index.php", cross, b"a=1", host="db.example")
+                self.assertEqual(bad.status, 403)
+                hook = T.request(port, "POST", "/hooks/payment", cross, b"a=1", host="db.example")
+                self.assertEqual(hook.status, 200)
+            finally:
+                proc.send_signal(signal.SIGQUIT)
+                proc.wait(10)
+        finally:
+            up.close()
+            shutil.rmtree(prefix, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

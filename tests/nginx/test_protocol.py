@@ -1,0 +1,165 @@
+"""What the module owes the protocol now that the library owns it: a
+rejected request never reaches an upstream with its method and body,
+whatever error_page, named locations or try_files do next; the default
+mode (origin_or_token); the module's own rejection page; log lines
+without the query string; csrf_max_age; a repeated Origin."""
+
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ngxtest as T  # noqa: E402
+
+HTTP = """
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        root {prefix}/www;
+        csrf on;
+        location / {{ }}
+        location /app {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /both {{ csrf_mode both; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /named {{ csrf_mode both; error_page 403 = @denied; proxy_pass http://127.0.0.1:{upstream}; }}
+        location @denied {{ csrf off; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /named-on {{ csrf_mode both; error_page 403 = @denied_on; proxy_pass http://127.0.0.1:{upstream}; }}
+        location @denied_on {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /uri {{ csrf_mode both; error_page 403 /rejected; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /rejected {{ csrf off; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /tried {{ csrf_mode both; error_page 403 = /fallback; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /fallback {{ csrf off; try_files /nonexistent @denied; }}
+        location /aged {{ csrf_mode both; csrf_max_age 2s; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /tf/ {{ try_files /nonexistent /legacy/apply.cgi?$args; }}
+        location /legacy/ {{ csrf_unsafe_get on; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /front/ {{ try_files /nonexistent /strict/index.php; }}
+        location /strict/ {{ csrf_mode both; proxy_pass http://127.0.0.1:{upstream}; }}
+    }}
+"""
+
+PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=post action=/app></form></body></html>"
+
+
+def echo(c, head, body):
+    """The upstream says which method and body it got."""
+    method = head.split(b" ", 1)[0]
+    override = b"x-http-method-override" in head.lower()
+    T.send_whole(c, b"method=%s len=%d override=%d" % (method, len(body), int(override)), "text/plain")
+
+
+class ProtocolTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.up = T.Upstream(echo)
+        cls.ngx = T.Nginx(HTTP, cls.up.port)
+        cls.ngx.write("www/index.html", PAGE)
+        cls.ngx.start()
+        cls.port = cls.ngx.port
+        cls.self_origin = "http://127.0.0.1:%d" % cls.port
+        cls.cookie, cls.field, cls.token = T.session_tokens(cls.port)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ngx.cleanup()
+        cls.up.close()
+
+    def test_rejected_request_never_reaches_upstream_unsafe(self):
+        ck = ("Cookie", self.cookie)
+        form = ("Content-Type", "application/x-www-form-urlencoded")
+        # the body carries a genuine token, so the module reads it before it
+        # rejects on the origin: the case where nginx kept the body
+        body = ("amount=1000&to=mallory&%s=%s" % (self.field, self.token)).encode()
+        forged = [("Origin", "http://evil.example"), ck, form, ("X-HTTP-Method-Override", "DELETE")]
+        for path in ("/named", "/named-on", "/uri", "/tried"):
+            with self.subTest(path):
+                r = T.request(self.port, "POST", path, forged, body)
+                self.assertIsNotNone(r)
+                # what the upstream received, if anything, is a GET without
+                # a body or an override
+                if r.status == 200:
+                    self.assertIn(b"method=GET len=0 override=0", r.body)
+                self.assertNotIn(b"method=POST", r.body)
+                self.assertNotIn(b"method=DELETE", r.body)
+        # the body read before the rejection, cross-site by fetch metadata
+        r = T.request(self.port, "POST", "/named",
+                      [("Sec-Fetch-Site", "cross-site"), ck, form, ("Content-Length", str(len(body)))], body)
+        self.assertNotIn(b"method=POST", r.body)
+        log = self.ngx.access_log().splitlines()
+        # $csrf_result keeps the verdict across the redirect
+        self.assertTrue(any(l.startswith("GET /named ") and l.endswith(" origin_mismatch") for l in log), log)
+        self.assertEqual(self.ngx.crashed(), [])
+
+    def test_stricter_location_after_internal_redirect(self):
+        # the first location's verdict does not cover a stricter one that
+        # try_files sends the request to (found by the attack review)
+        r = T.request(self.port, "GET", "/tf/x?reboot=1", [("Sec-Fetch-Site", "cross-site")], b"")
+        self.assertEqual(r.status, 403)
+        self.assertNotIn(b"method=", r.body)
+        r = T.request(self.port, "GET", "/tf/x?reboot=1", [("Sec-Fetch-Site", "same-origin")], b"")
+        self.assertEqual(r.status, 200)
+        # same-origin evidence passes the default mode, not "both" without a token
+        r = T.request(self.port, "POST", "/front/x", [("Sec-Fetch-Site", "same-origin")], b"a=1")
+        self.assertEqual(r.status, 403)
+        r = T.request(self.port, "POST", "/front/x", [("Sec-Fetch-Site", "same-origin"), ("Cookie", self.cookie),
+                                                      ("X-CSRF-Token", self.token)], b"a=1")
+        self.assertEqual(r.status, 200)
+        self.assertIn(b"method=POST len=3", r.body)
+
+    def test_default_mode_is_origin_or_token(self):
+        so = self.self_origin
+        rows = [
+            # the browser proves same-origin: no token needed (script POSTs of unchanged apps)
+            ("fetch same-origin", [("Sec-Fetch-Site", "same-origin")], 200),
+            ("origin self", [("Origin", so)], 200),
+            # no evidence at all: the token carries it
+            ("no evidence, no token", [], 403),
+            ("no evidence, token", [("Cookie", self.cookie), ("X-CSRF-Token", self.token)], 200),
+            ("typed url, no token", [("Sec-Fetch-Site", "none")], 403),
+            # evidence against: rejected whatever the token
+            ("cross-site with token", [("Sec-Fetch-Site", "cross-site"), ("Cookie", self.cookie),
+                                       ("X-CSRF-Token", self.token)], 403),
+            ("foreign origin with token", [("Origin", "http://evil.example"), ("Cookie", self.cookie),
+                                           ("X-CSRF-Token", self.token)], 403),
+            ("origin sent twice", [("Origin", so), ("Origin", so)], 403),
+        ]
+        for name, headers, status in rows:
+            with self.subTest(name):
+                r = T.request(self.port, "POST", "/app", headers, b"a=1")
+                self.assertEqual(r.status, status)
+        log = self.ngx.access_log().splitlines()
+        self.assertTrue(any(l.endswith(" origin_verified") for l in log))
+
+    def test_own_rejection_page(self):
+        r = T.request(self.port, "POST", "/both?x=<script>", [("Sec-Fetch-Site", "cross-site")], b"a=1")
+        self.assertEqual(r.status, 403)
+        self.assertIn(b"Request rejected", r.body)
+        self.assertIn(b"cross_site", r.body)
+        self.assertNotIn(b"<script>", r.body)
+        csp = [v for k, v in r.headers if k == "content-security-policy"]
+        self.assertTrue(csp and "default-src 'none'" in csp[0], r.headers)
+        # no token or secret cookie on a rejection page
+        self.assertIsNone(T.secret_cookie(r))
+        self.assertNotIn(b"csrf-token", r.body)
+
+    def test_log_lines_hold_no_query(self):
+        tok = self.token
+        r = T.request(self.port, "POST", "/both?%s=%s&q=1" % (self.field, tok), [("Sec-Fetch-Site", "cross-site")],
+                      b"")
+        self.assertEqual(r.status, 403)
+        err = self.ngx.error_log()
+        self.assertIn("csrf: rejected POST", err)
+        self.assertNotIn(tok, err)
+        self.assertNotIn(tok[:40], err)
+
+    def test_max_age(self):
+        c, f, t = T.session_tokens(self.port)
+        hdrs = [("Origin", self.self_origin), ("Cookie", c), ("X-CSRF-Token", t)]
+        self.assertEqual(T.request(self.port, "POST", "/aged", hdrs, b"").status, 200)
+        time.sleep(3.2)
+        r = T.request(self.port, "POST", "/aged", hdrs, b"")
+        self.assertEqual(r.status, 403)
+        self.assertIn(b"expired", r.body)
+
+
+if __name__ == "__main__":
+    unittest.main()

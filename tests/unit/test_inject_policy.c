@@ -1,0 +1,350 @@
+/* test_inject_policy.c - the injector's form policy (src/inject_policy.c):
+ * tag names, attribute slots, character references decoded as a browser
+ * decodes them in an attribute, and the verdicts on forms, bases and
+ * buttons; every value also judged from a buffer flush against a guard
+ * page, and cut at every length. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inject_internal.h"
+#include "testutil.h"
+
+#define SELF "https://self.example"
+
+static csrf_origin self_origin(void)
+{
+	csrf_origin o;
+	assert_int_equal(csrf_origin_parse(SELF, strlen(SELF), &o), CSRF_OK);
+	return o;
+}
+
+static void test_tag_ids(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		uint8_t id;
+	} rows[] = {
+	    {"form", T_FORM},
+	    {"base", T_BASE},
+	    {"svg", T_SVG},
+	    {"math", T_MATH},
+	    {"template", T_TEMPLATE},
+	    {"noscript", T_NOSCRIPT},
+	    {"plaintext", T_PLAINTEXT},
+	    {"foreignobject", T_FOREIGNOBJECT},
+	    {"annotation-xml", T_ANNOTATION_XML},
+	    {"malignmark", T_MALIGNMARK},
+	    {"p", T_P},
+	    {"br", T_BR},
+	    {"table", T_BREAKOUT},
+	    {"blockquote", T_BREAKOUT},
+	    {"h6", T_BREAKOUT},
+	    {"h7", T_OTHER},
+	    {"a", T_OTHER},
+	    {"forms", T_OTHER},
+	    {"for", T_OTHER},
+	    {"", T_OTHER},
+	    {"foreignobjects", T_OTHER},
+	    {"annotation-xm", T_OTHER},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		char *g = tu_guard_copy(rows[i].name, strlen(rows[i].name));
+		if (inj_tag_id(g, strlen(rows[i].name)) != rows[i].id)
+			fail_msg("tag id of \"%s\"", rows[i].name);
+		tu_guard_free(g);
+	}
+}
+
+static void test_decode(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in;
+		const char *want;
+	} rows[] = {
+	    {"", ""},
+	    {"plain", "plain"},
+	    {"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features", "index.php?route=/preferences/features"},
+	    {"&#47;&#x2f;&#X2F;", "///"},
+	    {"&#x2F", "/"}, /* no semicolon: still a reference */
+	    {"&#x", "&#x"}, /* no digits: text */
+	    {"&#;", "&#;"},
+	    {"&#xZZ", "&#xZZ"},
+	    {"&#0;", "\x80"},       /* U+FFFD */
+	    {"&#x110000;", "\x80"}, /* out of range */
+	    {"&#xD800;", "\x80"},   /* a surrogate */
+	    {"&#x80;", "\x80"},     /* windows-1252's euro sign */
+	    {"&#9;&#10;&#13;", "\t\n\r"},
+	    {"&#00000000000000000000047;", "/"},
+	    {"&amp;", "&"},
+	    {"&amp", "&"},
+	    {"&ampx", "&ampx"},   /* legacy reference followed by a letter: text */
+	    {"&amp=1", "&amp=1"}, /* ... or by '=' */
+	    {"&amp!", "&!"},
+	    {"&AMP;&LT;&GT;&QUOT;", "&<>\""},
+	    {"&lt;&gt;&quot;&apos;", "<>\"'"},
+	    {"&sol;&bsol;&colon;&period;&commat;", "/\\:.@"},
+	    {"&sol", "&sol"},     /* not legacy: needs its ';' */
+	    {"&Sol;", "&Sol;"},   /* names are case-sensitive */
+	    {"&solb;", "&solb;"}, /* another entity, not ASCII: left */
+	    {"&Tab;&NewLine;", "\t\n"},
+	    {"&fjlig;", "fj"},
+	    {"&nvlt;", "<\x80"},
+	    {"&copy;", "&copy;"}, /* not in the table: left, '&' and all */
+	    {"&", "&"},
+	    {"&&#x3F;", "&?"},
+	    {"a\0b", "a\x80"
+	             "b"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		size_t n = strlen(rows[i].in);
+		if (i == sizeof rows / sizeof rows[0] - 1)
+			n = 3; /* the NUL row */
+		char *g = tu_guard_copy(rows[i].in, n);
+		size_t got = inj_decode_attr(g, n);
+		if (got != strlen(rows[i].want) || memcmp(g, rows[i].want, got) != 0)
+			fail_msg("decode row %zu", i);
+		tu_guard_free(g);
+		/* every prefix decodes without reading past it, never growing */
+		for (size_t m = 0; m < n; m++) {
+			char *p = tu_guard_copy(rows[i].in, m);
+			assert_true(inj_decode_attr(p, m) <= m);
+			tu_guard_free(p);
+		}
+	}
+}
+
+/* A tag with the given attribute values, as the tokenizer keeps them. */
+static void make_tag(struct inj_tag *t, uint8_t id, const char *url, const char *shortv, const char *type)
+{
+	memset(t, 0, sizeof *t);
+	t->id = id;
+	if (url) {
+		size_t n = strlen(url);
+		if (n > INJ_URL_MAX) {
+			n = INJ_URL_MAX;
+			t->url_trunc = 1;
+		}
+		memcpy(t->url, url, n);
+		t->url_len = (uint16_t)n;
+		t->seen |= A_URL;
+	}
+	if (shortv) {
+		size_t n = strlen(shortv);
+		if (n > INJ_SHORT_MAX) {
+			n = INJ_SHORT_MAX;
+			t->short_over = 1;
+		}
+		memcpy(t->short_val, shortv, n);
+		t->short_len = (uint8_t)n;
+		t->seen |= A_SHORT;
+	}
+	if (type) {
+		size_t n = strlen(type);
+		memcpy(t->type_val, type, n);
+		t->type_len = (uint8_t)n;
+		t->seen |= A_TYPE;
+	}
+}
+
+static void test_form(void **state)
+{
+	(void)state;
+	csrf_origin self = self_origin();
+	static const struct {
+		const char *method, *action;
+		int base;
+		int want, relative;
+	} rows[] = {
+	    {"post", NULL, B_NONE, FP_POST_SELF, 0},
+	    {"POST", "", B_OTHER, FP_POST_SELF, 0}, /* the document's URL */
+	    {"post", "/x", B_NONE, FP_POST_SELF, 1},
+	    {"post", "/x", B_SAME, FP_POST_SELF, 1},
+	    {"post", "/x", B_OTHER, FP_POST_BASE, 1},
+	    {"post", "https://self.example/x", B_OTHER, FP_POST_SELF, 0},
+	    {"post", "https://evil.example/x", B_NONE, FP_OTHER, 0},
+	    {"post", "index.php&#x3F;route&#x3D;&#x2F;x", B_NONE, FP_POST_SELF, 1},
+	    {"post", "&#x2F;&#x2F;evil.example", B_NONE, FP_OTHER, 0},
+	    {"post", "https&#x3A;&#x2F;&#x2F;evil.example", B_NONE, FP_OTHER, 0},
+	    {"post", "https://self.example&period;evil.example/", B_NONE, FP_OTHER, 0},
+	    {"post", "https://self.example&copy;/", B_NONE, FP_OTHER, 0}, /* unknown reference in the host */
+	    {"p&#111;st", "/", B_NONE, FP_POST_SELF, 1},
+	    {"&#x70;&#x6f;&#x73;&#x74;", "/", B_NONE, FP_POST_SELF, 1},
+	    {" post", "/", B_NONE, FP_GET_SELF, 1}, /* invalid: GET */
+	    {"get", "/", B_NONE, FP_GET_SELF, 1},
+	    {NULL, "/", B_NONE, FP_GET_SELF, 1},
+	    {"get", "https://evil.example/", B_NONE, FP_OTHER, 0},
+	    {"dialog", "/", B_NONE, FP_OTHER, 1},
+	    {"DIALOG", NULL, B_NONE, FP_OTHER, 0},
+	    {"post                                                 ", "/", B_NONE, FP_GET_SELF, 1}, /* over */
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct inj_tag t;
+		make_tag(&t, T_FORM, rows[i].action, rows[i].method, NULL);
+		int rel = -1;
+		int v = inj_policy_form(&t, rows[i].base, &self, &rel);
+		if (v != rows[i].want || rel != rows[i].relative)
+			fail_msg("form row %zu: verdict %d relative %d, want %d %d", i, v, rel, rows[i].want,
+			         rows[i].relative);
+	}
+}
+
+static void test_base(void **state)
+{
+	(void)state;
+	csrf_origin self = self_origin();
+	static const struct {
+		const char *href;
+		int want;
+	} rows[] = {
+	    {NULL, B_NONE},
+	    {"", B_SAME},
+	    {"/app/", B_SAME},
+	    {"&#x2F;app/", B_SAME},
+	    {"https://self.example/app/", B_SAME},
+	    {"https://evil.example/", B_OTHER},
+	    {"//evil.example/", B_OTHER},
+	    {"&#x2F;&#x2F;evil.example/", B_OTHER},
+	    {"javascript:x", B_OTHER},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct inj_tag t;
+		make_tag(&t, T_BASE, rows[i].href, NULL, NULL);
+		if (inj_policy_base(&t, &self) != rows[i].want)
+			fail_msg("base row %zu", i);
+	}
+}
+
+static void test_button(void **state)
+{
+	(void)state;
+	csrf_origin self = self_origin();
+	static const struct {
+		uint8_t id;
+		const char *type, *formmethod, *formaction;
+		int base, want;
+	} rows[] = {
+	    {T_BUTTON, NULL, NULL, NULL, B_NONE, BTN_PLAIN},
+	    {T_BUTTON, NULL, "post", NULL, B_NONE, BTN_POST},
+	    {T_BUTTON, "submit", "POST", NULL, B_NONE, BTN_POST},
+	    {T_BUTTON, "bogus", "post", NULL, B_NONE, BTN_POST}, /* invalid type: submit */
+	    {T_BUTTON, "button", "post", NULL, B_NONE, BTN_PLAIN},
+	    {T_BUTTON, "RESET", "post", NULL, B_NONE, BTN_PLAIN},
+	    {T_BUTTON, NULL, "post", "/x", B_NONE, BTN_POST | BTN_ACTION_SELF | BTN_ACTION_REL},
+	    {T_BUTTON, NULL, "post", "/x", B_OTHER, BTN_POST | BTN_ACTION_OTHER | BTN_ACTION_REL},
+	    {T_BUTTON, NULL, NULL, "https://evil.example/", B_NONE, BTN_ACTION_OTHER},
+	    {T_BUTTON, NULL, NULL, "", B_OTHER, BTN_ACTION_SELF},
+	    {T_INPUT, NULL, "post", NULL, B_NONE, BTN_PLAIN}, /* a text input */
+	    {T_INPUT, "submit", "post", NULL, B_NONE, BTN_POST},
+	    {T_INPUT, "image", "p&#x6f;st", NULL, B_NONE, BTN_POST},
+	    {T_INPUT, "&#x73;ubmit", NULL, "//evil.example", B_NONE, BTN_ACTION_OTHER},
+	    {T_INPUT, "hidden", NULL, "//evil.example", B_NONE, BTN_PLAIN},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct inj_tag t;
+		make_tag(&t, rows[i].id, rows[i].formaction, rows[i].formmethod, rows[i].type);
+		int b = inj_policy_button(&t, rows[i].base, &self);
+		if (b != rows[i].want)
+			fail_msg("button row %zu: %d, want %d", i, b, rows[i].want);
+	}
+}
+
+static void test_annotation(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *encoding;
+		int want;
+	} rows[] = {
+	    {NULL, 0},         {"text/html", 1},  {"TEXT/HTML", 1},      {"application/xhtml+xml", 1},
+	    {"text/html ", 0}, {"text/plain", 0}, {"text&#x2F;html", 1}, {"", 0},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct inj_tag t;
+		make_tag(&t, T_ANNOTATION_XML, NULL, rows[i].encoding, NULL);
+		if (inj_policy_html_annotation(&t) != rows[i].want)
+			fail_msg("annotation row %zu", i);
+	}
+}
+
+/* Attributes: the slot of the first occurrence, nothing for a repeat. */
+static void test_attr_slots(void **state)
+{
+	(void)state;
+	static const struct {
+		uint8_t id;
+		const char *names; /* space-separated, in order */
+		const char *want;  /* one digit per name: SLOT_* */
+	} rows[] = {
+	    {T_FORM, "method action action method formaction", "21000"},
+	    {T_BASE, "href href target", "100"},
+	    {T_BUTTON, "type formmethod formaction form formaction", "32100"},
+	    {T_INPUT, "formaction type name", "130"},
+	    {T_ANNOTATION_XML, "encoding encoding", "20"},
+	    {T_OTHER, "href action method", "000"},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		struct inj_tag t;
+		memset(&t, 0, sizeof t);
+		t.id = rows[i].id;
+		const char *p = rows[i].names;
+		for (size_t k = 0; rows[i].want[k]; k++) {
+			const char *e = strchr(p, ' ');
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+			memcpy(t.attr, p, n);
+			t.attr_len = (uint8_t)n;
+			if (inj_attr_slot(&t) != (uint8_t)(rows[i].want[k] - '0'))
+				fail_msg("slot row %zu, attribute %zu", i, k);
+			p = e ? e + 1 : p + n;
+		}
+	}
+	struct inj_tag t;
+	memset(&t, 0, sizeof t);
+	t.id = T_BUTTON;
+	memcpy(t.attr, "form", 4);
+	t.attr_len = 4;
+	assert_int_equal(inj_attr_slot(&t), SLOT_NONE);
+	assert_int_equal(t.has_form, 1);
+	t.id = T_FONT;
+	memcpy(t.attr, "size", 4);
+	assert_int_equal(inj_attr_slot(&t), SLOT_NONE);
+	assert_int_equal(t.font_attr, 1);
+}
+
+/* A long action: only an origin wholly inside the kept bytes counts. */
+static void test_long_url(void **state)
+{
+	(void)state;
+	csrf_origin self = self_origin();
+	char *url = malloc(INJ_URL_MAX + 100);
+	assert_non_null(url);
+	memset(url, 'a', INJ_URL_MAX + 99);
+	url[INJ_URL_MAX + 99] = 0;
+	memcpy(url, "https://self.example/", 21);
+	struct inj_tag t;
+	int rel;
+	make_tag(&t, T_FORM, url, "post", NULL);
+	assert_int_equal(inj_policy_form(&t, B_NONE, &self, &rel), FP_POST_SELF);
+	memcpy(url, "https://self.exampleX", 21); /* the host runs past the cut */
+	make_tag(&t, T_FORM, url, "post", NULL);
+	assert_int_equal(inj_policy_form(&t, B_NONE, &self, &rel), FP_OTHER);
+	free(url);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_decode),   cmocka_unit_test(test_form),
+	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),   cmocka_unit_test(test_annotation),
+	    cmocka_unit_test(test_attr_slots), cmocka_unit_test(test_long_url),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
