@@ -59,7 +59,7 @@ deb: build-deps
 	@JOBS=$(JOBS) ./scripts/deb.sh dist build-deb
 
 bench: deps build
-	@cmake --build build -j $(JOBS) --target csrf-bench-micro
+	@cmake --build build -j $(JOBS) --target csrf-bench-micro csrf-bench-inject csrf-bench-store
 	@./bench/run.sh
 
 fuzz: deps

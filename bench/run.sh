@@ -217,6 +217,12 @@ if [ -x "$store_bench" ] && command -v redis-server >/dev/null 2>&1; then
     "$store_bench" "redis, one connection" "redis://127.0.0.1:$rp/0?pool=1&timeout_ms=10000" "$STORE_SECONDS" 1 4 \
       >>"$stores"
     "$store_bench" "memory" "memory" "$STORE_SECONDS" 1 4 >>"$stores"
+    # the ceiling: Redis's own benchmark client, GETs, 1 and 4 connections
+    for c in 1 4; do
+      rps=$(redis-benchmark -p "$rp" -c "$c" -n "$(awk -v s="$STORE_SECONDS" 'BEGIN {print int(s * 30000)}')" \
+        -t get --csv 2>/dev/null | awk -F'"' '$2 == "GET" {print $4}')
+      printf '{"store":"redis-benchmark","threads":%s,"ops":%s}\n' "$c" "${rps:-0}" >>"$stores"
+    done
   done
 else
   echo "bench: $store_bench or redis-server is missing; store rows skipped" >&2

@@ -40,12 +40,12 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -62,11 +62,34 @@ static const char INCR_SCRIPT[] = "local new = redis.call('EXISTS', KEYS[1]) == 
                                   "end\n"
                                   "return v\n";
 
+/* A connection and the socket timeout it has now (set only when a call
+ * has less time left than that, and back: one setsockopt less per call). */
 typedef struct {
 	redisContext *c;
-	pid_t pid;    /* the process that opened c */
-	uint64_t gen; /* r->gen when it was opened */
+	int64_t armed_ms;
+} rlink;
+
+typedef struct {
+	rlink l;
+	unsigned forks; /* forks_seen when it was opened */
+	uint64_t gen;   /* r->gen when it was opened */
 } rconn;
+
+/* Forks of this process so far (a child's handler counts them): a
+ * connection opened before a fork belongs to the parent. Compared on
+ * every call, so no getpid() there. */
+static atomic_uint forks_seen;
+static pthread_once_t fork_hook_once = PTHREAD_ONCE_INIT;
+
+static void count_fork(void)
+{
+	atomic_fetch_add(&forks_seen, 1);
+}
+
+static void fork_hook(void)
+{
+	pthread_atfork(NULL, NULL, count_fork);
+}
 
 typedef struct {
 	csrf_store base;
@@ -207,30 +230,29 @@ static int still_open(const redisContext *c)
 	return n == 0;
 }
 
-/* Waits until c has something to read or the deadline passes; 0 then. */
-static int readable_by(const redisContext *c, int64_t deadline)
+/* The socket timeouts for what is left of the call: at most timeout_ms,
+ * changed only when that differs by more than a few milliseconds from
+ * what the socket has. 0 when nothing is left or the socket refused. */
+static int arm(const redis_store *r, rlink *l, int64_t deadline)
 {
-	for (;;) {
-		int64_t left = deadline - csrf_mono_ms();
-		struct pollfd p = {c->fd, POLLIN, 0};
-		int n;
+	int64_t left = deadline - csrf_mono_ms(), want;
 
-		if (left <= 0)
-			return 0;
-		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
-		if (n > 0)
-			return 1;
-		if (n == 0 || errno != EINTR)
-			return 0;
-	}
+	if (left <= 0)
+		return 0;
+	want = left < (int64_t)r->timeout_ms ? left : (int64_t)r->timeout_ms;
+	if (want > l->armed_ms - 5 && want <= l->armed_ms + 5)
+		return 1;
+	if (redisSetTimeout(l->c, ms_tv(want)) != REDIS_OK)
+		return 0;
+	l->armed_ms = want;
+	return 1;
 }
 
-/* Sends one command and reads its reply within the deadline. *sent is 1
- * once any byte of it left. On failure the connection is unusable. The
- * socket's own timeouts (timeout_ms, set once at connect) bound a send;
- * the reply is awaited with poll against the call's deadline. */
-static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char **argv, const size_t *lens, int *sent,
-                        redisReply **reply)
+/* Sends one command and reads its reply within the deadline (a few
+ * milliseconds over at most). *sent is 1 once any byte of it left. On
+ * failure the connection is unusable. */
+static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int argc, const char **argv,
+                        const size_t *lens, int *sent, redisReply **reply)
 {
 	char buf[CMD_MAX];
 	size_t len = resp_format(buf, sizeof buf, argc, argv, lens), off = 0;
@@ -239,10 +261,10 @@ static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char 
 
 	*sent = 0;
 	*reply = NULL;
-	if (len == 0 || csrf_mono_ms() >= deadline)
+	if (len == 0 || !arm(r, l, deadline))
 		return RS_TIMEOUT;
 	while (off < len) {
-		ssize_t n = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
+		ssize_t n = send(l->c->fd, buf + off, len - off, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -255,16 +277,8 @@ static rstatus exchange(redisContext *c, int64_t deadline, int argc, const char 
 	csrf_wipe(buf, len); /* values and passwords */
 	if (st != RS_OK)
 		return st;
-	for (;;) {
-		if (redisGetReplyFromReader(c, &rep) != REDIS_OK)
-			return RS_DOWN; /* a protocol error */
-		if (rep != NULL)
-			break;
-		if (!readable_by(c, deadline))
-			return RS_TIMEOUT;
-		if (redisBufferRead(c) != REDIS_OK)
-			return RS_DOWN; /* closed or broken */
-	}
+	if (redisGetReply(l->c, &rep) != REDIS_OK || rep == NULL)
+		return l->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) ? RS_TIMEOUT : RS_DOWN;
 	*reply = rep;
 	return RS_OK;
 }
@@ -279,49 +293,58 @@ static int reply_is_error(const redisReply *rep, const char *prefix)
 
 /* A command of the handshake: CSRF_OK-like RS_OK and the reply, or the
  * failure. */
-static rstatus handshake_cmd(redisContext *c, int64_t deadline, int argc, const char **argv, const size_t *lens,
-                             redisReply **reply)
+static rstatus handshake_cmd(const redis_store *r, rlink *l, int64_t deadline, int argc, const char **argv,
+                             const size_t *lens, redisReply **reply)
 {
 	int sent;
 
-	return exchange(c, deadline, argc, argv, lens, &sent, reply);
+	return exchange(r, l, deadline, argc, argv, lens, &sent, reply);
 }
 
 /* ---- connecting ---- */
 
-static redisContext *dial(const redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
+/* Connects to a within the deadline; the socket's timeouts start at
+ * timeout_ms. */
+static rstatus dial(const redis_store *r, const csrf_store_addr *a, int64_t deadline, rlink *l)
 {
 	int64_t left = deadline - csrf_mono_ms();
 	redisContext *c;
 
-	if (left <= 0) {
-		*st = RS_TIMEOUT;
-		return NULL;
-	}
+	l->c = NULL;
+	if (left <= 0)
+		return RS_TIMEOUT;
 	c = redisConnectWithTimeout(a->host, a->port, ms_tv(left));
 	if (c != NULL && c->err == 0 && redisSetTimeout(c, ms_tv(r->timeout_ms)) != REDIS_OK) {
 		redisFree(c);
 		c = NULL;
 	}
 	if (c == NULL || c->err != 0) {
-		*st = csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
 		if (c != NULL)
 			redisFree(c);
-		return NULL;
+		return csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
 	}
-	*st = RS_OK;
-	return c;
+	l->c = c;
+	l->armed_ms = r->timeout_ms;
+	return RS_OK;
+}
+
+static void unlink_conn(rlink *l)
+{
+	if (l->c != NULL) {
+		redisFree(l->c);
+		l->c = NULL;
+	}
 }
 
 /* Reads maxmemory-policy and logs when it lets Redis evict counters.
  * Fails only when the connection does. */
-static rstatus check_policy(redis_store *r, redisContext *c, int64_t deadline, const csrf_store_addr *a)
+static rstatus check_policy(redis_store *r, rlink *l, int64_t deadline, const csrf_store_addr *a)
 {
 	static const char *argv[3] = {"CONFIG", "GET", "maxmemory-policy"};
 	static const size_t lens[3] = {6, 3, 16};
 	redisReply *rep;
 	char msg[CSRF_STORE_LOG_MAX];
-	rstatus st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
+	rstatus st = handshake_cmd(r, l, deadline, 3, argv, lens, &rep);
 
 	if (st != RS_OK)
 		return st;
@@ -352,14 +375,14 @@ static int same_addr(const csrf_store_addr *a, const csrf_store_addr *b)
 
 /* Connects to a and prepares the connection: AUTH, ROLE (Sentinel),
  * SELECT, and the policy check once per server. */
-static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rstatus *st)
+static rstatus open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rlink *l)
 {
-	redisContext *c = dial(r, a, deadline, st);
 	redisReply *rep = NULL;
 	int check;
+	rstatus st = dial(r, a, deadline, l);
 
-	if (c == NULL)
-		return NULL;
+	if (st != RS_OK)
+		return st;
 	if (r->has_password) {
 		/* AUTH [user] password */
 		const char *argv[3] = {"AUTH", r->user, r->password};
@@ -370,30 +393,30 @@ static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t
 			lens[1] = lens[2];
 			argc = 2;
 		}
-		*st = handshake_cmd(c, deadline, argc, argv, lens, &rep);
-		if (*st == RS_OK && rep->type != REDIS_REPLY_STATUS)
-			*st = reply_is_error(rep, "LOADING") ? RS_DOWN : RS_AUTH;
+		st = handshake_cmd(r, l, deadline, argc, argv, lens, &rep);
+		if (st == RS_OK && rep->type != REDIS_REPLY_STATUS)
+			st = reply_is_error(rep, "LOADING") ? RS_DOWN : RS_AUTH;
 	} else {
 		/* a Redis that wants a password says so here, not at the first call */
 		const char *argv[1] = {"PING"};
 		size_t lens[1] = {4};
-		*st = handshake_cmd(c, deadline, 1, argv, lens, &rep);
-		if (*st == RS_OK && reply_is_error(rep, "NOAUTH"))
-			*st = RS_AUTH;
+		st = handshake_cmd(r, l, deadline, 1, argv, lens, &rep);
+		if (st == RS_OK && reply_is_error(rep, "NOAUTH"))
+			st = RS_AUTH;
 	}
-	if (*st == RS_OK && r->sentinel) {
+	if (st == RS_OK && r->sentinel) {
 		const char *argv[1] = {"ROLE"};
 		size_t lens[1] = {4};
 		if (rep != NULL)
 			freeReplyObject(rep);
 		rep = NULL;
-		*st = handshake_cmd(c, deadline, 1, argv, lens, &rep);
-		if (*st == RS_OK && !(rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
-		                      rep->element[0]->type == REDIS_REPLY_STRING && rep->element[0]->len == 6 &&
-		                      memcmp(rep->element[0]->str, "master", 6) == 0))
-			*st = RS_NOT_MASTER;
+		st = handshake_cmd(r, l, deadline, 1, argv, lens, &rep);
+		if (st == RS_OK && !(rep->type == REDIS_REPLY_ARRAY && rep->elements > 0 &&
+		                     rep->element[0]->type == REDIS_REPLY_STRING && rep->element[0]->len == 6 &&
+		                     memcmp(rep->element[0]->str, "master", 6) == 0))
+			st = RS_NOT_MASTER;
 	}
-	if (*st == RS_OK && r->db != 0) {
+	if (st == RS_OK && r->db != 0) {
 		char db[4];
 		int n = snprintf(db, sizeof db, "%u", r->db);
 		const char *argv[2] = {"SELECT", db};
@@ -401,29 +424,29 @@ static redisContext *open_conn(redis_store *r, const csrf_store_addr *a, int64_t
 		if (rep != NULL)
 			freeReplyObject(rep);
 		rep = NULL;
-		*st = handshake_cmd(c, deadline, 2, argv, lens, &rep);
-		if (*st == RS_OK && rep->type != REDIS_REPLY_STATUS)
-			*st = RS_DB;
+		st = handshake_cmd(r, l, deadline, 2, argv, lens, &rep);
+		if (st == RS_OK && rep->type != REDIS_REPLY_STATUS)
+			st = RS_DB;
 	}
 	if (rep != NULL)
 		freeReplyObject(rep);
-	if (*st != RS_OK) {
-		redisFree(c);
-		return NULL;
+	if (st != RS_OK) {
+		unlink_conn(l);
+		return st;
 	}
 	pthread_mutex_lock(&r->lock);
 	check = !r->policy_checked || !same_addr(&r->policy_seen, a);
 	r->policy_checked = 1;
 	r->policy_seen = *a;
 	pthread_mutex_unlock(&r->lock);
-	if (check && (*st = check_policy(r, c, deadline, a)) != RS_OK) {
+	if (check && (st = check_policy(r, l, deadline, a)) != RS_OK) {
 		pthread_mutex_lock(&r->lock);
 		r->policy_checked = 0; /* read it next time */
 		pthread_mutex_unlock(&r->lock);
-		redisFree(c);
-		return NULL;
+		unlink_conn(l);
+		return st;
 	}
-	return c;
+	return RS_OK;
 }
 
 /* Parses a sentinel's answer [ip, port] into *a. */
@@ -459,13 +482,13 @@ static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", r->master};
 	size_t lens[3] = {8, 23, strlen(r->master)};
 	redisReply *rep = NULL;
-	rstatus st;
-	redisContext *c = dial(r, sentinel, deadline, &st);
+	rlink l;
+	rstatus st = dial(r, sentinel, deadline, &l);
 
-	if (c == NULL)
+	if (st != RS_OK)
 		return st;
-	st = handshake_cmd(c, deadline, 3, argv, lens, &rep);
-	redisFree(c);
+	st = handshake_cmd(r, &l, deadline, 3, argv, lens, &rep);
+	unlink_conn(&l);
 	if (st != RS_OK)
 		return st;
 	if (rep->type == REDIS_REPLY_NIL)
@@ -482,7 +505,7 @@ static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int
  * refused connection. On success the master is the store's target, *gen
  * the generation its connections belong to, and the sentinel that named
  * it is asked first from then on. */
-static redisContext *discover(redis_store *r, int64_t deadline, uint64_t *gen, rstatus *out)
+static rstatus discover(redis_store *r, int64_t deadline, uint64_t *gen, rlink *l)
 {
 	csrf_store_addr list[CSRF_STORE_SENTINELS_MAX], tried[CSRF_STORE_SENTINELS_MAX], found;
 	size_t n, n_tried = 0;
@@ -496,7 +519,6 @@ static redisContext *discover(redis_store *r, int64_t deadline, uint64_t *gen, r
 	pthread_mutex_unlock(&r->lock);
 	for (size_t i = 0; i < n; i++) {
 		rstatus st = ask_sentinel(r, &list[i], deadline, &found);
-		redisContext *c;
 		int seen = 0, moved;
 
 		if (st == RS_UNKNOWN)
@@ -509,8 +531,8 @@ static redisContext *discover(redis_store *r, int64_t deadline, uint64_t *gen, r
 		if (seen)
 			continue;
 		tried[n_tried++] = found;
-		c = open_conn(r, &found, deadline, &st);
-		if (c == NULL) {
+		st = open_conn(r, &found, deadline, l);
+		if (st != RS_OK) {
 			last = st;
 			if (st == RS_AUTH || st == RS_DB)
 				config = st;
@@ -538,11 +560,9 @@ static redisContext *discover(redis_store *r, int64_t deadline, uint64_t *gen, r
 			     found.host, found.port);
 			report(r, NULL, CSRF_OK, msg);
 		}
-		*out = RS_OK;
-		return c;
+		return RS_OK;
 	}
-	*out = config != RS_OK ? config : named ? last : unknown ? RS_UNKNOWN : RS_DOWN;
-	return NULL;
+	return config != RS_OK ? config : named ? last : unknown ? RS_UNKNOWN : RS_DOWN;
 }
 
 static const char *status_text(rstatus st)
@@ -614,21 +634,15 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 	csrf_store_addr a;
 	rstatus st;
 
-	if (k->c != NULL && k->pid != getpid()) {
-		/* inherited over fork: the parent owns that stream */
-		redisFree(k->c);
-		k->c = NULL;
-	}
+	if (k->l.c != NULL && k->forks != atomic_load(&forks_seen))
+		unlink_conn(&k->l); /* inherited over fork: the parent owns that stream */
 	pthread_mutex_lock(&r->lock);
 	gen = r->gen;
 	known = r->target_known;
 	pthread_mutex_unlock(&r->lock);
-	if (k->c != NULL && k->gen == gen && still_open(k->c))
+	if (k->l.c != NULL && k->gen == gen && still_open(k->l.c))
 		return RS_OK;
-	if (k->c != NULL) {
-		redisFree(k->c);
-		k->c = NULL;
-	}
+	unlink_conn(&k->l);
 	pthread_mutex_lock(&r->lock);
 	if (csrf_mono_ms() < r->retry_at) {
 		pthread_mutex_unlock(&r->lock);
@@ -637,8 +651,8 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 	pthread_mutex_unlock(&r->lock);
 	*asked = r->sentinel && !known;
 	if (*asked) {
-		k->c = discover(r, deadline, &gen, &st);
-		if (k->c == NULL) {
+		st = discover(r, deadline, &gen, &k->l);
+		if (st != RS_OK) {
 			note_failure(r, st, gen,
 			             st == RS_DOWN ? "cannot be found: no sentinel answered, or none named a "
 			                             "master that answered"
@@ -653,13 +667,13 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 		gen = r->gen;
 		a = r->target;
 		pthread_mutex_unlock(&r->lock);
-		k->c = open_conn(r, &a, deadline, &st);
-		if (k->c == NULL) {
+		st = open_conn(r, &a, deadline, &k->l);
+		if (st != RS_OK) {
 			note_failure(r, st, gen, NULL);
 			return st;
 		}
 	}
-	k->pid = getpid();
+	k->forks = atomic_load(&forks_seen);
 	k->gen = gen;
 	pthread_mutex_lock(&r->lock);
 	r->backoff_ms = 0;
@@ -705,10 +719,7 @@ static void give_slot(redis_store *r, size_t slot)
 
 static void drop(rconn *k)
 {
-	if (k->c != NULL) {
-		redisFree(k->c);
-		k->c = NULL;
-	}
+	unlink_conn(&k->l);
 }
 
 /* Runs one command within the call's deadline. is_read: safe to send
@@ -735,7 +746,7 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 		if (st != RS_OK)
 			break;
 		gen = k->gen;
-		st = exchange(k->c, deadline, argc, argv, lens, &sent, reply);
+		st = exchange(r, &k->l, deadline, argc, argv, lens, &sent, reply);
 		if (st == RS_OK && reply_is_error(*reply, "READONLY")) {
 			/* refused by a replica: nothing was written */
 			freeReplyObject(*reply);
@@ -946,6 +957,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	    cfg->n_addr == 0)
 		return CSRF_ERR_ARG;
 	*out = NULL;
+	pthread_once(&fork_hook_once, fork_hook);
 	r = calloc(1, sizeof *r);
 	if (r == NULL)
 		return CSRF_ERR_NOMEM;

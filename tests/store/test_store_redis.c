@@ -826,6 +826,42 @@ static void test_readonly(void **state)
 	rp_kill(&pid);
 }
 
+/* A forked child uses connections of its own: parent and child read
+ * keys of their own at the same time, each through its copy of one store
+ * with one pooled connection. Over a shared connection some answers would
+ * go to the other process (which reads the other value). */
+static void test_fork(void **state)
+{
+	char url[160], buf[16];
+	size_t len;
+	int status = -1;
+	csrf_store *st;
+	pid_t child;
+
+	(void)state;
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/8?pool=1&timeout_ms=2000&prefix=%s", port, prefix);
+	st = open_url(url, NULL);
+	assert_int_equal(csrf_store_set(st, "parent", 6, "P", 1, 0), CSRF_OK); /* the connection exists */
+	assert_int_equal(csrf_store_set(st, "child", 5, "C", 1, 0), CSRF_OK);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int bad = 0;
+		for (int i = 0; i < 1000 && !bad; i++)
+			bad = csrf_store_get(st, "child", 5, buf, sizeof buf, &len) != CSRF_OK || len != 1 ||
+			      buf[0] != 'C';
+		_exit(bad);
+	}
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(csrf_store_get(st, "parent", 6, buf, sizeof buf, &len), CSRF_OK);
+		assert_int_equal(len, 1);
+		assert_int_equal(buf[0], 'P');
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	csrf_store_close(st);
+}
+
 /* ---- AUTH ---- */
 
 static void test_auth(void **state)
@@ -1023,7 +1059,8 @@ int main(void)
 	    cmocka_unit_test(test_open_lazily),   cmocka_unit_test(test_killed_server),
 	    cmocka_unit_test(test_frozen_server), cmocka_unit_test(test_restart_under_load),
 	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_readonly),
-	    cmocka_unit_test(test_auth),          cmocka_unit_test(test_full_redis),
+	    cmocka_unit_test(test_fork),          cmocka_unit_test(test_auth),
+	    cmocka_unit_test(test_full_redis),
 	};
 
 	if (rp_redis_bin() == NULL) {
