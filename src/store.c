@@ -26,35 +26,6 @@ static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo,
 	return 1;
 }
 
-csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out)
-{
-	size_t i = 0;
-	int neg = 0;
-	uint64_t v = 0;
-	uint64_t limit;
-
-	if (len > 0 && s[0] == '-') {
-		neg = 1;
-		i = 1;
-	}
-	if (i == len || len - i > 19)
-		return CSRF_MALFORMED;
-	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return CSRF_MALFORMED;
-		uint64_t d = (uint64_t)(s[i] - '0');
-		if (v > (limit - d) / 10)
-			return CSRF_MALFORMED;
-		v = v * 10 + d;
-	}
-	if (neg)
-		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-	else
-		*out = (int64_t)v;
-	return CSRF_OK;
-}
-
 static int has_prefix(const char *s, size_t len, const char *lit)
 {
 	size_t n = strlen(lit);
