@@ -7,10 +7,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define STORE_URL_MAX 1024
 
@@ -369,40 +367,6 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 	*cfg = c;
 	csrf_wipe(&c, sizeof c);
 	return CSRF_OK;
-}
-
-int64_t csrf_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *fmt, ...)
-{
-	char msg[CSRF_STORE_LOG_MAX];
-	va_list ap;
-
-	if (lg == NULL || lg->fn == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	lg->fn(lg->ud, event, msg);
-}
-
-int csrf_log_limit_take(csrf_log_limit *l, int64_t now_ms, uint64_t *skipped)
-{
-	if (l->used && now_ms - l->last_ms < CSRF_STORE_LOG_EVERY_MS) {
-		l->skipped++;
-		return 0;
-	}
-	l->used = 1;
-	l->last_ms = now_ms;
-	*skipped = l->skipped;
-	l->skipped = 0;
-	return 1;
 }
 
 CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf_store_log_fn log, void *ud)
