@@ -15,7 +15,8 @@
  *
  * unsafe_get is a setting of the whole library context; csrf-cgi answers
  * one request per process, so it turns it on for this request's context
- * when the request's path is one of the unsafe_get paths.
+ * when the request runs one of the unsafe_get programs (by SCRIPT_NAME, or
+ * by a path at or below an unsafe_get path).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -186,7 +187,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 		req.session_id.ptr = user;
 		req.session_id.len = strlen(user);
 	}
-	csrf_ctx_set_unsafe_get(conf->ctx, cgi_conf_unsafe_get(conf, target, path_len));
+	csrf_ctx_set_unsafe_get(conf->ctx, cgi_conf_unsafe_get(conf, getenv("SCRIPT_NAME"), target, path_len));
 
 	csrf_result res = csrf_check(conf->ctx, &req);
 	if (res.needs_body) {
