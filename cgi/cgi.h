@@ -23,6 +23,10 @@ typedef struct {
 	size_t body_max;    /* body_max, as given to the context */
 	char **unsafe_get;  /* unsafe_get paths (see cgi_conf_unsafe_get) */
 	size_t n_unsafe_get;
+	int form_action_csp; /* form_action_csp on (default) | off */
+	char **trusted;      /* the trusted_origin values, for the CSP */
+	size_t n_trusted;
+	char *csp; /* the Content-Security-Policy of injected pages, or NULL */
 } cgi_conf;
 
 /* Reads the configuration file at path into conf (zeroed here; conf->ctx

@@ -95,9 +95,24 @@ static const char *d_key_file(cgi_conf *c, args *x)
 	return library(c, csrf_ctx_load_key_file(c->ctx, x->a[0]));
 }
 
+/* Appends a copy of s to the list *v of *n strings; NULL or "out of memory". */
+static const char *keep(char ***v, size_t *n, const char *s)
+{
+	char **more = realloc(*v, (*n + 1) * sizeof *more);
+	if (more == NULL)
+		return "out of memory";
+	*v = more;
+	more[*n] = strdup(s);
+	if (more[*n] == NULL)
+		return "out of memory";
+	(*n)++;
+	return NULL;
+}
+
 static const char *d_trusted_origin(cgi_conf *c, args *x)
 {
-	return library(c, csrf_ctx_add_trusted_origin(c->ctx, x->a[0], strlen(x->a[0])));
+	const char *err = library(c, csrf_ctx_add_trusted_origin(c->ctx, x->a[0], strlen(x->a[0])));
+	return err != NULL ? err : keep(&c->trusted, &c->n_trusted, x->a[0]);
 }
 
 static const char *d_exempt(cgi_conf *c, args *x)
@@ -140,6 +155,15 @@ static const char *d_inject(cgi_conf *c, args *x)
 	return NULL;
 }
 
+static const char *d_form_action_csp(cgi_conf *c, args *x)
+{
+	int v = pick("form_action_csp", x->a[0], flags, x->msg);
+	if (v < 0)
+		return x->msg;
+	c->form_action_csp = v;
+	return NULL;
+}
+
 /* A path as the request's path is compared with it: from '/', no query,
  * fragment, space or control. */
 static const char *d_unsafe_get(cgi_conf *c, args *x)
@@ -150,15 +174,7 @@ static const char *d_unsafe_get(cgi_conf *c, args *x)
 	for (const char *p = path; *p; p++)
 		if ((unsigned char)*p < 0x21 || *p == 0x7f)
 			return "unsafe_get takes a path without control characters";
-	char **more = realloc(c->unsafe_get, (c->n_unsafe_get + 1) * sizeof *more);
-	if (more == NULL)
-		return "out of memory";
-	c->unsafe_get = more;
-	more[c->n_unsafe_get] = strdup(path);
-	if (more[c->n_unsafe_get] == NULL)
-		return "out of memory";
-	c->n_unsafe_get++;
-	return NULL;
+	return keep(&c->unsafe_get, &c->n_unsafe_get, path);
 }
 
 static const char *d_max_age(cgi_conf *c, args *x)
@@ -197,6 +213,7 @@ static const struct {
     {"body_max", 1, 1, 0, d_body_max},
     {"action", 1, 1, 0, d_action},
     {"inject", 1, 1, 0, d_inject},
+    {"form_action_csp", 1, 1, 0, d_form_action_csp},
 };
 #define N_DIRECTIVES (sizeof directives / sizeof directives[0])
 #define D_KEY_FILE 1
@@ -240,6 +257,26 @@ static const char *line(cgi_conf *c, char *s, unsigned *seen, char *msg)
 	return msg;
 }
 
+/* The form-action policy of injected pages (the library's), for this
+ * origin and the trusted ones, into c->csp. 0 or -1. */
+static int make_csp(cgi_conf *c)
+{
+	char probe[1];
+	size_t len = 0;
+	int rc = -1;
+	csrf_slice *t = calloc(c->n_trusted + 1, sizeof *t);
+	if (t == NULL)
+		return -1;
+	for (size_t i = 0; i < c->n_trusted; i++)
+		t[i] = (csrf_slice){c->trusted[i], strlen(c->trusted[i])};
+	if (csrf_csp_form_action(NULL, 0, t, c->n_trusted, probe, sizeof probe, &len) == CSRF_ERR_BUFFER &&
+	    (c->csp = malloc(len)) != NULL &&
+	    csrf_csp_form_action(NULL, 0, t, c->n_trusted, c->csp, len, &len) == CSRF_OK)
+		rc = 0;
+	free(t);
+	return rc;
+}
+
 int cgi_conf_load(cgi_conf *c, const char *path)
 {
 	char buf[CGI_CONF_LINE_MAX + 2], msg[MSG_MAX];
@@ -249,6 +286,7 @@ int cgi_conf_load(cgi_conf *c, const char *path)
 
 	memset(c, 0, sizeof *c);
 	c->inject = 1;
+	c->form_action_csp = 1;
 	c->tokens = 1;
 	c->body_max = CSRF_DEFAULT_BODY_MAX;
 	FILE *f = fopen(path, "r");
@@ -288,6 +326,11 @@ int cgi_conf_load(cgi_conf *c, const char *path)
 		cgi_conf_free(c);
 		return -1;
 	}
+	if (c->form_action_csp && c->inject && make_csp(c) != 0) {
+		fprintf(stderr, CGI_NAME ": %s: cannot build the form-action policy from the trusted origins\n", path);
+		cgi_conf_free(c);
+		return -1;
+	}
 	return 0;
 }
 
@@ -296,6 +339,10 @@ void cgi_conf_free(cgi_conf *c)
 	for (size_t i = 0; i < c->n_unsafe_get; i++)
 		free(c->unsafe_get[i]);
 	free(c->unsafe_get);
+	for (size_t i = 0; i < c->n_trusted; i++)
+		free(c->trusted[i]);
+	free(c->trusted);
+	free(c->csp);
 	csrf_ctx_free(c->ctx);
 	memset(c, 0, sizeof *c);
 }

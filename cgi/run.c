@@ -3,7 +3,9 @@
  * and body, its CGI headers read and passed on (Status first, which
  * busybox httpd needs), each Set-Cookie shown to the library, and an HTML
  * body streamed through the library's injector as it is read (bounded
- * memory, nothing held back). Anything else passes untouched.
+ * memory: only the first bytes, at most CSRF_CHARSET_PRESCAN_MAX, wait
+ * until the page's charset is known), with the form-action policy.
+ * Anything else passes untouched.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -149,7 +151,7 @@ static void put_line(const char *name, size_t name_len, const char *value, size_
 	fwrite("\r\n", 1, 2, stdout);
 }
 
-static void put_headers(const headers *hs, const csrf_page *page)
+static void put_headers(const cgi_conf *conf, const headers *hs, const csrf_page *page)
 {
 	int private = page != NULL && kept_private(hs);
 	if (hs->status != NULL)
@@ -163,6 +165,9 @@ static void put_headers(const headers *hs, const csrf_page *page)
 		if (page->set_cookie_len > 0)
 			put_line("Set-Cookie", 10, page->set_cookie, page->set_cookie_len);
 		put_line("Vary", 4, "Cookie", 6);
+		/* Beside any policy of the program's: the browser enforces both. */
+		if (conf->csp != NULL)
+			put_line("Content-Security-Policy", 23, conf->csp, strlen(conf->csp));
 		if (!private)
 			put_line("Cache-Control", 13, "private", 7);
 	}
@@ -185,10 +190,63 @@ static ssize_t read_some(int fd, char *buf, size_t cap)
 	return n;
 }
 
+/* One line when the injector held a token back from a form, or stopped,
+ * with its reasons (the library's words). */
+static void log_held_back(unsigned status, const char *method, const char *path)
+{
+	char why[512];
+	size_t len = 0;
+	why[0] = '\0';
+	for (unsigned bit = 1; bit != 0 && status != 0; bit <<= 1) {
+		if ((status & bit) == 0)
+			continue;
+		int n = snprintf(why + len, sizeof why - len, "%s%s", len ? "; " : "", csrf_inject_status_str(bit));
+		if (n < 0 || (size_t)n >= sizeof why - len)
+			break;
+		len += (size_t)n;
+		status &= ~bit;
+	}
+	if (len > 0)
+		cgi_log("not every form got a token in", method, path, why);
+}
+
+/* Reads on until the library can tell the page's charset, as a browser
+ * would (at most CSRF_CHARSET_PRESCAN_MAX bytes of the body, or its end),
+ * into buf after *got: 1 when the injector can read the page; 0 after a
+ * log line when it cannot, and the page then goes out untouched. */
+static int readable(int fd, const headers *hs, char *buf, size_t head, size_t *got, const char *method,
+                    const char *path)
+{
+	const line *ct = hs->content_type;
+	int complete = 0;
+	for (;;) {
+		csrf_charset cs;
+		if (csrf_charset_sniff(ct->value, ct->value_len, buf + head, *got - head, complete, &cs) != CSRF_OK) {
+			cgi_log("page passed without tokens for", method, path, "its charset could not be judged");
+			return 0;
+		}
+		if (cs.verdict == CSRF_CHARSET_INJECT)
+			return 1;
+		if (cs.verdict == CSRF_CHARSET_PASS) {
+			char why[128];
+			snprintf(why, sizeof why, "the injector cannot read its charset, %s (from the %s)",
+			         cs.encoding ? cs.encoding : "an unknown label", cs.source ? cs.source : "page");
+			cgi_log("page passed without tokens for", method, path, why);
+			return 0;
+		}
+		ssize_t n = read_some(fd, buf + *got, head + CSRF_CHARSET_PRESCAN_MAX - *got);
+		if (n <= 0)
+			complete = 1;
+		else
+			*got += (size_t)n;
+	}
+}
+
 /* The body: first the bytes read with the headers, then the rest of the
  * program's output, each piece written (through inj when set) and flushed
  * as it comes. 0, or -1 when the client went away. */
-static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *inj)
+static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *inj, const char *method,
+                      const char *path)
 {
 	static char chunk[CHUNK];
 	const char *p = first;
@@ -208,6 +266,8 @@ static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *
 	unsigned injected;
 	if (inj && csrf_inject_reset(inj, &injected) != CSRF_OK)
 		return -1;
+	if (inj)
+		log_held_back(csrf_inject_status(inj), method, path);
 	return 0;
 }
 
@@ -240,11 +300,12 @@ static size_t read_headers(int fd, char *buf, size_t cap, size_t *got)
  * answered an error instead. */
 static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *method, const char *path)
 {
-	static char buf[HEADERS_BYTES];
+	/* Room after the headers for the body bytes the charset needs. */
+	static char buf[HEADERS_BYTES + CSRF_CHARSET_PRESCAN_MAX];
 	headers hs;
-	size_t got, head = read_headers(fd, buf, sizeof buf, &got);
-	const char *bad = head == 0 ? (got == sizeof buf ? "headers longer than 16384 bytes"
-	                                                 : "the output ended before a blank line after the headers")
+	size_t got, head = read_headers(fd, buf, HEADERS_BYTES, &got);
+	const char *bad = head == 0 ? (got == HEADERS_BYTES ? "headers longer than 16384 bytes"
+	                                                    : "the output ended before a blank line after the headers")
 	                            : parse(conf, req, buf, head, &hs);
 	if (bad != NULL) {
 		cgi_log("bad answer of the program to", method, path, bad);
@@ -254,7 +315,7 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 	csrf_page page;
 	csrf_inject *inj = NULL;
 	void *mem = NULL;
-	int html = conf->inject && conf->tokens && is_html(&hs);
+	int html = conf->inject && conf->tokens && is_html(&hs) && readable(fd, &hs, buf, head, &got, method, path);
 	if (html) {
 		csrf_reason r = csrf_page_prepare(conf->ctx, req, &page);
 		if (r == CSRF_OK) {
@@ -270,8 +331,8 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			html = 0;
 		}
 	}
-	put_headers(&hs, html ? &page : NULL);
-	int rc = relay_body(fd, buf + head, got - head, html ? inj : NULL);
+	put_headers(conf, &hs, html ? &page : NULL);
+	int rc = relay_body(fd, buf + head, got - head, html ? inj : NULL, method, path);
 	if (html)
 		csrf_page_wipe(&page);
 	if (mem != NULL) {

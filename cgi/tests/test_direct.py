@@ -6,6 +6,7 @@ and switches, bad input, and what is kept of the program (exit status,
 standard error)."""
 
 import os
+import select
 import subprocess
 import sys
 import unittest
@@ -55,6 +56,7 @@ class ConfigTest(Direct):
         ("mode fast\n", ":4: mode takes one of both token origin origin_or_token"),
         ("action allow\n", ":4: action takes one of deny log"),
         ("inject maybe\n", ":4: inject takes one of on off"),
+        ("form_action_csp maybe\n", ":4: form_action_csp takes one of on off"),
         ("exempt POST /a /b\n", ":4: exempt takes 1 or 2 arguments"),
         ("origin a b c d\n", ":4: too many arguments"),
         ("exempt\n", ":4: exempt takes 1 or 2 arguments"),
@@ -307,10 +309,16 @@ class RequestTest(Direct):
         small, large = peak(1), peak(64)
         self.assertLess(large - small, 4096, "peak KiB with a 1 MiB page %d, with 64 MiB %d" % (small, large))
 
-    def test_the_page_streams_out_as_it_is_written(self):
+    def wait_page(self, content_type=None):
         e = dict(os.environ, REQUEST_METHOD="GET", SCRIPT_NAME="/cgi-bin/wait.cgi", HTTP_HOST="192.168.1.1",
                  CSRF_CGI_CONFIG=self.site.conf, CGI_TEST_DIR=self.site.dir)
-        p = subprocess.Popen([T.CGI, "./wait.cgi"], env=e, stdout=subprocess.PIPE, cwd=os.path.join(T.WWW, "cgi-bin"))
+        if content_type:
+            e["WAIT_CONTENT_TYPE"] = content_type
+        return subprocess.Popen([T.CGI, "./wait.cgi"], env=e, stdout=subprocess.PIPE,
+                                cwd=os.path.join(T.WWW, "cgi-bin"))
+
+    def test_the_page_streams_out_as_it_is_written(self):
+        p = self.wait_page()
         got = b""
         while b"</form>" not in got:
             c = p.stdout.read1(4096)
@@ -322,6 +330,19 @@ class RequestTest(Direct):
         rest = p.stdout.read()
         p.wait(10)
         self.assertIn(b"<p>rest</p>", rest)
+
+    def test_a_page_without_a_charset_waits_for_its_first_kilobyte_or_its_end(self):
+        """As a browser's prescan looks for <meta charset> in the first
+        1024 bytes, csrf-cgi holds the page (and its headers) back until
+        it has them or the page ends; then it goes out with its token."""
+        p = self.wait_page("text/html")
+        ready, _, _ = select.select([p.stdout], [], [], 1.0)
+        self.assertEqual(ready, [], "a page of undecided charset went out before its charset was known")
+        open(self.site.path("go"), "w").close()
+        out = p.stdout.read()
+        p.wait(10)
+        self.assertIn(b'<form method=post><input type="hidden"', out)
+        self.assertIn(b"<p>rest</p>", out)
 
     def test_cache_control_of_an_injected_page(self):
         for given, want in ((b"Cache-Control: no-store\r\n", ["no-store"]),
@@ -343,6 +364,94 @@ class RequestTest(Direct):
         self.assertEqual(err.count("\n"), 1, err)
         self.assertIn("/cgi-bin/echo.cgi/x\\x0acsrf-cgi:\\x20allowed", err)
         self.assertNotIn("secret=1", err)
+
+
+class PageTest(Direct):
+    """What csrf-cgi does with a page besides its tokens: the charset as a
+    browser reads it, the form-action policy, the injector's reasons."""
+    LINES = ("trusted_origin https://partner.example:8443",)
+    FORM_PAGE = b"<html><head></head><body><form method=post action=/x><input name=a></form></body></html>"
+
+    def answer(self, head, body):
+        with open(self.site.path("answer"), "wb") as f:
+            f.write(head + b"\r\n" + body)
+        rc, r, err = self.run_cgi(script="replay.cgi")
+        self.assertEqual((rc, r.status), (0, 200), err)
+        return r, err
+
+    def assertUntouched(self, r, err, body, why):
+        self.assertEqual(r.body, body, "a page the injector cannot read was changed")
+        self.assertIsNone(r.header("content-security-policy"))
+        self.assertEqual([c for c in r.all("set-cookie") if "csrf_secret" in c], [])
+        self.assertIn("page passed without tokens for GET /cgi-bin/replay.cgi: the injector cannot read its charset, "
+                      + why, err)
+
+    def test_pages_whose_charset_the_injector_cannot_read_pass_untouched(self):
+        latin = "<p>caf\u00e9</p>".encode("latin-1")
+        rows = [
+            ("Content-Type charset ISO-2022-JP", b"Content-Type: text/html; charset=iso-2022-jp\r\n",
+             b"\x1b$B<!--\x1b(B" + self.FORM_PAGE, "ISO-2022-JP (from the Content-Type)"),
+            ("UTF-16 byte order mark", b"Content-Type: text/html\r\n", "\ufeff<form method=post>".encode("utf-16-le"),
+             "UTF-16LE (from the byte order mark)"),
+            ("meta charset in the first kilobyte", b"Content-Type: text/html\r\n",
+             b"<!doctype html><html><head>" + b" " * 700 + b"<meta charset=iso-2022-jp>" + self.FORM_PAGE,
+             "ISO-2022-JP (from the meta)"),
+            ("a label nobody knows", b"Content-Type: text/html; charset=utf-7\r\n", self.FORM_PAGE,
+             "an unknown label (from the Content-Type)"),
+            ("Shift_JIS", b"Content-Type: text/html; charset=Shift_JIS\r\n", latin + self.FORM_PAGE,
+             "Shift_JIS (from the Content-Type)"),
+        ]
+        for name, head, body, why in rows:
+            with self.subTest(name):
+                r, err = self.answer(head, body)
+                self.assertUntouched(r, err, body, why)
+
+    def test_pages_the_injector_can_read_get_their_token(self):
+        rows = [
+            ("UTF-8", b"Content-Type: text/html; charset=utf-8\r\n", self.FORM_PAGE),
+            ("windows-1252", b"Content-Type: text/html; charset=windows-1252\r\n", self.FORM_PAGE),
+            ("latin1 label", b"Content-Type: text/html; charset=latin1\r\n", "<p>\u00e9</p>".encode("latin-1") +
+             self.FORM_PAGE),
+            ("no charset anywhere", b"Content-Type: text/html\r\n", self.FORM_PAGE),
+            ("a meta charset past the first kilobyte (browsers do not see it)", b"Content-Type: text/html\r\n",
+             b"<html><head>" + b" " * 1100 + b"<meta charset=iso-2022-jp>" + self.FORM_PAGE),
+            ("UTF-8 byte order mark beats the header", b"Content-Type: text/html; charset=iso-2022-jp\r\n",
+             b"\xef\xbb\xbf" + self.FORM_PAGE),
+        ]
+        for name, head, body in rows:
+            with self.subTest(name):
+                r, err = self.answer(head, body)
+                self.assertEqual(T.strip_injected(r.text()).encode("utf-8", "surrogateescape"),
+                                 body.decode("utf-8", "replace").encode("utf-8", "surrogateescape"))
+                self.assertIn(b'<input type="hidden" name="csrf_', r.body)
+                self.assertNotIn("page passed without tokens", err)
+
+    def test_form_action_policy_on_injected_pages(self):
+        r, err = self.answer(b"Content-Type: text/html\r\nContent-Security-Policy: img-src 'self'\r\n", self.FORM_PAGE)
+        self.assertEqual(r.all("content-security-policy"),
+                         ["img-src 'self'", "form-action 'self' https://partner.example:8443; base-uri 'self'"],
+                         "the program's policy and ours, each enforced")
+        r, err = self.answer(b"Content-Type: text/plain\r\n", b"<form method=post>")
+        self.assertIsNone(r.header("content-security-policy"), "a page that is not injected gets no policy")
+
+    def test_form_action_policy_off(self):
+        with open(self.site.conf) as f:
+            self.conf(f.read() + "form_action_csp off\n")
+        r, err = self.answer(b"Content-Type: text/html\r\n", self.FORM_PAGE)
+        self.assertIn(b'<input type="hidden" name="csrf_', r.body)
+        self.assertIsNone(r.header("content-security-policy"))
+
+    def test_forms_held_back_are_logged_once_with_their_reasons(self):
+        body = (b"<form method=post action=https://evil.example/><form method=post action=/x></form>"
+                b"<template><form method=post action=/y></form></template><form method=post action=/z></form>")
+        r, err = self.answer(b"Content-Type: text/html\r\n", body)
+        lines = [l for l in err.splitlines() if "not every form got a token" in l]
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn("GET /cgi-bin/replay.cgi", lines[0])
+        self.assertIn("a POST form inside an open form got no token", lines[0])
+        self.assertIn("a POST form inside a template got no token", lines[0])
+        r, err = self.answer(b"Content-Type: text/html\r\n", self.FORM_PAGE)
+        self.assertNotIn("not every form got a token", err)
 
 
 class ModeTest(Direct):
