@@ -90,7 +90,7 @@ wrk_run() { # bench variant url [wrk args...]
 module="$build/nginx/ngx_http_csrf_module.so"
 if [ -f "$module" ]; then
   echo "bench: nginx with and without the module" >&2
-  nb=$(freeport) np=$(freeport) nm=$(freeport)
+  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport)
   ng="$work/nginx"
   mkdir -p "$ng/html" "$ng/logs"
   python3 "$here/page.py" >"$ng/html/form.html"
@@ -108,6 +108,10 @@ if [ -f "$module" ]; then
     "$head" "$ng/plain.pid" "$up" "$np" "$loc" >"$ng/plain.conf"
   printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } }\n' \
     "$module" "$head" "$ng/module.pid" "$up" "$nm" "$ng/keys" "$loc" >"$ng/module.conf"
+  # The third server: stock nginx's sub_filter doing a comparable static
+  # insertion (the meta tags after <head>, a hidden input after each POST
+  # form start tag of the 20-form page), written once the module has shown
+  # the field's name and a token of the real length.
   for c in backend plain module; do
     /usr/sbin/nginx -p "$ng" -c "$ng/$c.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
     pids+=($!)
@@ -129,13 +133,31 @@ if [ -f "$module" ]; then
     echo "wrk.headers[\"Cookie\"] = \"$cookie\""
     echo 'wrk.headers["Sec-Fetch-Site"] = "same-origin"'
   } >"$work/post.lua"
+  form_tag='<form method="post" action="/submit">'
+  input="<input type=\"hidden\" name=\"$field\" value=\"$token\">"
+  metas="<meta name=\"csrf-param\" content=\"$field\"><meta name=\"csrf-token\" content=\"$token\">"
+  subs="sub_filter_types text/html; sub_filter_once off; sub_filter '<head>' '<head>$metas';"
+  subs="$subs sub_filter '$form_tag' '$form_tag$input';"
+  printf '%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; %s %s } }\n' \
+    "$head" "$ng/subfilter.pid" "$up" "$ns" "$subs" "$loc" >"$ng/subfilter.conf"
+  /usr/sbin/nginx -p "$ng" -c "$ng/subfilter.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
+  pids+=($!)
+  waitport "$ns"
+  # Both insert the same: 20 inputs and the two meta tags on the form page.
+  for p in "$nm" "$ns"; do
+    got=$(curl -s -H "Cookie: $cookie" "http://127.0.0.1:$p/form.html" | grep -o "name=\"$field\"" | wc -l)
+    if [ "$got" != 20 ]; then
+      echo "bench: port $p inserted $got hidden inputs into the 20-form page" >&2
+      exit 1
+    fi
+  done
   code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" -H 'Sec-Fetch-Site: same-origin' \
     --data "story=1&$field=$token" "http://127.0.0.1:$nm/submit")
   if [ "$code" != 303 ]; then
     echo "bench: the module rejected a valid POST ($code)" >&2
     exit 1
   fi
-  for p in "$np" "$nm"; do
+  for p in "$np" "$nm" "$ns"; do
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "http://127.0.0.1:$p/form.html")
     if [ "$code" != 200 ]; then
       echo "bench: GET through port $p answered $code" >&2
@@ -146,8 +168,10 @@ if [ -f "$module" ]; then
   for _ in $(seq 1 "$WRK_RUNS"); do
     wrk_run nginx_get plain "http://127.0.0.1:$np/form.html" -H "Cookie: $cookie"
     wrk_run nginx_get module "http://127.0.0.1:$nm/form.html" -H "Cookie: $cookie"
+    wrk_run nginx_get sub_filter "http://127.0.0.1:$ns/form.html" -H "Cookie: $cookie"
     wrk_run nginx_real plain "http://127.0.0.1:$np/real.html" -H "Cookie: $cookie"
     wrk_run nginx_real module "http://127.0.0.1:$nm/real.html" -H "Cookie: $cookie"
+    wrk_run nginx_real sub_filter "http://127.0.0.1:$ns/real.html" -H "Cookie: $cookie"
     wrk_run nginx_post plain "http://127.0.0.1:$np/submit" -s "$work/post.lua"
     wrk_run nginx_post module "http://127.0.0.1:$nm/submit" -s "$work/post.lua"
   done

@@ -13,6 +13,17 @@
 
 #include <stdalign.h>
 #include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* The tokenizer's steps: inlined where they are called, so that a tag
+ * costs no function calls. */
+#if defined(__GNUC__)
+#define STEP static inline __attribute__((always_inline))
+#else
+#define STEP static inline
+#endif
 
 #define INPUT_PRE "<input type=\"hidden\" name=\""
 #define INPUT_MID "\" value=\""
@@ -104,15 +115,17 @@ enum {
 	C_SAFE = 4,      /* [A-Za-z0-9_-]: field names and tokens */
 	C_NAME_END = 8,  /* ends a tag name: whitespace, '/', '>' */
 	C_ATTR_END = 16, /* ends an attribute name: those and '=' */
-	C_UQ_END = 32    /* ends an unquoted value: whitespace, '>' */
+	C_UQ_END = 32,   /* ends an unquoted value: whitespace, '>' */
+	C_FIRST = 64     /* a letter that starts a name inj_tag_id_html knows */
 };
 #define CLS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\f' || (c) == '\r')
 #define CLS_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+#define CLS_FIRST(c) (CLS_ALPHA(c) && ((INJ_HTML_FIRST >> (((c) | 0x20) - 'a')) & 1))
 #define CLS(c)                                                                                                         \
 	((CLS_WS(c) ? C_WS | C_NAME_END | C_ATTR_END | C_UQ_END : 0) | (CLS_ALPHA(c) ? C_ALPHA | C_SAFE : 0) |         \
 	 (((c) >= '0' && (c) <= '9') || (c) == '_' || (c) == '-' ? C_SAFE : 0) |                                       \
 	 ((c) == '/' ? C_NAME_END | C_ATTR_END : 0) | ((c) == '>' ? C_NAME_END | C_ATTR_END | C_UQ_END : 0) |          \
-	 ((c) == '=' ? C_ATTR_END : 0))
+	 ((c) == '=' ? C_ATTR_END : 0) | (CLS_FIRST(c) ? C_FIRST : 0))
 #define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
 #define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
 #define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
@@ -168,10 +181,30 @@ static unsigned char lower(unsigned char c)
 }
 
 /* The length of the run of bytes from p on (at most n) that are not of
- * the classes in stop. */
-static size_t span_until(const char *p, size_t n, uint8_t stop)
+ * the classes in stop (C_NAME_END, C_ATTR_END or C_UQ_END). With SSE2,
+ * 16 bytes at a time: the bytes up to ' ' (whitespace among them), '>',
+ * and '/' and '=' where they end the run, found at once; a control byte
+ * that is not whitespace is passed over. */
+STEP size_t span_until(const char *p, size_t n, uint8_t stop)
 {
 	size_t k = 0;
+#if defined(__SSE2__)
+	const __m128i sp = _mm_set1_epi8(' ');
+	for (; k + 16 <= n; k += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(p + k));
+		__m128i hit =
+		    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, sp), x), _mm_cmpeq_epi8(x, _mm_set1_epi8('>')));
+		if (stop & C_NAME_END)
+			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('/')));
+		if (stop == C_ATTR_END)
+			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('=')));
+		for (unsigned m = (unsigned)_mm_movemask_epi8(hit); m; m &= m - 1) {
+			size_t b = k + (size_t)__builtin_ctz(m);
+			if (cls[(unsigned char)p[b]] & stop)
+				return b;
+		}
+	}
+#endif
 	while (k < n && !(cls[(unsigned char)p[k]] & stop))
 		k++;
 	return k;
@@ -180,8 +213,18 @@ static size_t span_until(const char *p, size_t n, uint8_t stop)
 /* The index of the first ch in p[0..n), or n: a plain loop over the first
  * bytes, as runs between tags and attribute values are mostly short, and
  * memchr for the rest. */
-static inline size_t find_byte(const char *p, size_t n, char ch)
+STEP size_t find_byte(const char *p, size_t n, char ch)
 {
+#if defined(__SSE2__)
+	if (n >= 16) {
+		unsigned hit =
+		    (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8(ch)));
+		if (hit)
+			return (size_t)__builtin_ctz(hit);
+		const char *q = memchr(p + 16, ch, n - 16);
+		return q ? (size_t)(q - p) : n;
+	}
+#endif
 	size_t k, m = n < 16 ? n : 16;
 	for (k = 0; k < m; k++)
 		if (p[k] == ch)
@@ -204,20 +247,17 @@ static const char *raw_name(uint8_t id, uint8_t *len)
 
 /* ---- the tag being read ---- */
 
-static void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
+/* A tag's first letter: in HTML content, a name no element we follow
+ * starts with is not kept (most names of a page: a, div, li, code). */
+STEP void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 {
 	struct inj_tag *t = &inj->tag;
+	_Static_assert(T_OTHER == 0 && SLOT_NONE == 0, "begin_tag clears to these");
+	memset(t, 0, offsetof(struct inj_tag, name));
 	t->is_end = (uint8_t)is_end;
-	t->self_closing = 0;
-	t->id = T_OTHER;
 	t->name[0] = (char)lower(first);
 	t->name_len = 1;
-	t->slot = SLOT_NONE;
-	t->seen = 0;
-	t->has_form = t->font_attr = t->decoded = t->keep = 0;
-	t->url_trunc = t->short_over = t->type_over = 0;
-	t->short_len = t->type_len = 0;
-	t->url_len = 0;
+	t->skip_name = inj->tree.depth == 0 && !(cls[first] & C_FIRST);
 }
 
 /* The end tag of the open raw-text element, as if read in full. */
@@ -230,25 +270,27 @@ static void begin_raw_end_tag(struct csrf_inject *inj, uint8_t id)
 	inj->tag.name_len = n;
 	inj->tag.id = id;
 	inj->tag.keep = 0;
+	inj->tag.skip_name = 0;
 }
 
 /* Reads tag-name bytes from p (at most n) up to the first byte that ends
  * a name, keeping the first INJ_NAME_MAX in lower case; returns how many
  * it read. */
-static size_t name_run(struct inj_tag *t, const char *p, size_t n)
+STEP size_t name_run(struct inj_tag *t, const char *p, size_t n, int foreign)
 {
-	size_t k;
+	size_t k = span_until(p, n, C_NAME_END);
+	if (t->skip_name)
+		return k;
 	uint8_t nl = t->name_len;
-	for (k = 0; k < n; k++) {
-		unsigned char ch = (unsigned char)p[k];
-		if (cls[ch] & C_NAME_END)
-			break;
-		if (nl < INJ_NAME_MAX)
-			t->name[nl++] = (char)lower(ch);
-		else
-			nl = INJ_NAME_MAX + 1;
+	if (!foreign && k < n && (nl + k < 3 || nl + k > 9)) {
+		/* complete, and of no length a name that matters in HTML has */
+		t->name_len = INJ_NAME_MAX + 1;
+		return k;
 	}
-	t->name_len = nl;
+	size_t room = INJ_NAME_MAX - (nl < INJ_NAME_MAX ? nl : INJ_NAME_MAX), m = k < room ? k : room;
+	for (size_t j = 0; j < m; j++)
+		t->name[nl + j] = (char)lower((unsigned char)p[j]);
+	t->name_len = k > room ? INJ_NAME_MAX + 1 : (uint8_t)(nl + m);
 	return k;
 }
 
@@ -274,7 +316,7 @@ static int attrs_matter(const struct inj_tag *t)
  * to know (outside foreign content, few names matter). */
 static void name_done(struct inj_tag *t, int foreign)
 {
-	if (t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 3 || t->name_len > 9)))
+	if (t->skip_name || t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 3 || t->name_len > 9)))
 		t->id = T_OTHER; /* "a", "p", "br", "li": no name that matters in HTML content */
 	else
 		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
@@ -398,38 +440,41 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 	return emit(ud, piece, n, 1) != 0;
 }
 
-/* Most tags change nothing the model follows: straight back to data. */
-static inline int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
-                          void *ud)
+/* Most tags change nothing the model follows: straight back to data.
+ * *st: the tokenizer's next state. */
+STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                 uint8_t *st)
 {
 	if (inj_tree_plain(&inj->tree, &inj->tag)) {
-		inj->state = S_DATA;
+		*st = S_DATA;
 		return 0;
 	}
-	return tag_move(inj, chunk, i, start, emit, ud);
+	int r = tag_move(inj, chunk, i, start, emit, ud);
+	*st = inj->state;
+	return r;
 }
 
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
  * goes in this chunk; returns the index after it, or len. */
-static inline size_t quoted_value(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char q)
+STEP size_t quoted_value(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char q, uint8_t *st)
 {
 	size_t k = find_byte(chunk + i, len - i, q);
 	value_bytes(&inj->tag, chunk + i, k);
 	i += k;
 	if (i < len) {
-		inj->state = S_AFTER_ATTR_VALUE_Q;
+		*st = S_AFTER_ATTR_VALUE_Q;
 		return i + 1;
 	}
-	inj->state = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
+	*st = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
 	return len;
 }
 
 /* Skips to the next ch; past it, the tokenizer is in state next. */
-static inline size_t skip_to(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char ch, uint8_t next)
+static inline size_t skip_to(const char *chunk, size_t i, size_t len, char ch, uint8_t next, uint8_t *st)
 {
 	i += find_byte(chunk + i, len - i, ch);
 	if (i < len) {
-		inj->state = next;
+		*st = next;
 		i++;
 	}
 	return i;
@@ -673,18 +718,109 @@ static int ns_end_byte(struct csrf_inject *inj, unsigned char c)
 
 /* An end tag name was matched in raw text; c ends it. */
 static int raw_end(struct csrf_inject *inj, unsigned char c, const char *chunk, size_t i, size_t *start,
-                   csrf_emit_fn emit, void *ud)
+                   csrf_emit_fn emit, void *ud, uint8_t *st)
 {
 	begin_raw_end_tag(inj, inj->raw);
 	if (is_ws(c)) {
-		inj->state = S_BEFORE_ATTR_NAME;
+		*st = S_BEFORE_ATTR_NAME;
 		return 0;
 	}
 	if (c == '/') {
-		inj->state = S_SELF_CLOSING;
+		*st = S_SELF_CLOSING;
 		return 0;
 	}
-	return tag_end(inj, chunk, i, start, emit, ud);
+	return tag_end(inj, chunk, i, start, emit, ud, st);
+}
+
+/* The steps of a tag. Each reads from chunk[i] on, sets *st to the state
+ * it leaves the tokenizer in, and returns the index of the first byte it
+ * did not consume, or SIZE_MAX when emit stopped. A state's case calls
+ * its step, and so does the step before it when bytes remain, so that a
+ * usual tag takes one pass of the loop for its name and one for each
+ * attribute. */
+
+/* S_AFTER_ATTR_VALUE_Q at chunk[i] (i < len). */
+STEP size_t after_value_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                             void *ud, uint8_t *st)
+{
+	unsigned char c = (unsigned char)chunk[i];
+	if (is_ws(c) || c == '/') {
+		*st = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_NAME;
+		return i + 1;
+	}
+	if (c == '>')
+		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+	*st = S_BEFORE_ATTR_NAME;
+	return i;
+}
+
+/* S_ATTR_NAME: the rest of the name, then what ends it; the usual
+ * name="value" and what follows its quote go on here. */
+STEP size_t attr_name_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, size_t *start,
+                           csrf_emit_fn emit, void *ud, uint8_t *st)
+{
+	struct inj_tag *tag = &inj->tag;
+	*st = S_ATTR_NAME;
+	i += attr_run(tag, chunk + i, len - i);
+	if (i == len)
+		return i;
+	attr_name_done(tag);
+	if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
+		i = quoted_value(inj, chunk, i + 2, len, chunk[i + 1], st);
+		return i < len ? after_value_step(inj, chunk, i, start, emit, ud, st) : i;
+	}
+	if (chunk[i] == '=') {
+		*st = S_BEFORE_ATTR_VALUE;
+		return i + 1;
+	}
+	*st = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
+	return i;
+}
+
+/* S_BEFORE_ATTR_NAME: whitespace, then an attribute or the tag's end. */
+STEP size_t before_attr_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, size_t *start,
+                             csrf_emit_fn emit, void *ud, uint8_t *st)
+{
+	struct inj_tag *tag = &inj->tag;
+	*st = S_BEFORE_ATTR_NAME;
+	while (i < len && is_ws((unsigned char)chunk[i]))
+		i++;
+	if (i == len)
+		return i;
+	unsigned char c = (unsigned char)chunk[i];
+	if (c == '/' || c == '>') {
+		*st = S_AFTER_ATTR_NAME;
+		return i;
+	}
+	begin_attr(tag);
+	if (c == '=') { /* part of the name here */
+		tag->attr[0] = '=';
+		tag->attr_len = 1;
+		i++;
+	}
+	return attr_name_step(inj, chunk, i, len, start, emit, ud, st);
+}
+
+/* S_TAG_NAME: the rest of the name, then what ends it. */
+STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, size_t *start,
+                          csrf_emit_fn emit, void *ud, uint8_t *st)
+{
+	struct inj_tag *tag = &inj->tag;
+	*st = S_TAG_NAME;
+	int foreign = inj->tree.depth > 0;
+	i += name_run(tag, chunk + i, len - i, foreign);
+	if (i == len)
+		return i;
+	unsigned char c = (unsigned char)chunk[i];
+	if (!tag->skip_name) /* else T_OTHER, and no attributes kept, as begin_tag left it */
+		name_done(tag, foreign);
+	if (c == '>')
+		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+	if (c == '/') {
+		*st = S_SELF_CLOSING;
+		return i + 1;
+	}
+	return before_attr_step(inj, chunk, i + 1, len, start, emit, ud, st);
 }
 
 /* Runs the tokenizer over chunk[0..len), from the state it is in. Each
@@ -694,118 +830,89 @@ static int raw_end(struct csrf_inject *inj, unsigned char c, const char *chunk, 
 static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t *start, csrf_emit_fn emit, void *ud)
 {
 	struct inj_tag *tag = &inj->tag;
+	uint8_t st = inj->state; /* kept in a register; inj->state is written back at the end */
 	size_t i = 0;
 	while (i < len) {
 		unsigned char c = (unsigned char)chunk[i];
-		switch (inj->state) {
+		switch (st) {
 		case S_DATA:
 			i += find_byte(chunk + i, len - i, '<');
-			if (i + 1 < len && is_alpha((unsigned char)chunk[i + 1])) { /* the usual: a start tag */
+			if (i + 2 < len && (is_alpha((unsigned char)chunk[i + 1]) ||
+			                    (chunk[i + 1] == '/' && is_alpha((unsigned char)chunk[i + 2])))) {
+				/* the usual: a start or end tag */
+				int end = chunk[i + 1] == '/';
+				begin_tag(inj, end, (unsigned char)chunk[i + 1 + end]);
+				i = tag_name_step(inj, chunk, i + 2 + end, len, start, emit, ud, &st);
+			} else if (i + 1 < len && is_alpha((unsigned char)chunk[i + 1])) {
 				begin_tag(inj, 0, (unsigned char)chunk[i + 1]);
-				inj->state = S_TAG_NAME;
+				st = S_TAG_NAME;
 				i += 2;
 			} else if (i < len) {
-				inj->state = S_TAG_OPEN;
+				st = S_TAG_OPEN;
 				i++;
 			}
 			break;
 		case S_TAG_OPEN:
 			if (is_alpha(c)) {
 				begin_tag(inj, 0, c);
-				inj->state = S_TAG_NAME;
+				st = S_TAG_NAME;
 				i++;
 			} else if (c == '/' || c == '!' || c == '?') {
-				inj->state = c == '/' ? S_END_TAG_OPEN : c == '!' ? S_MARKUP_DECL : S_BOGUS_COMMENT;
+				st = c == '/' ? S_END_TAG_OPEN : c == '!' ? S_MARKUP_DECL : S_BOGUS_COMMENT;
 				i++;
 			} else {
-				inj->state = S_DATA;
+				st = S_DATA;
 			}
 			break;
 		case S_END_TAG_OPEN:
 			if (is_alpha(c)) {
 				begin_tag(inj, 1, c);
-				inj->state = S_TAG_NAME;
+				st = S_TAG_NAME;
 			} else {
-				inj->state = c == '>' ? S_DATA : S_BOGUS_COMMENT;
+				st = c == '>' ? S_DATA : S_BOGUS_COMMENT;
 			}
 			i++;
 			break;
 		case S_TAG_NAME:
-			i += name_run(tag, chunk + i, len - i);
-			if (i == len)
-				break;
-			c = (unsigned char)chunk[i];
-			name_done(tag, inj->tree.depth > 0);
-			if (c == '>') {
-				if (tag_end(inj, chunk, i, start, emit, ud))
-					return SIZE_MAX;
-			} else {
-				inj->state = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_NAME;
-			}
-			i++;
+			i = tag_name_step(inj, chunk, i, len, start, emit, ud, &st);
 			break;
 		case S_BEFORE_ATTR_NAME:
-			if (is_ws(c)) {
-				i++;
-				while (i < len && is_ws((unsigned char)chunk[i]))
-					i++;
-			} else if (c == '/' || c == '>') {
-				inj->state = S_AFTER_ATTR_NAME;
-			} else {
-				begin_attr(tag);
-				inj->state = S_ATTR_NAME;
-				if (c == '=') { /* part of the name here */
-					tag->attr[0] = '=';
-					tag->attr_len = 1;
-					i++;
-				}
-			}
+			i = before_attr_step(inj, chunk, i, len, start, emit, ud, &st);
 			break;
 		case S_ATTR_NAME:
-			i += attr_run(tag, chunk + i, len - i);
-			if (i == len)
-				break;
-			attr_name_done(tag);
-			if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
-				i = quoted_value(inj, chunk, i + 2, len, chunk[i + 1]); /* the usual: name="value" */
-			} else if (chunk[i] == '=') {
-				inj->state = S_BEFORE_ATTR_VALUE;
-				i++;
-			} else {
-				inj->state = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
-			}
+			i = attr_name_step(inj, chunk, i, len, start, emit, ud, &st);
 			break;
 		case S_AFTER_ATTR_NAME:
 			if (is_ws(c)) {
 				i++;
 			} else if (c == '/' || c == '=') {
-				inj->state = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_VALUE;
+				st = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_VALUE;
 				i++;
 			} else if (c == '>') {
-				if (tag_end(inj, chunk, i, start, emit, ud))
+				if (tag_end(inj, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
 				i++;
 			} else {
 				begin_attr(tag);
-				inj->state = S_ATTR_NAME;
+				st = S_ATTR_NAME;
 			}
 			break;
 		case S_BEFORE_ATTR_VALUE:
 			if (is_ws(c)) {
 				i++;
 			} else if (c == '"' || c == '\'') {
-				i = quoted_value(inj, chunk, i + 1, len, (char)c);
+				i = quoted_value(inj, chunk, i + 1, len, (char)c, &st);
 			} else if (c == '>') {
-				if (tag_end(inj, chunk, i, start, emit, ud))
+				if (tag_end(inj, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
 				i++;
 			} else {
-				inj->state = S_ATTR_VALUE_UQ;
+				st = S_ATTR_VALUE_UQ;
 			}
 			break;
 		case S_ATTR_VALUE_DQ:
 		case S_ATTR_VALUE_SQ:
-			i = quoted_value(inj, chunk, i, len, inj->state == S_ATTR_VALUE_DQ ? '"' : '\'');
+			i = quoted_value(inj, chunk, i, len, st == S_ATTR_VALUE_DQ ? '"' : '\'', &st);
 			break;
 		case S_ATTR_VALUE_UQ: {
 			size_t k = span_until(chunk + i, len - i, C_UQ_END);
@@ -814,133 +921,122 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (i == len)
 				break;
 			if (chunk[i] == '>') {
-				if (tag_end(inj, chunk, i, start, emit, ud))
+				if (tag_end(inj, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
 			} else {
-				inj->state = S_BEFORE_ATTR_NAME;
+				st = S_BEFORE_ATTR_NAME;
 			}
 			i++;
 			break;
 		}
 		case S_AFTER_ATTR_VALUE_Q:
-			if (is_ws(c) || c == '/') {
-				inj->state = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_NAME;
-				i++;
-			} else if (c == '>') {
-				if (tag_end(inj, chunk, i, start, emit, ud))
-					return SIZE_MAX;
-				i++;
-			} else {
-				inj->state = S_BEFORE_ATTR_NAME;
-			}
+			i = after_value_step(inj, chunk, i, start, emit, ud, &st);
 			break;
 		case S_SELF_CLOSING:
 			if (c == '>') {
 				/* <form/> is still a start tag: HTML ignores the slash */
 				tag->self_closing = 1;
-				if (tag_end(inj, chunk, i, start, emit, ud))
+				if (tag_end(inj, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
 				i++;
 			} else {
-				inj->state = S_BEFORE_ATTR_NAME;
+				st = S_BEFORE_ATTR_NAME;
 			}
 			break;
 		case S_MARKUP_DECL:
 			if (c == '[' && inj_tree_cdata(&inj->tree)) {
 				inj->match = 1;
-				inj->state = S_CDATA_OPEN;
+				st = S_CDATA_OPEN;
 			} else {
-				inj->state = c == '-' ? S_MARKUP_DASH : c == '>' ? S_DATA : S_BOGUS_COMMENT;
+				st = c == '-' ? S_MARKUP_DASH : c == '>' ? S_DATA : S_BOGUS_COMMENT;
 			}
 			i++;
 			break;
 		case S_MARKUP_DASH:
-			inj->state = c == '-' ? S_COMMENT_START : c == '>' ? S_DATA : S_BOGUS_COMMENT;
+			st = c == '-' ? S_COMMENT_START : c == '>' ? S_DATA : S_BOGUS_COMMENT;
 			i++;
 			break;
 		case S_CDATA_OPEN: {
 			static const char open[] = "[CDATA[";
 			if (c != (unsigned char)open[inj->match]) {
-				inj->state = S_BOGUS_COMMENT; /* c may be its '>' */
+				st = S_BOGUS_COMMENT; /* c may be its '>' */
 				break;
 			}
 			if (++inj->match == LIT_LEN(open))
-				inj->state = S_CDATA;
+				st = S_CDATA;
 			i++;
 			break;
 		}
 		case S_BOGUS_COMMENT:
-			i = skip_to(inj, chunk, i, len, '>', S_DATA);
+			i = skip_to(chunk, i, len, '>', S_DATA, &st);
 			break;
 		case S_COMMENT_START:      /* "<!-->" ends at once */
 		case S_COMMENT_START_DASH: /* and so does "<!--->" */
 			if (c == '-' || c == '>') {
-				inj->state = c == '>'                        ? S_DATA
-				             : inj->state == S_COMMENT_START ? S_COMMENT_START_DASH
-				                                             : S_COMMENT_END;
+				st = c == '>' ? S_DATA : st == S_COMMENT_START ? S_COMMENT_START_DASH : S_COMMENT_END;
 				i++;
 			} else {
-				inj->state = S_COMMENT;
+				st = S_COMMENT;
 			}
 			break;
 		case S_COMMENT:
-			i = skip_to(inj, chunk, i, len, '-', S_COMMENT_END_DASH);
+			i = skip_to(chunk, i, len, '-', S_COMMENT_END_DASH, &st);
 			break;
 		case S_COMMENT_END_DASH:
 			if (c == '-') {
-				inj->state = S_COMMENT_END;
+				st = S_COMMENT_END;
 				i++;
 			} else {
-				inj->state = S_COMMENT;
+				st = S_COMMENT;
 			}
 			break;
 		case S_COMMENT_END:
 			if (c == '>' || c == '!' || c == '-') {
-				inj->state = c == '>' ? S_DATA : c == '!' ? S_COMMENT_END_BANG : S_COMMENT_END;
+				st = c == '>' ? S_DATA : c == '!' ? S_COMMENT_END_BANG : S_COMMENT_END;
 				i++;
 			} else {
-				inj->state = S_COMMENT;
+				st = S_COMMENT;
 			}
 			break;
 		case S_COMMENT_END_BANG: /* "--!>" closes a comment too */
 			if (c == '-' || c == '>') {
-				inj->state = c == '>' ? S_DATA : S_COMMENT_END_DASH;
+				st = c == '>' ? S_DATA : S_COMMENT_END_DASH;
 				i++;
 			} else {
-				inj->state = S_COMMENT;
+				st = S_COMMENT;
 			}
 			break;
 		case S_CDATA:
-			i = skip_to(inj, chunk, i, len, ']', S_CDATA_BRACKET);
+			i = skip_to(chunk, i, len, ']', S_CDATA_BRACKET, &st);
 			break;
 		case S_CDATA_BRACKET:
 			if (c == ']') {
-				inj->state = S_CDATA_END;
+				st = S_CDATA_END;
 				i++;
 			} else {
-				inj->state = S_CDATA;
+				st = S_CDATA;
 			}
 			break;
 		case S_CDATA_END: /* "]]]>" ends too */
 			if (c == '>' || c == ']') {
-				inj->state = c == '>' ? S_DATA : S_CDATA_END;
+				st = c == '>' ? S_DATA : S_CDATA_END;
 				i++;
 			} else {
-				inj->state = S_CDATA;
+				st = S_CDATA;
 			}
 			break;
 		case S_RAW:
 		case S_SCRIPT:
-			i = skip_to(inj, chunk, i, len, '<', inj->state == S_RAW ? S_RAW_LT : S_SD_LT);
+			i = skip_to(chunk, i, len, '<', st == S_RAW ? S_RAW_LT : S_SD_LT, &st);
 			break;
 		case S_RAW_LT:
 			if (c == '/') {
 				inj->match = 0;
 				inj->ret = S_RAW;
-				inj->state = S_END_MATCH;
+				st = S_END_MATCH;
 				i++;
 			} else {
-				inj->state = S_RAW;
+				st = S_RAW;
 			}
 			break;
 		case S_END_MATCH: {
@@ -952,11 +1048,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				inj->match++;
 				i++;
 			} else if (inj->match == rl && (is_ws(c) || c == '/' || c == '>')) {
-				if (raw_end(inj, c, chunk, i, start, emit, ud))
+				if (raw_end(inj, c, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
 				i++;
 			} else {
-				inj->state = inj->ret;
+				st = inj->ret;
 			}
 			break;
 		}
@@ -966,101 +1062,101 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (c == '/') {
 				inj->match = 0;
 				inj->ret = S_SCRIPT;
-				inj->state = S_END_MATCH;
+				st = S_END_MATCH;
 				i++;
 			} else if (c == '!') {
-				inj->state = S_SD_ESC_START;
+				st = S_SD_ESC_START;
 				i++;
 			} else {
-				inj->state = S_SCRIPT;
+				st = S_SCRIPT;
 			}
 			break;
 		case S_SD_ESC_START:
 		case S_SD_ESC_START_DASH:
 			if (c == '-') {
-				inj->state = inj->state == S_SD_ESC_START ? S_SD_ESC_START_DASH : S_SD_ESC_DASH_DASH;
+				st = st == S_SD_ESC_START ? S_SD_ESC_START_DASH : S_SD_ESC_DASH_DASH;
 				i++;
 			} else {
-				inj->state = S_SCRIPT;
+				st = S_SCRIPT;
 			}
 			break;
 		case S_SD_ESC:
 			if (c == '-')
-				inj->state = S_SD_ESC_DASH;
+				st = S_SD_ESC_DASH;
 			else if (c == '<')
-				inj->state = S_SD_ESC_LT;
+				st = S_SD_ESC_LT;
 			i++;
 			break;
 		case S_SD_ESC_DASH:
-			inj->state = c == '-' ? S_SD_ESC_DASH_DASH : c == '<' ? S_SD_ESC_LT : S_SD_ESC;
+			st = c == '-' ? S_SD_ESC_DASH_DASH : c == '<' ? S_SD_ESC_LT : S_SD_ESC;
 			i++;
 			break;
 		case S_SD_ESC_DASH_DASH:
 			if (c == '<')
-				inj->state = S_SD_ESC_LT;
+				st = S_SD_ESC_LT;
 			else if (c == '>')
-				inj->state = S_SCRIPT;
+				st = S_SCRIPT;
 			else if (c != '-')
-				inj->state = S_SD_ESC;
+				st = S_SD_ESC;
 			i++;
 			break;
 		case S_SD_ESC_LT:
 			if (c == '/') {
 				inj->match = 0;
 				inj->ret = S_SD_ESC;
-				inj->state = S_END_MATCH;
+				st = S_END_MATCH;
 				i++;
 			} else if (is_alpha(c)) {
 				inj->match = 0;
 				inj->mismatch = 0;
-				inj->state = S_SD_DESC_START;
+				st = S_SD_DESC_START;
 			} else {
-				inj->state = S_SD_ESC;
+				st = S_SD_ESC;
 			}
 			break;
 		case S_SD_DESC_START:
 		case S_SD_DESC_END:
 			if (is_ws(c) || c == '/' || c == '>') {
-				if (inj->state == S_SD_DESC_START)
-					inj->state = script_matched(inj) ? S_SD_DESC : S_SD_ESC;
+				if (st == S_SD_DESC_START)
+					st = script_matched(inj) ? S_SD_DESC : S_SD_ESC;
 				else
-					inj->state = script_matched(inj) ? S_SD_ESC : S_SD_DESC;
+					st = script_matched(inj) ? S_SD_ESC : S_SD_DESC;
 				i++;
 			} else if (is_alpha(c)) {
 				script_byte(inj, c);
 				i++;
 			} else {
-				inj->state = inj->state == S_SD_DESC_START ? S_SD_ESC : S_SD_DESC;
+				st = st == S_SD_DESC_START ? S_SD_ESC : S_SD_DESC;
 			}
 			break;
 		case S_SD_DESC:
 			if (c == '-')
-				inj->state = S_SD_DESC_DASH;
+				st = S_SD_DESC_DASH;
 			else if (c == '<')
-				inj->state = S_SD_DESC_LT;
+				st = S_SD_DESC_LT;
 			i++;
 			break;
 		case S_SD_DESC_DASH:
-			inj->state = c == '-' ? S_SD_DESC_DASH_DASH : c == '<' ? S_SD_DESC_LT : S_SD_DESC;
+			st = c == '-' ? S_SD_DESC_DASH_DASH : c == '<' ? S_SD_DESC_LT : S_SD_DESC;
 			i++;
 			break;
 		case S_SD_DESC_DASH_DASH:
 			if (c == '<')
-				inj->state = S_SD_DESC_LT;
+				st = S_SD_DESC_LT;
 			else if (c == '>')
-				inj->state = S_SCRIPT;
+				st = S_SCRIPT;
 			else if (c != '-')
-				inj->state = S_SD_DESC;
+				st = S_SD_DESC;
 			i++;
 			break;
 		case S_SD_DESC_LT:
 			if (c == '/') {
 				inj->match = 0;
 				inj->mismatch = 0;
-				inj->state = S_SD_DESC_END;
+				st = S_SD_DESC_END;
 				i++;
 			} else {
-				inj->state = S_SD_DESC;
+				st = S_SD_DESC;
 			}
 			break;
 		case S_NOSCRIPT:
@@ -1074,10 +1170,10 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			 * reading is not back in its data state */
 			if (inj->ns_state == M_BAD || !inj->ns_lt_clean) {
 				inj_tree_stop(&inj->tree, CSRF_INJECT_NOSCRIPT);
-				inj->state = S_PASS;
+				st = S_PASS;
 				break;
 			}
-			if (raw_end(inj, (unsigned char)chunk[i], chunk, i, start, emit, ud))
+			if (raw_end(inj, (unsigned char)chunk[i], chunk, i, start, emit, ud, &st))
 				return SIZE_MAX;
 			i++;
 			break;
@@ -1086,6 +1182,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		}
 	}
+	inj->state = st;
 	return i;
 }
 

@@ -81,22 +81,24 @@ enum { SLOT_NONE, SLOT_URL, SLOT_SHORT, SLOT_TYPE };
 /* A tag as the tokenizer read it. Attribute values are raw (character
  * references undecoded) until the policy decodes them. */
 struct inj_tag {
+	/* what begin_tag clears in one go, up to name */
 	uint8_t is_end;
 	uint8_t self_closing; /* ended with "/>" */
 	uint8_t id;           /* enum inj_tag_id, set when the name is complete */
 	uint8_t name_len;     /* saturates at INJ_NAME_MAX + 1 */
-	char name[INJ_NAME_MAX];
-	uint8_t attr_len; /* likewise, at INJ_ATTR_MAX + 1 */
-	char attr[INJ_ATTR_MAX];
-	uint8_t slot;      /* where the current value's bytes go */
-	uint8_t seen;      /* attributes already met (first wins): A_* bits */
-	uint8_t has_form;  /* a form="" attribute (button, input) */
-	uint8_t font_attr; /* color, face or size (font) */
-	uint8_t decoded;   /* the values' references are decoded */
-	uint8_t keep;      /* its attributes matter (set with id) */
+	uint8_t skip_name;    /* in HTML content, a name no element we follow starts with: not kept */
+	uint8_t slot;         /* where the current value's bytes go */
+	uint8_t seen;         /* attributes already met (first wins): A_* bits */
+	uint8_t has_form;     /* a form="" attribute (button, input) */
+	uint8_t font_attr;    /* color, face or size (font) */
+	uint8_t decoded;      /* the values' references are decoded */
+	uint8_t keep;         /* its attributes matter (set with id) */
 	uint8_t url_trunc, short_over, type_over;
 	uint8_t short_len, type_len;
 	uint16_t url_len;
+	char name[INJ_NAME_MAX];
+	uint8_t attr_len; /* likewise, at INJ_ATTR_MAX + 1 */
+	char attr[INJ_ATTR_MAX];
 	char short_val[INJ_SHORT_MAX];
 	char type_val[INJ_SHORT_MAX];
 	char url[INJ_URL_MAX];
@@ -113,6 +115,15 @@ uint8_t inj_tag_id(const char *name, size_t len);
 /* The same for HTML content, where only the elements up to T_KEYGEN
  * matter: the others (breakout, integration points, void) are T_OTHER. */
 uint8_t inj_tag_id_html(const char *name, size_t len);
+
+/* The lower-case letters that start a name inj_tag_id_html knows, one bit
+ * each ('a' is bit 0): a tag in HTML content whose name starts with any
+ * other letter is T_OTHER, whatever follows, so the tokenizer keeps none
+ * of its name. */
+#define INJ_HTML_FIRST                                                                                                 \
+	((1u << ('b' - 'a')) | (1u << ('f' - 'a')) | (1u << ('h' - 'a')) | (1u << ('i' - 'a')) | (1u << ('k' - 'a')) | \
+	 (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | (1u << ('t' - 'a')) | \
+	 (1u << ('x' - 'a')))
 
 /* The attribute slot the value of the attribute just named goes to, for
  * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:

@@ -103,6 +103,8 @@ static int is(const char *name, const char *lit, size_t len)
 	return memcmp(name, lit, len) == 0;
 }
 
+/* Its names start with the letters of INJ_HTML_FIRST (inject_internal.h):
+ * a name added here may need its first letter added there. */
 uint8_t inj_tag_id_html(const char *n, size_t len)
 {
 	switch (len) {

@@ -63,6 +63,39 @@ static void test_tag_ids(void **state)
 	}
 }
 
+/* The tokenizer keeps no name of a tag in HTML content whose first letter
+ * is not in INJ_HTML_FIRST: every name inj_tag_id_html knows must start
+ * with one, and no 3- or 4-letter name that starts with another letter
+ * may be known (all of them tried). */
+static void test_html_first(void **state)
+{
+	(void)state;
+	static const char *const known[] = {"script",   "style",    "textarea",  "title", "xmp",  "iframe", "noembed",
+	                                    "noframes", "noscript", "plaintext", "form",  "base", "head",   "button",
+	                                    "input",    "select",   "template",  "svg",   "math", "keygen"};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		if (inj_tag_id_html(known[i], strlen(known[i])) == T_OTHER)
+			fail_msg("\"%s\" is not known", known[i]);
+		if (!((INJ_HTML_FIRST >> (known[i][0] - 'a')) & 1))
+			fail_msg("\"%s\" starts with a letter not in INJ_HTML_FIRST", known[i]);
+	}
+	char n[4];
+	for (int a = 0; a < 26; a++) {
+		if ((INJ_HTML_FIRST >> a) & 1)
+			continue;
+		n[0] = (char)('a' + a);
+		for (int b = 0; b < 26 * 26 * 27; b++) {
+			n[1] = (char)('a' + b % 26);
+			n[2] = (char)('a' + b / 26 % 26);
+			n[3] = (char)('a' + b / 676 % 27);
+			size_t len = b / 676 == 26 ? 3 : 4;
+			if (inj_tag_id_html(n, len) != T_OTHER)
+				fail_msg("\"%.*s\" is known but starts with a letter not in INJ_HTML_FIRST", (int)len,
+				         n);
+		}
+	}
+}
+
 static void test_decode(void **state)
 {
 	(void)state;
@@ -342,9 +375,9 @@ static void test_long_url(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_decode),   cmocka_unit_test(test_form),
-	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),   cmocka_unit_test(test_annotation),
-	    cmocka_unit_test(test_attr_slots), cmocka_unit_test(test_long_url),
+	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_html_first), cmocka_unit_test(test_decode),
+	    cmocka_unit_test(test_form),       cmocka_unit_test(test_base),       cmocka_unit_test(test_button),
+	    cmocka_unit_test(test_annotation), cmocka_unit_test(test_attr_slots), cmocka_unit_test(test_long_url),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
