@@ -120,7 +120,7 @@ enum {
 };
 #define CLS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\f' || (c) == '\r')
 #define CLS_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
-#define CLS_FIRST(c) (CLS_ALPHA(c) && ((INJ_HTML_FIRST >> (((c) | 0x20) - 'a')) & 1))
+#define CLS_FIRST(c) (CLS_ALPHA(c) && ((INJ_HTML_FIRST >> ((((c) | 0x20) - 'a') & 31)) & 1))
 #define CLS(c)                                                                                                         \
 	((CLS_WS(c) ? C_WS | C_NAME_END | C_ATTR_END | C_UQ_END : 0) | (CLS_ALPHA(c) ? C_ALPHA | C_SAFE : 0) |         \
 	 (((c) >= '0' && (c) <= '9') || (c) == '_' || (c) == '-' ? C_SAFE : 0) |                                       \
