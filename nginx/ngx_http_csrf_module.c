@@ -57,10 +57,14 @@ typedef struct {
 
 typedef struct {
 	/* access phase */
-	csrf_request req;          /* slices into r's headers, reused by the body handler */
+	csrf_request req; /* slices into r's headers, reused by the body handler */
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
+	ngx_str_t content_type; /* as the browser receives it, for the charset */
+	u_char *held;           /* the body's first bytes while the charset is unknown */
+	size_t held_len;
+	ngx_uint_t holding; /* the header waits with the first bytes for the charset */
 	csrf_inject *inj;
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
@@ -118,17 +122,17 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_mode"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, mode), &ngx_http_csrf_modes},
 
-    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, origin), (void *)ngx_http_csrf_check_origin},
+    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, origin), (void *)ngx_http_csrf_check_origin},
 
-    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, trusted), (void *)ngx_http_csrf_check_trusted},
+    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, trusted), (void *)ngx_http_csrf_check_trusted},
 
-    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
+    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
 
-    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
+    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
 
     {ngx_string("csrf_inject"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, inject), NULL},
@@ -833,16 +837,41 @@ static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
 	return ngx_http_csrf_add_header(r, "Cache-Control", private, sizeof(private) - 1);
 }
 
+/* The Content-Type value the client will receive: nginx keeps a charset
+ * apart when a "charset" directive or the static module set it. */
+static ngx_int_t ngx_http_csrf_content_type(ngx_http_request_t *r, ngx_str_t *out)
+{
+	u_char *p;
+	ngx_http_headers_out_t *ho = &r->headers_out;
+
+	*out = ho->content_type;
+
+	if (ho->content_type_len != ho->content_type.len || ho->charset.len == 0) {
+		return NGX_OK;
+	}
+
+	p = ngx_pnalloc(r->pool, ho->content_type.len + sizeof("; charset=") - 1 + ho->charset.len);
+	if (p == NULL) {
+		return NGX_ERROR;
+	}
+
+	out->data = p;
+	p = ngx_cpymem(p, ho->content_type.data, ho->content_type.len);
+	p = ngx_cpymem(p, "; charset=", sizeof("; charset=") - 1);
+	p = ngx_cpymem(p, ho->charset.data, ho->charset.len);
+	out->len = p - out->data;
+
+	return NGX_OK;
+}
+
+/* An HTML response the module may rewrite: its header waits in the body
+ * filter, with at most CSRF_CHARSET_PRESCAN_MAX of its first bytes,
+ * until the library knows the charset the browser will read it in. */
 static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 {
-	u_char *mem, *p;
-	csrf_page page;
-	csrf_reason rc;
-	csrf_request req;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
-	static u_char vary[] = "Cookie";
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
@@ -856,12 +885,40 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		return ngx_http_next_header_filter(r);
 	}
 
-	/* the request's own headers (after an internal redirect the access
-	 * phase's copy is gone with the module context) */
 	ctx = ngx_http_csrf_get_ctx(r);
-	if (ctx == NULL) {
+	if (ctx == NULL || ngx_http_csrf_content_type(r, &ctx->content_type) != NGX_OK) {
 		return NGX_ERROR;
 	}
+
+	ctx->inj = NULL;
+	ctx->held_len = 0;
+	ctx->holding = 1;
+
+	/* the body is read in memory; no range of it is served (the range
+	 * filter comes after this one and would see a header too late) */
+	r->filter_need_in_memory = 1;
+	r->allow_ranges = 0;
+
+	return NGX_OK;
+}
+
+/* The charset says the page can take tokens: the page's token and cookie,
+ * the injector, and the headers of a rewritten response. ctx->inj stays
+ * NULL (the response then goes out untouched) when the library cannot
+ * prepare the page. */
+static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	u_char *mem, *p;
+	csrf_page page;
+	csrf_reason rc;
+	csrf_request req;
+	ngx_http_csrf_loc_conf_t *clcf;
+	static u_char vary[] = "Cookie";
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	/* the request's own headers (after an internal redirect the access
+	 * phase's copy is gone with the module context) */
 	ngx_http_csrf_request(r, &req);
 	ngx_http_csrf_response_cookies(r, clcf->ctx, &req);
 
@@ -869,7 +926,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	if (rc != CSRF_OK) {
 		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot prepare the page of \"%V\": %s", &r->uri,
 		                  csrf_reason_name(rc));
-		return ngx_http_next_header_filter(r);
+		return NGX_OK;
 	}
 
 	if (page.set_cookie_len) {
@@ -895,7 +952,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot start the injector for \"%V\": %s", &r->uri,
 		                  csrf_reason_name(rc));
 		ctx->inj = NULL;
-		return ngx_http_next_header_filter(r);
+		return NGX_OK;
 	}
 
 	ctx->last_out = &ctx->out;
@@ -910,9 +967,145 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		return NGX_ERROR;
 	}
 
-	r->filter_need_in_memory = 1;
+	return NGX_OK;
+}
 
-	return ngx_http_next_header_filter(r);
+/* The charset filter (after this one) may have given the header a charset
+ * ("charset" directive): when the library would not inject in that one,
+ * the body goes out untouched after all (the header is gone, with the
+ * cookie: no token is the safe side). */
+static ngx_int_t ngx_http_csrf_charset_changed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ngx_str_t ct;
+	csrf_charset cs;
+
+	if (ngx_http_csrf_content_type(r, &ct) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	if (ct.len == ctx->content_type.len && ngx_strncmp(ct.data, ctx->content_type.data, ct.len) == 0) {
+		return NGX_OK;
+	}
+
+	if (csrf_charset_sniff((const char *)ct.data, ct.len, (const char *)ctx->held, ctx->held_len, 1, &cs) ==
+	        CSRF_OK &&
+	    cs.verdict == CSRF_CHARSET_INJECT) {
+		return NGX_OK;
+	}
+
+	ctx->inj = NULL;
+	ngx_http_csrf_log(NGX_LOG_WARN, r,
+	                  "no tokens in \"%V\": nginx gave it the charset \"%V\", which the injector does not read",
+	                  &r->uri, &r->headers_out.charset);
+
+	return NGX_OK;
+}
+
+/* Holds the body's first bytes (a copy of at most
+ * CSRF_CHARSET_PRESCAN_MAX, the input bufs consumed) until the library
+ * decides the charset; then sends the header, rewritten or not, and
+ * leaves in *in the held bytes followed by the rest of the input.
+ * ctx->holding stays set (and *in is NULL) while more bytes are needed. */
+static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, ngx_chain_t **in)
+{
+	size_t n;
+	int complete;
+	ngx_int_t rc;
+	ngx_buf_t *b, *hb;
+	ngx_chain_t *cl, *hcl;
+	csrf_charset cs;
+	csrf_reason crc;
+
+	if (ctx->held == NULL) {
+		ctx->held = ngx_pnalloc(r->pool, CSRF_CHARSET_PRESCAN_MAX);
+		if (ctx->held == NULL) {
+			return NGX_ERROR;
+		}
+	}
+
+	hb = ngx_calloc_buf(r->pool);
+	hcl = ngx_alloc_chain_link(r->pool);
+	if (hb == NULL || hcl == NULL) {
+		return NGX_ERROR;
+	}
+
+	complete = 0;
+
+	/* the bufs copied whole leave the chain; their flags go with the copy */
+	for (cl = *in; cl; cl = cl->next) {
+		b = cl->buf;
+
+		if (!ngx_buf_in_memory(b) && ngx_buf_size(b)) {
+			/* cannot happen (filter_need_in_memory): read as the end */
+			complete = 1;
+			break;
+		}
+
+		n = ngx_min((size_t)(b->last - b->pos), CSRF_CHARSET_PRESCAN_MAX - ctx->held_len);
+		if (n) {
+			ngx_memcpy(ctx->held + ctx->held_len, b->pos, n);
+			ctx->held_len += n;
+			b->pos += n;
+		}
+
+		if (b->pos != b->last) {
+			break;
+		}
+
+		hb->last_buf |= b->last_buf;
+		hb->last_in_chain |= b->last_in_chain;
+		hb->flush |= b->flush;
+		complete |= b->last_buf;
+	}
+
+	crc = csrf_charset_sniff((const char *)ctx->content_type.data, ctx->content_type.len, (const char *)ctx->held,
+	                         ctx->held_len, complete, &cs);
+	if (crc != CSRF_OK) {
+		cs.verdict = CSRF_CHARSET_PASS;
+		cs.encoding = NULL;
+		cs.source = csrf_reason_name(crc);
+	}
+
+	if (cs.verdict == CSRF_CHARSET_MORE && cl == NULL) {
+		*in = NULL;
+		return NGX_OK;
+	}
+
+	ctx->holding = 0;
+
+	if (cs.verdict == CSRF_CHARSET_INJECT) {
+		if (ngx_http_csrf_start(r, ctx) != NGX_OK) {
+			return NGX_ERROR;
+		}
+
+	} else {
+		ngx_http_csrf_log(NGX_LOG_WARN, r,
+		                  "no tokens in \"%V\": its charset (%s, from the %s) is not one the injector reads, "
+		                  "passed through untouched",
+		                  &r->uri, cs.encoding ? cs.encoding : "an unknown label",
+		                  cs.source ? cs.source : "body");
+	}
+
+	rc = ngx_http_next_header_filter(r);
+	if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+		return NGX_ERROR;
+	}
+
+	if (ctx->inj && ngx_http_csrf_charset_changed(r, ctx) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	hb->pos = ctx->held;
+	hb->last = ctx->held + ctx->held_len;
+	hb->start = NULL; /* never reused as an output buf */
+	hb->memory = ctx->held_len ? 1 : 0;
+	hb->sync = ctx->held_len ? 0 : 1;
+	hb->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+	hcl->buf = hb;
+	hcl->next = cl;
+	*in = hcl;
+
+	return NGX_OK;
 }
 
 /* Appends cl to the output chain being built. */
@@ -1004,7 +1197,20 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
 
-	if (ctx == NULL || ctx->inj == NULL || ctx->failed) {
+	if (ctx == NULL) {
+		return ngx_http_next_body_filter(r, in);
+	}
+
+	if (ctx->holding) {
+		if (ngx_http_csrf_hold(r, ctx, &in) != NGX_OK) {
+			return NGX_ERROR;
+		}
+		if (ctx->holding) {
+			return NGX_OK;
+		}
+	}
+
+	if (ctx->inj == NULL || ctx->failed) {
 		return ngx_http_next_body_filter(r, in);
 	}
 
