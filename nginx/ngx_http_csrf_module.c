@@ -1187,6 +1187,30 @@ static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 	return 0;
 }
 
+/* One line per response when the injector left forms without a token
+ * (or stopped) because it could not be sure how the browser reads them:
+ * the library's phrases, never the page's bytes. */
+static void ngx_http_csrf_log_status(ngx_http_request_t *r, unsigned status)
+{
+	unsigned bit;
+	u_char msg[512], *p;
+
+	if (status == 0) {
+		return;
+	}
+
+	p = msg;
+	for (bit = 1; bit; bit <<= 1) {
+		if (status & bit) {
+			p = ngx_slprintf(p, msg + sizeof(msg), "%s%s", p == msg ? "" : "; ",
+			                 csrf_inject_status_str(bit));
+		}
+	}
+
+	ngx_http_csrf_log(NGX_LOG_WARN, r, "not every form of \"%V\" got a token: %*s", &r->uri, (size_t)(p - msg),
+	                  msg);
+}
+
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
 	ngx_int_t rc;
@@ -1282,6 +1306,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			}
 			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",
 			               (ngx_uint_t)injected);
+			ngx_http_csrf_log_status(r, csrf_inject_status(ctx->inj));
 		}
 	}
 
