@@ -32,8 +32,11 @@ typedef struct {
 	ngx_flag_t unsafe_get;
 	ngx_int_t status;
 	time_t max_age;
+	ngx_flag_t form_action_csp;
 
-	csrf_ctx *ctx; /* built in merge when enable is on */
+	csrf_ctx *ctx;       /* built in merge when enable is on */
+	csrf_slice *origins; /* the trusted origins as slices, for the CSP */
+	size_t csp_len;      /* the length of the CSP value without an upstream one */
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
@@ -151,6 +154,9 @@ static ngx_command_t ngx_http_csrf_commands[] = {
 
     {ngx_string("csrf_max_age"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_sec_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, max_age), NULL},
+
+    {ngx_string("csrf_form_action_csp"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, form_action_csp), NULL},
 
     ngx_null_command};
 
@@ -902,6 +908,62 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	return NGX_OK;
 }
 
+static ngx_int_t ngx_http_csrf_find_csp(ngx_table_elt_t *h, void *data)
+{
+	ngx_table_elt_t **found = data;
+
+	if (h->hash != 0 && h->key.len == sizeof("Content-Security-Policy") - 1 &&
+	    ngx_strncasecmp(h->key.data, (u_char *)"Content-Security-Policy", h->key.len) == 0) {
+		*found = h;
+		return NGX_DONE;
+	}
+
+	return NGX_OK;
+}
+
+/* csrf_form_action_csp: the library's form-action and base-uri policy,
+ * merged into the upstream's first Content-Security-Policy header as the
+ * library writes it, or a header of its own. */
+static ngx_int_t ngx_http_csrf_csp(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf)
+{
+	u_char *p;
+	size_t cap, len;
+	csrf_reason rc;
+	ngx_table_elt_t *h;
+
+	h = NULL;
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_find_csp, &h);
+
+	cap = clcf->csp_len + 1 + (h ? h->value.len + 2 : 0);
+	p = ngx_pnalloc(r->pool, cap);
+	if (p == NULL) {
+		return NGX_ERROR;
+	}
+
+	rc = csrf_csp_form_action(h ? (const char *)h->value.data : NULL, h ? h->value.len : 0, clcf->origins,
+	                          clcf->trusted ? clcf->trusted->nelts : 0, (char *)p, cap, &len);
+	if (rc == CSRF_MALFORMED && h) {
+		/* an upstream value the library does not merge: ours apart (the
+		 * browser enforces both) */
+		h = NULL;
+		rc = csrf_csp_form_action(NULL, 0, clcf->origins, clcf->trusted ? clcf->trusted->nelts : 0, (char *)p,
+		                          cap, &len);
+	}
+	if (rc != CSRF_OK) {
+		ngx_http_csrf_log(NGX_LOG_ERR, r, "no Content-Security-Policy for \"%V\": %s", &r->uri,
+		                  csrf_reason_name(rc));
+		return NGX_ERROR;
+	}
+
+	if (h) {
+		h->value.data = p;
+		h->value.len = len;
+		return NGX_OK;
+	}
+
+	return ngx_http_csrf_add_header(r, "Content-Security-Policy", p, len);
+}
+
 /* The charset says the page can take tokens: the page's token and cookie,
  * the injector, and the headers of a rewritten response. ctx->inj stays
  * NULL (the response then goes out untouched) when the library cannot
@@ -965,6 +1027,10 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK ||
 	    ngx_http_csrf_private(r) != NGX_OK) {
 		return NGX_ERROR;
+	}
+
+	if (clcf->form_action_csp) {
+		return ngx_http_csrf_csp(r, clcf);
 	}
 
 	return NGX_OK;
@@ -1424,6 +1490,7 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	conf->unsafe_get = NGX_CONF_UNSET;
 	conf->status = NGX_CONF_UNSET;
 	conf->max_age = NGX_CONF_UNSET;
+	conf->form_action_csp = NGX_CONF_UNSET;
 
 	return conf;
 }
@@ -1644,6 +1711,45 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	return NGX_CONF_OK;
 }
 
+/* The trusted origins as the library's slices, and the length of the
+ * policy csrf_form_action_csp adds (the library checks it once here). */
+static char *ngx_http_csrf_csp_conf(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *conf)
+{
+	size_t i, n;
+	u_char *p;
+	ngx_str_t *s;
+	csrf_reason rc;
+	char probe[1];
+
+	n = conf->trusted ? conf->trusted->nelts : 0;
+
+	conf->origins = ngx_pcalloc(cf->pool, (n ? n : 1) * sizeof(csrf_slice));
+	if (conf->origins == NULL) {
+		return NGX_CONF_ERROR;
+	}
+
+	for (i = 0; i < n; i++) {
+		s = conf->trusted->elts;
+		conf->origins[i] = ngx_http_csrf_slice(&s[i]);
+	}
+
+	rc = csrf_csp_form_action(NULL, 0, conf->origins, n, probe, sizeof(probe), &conf->csp_len);
+	if (rc == CSRF_ERR_BUFFER) {
+		p = ngx_pnalloc(cf->pool, conf->csp_len);
+		if (p == NULL) {
+			return NGX_CONF_ERROR;
+		}
+		rc = csrf_csp_form_action(NULL, 0, conf->origins, n, (char *)p, conf->csp_len, &conf->csp_len);
+	}
+
+	if (rc != CSRF_OK) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf_form_action_csp: %s", csrf_reason_str(rc));
+		return NGX_CONF_ERROR;
+	}
+
+	return NGX_CONF_OK;
+}
+
 static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
 	ngx_http_csrf_loc_conf_t *prev = parent;
@@ -1661,9 +1767,14 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
 	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
+	ngx_conf_merge_value(conf->form_action_csp, prev->form_action_csp, 0);
 
 	if (!conf->enable) {
 		return NGX_CONF_OK;
+	}
+
+	if (conf->form_action_csp && ngx_http_csrf_csp_conf(cf, conf) != NGX_CONF_OK) {
+		return NGX_CONF_ERROR;
 	}
 
 	return ngx_http_csrf_build_ctx(cf, prev, conf);
