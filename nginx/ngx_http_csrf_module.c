@@ -507,6 +507,89 @@ static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r)
 	ngx_http_finalize_request(r, status);
 }
 
+/* Where the module may inject, the upstream is asked for an uncompressed
+ * response (a compressed one could not get its tokens): every
+ * Accept-Encoding request header reads "identity" for proxy_pass,
+ * fastcgi_pass and the others, which copy the request's header list,
+ * and one is added when the client sent none. nginx's gzip filter still
+ * sees the client's own value (r->headers_in.accept_encoding becomes a
+ * copy outside the list). proxy_set_header Accept-Encoding and
+ * fastcgi_param HTTP_ACCEPT_ENCODING still override it. */
+typedef struct {
+	ngx_http_request_t *r;
+	ngx_uint_t found;
+	ngx_uint_t failed;
+} ngx_http_csrf_identity_t;
+
+static ngx_int_t ngx_http_csrf_identity_header(ngx_table_elt_t *h, void *data)
+{
+	ngx_table_elt_t *copy;
+	ngx_http_csrf_identity_t *id = data;
+	ngx_http_request_t *r = id->r;
+
+	if (h->key.len != sizeof("Accept-Encoding") - 1 ||
+	    ngx_strncasecmp(h->key.data, (u_char *)"Accept-Encoding", h->key.len) != 0) {
+		return NGX_OK;
+	}
+
+	id->found = 1;
+
+	if (r->headers_in.accept_encoding == h) {
+		copy = ngx_palloc(r->pool, sizeof(ngx_table_elt_t));
+		if (copy == NULL) {
+			id->failed = 1;
+			return NGX_ERROR;
+		}
+		*copy = *h;
+#if (nginx_version >= 1023000)
+		copy->next = NULL;
+#endif
+		r->headers_in.accept_encoding = copy;
+	}
+
+	ngx_str_set(&h->value, "identity");
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
+{
+	ngx_table_elt_t *h;
+	ngx_http_csrf_identity_t id = {r, 0, 0};
+	static u_char lowcase[] = "accept-encoding";
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
+
+	if (id.failed) {
+		return NGX_ERROR;
+	}
+
+	if (id.found) {
+		return NGX_OK;
+	}
+
+	h = ngx_list_push(&r->headers_in.headers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	ngx_str_set(&h->key, "Accept-Encoding");
+	ngx_str_set(&h->value, "identity");
+	h->lowcase_key = lowcase;
+	h->hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	return NGX_OK;
+}
+
+/* 1 where the module injects into HTML responses. */
+static ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf)
+{
+	return clcf->enable && clcf->inject && clcf->ctx != NULL && clcf->mode != CSRF_MODE_ORIGIN;
+}
+
 static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
@@ -517,6 +600,11 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 
 	if (r != r->main) {
 		return NGX_DECLINED;
+	}
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+	if (ngx_http_csrf_injects(clcf) && ngx_http_csrf_identity(r) != NGX_OK) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
 	v = ngx_http_csrf_verdict(r, 0);
@@ -763,14 +851,15 @@ static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx
 	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_response_cookie, &c);
 }
 
-/* 1 for an HTML response this module may rewrite. */
-static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r)
+/* 1 for an HTML response this module may rewrite (with any_encoding,
+ * whatever its Content-Encoding). */
+static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r, ngx_uint_t any_encoding)
 {
 	ngx_str_t *ct;
 	ngx_table_elt_t *ce;
 
 	ct = &r->headers_out.content_type;
-	ce = r->headers_out.content_encoding;
+	ce = any_encoding ? NULL : r->headers_out.content_encoding;
 
 	return csrf_response_injectable((unsigned)r->headers_out.status, (const char *)ct->data, ct->len,
 	                                ce ? (const char *)ce->value.data : NULL, ce ? ce->value.len : 0);
@@ -881,8 +970,19 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
-	if (!clcf->enable || !clcf->inject || clcf->ctx == NULL || clcf->mode == CSRF_MODE_ORIGIN || r != r->main ||
-	    r->header_only || !ngx_http_csrf_html(r)) {
+	if (!ngx_http_csrf_injects(clcf) || r != r->main || r->header_only) {
+		return ngx_http_next_header_filter(r);
+	}
+
+	if (!ngx_http_csrf_html(r, 0)) {
+		if (ngx_http_csrf_html(r, 1)) {
+			/* the upstream compressed it after all (an operator's
+			 * Accept-Encoding, or an upstream that ignores it) */
+			ngx_http_csrf_log(NGX_LOG_WARN, r,
+			                  "no tokens in \"%V\": it arrived compressed (Content-Encoding: %V), passed "
+			                  "through untouched",
+			                  &r->uri, &r->headers_out.content_encoding->value);
+		}
 		return ngx_http_next_header_filter(r);
 	}
 

@@ -32,12 +32,10 @@ function server(port, upstream, body) {
         listen 127.0.0.1:${port};
         location / {
             proxy_pass http://127.0.0.1:${upstream};
-            proxy_set_header Accept-Encoding "";
             ${body}
         }
         location /vote {
             proxy_pass http://127.0.0.1:${upstream};
-            proxy_set_header Accept-Encoding "";
             ${body}
             ${body.includes('csrf on') ? 'csrf_unsafe_get on;' : ''}
         }
@@ -50,7 +48,6 @@ function attackerServer(port, upstream, demoVictim, victim) {
         listen 127.0.0.1:${port};
         location / {
             proxy_pass http://127.0.0.1:${upstream};
-            proxy_set_header Accept-Encoding "";
             sub_filter_types *;
             sub_filter_once off;
             sub_filter '${demoVictim}' '${victim}';
