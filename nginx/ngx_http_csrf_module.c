@@ -67,7 +67,8 @@ typedef struct {
 	ngx_str_t content_type; /* as the browser receives it, for the charset */
 	u_char *held;           /* the body's first bytes while the charset is unknown */
 	size_t held_len;
-	ngx_uint_t holding; /* the header waits with the first bytes for the charset */
+	ngx_chain_t *held_cl; /* their buf, with the flags of the input bufs they came from */
+	ngx_uint_t holding;   /* the header waits with the first bytes for the charset */
 	csrf_inject *inj;
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
@@ -998,6 +999,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	ctx->inj = NULL;
 	ctx->held_len = 0;
+	ctx->held_cl = NULL;
 	ctx->holding = 1;
 
 	/* the body is read in memory; no range of it is served (the range
@@ -1182,20 +1184,19 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 	csrf_charset cs;
 	csrf_reason crc;
 
-	if (ctx->held == NULL) {
+	if (ctx->held_cl == NULL) {
 		ctx->held = ngx_pnalloc(r->pool, CSRF_CHARSET_PRESCAN_MAX);
-		if (ctx->held == NULL) {
+		hb = ngx_calloc_buf(r->pool);
+		ctx->held_cl = ngx_alloc_chain_link(r->pool);
+		if (ctx->held == NULL || hb == NULL || ctx->held_cl == NULL) {
 			return NGX_ERROR;
 		}
+		ctx->held_cl->buf = hb;
 	}
 
-	hb = ngx_calloc_buf(r->pool);
-	hcl = ngx_alloc_chain_link(r->pool);
-	if (hb == NULL || hcl == NULL) {
-		return NGX_ERROR;
-	}
-
-	complete = 0;
+	hcl = ctx->held_cl;
+	hb = hcl->buf;
+	complete = hb->last_buf;
 
 	/* the bufs copied whole leave the chain; their flags go with the copy */
 	for (cl = *in; cl; cl = cl->next) {
@@ -1267,7 +1268,6 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 	hb->memory = ctx->held_len ? 1 : 0;
 	hb->sync = ctx->held_len ? 0 : 1;
 	hb->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
-	hcl->buf = hb;
 	hcl->next = cl;
 	*in = hcl;
 
