@@ -150,6 +150,7 @@ class AttackTest(unittest.TestCase):
 
     def test_no_crash(self):
         self.assertEqual(self.ngx.crashed(), [])
+        self.assertEqual([l for l in self.ngx.error_log().splitlines() if "[alert]" in l], [])
 
 
 if __name__ == "__main__":

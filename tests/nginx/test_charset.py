@@ -192,6 +192,8 @@ class CharsetTest(unittest.TestCase):
         log = self.ngx.error_log()
         self.assertTrue(token not in log and cookie not in log, "a token or cookie in the error log")
         self.assertEqual(self.ngx.crashed(), [])
+        # a filter that passes an empty buf on makes nginx log an alert
+        self.assertEqual([l for l in log.splitlines() if "[alert]" in l], [])
 
 
 if __name__ == "__main__":
