@@ -21,7 +21,7 @@ typedef struct {
 	int tokens;         /* 0 in mode origin: pages need no token */
 	int session_cookie; /* session_cookie given: REMOTE_USER is not the session */
 	size_t body_max;    /* body_max, as given to the context */
-	char **unsafe_get;  /* unsafe_get paths, compared exactly */
+	char **unsafe_get;  /* unsafe_get paths (see cgi_conf_unsafe_get) */
 	size_t n_unsafe_get;
 } cgi_conf;
 
@@ -33,8 +33,10 @@ int cgi_conf_load(cgi_conf *conf, const char *path);
 /* Frees what cgi_conf_load made. */
 void cgi_conf_free(cgi_conf *conf);
 
-/* 1 when path[0..len) is one of the unsafe_get paths. */
-int cgi_conf_unsafe_get(const cgi_conf *conf, const char *path, size_t len);
+/* 1 when the request runs one of the unsafe_get programs: SCRIPT_NAME is
+ * one of the paths, or path[0..len) (SCRIPT_NAME PATH_INFO) is one or lies
+ * below one ("/cgi-bin/reset.cgi/x" runs reset.cgi as well). */
+int cgi_conf_unsafe_get(const cgi_conf *conf, const char *script_name, const char *path, size_t len);
 
 /* A strict decimal (digits only, no leading zero but "0") of at most max,
  * with an optional one-letter unit from units ("k1024m1048576": letter,
@@ -50,6 +52,10 @@ void cgi_fail(unsigned status, const char *text);
  * what, with every byte outside printable ASCII of the request's method
  * and path shown as \xNN, so a request cannot forge log lines. */
 void cgi_log(const char *what, const char *method, const char *path, const char *detail);
+
+/* Answers a request the library rejected with its rejection page (and
+ * CSP) and logs the reason's name; the program never runs. */
+void cgi_reject(csrf_reason reason, unsigned status, const char *method, const char *path);
 
 /* Runs program with this process's environment and, as its standard
  * input, body_fd (or the inherited one when -1); relays its CGI answer to

@@ -300,10 +300,15 @@ void cgi_conf_free(cgi_conf *c)
 	memset(c, 0, sizeof *c);
 }
 
-int cgi_conf_unsafe_get(const cgi_conf *c, const char *path, size_t len)
+int cgi_conf_unsafe_get(const cgi_conf *c, const char *script_name, const char *path, size_t len)
 {
-	for (size_t i = 0; i < c->n_unsafe_get; i++)
-		if (strlen(c->unsafe_get[i]) == len && memcmp(c->unsafe_get[i], path, len) == 0)
+	for (size_t i = 0; i < c->n_unsafe_get; i++) {
+		const char *e = c->unsafe_get[i];
+		size_t n = strlen(e);
+		if (script_name != NULL && strcmp(script_name, e) == 0)
 			return 1;
+		if (len >= n && memcmp(path, e, n) == 0 && (len == n || path[n] == '/' || e[n - 1] == '/'))
+			return 1;
+	}
 	return 0;
 }

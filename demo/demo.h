@@ -108,10 +108,8 @@ void session_delete(demo_app *app, const demo_session *s);
  * s is NULL) into out. 0 or -1. */
 int session_cookie(const demo_session *s, char *out, size_t cap);
 void session_wipe(demo_session *s);
-/* Zeroes memory in a way the compiler keeps. */
-void demo_wipe(void *p, size_t n);
 
-/* ---- page.c: growing output buffers and escaping ---- */
+/* ---- page.c: growing output buffers, escaping, sending a page ---- */
 
 struct page {
 	char *p;
@@ -128,6 +126,11 @@ void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Text-node and attribute escaping through csrf_html_escape(_attr). */
 void page_text(page *b, const char *s, size_t n);
 void page_attr(page *b, const char *s, size_t n);
+/* Queues body (owned: freed here) with status and the given headers (a
+ * NULL-terminated list of name, value pairs). */
+enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
+                             const char *const *headers);
+
 /* ---- parse.c: what the demo parses itself ---- */
 
 /* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or code
@@ -159,6 +162,9 @@ int demo_record_parse(const char *rec, size_t len, demo_session *s);
  * may carry a secret) reaches the log. Returns the length written. */
 size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap);
 
+/* Zeroes memory in a way the compiler keeps. */
+void demo_wipe(void *p, size_t n);
+
 /* ---- victim.c / attacker.c: the two sites ---- */
 
 typedef struct {
@@ -179,10 +185,5 @@ enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const c
  * call when it never started). */
 int router_start(demo_app *app, const char *listen);
 void router_stop(void);
-
-/* Queues body (owned: freed here) with status and the given headers (a
- * NULL-terminated list of name, value pairs). */
-enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
-                             const char *const *headers);
 
 #endif /* CSRF_DEMO_H */

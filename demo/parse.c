@@ -247,3 +247,10 @@ size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap)
 	out[i] = '\0';
 	return i;
 }
+
+void demo_wipe(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+	while (n--)
+		*v++ = 0;
+}

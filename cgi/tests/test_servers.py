@@ -54,6 +54,16 @@ class ServerTests:
         self.assertEqual(r.status, status, r.raw[:600])
         self.assertEqual(len(self.site.ran()), 1, "the program did not run once")
 
+    def test_unsafe_get_program_never_runs_cross_site_by_any_path(self):
+        """Servers run reset.cgi for these too (PATH_INFO, a decoded %2f):
+        each is rejected, or not found, but the program never runs."""
+        for target in ("/cgi-bin/reset.cgi/x", "/cgi-bin/reset.cgi/", "/cgi-bin/reset.cgi%2f", "/cgi-bin/reset.cgi%2Fx",
+                       "/cgi-bin//reset.cgi", "/cgi-bin/./reset.cgi/x"):
+            with self.subTest(target):
+                r = self.send("GET", target, [("Cookie", self.cookie), ("Sec-Fetch-Site", "cross-site")])
+                self.assertIn(r.status, (403, 404), r.raw[:300])
+                self.assertEqual(self.site.ran(), [], "reset.cgi ran for a cross-site GET of " + target)
+
     def test_a_page_gets_tokens(self):
         for c, f, t in ((self.cookie, self.field, self.token), (self.gcookie, self.gfield, self.gtoken)):
             self.assertIsNotNone(c, "no secret cookie")
@@ -101,6 +111,10 @@ class ServerTests:
              [ck, ("Referer", EVIL + "/kittens")], "", "admin", "referer_mismatch"),
             ("<img> GET of an unsafe_get path, cross-site", "GET", "/cgi-bin/reset.cgi",
              [ck, ("Sec-Fetch-Site", "cross-site")], "", "admin", "cross_site"),
+            ("<img> GET of an unsafe_get program with path info, cross-site", "GET", "/cgi-bin/reset.cgi/x",
+             [ck, ("Sec-Fetch-Site", "cross-site")], "", "admin", "cross_site"),
+            ("<img> GET of an unsafe_get program with path info, foreign Referer", "GET", "/cgi-bin/reset.cgi/a/b",
+             [ck, ("Referer", EVIL + "/kittens")], "", "admin", "referer_mismatch"),
             ("link on the router's own page", "GET", "/cgi-bin/reset.cgi",
              [ck, ("Referer", self.origin + "/cgi-bin/page.cgi")], "", "admin", None),
             ("link, fetch metadata same-origin", "GET", "/cgi-bin/reset.cgi", [("Sec-Fetch-Site", "same-origin")], "",
