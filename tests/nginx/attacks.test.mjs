@@ -12,16 +12,12 @@
 // through under `csrf_mode both` (a token is required).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, waitConnect } from './net.mjs';
+import { freePort } from './net.mjs';
+import { MODULE, startNginx } from './ngx.mjs';
 import { BROWSER, launch } from '../e2e/browser.mjs';
 
-const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
-const MODULE = process.env.CSRF_NGX_MODULE;
 const EVIL = 'http://evil.example/steal';
 const EVIL_BASE = 'http://evil.example/';
 const PAGES = JSON.parse(fs.readFileSync(new URL('./attack_pages.json', import.meta.url), 'utf8')).pages;
@@ -77,25 +73,10 @@ async function startUpstream() {
   return { port, close: () => new Promise((r) => server.close(r)) };
 }
 
-async function startNginx(up) {
-  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-ngx-attacks-'));
-  fs.chmodSync(prefix, 0o755);
+async function startNginxFor(up) {
   const port = await freePort();
-  const user = process.getuid && process.getuid() === 0 ? 'user nobody nogroup;' : '';
-  const conf = `
-load_module ${MODULE};
-worker_processes 1;
-error_log ${prefix}/error.log info;
-pid ${prefix}/nginx.pid;
-${user}
-events { worker_connections 256; }
-http {
+  const n = await startNginx('csrf-ngx-attacks', `
     access_log off;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
     server {
         listen 127.0.0.1:${port};
         csrf on;
@@ -103,26 +84,8 @@ http {
         location / { proxy_pass http://127.0.0.1:${up.port}; }
         location /control/ { csrf off; proxy_pass http://127.0.0.1:${up.port}; }
     }
-}
-`;
-  const file = path.join(prefix, 'nginx.conf');
-  fs.writeFileSync(file, conf);
-  const t = spawnSync(NGINX, ['-t', '-p', prefix, '-c', file], { encoding: 'utf8' });
-  assert.equal(t.status, 0, `nginx -t: ${t.stderr}`);
-  const child = spawn(NGINX, ['-p', prefix, '-c', file, '-g', 'daemon off; master_process on;'], { stdio: 'ignore' });
-  assert.ok(await waitConnect(port), `nginx listens on ${port}`);
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    errorLog: () => fs.readFileSync(path.join(prefix, 'error.log'), 'utf8'),
-    async stop() {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGQUIT');
-      const k = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(k);
-      if (!process.env.CSRF_KEEP_TMP) fs.rmSync(prefix, { recursive: true, force: true });
-    },
-  };
+`, [port]);
+  return { ...n, origin: `http://127.0.0.1:${port}` };
 }
 
 // Runs in the page: where the browser put each injected field.
@@ -147,7 +110,7 @@ function owners() {
 before(async () => {
   assert.ok(MODULE, 'CSRF_NGX_MODULE names the built module');
   upstream = await startUpstream();
-  ngx = await startNginx(upstream);
+  ngx = await startNginxFor(upstream);
   origin = ngx.origin;
   browser = await launch(BROWSER);
 });

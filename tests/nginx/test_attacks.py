@@ -44,17 +44,8 @@ HTTP = """
 STATUS_LINE = 'not every form of "%s" got a token: '
 
 
-class AttackTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(cls.upstream)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
-        cls.ngx.start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+class AttackTest(T.ProxyCase):
+    HTTP = HTTP
 
     @classmethod
     def upstream(cls, c, head, body):

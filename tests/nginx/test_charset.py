@@ -77,18 +77,12 @@ HTTP = """
 """
 
 
-class CharsetTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(cls.upstream)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
-        cls.ngx.write("www/plain.html", page())
-        cls.ngx.start()
+class CharsetTest(T.ProxyCase):
+    HTTP = HTTP
 
     @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+    def prepare(cls, ngx):
+        ngx.write("www/plain.html", page())
 
     @classmethod
     def upstream(cls, c, head, body):

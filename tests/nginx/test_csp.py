@@ -49,23 +49,14 @@ HTTP = """
 """
 
 
-def upstream(c, head, body):
-    name = head.split(b" ", 2)[1].decode().rstrip("/").rsplit("/", 1)[1]
-    ct, extra, data = ANSWERS[name]
-    T.send_whole(c, data, ct, extra=extra)
-
-
-class CspTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(upstream)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
-        cls.ngx.start()
+class CspTest(T.ProxyCase):
+    HTTP = HTTP
 
     @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+    def upstream(cls, c, head, body):
+        name = head.split(b" ", 2)[1].decode().rstrip("/").rsplit("/", 1)[1]
+        ct, extra, data = ANSWERS[name]
+        T.send_whole(c, data, ct, extra=extra)
 
     def get(self, path):
         r = T.request(self.ngx.port, "GET", path)

@@ -56,13 +56,13 @@ def accept_encodings(head):
     return [m.decode() for m in re.findall(rb"\r\naccept-encoding:[ \t]*([^\r]*)", head, re.I)]
 
 
-class EncodingTest(unittest.TestCase):
+class EncodingTest(T.ProxyCase):
+    HTTP = HTTP
+    fpm = None
+
     @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(cls.upstream)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
-        cls.ngx.write("www/page.php", PHP)
-        cls.fpm = None
+    def prepare(cls, ngx):
+        ngx.write("www/page.php", PHP)
         if os.path.exists(PHP_FPM):
             conf = cls.ngx.write("fpm.conf", "[global]\npid = %s\nerror_log = %s\ndaemonize = no\n[t]\n%s"
                                  "listen = %s\nlisten.mode = 0666\npm = static\npm.max_children = 1\n" %
@@ -75,15 +75,13 @@ class EncodingTest(unittest.TestCase):
                 if os.path.exists(cls.ngx.path("fpm.sock")):
                     break
                 time.sleep(0.05)
-        cls.ngx.start()
 
     @classmethod
     def tearDownClass(cls):
         if cls.fpm:
             cls.fpm.send_signal(signal.SIGTERM)
             cls.fpm.wait(10)
-        cls.ngx.cleanup()
-        cls.up.close()
+        super().tearDownClass()
 
     @classmethod
     def upstream(cls, c, head, body):
