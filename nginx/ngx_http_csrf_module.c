@@ -3,11 +3,14 @@
  *
  * Owns the nginx side only: directives, the access phase (the request
  * handed to the library header by header, the body read when the library
- * asks for it, the verdict kept across internal redirects), and the
- * header and body filters that hand HTML responses to the library's page
- * call and streaming injector. Every decision (method, fetch metadata,
- * origin, referer, token, cookies, which responses are rewritten, where a
- * token goes in HTML) is the library's.
+ * asks for it, the verdict kept across internal redirects, the upstream
+ * asked for an uncompressed page where tokens go in), and the header and
+ * body filters that hold an HTML response's header and first bytes until
+ * the library knows its charset, then hand it to the library's page call
+ * and streaming injector (or pass it untouched). Every decision (method,
+ * fetch metadata, origin, referer, token, cookies, which responses are
+ * rewritten and in which charsets, where a token goes in HTML, the CSP)
+ * is the library's.
  */
 
 #include <ngx_config.h>
