@@ -3,11 +3,14 @@
  *
  * Owns the nginx side only: directives, the access phase (the request
  * handed to the library header by header, the body read when the library
- * asks for it, the verdict kept across internal redirects), and the
- * header and body filters that hand HTML responses to the library's page
- * call and streaming injector. Every decision (method, fetch metadata,
- * origin, referer, token, cookies, which responses are rewritten, where a
- * token goes in HTML) is the library's.
+ * asks for it, the verdict kept across internal redirects, the upstream
+ * asked for an uncompressed page where tokens go in), and the header and
+ * body filters that hold an HTML response's header and first bytes until
+ * the library knows its charset, then hand it to the library's page call
+ * and streaming injector (or pass it untouched). Every decision (method,
+ * fetch metadata, origin, referer, token, cookies, which responses are
+ * rewritten and in which charsets, where a token goes in HTML, the CSP)
+ * is the library's.
  */
 
 #include <ngx_config.h>
@@ -32,8 +35,11 @@ typedef struct {
 	ngx_flag_t unsafe_get;
 	ngx_int_t status;
 	time_t max_age;
+	ngx_flag_t form_action_csp;
 
-	csrf_ctx *ctx; /* built in merge when enable is on */
+	csrf_ctx *ctx;       /* built in merge when enable is on */
+	csrf_slice *origins; /* the trusted origins as slices, for the CSP */
+	size_t csp_len;      /* the length of the CSP value without an upstream one */
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
@@ -57,10 +63,15 @@ typedef struct {
 
 typedef struct {
 	/* access phase */
-	csrf_request req;          /* slices into r's headers, reused by the body handler */
+	csrf_request req; /* slices into r's headers, reused by the body handler */
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
+	ngx_str_t content_type; /* as the browser receives it, for the charset */
+	u_char *held;           /* the body's first bytes while the charset is unknown */
+	size_t held_len;
+	ngx_chain_t *held_cl; /* their buf, with the flags of the input bufs they came from */
+	ngx_uint_t holding;   /* the header waits with the first bytes for the charset */
 	csrf_inject *inj;
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
@@ -118,17 +129,17 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_mode"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_enum_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, mode), &ngx_http_csrf_modes},
 
-    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, origin), (void *)ngx_http_csrf_check_origin},
+    {ngx_string("csrf_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, origin), (void *)ngx_http_csrf_check_origin},
 
-    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, trusted), (void *)ngx_http_csrf_check_trusted},
+    {ngx_string("csrf_trusted_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, trusted), (void *)ngx_http_csrf_check_trusted},
 
-    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
+    {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
 
-    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked, NGX_HTTP_LOC_CONF_OFFSET,
-     offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
+    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
 
     {ngx_string("csrf_inject"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, inject), NULL},
@@ -147,6 +158,9 @@ static ngx_command_t ngx_http_csrf_commands[] = {
 
     {ngx_string("csrf_max_age"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_sec_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, max_age), NULL},
+
+    {ngx_string("csrf_form_action_csp"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, form_action_csp), NULL},
 
     ngx_null_command};
 
@@ -497,6 +511,89 @@ static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r)
 	ngx_http_finalize_request(r, status);
 }
 
+/* Where the module may inject, the upstream is asked for an uncompressed
+ * response (a compressed one could not get its tokens): every
+ * Accept-Encoding request header reads "identity" for proxy_pass,
+ * fastcgi_pass and the others, which copy the request's header list,
+ * and one is added when the client sent none. nginx's gzip filter still
+ * sees the client's own value (r->headers_in.accept_encoding becomes a
+ * copy outside the list). proxy_set_header Accept-Encoding and
+ * fastcgi_param HTTP_ACCEPT_ENCODING still override it. */
+typedef struct {
+	ngx_http_request_t *r;
+	ngx_uint_t found;
+	ngx_uint_t failed;
+} ngx_http_csrf_identity_t;
+
+static ngx_int_t ngx_http_csrf_identity_header(ngx_table_elt_t *h, void *data)
+{
+	ngx_table_elt_t *copy;
+	ngx_http_csrf_identity_t *id = data;
+	ngx_http_request_t *r = id->r;
+
+	if (h->key.len != sizeof("Accept-Encoding") - 1 ||
+	    ngx_strncasecmp(h->key.data, (u_char *)"Accept-Encoding", h->key.len) != 0) {
+		return NGX_OK;
+	}
+
+	id->found = 1;
+
+	if (r->headers_in.accept_encoding == h) {
+		copy = ngx_palloc(r->pool, sizeof(ngx_table_elt_t));
+		if (copy == NULL) {
+			id->failed = 1;
+			return NGX_ERROR;
+		}
+		*copy = *h;
+#if (nginx_version >= 1023000)
+		copy->next = NULL;
+#endif
+		r->headers_in.accept_encoding = copy;
+	}
+
+	ngx_str_set(&h->value, "identity");
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
+{
+	ngx_table_elt_t *h;
+	ngx_http_csrf_identity_t id = {r, 0, 0};
+	static u_char lowcase[] = "accept-encoding";
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
+
+	if (id.failed) {
+		return NGX_ERROR;
+	}
+
+	if (id.found) {
+		return NGX_OK;
+	}
+
+	h = ngx_list_push(&r->headers_in.headers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	ngx_str_set(&h->key, "Accept-Encoding");
+	ngx_str_set(&h->value, "identity");
+	h->lowcase_key = lowcase;
+	h->hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	return NGX_OK;
+}
+
+/* 1 where the module injects into HTML responses. */
+static ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf)
+{
+	return clcf->enable && clcf->inject && clcf->ctx != NULL && clcf->mode != CSRF_MODE_ORIGIN;
+}
+
 static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
@@ -507,6 +604,11 @@ static ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 
 	if (r != r->main) {
 		return NGX_DECLINED;
+	}
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+	if (ngx_http_csrf_injects(clcf) && ngx_http_csrf_identity(r) != NGX_OK) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
 	v = ngx_http_csrf_verdict(r, 0);
@@ -753,14 +855,15 @@ static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx
 	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_response_cookie, &c);
 }
 
-/* 1 for an HTML response this module may rewrite. */
-static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r)
+/* 1 for an HTML response this module may rewrite (with any_encoding,
+ * whatever its Content-Encoding). */
+static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r, ngx_uint_t any_encoding)
 {
 	ngx_str_t *ct;
 	ngx_table_elt_t *ce;
 
 	ct = &r->headers_out.content_type;
-	ce = r->headers_out.content_encoding;
+	ce = any_encoding ? NULL : r->headers_out.content_encoding;
 
 	return csrf_response_injectable((unsigned)r->headers_out.status, (const char *)ct->data, ct->len,
 	                                ce ? (const char *)ce->value.data : NULL, ce ? ce->value.len : 0);
@@ -833,21 +936,57 @@ static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
 	return ngx_http_csrf_add_header(r, "Cache-Control", private, sizeof(private) - 1);
 }
 
+/* The Content-Type value the client will receive: nginx keeps a charset
+ * apart when a "charset" directive or the static module set it. */
+static ngx_int_t ngx_http_csrf_content_type(ngx_http_request_t *r, ngx_str_t *out)
+{
+	u_char *p;
+	ngx_http_headers_out_t *ho = &r->headers_out;
+
+	*out = ho->content_type;
+
+	if (ho->content_type_len != ho->content_type.len || ho->charset.len == 0) {
+		return NGX_OK;
+	}
+
+	p = ngx_pnalloc(r->pool, ho->content_type.len + sizeof("; charset=") - 1 + ho->charset.len);
+	if (p == NULL) {
+		return NGX_ERROR;
+	}
+
+	out->data = p;
+	p = ngx_cpymem(p, ho->content_type.data, ho->content_type.len);
+	p = ngx_cpymem(p, "; charset=", sizeof("; charset=") - 1);
+	p = ngx_cpymem(p, ho->charset.data, ho->charset.len);
+	out->len = p - out->data;
+
+	return NGX_OK;
+}
+
+/* An HTML response the module may rewrite: its header waits in the body
+ * filter, with at most CSRF_CHARSET_PRESCAN_MAX of its first bytes,
+ * until the library knows the charset the browser will read it in. */
 static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 {
-	u_char *mem, *p;
-	csrf_page page;
-	csrf_reason rc;
-	csrf_request req;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
-	static u_char vary[] = "Cookie";
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
-	if (!clcf->enable || !clcf->inject || clcf->ctx == NULL || clcf->mode == CSRF_MODE_ORIGIN || r != r->main ||
-	    r->header_only || !ngx_http_csrf_html(r)) {
+	if (!ngx_http_csrf_injects(clcf) || r != r->main || r->header_only) {
+		return ngx_http_next_header_filter(r);
+	}
+
+	if (!ngx_http_csrf_html(r, 0)) {
+		if (ngx_http_csrf_html(r, 1)) {
+			/* the upstream compressed it after all (an operator's
+			 * Accept-Encoding, or an upstream that ignores it) */
+			ngx_http_csrf_log(NGX_LOG_WARN, r,
+			                  "no tokens in \"%V\": it arrived compressed (Content-Encoding: %V), passed "
+			                  "through untouched",
+			                  &r->uri, &r->headers_out.content_encoding->value);
+		}
 		return ngx_http_next_header_filter(r);
 	}
 
@@ -856,12 +995,97 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		return ngx_http_next_header_filter(r);
 	}
 
-	/* the request's own headers (after an internal redirect the access
-	 * phase's copy is gone with the module context) */
 	ctx = ngx_http_csrf_get_ctx(r);
-	if (ctx == NULL) {
+	if (ctx == NULL || ngx_http_csrf_content_type(r, &ctx->content_type) != NGX_OK) {
 		return NGX_ERROR;
 	}
+
+	ctx->inj = NULL;
+	ctx->held_len = 0;
+	ctx->held_cl = NULL;
+	ctx->holding = 1;
+
+	/* the body is read in memory; no range of it is served (the range
+	 * filter comes after this one and would see a header too late) */
+	r->filter_need_in_memory = 1;
+	r->allow_ranges = 0;
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_find_csp(ngx_table_elt_t *h, void *data)
+{
+	ngx_table_elt_t **found = data;
+
+	if (h->hash != 0 && h->key.len == sizeof("Content-Security-Policy") - 1 &&
+	    ngx_strncasecmp(h->key.data, (u_char *)"Content-Security-Policy", h->key.len) == 0) {
+		*found = h;
+		return NGX_DONE;
+	}
+
+	return NGX_OK;
+}
+
+/* csrf_form_action_csp: the library's form-action and base-uri policy,
+ * merged into the upstream's first Content-Security-Policy header as the
+ * library writes it, or a header of its own. */
+static ngx_int_t ngx_http_csrf_csp(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf)
+{
+	u_char *p;
+	size_t cap, len;
+	csrf_reason rc;
+	ngx_table_elt_t *h;
+
+	h = NULL;
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_find_csp, &h);
+
+	cap = clcf->csp_len + 1 + (h ? h->value.len + 2 : 0);
+	p = ngx_pnalloc(r->pool, cap);
+	if (p == NULL) {
+		return NGX_ERROR;
+	}
+
+	rc = csrf_csp_form_action(h ? (const char *)h->value.data : NULL, h ? h->value.len : 0, clcf->origins,
+	                          clcf->trusted ? clcf->trusted->nelts : 0, (char *)p, cap, &len);
+	if (rc == CSRF_MALFORMED && h) {
+		/* an upstream value the library does not merge: ours apart (the
+		 * browser enforces both) */
+		h = NULL;
+		rc = csrf_csp_form_action(NULL, 0, clcf->origins, clcf->trusted ? clcf->trusted->nelts : 0, (char *)p,
+		                          cap, &len);
+	}
+	if (rc != CSRF_OK) {
+		ngx_http_csrf_log(NGX_LOG_ERR, r, "no Content-Security-Policy for \"%V\": %s", &r->uri,
+		                  csrf_reason_name(rc));
+		return NGX_ERROR;
+	}
+
+	if (h) {
+		h->value.data = p;
+		h->value.len = len;
+		return NGX_OK;
+	}
+
+	return ngx_http_csrf_add_header(r, "Content-Security-Policy", p, len);
+}
+
+/* The charset says the page can take tokens: the page's token and cookie,
+ * the injector, and the headers of a rewritten response. ctx->inj stays
+ * NULL (the response then goes out untouched) when the library cannot
+ * prepare the page. */
+static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	u_char *mem, *p;
+	csrf_page page;
+	csrf_reason rc;
+	csrf_request req;
+	ngx_http_csrf_loc_conf_t *clcf;
+	static u_char vary[] = "Cookie";
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	/* the request's own headers (after an internal redirect the access
+	 * phase's copy is gone with the module context) */
 	ngx_http_csrf_request(r, &req);
 	ngx_http_csrf_response_cookies(r, clcf->ctx, &req);
 
@@ -869,7 +1093,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	if (rc != CSRF_OK) {
 		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot prepare the page of \"%V\": %s", &r->uri,
 		                  csrf_reason_name(rc));
-		return ngx_http_next_header_filter(r);
+		return NGX_OK;
 	}
 
 	if (page.set_cookie_len) {
@@ -895,7 +1119,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot start the injector for \"%V\": %s", &r->uri,
 		                  csrf_reason_name(rc));
 		ctx->inj = NULL;
-		return ngx_http_next_header_filter(r);
+		return NGX_OK;
 	}
 
 	ctx->last_out = &ctx->out;
@@ -910,9 +1134,147 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		return NGX_ERROR;
 	}
 
-	r->filter_need_in_memory = 1;
+	if (clcf->form_action_csp) {
+		return ngx_http_csrf_csp(r, clcf);
+	}
 
-	return ngx_http_next_header_filter(r);
+	return NGX_OK;
+}
+
+/* The charset filter (after this one) may have given the header a charset
+ * ("charset" directive): when the library would not inject in that one,
+ * the body goes out untouched after all (the header is gone, with the
+ * cookie: no token is the safe side). */
+static ngx_int_t ngx_http_csrf_charset_changed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ngx_str_t ct;
+	csrf_charset cs;
+
+	if (ngx_http_csrf_content_type(r, &ct) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	if (ct.len == ctx->content_type.len && ngx_strncmp(ct.data, ctx->content_type.data, ct.len) == 0) {
+		return NGX_OK;
+	}
+
+	if (csrf_charset_sniff((const char *)ct.data, ct.len, (const char *)ctx->held, ctx->held_len, 1, &cs) ==
+	        CSRF_OK &&
+	    cs.verdict == CSRF_CHARSET_INJECT) {
+		return NGX_OK;
+	}
+
+	ctx->inj = NULL;
+	ngx_http_csrf_log(NGX_LOG_WARN, r,
+	                  "no tokens in \"%V\": nginx gave it the charset \"%V\", which the injector does not read",
+	                  &r->uri, &r->headers_out.charset);
+
+	return NGX_OK;
+}
+
+/* Holds the body's first bytes (a copy of at most
+ * CSRF_CHARSET_PRESCAN_MAX, the input bufs consumed) until the library
+ * decides the charset; then sends the header, rewritten or not, and
+ * leaves in *in the held bytes followed by the rest of the input.
+ * ctx->holding stays set (and *in is NULL) while more bytes are needed. */
+static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, ngx_chain_t **in)
+{
+	size_t n;
+	int complete;
+	ngx_int_t rc;
+	ngx_buf_t *b, *hb;
+	ngx_chain_t *cl, *hcl;
+	csrf_charset cs;
+	csrf_reason crc;
+
+	if (ctx->held_cl == NULL) {
+		ctx->held = ngx_pnalloc(r->pool, CSRF_CHARSET_PRESCAN_MAX);
+		hb = ngx_calloc_buf(r->pool);
+		ctx->held_cl = ngx_alloc_chain_link(r->pool);
+		if (ctx->held == NULL || hb == NULL || ctx->held_cl == NULL) {
+			return NGX_ERROR;
+		}
+		ctx->held_cl->buf = hb;
+	}
+
+	hcl = ctx->held_cl;
+	hb = hcl->buf;
+	complete = hb->last_buf;
+
+	/* the bufs copied whole leave the chain; their flags go with the copy */
+	for (cl = *in; cl; cl = cl->next) {
+		b = cl->buf;
+
+		if (!ngx_buf_in_memory(b) && ngx_buf_size(b)) {
+			/* cannot happen (filter_need_in_memory): read as the end */
+			complete = 1;
+			break;
+		}
+
+		n = ngx_min((size_t)(b->last - b->pos), CSRF_CHARSET_PRESCAN_MAX - ctx->held_len);
+		if (n) {
+			ngx_memcpy(ctx->held + ctx->held_len, b->pos, n);
+			ctx->held_len += n;
+			b->pos += n;
+		}
+
+		if (b->pos != b->last) {
+			break;
+		}
+
+		hb->last_buf |= b->last_buf;
+		hb->last_in_chain |= b->last_in_chain;
+		hb->flush |= b->flush;
+		complete |= b->last_buf;
+	}
+
+	crc = csrf_charset_sniff((const char *)ctx->content_type.data, ctx->content_type.len, (const char *)ctx->held,
+	                         ctx->held_len, complete, &cs);
+	if (crc != CSRF_OK) {
+		cs.verdict = CSRF_CHARSET_PASS;
+		cs.encoding = NULL;
+		cs.source = csrf_reason_name(crc);
+	}
+
+	if (cs.verdict == CSRF_CHARSET_MORE && cl == NULL) {
+		*in = NULL;
+		return NGX_OK;
+	}
+
+	ctx->holding = 0;
+
+	if (cs.verdict == CSRF_CHARSET_INJECT) {
+		if (ngx_http_csrf_start(r, ctx) != NGX_OK) {
+			return NGX_ERROR;
+		}
+
+	} else {
+		ngx_http_csrf_log(NGX_LOG_WARN, r,
+		                  "no tokens in \"%V\": its charset (%s, from the %s) is not one the injector reads, "
+		                  "passed through untouched",
+		                  &r->uri, cs.encoding ? cs.encoding : "an unknown label",
+		                  cs.source ? cs.source : "body");
+	}
+
+	rc = ngx_http_next_header_filter(r);
+	if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+		return NGX_ERROR;
+	}
+
+	if (ctx->inj && ngx_http_csrf_charset_changed(r, ctx) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	hb->pos = ctx->held;
+	hb->last = ctx->held + ctx->held_len;
+	hb->start = NULL; /* never reused as an output buf */
+	hb->memory = ctx->held_len ? 1 : 0;
+	hb->sync = ctx->held_len ? 0 : 1;
+	hb->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+	hcl->next = cl;
+	*in = hcl;
+
+	return NGX_OK;
 }
 
 /* Appends cl to the output chain being built. */
@@ -994,6 +1356,30 @@ static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 	return 0;
 }
 
+/* One line per response when the injector left forms without a token
+ * (or stopped) because it could not be sure how the browser reads them:
+ * the library's phrases, never the page's bytes. */
+static void ngx_http_csrf_log_status(ngx_http_request_t *r, unsigned status)
+{
+	unsigned bit;
+	u_char msg[512], *p;
+
+	if (status == 0) {
+		return;
+	}
+
+	p = msg;
+	for (bit = 1; bit; bit <<= 1) {
+		if (status & bit) {
+			p = ngx_slprintf(p, msg + sizeof(msg), "%s%s", p == msg ? "" : "; ",
+			                 csrf_inject_status_str(bit));
+		}
+	}
+
+	ngx_http_csrf_log(NGX_LOG_WARN, r, "not every form of \"%V\" got a token: %*s", &r->uri, (size_t)(p - msg),
+	                  msg);
+}
+
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
 	ngx_int_t rc;
@@ -1004,7 +1390,20 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
 
-	if (ctx == NULL || ctx->inj == NULL || ctx->failed) {
+	if (ctx == NULL) {
+		return ngx_http_next_body_filter(r, in);
+	}
+
+	if (ctx->holding) {
+		if (ngx_http_csrf_hold(r, ctx, &in) != NGX_OK) {
+			return NGX_ERROR;
+		}
+		if (ctx->holding) {
+			return NGX_OK;
+		}
+	}
+
+	if (ctx->inj == NULL || ctx->failed) {
 		return ngx_http_next_body_filter(r, in);
 	}
 
@@ -1076,6 +1475,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			}
 			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",
 			               (ngx_uint_t)injected);
+			ngx_http_csrf_log_status(r, csrf_inject_status(ctx->inj));
 		}
 	}
 
@@ -1193,6 +1593,7 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	conf->unsafe_get = NGX_CONF_UNSET;
 	conf->status = NGX_CONF_UNSET;
 	conf->max_age = NGX_CONF_UNSET;
+	conf->form_action_csp = NGX_CONF_UNSET;
 
 	return conf;
 }
@@ -1413,6 +1814,45 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	return NGX_CONF_OK;
 }
 
+/* The trusted origins as the library's slices, and the length of the
+ * policy csrf_form_action_csp adds (the library checks it once here). */
+static char *ngx_http_csrf_csp_conf(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *conf)
+{
+	size_t i, n;
+	u_char *p;
+	ngx_str_t *s;
+	csrf_reason rc;
+	char probe[1];
+
+	n = conf->trusted ? conf->trusted->nelts : 0;
+
+	conf->origins = ngx_pcalloc(cf->pool, (n ? n : 1) * sizeof(csrf_slice));
+	if (conf->origins == NULL) {
+		return NGX_CONF_ERROR;
+	}
+
+	for (i = 0; i < n; i++) {
+		s = conf->trusted->elts;
+		conf->origins[i] = ngx_http_csrf_slice(&s[i]);
+	}
+
+	rc = csrf_csp_form_action(NULL, 0, conf->origins, n, probe, sizeof(probe), &conf->csp_len);
+	if (rc == CSRF_ERR_BUFFER) {
+		p = ngx_pnalloc(cf->pool, conf->csp_len);
+		if (p == NULL) {
+			return NGX_CONF_ERROR;
+		}
+		rc = csrf_csp_form_action(NULL, 0, conf->origins, n, (char *)p, conf->csp_len, &conf->csp_len);
+	}
+
+	if (rc != CSRF_OK) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf_form_action_csp: %s", csrf_reason_str(rc));
+		return NGX_CONF_ERROR;
+	}
+
+	return NGX_CONF_OK;
+}
+
 static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
 	ngx_http_csrf_loc_conf_t *prev = parent;
@@ -1430,9 +1870,14 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
 	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
+	ngx_conf_merge_value(conf->form_action_csp, prev->form_action_csp, 0);
 
 	if (!conf->enable) {
 		return NGX_CONF_OK;
+	}
+
+	if (conf->form_action_csp && ngx_http_csrf_csp_conf(cf, conf) != NGX_CONF_OK) {
+		return NGX_CONF_ERROR;
 	}
 
 	return ngx_http_csrf_build_ctx(cf, prev, conf);

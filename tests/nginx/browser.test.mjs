@@ -14,17 +14,12 @@
 // forged request against what this browser is known to send.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { freePort, waitConnect as waitPort } from './net.mjs';
+import { freePort } from './net.mjs';
+import { MODULE, startNginx as startNginxIn } from './ngx.mjs';
 import { startDemo } from '../e2e/demo.mjs';
 import { ATTACKS, BROWSER, launch, login, requestLines, runAttack, getState } from '../e2e/lib.mjs';
 import { expectedHeaders } from '../e2e/headers.mjs';
-
-const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
-const MODULE = process.env.CSRF_NGX_MODULE;
 
 function server(port, upstream, body) {
   return `
@@ -32,12 +27,10 @@ function server(port, upstream, body) {
         listen 127.0.0.1:${port};
         location / {
             proxy_pass http://127.0.0.1:${upstream};
-            proxy_set_header Accept-Encoding "";
             ${body}
         }
         location /vote {
             proxy_pass http://127.0.0.1:${upstream};
-            proxy_set_header Accept-Encoding "";
             ${body}
             ${body.includes('csrf on') ? 'csrf_unsafe_get on;' : ''}
         }
@@ -50,7 +43,6 @@ function attackerServer(port, upstream, demoVictim, victim) {
         listen 127.0.0.1:${port};
         location / {
             proxy_pass http://127.0.0.1:${upstream};
-            proxy_set_header Accept-Encoding "";
             sub_filter_types *;
             sub_filter_once off;
             sub_filter '${demoVictim}' '${victim}';
@@ -64,62 +56,27 @@ let ngx;
 const sites = {};
 
 async function startNginx(demoRef) {
-  const prefix = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-ngx-browser-'));
-  fs.chmodSync(prefix, 0o755);
   const [pv, pa, uv, ua] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const dv = new URL(demoRef.victim).port;
   const da = new URL(demoRef.attacker).port;
-  const user = process.getuid && process.getuid() === 0 ? 'user nobody nogroup;' : '';
-  const conf = `
-load_module ${MODULE};
-worker_processes 1;
-error_log ${prefix}/error.log info;
-pid ${prefix}/nginx.pid;
-${user}
-events { worker_connections 256; }
-http {
+  const n = await startNginxIn('csrf-ngx-browser', `
     log_format csrf '$request_method $request_uri $status $csrf_result';
-    access_log ${prefix}/access.log csrf;
+    access_log {prefix}/access.log csrf;
     map $http_cookie $sent_cookie { "" no; default yes; }
     map $http_referer $referer_path { "~^(?<r>[^?#]*)" $r; }
     log_format sent 'request $request_method $uri port=$server_port origin=$http_origin referer=$referer_path '
                     'sec-fetch-site=$http_sec_fetch_site sec-fetch-mode=$http_sec_fetch_mode '
                     'content-type=$content_type cookie=$sent_cookie';
-    access_log ${prefix}/sent.log sent;
-    client_body_temp_path ${prefix}/body;
-    proxy_temp_path ${prefix}/proxy;
-    fastcgi_temp_path ${prefix}/fastcgi;
-    uwsgi_temp_path ${prefix}/uwsgi;
-    scgi_temp_path ${prefix}/scgi;
+    access_log {prefix}/sent.log sent;
     csrf_session_cookie demo_sid;
     ${server(pv, dv, 'csrf on;')}
     ${attackerServer(pa, da, demoRef.victim, `http://127.0.0.1:${pv}`)}
     ${server(uv, dv, 'csrf off;')}
     ${attackerServer(ua, da, demoRef.victim, `http://127.0.0.1:${uv}`)}
-}
-`;
-  fs.writeFileSync(path.join(prefix, 'nginx.conf'), conf);
-  const t = spawnSync(NGINX, ['-t', '-p', prefix, '-c', path.join(prefix, 'nginx.conf')], { encoding: 'utf8' });
-  assert.equal(t.status, 0, `nginx -t: ${t.stderr}`);
-  const child = spawn(NGINX, ['-p', prefix, '-c', path.join(prefix, 'nginx.conf'), '-g', 'daemon off; master_process on;'],
-    { stdio: 'ignore' });
-  for (const p of [pv, pa, uv, ua]) assert.ok(await waitPort(p), `nginx listens on ${p}`);
+`, [pv, pa, uv, ua]);
   sites.protected = { victim: `http://127.0.0.1:${pv}`, attacker: `http://127.0.0.1:${pa}` };
   sites.unprotected = { victim: `http://127.0.0.1:${uv}`, attacker: `http://127.0.0.1:${ua}` };
-  return {
-    prefix,
-    errorLog: () => fs.readFileSync(path.join(prefix, 'error.log'), 'utf8'),
-    accessLog: () => fs.readFileSync(path.join(prefix, 'access.log'), 'utf8'),
-    sentLog: () => fs.readFileSync(path.join(prefix, 'sent.log'), 'utf8'),
-    async stop() {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGQUIT');
-      const k = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(k);
-      if (!process.env.CSRF_KEEP_TMP) fs.rmSync(prefix, { recursive: true, force: true });
-    },
-  };
+  return { ...n, accessLog: () => n.log('access.log'), sentLog: () => n.log('sent.log') };
 }
 
 before(async () => {

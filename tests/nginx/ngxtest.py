@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import unittest
 
 NGINX = os.environ.get("CSRF_NGINX", "/usr/sbin/nginx")
 MODULE = os.environ.get("CSRF_NGX_MODULE", "")
@@ -362,3 +363,32 @@ def send_chunked(c, pieces, content_type="text/html; charset=utf-8", extra=b"", 
 def send_whole(c, body, content_type="text/html", status=b"200 OK", extra=b""):
     c.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: " + content_type.encode() +
               b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n" + extra + b"\r\n" + body)
+
+
+class ProxyCase(unittest.TestCase):
+    """Test classes with one nginx (the class's HTTP) in front of one
+    Upstream (the class's upstream(c, head, body) classmethod), started once
+    for the class; prepare(ngx) writes what nginx needs before it starts."""
+
+    HTTP = ""
+    PORTS = 1
+
+    @classmethod
+    def prepare(cls, ngx):
+        pass
+
+    @classmethod
+    def setUpClass(cls):
+        cls.up = Upstream(cls.upstream)
+        cls.ngx = Nginx(cls.HTTP, cls.up.port, ports=cls.PORTS)
+        try:
+            cls.prepare(cls.ngx)
+            cls.ngx.start()
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ngx.cleanup()
+        cls.up.close()

@@ -102,22 +102,16 @@ HTTP = """
 """
 
 
-class InjectTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.split = None  # (position) for /up/split
-        cls.up = T.Upstream(cls.upstream)
-        cls.ngx = T.Nginx(HTTP, cls.up.port, ports=2)
-        cls.port = cls.ngx.port
-        cls.html = page(cls.port)
-        cls.ngx.write("www/index.html", cls.html)
-        cls.ngx.write("www/plain.txt", cls.html)
-        cls.ngx.start()
+class InjectTest(T.ProxyCase):
+    HTTP = HTTP
+    PORTS = 2
 
     @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+    def prepare(cls, ngx):
+        cls.port = ngx.port
+        cls.html = page(cls.port)
+        ngx.write("www/index.html", cls.html)
+        ngx.write("www/plain.txt", cls.html)
 
     @classmethod
     def upstream(cls, c, head, body):
