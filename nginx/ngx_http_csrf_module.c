@@ -1141,10 +1141,10 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	return NGX_OK;
 }
 
-/* The charset filter (after this one) may have given the header a charset
- * ("charset" directive): when the library would not inject in that one,
- * the body goes out untouched after all (the header is gone, with the
- * cookie: no token is the safe side). */
+/* A filter that runs after this one (nginx's own come before it, see
+ * nginx/config) may have given the header another charset: when the
+ * library would not inject in that one, the body goes out untouched after
+ * all (the header is gone, with the cookie: no token is the safe side). */
 static ngx_int_t ngx_http_csrf_charset_changed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 {
 	ngx_str_t ct;

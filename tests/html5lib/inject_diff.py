@@ -45,6 +45,7 @@ import sys
 import urllib.parse
 
 import html5lib
+from html5lib.treebuilders.base import Marker
 from html5lib import treebuilders
 
 SELF = "https://self.example"
@@ -145,6 +146,7 @@ def end_template(self, token):
         e = tree.openElements[k]
         if e.name == "template" and e.namespace == tree.defaultNamespace:
             del tree.openElements[k:]
+            tree.clearActiveFormattingElements()  # up to the template's marker
             try:
                 self.parser.resetInsertionMode()
             except AssertionError:  # html5lib's reset expects a body or a table
@@ -231,6 +233,14 @@ class Recorder:
             def insertElementNormal(self, token):
                 el = base.insertElementNormal(self, token)
                 recorder.note(self, token, el)
+                if token["name"] == "template" and token.get("namespace", self.defaultNamespace) == self.defaultNamespace:
+                    # the spec's marker: an end tag inside the template
+                    # (</font>) cannot reach formatting elements outside it
+                    # and close the template, as html5lib 1.1 lets it
+                    self.activeFormattingElements.append(Marker)
+                if token["name"] == "base" and template_open(self):
+                    # template contents are a fragment of their own
+                    el._element.attrib[IN_TEMPLATE] = "1"
                 return el
 
             def getTableMisnestedNodePosition(self):
@@ -281,11 +291,14 @@ def resolve(base, url):
     return urllib.parse.urljoin(base, clean_url(url))
 
 
+IN_TEMPLATE = "\0in-template"
+
+
 def first_base(el):
     """The first HTML base with an href in tree order, outside templates."""
     if el.tag == "template":
         return None
-    if el.tag == "base" and "href" in el.attrib:
+    if el.tag == "base" and "href" in el.attrib and IN_TEMPLATE not in el.attrib:
         return el
     for child in el:
         found = first_base(child)
