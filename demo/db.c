@@ -197,7 +197,11 @@ int db_stories(demo_app *app, db_story *out, int cap)
 	return n;
 }
 
-int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
+/* The server's threads share one connection (SQLITE_OPEN_FULLMUTEX: each
+ * call is serialised). A transaction of several calls holds the
+ * connection's own recursive mutex from BEGIN to COMMIT, so no other
+ * thread's statement runs inside it (or is rolled back with it). */
+static int vote_tx(demo_app *app, int64_t story, int64_t user_id, char type)
 {
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
@@ -223,7 +227,16 @@ done:
 	return ret;
 }
 
-db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
+int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
+{
+	sqlite3_mutex *m = sqlite3_db_mutex(app->db);
+	sqlite3_mutex_enter(m);
+	int r = vote_tx(app, story, user_id, type);
+	sqlite3_mutex_leave(m);
+	return r;
+}
+
+static db_xfer transfer_tx(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
 {
 	sqlite3_stmt *st = NULL;
 	db_xfer ret = DB_XFER_ERROR;
@@ -269,6 +282,15 @@ done:
 		return exec(app->db, "COMMIT") == 0 ? DB_XFER_OK : DB_XFER_ERROR;
 	exec(app->db, "ROLLBACK");
 	return ret;
+}
+
+db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
+{
+	sqlite3_mutex *m = sqlite3_db_mutex(app->db);
+	sqlite3_mutex_enter(m);
+	db_xfer r = transfer_tx(app, from_id, to_id, amount);
+	sqlite3_mutex_leave(m);
+	return r;
 }
 
 int64_t db_login_record(demo_app *app, int64_t user_id)

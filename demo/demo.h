@@ -20,6 +20,7 @@
 #define DEMO_USER_MAX 32          /* longest user name */
 #define DEMO_FIELD_MAX 256        /* longest form field value we accept */
 #define DEMO_SESSION_TTL (24 * 3600)
+#define DEMO_THREADS 8 /* per site: libmicrohttpd's thread pool */
 #define DEMO_SESSION_COOKIE "demo_sid"
 /* Login throttling (csrf_ctx_set_login_policy): after 5 wrong passwords
  * from one client for one account that client waits a minute, doubling

@@ -180,13 +180,17 @@ static void store_log(void *ud, csrf_reason event, const char *message)
 
 /* libmicrohttpd's default SO_REUSEADDR allows a quick restart; no
  * SO_REUSEPORT, so a second instance given a port already taken fails
- * to start instead of silently sharing the port with the first. */
+ * to start instead of silently sharing the port with the first. A pool
+ * of threads serves the connections: with one thread every Redis round
+ * trip of a request would stall all the others (the store's own pool of
+ * connections, 8 by default, lets them wait on Redis side by side). */
 static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
 {
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, s,
 	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
 	                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
-	                        (unsigned int)256, MHD_OPTION_END);
+	                        (unsigned int)256, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)DEMO_THREADS,
+	                        MHD_OPTION_END);
 }
 
 int main(int argc, char **argv)
