@@ -71,6 +71,15 @@ waitport() {
   echo "bench: nothing listens on port $1" >&2
   return 1
 }
+# redis_up NAME: a redis-server of the run's own (no persistence) on a free
+# port, logging to $work/NAME.log; sets redis_port.
+redis_up() {
+  redis_port=$(freeport)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+    --logfile "$work/$1.log" &
+  pids+=($!)
+  waitport "$redis_port"
+}
 jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /^#HttpOnly_/ {sub(/^#HttpOnly_/, ""); printf "%s%s=%s", sep, $6, $7; sep="; "}' "$1"; }
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
@@ -200,14 +209,10 @@ fi
 #     64 connections: what sharing sessions across a fleet costs a server.
 if [ -x "$demo" ] && command -v redis-server >/dev/null 2>&1; then
   echo "bench: csrf-demo with the memory store and with Redis (wrk -c64)" >&2
-  drp=$(freeport)
-  redis-server --port "$drp" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-    --logfile "$work/demo-redis.log" &
-  pids+=($!)
-  waitport "$drp"
+  redis_up demo-redis
   demo_up store-memory --store memory
   mem_port=$demo_port mem_cookie=$demo_cookie
-  demo_up store-redis --store "redis://127.0.0.1:$drp/0"
+  demo_up store-redis --store "redis://127.0.0.1:$redis_port/0"
   for _ in $(seq 1 "$WRK_RUNS"); do
     wrk_run demo_store memory "http://127.0.0.1:$mem_port/" -c64 -H "Cookie: $mem_cookie"
     wrk_run demo_store redis "http://127.0.0.1:$demo_port/" -c64 -H "Cookie: $demo_cookie"
@@ -235,11 +240,8 @@ stores="$work/stores.jsonl"
 store_bench="$build/csrf-bench-store"
 if [ -x "$store_bench" ] && command -v redis-server >/dev/null 2>&1; then
   echo "bench: store operations, 1 and 4 threads ($STORE_ROUNDS rounds)" >&2
-  rp=$(freeport)
-  redis-server --port "$rp" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-    --logfile "$work/redis.log" &
-  pids+=($!)
-  waitport "$rp"
+  redis_up redis
+  rp=$redis_port
   for _ in $(seq 1 "$STORE_ROUNDS"); do
     "$store_bench" "redis, pool of 8" "redis://127.0.0.1:$rp/0?pool=8&timeout_ms=10000" "$STORE_SECONDS" 1 4 >>"$stores"
     "$store_bench" "redis, one connection" "redis://127.0.0.1:$rp/0?pool=1&timeout_ms=10000" "$STORE_SECONDS" 1 4 \
