@@ -199,13 +199,34 @@ int db_stories(demo_app *app, db_story *out, int cap)
 
 /* The server's threads share one connection (SQLITE_OPEN_FULLMUTEX: each
  * call is serialised). A transaction of several calls holds the
- * connection's own recursive mutex from BEGIN to COMMIT, so no other
- * thread's statement runs inside it (or is rolled back with it). */
-static int vote_tx(demo_app *app, int64_t story, int64_t user_id, char type)
+ * connection's own recursive mutex from BEGIN to its end, so no other
+ * thread's statement runs inside it (or is rolled back with it).
+ * tx_begin: 0, or -1 with nothing held. */
+static int tx_begin(demo_app *app)
+{
+	sqlite3_mutex_enter(sqlite3_db_mutex(app->db));
+	if (exec(app->db, "BEGIN IMMEDIATE") == 0)
+		return 0;
+	sqlite3_mutex_leave(sqlite3_db_mutex(app->db));
+	return -1;
+}
+
+/* Commits (commit set) or rolls back, and lets the other threads in.
+ * 0 when committed; a failed COMMIT is rolled back. */
+static int tx_end(demo_app *app, int commit)
+{
+	int r = commit ? exec(app->db, "COMMIT") : -1;
+	if (r != 0)
+		exec(app->db, "ROLLBACK");
+	sqlite3_mutex_leave(sqlite3_db_mutex(app->db));
+	return r;
+}
+
+int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
 {
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
-	if (exec(app->db, "BEGIN IMMEDIATE") != 0)
+	if (tx_begin(app) != 0)
 		return -1;
 	if (sqlite3_prepare_v2(app->db,
 	                       "INSERT INTO votes(story_id, user_id, type, at)"
@@ -222,27 +243,18 @@ static int vote_tx(demo_app *app, int64_t story, int64_t user_id, char type)
 done:
 	sqlite3_finalize(st);
 	if (ret == 0)
-		return exec(app->db, "COMMIT") == 0 ? 0 : -1;
-	exec(app->db, "ROLLBACK");
+		return tx_end(app, 1) == 0 ? 0 : -1;
+	tx_end(app, 0);
 	return ret;
 }
 
-int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
-{
-	sqlite3_mutex *m = sqlite3_db_mutex(app->db);
-	sqlite3_mutex_enter(m);
-	int r = vote_tx(app, story, user_id, type);
-	sqlite3_mutex_leave(m);
-	return r;
-}
-
-static db_xfer transfer_tx(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
+db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
 {
 	sqlite3_stmt *st = NULL;
 	db_xfer ret = DB_XFER_ERROR;
 	if (amount <= 0 || from_id == to_id)
 		return DB_XFER_ERROR;
-	if (exec(app->db, "BEGIN IMMEDIATE") != 0)
+	if (tx_begin(app) != 0)
 		return DB_XFER_ERROR;
 	/* The balance is checked inside the transaction that moves it. */
 	if (sqlite3_prepare_v2(app->db,
@@ -279,18 +291,9 @@ static db_xfer transfer_tx(demo_app *app, int64_t from_id, int64_t to_id, int64_
 done:
 	sqlite3_finalize(st);
 	if (ret == DB_XFER_OK)
-		return exec(app->db, "COMMIT") == 0 ? DB_XFER_OK : DB_XFER_ERROR;
-	exec(app->db, "ROLLBACK");
+		return tx_end(app, 1) == 0 ? DB_XFER_OK : DB_XFER_ERROR;
+	tx_end(app, 0);
 	return ret;
-}
-
-db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
-{
-	sqlite3_mutex *m = sqlite3_db_mutex(app->db);
-	sqlite3_mutex_enter(m);
-	db_xfer r = transfer_tx(app, from_id, to_id, amount);
-	sqlite3_mutex_leave(m);
-	return r;
 }
 
 int64_t db_login_record(demo_app *app, int64_t user_id)

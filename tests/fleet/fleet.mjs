@@ -259,6 +259,22 @@ sentinel parallel-syncs ${name} 1
   throw new Error('redis-sentinel did not start');
 }
 
+// Two csrf-demo instances sharing the key file keys (made here), the store
+// arguments given and one database file in dir; port bases from
+// DEMO_PORT_BASE when set. Returns { a, b }; stops A when B fails.
+export async function startTwoDemos(dir, keys, storeArgs) {
+  csrfKey('new', keys);
+  const args = ['--key-file', keys, ...storeArgs, '--db', path.join(dir, 'fleet.db')];
+  const base = Number(process.env.DEMO_PORT_BASE) || 0;
+  const a = await startDemo({ args, portBase: base });
+  try {
+    return { a, b: await startDemo({ args, portBase: base && base + 10 }) };
+  } catch (e) {
+    await a.stop();
+    throw e;
+  }
+}
+
 // A cookie jar: name -> value from Set-Cookie headers (an expired cookie
 // is dropped), and the Cookie header to send.
 export class Jar {

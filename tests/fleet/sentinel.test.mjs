@@ -20,9 +20,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startDemo, getState } from '../e2e/demo.mjs';
+import { getState } from '../e2e/demo.mjs';
 import { request, form, loginSession, pageToken, setCookie } from '../http/client.mjs';
-import { redisBin, sentinelBin, startRedis, startSentinel, redisCommand, waitFor, csrfKey, sleep, has } from
+import { redisBin, sentinelBin, startRedis, startSentinel, startTwoDemos, redisCommand, waitFor, sleep, has } from
   './fleet.mjs';
 
 const skip = !redisBin ? 'redis-server is not installed' : !sentinelBin ? 'redis-sentinel is not installed' : false;
@@ -58,12 +58,8 @@ before(async () => {
       (await redisCommand(s.port, ['SENTINEL', 'replicas', MASTER])).length >= 1 &&
       (await redisCommand(s.port, ['SENTINEL', 'sentinels', MASTER])).length >= 2, 30000);
   }
-  csrfKey('new', keys);
   const store = `redis-sentinel://${sentinels.map((s) => `127.0.0.1:${s.port}`).join(',')}/${MASTER}/0`;
-  const args = ['--key-file', keys, '--store', store, '--db', path.join(dir, 'fleet.db')];
-  const base = Number(process.env.DEMO_PORT_BASE) || 0;
-  a = await startDemo({ args, portBase: base });
-  b = await startDemo({ args, portBase: base && base + 10 });
+  ({ a, b } = await startTwoDemos(dir, keys, ['--store', store]));
 });
 
 after(async () => {
