@@ -51,6 +51,10 @@ void cgi_fail(unsigned status, const char *text);
  * and path shown as \xNN, so a request cannot forge log lines. */
 void cgi_log(const char *what, const char *method, const char *path, const char *detail);
 
+/* Answers a request the library rejected with its rejection page (and
+ * CSP) and logs the reason's name; the program never runs. */
+void cgi_reject(csrf_reason reason, unsigned status, const char *method, const char *path);
+
 /* Runs program with this process's environment and, as its standard
  * input, body_fd (or the inherited one when -1); relays its CGI answer to
  * standard output: headers parsed and passed on (Status first), each

@@ -118,10 +118,8 @@ const char *session_cookie_name(const demo_app *app);
  * s is NULL) into out. 0 or -1. */
 int session_cookie(const demo_app *app, const demo_session *s, char *out, size_t cap);
 void session_wipe(demo_session *s);
-/* Zeroes memory in a way the compiler keeps. */
-void demo_wipe(void *p, size_t n);
 
-/* ---- page.c: growing output buffers and escaping ---- */
+/* ---- page.c: growing output buffers, escaping, sending a page ---- */
 
 struct page {
 	char *p;
@@ -138,6 +136,11 @@ void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Text-node and attribute escaping through csrf_html_escape(_attr). */
 void page_text(page *b, const char *s, size_t n);
 void page_attr(page *b, const char *s, size_t n);
+/* Queues body (owned: freed here) with status and the given headers (a
+ * NULL-terminated list of name, value pairs). */
+enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
+                             const char *const *headers);
+
 /* ---- parse.c: what the demo parses itself ---- */
 
 /* 1 when s[0..n) is valid UTF-8 (no overlong forms, surrogates or code
@@ -181,6 +184,9 @@ size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap);
  * small. */
 size_t demo_client_key(const char *addr, size_t len, char *out, size_t cap);
 
+/* Zeroes memory in a way the compiler keeps. */
+void demo_wipe(void *p, size_t n);
+
 /* ---- victim.c / attacker.c: the two sites ---- */
 
 typedef struct {
@@ -201,10 +207,5 @@ enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const c
  * call when it never started). */
 int router_start(demo_app *app, const char *listen);
 void router_stop(void);
-
-/* Queues body (owned: freed here) with status and the given headers (a
- * NULL-terminated list of name, value pairs). */
-enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
-                             const char *const *headers);
 
 #endif /* CSRF_DEMO_H */

@@ -40,37 +40,6 @@ static const char usage[] =
     "                               Referer (no query), Sec-Fetch-Site, Sec-Fetch-Mode, Content-Type and\n"
     "                               whether a Cookie came (never its value)\n";
 
-enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
-                             const char *const *headers)
-{
-	struct MHD_Response *resp;
-	if (body->failed) {
-		page_free(body);
-		static const char oom[] = "internal error\n";
-		resp = MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT);
-		status = 500;
-		ctype = "text/plain; charset=utf-8";
-		headers = NULL;
-	} else {
-		resp = MHD_create_response_from_buffer(body->len, body->p, MHD_RESPMEM_MUST_FREE);
-		if (resp == NULL)
-			page_free(body);
-		else
-			page_init(body); /* the response owns the bytes now */
-	}
-	if (resp == NULL)
-		return MHD_NO;
-	if (ctype)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	for (const char *const *h = headers; h && h[0]; h += 2)
-		MHD_add_response_header(resp, h[0], h[1]);
-	enum MHD_Result r = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
-	return r;
-}
-
 static enum MHD_Result too_large(struct MHD_Connection *c)
 {
 	page b;

@@ -324,3 +324,10 @@ size_t demo_client_key(const char *addr, size_t len, char *out, size_t cap)
 unknown:
 	return client_key_out(out, cap, "unknown", "", "", "");
 }
+
+void demo_wipe(void *p, size_t n)
+{
+	volatile unsigned char *v = p;
+	while (n--)
+		*v++ = 0;
+}

@@ -111,10 +111,3 @@ void session_wipe(demo_session *s)
 {
 	demo_wipe(s, sizeof *s);
 }
-
-void demo_wipe(void *p, size_t n)
-{
-	volatile unsigned char *v = p;
-	while (n--)
-		*v++ = 0;
-}

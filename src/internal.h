@@ -106,6 +106,9 @@ int csrf_slice_eq(csrf_slice s, const char *lit);
 /* (text.c) A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
  * "0"), at most max. CSRF_OK and *out, or CSRF_MALFORMED. */
 csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+/* (text.c) The same with an optional '-' (not "-0"): a stored counter or
+ * time, as Redis writes integers. CSRF_OK and *out, or CSRF_MALFORMED. */
+csrf_reason csrf_parse_i64(const char *s, size_t len, int64_t *out);
 /* (text.c) The slice without leading and trailing spaces and tabs;
  * absent stays absent. */
 csrf_slice csrf_trim(csrf_slice s);
@@ -350,9 +353,6 @@ void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, v
 /* Tests only: live entries of a memory store, and how many are counters. */
 size_t csrf_store_memory_count(csrf_store *st);
 size_t csrf_store_memory_counters(csrf_store *st);
-
-/* Decimal int64 parsing of a stored counter or time; CSRF_MALFORMED. */
-csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out);
 
 /* ---- tokens: key files (keyfile.c; shared with keyring.c, token.c) ---- */
 

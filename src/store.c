@@ -7,10 +7,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define STORE_URL_MAX 1024
 
@@ -24,35 +22,6 @@ static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo,
 		return 0;
 	*out = v;
 	return 1;
-}
-
-csrf_reason csrf_store_parse_i64(const char *s, size_t len, int64_t *out)
-{
-	size_t i = 0;
-	int neg = 0;
-	uint64_t v = 0;
-	uint64_t limit;
-
-	if (len > 0 && s[0] == '-') {
-		neg = 1;
-		i = 1;
-	}
-	if (i == len || len - i > 19)
-		return CSRF_MALFORMED;
-	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return CSRF_MALFORMED;
-		uint64_t d = (uint64_t)(s[i] - '0');
-		if (v > (limit - d) / 10)
-			return CSRF_MALFORMED;
-		v = v * 10 + d;
-	}
-	if (neg)
-		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
-	else
-		*out = (int64_t)v;
-	return CSRF_OK;
 }
 
 static int has_prefix(const char *s, size_t len, const char *lit)
@@ -398,40 +367,6 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 	*cfg = c;
 	csrf_wipe(&c, sizeof c);
 	return CSRF_OK;
-}
-
-int64_t csrf_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *fmt, ...)
-{
-	char msg[CSRF_STORE_LOG_MAX];
-	va_list ap;
-
-	if (lg == NULL || lg->fn == NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	lg->fn(lg->ud, event, msg);
-}
-
-int csrf_log_limit_take(csrf_log_limit *l, int64_t now_ms, uint64_t *skipped)
-{
-	if (l->used && now_ms - l->last_ms < CSRF_STORE_LOG_EVERY_MS) {
-		l->skipped++;
-		return 0;
-	}
-	l->used = 1;
-	l->last_ms = now_ms;
-	*skipped = l->skipped;
-	l->skipped = 0;
-	return 1;
 }
 
 CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf_store_log_fn log, void *ud)

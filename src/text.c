@@ -87,6 +87,22 @@ csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ou
 	return CSRF_OK;
 }
 
+csrf_reason csrf_parse_i64(const char *s, size_t len, int64_t *out)
+{
+	uint64_t v;
+	if (s && len > 0 && s[0] == '-') {
+		/* "-0" is no number Redis writes either. */
+		if (csrf_parse_u64(s + 1, len - 1, (uint64_t)INT64_MAX + 1, &v) != CSRF_OK || v == 0)
+			return CSRF_MALFORMED;
+		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+		return CSRF_OK;
+	}
+	if (csrf_parse_u64(s, len, INT64_MAX, &v) != CSRF_OK)
+		return CSRF_MALFORMED;
+	*out = (int64_t)v;
+	return CSRF_OK;
+}
+
 csrf_slice csrf_trim(csrf_slice s)
 {
 	if (!s.ptr)

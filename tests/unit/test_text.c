@@ -1,0 +1,181 @@
+/* test_text.c - src/text.c: the strict decimal parsers (signed and
+ * unsigned, at and past their limits, every malformed shape), trimming,
+ * case-insensitive comparison and search, token characters; every input
+ * flush against a guard page, so an over-read crashes the test. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static void test_parse_u64(void **state)
+{
+	static const struct {
+		const char *s;
+		uint64_t max;
+		csrf_reason want;
+		uint64_t v;
+	} rows[] = {
+	    {"0", 10, CSRF_OK, 0},
+	    {"10", 10, CSRF_OK, 10},
+	    {"11", 10, CSRF_MALFORMED, 0},
+	    {"18446744073709551615", UINT64_MAX, CSRF_OK, UINT64_MAX},
+	    {"18446744073709551616", UINT64_MAX, CSRF_MALFORMED, 0},
+	    {"184467440737095516150", UINT64_MAX, CSRF_MALFORMED, 0},
+	    {"01", 10, CSRF_MALFORMED, 0},
+	    {"00", 10, CSRF_MALFORMED, 0},
+	    {"", 10, CSRF_MALFORMED, 0},
+	    {"-1", 10, CSRF_MALFORMED, 0},
+	    {"+1", 10, CSRF_MALFORMED, 0},
+	    {" 1", 10, CSRF_MALFORMED, 0},
+	    {"1 ", 10, CSRF_MALFORMED, 0},
+	    {"1a", 10, CSRF_MALFORMED, 0},
+	    {"\xd9\xa1", 10, CSRF_MALFORMED, 0}, /* ARABIC-INDIC DIGIT ONE */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		uint64_t v = 12345;
+		size_t len = strlen(rows[i].s);
+		char *g = tu_guard_copy(rows[i].s, len);
+		csrf_reason r = csrf_parse_u64(g, len, rows[i].max, &v);
+		tu_guard_free(g);
+		if (r != rows[i].want)
+			fail_msg("row %zu (%s): got %s", i, rows[i].s, csrf_reason_name(r));
+		assert_true(r == CSRF_OK ? v == rows[i].v : v == 12345); /* no partial write */
+	}
+	uint64_t v = 7;
+	assert_int_equal(csrf_parse_u64(NULL, 0, 10, &v), CSRF_MALFORMED);
+	assert_true(v == 7);
+}
+
+static void test_parse_i64(void **state)
+{
+	static const struct {
+		const char *s;
+		csrf_reason want;
+		int64_t v;
+	} rows[] = {
+	    {"0", CSRF_OK, 0},
+	    {"7", CSRF_OK, 7},
+	    {"-7", CSRF_OK, -7},
+	    {"9223372036854775807", CSRF_OK, INT64_MAX},
+	    {"-9223372036854775808", CSRF_OK, INT64_MIN},
+	    {"9223372036854775808", CSRF_MALFORMED, 0},
+	    {"-9223372036854775809", CSRF_MALFORMED, 0},
+	    {"99999999999999999999", CSRF_MALFORMED, 0},
+	    {"", CSRF_MALFORMED, 0},
+	    {"-", CSRF_MALFORMED, 0},
+	    {"-0", CSRF_MALFORMED, 0},
+	    {"--1", CSRF_MALFORMED, 0},
+	    {"01", CSRF_MALFORMED, 0},
+	    {"-01", CSRF_MALFORMED, 0},
+	    {"+1", CSRF_MALFORMED, 0},
+	    {" 1", CSRF_MALFORMED, 0},
+	    {"1 ", CSRF_MALFORMED, 0},
+	    {"1a", CSRF_MALFORMED, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		int64_t v = 12345;
+		size_t len = strlen(rows[i].s);
+		char *g = tu_guard_copy(rows[i].s, len);
+		csrf_reason r = csrf_parse_i64(g, len, &v);
+		tu_guard_free(g);
+		if (r != rows[i].want)
+			fail_msg("row %zu (%s): got %s", i, rows[i].s, csrf_reason_name(r));
+		assert_true(r == CSRF_OK ? v == rows[i].v : v == 12345);
+	}
+	/* Every value round-trips through its own decimal form. */
+	const int64_t samples[] = {INT64_MIN, INT64_MIN + 1, -1000000007,   -1,       1,
+	                           42,        1000000007,    INT64_MAX - 1, INT64_MAX};
+	for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+		char buf[32];
+		int n = snprintf(buf, sizeof buf, "%lld", (long long)samples[i]);
+		int64_t v = 0;
+		char *g = tu_guard_copy(buf, (size_t)n);
+		assert_int_equal(csrf_parse_i64(g, (size_t)n, &v), CSRF_OK);
+		tu_guard_free(g);
+		assert_true(v == samples[i]);
+	}
+}
+
+static void test_trim(void **state)
+{
+	(void)state;
+	csrf_slice t = csrf_trim((csrf_slice){" \t a b\t ", 8});
+	assert_int_equal(t.len, 3);
+	assert_memory_equal(t.ptr, "a b", 3);
+	t = csrf_trim((csrf_slice){" \t ", 3});
+	assert_int_equal(t.len, 0);
+	assert_non_null(t.ptr); /* empty, not absent */
+	t = csrf_trim((csrf_slice){NULL, 0});
+	assert_null(t.ptr);
+	t = csrf_trim((csrf_slice){"\r\nx\n", 4}); /* only spaces and tabs */
+	assert_int_equal(t.len, 4);
+
+	const char *s = "  xy ", *p = s, *end = s + 5;
+	csrf_trim_ptrs(&p, &end);
+	assert_int_equal(end - p, 2);
+	assert_memory_equal(p, "xy", 2);
+}
+
+static void test_compare(void **state)
+{
+	(void)state;
+	assert_true(csrf_slice_ieq((csrf_slice){"Content-TYPE", 12}, "content-type"));
+	assert_false(csrf_slice_ieq((csrf_slice){"Content-Typ", 11}, "content-type"));
+	assert_false(csrf_slice_ieq((csrf_slice){NULL, 0}, ""));
+	assert_true(csrf_slice_ieq((csrf_slice){"", 0}, ""));
+	assert_true(csrf_slice_eq((csrf_slice){"abc", 3}, "abc"));
+	assert_false(csrf_slice_eq((csrf_slice){"ABC", 3}, "abc"));
+	assert_true(csrf_ieq(NULL, 0, ""));
+	/* Non-ASCII bytes are never folded: the Kelvin sign is no 'k'. */
+	assert_false(csrf_slice_ieq((csrf_slice){"\xe2\x84\xaa", 3}, "k"));
+
+	assert_true(csrf_contains_ci("multipart/form-data; BOUNDARY=x", 31, "boundary="));
+	assert_true(csrf_contains_ci("no-store", 8, "NO-STORE"));
+	assert_false(csrf_contains_ci("no-stor", 7, "no-store"));
+	assert_false(csrf_contains_ci("", 0, "x"));
+	char *g = tu_guard_copy("private", 7);
+	assert_true(csrf_contains_ci(g, 7, "vate"));
+	assert_false(csrf_contains_ci(g, 7, "vatex"));
+	tu_guard_free(g);
+}
+
+static void test_tokens(void **state)
+{
+	(void)state;
+	assert_true(csrf_is_token("X-CSRF-Token", 12));
+	assert_true(csrf_is_token("!#$%&'*+-.^_`|~", 15));
+	assert_false(csrf_is_token("", 0));
+	assert_false(csrf_is_token("a b", 3));
+	assert_false(csrf_is_token("a:b", 3));
+	assert_false(csrf_is_token("a\0b", 3));
+	assert_false(csrf_is_token("\xc3\xa9", 2));
+	for (int c = 0; c < 256; c++) {
+		int v = csrf_hexval((unsigned char)c);
+		int want = c >= '0' && c <= '9'   ? c - '0'
+		           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+		           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+		                                  : -1;
+		assert_int_equal(v, want);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse_u64), cmocka_unit_test(test_parse_i64), cmocka_unit_test(test_trim),
+	    cmocka_unit_test(test_compare),   cmocka_unit_test(test_tokens),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
