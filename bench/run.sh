@@ -71,6 +71,15 @@ waitport() {
   echo "bench: nothing listens on port $1" >&2
   return 1
 }
+# redis_up NAME: a redis-server of the run's own (no persistence) on a free
+# port, logging to $work/NAME.log; sets redis_port.
+redis_up() {
+  redis_port=$(freeport)
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+    --logfile "$work/$1.log" &
+  pids+=($!)
+  waitport "$redis_port"
+}
 jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /^#HttpOnly_/ {sub(/^#HttpOnly_/, ""); printf "%s%s=%s", sep, $6, $7; sep="; "}' "$1"; }
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
@@ -180,29 +189,36 @@ else
 fi
 
 demo="$build/csrf-demo"
+# demo_up NAME ARGS...: csrf-demo with ARGS on a free port and alice signed
+# in, the realistic GET /; sets demo_port and demo_cookie.
+demo_up() {
+  local name=$1 vp ap jar field token extra=""
+  shift
+  vp=$(freeport)
+  ap=$(freeport)
+  "$demo" --listen "127.0.0.1:$vp" --attacker-listen "127.0.0.1:$ap" --db "$work/demo-$name.db" "$@" \
+    >"$work/demo-$name.log" 2>&1 &
+  pids+=($!)
+  waitport "$vp"
+  jar="$work/jar-$name"
+  curl -s -c "$jar" -b "$jar" -o "$work/login.html" "http://127.0.0.1:$vp/login"
+  field=$(meta csrf-param "$work/login.html")
+  token=$(meta csrf-token "$work/login.html")
+  [ -n "$field" ] && extra="&$field=$token"
+  curl -s -c "$jar" -b "$jar" -o /dev/null -H "Origin: http://127.0.0.1:$vp" \
+    --data "user=alice&password=wonderland$extra" "http://127.0.0.1:$vp/login"
+  demo_port=$vp
+  demo_cookie=$(jar_cookie "$jar")
+}
 if [ -x "$demo" ]; then
   echo "bench: csrf-demo protected and unprotected" >&2
   declare -A port cookie
   for variant in protected unprotected; do
-    vp=$(freeport)
-    ap=$(freeport)
     flag=()
     [ "$variant" = unprotected ] && flag=(--unprotected)
-    "$demo" --listen "127.0.0.1:$vp" --attacker-listen "127.0.0.1:$ap" --db "$work/demo-$variant.db" "${flag[@]}" \
-      >"$work/demo-$variant.log" 2>&1 &
-    pids+=($!)
-    waitport "$vp"
-    port[$variant]=$vp
-    # A logged-in user: the realistic GET /.
-    jar="$work/jar-$variant"
-    curl -s -c "$jar" -b "$jar" -o "$work/login.html" "http://127.0.0.1:$vp/login"
-    field=$(meta csrf-param "$work/login.html")
-    token=$(meta csrf-token "$work/login.html")
-    extra=""
-    [ -n "$field" ] && extra="&$field=$token"
-    curl -s -c "$jar" -b "$jar" -o /dev/null -H "Origin: http://127.0.0.1:$vp" \
-      --data "user=alice&password=wonderland$extra" "http://127.0.0.1:$vp/login"
-    cookie[$variant]=$(jar_cookie "$jar")
+    demo_up "$variant" "${flag[@]}"
+    port[$variant]=$demo_port
+    cookie[$variant]=$demo_cookie
   done
   for _ in $(seq 1 "$WRK_RUNS"); do
     wrk_run demo_get unprotected "http://127.0.0.1:${port[unprotected]}/" -H "Cookie: ${cookie[unprotected]}"
@@ -210,6 +226,23 @@ if [ -x "$demo" ]; then
   done
 else
   echo "bench: $demo is missing; demo rows skipped" >&2
+fi
+
+# 2b. The protected demo with its sessions in a local Redis (a pool of 8
+#     connections, the default) against the memory store, GET / signed in,
+#     64 connections: what sharing sessions across a fleet costs a server.
+if [ -x "$demo" ] && command -v redis-server >/dev/null 2>&1; then
+  echo "bench: csrf-demo with the memory store and with Redis (wrk -c64)" >&2
+  redis_up demo-redis
+  demo_up store-memory --store memory
+  mem_port=$demo_port mem_cookie=$demo_cookie
+  demo_up store-redis --store "redis://127.0.0.1:$redis_port/0"
+  for _ in $(seq 1 "$WRK_RUNS"); do
+    wrk_run demo_store memory "http://127.0.0.1:$mem_port/" -c64 -H "Cookie: $mem_cookie"
+    wrk_run demo_store redis "http://127.0.0.1:$demo_port/" -c64 -H "Cookie: $demo_cookie"
+  done
+else
+  echo "bench: $demo or redis-server is missing; demo store rows skipped" >&2
 fi
 
 # 3. csrf-cgi: its size and the time it adds to a CGI program (hyperfine).
@@ -231,11 +264,8 @@ stores="$work/stores.jsonl"
 store_bench="$build/csrf-bench-store"
 if [ -x "$store_bench" ] && command -v redis-server >/dev/null 2>&1; then
   echo "bench: store operations, 1 and 4 threads ($STORE_ROUNDS rounds)" >&2
-  rp=$(freeport)
-  redis-server --port "$rp" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-    --logfile "$work/redis.log" &
-  pids+=($!)
-  waitport "$rp"
+  redis_up redis
+  rp=$redis_port
   for _ in $(seq 1 "$STORE_ROUNDS"); do
     "$store_bench" "redis, pool of 8" "redis://127.0.0.1:$rp/0?pool=8&timeout_ms=10000" "$STORE_SECONDS" 1 4 >>"$stores"
     "$store_bench" "redis, one connection" "redis://127.0.0.1:$rp/0?pool=1&timeout_ms=10000" "$STORE_SECONDS" 1 4 \

@@ -197,11 +197,36 @@ int db_stories(demo_app *app, db_story *out, int cap)
 	return n;
 }
 
+/* The server's threads share one connection (SQLITE_OPEN_FULLMUTEX: each
+ * call is serialised). A transaction of several calls holds the
+ * connection's own recursive mutex from BEGIN to its end, so no other
+ * thread's statement runs inside it (or is rolled back with it).
+ * tx_begin: 0, or -1 with nothing held. */
+static int tx_begin(demo_app *app)
+{
+	sqlite3_mutex_enter(sqlite3_db_mutex(app->db));
+	if (exec(app->db, "BEGIN IMMEDIATE") == 0)
+		return 0;
+	sqlite3_mutex_leave(sqlite3_db_mutex(app->db));
+	return -1;
+}
+
+/* Commits (commit set) or rolls back, and lets the other threads in.
+ * 0 when committed; a failed COMMIT is rolled back. */
+static int tx_end(demo_app *app, int commit)
+{
+	int r = commit ? exec(app->db, "COMMIT") : -1;
+	if (r != 0)
+		exec(app->db, "ROLLBACK");
+	sqlite3_mutex_leave(sqlite3_db_mutex(app->db));
+	return r;
+}
+
 int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
 {
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
-	if (exec(app->db, "BEGIN IMMEDIATE") != 0)
+	if (tx_begin(app) != 0)
 		return -1;
 	if (sqlite3_prepare_v2(app->db,
 	                       "INSERT INTO votes(story_id, user_id, type, at)"
@@ -218,8 +243,8 @@ int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
 done:
 	sqlite3_finalize(st);
 	if (ret == 0)
-		return exec(app->db, "COMMIT") == 0 ? 0 : -1;
-	exec(app->db, "ROLLBACK");
+		return tx_end(app, 1) == 0 ? 0 : -1;
+	tx_end(app, 0);
 	return ret;
 }
 
@@ -229,7 +254,7 @@ db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amoun
 	db_xfer ret = DB_XFER_ERROR;
 	if (amount <= 0 || from_id == to_id)
 		return DB_XFER_ERROR;
-	if (exec(app->db, "BEGIN IMMEDIATE") != 0)
+	if (tx_begin(app) != 0)
 		return DB_XFER_ERROR;
 	/* The balance is checked inside the transaction that moves it. */
 	if (sqlite3_prepare_v2(app->db,
@@ -266,8 +291,8 @@ db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amoun
 done:
 	sqlite3_finalize(st);
 	if (ret == DB_XFER_OK)
-		return exec(app->db, "COMMIT") == 0 ? DB_XFER_OK : DB_XFER_ERROR;
-	exec(app->db, "ROLLBACK");
+		return tx_end(app, 1) == 0 ? DB_XFER_OK : DB_XFER_ERROR;
+	tx_end(app, 0);
 	return ret;
 }
 

@@ -20,18 +20,27 @@
 #define DEMO_USER_MAX 32          /* longest user name */
 #define DEMO_FIELD_MAX 256        /* longest form field value we accept */
 #define DEMO_SESSION_TTL (24 * 3600)
+#define DEMO_THREADS 8 /* per site: libmicrohttpd's thread pool */
 #define DEMO_SESSION_COOKIE "demo_sid"
+/* Login throttling (csrf_ctx_set_login_policy): after 5 wrong passwords
+ * from one client for one account that client waits a minute, doubling
+ * up to an hour. A refused login answers 429 with Retry-After: the
+ * shortest lock; a retry inside a longer one gets another 429. */
+#define DEMO_LOGIN_FAILURES 5
+#define DEMO_LOGIN_LOCK_S 60
+#define DEMO_LOGIN_LOCK_MAX_S 3600
+#define DEMO_STR_(x) #x
+#define DEMO_STR(x) DEMO_STR_(x) /* a number macro as a string literal */
+#define DEMO_CLIENT_KEY_MAX 64   /* "ip6:" and the longest /64 with a zone */
 
 typedef struct {
 	int unprotected;
 	char victim_origin[80];   /* "http://127.0.0.1:8080" */
 	char attacker_origin[80]; /* "http://127.0.0.1:8081" */
 	char router_origin[80];   /* "http://127.0.0.1:8082" with --router, else "" */
+	int https;                /* the victim's public origin (--origin) is https:// */
 	csrf_ctx *csrf;
-	csrf_store *store; /* NULL while a store that was down at start has not opened: see demo_store */
-	const char *store_url;
-	pthread_mutex_t store_lock;
-	int64_t store_retry_ms; /* monotonic; no open attempt before */
+	csrf_store *store; /* opened at start; a Redis that does not answer yet is opened by the library on use */
 	sqlite3 *db;
 } demo_app;
 
@@ -85,11 +94,6 @@ int db_state_json(demo_app *app, struct page *b);
 
 /* ---- session.c: login sessions in the store under "sess:<id>" ---- */
 
-/* The session store. A store that could not be opened at start (Redis
- * down) is opened here on first use, retried at most once a second; NULL
- * until then, which callers treat as CSRF_STORE_UNAVAILABLE. */
-csrf_store *demo_store(demo_app *app);
-
 typedef struct {
 	char sid[DEMO_SID_LEN + 1];
 	char user[DEMO_USER_MAX + 1]; /* "" : anonymous pre-session */
@@ -101,12 +105,18 @@ typedef struct {
 /* Loads the session named by the request's cookie. 0 found, 1 none (or
  * expired or garbled), -1 the store failed. */
 int session_load(demo_app *app, const char *cookie, size_t cookie_len, demo_session *s);
-/* A new session (fresh id and secret) for user ("" anonymous), stored. */
-int session_create(demo_app *app, const char *user, int64_t user_id, int64_t row, demo_session *s);
+/* A new session (fresh id and secret) for user ("" anonymous), stored.
+ * CSRF_OK, or why not: the store's answer (CSRF_STORE_UNAVAILABLE,
+ * CSRF_STORE_FULL, ...) or CSRF_ERR_* of the session's own making. */
+csrf_reason session_create(demo_app *app, const char *user, int64_t user_id, int64_t row, demo_session *s);
 void session_delete(demo_app *app, const demo_session *s);
+/* The session cookie's name: "__Host-demo_sid" when the victim's origin
+ * is HTTPS (Secure, Path=/, no Domain: a cookie another port or a sibling
+ * host sets cannot take its place), "demo_sid" over plain HTTP. */
+const char *session_cookie_name(const demo_app *app);
 /* The Set-Cookie value for the session's cookie (or an expiring one when
  * s is NULL) into out. 0 or -1. */
-int session_cookie(const demo_session *s, char *out, size_t cap);
+int session_cookie(const demo_app *app, const demo_session *s, char *out, size_t cap);
 void session_wipe(demo_session *s);
 
 /* ---- page.c: growing output buffers, escaping, sending a page ---- */
@@ -161,6 +171,18 @@ int demo_record_parse(const char *rec, size_t len, demo_session *s);
  * url set it stops at the first '?' or '#', so no query or fragment (which
  * may carry a secret) reaches the log. Returns the length written. */
 size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap);
+/* The login throttle's client key for a client address in text (as
+ * inet_ntop writes it; IPv6 may carry a "%ZONE" of [A-Za-z0-9._-], at
+ * most 15 bytes) into out (cap >= DEMO_CLIENT_KEY_MAX): "ip4:A.B.C.D";
+ * "ip6:PREFIX::/64" for IPv6, since one host holds a whole /64 and could
+ * otherwise take a new key per guess; an IPv4-mapped IPv6 address is its
+ * IPv4 key; a link-local address keeps its zone ("ip6:fe80::/64%eth0":
+ * every client of that link shares one key, as they share the /64). An
+ * address that does not parse (garbage, a zone on IPv4 or a zone that is
+ * not a name) gets "unknown": all such clients share one throttle, strict
+ * rather than unlimited. Returns the key's length; 0 when cap is too
+ * small. */
+size_t demo_client_key(const char *addr, size_t len, char *out, size_t cap);
 
 /* Zeroes memory in a way the compiler keeps. */
 void demo_wipe(void *p, size_t n);

@@ -30,9 +30,11 @@ static const char usage[] =
     "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
     "  --unprotected                turn the CSRF defence off, to watch the attacks work\n"
     "  --key-file FILE              libcsrf key file (default: a random key per start); SIGHUP reloads it\n"
-    "  --store URL                  session store: memory (default) or redis://host:port/db\n"
-    "  --origin URL                 the victim's public origin, http://HOST[:PORT], when instances run\n"
-    "                               behind a load balancer (default: http:// and the --listen address)\n"
+    "  --store URL                  session store: memory (default), memory://?max=N, redis://host:port/db\n"
+    "                               or redis-sentinel://host:port,host:port/MASTER/db (see docs/fleet.md)\n"
+    "  --origin URL                 the victim's public origin, http(s)://HOST[:PORT], when instances run\n"
+    "                               behind a load balancer (default: http:// and the --listen address);\n"
+    "                               with https:// (TLS ends at the balancer) the session cookie is __Host-\n"
     "  --router ADDR:PORT           also a router: busybox httpd, its CGI admin pages behind csrf-cgi\n"
     "  --log-requests               print a line per victim request with what the browser sent: Origin,\n"
     "                               Referer (no query), Sec-Fetch-Site, Sec-Fetch-Mode, Content-Type and\n"
@@ -136,15 +138,28 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 	*con_cls = NULL;
 }
 
+/* The store's events (connected, lost, full, misconfigured) as one line
+ * each: "store: REASON: MESSAGE". The library's message never holds a
+ * key, a value or a password. */
+static void store_log(void *ud, csrf_reason event, const char *message)
+{
+	(void)ud;
+	printf("store: %s: %s\n", event == CSRF_OK ? "ok" : csrf_reason_str(event), message);
+}
+
 /* libmicrohttpd's default SO_REUSEADDR allows a quick restart; no
  * SO_REUSEPORT, so a second instance given a port already taken fails
- * to start instead of silently sharing the port with the first. */
+ * to start instead of silently sharing the port with the first. A pool
+ * of threads serves the connections: with one thread every Redis round
+ * trip of a request would stall all the others (the store's own pool of
+ * connections, 8 by default, lets them wait on Redis side by side). */
 static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
 {
 	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, s,
 	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
 	                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
-	                        (unsigned int)256, MHD_OPTION_END);
+	                        (unsigned int)256, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)DEMO_THREADS,
+	                        MHD_OPTION_END);
 }
 
 int main(int argc, char **argv)
@@ -157,7 +172,6 @@ int main(int argc, char **argv)
 	struct sockaddr_in vsa, asa;
 	int status = 1;
 	memset(&app, 0, sizeof app);
-	pthread_mutex_init(&app.store_lock, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	for (int i = 1; i < argc; i++) {
@@ -196,11 +210,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Behind a load balancer the browser's Origin is the balancer's: every
-	 * instance is given that one. The demo speaks plain HTTP. */
+	 * instance is given that one. The demo speaks plain HTTP; with an
+	 * https:// origin TLS ends in front of it, and the demo tells the
+	 * library the scheme the browser used. */
 	if (origin != NULL) {
 		size_t n = strlen(origin);
-		if (n >= sizeof app.victim_origin || strncmp(origin, "http://", 7) != 0) {
-			fprintf(stderr, "csrf-demo: --origin takes http://HOST[:PORT]\n");
+		app.https = strncmp(origin, "https://", 8) == 0;
+		if (n >= sizeof app.victim_origin || (!app.https && strncmp(origin, "http://", 7) != 0)) {
+			fprintf(stderr, "csrf-demo: --origin takes http://HOST[:PORT] or https://HOST[:PORT]\n");
 			return 2;
 		}
 		memcpy(app.victim_origin, origin, n + 1);
@@ -223,15 +240,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: key: %s (%s)\n", csrf_reason_str(kr), csrf_ctx_error(app.csrf));
 		goto out;
 	}
-	/* A store that does not answer yet is opened on first use (see
-	 * demo_store): pages are served meanwhile and unsafe requests get
-	 * 503. Any other failure (a bad URL) stops the start. */
-	csrf_reason sr = csrf_store_open(&app.store, store_url);
-	if (sr == CSRF_STORE_UNAVAILABLE) {
-		fprintf(stderr, "csrf-demo: the store does not answer yet: pages are served, unsafe requests get 503 "
-		                "until it does\n");
-		app.store_url = store_url;
-	} else if (sr != CSRF_OK) {
+	csrf_ctx_set_login_policy(app.csrf, DEMO_LOGIN_FAILURES, DEMO_LOGIN_LOCK_S, DEMO_LOGIN_LOCK_MAX_S);
+	/* A Redis that does not answer yet is no error: the library opens
+	 * lazily and recovers by itself; meanwhile pages are served and
+	 * unsafe requests get 503. A bad URL, a refused password or an
+	 * unknown master stops the start. */
+	csrf_reason sr = csrf_store_open_log(&app.store, store_url, store_log, NULL);
+	if (sr != CSRF_OK) {
 		fprintf(stderr, "csrf-demo: cannot open the store: %s\n", csrf_reason_str(sr));
 		goto out;
 	}
@@ -297,6 +312,5 @@ out:
 	db_close(&app);
 	csrf_store_close(app.store);
 	csrf_ctx_free(app.csrf);
-	pthread_mutex_destroy(&app.store_lock);
 	return status;
 }

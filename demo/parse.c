@@ -248,6 +248,83 @@ size_t demo_log_value(const char *s, size_t n, int url, char *out, size_t cap)
 	return i;
 }
 
+/* out = a b c d, or "" and 0 when it does not fit. */
+static size_t client_key_out(char *out, size_t cap, const char *a, const char *b, const char *c, const char *d)
+{
+	int n = snprintf(out, cap, "%s%s%s%s", a, b, c, d);
+	if (n <= 0 || (size_t)n >= cap) {
+		out[0] = '\0';
+		return 0;
+	}
+	return (size_t)n;
+}
+
+static int zone_ok(const char *z, size_t n)
+{
+	if (n == 0 || n > 15)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = z[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+		      ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+size_t demo_client_key(const char *addr, size_t len, char *out, size_t cap)
+{
+	char host[INET6_ADDRSTRLEN], zone[16] = "", text[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+	struct in_addr a4;
+	size_t pct = len;
+	if (out == NULL || cap < DEMO_CLIENT_KEY_MAX)
+		return 0;
+	if (addr == NULL)
+		goto unknown;
+	for (size_t i = 0; i < len; i++) {
+		if (addr[i] == '%') {
+			pct = i;
+			break;
+		}
+	}
+	if (pct == 0 || pct >= sizeof host)
+		goto unknown;
+	for (size_t i = 0; i < pct; i++) {
+		char ch = addr[i];
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F') || ch == ':' ||
+		      ch == '.'))
+			goto unknown; /* a NUL inside would end it early for inet_pton */
+	}
+	memcpy(host, addr, pct);
+	host[pct] = '\0';
+	if (pct < len) {
+		if (!zone_ok(addr + pct + 1, len - pct - 1))
+			goto unknown;
+		memcpy(zone, addr + pct + 1, len - pct - 1);
+		zone[len - pct - 1] = '\0';
+	}
+	if (inet_pton(AF_INET, host, &a4) != 1) {
+		if (inet_pton(AF_INET6, host, &a6) != 1)
+			goto unknown;
+		if (!IN6_IS_ADDR_V4MAPPED(&a6)) {
+			/* A zone names the link of a link-local address;
+			 * anywhere else it adds nothing the /64 does not say. */
+			int link = IN6_IS_ADDR_LINKLOCAL(&a6) && zone[0] != '\0';
+			memset(&a6.s6_addr[8], 0, 8);
+			if (inet_ntop(AF_INET6, &a6, text, sizeof text) == NULL)
+				goto unknown;
+			return client_key_out(out, cap, "ip6:", text, link ? "/64%" : "/64", link ? zone : "");
+		}
+		memcpy(&a4, &a6.s6_addr[12], sizeof a4);
+	}
+	if (zone[0] != '\0' || inet_ntop(AF_INET, &a4, text, sizeof text) == NULL)
+		goto unknown;
+	return client_key_out(out, cap, "ip4:", text, "", "");
+unknown:
+	return client_key_out(out, cap, "unknown", "", "", "");
+}
+
 void demo_wipe(void *p, size_t n)
 {
 	volatile unsigned char *v = p;

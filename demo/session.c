@@ -7,36 +7,11 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "demo.h"
 
 #define RECORD_MAX 256
-#define STORE_RETRY_MS 1000
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-csrf_store *demo_store(demo_app *app)
-{
-	pthread_mutex_lock(&app->store_lock);
-	if (app->store == NULL && app->store_url != NULL && mono_ms() >= app->store_retry_ms) {
-		csrf_store *st = NULL;
-		if (csrf_store_open(&st, app->store_url) == CSRF_OK) {
-			app->store = st;
-			printf("store opened: sessions and unsafe requests are served again\n");
-		} else {
-			app->store_retry_ms = mono_ms() + STORE_RETRY_MS;
-		}
-	}
-	csrf_store *st = app->store;
-	pthread_mutex_unlock(&app->store_lock);
-	return st;
-}
+#define HOST_COOKIE "__Host-" DEMO_SESSION_COOKIE
 
 static size_t sess_key(const char *sid, char *key, size_t cap)
 {
@@ -52,15 +27,15 @@ int session_load(demo_app *app, const char *cookie, size_t cookie_len, demo_sess
 	memset(s, 0, sizeof *s);
 	if (cookie == NULL)
 		return 1;
-	if (csrf_cookie_get(cookie, cookie_len, DEMO_SESSION_COOKIE, strlen(DEMO_SESSION_COOKIE), &v) != CSRF_OK)
+	const char *name = session_cookie_name(app);
+	if (csrf_cookie_get(cookie, cookie_len, name, strlen(name), &v) != CSRF_OK)
 		return 1;
 	if (!demo_sid_ok(v.ptr, v.len))
 		return 1;
 	memcpy(s->sid, v.ptr, v.len);
 	s->sid[v.len] = '\0';
 	size_t klen = sess_key(s->sid, key, sizeof key);
-	csrf_store *st = demo_store(app);
-	csrf_reason r = st ? csrf_store_get(st, key, klen, rec, sizeof rec, &rec_len) : CSRF_STORE_UNAVAILABLE;
+	csrf_reason r = csrf_store_get(app->store, key, klen, rec, sizeof rec, &rec_len);
 	if (r == CSRF_NOT_FOUND || r == CSRF_ERR_BUFFER) {
 		session_wipe(s);
 		return 1;
@@ -78,15 +53,15 @@ int session_load(demo_app *app, const char *cookie, size_t cookie_len, demo_sess
 	return 0;
 }
 
-int session_create(demo_app *app, const char *user, int64_t user_id, int64_t row, demo_session *s)
+csrf_reason session_create(demo_app *app, const char *user, int64_t user_id, int64_t row, demo_session *s)
 {
 	uint8_t id[DEMO_SID_LEN / 2];
 	char key[16 + DEMO_SID_LEN], rec[RECORD_MAX];
 	memset(s, 0, sizeof *s);
 	if (strlen(user) > DEMO_USER_MAX)
-		return -1;
+		return CSRF_ERR_ARG;
 	if (csrf_random(id, sizeof id) != CSRF_OK || csrf_secret_new(s->secret) != CSRF_OK)
-		return -1;
+		return CSRF_ERR_RANDOM;
 	demo_hex_encode(id, sizeof id, s->sid);
 	snprintf(s->user, sizeof s->user, "%s", user);
 	s->user_id = user_id;
@@ -94,33 +69,36 @@ int session_create(demo_app *app, const char *user, int64_t user_id, int64_t row
 	int n = demo_record_format(s, rec, sizeof rec);
 	size_t klen = sess_key(s->sid, key, sizeof key);
 	csrf_reason r = CSRF_ERR_BUFFER;
-	csrf_store *st = demo_store(app);
-	if (st == NULL)
-		r = CSRF_STORE_UNAVAILABLE;
-	else if (n > 0 && klen)
-		r = csrf_store_set(st, key, klen, rec, (size_t)n, DEMO_SESSION_TTL);
+	if (n > 0 && klen)
+		r = csrf_store_set(app->store, key, klen, rec, (size_t)n, DEMO_SESSION_TTL);
 	demo_wipe(rec, sizeof rec);
-	if (r != CSRF_OK) {
+	if (r != CSRF_OK)
 		session_wipe(s);
-		return -1;
-	}
-	return 0;
+	return r;
 }
 
 void session_delete(demo_app *app, const demo_session *s)
 {
 	char key[16 + DEMO_SID_LEN];
 	size_t klen = sess_key(s->sid, key, sizeof key);
-	csrf_store *st = demo_store(app);
 	/* A store that fails here lets the record expire by its TTL. */
-	if (st && klen && csrf_store_del(st, key, klen) != CSRF_OK)
+	if (klen && csrf_store_del(app->store, key, klen) != CSRF_OK)
 		return;
 }
 
-int session_cookie(const demo_session *s, char *out, size_t cap)
+const char *session_cookie_name(const demo_app *app)
+{
+	return app->https ? HOST_COOKIE : DEMO_SESSION_COOKIE;
+}
+
+int session_cookie(const demo_app *app, const demo_session *s, char *out, size_t cap)
 {
 	csrf_cookie_opts o = {0};
 	size_t len = 0;
+	/* The library adds the prefix ("__Host-" needs Secure and Path=/,
+	 * and it never writes a Domain). */
+	o.secure = app->https;
+	o.host_prefix = app->https;
 	o.http_only = 1;
 	o.same_site = CSRF_SAMESITE_LAX;
 	o.path = "/";

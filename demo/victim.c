@@ -10,6 +10,7 @@
  * unsafe requests fail closed with 503 "store unavailable".
  */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +69,10 @@ static void build_request(vreq *v)
 	q->method.len = strlen(v->method);
 	q->target.ptr = v->url;
 	q->target.len = strlen(v->url);
-	q->scheme.ptr = "http";
-	q->scheme.len = 4;
+	/* The scheme the browser used: https when TLS ends in front of the
+	 * demo (--origin https://...), configured, never guessed. */
+	q->scheme.ptr = v->app->https ? "https" : "http";
+	q->scheme.len = v->app->https ? 5 : 4;
 	MHD_get_connection_values_n(v->c, MHD_HEADER_KIND, file_header, q);
 	q->body.ptr = v->r->body.p ? v->r->body.p : "";
 	q->body.len = v->r->body.len;
@@ -95,6 +98,23 @@ static void client_ip(struct MHD_Connection *c, char *out, size_t cap)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, out, (socklen_t)cap);
 	else if (sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out, (socklen_t)cap);
+}
+
+/* The login throttle's key for this client: its address, an IPv6 one
+ * reduced to its /64 (demo_client_key). getnameinfo writes a link-local
+ * address with its zone. */
+static size_t client_key(struct MHD_Connection *c, char *out, size_t cap)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	char host[NI_MAXHOST];
+	const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+	socklen_t len = sa == NULL                  ? 0
+	                : sa->sa_family == AF_INET  ? (socklen_t)sizeof(struct sockaddr_in)
+	                : sa->sa_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6)
+	                                            : 0;
+	if (len == 0 || getnameinfo(sa, len, host, sizeof host, NULL, 0, NI_NUMERICHOST) != 0)
+		return demo_client_key(NULL, 0, out, cap);
+	return demo_client_key(host, strlen(host), out, cap);
 }
 
 /* The log line of a rejected request. The path is printed with anything
@@ -137,7 +157,7 @@ static int load_session(vreq *v)
 
 static void set_session_cookie(vreq *v, const demo_session *s)
 {
-	if (session_cookie(s, v->set_cookie, sizeof v->set_cookie) != 0)
+	if (session_cookie(v->app, s, v->set_cookie, sizeof v->set_cookie) != 0)
 		v->set_cookie[0] = '\0';
 }
 
@@ -189,9 +209,9 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 		h[n++] = "Allow";
 		h[n++] = allow;
 	}
-	if (status == 503) {
+	if (status == 503 || status == 429) {
 		h[n++] = "Retry-After";
-		h[n++] = "1";
+		h[n++] = status == 503 ? "1" : DEMO_STR(DEMO_LOGIN_LOCK_S);
 	}
 	h[n] = NULL;
 	return demo_respond(v->c, status, "text/html; charset=utf-8", b, h);
@@ -279,6 +299,13 @@ static enum MHD_Result reject(vreq *v, unsigned status, const char *reason, cons
 	if (status == 405)
 		allow = is_post_route(v->url) ? "POST" : "GET, HEAD";
 	return send_page(v, status, &b, NULL, allow);
+}
+
+/* 503 when the store failed (down, or full and refusing to evict a
+ * security counter): the request may work later; else 403. */
+static unsigned store_status(csrf_reason r)
+{
+	return r == CSRF_STORE_UNAVAILABLE || r == CSRF_STORE_FULL ? 503 : 403;
 }
 
 static enum MHD_Result reject_csrf(vreq *v, unsigned status, csrf_reason r)
@@ -562,22 +589,20 @@ static enum MHD_Result do_login(vreq *v)
 	 * wrong logins lock a signed-in owner out of their own transfers. An
 	 * unknown name is checked against a dummy hash and counted alike, so
 	 * names cannot be told apart by time or probed without limit. */
-	char client[INET6_ADDRSTRLEN + 1];
-	client_ip(v->c, client, sizeof client);
-	csrf_store *st = demo_store(v->app);
-	csrf_reason r = st ? csrf_login_attempt(v->app->csrf, st, user, lu, client, strlen(client), pw, lp,
-	                                        found == 0 ? u.pwhash : NULL)
-	                   : CSRF_STORE_UNAVAILABLE;
+	char client[DEMO_CLIENT_KEY_MAX];
+	size_t lc = client_key(v->c, client, sizeof client);
+	csrf_reason r =
+	    csrf_login_attempt(v->app->csrf, v->app->store, user, lu, client, lc, pw, lp, found == 0 ? u.pwhash : NULL);
 	demo_wipe(pw, sizeof pw);
 	if (found == 0)
 		demo_wipe(u.pwhash, sizeof u.pwhash);
 	if (r == CSRF_REAUTH_FAILED || (r == CSRF_OK && found != 0))
 		return reject(v, 403, "wrong user name or password", "Check both and try again.");
 	if (r == CSRF_LOCKED_OUT)
-		return reject(v, 403, csrf_reason_str(r),
+		return reject(v, 429, csrf_reason_str(r),
 		              "Too many wrong passwords for this account from here: wait a minute, then try again.");
 	if (r != CSRF_OK)
-		return reject_csrf(v, r == CSRF_STORE_UNAVAILABLE ? 503 : 403, r);
+		return reject_csrf(v, store_status(r), r);
 	/* A new session id and a new token secret: nothing an attacker
 	 * planted or saw before the login stays valid. */
 	if (v->have_sess) {
@@ -587,8 +612,9 @@ static enum MHD_Result do_login(vreq *v)
 		v->have_sess = 0;
 	}
 	int64_t row = db_login_record(v->app, u.id);
-	if (session_create(v->app, u.name, u.id, row, &v->sess) != 0)
-		return reject_csrf(v, 503, CSRF_STORE_UNAVAILABLE);
+	r = session_create(v->app, u.name, u.id, row, &v->sess);
+	if (r != CSRF_OK)
+		return reject_csrf(v, store_status(r), r);
 	v->have_sess = 1;
 	csrf_page_wipe(&v->page);
 	v->tok_ready = 0;
@@ -641,14 +667,12 @@ static enum MHD_Result do_transfer(vreq *v)
 		return reject(v, 400, "bad amount", "The amount must be a whole number from 1 up to your balance.");
 	}
 	if (!v->app->unprotected) {
-		csrf_store *st = demo_store(v->app);
-		csrf_reason r = st ? csrf_reauth(v->app->csrf, st, me.name, strlen(me.name), v->sess.sid,
-		                                 strlen(v->sess.sid), c == 0 ? pw : NULL, c == 0 ? lp : 0, me.pwhash, 0)
-		                   : CSRF_STORE_UNAVAILABLE;
+		csrf_reason r = csrf_reauth(v->app->csrf, v->app->store, me.name, strlen(me.name), v->sess.sid,
+		                            strlen(v->sess.sid), c == 0 ? pw : NULL, c == 0 ? lp : 0, me.pwhash, 0);
 		demo_wipe(pw, sizeof pw);
 		demo_wipe(me.pwhash, sizeof me.pwhash);
 		if (r != CSRF_OK)
-			return reject_csrf(v, r == CSRF_STORE_UNAVAILABLE ? 503 : 403, r);
+			return reject_csrf(v, store_status(r), r);
 	}
 	db_xfer x = db_transfer(v->app, me.id, dest.id, n);
 	if (x == DB_XFER_NO_FUNDS)

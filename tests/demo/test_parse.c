@@ -356,6 +356,88 @@ static void test_log_value(void **state)
 	free(b);
 }
 
+/* ---- the login throttle's client key ---- */
+
+static const struct {
+	const char *in;
+	size_t len; /* 0: strlen */
+	const char *key;
+} client_rows[] = {
+    {"127.0.0.1", 0, "ip4:127.0.0.1"},
+    {"203.0.113.7", 0, "ip4:203.0.113.7"},
+    /* one /64, one key, whatever the interface id */
+    {"2001:db8:1:2:3:4:5:6", 0, "ip6:2001:db8:1:2::/64"},
+    {"2001:db8:1:2::ffff", 0, "ip6:2001:db8:1:2::/64"},
+    {"2001:DB8:1:2::1", 0, "ip6:2001:db8:1:2::/64"},
+    {"2001:db8:1:3::1", 0, "ip6:2001:db8:1:3::/64"},
+    {"::1", 0, "ip6:::/64"},
+    /* IPv4-mapped: the IPv4 client it is */
+    {"::ffff:192.0.2.1", 0, "ip4:192.0.2.1"},
+    {"::ffff:c000:201", 0, "ip4:192.0.2.1"},
+    /* link-local: the link's /64, per zone */
+    {"fe80::1%eth0", 0, "ip6:fe80::/64%eth0"},
+    {"fe80::a:b:c:d%eth0", 0, "ip6:fe80::/64%eth0"},
+    {"fe80::1%eth1", 0, "ip6:fe80::/64%eth1"},
+    {"fe80::1%3", 0, "ip6:fe80::/64%3"},
+    {"fe80::1", 0, "ip6:fe80::/64"},
+    {"2001:db8::1%eth0", 0, "ip6:2001:db8::/64"}, /* a zone on a global address adds nothing */
+    /* garbage: one shared key */
+    {"", 0, "unknown"},
+    {"garbage", 0, "unknown"},
+    {"1.2.3", 0, "unknown"},
+    {"1.2.3.256", 0, "unknown"},
+    {"1.2.3.4 ", 0, "unknown"},
+    {" 1.2.3.4", 0, "unknown"},
+    {"1.2.3.4\0"
+     "9",
+     9, "unknown"}, /* a NUL inside */
+    {"2001:db8::1::2", 0, "unknown"},
+    {"2001:db8:1:2:3:4:5:6:7", 0, "unknown"},
+    {"[2001:db8::1]", 0, "unknown"},
+    {"192.0.2.1%eth0", 0, "unknown"},           /* a zone on IPv4 */
+    {"::ffff:192.0.2.1%eth0", 0, "unknown"},    /* and on a mapped one */
+    {"fe80::1%", 0, "unknown"},                 /* an empty zone */
+    {"fe80::1%eth0%eth1", 0, "unknown"},        /* two */
+    {"fe80::1%eth/0", 0, "unknown"},            /* not a name */
+    {"fe80::1%eth0\n", 0, "unknown"},           /* a line break for the log */
+    {"fe80::1%abcdefghijklmnop", 0, "unknown"}, /* longer than an interface name */
+    {"%eth0", 0, "unknown"},
+    {"1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa", 0, "unknown"}, /* longer than any address */
+};
+
+static void test_client_key(void **state)
+{
+	char out[DEMO_CLIENT_KEY_MAX];
+	(void)state;
+	for (size_t i = 0; i < sizeof client_rows / sizeof client_rows[0]; i++) {
+		const char *in = client_rows[i].in;
+		size_t n = client_rows[i].len ? client_rows[i].len : strlen(in);
+		char *g = tu_guard_copy(in, n);
+		size_t k = demo_client_key(g, n, out, sizeof out);
+		assert_string_equal(out, client_rows[i].key);
+		assert_int_equal(k, strlen(client_rows[i].key));
+		/* every prefix: a key or "unknown", never past the input */
+		for (size_t cut = 0; cut < n; cut++) {
+			char *p = tu_guard_copy(in, cut);
+			k = demo_client_key(p, cut, out, sizeof out);
+			assert_true(k > 0 && k == strlen(out));
+			assert_true(strncmp(out, "ip4:", 4) == 0 || strncmp(out, "ip6:", 4) == 0 ||
+			            strcmp(out, "unknown") == 0);
+			tu_guard_free(p);
+		}
+		tu_guard_free(g);
+	}
+	/* the longest key (a link-local /64 with the longest zone) fits */
+	const char *longest = "fe80:ffff:ffff:ffff:1:2:3:4%abcdefghijklmno";
+	assert_int_equal(demo_client_key(longest, strlen(longest), out, sizeof out),
+	                 strlen("ip6:fe80:ffff:ffff:ffff::/64%abcdefghijklmno"));
+	/* no address at all, and a buffer below the documented size */
+	assert_int_equal(demo_client_key(NULL, 0, out, sizeof out), 7);
+	assert_string_equal(out, "unknown");
+	assert_int_equal(demo_client_key("127.0.0.1", 9, out, DEMO_CLIENT_KEY_MAX - 1), 0);
+	assert_int_equal(demo_client_key("127.0.0.1", 9, NULL, sizeof out), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -366,6 +448,7 @@ int main(void)
 	    cmocka_unit_test(test_record_roundtrip),
 	    cmocka_unit_test(test_record_malformed),
 	    cmocka_unit_test(test_log_value),
+	    cmocka_unit_test(test_client_key),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

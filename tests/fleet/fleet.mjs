@@ -1,7 +1,9 @@
 // fleet.mjs - what the fleet tests need beyond tests/e2e/demo.mjs and
 // tests/http/client.mjs: a redis-server of the test's own on a free
 // loopback port that can be paused, killed and started again on the same
-// port; nginx in a prefix of its own, with or without the CSRF module;
+// port (or as a replica of another); redis-sentinel watching a master; one
+// Redis command over RESP (redisCommand); waiting on a condition with a
+// deadline (waitFor); nginx in a prefix of its own, with or without the CSRF module;
 // the csrf-key tool; the balanced fleet (two demos behind nginx); a cookie
 // jar; timed requests; assertions that never
 // echo a page. Nothing here prints a token, a secret, a key or a cookie
@@ -66,9 +68,9 @@ export async function freePort(lo = 21000, span = 7000) {
   throw new Error('no free loopback port');
 }
 
-function spawnRedis(port) {
-  const child = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnRedis(port, extra = []) {
+  const child = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+    ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve) => {
     const t = setTimeout(() => {
@@ -89,14 +91,15 @@ function spawnRedis(port) {
   });
 }
 
-// A redis-server on a free loopback port, no persistence. The handle can
-// kill it (SIGKILL: a crash), pause it (SIGSTOP: a hung server whose
-// connections stay open) and start it again on the same port.
-export async function startRedis() {
+// A redis-server on a free loopback port, no persistence; extra are more
+// command-line options (e.g. ['--replicaof', '127.0.0.1', PORT]). The
+// handle can kill it (SIGKILL: a crash), pause it (SIGSTOP: a hung server
+// whose connections stay open) and start it again on the same port.
+export async function startRedis(extra = []) {
   if (!redisBin) throw new Error('redis-server is not installed');
   for (let i = 0; i < 10; i++) {
     const port = await freePort();
-    const child = await spawnRedis(port);
+    const child = await spawnRedis(port, extra);
     if (!child) continue;
     const r = {
       port,
@@ -114,7 +117,7 @@ export async function startRedis() {
       async restart() {
         await r.kill();
         for (let n = 0; n < 50; n++) {
-          r.child = await spawnRedis(port);
+          r.child = await spawnRedis(port, extra);
           if (r.child) return;
           await new Promise((res) => setTimeout(res, 100));
         }
@@ -124,6 +127,152 @@ export async function startRedis() {
     return r;
   }
   throw new Error('redis-server did not start');
+}
+
+export const sentinelBin = [process.env.REDIS_SENTINEL, '/usr/bin/redis-sentinel', '/usr/local/bin/redis-sentinel']
+  .find((p) => p && fs.existsSync(p));
+
+// One command to the Redis (or sentinel) on a loopback port, over its
+// protocol (RESP), on a connection of its own: resolves to the reply
+// (string, number, null, array; an error reply as an Error object, not a
+// rejection), rejects when the server cannot be reached or does not
+// answer within ms.
+export function redisCommand(port, args, ms = 5000) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let buf = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`redis ${port}: no answer to ${args[0]} within ${ms} ms`));
+    }, ms);
+    const finish = (err, value) => {
+      clearTimeout(timer);
+      sock.destroy();
+      if (err) reject(err);
+      else resolve(value);
+    };
+    // One reply from buf at i: [value, next index], or null while incomplete.
+    const parse = (i) => {
+      const eol = buf.indexOf('\r\n', i);
+      if (eol < 0) return null;
+      const line = buf.toString('utf8', i + 1, eol);
+      const type = String.fromCharCode(buf[i]);
+      if (type === '+') return [line, eol + 2];
+      if (type === '-') return [new Error(line), eol + 2];
+      if (type === ':') return [Number(line), eol + 2];
+      if (type === '$') {
+        const n = Number(line);
+        if (n < 0) return [null, eol + 2];
+        if (buf.length < eol + 2 + n + 2) return null;
+        return [buf.toString('utf8', eol + 2, eol + 2 + n), eol + 2 + n + 2];
+      }
+      if (type === '*') {
+        const n = Number(line);
+        if (n < 0) return [null, eol + 2];
+        const out = [];
+        let j = eol + 2;
+        for (let k = 0; k < n; k++) {
+          const r = parse(j);
+          if (!r) return null;
+          out.push(r[0]);
+          j = r[1];
+        }
+        return [out, j];
+      }
+      throw new Error(`redis ${port}: unexpected reply type ${JSON.stringify(type)}`);
+    };
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      let r;
+      try {
+        r = parse(0);
+      } catch (e) {
+        finish(e);
+        return;
+      }
+      if (r) finish(null, r[0]);
+    });
+    sock.on('error', (e) => finish(e));
+    sock.on('close', () => finish(new Error(`redis ${port}: connection closed before a reply to ${args[0]}`)));
+    const parts = args.map((a) => {
+      const b = Buffer.from(String(a));
+      return Buffer.concat([Buffer.from(`$${b.length}\r\n`), b, Buffer.from('\r\n')]);
+    });
+    sock.write(Buffer.concat([Buffer.from(`*${args.length}\r\n`), ...parts]));
+  });
+}
+
+// Waits until check() resolves truthy (errors count as not yet), polling
+// every 100 ms; throws with what after ms.
+export async function waitFor(what, check, ms) {
+  const end = Date.now() + ms;
+  for (;;) {
+    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+// A redis-sentinel on a free loopback port, in dir (it rewrites its own
+// configuration file there), watching the master masterPort under name
+// with the given down-after and failover timeouts. The handle has port
+// and kill().
+export async function startSentinel(dir, name, masterPort, { downAfterMs = 1000, failoverTimeoutMs = 5000 } = {}) {
+  if (!sentinelBin) throw new Error('redis-sentinel is not installed');
+  for (let i = 0; i < 10; i++) {
+    const port = await freePort();
+    const conf = path.join(dir, `sentinel-${port}.conf`);
+    fs.writeFileSync(conf, `port ${port}
+bind 127.0.0.1
+daemonize no
+protected-mode no
+dir ${dir}
+logfile ${path.join(dir, `sentinel-${port}.log`)}
+sentinel monitor ${name} 127.0.0.1 ${masterPort} 2
+sentinel down-after-milliseconds ${name} ${downAfterMs}
+sentinel failover-timeout ${name} ${failoverTimeoutMs}
+sentinel parallel-syncs ${name} 1
+`);
+    const child = spawn(sentinelBin, [conf], { stdio: 'ignore' });
+    let exited = false;
+    child.on('exit', () => {
+      exited = true;
+    });
+    const up = await waitFor(`sentinel ${port}`, async () => exited || (await redisCommand(port, ['PING'])) === 'PONG',
+      5000).then(() => !exited, () => false);
+    if (!up) {
+      child.kill('SIGKILL');
+      continue;
+    }
+    return {
+      port,
+      child,
+      log: () => fs.readFileSync(path.join(dir, `sentinel-${port}.log`), 'utf8'),
+      async kill() {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const gone = new Promise((res) => child.once('exit', res));
+        child.kill('SIGKILL');
+        await gone;
+      },
+    };
+  }
+  throw new Error('redis-sentinel did not start');
+}
+
+// Two csrf-demo instances sharing the key file keys (made here), the store
+// arguments given and one database file in dir; port bases from
+// DEMO_PORT_BASE when set. Returns { a, b }; stops A when B fails.
+export async function startTwoDemos(dir, keys, storeArgs) {
+  csrfKey('new', keys);
+  const args = ['--key-file', keys, ...storeArgs, '--db', path.join(dir, 'fleet.db')];
+  const base = Number(process.env.DEMO_PORT_BASE) || 0;
+  const a = await startDemo({ args, portBase: base });
+  try {
+    return { a, b: await startDemo({ args, portBase: base && base + 10 }) };
+  } catch (e) {
+    await a.stop();
+    throw e;
+  }
 }
 
 // A cookie jar: name -> value from Set-Cookie headers (an expired cookie

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { startDemo, getState, waitForLog, demoBinary } from '../e2e/demo.mjs';
 import { form, loginSession, pageToken } from '../http/client.mjs';
-import { redisBin, startRedis, csrfKey, timed, sleep, freePort, has, lacks } from './fleet.mjs';
+import { redisBin, startRedis, startTwoDemos, timed, sleep, freePort, has, lacks } from './fleet.mjs';
 
 const skip = redisBin ? false : 'redis-server is not installed';
 const TIMEOUT_MS = 300;
@@ -33,11 +33,7 @@ let slowest = 0;
 before(async () => {
   if (skip) return;
   redis = await startRedis();
-  csrfKey('new', keys);
-  const args = ['--key-file', keys, ...storeArgs(), '--db', path.join(dir, 'fleet.db')];
-  const base = Number(process.env.DEMO_PORT_BASE) || 0;
-  a = await startDemo({ args, portBase: base });
-  b = await startDemo({ args, portBase: base && base + 10 });
+  ({ a, b } = await startTwoDemos(dir, keys, storeArgs()));
 });
 
 after(async () => {
