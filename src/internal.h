@@ -137,6 +137,7 @@ struct csrf_ctx {
 	int allow_fetch_none;
 	int allow_same_site;
 	int unsafe_get;
+	int retry_token; /* retry.c */
 	uint32_t max_age;
 	size_t body_max;
 
