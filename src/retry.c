@@ -41,7 +41,8 @@ static int same_origin_proof(const csrf_ctx *ctx, const csrf_request *req)
 	csrf_site site;
 	csrf_origin o;
 	csrf_site_of(ctx, req, &site);
-	return site.known && csrf_origin_parse(origin.ptr, origin.len, &o) == CSRF_OK && csrf_origin_equal(&o, &site.self);
+	return site.known && csrf_origin_parse(origin.ptr, origin.len, &o) == CSRF_OK &&
+	       csrf_origin_equal(&o, &site.self);
 }
 
 CSRF_API csrf_reason csrf_retry_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_reason rejected,

@@ -20,7 +20,7 @@ EARLIER = ("This page is from an earlier session (you logged out or in since it 
            "try again.")
 
 
-class Stale(Direct):
+class StaleBase(Direct):
     def post(self, cookie, field, token, extra=None):
         env = {"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie}
         env.update(extra or {})
@@ -40,6 +40,9 @@ class Stale(Direct):
                 self.assertNotIn(s, page, "the page echoes nothing of the request")
                 self.assertNotIn(s, err, "the log holds no token or cookie")
 
+
+
+class Stale(StaleBase):
     def test_page_of_the_previous_login(self):
         self.site.lines = ["session_cookie sid"]
         self.site.configure(ORIGIN)
@@ -95,6 +98,65 @@ class Stale(Direct):
         self.assertIsNotNone(cookie2, "a new secret cookie replaces the retired one")
         rc, r, err = self.post(cookie2, field2, token2)
         self.assertEqual(r.status, 200, err)
+
+
+class Retry(StaleBase):
+    """retry_token on: a 403 for a stale token from the site's own page
+    carries a fresh token (X-CSRF-Token and the page's csrf-token meta)
+    that a script retries with once; never for a cross-site request, a
+    missing token or cookie, and never when the directive is off. In mode
+    both: in the default origin_or_token a same-origin request needs no
+    token at all."""
+
+    def stale(self, lines, extra):
+        self.site.lines = ["session_cookie sid", "mode both"] + lines
+        self.site.configure(ORIGIN)
+        rc, r, err = self.run_cgi(script="login.cgi", env={"NEW_SID": "first", "HTTP_COOKIE": "sid=old"})
+        cookie, field, token = T.page_tokens(r)
+        res = self.post("%s; sid=second" % cookie, field, token, extra)
+        return cookie, field, token, res
+
+    def test_fresh_token_for_the_same_session(self):
+        cookie, field, token, (rc, r, err) = self.stale(["retry_token on"], {"HTTP_SEC_FETCH_SITE": "same-origin"})
+        self.assertEqual(r.status, 403)
+        fresh = r.header("x-csrf-token")
+        self.assertIsNotNone(fresh, "the 403 carries a fresh token")
+        self.assertNotEqual(fresh, token)
+        self.assertIn('<meta name="csrf-token" content="%s">' % fresh, r.text(), "and its page too")
+        self.assertEqual(r.all("set-cookie"), [], "the same secret: no new cookie")
+        self.assertIn("offered a fresh token to POST /cgi-bin/echo.cgi: token_session", err)
+        self.assertNotIn(fresh, err, "the log holds no token")
+        rc, r, err = self.post("%s; sid=second" % cookie, field, fresh, {"HTTP_SEC_FETCH_SITE": "same-origin"})
+        self.assertEqual(r.status, 200, err)
+        self.assertEqual(len(self.site.ran()), 1, "the retry ran the program once")
+
+    def test_never_cross_site_without_token_or_when_off(self):
+        for lines, extra, reason in (
+                (["retry_token on"], {"HTTP_SEC_FETCH_SITE": "cross-site"}, "cross_site"),
+                (["retry_token on"], {"HTTP_SEC_FETCH_SITE": "same-site"}, "same_site"),
+                (["retry_token on"], {"HTTP_ORIGIN": "http://evil.example"}, "origin_mismatch"),
+                (["retry_token on"], {}, "token_session"),  # no evidence that the page is the site's
+                (["retry_token off"], {"HTTP_SEC_FETCH_SITE": "same-origin"}, "token_session"),
+                ([], {"HTTP_SEC_FETCH_SITE": "same-origin"}, "token_session")):
+            cookie, field, token, (rc, r, err) = self.stale(lines, extra)
+            self.assertEqual(r.status, 403, (lines, extra))
+            self.assertIn(": %s" % reason, err)
+            self.assertIsNone(r.header("x-csrf-token"), (lines, extra))
+            self.assertNotIn('name="csrf-token"', r.text())
+        # no token at all, and no cookie: nothing to heal
+        self.site.lines = ["mode both", "retry_token on"]
+        self.site.configure(ORIGIN)
+        cookie, field, token = self.tokens()
+        for ck, f, reason in ((cookie, None, "token_missing"), ("other=1", field, "secret_missing")):
+            rc, r, err = self.post(ck, f, token, {"HTTP_SEC_FETCH_SITE": "same-origin"})
+            self.assertIn(": %s" % reason, err)
+            self.assertIsNone(r.header("x-csrf-token"))
+
+    def test_bad_value(self):
+        self.site.lines = ["retry_token maybe"]
+        self.site.configure(ORIGIN)
+        rc, r, err = self.run_cgi(script="page.cgi")
+        self.assertIn("retry_token takes one of on off", err)
 
 
 if __name__ == "__main__":

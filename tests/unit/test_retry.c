@@ -37,31 +37,29 @@ static const row rows[] = {
     {"another session, same-origin", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_STALE_SESSION, C_VALID,
      CSRF_TOKEN_SESSION, CSRF_OK},
     {"expired, Origin self", 1, CSRF_MODE_BOTH, NULL, SELF, NULL, T_EXPIRED, C_VALID, CSRF_TOKEN_EXPIRED, CSRF_OK},
-    {"forged token, same-origin", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_FORGED, C_VALID,
-     CSRF_TOKEN_INVALID, CSRF_OK},
-    {"retired key, same-origin", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_OTHER_KEY, C_VALID,
-     CSRF_UNKNOWN_KEY, CSRF_OK},
-    {"token mode, same-origin", 1, CSRF_MODE_TOKEN, "SAME-ORIGIN", NULL, NULL, T_EXPIRED, C_VALID,
-     CSRF_TOKEN_EXPIRED, CSRF_OK},
+    {"forged token, same-origin", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_FORGED, C_VALID, CSRF_TOKEN_INVALID,
+     CSRF_OK},
+    {"retired key, same-origin", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_OTHER_KEY, C_VALID, CSRF_UNKNOWN_KEY,
+     CSRF_OK},
+    {"token mode, same-origin", 1, CSRF_MODE_TOKEN, "SAME-ORIGIN", NULL, NULL, T_EXPIRED, C_VALID, CSRF_TOKEN_EXPIRED,
+     CSRF_OK},
     /* never */
     {"off by default", 0, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_STALE_SESSION, C_VALID, CSRF_TOKEN_SESSION,
      CSRF_NOT_FOUND},
     {"no token at all", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_NONE, C_VALID, CSRF_TOKEN_MISSING,
      CSRF_NOT_FOUND},
-    {"cross-site", 1, CSRF_MODE_BOTH, "cross-site", NULL, NULL, T_EXPIRED, C_VALID, CSRF_CROSS_SITE,
-     CSRF_NOT_FOUND},
+    {"cross-site", 1, CSRF_MODE_BOTH, "cross-site", NULL, NULL, T_EXPIRED, C_VALID, CSRF_CROSS_SITE, CSRF_NOT_FOUND},
     {"same-site", 1, CSRF_MODE_BOTH, "same-site", NULL, NULL, T_EXPIRED, C_VALID, CSRF_SAME_SITE, CSRF_NOT_FOUND},
     {"token mode, cross-site with a stale token", 1, CSRF_MODE_TOKEN, "cross-site", NULL, NULL, T_EXPIRED, C_VALID,
      CSRF_TOKEN_EXPIRED, CSRF_NOT_FOUND},
     {"token mode, no evidence", 1, CSRF_MODE_TOKEN, NULL, NULL, NULL, T_EXPIRED, C_VALID, CSRF_TOKEN_EXPIRED,
      CSRF_NOT_FOUND},
-    {"token mode, Origin of another site", 1, CSRF_MODE_TOKEN, NULL, "https://evil.example", NULL, T_EXPIRED,
-     C_VALID, CSRF_TOKEN_EXPIRED, CSRF_NOT_FOUND},
+    {"token mode, Origin of another site", 1, CSRF_MODE_TOKEN, NULL, "https://evil.example", NULL, T_EXPIRED, C_VALID,
+     CSRF_TOKEN_EXPIRED, CSRF_NOT_FOUND},
     {"trusted origin is not the site itself", 1, CSRF_MODE_BOTH, NULL, "https://partner.example",
      "https://partner.example", T_EXPIRED, C_VALID, CSRF_TOKEN_EXPIRED, CSRF_NOT_FOUND},
     {"Origin null", 1, CSRF_MODE_TOKEN, NULL, "null", NULL, T_EXPIRED, C_VALID, CSRF_TOKEN_EXPIRED, CSRF_NOT_FOUND},
-    {"no cookie", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_EXPIRED, C_NONE, CSRF_SECRET_MISSING,
-     CSRF_NOT_FOUND},
+    {"no cookie", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_EXPIRED, C_NONE, CSRF_SECRET_MISSING, CSRF_NOT_FOUND},
     {"expired cookie", 1, CSRF_MODE_BOTH, "same-origin", NULL, NULL, T_EXPIRED, C_EXPIRED, CSRF_SECRET_EXPIRED,
      CSRF_NOT_FOUND},
 };
@@ -154,7 +152,8 @@ static void test_rows(void **state)
 		csrf_page fresh;
 		csrf_reason got = csrf_retry_prepare(ctx, &post, res.reason, &fresh);
 		if (got != r->want)
-			fail_msg("%s: retry says %s, want %s", r->name, csrf_reason_name(got), csrf_reason_name(r->want));
+			fail_msg("%s: retry says %s, want %s", r->name, csrf_reason_name(got),
+			         csrf_reason_name(r->want));
 		if (got == CSRF_OK) {
 			assert_int_equal(strlen(fresh.token), CSRF_TOKEN_LEN);
 			assert_int_equal(fresh.set_cookie_len, 0); /* the same secret: no new cookie */
@@ -192,8 +191,8 @@ static void test_only_stale_reasons(void **state)
 	for (int reason = 0; reason < 80; reason++) {
 		csrf_page out;
 		csrf_reason got = csrf_retry_prepare(ctx, &post, (csrf_reason)reason, &out);
-		int stale = reason == CSRF_TOKEN_EXPIRED || reason == CSRF_TOKEN_SESSION || reason == CSRF_TOKEN_INVALID ||
-		            reason == CSRF_UNKNOWN_KEY;
+		int stale = reason == CSRF_TOKEN_EXPIRED || reason == CSRF_TOKEN_SESSION ||
+		            reason == CSRF_TOKEN_INVALID || reason == CSRF_UNKNOWN_KEY;
 		if (got != (stale ? CSRF_OK : CSRF_NOT_FOUND))
 			fail_msg("%s: %s", csrf_reason_name((csrf_reason)reason), csrf_reason_name(got));
 		csrf_page_wipe(&out);
