@@ -6,9 +6,13 @@
 // logs the reason, and the page says in words what happened and that a
 // reload helps. (A token that expired cannot happen in the demo: it sets no
 // maximum age; the library's own tests, csrf-cgi's and nginx's cover it.)
+// The demo runs with --retry-token: a script of a stale page that sends
+// the page's token in X-CSRF-Token gets a fresh one with the 403 and
+// retries once; the attacker's pages get none.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { startDemo, getState, waitForLog } from './demo.mjs';
 import { shotFile } from './browser.mjs';
@@ -23,7 +27,7 @@ before(async () => {
   const dir = fs.mkdtempSync(path.join(process.env.E2E_OUT || '/tmp', `stale-${BROWSER}-`));
   keys = path.join(dir, 'csrf.keys');
   csrfKey('new', keys);
-  demo = await startDemo({ args: ['--key-file', keys] });
+  demo = await startDemo({ args: ['--key-file', keys, '--retry-token'] });
   browser = await launch(BROWSER);
 });
 
@@ -104,4 +108,79 @@ test(`${BROWSER}: a page signed with a key retired since says so`, async () => {
   await page.clickAndWait('#vote-1-y');
   assert.equal((await getState(demo.victim)).votes['1'].y, before.votes['1'].y + 1, 'after a reload the vote counts');
   await page.close();
+});
+
+// What a script of the page does: the vote with the page's token in the
+// X-CSRF-Token header, and on a 403 that carries a fresh token one retry.
+function scriptedVote() {
+  const send = (token) => fetch('/vote', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'X-CSRF-Token': token },
+    body: 'story=1&type=y',
+  });
+  return (async () => {
+    const first = await send(document.querySelector('meta[name="csrf-token"]').content);
+    const fresh = first.headers.get('X-CSRF-Token');
+    const out = { first: first.status, fresh: Boolean(fresh) };
+    if (first.status === 403 && fresh) out.retry = (await send(fresh)).status;
+    return out;
+  })();
+}
+
+test(`${BROWSER}: a script of a stale tab retries once with the fresh token of the 403 (--retry-token)`, async () => {
+  await browser.clearCookies();
+  const old = await browser.newPage();
+  await login(old, demo.victim, 'alice', 'wonderland');
+  const other = await browser.newPage();
+  await other.goto(`${demo.victim}/`);
+  await other.clickAndWait('#logout');
+  await login(other, demo.victim, 'alice', 'wonderland');
+  const before = await getState(demo.victim);
+  const mark = demo.mark();
+  const r = await old.evaluate(scriptedVote);
+  // the 303 of the vote is followed by fetch: the home page, 200
+  assert.deepEqual(r, { first: 403, fresh: true, retry: 200 }, 'refused, a fresh token, the retry counts');
+  assert.equal((await getState(demo.victim)).votes['1'].y, before.votes['1'].y + 1, 'counted once');
+  assert.match(demo.logSince(mark), /^rejected POST \/vote from 127\.0\.0\.1: token from another session$/m);
+  await old.close();
+  await other.close();
+});
+
+// The same stale token sent as the attacker's page would send it (its
+// Origin, Sec-Fetch-Site: same-site) or with no evidence at all: refused,
+// and no token offered. Sent from node with the browser's cookies, as
+// puppeteer's Firefox reports no response headers of a navigation.
+function post(url, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, token: 'x-csrf-token' in res.headers }));
+    });
+    req.on('error', reject);
+    req.end('story=1&type=y');
+  });
+}
+
+test(`${BROWSER}: a stale token sent cross-origin or without evidence gets no fresh token (--retry-token)`, async () => {
+  await browser.clearCookies();
+  const old = await browser.newPage();
+  await login(old, demo.victim, 'alice', 'wonderland');
+  const stale = await old.attr('meta[name="csrf-token"]', 'content');
+  await old.clickAndWait('#logout');
+  await login(old, demo.victim, 'alice', 'wonderland');
+  const cookie = (await browser.cookies(demo.victim)).map((c) => `${c.name}=${c.value}`).join('; ');
+  const base = { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie, 'X-CSRF-Token': stale };
+  const before = await getState(demo.victim);
+  for (const [what, h, status] of [
+    ['same-site, the attacker\'s Origin', { 'Sec-Fetch-Site': 'same-site', Origin: demo.attacker }, 403],
+    ['cross-site', { 'Sec-Fetch-Site': 'cross-site', Origin: 'http://evil.example' }, 403],
+    ['no evidence', {}, 403],
+    ['the site\'s own Origin', { Origin: demo.victim }, 403],
+  ]) {
+    const r = await post(`${demo.victim}/vote`, { ...base, ...h });
+    const offered = what === 'the site\'s own Origin';
+    assert.deepEqual(r, { status, token: offered }, `${what}: ${offered ? 'a fresh token' : 'no token'}`);
+  }
+  assert.deepEqual((await getState(demo.victim)).votes, before.votes, 'nothing counted');
+  await old.close();
 });
