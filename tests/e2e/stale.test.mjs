@@ -51,7 +51,8 @@ async function refusedVote(page, reason, advice, logged) {
   assert.deepEqual((await getState(demo.victim)).votes, before.votes, 'the vote was not counted');
 }
 
-test(`${BROWSER}: a tab from before a logout and a new login says it is from an earlier session`, async () => {
+// alice's tab old, loaded before she logged out and in again in tab other.
+async function staleTab() {
   await browser.clearCookies();
   const old = await browser.newPage();
   await login(old, demo.victim, 'alice', 'wonderland');
@@ -59,6 +60,11 @@ test(`${BROWSER}: a tab from before a logout and a new login says it is from an 
   await other.goto(`${demo.victim}/`);
   await other.clickAndWait('#logout');
   await login(other, demo.victim, 'alice', 'wonderland');
+  return { old, other };
+}
+
+test(`${BROWSER}: a tab from before a logout and a new login says it is from an earlier session`, async () => {
+  const { old, other } = await staleTab();
   await refusedVote(old, 'token from another session',
     /This page is from an earlier session \(you logged out or in since it was loaded\): reload it and try again\./,
     'token from another session');
@@ -128,13 +134,7 @@ function scriptedVote() {
 }
 
 test(`${BROWSER}: a script of a stale tab retries once with the fresh token of the 403 (--retry-token)`, async () => {
-  await browser.clearCookies();
-  const old = await browser.newPage();
-  await login(old, demo.victim, 'alice', 'wonderland');
-  const other = await browser.newPage();
-  await other.goto(`${demo.victim}/`);
-  await other.clickAndWait('#logout');
-  await login(other, demo.victim, 'alice', 'wonderland');
+  const { old, other } = await staleTab();
   const before = await getState(demo.victim);
   const mark = demo.mark();
   const r = await old.evaluate(scriptedVote);
