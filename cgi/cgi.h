@@ -58,8 +58,11 @@ void cgi_fail(unsigned status, const char *text);
 void cgi_log(const char *what, const char *method, const char *path, const char *detail);
 
 /* Answers a request the library rejected with its rejection page (and
- * CSP) and logs the reason's name; the program never runs. */
-void cgi_reject(csrf_reason reason, unsigned status, const char *method, const char *path);
+ * CSP) and logs the reason's name; the program never runs. With conf and
+ * req, and retry_token on, a stale token's 403 carries a fresh one (page
+ * and X-CSRF-Token) when csrf_retry_prepare allows it; NULL: never. */
+void cgi_reject(const cgi_conf *conf, const csrf_request *req, csrf_reason reason, unsigned status, const char *method,
+                const char *path);
 
 /* Runs program with this process's environment and, as its standard
  * input, body_fd (or the inherited one when -1); relays its CGI answer to

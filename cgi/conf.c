@@ -164,6 +164,17 @@ static const char *d_form_action_csp(cgi_conf *c, args *x)
 	return NULL;
 }
 
+/* The self-healing retry: a 403 for a stale token carries a fresh one
+ * (csrf_retry_prepare). Off by default. */
+static const char *d_retry_token(cgi_conf *c, args *x)
+{
+	int v = pick("retry_token", x->a[0], flags, x->msg);
+	if (v < 0)
+		return x->msg;
+	csrf_ctx_set_retry_token(c->ctx, v);
+	return NULL;
+}
+
 /* A path as the request's path is compared with it: from '/', no query,
  * fragment, space or control. */
 static const char *d_unsafe_get(cgi_conf *c, args *x)
@@ -214,6 +225,7 @@ static const struct {
     {"action", 1, 1, 0, d_action},
     {"inject", 1, 1, 0, d_inject},
     {"form_action_csp", 1, 1, 0, d_form_action_csp},
+    {"retry_token", 1, 1, 0, d_retry_token},
 };
 #define N_DIRECTIVES (sizeof directives / sizeof directives[0])
 #define D_KEY_FILE 1

@@ -199,7 +199,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 			goto out;
 		}
 		if (r != CSRF_OK) {
-			cgi_reject(r, code, method, path);
+			cgi_reject(NULL, NULL, r, code, method, path);
 			status = 0;
 			goto out;
 		}
@@ -208,7 +208,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 		res = csrf_check(conf->ctx, &req);
 	}
 	if (!res.allowed) {
-		cgi_reject(res.reason, res.reason == CSRF_BODY_TOO_LARGE ? 413 : 403, method, path);
+		cgi_reject(conf, &req, res.reason, res.reason == CSRF_BODY_TOO_LARGE ? 413 : 403, method, path);
 		status = 0;
 		goto out;
 	}

@@ -24,7 +24,7 @@ typedef struct {
 static const char usage[] =
     "usage: csrf-demo [--listen 127.0.0.1:8080] [--attacker-listen 127.0.0.1:8081] [--db FILE]\n"
     "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL] [--router ADDR:PORT]\n"
-    "                 [--log-requests]\n"
+    "                 [--log-requests] [--retry-token]\n"
     "  --listen ADDR:PORT           the victim site (default 127.0.0.1:8080)\n"
     "  --attacker-listen ADDR:PORT  the attacker site (default 127.0.0.1:8081)\n"
     "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
@@ -38,7 +38,9 @@ static const char usage[] =
     "  --router ADDR:PORT           also a router: busybox httpd, its CGI admin pages behind csrf-cgi\n"
     "  --log-requests               print a line per victim request with what the browser sent: Origin,\n"
     "                               Referer (no query), Sec-Fetch-Site, Sec-Fetch-Mode, Content-Type and\n"
-    "                               whether a Cookie came (never its value)\n";
+    "                               whether a Cookie came (never its value)\n"
+    "  --retry-token                 a 403 for a stale token from the site's own page carries a fresh\n"
+    "                               one in X-CSRF-Token, so a script can retry once (off by default)\n";
 
 static enum MHD_Result too_large(struct MHD_Connection *c)
 {
@@ -167,7 +169,7 @@ int main(int argc, char **argv)
 	const char *listen = "127.0.0.1:8080", *attacker_listen = "127.0.0.1:8081";
 	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory", *origin = NULL;
 	const char *router = NULL;
-	int log_requests = 0;
+	int log_requests = 0, retry_token = 0;
 	demo_app app;
 	struct sockaddr_in vsa, asa;
 	int status = 1;
@@ -195,6 +197,8 @@ int main(int argc, char **argv)
 			app.unprotected = 1;
 		else if (strcmp(a, "--log-requests") == 0)
 			log_requests = 1;
+		else if (strcmp(a, "--retry-token") == 0)
+			retry_token = 1;
 		else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			fputs(usage, stdout);
 			return 0;
@@ -235,6 +239,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: self origin: %s\n", csrf_ctx_error(app.csrf));
 		goto out;
 	}
+	csrf_ctx_set_retry_token(app.csrf, retry_token);
 	csrf_reason kr = key_file ? csrf_ctx_load_key_file(app.csrf, key_file) : csrf_ctx_generate_key(app.csrf);
 	if (kr != CSRF_OK) {
 		fprintf(stderr, "csrf-demo: key: %s (%s)\n", csrf_reason_str(kr), csrf_ctx_error(app.csrf));

@@ -33,7 +33,8 @@ typedef struct {
 	char set_cookie[512]; /* "" : none */
 	csrf_request req;     /* the request as libcsrf reads it */
 	int tok_ready;
-	csrf_page page; /* field, token and, for anonymous visitors, the secret cookie */
+	csrf_page page;                       /* field, token and, for anonymous visitors, the secret cookie */
+	char retry_token[CSRF_TOKEN_LEN + 1]; /* --retry-token: X-CSRF-Token of a 403, "" none */
 } vreq;
 
 /* ---- request helpers ---- */
@@ -187,7 +188,7 @@ static int page_token(vreq *v)
 
 static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *location, const char *allow)
 {
-	const char *h[14];
+	const char *h[18];
 	int n = 0;
 	h[n++] = "Content-Security-Policy";
 	h[n++] = CSP;
@@ -212,6 +213,10 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 	if (status == 503 || status == 429) {
 		h[n++] = "Retry-After";
 		h[n++] = status == 503 ? "1" : DEMO_STR(DEMO_LOGIN_LOCK_S);
+	}
+	if (v->retry_token[0]) {
+		h[n++] = "X-CSRF-Token";
+		h[n++] = v->retry_token;
 	}
 	h[n] = NULL;
 	return demo_respond(v->c, status, "text/html; charset=utf-8", b, h);
@@ -317,6 +322,11 @@ static enum MHD_Result reject_csrf(vreq *v, unsigned status, csrf_reason r)
 	                  : r == CSRF_LOCKED_OUT    ? "Too many wrong passwords: the account is locked for 15 minutes, "
 	                                              "even for the right password."
 	                                            : csrf_reason_advice(r);
+	/* --retry-token: the library says when a fresh token may go back */
+	csrf_page fresh;
+	if (!v->app->unprotected && csrf_retry_prepare(v->app->csrf, &v->req, r, &fresh) == CSRF_OK)
+		memcpy(v->retry_token, fresh.token, sizeof v->retry_token);
+	csrf_page_wipe(&fresh);
 	return reject(v, status, csrf_reason_str(r), why);
 }
 
@@ -743,5 +753,6 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 out:
 	session_wipe(&v.sess);
 	csrf_page_wipe(&v.page);
+	explicit_bzero(v.retry_token, sizeof v.retry_token);
 	return ret;
 }

@@ -557,6 +557,26 @@ int csrf_cache_control_is_private(const char *value, size_t len);
 /* Wipes the token and cookie a csrf_page holds. */
 void csrf_page_wipe(csrf_page *page);
 
+/* Self-healing retry, off by default (csrf_ctx_set_retry_token). After
+ * csrf_check rejected req for a stale token (CSRF_TOKEN_EXPIRED,
+ * CSRF_TOKEN_SESSION, CSRF_TOKEN_INVALID, CSRF_UNKNOWN_KEY), fills out as
+ * csrf_page_prepare does, with a fresh token for the same secret and
+ * session, for the adapter's 403: in its page and in an X-CSRF-Token
+ * response header, so a script of the site's own page can retry once
+ * (never more: a second rejection is final). Offered only when the
+ * request proves it came from the site's own page (Sec-Fetch-Site:
+ * same-origin, or without fetch metadata an Origin equal to the site's
+ * own; a trusted origin, a Referer or no evidence is not enough) and the
+ * client's secret is valid: never for a cross-site or origin failure, a
+ * missing or malformed token, a missing, planted or expired cookie.
+ * Safe because only the page's own origin can read a response to its own
+ * request. CSRF_OK (out holds a token: csrf_page_wipe it), CSRF_NOT_FOUND
+ * (no token may be offered: send the 403 without one), CSRF_ERR_ARG, or
+ * csrf_page_prepare's errors. */
+void csrf_ctx_set_retry_token(csrf_ctx *ctx, int on);
+CSRF_MUST_CHECK csrf_reason csrf_retry_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_reason rejected,
+                                               csrf_page *out);
+
 /* Hands one Set-Cookie value of the response (as the application sent it)
  * to the library: when it sets the configured session cookie, req's
  * session_id becomes its value (pointing into value; the last one wins,

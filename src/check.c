@@ -357,6 +357,30 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 
 /* ---- token stage ---- */
 
+static int derived_field(void *ud, const char *name, size_t len, int encoded)
+{
+	(void)ud;
+	(void)encoded;
+	return csrf_field_name_derived(name, len);
+}
+
+/* No field of this secret's name. With derived names, a field named for
+ * another secret is the form of a page rendered before the secret changed
+ * (a login or logout since, the cookies cleared): a token of another
+ * session, so the person is told the page is from an earlier session, not
+ * that it carried no token. A forger who sends such a field learns
+ * nothing: the advice is the same, and nothing was checked against it. */
+static csrf_reason missing_field(const csrf_ctx *ctx, const csrf_request *req)
+{
+	if (ctx->field_name[0])
+		return CSRF_TOKEN_MISSING;
+	csrf_form_kind kind = csrf_form_kind_of(req->content_type.ptr, req->content_type.len);
+	return csrf_form_each_name(kind, req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
+	                           derived_field, NULL) == CSRF_NOT_FOUND
+	           ? CSRF_TOKEN_SESSION
+	           : CSRF_TOKEN_MISSING;
+}
+
 /* Where the token field must come from when no token header came: the
  * body. CSRF_OK with the value in out (decoded, *got its length), or the
  * stage's reason; *needs_body when the body is a form not given yet. */
@@ -392,7 +416,7 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 	case CSRF_OK:
 		return CSRF_OK;
 	case CSRF_NOT_FOUND:
-		return CSRF_TOKEN_MISSING;
+		return missing_field(ctx, req);
 	case CSRF_ERR_BUFFER:
 		return CSRF_TOKEN_MALFORMED;
 	default:

@@ -140,6 +140,7 @@ struct csrf_ctx {
 	int allow_fetch_none;
 	int allow_same_site;
 	int unsafe_get;
+	int retry_token; /* retry.c */
 	uint32_t max_age;
 	size_t body_max;
 
@@ -191,6 +192,11 @@ int64_t csrf_now(int64_t now);
 typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrf_form_kind;
 /* The kind of form body a Content-Type value announces (NULL: none). */
 csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len);
+/* 1 when name has the shape of a derived hidden-field name ("csrf_" and
+ * 12 lower-case hex characters; token.c): the field of a page rendered for
+ * some secret, perhaps not this request's. */
+int csrf_field_name_derived(const char *name, size_t len);
+
 /* Called with each field name of a form body: urlencoded names raw
  * (encoded = 1, still percent-encoded), multipart names as written in the
  * part (encoded = 0). Non-zero stops. */

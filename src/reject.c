@@ -16,8 +16,7 @@ CSRF_API const char *csrf_reason_advice(csrf_reason r)
 	case CSRF_REFERER_MISMATCH:
 	case CSRF_NO_EVIDENCE:
 		return "The request was sent by a page of another site, which may not act for you here. If you meant "
-		       "to "
-		       "do this, open this site yourself and do it from its own pages.";
+		       "to do this, open this site yourself and do it from its own pages.";
 	case CSRF_REFERER_MISSING:
 	case CSRF_REFERER_INSECURE:
 		return "Your browser did not say which page sent this request. Go back, reload the page and try again; "
@@ -25,6 +24,15 @@ CSRF_API const char *csrf_reason_advice(csrf_reason r)
 	case CSRF_TOKEN_SESSION:
 		return "This page is from an earlier session (you logged out or in since it was loaded): reload it and "
 		       "try again.";
+	case CSRF_TOKEN_INVALID:
+		/* A token of another secret under the same session binding
+		 * (a secret renewed behind a fixed field name) reads the same
+		 * as a forged one: both get the advice that helps the first. */
+		return "This page's security token does not match your session: the page is probably from an earlier "
+		       "session (you logged out or in since it was loaded). Reload it and try again.";
+	case CSRF_SECRET_INVALID:
+		return "Your browser sent a security cookie this site cannot verify (one from before the site changed "
+		       "its keys, or an altered one): reload the page and try again.";
 	case CSRF_TOKEN_EXPIRED:
 	case CSRF_SECRET_EXPIRED:
 		return "This page has expired: reload it and try again.";
@@ -38,8 +46,6 @@ CSRF_API const char *csrf_reason_advice(csrf_reason r)
 		       "this site's cookies, then reload the page and try again.";
 	case CSRF_TOKEN_MISSING:
 	case CSRF_TOKEN_MALFORMED:
-	case CSRF_TOKEN_INVALID:
-	case CSRF_SECRET_INVALID:
 		return "The request did not carry this page's security token. Go back, reload the page and try again.";
 	case CSRF_REAUTH_REQUIRED:
 	case CSRF_REAUTH_FAILED:

@@ -235,6 +235,17 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	return CSRF_OK;
 }
 
+int csrf_field_name_derived(const char *name, size_t len)
+{
+	const size_t plen = sizeof FIELD_PREFIX - 1;
+	if (len != plen + 2 * FIELD_HASH_BYTES || memcmp(name, FIELD_PREFIX, plen) != 0)
+		return 0;
+	for (size_t i = plen; i < len; i++)
+		if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
 CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap)
 {
 	if (!ctx || !out)

@@ -6,20 +6,17 @@
 // attempt logged with its reason. Without the wrapper (--unprotected) the
 // same page resets the router and sets mallory's DNS servers.
 //
-// The browser comes from tests/e2e/lib.mjs (launchBrowser); nothing here
-// is specific to Chromium, so the test runs in another browser as soon as
-// lib.mjs can launch one.
+// Run in the browser E2E_BROWSER names (tests/e2e/browser.mjs; ctest:
+// cgi.router.chromium and cgi.router.firefox). Screenshots: router-admin-
+// and router-rejected-BROWSER.png (shotFile).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
+import { BROWSER, launch, shotFile } from '../../tests/e2e/browser.mjs';
 import { startDemo, waitForLog } from '../../tests/e2e/demo.mjs';
-import { launchBrowser } from '../../tests/e2e/playwright.mjs';
 import { freePort } from '../../tests/fleet/fleet.mjs';
 
 const ADMIN = { username: 'admin', password: 'admin' };
-const out = process.env.E2E_OUT || path.join(path.dirname(new URL(import.meta.url).pathname), 'out');
 
 // GET with the admin's Basic credentials. The lenient parser: the bare
 // programs (--unprotected) end their header lines with LF only, as
@@ -47,27 +44,33 @@ async function routerState(router) {
   return { dns1: value('dns1'), dns2: value('dns2'), changes: changes.split('\n').filter(Boolean) };
 }
 
+// A tab that answers the router's Basic challenge as the admin.
+async function adminPage(browser) {
+  const page = await browser.newPage();
+  await page.authenticate(ADMIN);
+  return page;
+}
+
 async function saveDns(page, router, dns1, dns2) {
   await page.goto(`${router}/cgi-bin/index.cgi`);
   await page.fill('#dns1', dns1);
   await page.fill('#dns2', dns2);
-  await Promise.all([page.waitForURL(`${router}/cgi-bin/index.cgi`), page.click('#save')]);
-  assert.equal(await page.inputValue('#dns1'), dns1);
+  await page.clickAndWait('#save');
+  assert.equal(page.url(), `${router}/cgi-bin/index.cgi`);
+  assert.equal(await page.evaluate(() => document.querySelector('#dns1').value), dns1);
 }
 
 for (const unprotected of [false, true]) {
   const mode = unprotected ? 'unprotected' : 'protected';
-  describe(`router, ${mode}`, () => {
+  describe(`${BROWSER}: router, ${mode}`, () => {
     let demo, browser, router;
 
     before(async () => {
-      fs.mkdirSync(out, { recursive: true });
       const port = await freePort();
       router = `http://127.0.0.1:${port}`;
       demo = await startDemo({ unprotected, args: ['--router', `127.0.0.1:${port}`] });
       assert.ok(await waitForLog(demo, 0, new RegExp(`^router: +${router}/`, 'm')), 'the demo runs the router');
-      browser = await launchBrowser();
-      await browser.context.setHTTPCredentials({ ...ADMIN, origin: router });
+      browser = await launch(BROWSER);
     });
 
     after(async () => {
@@ -76,20 +79,23 @@ for (const unprotected of [false, true]) {
     });
 
     test(`${mode}: the admin saves a setting and restores the defaults by clicking`, async () => {
-      const page = await browser.context.newPage();
+      const page = await adminPage(browser);
       const mark = demo.mark();
       await saveDns(page, router, '9.9.9.9', '149.112.112.112');
       let s = await routerState(router);
       assert.deepEqual([s.dns1, s.dns2], ['9.9.9.9', '149.112.112.112']);
-      await Promise.all([page.waitForURL(`${router}/cgi-bin/reset.cgi`), page.click('#reset')]);
-      assert.equal(await page.textContent('#done'), 'Factory defaults restored.');
+      await page.clickAndWait('#reset');
+      assert.equal(page.url(), `${router}/cgi-bin/reset.cgi`);
+      assert.equal(await page.text('#done'), 'Factory defaults restored.');
       s = await routerState(router);
       assert.deepEqual([s.dns1, s.changes.at(-1)], ['192.168.1.1', 'reset']);
       await saveDns(page, router, '9.9.9.9', '149.112.112.112');
       if (!unprotected) {
-        const html = await (await page.goto(`${router}/cgi-bin/index.cgi`)).text();
-        assert.match(html, /<input type="hidden" name="csrf_[0-9a-f]{12}" value="[\w-]{144}">/, 'the form has a token');
-        await page.screenshot({ path: path.join(out, 'router-admin.png') });
+        await page.goto(`${router}/cgi-bin/index.cgi`);
+        assert.equal(await page.count('form input[type=hidden][name^="csrf_"]'), 1, 'the form has a token field');
+        assert.match(await page.attr('form input[type=hidden][name^="csrf_"]', 'name'), /^csrf_[0-9a-f]{12}$/);
+        assert.match(await page.attr('form input[type=hidden][name^="csrf_"]', 'value'), /^[\w-]{144}$/);
+        await page.screenshot(shotFile(`router-admin-${BROWSER}`));
       }
       assert.doesNotMatch(demo.logSince(mark), /csrf-cgi: rejected/);
       await page.close();
@@ -99,22 +105,24 @@ for (const unprotected of [false, true]) {
       const before = await routerState(router);
       assert.equal(before.dns1, '9.9.9.9');
       const mark = demo.mark();
-      const page = await browser.context.newPage();
-      await Promise.all([
-        page.waitForURL((u) => u.href.startsWith(`${router}/`), { waitUntil: 'load' }),
-        page.goto(`${demo.attacker}/router`, { waitUntil: 'commit' }),
-      ]);
+      const page = await adminPage(browser);
+      await page.goto(`${demo.attacker}/router`, { wait: false });
+      await page.waitForUrl('the attacker page /router submits its form to the router',
+        (u) => u.startsWith(`${router}/`));
       const after = await routerState(router);
       if (unprotected) {
         assert.deepEqual(after.changes.slice(before.changes.length), ['reset', 'dns 6.6.6.6 6.6.4.4']);
         assert.deepEqual([after.dns1, after.dns2], ['6.6.6.6', '6.6.4.4']);
       } else {
         assert.deepEqual(after, before, 'the router is unchanged');
-        assert.ok(await page.textContent('#reason'), 'the rejection page names the reason');
-        await page.screenshot({ path: path.join(out, 'router-rejected.png') });
+        // Both browsers send Sec-Fetch-Site to loopback (a trustworthy
+        // origin for Firefox too): the other port is the same site.
+        assert.equal(await page.text('#reason'), 'same_site', 'the rejection page names the reason');
+        assert.match(await page.text('#advice'), /^The request was sent by a page of another site/);
+        await page.screenshot(shotFile(`router-rejected-${BROWSER}`));
         for (const req of ['GET /cgi-bin/reset.cgi', 'POST /cgi-bin/dns.cgi']) {
-          const re = new RegExp(`^csrf-cgi: rejected ${req}: \\w+$`, 'm');
-          assert.ok(await waitForLog(demo, mark, re), `csrf-cgi logged "rejected ${req}: <reason>"`);
+          const re = new RegExp(`^csrf-cgi: rejected ${req}: same_site$`, 'm');
+          assert.ok(await waitForLog(demo, mark, re), `csrf-cgi logged "rejected ${req}: same_site"`);
         }
       }
       await page.close();

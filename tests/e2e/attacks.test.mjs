@@ -5,13 +5,15 @@
 // same, alice stays signed in, and the demo logs the rejection with its
 // reason. Either way the demo logs what the browser sent with each forged
 // request (--log-requests), the test checks it against what this browser
-// is known to send, and writes the table to E2E_OUT/headers-BROWSER-MODE.md
-// with the screenshots.
+// is known to send, and writes the table to E2E_OUT/headers-BROWSER-MODE.md;
+// the screenshots go where shotFile says (CSRF_SCREENSHOTS=docs/img
+// regenerates the README's).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startDemo, waitForLog } from './demo.mjs';
+import { shotFile } from './browser.mjs';
 import { ATTACKS, BROWSER, launch, login, requestLines, runAttack } from './lib.mjs';
 import { expectedHeaders, headerTable } from './headers.mjs';
 
@@ -61,7 +63,7 @@ for (const attack of ATTACKS) {
 test(`${BROWSER} ${mode}: the headers table and screenshots of the victim and the attacker`, async () => {
   assert.equal(seen.length, ATTACKS.length, 'every attack was recorded');
   fs.writeFileSync(path.join(out, `headers-${BROWSER}-${mode}.md`), headerTable(BROWSER, seen, demo.attacker));
-  const shot = (name) => path.join(out, `${name}-${BROWSER}.png`);
+  const shot = (name) => shotFile(`${name}-${BROWSER}`);
   const page = await browser.newPage();
   await login(page, demo.victim, 'alice', 'wonderland');
   await page.screenshot(shot(`victim-${mode}`));

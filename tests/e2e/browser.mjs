@@ -13,7 +13,14 @@
 //                         textOrNull(sel), count(sel), attr(sel, name),
 //                         evaluate(fn, ...args), back(), forward(),
 //                         waitFor(sel), waitForUrl(name, pred),
+//                         authenticate({ username, password }),
 //                         screenshot(path), url(), close()
+//   shotFile(name)        where a test writes screenshot NAME.png: the
+//                         directory CSRF_SCREENSHOTS names (e.g. docs/img,
+//                         to regenerate the README's images), else E2E_OUT
+//                         (the build tree), so a test run never dirties the
+//                         source tree; a relative CSRF_SCREENSHOTS is taken
+//                         from the repository's top
 //   step(name, fn, opts)  fn within STEP_MS or an error naming the step, the
 //                         page's URL and the requests still in flight
 //
@@ -176,6 +183,11 @@ class Page {
     }, { page: this });
   }
 
+  // HTTP Basic credentials this tab answers every challenge with.
+  async authenticate(creds) {
+    await step('set HTTP credentials', () => this.p.authenticate(creds), { page: this });
+  }
+
   async screenshot(file) {
     await step(`screenshot ${path.basename(file)}`, () => this.p.screenshot({ path: file }), { page: this });
   }
@@ -183,6 +195,15 @@ class Page {
   async close() {
     await step(`close ${this.url()}`, () => this.p.close(), { page: this });
   }
+}
+
+const TOP = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+
+export function shotFile(name) {
+  const env = process.env.CSRF_SCREENSHOTS;
+  const dir = env ? path.resolve(TOP, env) : process.env.E2E_OUT || path.join(os.tmpdir(), 'csrf-e2e-out');
+  fs.mkdirSync(dir, { recursive: true });
+  return path.join(dir, `${name}.png`);
 }
 
 function launchOptions(name) {

@@ -1,6 +1,6 @@
 // playwright.mjs - headless Debian Chromium through playwright-core, for
-// the tests written on Playwright's page API (nginx.phpmyadmin, the
-// router's cgi.router). The cross-browser tests use browser.mjs instead.
+// the one test written on Playwright's page API (nginx.phpmyadmin: its
+// text selectors and locators). The cross-browser tests use browser.mjs.
 // Never downloads a browser.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -76,6 +76,9 @@ enum where {
 	W_MULTIPART_NO_BOUNDARY,
 	W_MULTIPART_TRUNCATED,
 	W_FORM_NO_CONTENT_TYPE, /* urlencoded body, no Content-Type */
+	W_FORM_OTHER_SECRET,    /* urlencoded under the derived name of the other secret (a stale page) */
+	W_MULTIPART_OTHER_SECRET,
+	W_FORM_UPPER_HEX, /* urlencoded under "csrf_" and 12 upper-case hex: no derived name */
 };
 
 enum secret_src {
@@ -464,6 +467,19 @@ static void make_text(const row *r, text *t)
 	case W_FORM_NO_CONTENT_TYPE:
 		form_body(t, field, tok);
 		t->content_type = NULL;
+		break;
+	case W_FORM_OTHER_SECRET:
+	case W_MULTIPART_OTHER_SECRET:
+		/* derived even where the row's context has a fixed name */
+		must(csrf_field_name(g.ctx[C_DEFAULT], r->secret == SEC_COOKIE_B ? SECRET_A : SECRET_B, field,
+		                     sizeof field));
+		if (r->where == W_FORM_OTHER_SECRET)
+			form_body(t, field, tok);
+		else
+			multipart_body(t, field, tok);
+		break;
+	case W_FORM_UPPER_HEX:
+		form_body(t, "csrf_0123456789AB", tok);
 		break;
 	}
 
@@ -2028,6 +2044,31 @@ static const row token_rows[] = {
     {.name = "token: field under another name",
      .sfs = "same-origin",
      .where = W_FORM_WRONG_NAME,
+     .reason = CSRF_TOKEN_MISSING},
+    /* A page rendered for another secret (before a login, a logout, the
+     * cookies cleared) names its field for that secret: a token of
+     * another session, whatever its value. */
+    {.name = "token: field named for another secret (a stale page)",
+     .sfs = "same-origin",
+     .where = W_FORM_OTHER_SECRET,
+     .reason = CSRF_TOKEN_SESSION},
+    {.name = "token: multipart field named for another secret",
+     .sfs = "same-origin",
+     .where = W_MULTIPART_OTHER_SECRET,
+     .reason = CSRF_TOKEN_SESSION},
+    {.name = "token: field named for another secret, secret cookie B",
+     .sfs = "same-origin",
+     .secret = SEC_COOKIE_B,
+     .where = W_FORM_OTHER_SECRET,
+     .reason = CSRF_TOKEN_SESSION},
+    {.name = "token: field named for another secret, fixed field name configured",
+     .cfg = C_FIELD,
+     .sfs = "same-origin",
+     .where = W_FORM_OTHER_SECRET,
+     .reason = CSRF_TOKEN_MISSING},
+    {.name = "token: field almost a derived name (upper-case hex)",
+     .sfs = "same-origin",
+     .where = W_FORM_UPPER_HEX,
      .reason = CSRF_TOKEN_MISSING},
     {.name = "token: form without a token",
      .sfs = "same-origin",

@@ -17,9 +17,18 @@ static void test_advice_for_stale_cases(void **state)
 		csrf_reason r;
 		const char *says;
 	} rows[] = {
-	    {CSRF_TOKEN_SESSION, "earlier session"}, {CSRF_TOKEN_EXPIRED, "expired"}, {CSRF_SECRET_EXPIRED, "expired"},
-	    {CSRF_UNKNOWN_KEY, "no longer uses"},    {CSRF_SECRET_MISSING, "cookie"}, {CSRF_CROSS_SITE, "another site"},
-	    {CSRF_COOKIE_AMBIGUOUS, "twice"},        {CSRF_TOKEN_MISSING, "reload"},
+	    {CSRF_TOKEN_SESSION, "earlier session"},
+	    {CSRF_TOKEN_EXPIRED, "expired"},
+	    {CSRF_SECRET_EXPIRED, "expired"},
+	    {CSRF_UNKNOWN_KEY, "no longer uses"},
+	    {CSRF_SECRET_MISSING, "cookie"},
+	    {CSRF_CROSS_SITE, "another site"},
+	    {CSRF_COOKIE_AMBIGUOUS, "twice"},
+	    {CSRF_TOKEN_MISSING, "reload"},
+	    /* a token of a renewed secret reads as a forged one: the advice
+	     * that helps the person who logged in again, harmless to a forger */
+	    {CSRF_TOKEN_INVALID, "earlier session"},
+	    {CSRF_SECRET_INVALID, "reload"},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
 		if (!strstr(csrf_reason_advice(rows[i].r), rows[i].says))
