@@ -343,20 +343,35 @@ static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
  * continues as a GET without its body or a method override (a named
  * location would otherwise keep the method and the body this module
  * read): the upstream never receives the forged request. */
-static ngx_int_t ngx_http_csrf_drop_override(ngx_table_elt_t *h, void *data)
+/* The headers a rejected request loses before it goes on: the method
+ * overrides, and its credentials (Cookie, Authorization), so that where an
+ * error_page sends it the application sees an anonymous visitor. A header
+ * is renamed and emptied: upstreams copy the list, so it must not stay. */
+static ngx_int_t ngx_http_csrf_drop_for_neutral(ngx_table_elt_t *h, void *data)
 {
 	(void)data;
 
-	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len)) {
+	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len) ||
+	    (h->key.len == 6 && ngx_strncasecmp(h->key.data, (u_char *)"Cookie", 6) == 0) ||
+	    (h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Authorization", 13) == 0)) {
 		ngx_str_set(&h->key, "X-CSRF-Dropped");
 		h->lowcase_key = (u_char *)"x-csrf-dropped";
+		h->hash = ngx_hash_key(h->lowcase_key, h->key.len);
+		ngx_str_null(&h->value);
 	}
 
 	return NGX_OK;
 }
 
+/* A rejected request that an internal redirect (error_page, a named
+ * location, try_files) sends on goes as what it cannot abuse: a GET of
+ * the same path, without its query, body, method override or credentials.
+ * The error location can render a page; it cannot act for the user (an
+ * unsafe_get path's query, a POST turned into a GET with parameters). */
 static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 {
+	u_char *q;
+
 	r->method = NGX_HTTP_GET;
 	ngx_str_set(&r->method_name, "GET");
 
@@ -369,7 +384,21 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 		r->preserve_body = 0;
 	}
 
-	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_override, NULL);
+	ngx_str_null(&r->args);
+	q = ngx_strlchr(r->unparsed_uri.data, r->unparsed_uri.data + r->unparsed_uri.len, '?');
+	if (q) {
+		r->unparsed_uri.len = q - r->unparsed_uri.data;
+	}
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_for_neutral, NULL);
+	r->headers_in.authorization = NULL;
+	ngx_str_null(&r->headers_in.user);
+	ngx_str_null(&r->headers_in.passwd);
+#if defined(nginx_version) && nginx_version >= 1023000
+	r->headers_in.cookie = NULL;
+#else
+	r->headers_in.cookies.nelts = 0;
+#endif
 }
 
 /* 1 when error_page handles status in this location. */

@@ -146,7 +146,8 @@ def end_template(self, token):
         e = tree.openElements[k]
         if e.name == "template" and e.namespace == tree.defaultNamespace:
             del tree.openElements[k:]
-            tree.clearActiveFormattingElements()  # up to the template's marker
+            if any(e is Marker for e in tree.activeFormattingElements):
+                tree.clearActiveFormattingElements()  # up to the template's marker
             try:
                 self.parser.resetInsertionMode()
             except AssertionError:  # html5lib's reset expects a body or a table

@@ -32,6 +32,9 @@ HTTP = """
         location /aged {{ csrf_mode both; csrf_max_age 2s; proxy_pass http://127.0.0.1:{upstream}; }}
         location /tf/ {{ try_files /nonexistent /legacy/apply.cgi?$args; }}
         location /legacy/ {{ csrf_unsafe_get on; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /legacy-ep/ {{ csrf_unsafe_get on; error_page 403 = @app; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /post-ep/ {{ error_page 403 = @app; proxy_pass http://127.0.0.1:{upstream}; }}
+        location @app {{ proxy_pass http://127.0.0.1:{upstream}; }}
         location /front/ {{ try_files /nonexistent /strict/index.php; }}
         location /strict/ {{ csrf_mode both; proxy_pass http://127.0.0.1:{upstream}; }}
     }}
@@ -41,10 +44,13 @@ PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=po
 
 
 def echo(c, head, body):
-    """The upstream says which method and body it got."""
-    method = head.split(b" ", 1)[0]
-    override = b"x-http-method-override" in head.lower()
-    T.send_whole(c, b"method=%s len=%d override=%d" % (method, len(body), int(override)), "text/plain")
+    """The upstream says which method, body, target and credentials it got."""
+    method, target = head.split(b" ", 2)[:2]
+    lower = head.lower()
+    override = b"x-http-method-override" in lower
+    creds = int(b"\r\ncookie:" in lower) + 2 * int(b"\r\nauthorization:" in lower)
+    T.send_whole(c, b"method=%s len=%d override=%d target=%s creds=%d" % (method, len(body), int(override), target,
+                                                                          creds), "text/plain")
 
 
 class ProtocolTest(unittest.TestCase):
@@ -88,6 +94,32 @@ class ProtocolTest(unittest.TestCase):
         # $csrf_result keeps the verdict across the redirect
         self.assertTrue(any(l.startswith("GET /named ") and l.endswith(" origin_mismatch") for l in log), log)
         self.assertEqual(self.ngx.crashed(), [])
+
+    def test_error_page_receives_no_query_and_no_credentials(self):
+        """A rejected request that error_page sends to the application
+        arrives as an anonymous GET of its path: the query of an
+        unsafe_get URL (the <img> attack) and the parameters of a forged
+        POST never reach it, nor the user's Cookie or Authorization."""
+        rows = [
+            ("<img> of an unsafe_get URL", "GET", "/legacy-ep/reboot?now=1",
+             [("Sec-Fetch-Site", "cross-site")], b""),
+            ("<img> of an unsafe_get URL, foreign Referer", "GET", "/legacy-ep/reboot?now=1",
+             [("Referer", "http://evil.example/kittens")], b""),
+            ("forged POST with a query", "POST", "/post-ep/transfer?to=mallory",
+             [("Origin", "http://evil.example"), ("Content-Type", "application/x-www-form-urlencoded")],
+             b"amount=1000"),
+        ]
+        for name, method, target, headers, body in rows:
+            with self.subTest(name):
+                hdrs = headers + [("Cookie", self.cookie), ("Authorization", "Basic YWRtaW46YWRtaW4=")]
+                r = T.request(self.port, method, target, hdrs, body)
+                self.assertEqual(r.status, 200, r.body)
+                path = target.split("?")[0].encode()
+                self.assertIn(b"method=GET len=0 override=0 target=%s creds=0" % path, r.body)
+        # an allowed request keeps all of it
+        r = T.request(self.port, "GET", "/legacy-ep/reboot?now=1", [("Sec-Fetch-Site", "same-origin"),
+                                                                   ("Cookie", self.cookie)])
+        self.assertIn(b"method=GET len=0 override=0 target=/legacy-ep/reboot?now=1 creds=1", r.body)
 
     def test_stricter_location_after_internal_redirect(self):
         # the first location's verdict does not cover a stricter one that
