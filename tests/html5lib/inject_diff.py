@@ -137,6 +137,12 @@ def patch_scopes():
         # not the table scope: html5lib's table modes assert on it
         if variant != "table" and not invert and (HTML_NS, "template") not in elements:
             base.listElementsMap[variant] = (frozenset(elements | {(HTML_NS, "template")}), invert)
+    # template is a special element: "any other end tag" (a </font> with
+    # no <font> after the template's marker) stops at it instead of
+    # popping it
+    from html5lib import html5parser
+    if (HTML_NS, "template") not in html5parser.specialElements:
+        html5parser.specialElements = frozenset(html5parser.specialElements | {(HTML_NS, "template")})
 
 
 def end_template(self, token):
@@ -256,10 +262,13 @@ class Recorder:
 
             def insertElementTable(self, token):
                 before = len(self.openElements)
+                in_template = template_open(self)
                 el = base.insertElementTable(self, token)
                 if el is None and len(self.openElements) > before:
                     el = self.openElements[-1]
                 recorder.note(self, token, el)
+                if token["name"] == "base" and in_template and el is not None:
+                    el._element.attrib[IN_TEMPLATE] = "1"
                 return el
 
         self.builder = Builder
