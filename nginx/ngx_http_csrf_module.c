@@ -78,6 +78,8 @@ typedef struct {
 	ngx_chain_t *busy;
 	ngx_chain_t *free; /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
 	ngx_buf_t *cur;    /* the output buf being filled from the current input */
+	off_t left;        /* body bytes still to come, when the response said (else -1) */
+	ngx_uint_t ended;  /* the last byte has been read: the response's end went out with it */
 	ngx_uint_t failed;
 } ngx_http_csrf_ctx_t;
 
@@ -318,6 +320,7 @@ static ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
 		return NULL;
 	}
 
+	ctx->left = -1;
 	ngx_http_set_ctx(r, ctx, ngx_http_csrf_module);
 
 	return ctx;
@@ -1153,6 +1156,11 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 
 	ctx->last_out = &ctx->out;
 
+	/* With its length known, the response ends with its last byte: the
+	 * end (the chunked encoding's last chunk) leaves in the same write
+	 * as that byte, not in one of its own when the upstream's empty last
+	 * buf comes. */
+	ctx->left = r == r->main ? r->headers_out.content_length_n : -1;
 	ngx_http_clear_content_length(r);
 	ngx_http_clear_accept_ranges(r);
 	ngx_http_clear_last_modified(r);
@@ -1411,6 +1419,7 @@ static void ngx_http_csrf_log_status(ngx_http_request_t *r, unsigned status)
 
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
+	off_t size;
 	ngx_int_t rc;
 	ngx_buf_t *b, *ib;
 	ngx_chain_t *cl;
@@ -1446,6 +1455,17 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 	for (/* void */; in; in = in->next) {
 		ib = in->buf;
 		ctx->cur = NULL;
+
+		if (ctx->ended) {
+			/* after the response's last byte: nothing more to say */
+			ib->pos = ib->last;
+			if (ib->in_file) {
+				ib->file_pos = ib->file_last;
+			}
+			continue;
+		}
+
+		size = ngx_buf_size(ib);
 
 		if (ngx_buf_in_memory(ib) && ib->last > ib->pos) {
 			if (csrf_inject_feed(ctx->inj, (const char *)ib->pos, ib->last - ib->pos, ngx_http_csrf_emit,
@@ -1498,7 +1518,15 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		b->shadow = ib;
 		b->recycled = ib->recycled;
 
-		if (ib->last_buf) {
+		if (ctx->left >= 0) {
+			ctx->left -= size;
+			if (ctx->left <= 0 && !ib->last_buf) {
+				b->last_buf = 1;
+				ctx->ended = 1;
+			}
+		}
+
+		if (b->last_buf) {
 			if (csrf_inject_reset(ctx->inj, &injected) != CSRF_OK) {
 				injected = 0;
 			}
@@ -1510,7 +1538,13 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 	ctx->cur = NULL;
 
-	rc = ngx_http_next_body_filter(r, ctx->out);
+	if (ctx->out == NULL && ctx->ended && r->out == NULL) {
+		/* the upstream's own end after ours: nothing to pass on (an
+		 * empty chain down to the write filter would be an alert) */
+		rc = NGX_OK;
+	} else {
+		rc = ngx_http_next_body_filter(r, ctx->out);
+	}
 
 	if (ctx->busy == NULL) {
 		ctx->busy = ctx->out;
