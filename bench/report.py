@@ -229,6 +229,40 @@ if cgi:
     print(cgi)
 date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
+gap_lines = []
+if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85:
+    gap_lines.append("""- nginx with injection, profiled on 2026-12-03 (perf on the worker):
+  - the 20-form page: the module's code is about 17% of the worker's
+    samples (the tokenizer, tree and form policy about 10%, the charset
+    prescan of the first kilobyte about 2%, the rest token, cookie and
+    headers); the kernel's network path is about 64%. The injected page
+    is also bigger than the plain one: twenty 144-character tokens make
+    it about 1.6 times the bytes on the wire, which `sub_filter` pays
+    as well. Until this round the module also made three writes a
+    response (the chunked end alone), plain nginx one; now it makes one.
+  - the real page (socat.html): `csrf_inject_feed` is about 30% of the
+    worker's samples, the module's own code (body filter, copying)
+    about 1%. The injector reads about 8.1 instructions a byte
+    (callgrind; 9.7 before this round), a fraction of the floor of any
+    reader that stops at every tag (the table above, "'<' then '>'").
+    At 85% of plain nginx the page leaves about 50 µs a request for the
+    module, while that floor loop alone over the page's 10,441 tags
+    takes about 100 µs on this CPU: the target needs a different
+    scanner (classifying 64-byte blocks of quotes and tag delimiters at
+    once, skipping blocks without relevant markup), not more tuning of
+    this one.""")
+if ratios.get("demo_store", 1) < 0.80:
+    gap_lines.append("""- the demo with Redis: one `GET` of the session a request, three
+  system calls more than the memory store (the command, its reply, and
+  a zero-timeout `poll` that finds a connection Redis closed before a
+  write is sent on it), plus `redis-server`'s own work, all on the same
+  two cores as the demo and wrk; between quiet runs of this benchmark
+  the ratio has moved between about 0.75 and 0.89.""")
+if store_ratio.get("redis, pool of 8", 99) < 2.5:
+    gap_lines.append("""- store operations from 4 threads: this machine has 2 cores, shared by
+  the 4 threads and `redis-server`.""")
+gaps = "\n".join(gap_lines) if gap_lines else "None: every target above is met."
+
 md = f"""# Benchmarks: libcsrf against the peers
 {quick}
 Measured {date} on {a.cpu}, {os.cpu_count()} cores, all in one run of
@@ -283,23 +317,7 @@ cores with the threads.
 
 ## Where the gaps are
 
-- nginx with injection: a profile of the worker serving `socat.html`
-  (perf, 2026-12-03) puts `csrf_inject_feed` at about 30% of its samples
-  and the module's own code (body filter, copying into its buffers) at
-  about 1%. The injector reads about 8.1 instructions a byte (callgrind,
-  9.7 before this round); the table above shows it at a fraction of the
-  floor of any reader that stops at every tag ("'<' then '>'"). At 85% of
-  plain nginx the real page leaves about 50 µs a request for the module,
-  while that floor loop alone over the page's 10,441 tags takes about
-  100 µs on this CPU: the real-page target needs a different scanner
-  (classifying 64-byte blocks of quotes and tag delimiters at once and
-  skipping blocks without relevant markup), not more tuning of this one.
-  On the 20-form page the injector is about 10% of the worker and the
-  rest of the gap is per-request work (token, cookie, headers).
-- Store operations from 4 threads: this machine has 2 cores, shared by
-  the 4 threads and `redis-server`; 4 threads cannot reach 2.5× one
-  thread here (the redis-benchmark ceiling beside the figure shows what
-  Redis itself gives with 4 connections).
+{gaps}
 
 ## How to reproduce
 
