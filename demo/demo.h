@@ -130,6 +130,8 @@ typedef struct page page;
 
 void page_init(page *b);
 void page_free(page *b);
+/* page_free after zeroing the bytes (a page that held a token). */
+void page_wipe(page *b);
 void page_add(page *b, const char *s);
 void page_addn(page *b, const char *s, size_t n);
 void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -19,6 +19,13 @@ void page_init(page *b)
 	b->failed = 0;
 }
 
+void page_wipe(page *b)
+{
+	if (b->p != NULL)
+		demo_wipe(b->p, b->cap);
+	page_free(b);
+}
+
 void page_free(page *b)
 {
 	free(b->p);

@@ -34,6 +34,8 @@ typedef struct {
 	csrf_request req;     /* the request as libcsrf reads it */
 	int tok_ready;
 	csrf_page page;                       /* field, token and, for anonymous visitors, the secret cookie */
+	page fields;                          /* its two meta tags, then its hidden input, escaped once */
+	size_t meta_len;                      /* where the hidden input starts in fields */
 	char retry_token[CSRF_TOKEN_LEN + 1]; /* --retry-token: X-CSRF-Token of a 403, "" none */
 } vreq;
 
@@ -180,6 +182,24 @@ static int page_token(vreq *v)
 	build_request(v);
 	if (csrf_page_prepare(v->app->csrf, &v->req, &v->page) != CSRF_OK)
 		return -1;
+	/* The elements a page repeats (a form has one each), escaped once. */
+	page_wipe(&v->fields);
+	page_add(&v->fields, "<meta name=\"csrf-param\" content=\"");
+	page_attr(&v->fields, v->page.field, strlen(v->page.field));
+	page_add(&v->fields, "\"><meta name=\"csrf-token\" content=\"");
+	page_attr(&v->fields, v->page.token, strlen(v->page.token));
+	page_add(&v->fields, "\">");
+	v->meta_len = v->fields.len;
+	page_add(&v->fields, "<input type=\"hidden\" name=\"");
+	page_attr(&v->fields, v->page.field, strlen(v->page.field));
+	page_add(&v->fields, "\" value=\"");
+	page_attr(&v->fields, v->page.token, strlen(v->page.token));
+	page_add(&v->fields, "\">");
+	if (v->fields.failed) {
+		page_wipe(&v->fields);
+		csrf_page_wipe(&v->page);
+		return -1;
+	}
 	v->tok_ready = 1;
 	return 0;
 }
@@ -227,11 +247,7 @@ static void hidden_token(vreq *v, page *b)
 {
 	if (page_token(v) != 0)
 		return;
-	page_add(b, "<input type=\"hidden\" name=\"");
-	page_attr(b, v->page.field, strlen(v->page.field));
-	page_add(b, "\" value=\"");
-	page_attr(b, v->page.token, strlen(v->page.token));
-	page_add(b, "\">");
+	page_addn(b, v->fields.p + v->meta_len, v->fields.len - v->meta_len);
 }
 
 static void frame_open(vreq *v, page *b, const char *title)
@@ -239,13 +255,8 @@ static void frame_open(vreq *v, page *b, const char *title)
 	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
 	page_text(b, title, strlen(title));
 	page_add(b, " - csrf-demo</title>");
-	if (page_token(v) == 0) {
-		page_add(b, "<meta name=\"csrf-param\" content=\"");
-		page_attr(b, v->page.field, strlen(v->page.field));
-		page_add(b, "\"><meta name=\"csrf-token\" content=\"");
-		page_attr(b, v->page.token, strlen(v->page.token));
-		page_add(b, "\">");
-	}
+	if (page_token(v) == 0)
+		page_addn(b, v->fields.p, v->meta_len);
 	page_add(b, "<link rel=\"stylesheet\" href=\"/style.css\"></head>\n<body><header><a class=\"brand\" "
 	            "href=\"/\">Daily Vote &amp; Bank</a> ");
 	if (v->app->unprotected)
@@ -627,6 +638,7 @@ static enum MHD_Result do_login(vreq *v)
 		return reject_csrf(v, store_status(r), r);
 	v->have_sess = 1;
 	csrf_page_wipe(&v->page);
+	page_wipe(&v->fields);
 	v->tok_ready = 0;
 	set_session_cookie(v, &v->sess);
 	return redirect(v, "/");
@@ -753,6 +765,7 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 out:
 	session_wipe(&v.sess);
 	csrf_page_wipe(&v.page);
+	page_wipe(&v.fields);
 	explicit_bzero(v.retry_token, sizeof v.retry_token);
 	return ret;
 }
