@@ -44,6 +44,26 @@ HTTP = """
 STATUS_LINE = 'not every form of "%s" got a token: '
 
 
+def owners(port, uri, out):
+    """(forms posting elsewhere, forms of this origin) owning an injected
+    field of the page nginx on port served at uri, for scripting on and
+    off, by the html5lib oracle."""
+    field = T.META_PARAM.search(out)
+    token = T.META_TOKEN.search(out)
+    if field is None:
+        return [], 0
+    oracle.FIELD = field.group(1).decode()
+    oracle.TOKEN = token.group(1).decode()
+    oracle.SELF = "http://127.0.0.1:%d" % port
+    oracle.DOC_URL = oracle.SELF + uri
+    bad, good = [], 0
+    for scripting in (True, False):
+        b, g = oracle.leaks(out.decode("latin-1"), scripting, 0)
+        bad += b
+        good += g
+    return bad, good
+
+
 class AttackTest(T.ProxyCase):
     HTTP = HTTP
 
@@ -67,22 +87,7 @@ class AttackTest(T.ProxyCase):
         return [l for l in self.ngx.error_log().splitlines() if STATUS_LINE % uri.split("?")[0] in l]
 
     def owners(self, uri, out):
-        """(forms posting elsewhere, forms of this origin) owning an
-        injected field, for scripting on and off."""
-        field = T.META_PARAM.search(out)
-        token = T.META_TOKEN.search(out)
-        if field is None:
-            return [], 0
-        oracle.FIELD = field.group(1).decode()
-        oracle.TOKEN = token.group(1).decode()
-        oracle.SELF = "http://127.0.0.1:%d" % self.ngx.port
-        oracle.DOC_URL = oracle.SELF + uri
-        bad, good = [], 0
-        for scripting in (True, False):
-            b, g = oracle.leaks(out.decode("latin-1"), scripting, 0)
-            bad += b
-            good += g
-        return bad, good
+        return owners(self.ngx.port, uri, out)
 
     def check(self, kind, name):
         p = PAGES[name]

