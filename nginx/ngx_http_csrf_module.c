@@ -1178,37 +1178,6 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	return NGX_OK;
 }
 
-/* A filter that runs after this one (nginx's own come before it, see
- * nginx/config) may have given the header another charset: when the
- * library would not inject in that one, the body goes out untouched after
- * all (the header is gone, with the cookie: no token is the safe side). */
-static ngx_int_t ngx_http_csrf_charset_changed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
-{
-	ngx_str_t ct;
-	csrf_charset cs;
-
-	if (ngx_http_csrf_content_type(r, &ct) != NGX_OK) {
-		return NGX_ERROR;
-	}
-
-	if (ct.len == ctx->content_type.len && ngx_strncmp(ct.data, ctx->content_type.data, ct.len) == 0) {
-		return NGX_OK;
-	}
-
-	if (csrf_charset_sniff((const char *)ct.data, ct.len, (const char *)ctx->held, ctx->held_len, 1, &cs) ==
-	        CSRF_OK &&
-	    cs.verdict == CSRF_CHARSET_INJECT) {
-		return NGX_OK;
-	}
-
-	ctx->inj = NULL;
-	ngx_http_csrf_log(NGX_LOG_WARN, r,
-	                  "no tokens in \"%V\": nginx gave it the charset \"%V\", which the injector does not read",
-	                  &r->uri, &r->headers_out.charset);
-
-	return NGX_OK;
-}
-
 /* Holds the body's first bytes (a copy of at most
  * CSRF_CHARSET_PRESCAN_MAX, the input bufs consumed) until the library
  * decides the charset; then sends the header, rewritten or not, and
@@ -1295,10 +1264,6 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 
 	rc = ngx_http_next_header_filter(r);
 	if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-		return NGX_ERROR;
-	}
-
-	if (ctx->inj && ngx_http_csrf_charset_changed(r, ctx) != NGX_OK) {
 		return NGX_ERROR;
 	}
 
