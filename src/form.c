@@ -52,6 +52,26 @@ static int urlenc_name_eq(const char *p, size_t n, const char *name, size_t name
 	return eq && j == name_len;
 }
 
+/* One pair of an urlencoded body starting at p (< end): its name ends at
+ * name_end (the '=' or the pair's end), its value runs from value (after
+ * the '=', or the pair's end when there is none) to pair_end (the '&' or
+ * end), and the next pair starts at next. */
+typedef struct {
+	const char *name_end, *value, *pair_end, *next;
+} url_pair;
+
+static url_pair url_pair_at(const char *p, const char *end)
+{
+	url_pair u;
+	const char *amp = memchr(p, '&', (size_t)(end - p));
+	u.pair_end = amp ? amp : end;
+	const char *eq = memchr(p, '=', (size_t)(u.pair_end - p));
+	u.name_end = eq ? eq : u.pair_end;
+	u.value = eq ? eq + 1 : u.pair_end;
+	u.next = amp ? amp + 1 : end;
+	return u;
+}
+
 CSRF_API csrf_reason csrf_form_get(const char *body, size_t len, const char *name, size_t name_len, csrf_slice *value)
 {
 	if (!value)
@@ -69,22 +89,19 @@ CSRF_API csrf_reason csrf_form_get(const char *body, size_t len, const char *nam
 	int bad = 0;
 	const char *p = body, *end = body + len;
 	while (p < end) {
-		const char *amp = memchr(p, '&', (size_t)(end - p));
-		const char *pair_end = amp ? amp : end;
-		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
-		const char *n_end = eq ? eq : pair_end;
+		url_pair u = url_pair_at(p, end);
 		/* an encoded name can be at most 3 bytes per decoded byte */
-		if (pair_end > p && (size_t)(n_end - p) <= 3 * name_len) {
-			int m = urlenc_name_eq(p, (size_t)(n_end - p), name, name_len);
+		if (u.pair_end > p && (size_t)(u.name_end - p) <= 3 * name_len) {
+			int m = urlenc_name_eq(p, (size_t)(u.name_end - p), name, name_len);
 			if (m < 0) {
 				bad = 1;
 			} else if (m) {
-				value->ptr = eq ? eq + 1 : pair_end;
-				value->len = (size_t)(pair_end - value->ptr);
+				value->ptr = u.value;
+				value->len = (size_t)(u.pair_end - u.value);
 				return CSRF_OK;
 			}
 		}
-		p = amp ? amp + 1 : end;
+		p = u.next;
 	}
 	return bad ? CSRF_MALFORMED : CSRF_NOT_FOUND;
 }
@@ -474,13 +491,10 @@ csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, s
 	}
 	const char *p = body, *end = body + len;
 	while (p < end) {
-		const char *amp = memchr(p, '&', (size_t)(end - p));
-		const char *pair_end = amp ? amp : end;
-		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
-		const char *n_end = eq ? eq : pair_end;
-		if (fn(ud, p, (size_t)(n_end - p), 1))
+		url_pair u = url_pair_at(p, end);
+		if (fn(ud, p, (size_t)(u.name_end - p), 1))
 			return CSRF_NOT_FOUND;
-		p = amp ? amp + 1 : end;
+		p = u.next;
 	}
 	return CSRF_OK;
 }
