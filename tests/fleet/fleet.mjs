@@ -68,9 +68,14 @@ export async function freePort(lo = 21000, span = 7000) {
   throw new Error('no free loopback port');
 }
 
+// Each server runs in a folder of its own, removed when it exits: a
+// replica writes the master's snapshot to its working folder even when
+// neither of them saves.
 function spawnRedis(port, extra = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-redis-'));
   const child = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-    ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   let out = '';
   return new Promise((resolve) => {
     const t = setTimeout(() => {
