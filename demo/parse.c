@@ -327,7 +327,6 @@ unknown:
 
 void demo_wipe(void *p, size_t n)
 {
-	volatile unsigned char *v = p;
-	while (n--)
-		*v++ = 0;
+	if (p != NULL && n > 0)
+		explicit_bzero(p, n);
 }
