@@ -9,10 +9,13 @@
  *
  * Failure model: every call has a deadline of timeout_ms from its start,
  * waiting for a connection included; connecting (AUTH, ROLE, SELECT) and
- * the command share it. Before a pooled connection is used it is polled:
- * one that Redis closed (a restart, an idle timeout) has something to
- * read (its end of stream) and is replaced before anything is sent, so
- * the first call after a restart succeeds. Commands are written here,
+ * the command share it. Before a pooled connection carries a write it is
+ * polled: one that Redis closed (a restart, an idle timeout) has
+ * something to read (its end of stream) and is replaced before anything
+ * is sent, so the first call after a restart succeeds. A read skips the
+ * poll (a system call a request): a reused connection that turns out
+ * closed is replaced, without a word in the log, and the read sent again.
+ * Commands are written here,
  * byte count kept, with MSG_NOSIGNAL (a dead peer raises no SIGPIPE):
  * after a broken connection a get is retried once on a fresh one, and so
  * is a write of which no byte left; an increment that may have reached
@@ -624,10 +627,11 @@ static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *w
 		report(r, was_up ? NULL : &r->down_limit, CSRF_STORE_UNAVAILABLE, msg);
 }
 
-/* Makes a pooled connection usable: keeps it when it is current and
- * still open, else connects (asking the sentinels first when needed;
- * *asked says whether they were). */
-static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
+/* Makes a pooled connection usable: keeps it when it is current (and,
+ * with poll set, still open), else connects (asking the sentinels first
+ * when needed; *asked says whether they were). *reused: the connection
+ * was kept. */
+static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int poll_first, int *asked, int *reused)
 {
 	uint64_t gen;
 	int known, was_up;
@@ -640,7 +644,8 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int *asked)
 	gen = r->gen;
 	known = r->target_known;
 	pthread_mutex_unlock(&r->lock);
-	if (k->l.c != NULL && k->gen == gen && still_open(k->l.c))
+	*reused = k->l.c != NULL && k->gen == gen && (!poll_first || still_open(k->l.c));
+	if (*reused)
 		return RS_OK;
 	unlink_conn(&k->l);
 	pthread_mutex_lock(&r->lock);
@@ -736,10 +741,10 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 	if (!take_slot(r, deadline, &slot))
 		return CSRF_STORE_UNAVAILABLE;
 	k = &r->conns[slot];
-	for (int attempt = 0; attempt < 2; attempt++) {
-		int sent = 0, asked = 0;
+	for (int attempt = 0, tries = 2; attempt < tries; attempt++) {
+		int sent = 0, asked = 0, reused = 0;
 		uint64_t gen;
-		rstatus st = ready(r, k, deadline, &asked);
+		rstatus st = ready(r, k, deadline, !is_read, &asked, &reused);
 
 		if (st != RS_OK && r->sentinel && !asked && st != RS_AUTH)
 			continue; /* the master we knew is gone: ask the sentinels */
@@ -769,6 +774,12 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 			break;
 		}
 		drop(k);
+		if (is_read && reused && st == RS_DOWN && tries == 2) {
+			/* a read is sent without the poll: a connection closed while
+			 * idle shows here, and is replaced as the poll would have */
+			tries++;
+			continue;
+		}
 		note_failure(r, st, gen, NULL);
 		if (!is_read && sent)
 			break; /* it may have been applied: never twice */
@@ -951,7 +962,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	redis_store *r;
 	csrf_reason res;
 	rstatus st;
-	int asked;
+	int asked, reused;
 
 	if (out == NULL || cfg == NULL || (cfg->kind != CSRF_STORE_REDIS && cfg->kind != CSRF_STORE_SENTINEL) ||
 	    cfg->n_addr == 0)
@@ -971,7 +982,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	}
 	/* One attempt now: a wrong password or database stops the server
 	 * from starting; a Redis that is not there yet does not. */
-	st = ready(r, &r->conns[0], csrf_mono_ms() + r->timeout_ms, &asked);
+	st = ready(r, &r->conns[0], csrf_mono_ms() + r->timeout_ms, 1, &asked, &reused);
 	if (st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN) {
 		redis_close(&r->base);
 		return CSRF_ERR_CONFIG;

@@ -609,11 +609,12 @@ static void test_restart_under_load(void **state)
  * passed to Redis and its reply awaited, then both connections are
  * closed instead of passing the reply on: the command was applied, the
  * store never hears back. drop_all closes every connection (a restart,
- * as the store sees it). */
+ * as the store sees it); with refuse set, new connections are closed at
+ * once (a Redis that is down, as the store sees it). */
 typedef struct {
 	int listen_fd, port, upstream;
 	pthread_t thread;
-	atomic_int cut, drop_all, stop, cuts;
+	atomic_int cut, drop_all, refuse, stop, cuts;
 } proxy;
 
 #define PROXY_PAIRS 16
@@ -664,7 +665,7 @@ static void *proxy_run(void *p)
 			continue;
 		if (fds[0].revents & POLLIN) {
 			int c = accept(px->listen_fd, NULL, NULL);
-			int u = c >= 0 ? dial_local(px->upstream) : -1;
+			int u = c >= 0 && !atomic_load(&px->refuse) ? dial_local(px->upstream) : -1;
 			int slot = -1;
 			for (int i = 0; i < PROXY_PAIRS && slot < 0; i++)
 				if (cl[i] < 0)
@@ -748,11 +749,14 @@ static void test_retry_rules(void **state)
 	size_t len;
 	int64_t v;
 	csrf_store *st;
+	rp_log log;
+	int logged;
 
 	(void)state;
 	proxy_start(&px, port);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/6?timeout_ms=1000&pool=1&prefix=%s", px.port, prefix);
-	st = open_url(url, NULL);
+	rp_log_init(&log);
+	st = open_url(url, &log);
 	assert_int_equal(csrf_store_set(st, "r", 1, "read-me", 7, 0), CSRF_OK);
 	assert_int_equal(csrf_store_incr(st, "n", 1, 0, &v), CSRF_OK);
 
@@ -785,6 +789,35 @@ static void test_retry_rules(void **state)
 	sleep_ms(100);
 	assert_int_equal(csrf_store_incr(st, "n", 1, 0, &v), CSRF_OK);
 	assert_int_equal(v, 3);
+	/* a read goes out without that check: its closed connection shows
+	 * in the answer, and the read is asked again on a fresh one, with
+	 * nothing in the log (Redis never was down) */
+	pthread_mutex_lock(&log.lock);
+	logged = log.n;
+	pthread_mutex_unlock(&log.lock);
+	atomic_store(&px.drop_all, 1);
+	sleep_ms(100);
+	assert_int_equal(csrf_store_get(st, "r", 1, buf, sizeof buf, &len), CSRF_OK);
+	assert_int_equal(len, 7);
+	assert_memory_equal(buf, "read-me", 7);
+	/* twice in a row: the second read may not count on the first's retry */
+	atomic_store(&px.drop_all, 1);
+	sleep_ms(100);
+	assert_int_equal(csrf_store_get(st, "r", 1, buf, sizeof buf, &len), CSRF_OK);
+	pthread_mutex_lock(&log.lock);
+	assert_int_equal(log.n, logged);
+	pthread_mutex_unlock(&log.lock);
+	/* and Redis really gone: a read on a closed connection fails closed */
+	atomic_store(&px.drop_all, 1);
+	atomic_store(&px.refuse, 1);
+	sleep_ms(100);
+	assert_int_equal(csrf_store_get(st, "r", 1, buf, sizeof buf, &len), CSRF_STORE_UNAVAILABLE);
+	pthread_mutex_lock(&log.lock);
+	int said = 0;
+	for (int i = logged; i < log.n; i++)
+		said += log.event[i] == CSRF_STORE_UNAVAILABLE;
+	pthread_mutex_unlock(&log.lock);
+	assert_true(said > 0);
 	csrf_store_close(st);
 	proxy_stop(&px);
 }
