@@ -6,6 +6,7 @@
  * is one transaction.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -118,22 +119,71 @@ fail:
 	return -1;
 }
 
+static sqlite3 *open_conn(const char *path, int create)
+{
+	sqlite3 *db = NULL;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+		fprintf(stderr, "csrf-demo: cannot open database %s: %s\n", path,
+		        db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	/* a writer waits for another (BEGIN IMMEDIATE), never fails at once */
+	sqlite3_busy_timeout(db, 5000);
+	if (exec(db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL") != 0) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+/* The calling thread's connection: opened by its first query and kept
+ * in app->db_conns for db_close; NULL (said on stderr) when it cannot be
+ * opened. One connection shared by the threads would serialise every
+ * page on its mutex, and sqlite3_last_insert_rowid would answer for
+ * whichever thread inserted last. */
+static sqlite3 *conn(demo_app *app)
+{
+	static __thread sqlite3 *mine;
+	static __thread const demo_app *mine_of;
+	sqlite3 *db;
+
+	if (mine != NULL && mine_of == app)
+		return mine;
+	pthread_mutex_lock(&app->db_lock);
+	if (app->db_n == DEMO_DB_CONNS || app->db_path == NULL) {
+		pthread_mutex_unlock(&app->db_lock);
+		fprintf(stderr, "csrf-demo: database: more threads than connections (%d)\n", DEMO_DB_CONNS);
+		return NULL;
+	}
+	db = open_conn(app->db_path, 0);
+	if (db != NULL)
+		app->db_conns[app->db_n++] = db;
+	pthread_mutex_unlock(&app->db_lock);
+	mine = db;
+	mine_of = db != NULL ? app : NULL;
+	return db;
+}
+
 int db_open(demo_app *app, const char *path)
 {
-	if (sqlite3_open_v2(path, &app->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-	    SQLITE_OK) {
-		fprintf(stderr, "csrf-demo: cannot open database %s: %s\n", path,
-		        app->db ? sqlite3_errmsg(app->db) : "out of memory");
-		db_close(app);
+	app->db_n = 0;
+	app->db_path = strdup(path);
+	if (app->db_path == NULL || pthread_mutex_init(&app->db_lock, NULL) != 0) {
+		fprintf(stderr, "csrf-demo: out of memory\n");
+		free(app->db_path);
+		app->db_path = NULL;
 		return -1;
 	}
-	sqlite3_busy_timeout(app->db, 5000);
-	if (exec(app->db, "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL") != 0)
+	sqlite3 *db = open_conn(path, 1);
+	if (db == NULL)
 		goto fail;
-	int have = has_schema(app->db);
+	app->db_conns[app->db_n++] = db;
+	int have = has_schema(db);
 	if (have < 0)
 		goto fail;
-	if (!have && create_schema(app->db) != 0)
+	if (!have && create_schema(db) != 0)
 		goto fail;
 	return 0;
 fail:
@@ -143,19 +193,27 @@ fail:
 
 void db_close(demo_app *app)
 {
-	if (app->db)
-		sqlite3_close(app->db);
-	app->db = NULL;
+	if (app->db_path == NULL)
+		return;
+	for (int i = 0; i < app->db_n; i++)
+		sqlite3_close(app->db_conns[i]);
+	app->db_n = 0;
+	pthread_mutex_destroy(&app->db_lock);
+	free(app->db_path);
+	app->db_path = NULL;
 }
 
 int db_user_get(demo_app *app, const char *name, size_t len, db_user *out)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return -1;
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
 	if (len > DEMO_USER_MAX)
 		return 1;
 	if (sqlite3_prepare_v2(
-	        app->db,
+	        db,
 	        "SELECT u.id, u.name, u.pwhash, a.balance FROM users u JOIN accounts a ON a.user_id = u.id"
 	        " WHERE u.name = ?",
 	        -1, &st, NULL) != SQLITE_OK)
@@ -177,9 +235,12 @@ int db_user_get(demo_app *app, const char *name, size_t len, db_user *out)
 
 int db_stories(demo_app *app, db_story *out, int cap)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return -1;
 	sqlite3_stmt *st = NULL;
 	int n = 0;
-	if (sqlite3_prepare_v2(app->db,
+	if (sqlite3_prepare_v2(db,
 	                       "SELECT s.id, s.title,"
 	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'y'),"
 	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'n')"
@@ -197,38 +258,34 @@ int db_stories(demo_app *app, db_story *out, int cap)
 	return n;
 }
 
-/* The server's threads share one connection (SQLITE_OPEN_FULLMUTEX: each
- * call is serialised). A transaction of several calls holds the
- * connection's own recursive mutex from BEGIN to its end, so no other
- * thread's statement runs inside it (or is rolled back with it).
- * tx_begin: 0, or -1 with nothing held. */
-static int tx_begin(demo_app *app)
+/* BEGIN IMMEDIATE takes the database's write lock at once (waiting up
+ * to the busy timeout for another thread's transaction), so a
+ * transaction never fails half-way for a lock. tx_begin: 0, or -1. */
+static int tx_begin(sqlite3 *db)
 {
-	sqlite3_mutex_enter(sqlite3_db_mutex(app->db));
-	if (exec(app->db, "BEGIN IMMEDIATE") == 0)
-		return 0;
-	sqlite3_mutex_leave(sqlite3_db_mutex(app->db));
-	return -1;
+	return exec(db, "BEGIN IMMEDIATE");
 }
 
-/* Commits (commit set) or rolls back, and lets the other threads in.
- * 0 when committed; a failed COMMIT is rolled back. */
-static int tx_end(demo_app *app, int commit)
+/* Commits (commit set) or rolls back. 0 when committed; a failed COMMIT
+ * is rolled back. */
+static int tx_end(sqlite3 *db, int commit)
 {
-	int r = commit ? exec(app->db, "COMMIT") : -1;
+	int r = commit ? exec(db, "COMMIT") : -1;
 	if (r != 0)
-		exec(app->db, "ROLLBACK");
-	sqlite3_mutex_leave(sqlite3_db_mutex(app->db));
+		exec(db, "ROLLBACK");
 	return r;
 }
 
 int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return -1;
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
-	if (tx_begin(app) != 0)
+	if (tx_begin(db) != 0)
 		return -1;
-	if (sqlite3_prepare_v2(app->db,
+	if (sqlite3_prepare_v2(db,
 	                       "INSERT INTO votes(story_id, user_id, type, at)"
 	                       " SELECT id, ?, ?, ? FROM stories WHERE id = ?",
 	                       -1, &st, NULL) != SQLITE_OK)
@@ -239,46 +296,48 @@ int db_vote(demo_app *app, int64_t story, int64_t user_id, char type)
 	sqlite3_bind_int64(st, 3, (int64_t)time(NULL));
 	sqlite3_bind_int64(st, 4, story);
 	if (sqlite3_step(st) == SQLITE_DONE)
-		ret = sqlite3_changes(app->db) == 1 ? 0 : 1;
+		ret = sqlite3_changes(db) == 1 ? 0 : 1;
 done:
 	sqlite3_finalize(st);
 	if (ret == 0)
-		return tx_end(app, 1) == 0 ? 0 : -1;
-	tx_end(app, 0);
+		return tx_end(db, 1) == 0 ? 0 : -1;
+	tx_end(db, 0);
 	return ret;
 }
 
 db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return DB_XFER_ERROR;
 	sqlite3_stmt *st = NULL;
 	db_xfer ret = DB_XFER_ERROR;
 	if (amount <= 0 || from_id == to_id)
 		return DB_XFER_ERROR;
-	if (tx_begin(app) != 0)
+	if (tx_begin(db) != 0)
 		return DB_XFER_ERROR;
 	/* The balance is checked inside the transaction that moves it. */
-	if (sqlite3_prepare_v2(app->db,
-	                       "UPDATE accounts SET balance = balance - ?1 WHERE user_id = ?2 AND balance >= ?1", -1,
-	                       &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "UPDATE accounts SET balance = balance - ?1 WHERE user_id = ?2 AND balance >= ?1",
+	                       -1, &st, NULL) != SQLITE_OK)
 		goto done;
 	sqlite3_bind_int64(st, 1, amount);
 	sqlite3_bind_int64(st, 2, from_id);
 	if (sqlite3_step(st) != SQLITE_DONE)
 		goto done;
-	if (sqlite3_changes(app->db) != 1) {
+	if (sqlite3_changes(db) != 1) {
 		ret = DB_XFER_NO_FUNDS;
 		goto done;
 	}
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(app->db, "UPDATE accounts SET balance = balance + ? WHERE user_id = ?", -1, &st, NULL) !=
+	if (sqlite3_prepare_v2(db, "UPDATE accounts SET balance = balance + ? WHERE user_id = ?", -1, &st, NULL) !=
 	    SQLITE_OK)
 		goto done;
 	sqlite3_bind_int64(st, 1, amount);
 	sqlite3_bind_int64(st, 2, to_id);
-	if (sqlite3_step(st) != SQLITE_DONE || sqlite3_changes(app->db) != 1)
+	if (sqlite3_step(st) != SQLITE_DONE || sqlite3_changes(db) != 1)
 		goto done;
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(app->db, "INSERT INTO transfers(from_id, to_id, amount, at) VALUES(?, ?, ?, ?)", -1, &st,
+	if (sqlite3_prepare_v2(db, "INSERT INTO transfers(from_id, to_id, amount, at) VALUES(?, ?, ?, ?)", -1, &st,
 	                       NULL) != SQLITE_OK)
 		goto done;
 	sqlite3_bind_int64(st, 1, from_id);
@@ -291,33 +350,38 @@ db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amoun
 done:
 	sqlite3_finalize(st);
 	if (ret == DB_XFER_OK)
-		return tx_end(app, 1) == 0 ? DB_XFER_OK : DB_XFER_ERROR;
-	tx_end(app, 0);
+		return tx_end(db, 1) == 0 ? DB_XFER_OK : DB_XFER_ERROR;
+	tx_end(db, 0);
 	return ret;
 }
 
 int64_t db_login_record(demo_app *app, int64_t user_id)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return 0;
 	sqlite3_stmt *st = NULL;
 	int64_t row = 0;
-	if (sqlite3_prepare_v2(app->db, "INSERT INTO sessions(user_id, started) VALUES(?, ?)", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "INSERT INTO sessions(user_id, started) VALUES(?, ?)", -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(st, 1, user_id);
 	sqlite3_bind_int64(st, 2, (int64_t)time(NULL));
 	if (sqlite3_step(st) == SQLITE_DONE)
-		row = sqlite3_last_insert_rowid(app->db);
+		row = sqlite3_last_insert_rowid(db);
 	sqlite3_finalize(st);
 	return row;
 }
 
 void db_logout_record(demo_app *app, int64_t row)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return;
 	sqlite3_stmt *st = NULL;
 	if (row <= 0)
 		return;
-	if (sqlite3_prepare_v2(app->db, "UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL", -1, &st,
-	                       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return;
 	sqlite3_bind_int64(st, 1, (int64_t)time(NULL));
 	sqlite3_bind_int64(st, 2, row);
@@ -327,9 +391,12 @@ void db_logout_record(demo_app *app, int64_t row)
 
 int db_transfers_of(demo_app *app, int64_t user_id, db_xfer_row *out, int cap)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return -1;
 	sqlite3_stmt *st = NULL;
 	int n = 0;
-	if (sqlite3_prepare_v2(app->db,
+	if (sqlite3_prepare_v2(db,
 	                       "SELECT f.name, t.name, x.amount FROM transfers x JOIN users f ON f.id = x.from_id"
 	                       " JOIN users t ON t.id = x.to_id WHERE x.from_id = ?1 OR x.to_id = ?1"
 	                       " ORDER BY x.id DESC LIMIT ?2",
@@ -349,9 +416,12 @@ int db_transfers_of(demo_app *app, int64_t user_id, db_xfer_row *out, int cap)
 
 int db_other_users(demo_app *app, int64_t user_id, char (*out)[DEMO_USER_MAX + 1], int cap)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return -1;
 	sqlite3_stmt *st = NULL;
 	int n = 0;
-	if (sqlite3_prepare_v2(app->db, "SELECT name FROM users WHERE id <> ? ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT name FROM users WHERE id <> ? ORDER BY id", -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, user_id);
 	while (n < cap && sqlite3_step(st) == SQLITE_ROW) {
@@ -379,10 +449,13 @@ static void json_string(page *b, const char *s)
 
 int db_state_json(demo_app *app, page *b)
 {
+	sqlite3 *db = conn(app);
+	if (db == NULL)
+		return -1;
 	sqlite3_stmt *st = NULL;
 	int first = 1;
 	page_add(b, "{\"votes\":{");
-	if (sqlite3_prepare_v2(app->db,
+	if (sqlite3_prepare_v2(db,
 	                       "SELECT s.id,"
 	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'y'),"
 	                       " (SELECT count(*) FROM votes v WHERE v.story_id = s.id AND v.type = 'n')"
@@ -398,8 +471,8 @@ int db_state_json(demo_app *app, page *b)
 	sqlite3_finalize(st);
 	page_add(b, "},\"balances\":{");
 	if (sqlite3_prepare_v2(
-	        app->db, "SELECT u.name, a.balance FROM users u JOIN accounts a ON a.user_id = u.id ORDER BY u.id", -1,
-	        &st, NULL) != SQLITE_OK)
+	        db, "SELECT u.name, a.balance FROM users u JOIN accounts a ON a.user_id = u.id ORDER BY u.id", -1, &st,
+	        NULL) != SQLITE_OK)
 		return -1;
 	first = 1;
 	while (sqlite3_step(st) == SQLITE_ROW) {

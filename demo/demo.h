@@ -32,6 +32,7 @@
 #define DEMO_STR_(x) #x
 #define DEMO_STR(x) DEMO_STR_(x) /* a number macro as a string literal */
 #define DEMO_CLIENT_KEY_MAX 64   /* "ip6:" and the longest /64 with a zone */
+#define DEMO_DB_CONNS 64         /* SQLite connections: one a thread that queries */
 
 typedef struct {
 	int unprotected;
@@ -41,13 +42,20 @@ typedef struct {
 	int https;                /* the victim's public origin (--origin) is https:// */
 	csrf_ctx *csrf;
 	csrf_store *store; /* opened at start; a Redis that does not answer yet is opened by the library on use */
-	sqlite3 *db;
+	/* db.c: a connection per server thread, opened by its first query */
+	char *db_path;
+	pthread_mutex_t db_lock;
+	sqlite3 *db_conns[DEMO_DB_CONNS];
+	int db_n;
 } demo_app;
 
 /* ---- db.c: SQLite (WAL), every state change one transaction ---- */
 
 /* Opens (and on first start creates and fills) the database at path.
- * Returns 0 or -1 with a message on stderr. */
+ * Returns 0 or -1 with a message on stderr. Each thread then queries
+ * through a connection of its own (WAL: readers never wait for each
+ * other, and a writer waits only for another writer); db_close closes
+ * them all, once no server thread runs. */
 int db_open(demo_app *app, const char *path);
 void db_close(demo_app *app);
 
