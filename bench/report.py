@@ -43,6 +43,22 @@ def med(rows):
     return s[len(s) // 2]
 
 
+def paired(base_rows, var_rows):
+    """The ratio of two variants measured in alternation: the median of
+    the ratios of runs made one after the other (noise that drifts over
+    minutes cancels within a pair), and the middle half of those ratios
+    (None below 4 pairs). The ratio of the median runs when the counts
+    differ."""
+    if len(base_rows) != len(var_rows) or not base_rows:
+        b, v = med(base_rows), med(var_rows)
+        return (v["rps"] / b["rps"] if b["rps"] else 0), None
+    rs = [v["rps"] / b["rps"] if b["rps"] else 0 for b, v in zip(base_rows, var_rows)]
+    if len(rs) < 4:
+        return statistics.median(rs), None
+    q = statistics.quantiles(rs, n=4)
+    return statistics.median(rs), (q[0], q[2])
+
+
 def us(ns):
     return f"{ns / 1000:.2f} µs" if ns >= 1000 else f"{ns:.0f} ns"
 
@@ -79,14 +95,16 @@ for bench, base, var, title in pairs:
     if (bench, base) not in servers or (bench, var) not in servers:
         continue
     b, v = med(servers[(bench, base)]), med(servers[(bench, var)])
-    ratio = v["rps"] / b["rps"] if b["rps"] else 0
+    ratio, spread = paired(servers[(bench, base)], servers[(bench, var)])
     ratios[bench] = ratio
-    lines.append(f"| {title} | {base} | {b['rps']:.0f} | {b['p99']} | {b['bad']} | |")
-    lines.append(f"| | {var} | {v['rps']:.0f} | {v['p99']} | {v['bad']} | {ratio * 100:.1f}% |")
+    n = len(servers[(bench, base)])
+    shown = f"{ratio * 100:.1f}%" + (f" ({spread[0] * 100:.0f}–{spread[1] * 100:.0f}%)" if spread else "")
+    lines.append(f"| {title} ({n} runs each) | {base} | {b['rps']:.0f} | {b['p99']} | {b['bad']} | |")
+    lines.append(f"| | {var} | {v['rps']:.0f} | {v['p99']} | {v['bad']} | {shown} |")
     if (bench, "sub_filter") in servers:
         sf = med(servers[(bench, "sub_filter")])
-        sf_ratio = sf["rps"] / b["rps"] if b["rps"] else 0
-        vs_sub[bench] = v["rps"] / sf["rps"] if sf["rps"] else 0
+        sf_ratio = paired(servers[(bench, base)], servers[(bench, "sub_filter")])[0]
+        vs_sub[bench] = paired(servers[(bench, "sub_filter")], servers[(bench, var)])[0]
         lines.append(f"| | stock `sub_filter` | {sf['rps']:.0f} | {sf['p99']} | {sf['bad']} | {sf_ratio * 100:.1f}% |")
         lines.append(f"| | module ÷ `sub_filter` | | | | {vs_sub[bench]:.2f}× |")
 srv_table = "\n".join(lines)
@@ -251,13 +269,28 @@ if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85:
     scanner (classifying 64-byte blocks of quotes and tag delimiters at
     once, skipping blocks without relevant markup), not more tuning of
     this one.""")
+if ratios.get("demo_get", 1) < 0.95:
+    gap_lines.append("""- the protected demo, profiled on 2026-12-03 (perf on the demo): what
+  it adds to a page is one token (two HMACs and a random pad), the field
+  name, and a page about 1 KB bigger (the token in the head and in every
+  form); the demo's own code and libcrypto take about 2.5% more of the
+  samples than unprotected, the rest of a request is SQLite, the socket
+  and the allocator, which both variants pay alike. The ratio's spread
+  (in brackets) is this machine's noise: two virtual cores whose stolen
+  time moves between 3% and 22%, shared by wrk and the demo.""")
 if ratios.get("demo_store", 1) < 0.80:
-    gap_lines.append("""- the demo with Redis: one `GET` of the session a request, three
-  system calls more than the memory store (the command, its reply, and
-  a zero-timeout `poll` that finds a connection Redis closed before a
-  write is sent on it), plus `redis-server`'s own work, all on the same
-  two cores as the demo and wrk; between quiet runs of this benchmark
-  the ratio has moved between about 0.75 and 0.89.""")
+    gap_lines.append("""- the demo with Redis, profiled on 2026-12-03: one `GET` of the session
+  a request, which costs the demo two system calls (the command and its
+  reply; a read no longer polls its connection first) and a switch away
+  while Redis answers, about 9% of the demo's samples, and costs
+  `redis-server` about 9% of the machine's samples, all on the same two
+  cores as the demo and wrk. Since this round the demo's threads query
+  SQLite each through a connection of their own, so the demo uses both
+  cores and every microsecond of Redis shows in the ratio; with one
+  shared SQLite connection the demo waited on its mutex with a core
+  idle, and Redis's work hid in that idle time (the ratio was 0.75 to
+  0.89 then, at two thirds of today's throughput). On a fleet, Redis
+  runs on a machine of its own.""")
 if store_ratio.get("redis, pool of 8", 99) < 2.5:
     gap_lines.append("""- store operations from 4 threads: this machine has 2 cores, shared by
   the 4 threads and `redis-server`.""")
@@ -292,7 +325,12 @@ many small tags the second bounds what any tag-by-tag injector can reach.
 
 {inject_table}
 
-## Servers (wrk -t2 -c32, runs alternating, median run)
+## Servers (wrk -t2 -c32, runs alternating)
+
+Requests/s and p99 are the median run's. A ratio is the median of the
+ratios of runs made one after the other (variant ÷ base), so that what
+drifts on a shared machine cancels within a pair; in brackets, the
+middle half of those ratios, which shows this machine's noise.
 
 The nginx rows: a plain reverse proxy, the same with the module, and the
 same with stock `sub_filter` doing a comparable static insertion (the two

@@ -22,9 +22,13 @@ trap cleanup EXIT
 
 if [ "$quick" = 1 ]; then
   ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1 STORE_ROUNDS=1 STORE_SECONDS=0.3
+  DEMO_PAIRS=1 DEMO_SECONDS=1
 else
   ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
   WRK_SECONDS=${WRK_SECONDS:-8} WRK_RUNS=${WRK_RUNS:-3} STORE_ROUNDS=${STORE_ROUNDS:-5} STORE_SECONDS=${STORE_SECONDS:-2}
+  # The demo's variants differ by a few per cent, less than this machine's
+  # run-to-run noise: many short runs, alternating, compared pair by pair.
+  DEMO_PAIRS=${DEMO_PAIRS:-20} DEMO_SECONDS=${DEMO_SECONDS:-3}
 fi
 
 # Peers, pinned by the committed lock file, in a folder git ignores.
@@ -84,11 +88,11 @@ jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
 : >"$servers"
-wrk_run() { # bench variant url [wrk args...]
+wrk_run() { # bench variant url [wrk args...]; runs for $secs, else WRK_SECONDS
   local name=$1 variant=$2 url=$3
   shift 3
   local txt rps p99 bad
-  txt=$(wrk -t2 -c32 -d"${WRK_SECONDS}s" --latency "$@" "$url")
+  txt=$(wrk -t2 -c32 -d"${secs:-$WRK_SECONDS}s" --latency "$@" "$url")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$txt")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$txt")
   bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$txt")
@@ -220,9 +224,12 @@ if [ -x "$demo" ]; then
     port[$variant]=$demo_port
     cookie[$variant]=$demo_cookie
   done
-  for _ in $(seq 1 "$WRK_RUNS"); do
-    wrk_run demo_get unprotected "http://127.0.0.1:${port[unprotected]}/" -H "Cookie: ${cookie[unprotected]}"
-    wrk_run demo_get protected "http://127.0.0.1:${port[protected]}/" -H "Cookie: ${cookie[protected]}"
+  for variant in unprotected protected; do # warm-up, not recorded
+    wrk -t2 -c32 -d2s "http://127.0.0.1:${port[$variant]}/" -H "Cookie: ${cookie[$variant]}" >/dev/null
+  done
+  for _ in $(seq 1 "$DEMO_PAIRS"); do
+    secs=$DEMO_SECONDS wrk_run demo_get unprotected "http://127.0.0.1:${port[unprotected]}/" -H "Cookie: ${cookie[unprotected]}"
+    secs=$DEMO_SECONDS wrk_run demo_get protected "http://127.0.0.1:${port[protected]}/" -H "Cookie: ${cookie[protected]}"
   done
 else
   echo "bench: $demo is missing; demo rows skipped" >&2
@@ -237,9 +244,11 @@ if [ -x "$demo" ] && command -v redis-server >/dev/null 2>&1; then
   demo_up store-memory --store memory
   mem_port=$demo_port mem_cookie=$demo_cookie
   demo_up store-redis --store "redis://127.0.0.1:$redis_port/0"
-  for _ in $(seq 1 "$WRK_RUNS"); do
-    wrk_run demo_store memory "http://127.0.0.1:$mem_port/" -c64 -H "Cookie: $mem_cookie"
-    wrk_run demo_store redis "http://127.0.0.1:$demo_port/" -c64 -H "Cookie: $demo_cookie"
+  wrk -t2 -c64 -d2s "http://127.0.0.1:$mem_port/" -H "Cookie: $mem_cookie" >/dev/null
+  wrk -t2 -c64 -d2s "http://127.0.0.1:$demo_port/" -H "Cookie: $demo_cookie" >/dev/null
+  for _ in $(seq 1 "$DEMO_PAIRS"); do
+    secs=$DEMO_SECONDS wrk_run demo_store memory "http://127.0.0.1:$mem_port/" -c64 -H "Cookie: $mem_cookie"
+    secs=$DEMO_SECONDS wrk_run demo_store redis "http://127.0.0.1:$demo_port/" -c64 -H "Cookie: $demo_cookie"
   done
 else
   echo "bench: $demo or redis-server is missing; demo store rows skipped" >&2
@@ -285,4 +294,4 @@ fi
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 python3 "$here/report.py" --ops "$results" --servers "$servers" --inject "$inject_speed" --stores "$stores" \
   --out "$out" --cpu "$cpu" --quick "$quick" --cgi "$cgi_md" \
-  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS; wrk -t2 -c32)"
+  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS; wrk -t2 -c32)"
