@@ -58,23 +58,36 @@ typedef struct {
 	size_t n;
 } writer;
 
-/* The ASCII bytes that stand for themselves, as two 64-bit masks per
- * context: not markup, a quote or NUL; in attributes also not a backtick,
- * an equals sign or a control character other than tab, LF and CR. The
- * switch in escape() handles every other byte; the masks only let runs of
- * plain bytes be copied whole. */
-#define BIT(c) ((uint64_t)1 << ((unsigned)(c)&63u))
-#define MARKUP_LO (BIT(0) | BIT('"') | BIT('&') | BIT('\'') | BIT('<') | BIT('>'))
-static const uint64_t plain_text[2] = {~MARKUP_LO, ~(uint64_t)0};
-static const uint64_t plain_attr[2] = {
-    (~(uint64_t)0 << 32 | BIT('\t') | BIT('\n') | BIT('\r')) & ~MARKUP_LO & ~BIT('='), ~(BIT('`') | BIT(0x7f))};
-#undef MARKUP_LO
-#undef BIT
+/* The ASCII bytes that stand for themselves: not markup, a quote or NUL;
+ * in attributes also not a backtick, an equals sign or a control
+ * character other than tab, LF and CR. A table of 256 flags (bit 0: in
+ * text, bit 1: in an attribute), written out by the macros below so the
+ * rule stays in one place; bytes from 0x80 go to the UTF-8 check. The
+ * switch in escape() handles every byte that is not plain; the table
+ * only lets runs of plain bytes be copied whole. */
+#define PLAIN_TEXT 1u
+#define PLAIN_ATTR 2u
+#define MARKUP(c) ((c) == 0 || (c) == '"' || (c) == '&' || (c) == '\'' || (c) == '<' || (c) == '>')
+#define ATTR_ONLY(c)                                                                                                   \
+	((c) == '`' || (c) == '=' || (c) == 0x7f || ((c) < 0x20 && (c) != '\t' && (c) != '\n' && (c) != '\r'))
+#define P(c) ((c) >= 0x80 || MARKUP(c) ? 0u : PLAIN_TEXT | (ATTR_ONLY(c) ? 0u : PLAIN_ATTR))
+#define P4(c) P(c), P((c) + 1), P((c) + 2), P((c) + 3)
+#define P16(c) P4(c), P4((c) + 4), P4((c) + 8), P4((c) + 12)
+#define P64(c) P16(c), P16((c) + 16), P16((c) + 32), P16((c) + 48)
+static const unsigned char plain[256] = {P64(0), P64(64), P64(128), P64(192)};
+#undef P64
+#undef P16
+#undef P4
+#undef P
+#undef ATTR_ONLY
+#undef MARKUP
 
-static size_t plain_run(const unsigned char *p, size_t len, const uint64_t mask[2])
+static size_t plain_run(const unsigned char *p, size_t len, unsigned flag)
 {
 	size_t i = 0;
-	while (i < len && p[i] < 0x80 && ((mask[p[i] >> 6] >> (p[i] & 63u)) & 1u))
+	while (i + 4 <= len && (plain[p[i]] & plain[p[i + 1]] & plain[p[i + 2]] & plain[p[i + 3]] & flag))
+		i += 4;
+	while (i < len && (plain[p[i]] & flag))
 		i++;
 	return i;
 }
@@ -101,7 +114,7 @@ static csrf_reason escape(const char *in, size_t len, char *out, size_t cap, siz
 	size_t i = 0;
 	while (i < len) {
 		/* A run of bytes that stand for themselves is copied whole. */
-		size_t run = plain_run(p + i, len - i, attr ? plain_attr : plain_text);
+		size_t run = plain_run(p + i, len - i, attr ? PLAIN_ATTR : PLAIN_TEXT);
 		if (run > 0) {
 			put(&w, in + i, run);
 			i += run;

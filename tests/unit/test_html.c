@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "csrf.h"
@@ -200,6 +201,26 @@ static void test_all_bytes(void **state)
 					fail_msg("bytes %02x %02x attr %d: bad result", a, b, attr);
 				if (fn(in, 1, out, 7, &n) != CSRF_OK || !output_ok(out, n, attr))
 					fail_msg("byte %02x attr %d: bad result", a, attr);
+			}
+		}
+	}
+	/* each byte at each place of a run of plain bytes (runs are read four
+	 * bytes at a time): escaped exactly as alone, the run around it kept */
+	for (unsigned a = 0; a < 256; a++) {
+		for (int attr = 0; attr < 2; attr++) {
+			escape_fn fn = attr ? csrf_html_escape_attr : csrf_html_escape;
+			char alone[16], run[9], got[64], want[64];
+			size_t k;
+			in[0] = (char)a;
+			assert_int_equal(fn(in, 1, alone, sizeof alone, &k), CSRF_OK);
+			for (int at = 0; at < 9; at++) {
+				memset(run, 'a', sizeof run);
+				run[at] = (char)a;
+				snprintf(want, sizeof want, "%.*s%s%.*s", at, "aaaaaaaaa", alone, 8 - at, "aaaaaaaaa");
+				if (fn(run, sizeof run, got, sizeof got, &n) != CSRF_OK || n != strlen(want) ||
+				    strcmp(got, want) != 0)
+					fail_msg("byte %02x at %d of a run, attr %d: not escaped as alone", a, at,
+					         attr);
 			}
 		}
 	}
