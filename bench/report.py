@@ -360,7 +360,7 @@ cores with the threads.
 ## How to reproduce
 
 ```sh
-make bench          # about 5 minutes; rewrites this file and results.png
+make bench          # about 12 minutes; rewrites this file and results.png
 ```
 """
 with open(os.path.join(a.out, "RESULTS.md"), "w") as f:
