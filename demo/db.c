@@ -5,6 +5,7 @@
  * transfers. Created with its demo data on first start. Every state change
  * is one transaction.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,10 +147,10 @@ static sqlite3 *open_conn(const char *path, int create)
 static sqlite3 *conn(demo_app *app)
 {
 	static __thread sqlite3 *mine;
-	static __thread const demo_app *mine_of;
+	static __thread uint64_t mine_of; /* the db_open it belongs to */
 	sqlite3 *db;
 
-	if (mine != NULL && mine_of == app)
+	if (mine != NULL && mine_of == app->db_gen)
 		return mine;
 	pthread_mutex_lock(&app->db_lock);
 	if (app->db_n == DEMO_DB_CONNS || app->db_path == NULL) {
@@ -162,12 +163,16 @@ static sqlite3 *conn(demo_app *app)
 		app->db_conns[app->db_n++] = db;
 	pthread_mutex_unlock(&app->db_lock);
 	mine = db;
-	mine_of = db != NULL ? app : NULL;
+	mine_of = db != NULL ? app->db_gen : 0;
 	return db;
 }
 
 int db_open(demo_app *app, const char *path)
 {
+	/* Numbers every open, so that a thread's cached connection is never
+	 * one an earlier db_close closed (at the same app address). */
+	static atomic_uint_fast64_t opens;
+	app->db_gen = atomic_fetch_add(&opens, 1) + 1;
 	app->db_n = 0;
 	app->db_path = strdup(path);
 	if (app->db_path == NULL || pthread_mutex_init(&app->db_lock, NULL) != 0) {
@@ -201,6 +206,7 @@ void db_close(demo_app *app)
 	pthread_mutex_destroy(&app->db_lock);
 	free(app->db_path);
 	app->db_path = NULL;
+	app->db_gen = 0;
 }
 
 int db_user_get(demo_app *app, const char *name, size_t len, db_user *out)
@@ -368,6 +374,8 @@ int64_t db_login_record(demo_app *app, int64_t user_id)
 	sqlite3_bind_int64(st, 2, (int64_t)time(NULL));
 	if (sqlite3_step(st) == SQLITE_DONE)
 		row = sqlite3_last_insert_rowid(db);
+	else
+		fprintf(stderr, "csrf-demo: database: a login was not recorded: %s\n", sqlite3_errmsg(db));
 	sqlite3_finalize(st);
 	return row;
 }

@@ -47,6 +47,7 @@ typedef struct {
 	pthread_mutex_t db_lock;
 	sqlite3 *db_conns[DEMO_DB_CONNS];
 	int db_n;
+	uint64_t db_gen; /* which db_open, from 1; 0 when closed */
 } demo_app;
 
 /* ---- db.c: SQLite (WAL), every state change one transaction ---- */
@@ -82,7 +83,9 @@ int db_vote(demo_app *app, int64_t story, int64_t user_id, char type);
 
 typedef enum { DB_XFER_OK = 0, DB_XFER_NO_FUNDS = 1, DB_XFER_ERROR = -1 } db_xfer;
 db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount);
-/* Records a login / logout in the sessions table (no session id kept). */
+/* Records a login (its row id, 0 when the database refused it: the
+ * login must then fail) / a logout in the sessions table (no session id
+ * kept). */
 int64_t db_login_record(demo_app *app, int64_t user_id);
 void db_logout_record(demo_app *app, int64_t row);
 

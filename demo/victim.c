@@ -632,10 +632,16 @@ static enum MHD_Result do_login(vreq *v)
 		session_wipe(&v->sess);
 		v->have_sess = 0;
 	}
+	/* No login without its history row: a database that cannot take the
+	 * row (locked past the busy timeout, full) refuses the login. */
 	int64_t row = db_login_record(v->app, u.id);
+	if (row <= 0)
+		return reject(v, 500, "database error", "Try again later.");
 	r = session_create(v->app, u.name, u.id, row, &v->sess);
-	if (r != CSRF_OK)
+	if (r != CSRF_OK) {
+		db_logout_record(v->app, row);
 		return reject_csrf(v, store_status(r), r);
+	}
 	v->have_sess = 1;
 	csrf_page_wipe(&v->page);
 	page_wipe(&v->fields);

@@ -61,3 +61,37 @@ test('concurrent transfers: each applied once, never past the balance', async ()
   assert.equal(after.balances.bob, before.balances.bob - 3 * amount);
   assert.equal(after.balances.alice, before.balances.alice + 3 * amount);
 });
+
+// Another process holds the database's write lock for longer than the
+// demo's busy timeout (5 s): every state change must fail closed, with
+// nothing half done. A vote answers 500 and adds no row; a login either
+// fails or records its session history row, never a signed-in session
+// without its row (db_login_record's insert fails, and the login went on).
+test('a write lock held elsewhere past the busy timeout: votes and logins fail closed', async () => {
+  const { spawn, execFileSync } = await import('node:child_process');
+  const path = await import('node:path');
+  const db = path.join(demo.dir, 'demo.db');
+  const count = (sql) => Number(execFileSync('sqlite3', [db, sql]).toString().trim());
+  const alice = await loginSession(demo.victim, 'alice', 'wonderland');
+  const votes0 = count('SELECT count(*) FROM votes');
+  const sessions0 = count("SELECT count(*) FROM sessions WHERE user_id = (SELECT id FROM users WHERE name = 'bob')");
+  const locker = spawn('sqlite3', [db], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const gone = new Promise((r) => locker.once('exit', r));
+  locker.stdin.write("BEGIN IMMEDIATE;\nSELECT 'locked';\n");
+  await new Promise((r) => locker.stdout.once('data', r));
+  let vote, login;
+  try {
+    [vote, login] = await Promise.all([
+      post(alice, '/vote', { story: '1', type: 'y' }),
+      loginSession(demo.victim, 'bob', 'builder').then(() => 303, () => 0),
+    ]);
+  } finally {
+    locker.stdin.end('ROLLBACK;\n.quit\n');
+    await gone;
+  }
+  assert.equal(vote.status, 500, 'the vote is refused as a database error');
+  assert.equal(count('SELECT count(*) FROM votes'), votes0, 'and adds no row');
+  const sessions1 = count("SELECT count(*) FROM sessions WHERE user_id = (SELECT id FROM users WHERE name = 'bob')");
+  assert.ok(login !== 303 || sessions1 === sessions0 + 1,
+    `a login accepted during the lock has its history row (303, rows ${sessions0} -> ${sessions1})`);
+});
