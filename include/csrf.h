@@ -921,16 +921,17 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * CSRF_STORE_UNAVAILABLE at open instead.)
  *
  * Every call is bounded by timeout_ms, waiting for a free connection of
- * the pool included. A pooled connection is checked before each use and
- * replaced at once when Redis closed it, so the first call after a
- * Redis restart succeeds. A call that meets a broken connection is
- * retried once on a fresh one when that is safe: a get, or a write none
- * of which was sent (an increment that may have reached Redis is never
- * sent twice); otherwise it answers CSRF_STORE_UNAVAILABLE. After a
- * connection attempt that timed out, calls answer CSRF_STORE_UNAVAILABLE
- * at once for a backoff (50 ms doubling to 1 s); a refused connection is
- * tried again by the next call. A forked child never reuses its parent's
- * connections.
+ * the pool included. A pooled connection is checked before each write
+ * and replaced at once when Redis closed it; a get that finds its
+ * connection closed is sent again on a fresh one, without a log line.
+ * So the first call after a Redis restart succeeds. A call that meets a
+ * broken connection is retried once on a fresh one when that is safe: a
+ * get, or a write none of which was sent (an increment that may have
+ * reached Redis is never sent twice); otherwise it answers
+ * CSRF_STORE_UNAVAILABLE. After a connection attempt that timed out,
+ * calls answer CSRF_STORE_UNAVAILABLE at once for a backoff (50 ms
+ * doubling to 1 s); a refused connection is tried again by the next
+ * call. A forked child never reuses its parent's connections.
  *
  * Built without Redis (CMake -DCSRF_WITH_REDIS=OFF) every redis URL is
  * CSRF_ERR_CONFIG and the hook is told "built without Redis". A URL that
