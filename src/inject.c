@@ -184,7 +184,9 @@ static unsigned char lower(unsigned char c)
  * the classes in stop (C_NAME_END, C_ATTR_END or C_UQ_END). With SSE2,
  * 16 bytes at a time: the bytes up to ' ' (whitespace among them), '>',
  * and '/' and '=' where they end the run, found at once; a control byte
- * that is not whitespace is passed over. */
+ * that is not whitespace is passed over. The candidates found must hold
+ * every byte of the stop classes (cls[] then sorts them): a byte missed
+ * here is read differently than byte by byte. */
 STEP size_t span_until(const char *p, size_t n, uint8_t stop)
 {
 	size_t k = 0;
@@ -194,7 +196,7 @@ STEP size_t span_until(const char *p, size_t n, uint8_t stop)
 		__m128i x = _mm_loadu_si128((const __m128i *)(p + k));
 		__m128i hit =
 		    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, sp), x), _mm_cmpeq_epi8(x, _mm_set1_epi8('>')));
-		if (stop & C_NAME_END)
+		if (stop & (C_NAME_END | C_ATTR_END))
 			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('/')));
 		if (stop == C_ATTR_END)
 			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('=')));

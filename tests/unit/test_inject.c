@@ -248,6 +248,13 @@ static const row rows[] = {
     {"formx", "<formx method=post>", "<formx method=post>", 0},
     {"long tag name", "<formformformform method=post>", "<formformformform method=post>", 0},
     {"long attr name", "<form methodmethod=post>", "<form methodmethod=post>", 0},
+    /* '/' ends an attribute name ("p", then "=\"" a name of its own), also
+     * where 16 bytes are read at once; found by fuzz.inject (whole and
+     * split fed differently) */
+    {"slash ends attr name", "<s p/=\">" PF, "<s p/=\">" PF IN, 1},
+    {"slash ends a long attr name", "<s abcdefghijklmnopqrst/=\">" PF, "<s abcdefghijklmnopqrst/=\">" PF IN, 1},
+    {"slash in attr name, then a foreign form", "<s p/=\"><form method=post action=\"//evil.example/\">" PF "</form>",
+     "<s p/=\"><form method=post action=\"//evil.example/\">" PF "</form>", 0},
     {"unterminated tag", "<form method=post", "<form method=post", 0},
     {"unterminated value", "<form method=\"post>", "<form method=\"post>", 0},
     {"quote in name", "<form x\"=y method=post>", "<form x\"=y method=post>" IN, 1},
