@@ -149,7 +149,9 @@ static csrf_reason escape(const char *in, size_t len, char *out, size_t cap, siz
 			rep = attr ? "&#61;" : NULL;
 			break;
 		default:
-			if (attr && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)) {
+			/* An ASCII byte the table keeps out of attributes that no case
+			 * above names: a control character or DEL. */
+			if (attr && c < 0x80) {
 				snprintf(num, sizeof num, "&#%u;", (unsigned)c);
 				rep = num;
 			}
