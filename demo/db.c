@@ -154,8 +154,11 @@ static sqlite3 *conn(demo_app *app)
 		return mine;
 	pthread_mutex_lock(&app->db_lock);
 	if (app->db_n == DEMO_DB_CONNS || app->db_path == NULL) {
+		if (app->db_path == NULL)
+			fprintf(stderr, "csrf-demo: database: not open\n");
+		else
+			fprintf(stderr, "csrf-demo: database: more threads than connections (%d)\n", DEMO_DB_CONNS);
 		pthread_mutex_unlock(&app->db_lock);
-		fprintf(stderr, "csrf-demo: database: more threads than connections (%d)\n", DEMO_DB_CONNS);
 		return NULL;
 	}
 	db = open_conn(app->db_path, 0);

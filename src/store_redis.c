@@ -15,11 +15,10 @@
  * is sent, so the first call after a restart succeeds. A read skips the
  * poll (a system call a request): a reused connection that turns out
  * closed is replaced, without a word in the log, and the read sent again.
- * Commands are written here,
- * byte count kept, with MSG_NOSIGNAL (a dead peer raises no SIGPIPE):
- * after a broken connection a get is retried once on a fresh one, and so
- * is a write of which no byte left; an increment that may have reached
- * Redis is never sent twice. A READONLY answer (a master turned replica)
+ * Commands are written here, byte count kept, with MSG_NOSIGNAL (a dead
+ * peer raises no SIGPIPE): after a broken connection a get is retried
+ * once on a fresh one, and so is a write of which no byte left; an
+ * increment that may have reached Redis is never sent twice. A READONLY answer (a master turned replica)
  * means the write was refused: the master is looked up again and the
  * command retried once. A connection attempt that timed out (a host that
  * does not answer) starts a backoff, 50 ms doubling to 1 s, during which
