@@ -88,6 +88,12 @@ pairs = [("nginx_get", "plain", "module", "nginx GET of a page with 20 forms (in
          ("demo_get", "unprotected", "protected", "csrf-demo GET / (logged in)"),
          ("demo_store", "memory", "redis", "csrf-demo GET / (logged in), wrk -c64: sessions in memory, in Redis")]
 ratios = {}
+
+
+def short_title(title):
+    return title.split(":")[0].split(" (")[0] + (", wrk -c64" if "-c64" in title else "")
+
+
 # The third nginx server, stock sub_filter with a comparable static
 # insertion: module / sub_filter per page (above 1: the module is faster).
 vs_sub = {}
@@ -108,6 +114,31 @@ for bench, base, var, title in pairs:
         lines.append(f"| | stock `sub_filter` | {sf['rps']:.0f} | {sf['p99']} | {sf['bad']} | {sf_ratio * 100:.1f}% |")
         lines.append(f"| | module ÷ `sub_filter` | | | | {vs_sub[bench]:.2f}× |")
 srv_table = "\n".join(lines)
+
+
+def cpu_med(bench, variant, who):
+    """The median over the runs of what process `who` spent per request
+    (µs of CPU, user + system, from /proc), or None."""
+    v = [r[f"cpu_{who}"] for r in servers.get((bench, variant), []) if f"cpu_{who}" in r]
+    return statistics.median(v) if v else None
+
+
+cores = os.cpu_count() or 1
+cpu_rows = []
+for bench, base, var, title in pairs:
+    for variant in (base, var):
+        d, rd = cpu_med(bench, variant, "demo"), cpu_med(bench, variant, "redis")
+        if d is None:
+            continue
+        whole = cores * 1e6 / med(servers[(bench, variant)])["rps"]
+        cpu_rows.append(f"| {short_title(title)} | {variant} | {d:.1f} | "
+                        f"{'' if rd is None else f'{rd:.1f}'} | {whole:.1f} |")
+cpu_table = ""
+if cpu_rows:
+    cpu_table = ("CPU time per request (user + system from /proc, median of the runs), "
+                 f"and what a request costs the machine's {cores} cores at the median run's rate:\n\n"
+                 "| benchmark | variant | csrf-demo, µs | redis-server, µs | the whole machine, µs |\n"
+                 "|---|---|---:|---:|---:|\n" + "\n".join(cpu_rows))
 
 
 stores = {}
@@ -279,18 +310,30 @@ if ratios.get("demo_get", 1) < 0.95:
   (in brackets) is this machine's noise: two virtual cores whose stolen
   time moves between 3% and 22%, shared by wrk and the demo.""")
 if ratios.get("demo_store", 1) < 0.80:
-    gap_lines.append("""- the demo with Redis, profiled on 2026-12-03: one `GET` of the session
-  a request, which costs the demo two system calls (the command and its
-  reply; a read no longer polls its connection first) and a switch away
-  while Redis answers, about 9% of the demo's samples, and costs
-  `redis-server` about 9% of the machine's samples, all on the same two
-  cores as the demo and wrk. Since this round the demo's threads query
-  SQLite each through a connection of their own, so the demo uses both
-  cores and every microsecond of Redis shows in the ratio; with one
-  shared SQLite connection the demo waited on its mutex with a core
-  idle, and Redis's work hid in that idle time (the ratio was 0.75 to
-  0.89 then, at two thirds of today's throughput). On a fleet, Redis
-  runs on a machine of its own.""")
+    dm, dr, rr = cpu_med("demo_store", "memory", "demo"), cpu_med("demo_store", "redis", "demo"), \
+        cpu_med("demo_store", "redis", "redis")
+    cost = ""
+    if None not in (dm, dr, rr):
+        whole_m = cores * 1e6 / med(servers[("demo_store", "memory")])["rps"]
+        cost = f"""
+  In this run a request cost the machine {whole_m:.0f} µs with the memory
+  store; with Redis the demo spent {dr - dm:.0f} µs more CPU on it and
+  `redis-server` {rr:.0f} µs. At 80% the whole round trip may cost at most
+  a quarter of {whole_m:.0f} µs, {whole_m / 4:.0f} µs."""
+    gap_lines.append(f"""- the demo with Redis: one `GET` of the session a request, which
+  costs the library two system calls (the command and the reply, no poll,
+  no socket option) and the demo's thread a sleep until Redis answers.
+  Everything else a request does is the same with both stores.{cost}
+  Profiled on 2026-12-03 (perf), both sides of the round trip spend most
+  of it in the kernel, in the TCP path and in waking the other side: on
+  this machine's two virtual cores, shared by wrk, the demo and Redis, a
+  sleep and a wake-up across cores cost more than the work of a `GET`.
+  Measured and not kept (same method, alternating runs): pipelining the
+  gets of concurrent threads halved `redis-server`'s CPU a request (15 to
+  9 µs), but the threads that wait on a batch are woken one by one and
+  the demo's CPU rose by more (10 µs); a Unix socket, 4 or 16 server
+  threads, and spinning on the reply gained nothing or lost. On a fleet Redis has a machine of
+  its own, and only the demo's share counts.""")
 if store_ratio.get("redis, pool of 8", 99) < 2.5:
     gap_lines.append("""- store operations from 4 threads: this machine has 2 cores, shared by
   the 4 threads and `redis-server`.""")
@@ -338,6 +381,8 @@ meta tags after `<head>`, a hidden input after each POST form start tag,
 `sub_filter_once off`), all in front of one static nginx backend.
 
 {srv_table}
+
+{cpu_table}
 
 {cgi}## Store operations (median of alternating rounds)
 

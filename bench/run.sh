@@ -76,11 +76,12 @@ waitport() {
   return 1
 }
 # redis_up NAME: a redis-server of the run's own (no persistence) on a free
-# port, logging to $work/NAME.log; sets redis_port.
+# port, logging to $work/NAME.log; sets redis_port and redis_pid.
 redis_up() {
   redis_port=$(freeport)
   redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
     --logfile "$work/$1.log" &
+  redis_pid=$!
   pids+=($!)
   waitport "$redis_port"
 }
@@ -88,16 +89,30 @@ jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
 : >"$servers"
-wrk_run() { # bench variant url [wrk args...]; runs for $secs, else WRK_SECONDS
+# ticks PID: the CPU time (user + system) the process has used, in clock ticks.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
+# wrk_run bench variant url [wrk args...]: runs for $secs, else WRK_SECONDS.
+# With cpu="NAME:PID ..." it also records the CPU each of those processes
+# spent per request (µs) as cpu_NAME.
+wrk_run() {
   local name=$1 variant=$2 url=$3
   shift 3
-  local txt rps p99 bad
+  local txt rps p99 bad reqs extra="" i=0 spec
+  local -a t0=()
+  for spec in ${cpu:-}; do t0+=("$(ticks "${spec#*:}")"); done
   txt=$(wrk -t2 -c32 -d"${secs:-$WRK_SECONDS}s" --latency "$@" "$url")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$txt")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$txt")
   bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$txt")
-  printf '{"bench":"%s","variant":"%s","rps":%s,"p99":"%s","bad":%s}\n' \
-    "$name" "$variant" "${rps:-0}" "${p99:-?}" "${bad:-0}" >>"$servers"
+  reqs=$(awk '/ requests in / {print $1}' <<<"$txt")
+  for spec in ${cpu:-}; do
+    extra+=$(awk -v n="${spec%%:*}" -v t=$(($(ticks "${spec#*:}") - t0[i])) -v r="${reqs:-0}" -v hz="$hz" \
+      'BEGIN { if (r > 0) printf ",\"cpu_%s\":%.1f", n, t * 1e6 / hz / r }')
+    i=$((i + 1))
+  done
+  printf '{"bench":"%s","variant":"%s","rps":%s,"p99":"%s","bad":%s%s}\n' \
+    "$name" "$variant" "${rps:-0}" "${p99:-?}" "${bad:-0}" "$extra" >>"$servers"
 }
 
 module="$build/nginx/ngx_http_csrf_module.so"
@@ -194,7 +209,7 @@ fi
 
 demo="$build/csrf-demo"
 # demo_up NAME ARGS...: csrf-demo with ARGS on a free port and alice signed
-# in, the realistic GET /; sets demo_port and demo_cookie.
+# in, the realistic GET /; sets demo_port, demo_cookie and demo_pid.
 demo_up() {
   local name=$1 vp ap jar field token extra=""
   shift
@@ -202,6 +217,7 @@ demo_up() {
   ap=$(freeport)
   "$demo" --listen "127.0.0.1:$vp" --attacker-listen "127.0.0.1:$ap" --db "$work/demo-$name.db" "$@" \
     >"$work/demo-$name.log" 2>&1 &
+  demo_pid=$!
   pids+=($!)
   waitport "$vp"
   jar="$work/jar-$name"
@@ -216,20 +232,23 @@ demo_up() {
 }
 if [ -x "$demo" ]; then
   echo "bench: csrf-demo protected and unprotected" >&2
-  declare -A port cookie
+  declare -A port cookie dpid
   for variant in protected unprotected; do
     flag=()
     [ "$variant" = unprotected ] && flag=(--unprotected)
     demo_up "$variant" "${flag[@]}"
     port[$variant]=$demo_port
     cookie[$variant]=$demo_cookie
+    dpid[$variant]=$demo_pid
   done
   for variant in unprotected protected; do # warm-up, not recorded
     wrk -t2 -c32 -d2s "http://127.0.0.1:${port[$variant]}/" -H "Cookie: ${cookie[$variant]}" >/dev/null
   done
   for _ in $(seq 1 "$DEMO_PAIRS"); do
-    secs=$DEMO_SECONDS wrk_run demo_get unprotected "http://127.0.0.1:${port[unprotected]}/" -H "Cookie: ${cookie[unprotected]}"
-    secs=$DEMO_SECONDS wrk_run demo_get protected "http://127.0.0.1:${port[protected]}/" -H "Cookie: ${cookie[protected]}"
+    cpu="demo:${dpid[unprotected]}" secs=$DEMO_SECONDS wrk_run demo_get unprotected "http://127.0.0.1:${port[unprotected]}/" \
+      -H "Cookie: ${cookie[unprotected]}"
+    cpu="demo:${dpid[protected]}" secs=$DEMO_SECONDS wrk_run demo_get protected "http://127.0.0.1:${port[protected]}/" \
+      -H "Cookie: ${cookie[protected]}"
   done
 else
   echo "bench: $demo is missing; demo rows skipped" >&2
@@ -242,13 +261,15 @@ if [ -x "$demo" ] && command -v redis-server >/dev/null 2>&1; then
   echo "bench: csrf-demo with the memory store and with Redis (wrk -c64)" >&2
   redis_up demo-redis
   demo_up store-memory --store memory
-  mem_port=$demo_port mem_cookie=$demo_cookie
+  mem_port=$demo_port mem_cookie=$demo_cookie mem_pid=$demo_pid
   demo_up store-redis --store "redis://127.0.0.1:$redis_port/0"
   wrk -t2 -c64 -d2s "http://127.0.0.1:$mem_port/" -H "Cookie: $mem_cookie" >/dev/null
   wrk -t2 -c64 -d2s "http://127.0.0.1:$demo_port/" -H "Cookie: $demo_cookie" >/dev/null
   for _ in $(seq 1 "$DEMO_PAIRS"); do
-    secs=$DEMO_SECONDS wrk_run demo_store memory "http://127.0.0.1:$mem_port/" -c64 -H "Cookie: $mem_cookie"
-    secs=$DEMO_SECONDS wrk_run demo_store redis "http://127.0.0.1:$demo_port/" -c64 -H "Cookie: $demo_cookie"
+    cpu="demo:$mem_pid redis:$redis_pid" secs=$DEMO_SECONDS wrk_run demo_store memory "http://127.0.0.1:$mem_port/" -c64 \
+      -H "Cookie: $mem_cookie"
+    cpu="demo:$demo_pid redis:$redis_pid" secs=$DEMO_SECONDS wrk_run demo_store redis "http://127.0.0.1:$demo_port/" -c64 \
+      -H "Cookie: $demo_cookie"
   done
 else
   echo "bench: $demo or redis-server is missing; demo store rows skipped" >&2
