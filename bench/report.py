@@ -319,21 +319,21 @@ if ratios.get("demo_store", 1) < 0.80:
   In this run a request cost the machine {whole_m:.0f} µs with the memory
   store; with Redis the demo spent {dr - dm:.0f} µs more CPU on it and
   `redis-server` {rr:.0f} µs. At 80% the whole round trip may cost at most
-  a quarter of {whole_m:.0f} µs, {whole_m / 4:.0f} µs."""
+  a quarter of {whole_m:.0f} µs, {whole_m / 4:.0f} µs. The demo's own CPU alone
+  would give {dm / dr * 100:.0f}% ({dm:.0f} against {dr:.0f} µs)."""
     gap_lines.append(f"""- the demo with Redis: one `GET` of the session a request, which
-  costs the library two system calls (the command and the reply, no poll,
-  no socket option) and the demo's thread a sleep until Redis answers.
-  Everything else a request does is the same with both stores.{cost}
+  costs the library two system calls (the command and the reply; no
+  poll, no socket option) and the demo's thread a sleep until Redis
+  answers. Everything else a request does is the same with both
+  stores.{cost}
   Profiled on 2026-12-03 (perf), both sides of the round trip spend most
-  of it in the kernel, in the TCP path and in waking the other side: on
-  this machine's two virtual cores, shared by wrk, the demo and Redis, a
-  sleep and a wake-up across cores cost more than the work of a `GET`.
+  of it in the kernel: in the TCP path, and in sleeping and waking, which
+  on this machine's virtual cores cost more than the work of a `GET`.
   Measured and not kept (same method, alternating runs): pipelining the
   gets of concurrent threads halved `redis-server`'s CPU a request (15 to
   9 µs), but the threads that wait on a batch are woken one by one and
   the demo's CPU rose by more (10 µs); a Unix socket, 4 or 16 server
-  threads, and spinning on the reply gained nothing or lost. On a fleet Redis has a machine of
-  its own, and only the demo's share counts.""")
+  threads, and spinning on the reply gained nothing or lost.""")
 if store_ratio.get("redis, pool of 8", 99) < 2.5:
     gap_lines.append("""- store operations from 4 threads: this machine has 2 cores, shared by
   the 4 threads and `redis-server`.""")
