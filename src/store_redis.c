@@ -18,9 +18,9 @@
  * Commands are written here, byte count kept, with MSG_NOSIGNAL (a dead
  * peer raises no SIGPIPE): after a broken connection a get is retried
  * once on a fresh one, and so is a write of which no byte left; an
- * increment that may have reached Redis is never sent twice. A READONLY answer (a master turned replica)
- * means the write was refused: the master is looked up again and the
- * command retried once. A connection attempt that timed out (a host that
+ * increment that may have reached Redis is never sent twice. A READONLY
+ * answer (a master turned replica) means the write was refused: the
+ * master is looked up again and the command retried once. A connection attempt that timed out (a host that
  * does not answer) starts a backoff, 50 ms doubling to 1 s, during which
  * calls answer CSRF_STORE_UNAVAILABLE at once, and retires every pooled
  * connection; a refused one costs nothing and is tried again by the next
@@ -740,7 +740,9 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 	if (!take_slot(r, deadline, &slot))
 		return CSRF_STORE_UNAVAILABLE;
 	k = &r->conns[slot];
-	for (int attempt = 0, tries = 2; attempt < tries; attempt++) {
+	/* two attempts, and one more for a read whose kept connection
+	 * turned out closed (quiet: nothing was wrong with Redis) */
+	for (int attempt = 0, tries = 2, quiet = 0; attempt < tries; attempt++) {
 		int sent = 0, asked = 0, reused = 0;
 		uint64_t gen;
 		rstatus st = ready(r, k, deadline, !is_read, &asked, &reused);
@@ -773,9 +775,10 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 			break;
 		}
 		drop(k);
-		if (is_read && reused && st == RS_DOWN && tries == 2) {
+		if (is_read && reused && st == RS_DOWN && !quiet) {
 			/* a read is sent without the poll: a connection closed while
 			 * idle shows here, and is replaced as the poll would have */
+			quiet = 1;
 			tries++;
 			continue;
 		}
