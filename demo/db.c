@@ -214,13 +214,13 @@ void db_close(demo_app *app)
 
 int db_user_get(demo_app *app, const char *name, size_t len, db_user *out)
 {
+	if (len > DEMO_USER_MAX)
+		return 1;
 	sqlite3 *db = conn(app);
 	if (db == NULL)
 		return -1;
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
-	if (len > DEMO_USER_MAX)
-		return 1;
 	if (sqlite3_prepare_v2(
 	        db,
 	        "SELECT u.id, u.name, u.pwhash, a.balance FROM users u JOIN accounts a ON a.user_id = u.id"
@@ -316,13 +316,13 @@ done:
 
 db_xfer db_transfer(demo_app *app, int64_t from_id, int64_t to_id, int64_t amount)
 {
+	if (amount <= 0 || from_id == to_id)
+		return DB_XFER_ERROR;
 	sqlite3 *db = conn(app);
 	if (db == NULL)
 		return DB_XFER_ERROR;
 	sqlite3_stmt *st = NULL;
 	db_xfer ret = DB_XFER_ERROR;
-	if (amount <= 0 || from_id == to_id)
-		return DB_XFER_ERROR;
 	if (tx_begin(db) != 0)
 		return DB_XFER_ERROR;
 	/* The balance is checked inside the transaction that moves it. */
@@ -385,12 +385,12 @@ int64_t db_login_record(demo_app *app, int64_t user_id)
 
 void db_logout_record(demo_app *app, int64_t row)
 {
+	if (row <= 0)
+		return;
 	sqlite3 *db = conn(app);
 	if (db == NULL)
 		return;
 	sqlite3_stmt *st = NULL;
-	if (row <= 0)
-		return;
 	if (sqlite3_prepare_v2(db, "UPDATE sessions SET ended = ? WHERE id = ? AND ended IS NULL", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return;
