@@ -124,15 +124,21 @@ def cpu_med(bench, variant, who):
 
 
 cores = os.cpu_count() or 1
+
+
+def machine_us(bench, variant):
+    """What a request cost the machine's cores at the median run's rate (µs)."""
+    return cores * 1e6 / med(servers[(bench, variant)])["rps"]
+
+
 cpu_rows = []
 for bench, base, var, title in pairs:
     for variant in (base, var):
         d, rd = cpu_med(bench, variant, "demo"), cpu_med(bench, variant, "redis")
         if d is None:
             continue
-        whole = cores * 1e6 / med(servers[(bench, variant)])["rps"]
         cpu_rows.append(f"| {short_title(title)} | {variant} | {d:.1f} | "
-                        f"{'' if rd is None else f'{rd:.1f}'} | {whole:.1f} |")
+                        f"{'' if rd is None else f'{rd:.1f}'} | {machine_us(bench, variant):.1f} |")
 cpu_table = ""
 if cpu_rows:
     cpu_table = ("CPU time per request (user + system from /proc, median of the runs), "
@@ -314,7 +320,7 @@ if ratios.get("demo_store", 1) < 0.80:
         cpu_med("demo_store", "redis", "redis")
     cost = ""
     if None not in (dm, dr, rr):
-        whole_m = cores * 1e6 / med(servers[("demo_store", "memory")])["rps"]
+        whole_m = machine_us("demo_store", "memory")
         cost = f"""
   In this run a request cost the machine {whole_m:.0f} µs with the memory
   store; with Redis the demo spent {dr - dm:.0f} µs more CPU on it and
