@@ -13,10 +13,27 @@ if [ "$quick" = 1 ]; then out=${BENCH_OUT:-$build/bench-quick}; else out=${BENCH
 mkdir -p "$out"
 work=$(mktemp -d)
 pids=()
+# The checkout as the run found it (untracked files included): a run that
+# leaves anything behind but its results (RESULTS.md and its plot) and what
+# git ignores (the peers' folder, the build) fails.
+tree_state() {
+  git -C "$root" status --porcelain --untracked-files=all -- . ':!bench/RESULTS.md' ':!bench/results.png' \
+    2>/dev/null || true
+}
+tree_before=$(tree_state)
 cleanup() {
+  local status=$?
   for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
+  local after
+  after=$(tree_state)
+  if [ "$after" != "$tree_before" ]; then
+    echo "bench: the run changed the checkout:" >&2
+    diff <(echo "$tree_before") <(echo "$after") >&2 || true
+    [ "$status" -ne 0 ] || status=1
+  fi
+  exit "$status"
 }
 trap cleanup EXIT
 
@@ -76,10 +93,13 @@ waitport() {
   return 1
 }
 # redis_up NAME: a redis-server of the run's own (no persistence) on a free
-# port, logging to $work/NAME.log; sets redis_port and redis_pid.
+# port, logging to $work/NAME.log; sets redis_port and redis_pid. Its
+# working folder is $work/NAME.d, so nothing it writes (a dump.rdb on
+# shutdown, say) can land in the checkout.
 redis_up() {
   redis_port=$(freeport)
-  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+  mkdir -p "$work/$1.d"
+  redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/$1.d" --save "" --appendonly no --daemonize no \
     --logfile "$work/$1.log" &
   redis_pid=$!
   pids+=($!)
