@@ -4,6 +4,8 @@
 #   make check    ASan+UBSan build into build-check/ of everything (tests,
 #                 fuzz harnesses, valgrind binaries, benchmarks) and every
 #                 test through ctest, each run once
+#   make check-unit  the library and its unit tests only (ASan+UBSan, build-unit/),
+#                 in seconds; CTEST_ARGS='-R unit.test_check' picks one
 #   make demo     build and run the demo (victim :8080, attacker :8081)
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make deb      Debian packages into dist/ (dpkg-buildpackage in build-deb/)
@@ -20,7 +22,7 @@ HTML5LIB_PAGES ?= 100000
 HTML5LIB_SEED ?= $(shell date +%s)
 CTEST_ARGS ?=
 
-.PHONY: all deps build-deps build check demo install deb bench fuzz format clean
+.PHONY: all deps build-deps build check check-unit demo install deb bench fuzz format clean
 
 all: build
 
@@ -47,6 +49,12 @@ check: deps
 	total=$$(echo "$$summary" | sed -E 's/.* failed out of ([0-9]+).*/\1/'); \
 	if [ -n "$$summary" ]; then echo "ctest: $$((total - failed)) passed, $$failed failed"; fi; \
 	exit $$status
+
+# What a developer runs between edits: the library and the unit tests.
+check-unit: deps
+	@cmake -S . -B build-unit -DCMAKE_BUILD_TYPE=Debug -DCSRF_SANITIZE=ON -DCSRF_BUILD_TESTS=ON -DCSRF_UNIT_ONLY=ON >/dev/null
+	@cmake --build build-unit -j $(JOBS)
+	@cd build-unit && ctest --output-on-failure -j $(JOBS) -L unit $(CTEST_ARGS)
 
 demo: build
 	./build/csrf-demo --router 127.0.0.1:8082 $(DEMO_ARGS)
