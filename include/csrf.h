@@ -148,13 +148,16 @@ const char *csrf_reason_advice(csrf_reason r);
 /* The page an adapter answers a rejection with: a small HTML document
  * (UTF-8) with the advice, the reason's name and phrase, and the status,
  * all escaped, nothing taken from the request; no script, inline style
- * only. Send it with Content-Type "text/html; charset=utf-8" and
- * Content-Security-Policy CSRF_REJECT_PAGE_CSP. NUL-terminated into out;
+ * only. Send it with Content-Type "text/html; charset=utf-8",
+ * Content-Security-Policy CSRF_REJECT_PAGE_CSP and Cache-Control
+ * CSRF_REJECT_PAGE_CACHE_CONTROL (no cache keeps a rejection, nor serves
+ * it for the page the user reloads). NUL-terminated into out;
  * CSRF_REJECT_PAGE_MAX bytes always suffice. CSRF_OK, CSRF_ERR_BUFFER,
  * CSRF_ERR_ARG (status outside 400..599). */
 #define CSRF_REJECT_PAGE_MAX 2048
 #define CSRF_REJECT_PAGE_CSP                                                                                           \
 	"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+#define CSRF_REJECT_PAGE_CACHE_CONTROL "no-store"
 CSRF_MUST_CHECK csrf_reason csrf_reject_page(csrf_reason reason, unsigned status, char *out, size_t cap,
                                              size_t *out_len);
 
