@@ -320,7 +320,9 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 	void *mem = NULL;
 	unsigned char drop[HEADERS_MAX] = {0};
 	csrf_slice add = {NULL, 0};
-	int html = conf->inject && conf->tokens && is_html(&hs) && readable(fd, &hs, buf, head, &got, method, path);
+	/* HEAD: the server sends no body, so no token, and no cookie */
+	int html = conf->inject && conf->tokens && strcmp(method, "HEAD") != 0 && is_html(&hs) &&
+	           readable(fd, &hs, buf, head, &got, method, path);
 	if (html && cache_rule(&hs, drop, &add) != 0) {
 		cgi_log("page without tokens for", method, path, "its cache headers could not be judged");
 		html = 0;

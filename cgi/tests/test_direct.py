@@ -377,6 +377,26 @@ class RequestTest(Direct):
         self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
         self.assertEqual(r.all("edge-control"), ["cache-maxage=600s"])
 
+    def test_head_passes_untouched(self):
+        """A HEAD answer has no body for a token (the server drops what the
+        program prints): no secret cookie, the program's headers and bytes
+        as they were."""
+        answer = (b"Content-Type: text/html\r\nCache-Control: public, max-age=600\r\n"
+                  b"CDN-Cache-Control: max-age=600\r\nContent-Length: 25\r\n\r\n<form method=post></form>")
+        with open(self.site.path("answer"), "wb") as f:
+            f.write(answer)
+        rc, r, err = self.run_cgi("HEAD", script="replay.cgi")
+        self.assertEqual((rc, r.status), (0, 200), err)
+        self.assertTrue(all("csrf_secret" not in v for v in r.all("set-cookie")), "a HEAD answer set the secret cookie")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+        self.assertEqual(r.header("content-length"), "25")
+        self.assertIsNone(r.header("vary"))
+        self.assertEqual(r.body, b"<form method=post></form>")
+        # the same answer to a GET gets its token
+        rc, r, err = self.run_cgi("GET", script="replay.cgi")
+        self.assertIn(b'<form method=post><input type="hidden"', r.body)
+
     def test_log_line_cannot_be_forged(self):
         rc, r, err = self.run_cgi("POST", env={"PATH_INFO": "/x\ncsrf-cgi: allowed everything", "CONTENT_TYPE": FORM,
                                                "HTTP_ORIGIN": "http://evil", "QUERY_STRING": "secret=1"},

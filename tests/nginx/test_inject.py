@@ -106,6 +106,12 @@ HTTP = """
         location /originmode/ {{ csrf_mode origin; alias {prefix}/www/; }}
         location /off/ {{ csrf off; alias {prefix}/www/; }}
         location /echo {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /expires/ {{
+            alias {prefix}/www/;
+            expires 1h;
+            add_header CDN-Cache-Control "max-age=600";
+            add_header Surrogate-Control "max-age=600";
+        }}
     }}
     server {{
         listen 127.0.0.1:{port1};
@@ -317,6 +323,16 @@ class InjectTest(T.ProxyCase):
                 for line in TARGETED:
                     name = line.split(b":")[0].decode().lower()
                     self.assertEqual(r.all(name), [], "a targeted cache field stayed on a page with a token")
+        # nginx's own expires and add_header come before the module: they
+        # are judged too
+        r = self.get("/expires/index.html")
+        self.assertEqual(T.count_injected(r.body), (sum(1 for f in FORMS if f[2]), 1))
+        self.assertEqual(r.all("cache-control"), ["private"])
+        self.assertEqual(r.all("cdn-cache-control"), [])
+        self.assertEqual(r.all("surrogate-control"), [])
+        r = self.get("/expires/plain.txt")
+        self.assertEqual(r.all("cache-control"), ["max-age=3600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
         # a response without a token keeps them all
         r = self.get("/up/cache-plain")
         self.assertEqual(r.all("cache-control"), ['public, max-age=600, private="Set-Cookie"'])
