@@ -123,24 +123,26 @@ static int is_html(const headers *hs)
 	                                              ce ? ce->value_len : 0);
 }
 
-/* 1 when one of the program's Cache-Control headers already keeps the
- * page out of shared caches (the library's rule). */
-static int kept_private(const headers *hs)
-{
-	for (size_t i = 0; i < hs->n; i++)
-		if (is_named(&hs->h[i], "Cache-Control") &&
-		    csrf_cache_control_is_private(hs->h[i].value, hs->h[i].value_len))
-			return 1;
-	return 0;
-}
-
 /* Headers an injected page must not keep: its length and validators
- * change, and unless the program already made it private, a page with a
- * token is made private. */
-static int dropped_when_injecting(const line *l, int private)
+ * change. */
+static int dropped_when_injecting(const line *l)
 {
 	return is_named(l, "Content-Length") || is_named(l, "ETag") || is_named(l, "Last-Modified") ||
-	       is_named(l, "Accept-Ranges") || (!private && is_named(l, "Cache-Control"));
+	       is_named(l, "Accept-Ranges");
+}
+
+/* The library's cache rule for a page with a token
+ * (csrf_response_cache): which of the program's headers go (drop, one a
+ * header) and the Cache-Control that comes (*add, absent for none).
+ * -1 when the library refuses them (not expected: parse made them). */
+static int cache_rule(const headers *hs, unsigned char *drop, csrf_slice *add)
+{
+	csrf_header h[HEADERS_MAX];
+	for (size_t i = 0; i < hs->n; i++) {
+		h[i].name = (csrf_slice){hs->h[i].name, hs->h[i].name_len};
+		h[i].value = (csrf_slice){hs->h[i].value, hs->h[i].value_len};
+	}
+	return csrf_response_cache(h, hs->n, drop, add) == CSRF_OK ? 0 : -1;
 }
 
 static void put_line(const char *name, size_t name_len, const char *value, size_t value_len)
@@ -151,14 +153,15 @@ static void put_line(const char *name, size_t name_len, const char *value, size_
 	fwrite("\r\n", 1, 2, stdout);
 }
 
-static void put_headers(const cgi_conf *conf, const headers *hs, const csrf_page *page)
+/* With a page, drop and add are the cache rule's. */
+static void put_headers(const cgi_conf *conf, const headers *hs, const csrf_page *page, const unsigned char *drop,
+                        csrf_slice add)
 {
-	int private = page != NULL && kept_private(hs);
 	if (hs->status != NULL)
 		put_line("Status", 6, hs->status->value, hs->status->value_len);
 	for (size_t i = 0; i < hs->n; i++) {
 		const line *l = &hs->h[i];
-		if (l != hs->status && !(page != NULL && dropped_when_injecting(l, private)))
+		if (l != hs->status && !(page != NULL && (drop[i] || dropped_when_injecting(l))))
 			put_line(l->name, l->name_len, l->value, l->value_len);
 	}
 	if (page != NULL) {
@@ -168,8 +171,8 @@ static void put_headers(const cgi_conf *conf, const headers *hs, const csrf_page
 		/* Beside any policy of the program's: the browser enforces both. */
 		if (conf->csp != NULL)
 			put_line("Content-Security-Policy", 23, conf->csp, strlen(conf->csp));
-		if (!private)
-			put_line("Cache-Control", 13, "private", 7);
+		if (add.ptr != NULL)
+			put_line("Cache-Control", 13, add.ptr, add.len);
 	}
 	fwrite("\r\n", 1, 2, stdout);
 }
@@ -315,7 +318,15 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 	csrf_page page;
 	csrf_inject *inj = NULL;
 	void *mem = NULL;
-	int html = conf->inject && conf->tokens && is_html(&hs) && readable(fd, &hs, buf, head, &got, method, path);
+	unsigned char drop[HEADERS_MAX] = {0};
+	csrf_slice add = {NULL, 0};
+	/* HEAD: the server sends no body, so no token, and no cookie */
+	int html = conf->inject && conf->tokens && strcmp(method, "HEAD") != 0 && is_html(&hs) &&
+	           readable(fd, &hs, buf, head, &got, method, path);
+	if (html && cache_rule(&hs, drop, &add) != 0) {
+		cgi_log("page without tokens for", method, path, "its cache headers could not be judged");
+		html = 0;
+	}
 	if (html) {
 		csrf_reason r = csrf_page_prepare(conf->ctx, req, &page);
 		if (r == CSRF_OK) {
@@ -331,7 +342,7 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			html = 0;
 		}
 	}
-	put_headers(conf, &hs, html ? &page : NULL);
+	put_headers(conf, &hs, html ? &page : NULL, drop, add);
 	int rc = relay_body(fd, buf + head, got - head, html ? inj : NULL, method, path);
 	if (html)
 		csrf_page_wipe(&page);

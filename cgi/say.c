@@ -119,8 +119,8 @@ void cgi_reject(const cgi_conf *conf, const csrf_request *req, csrf_reason reaso
 		cgi_log("offered a fresh token to", method, path, csrf_reason_name(reason));
 	}
 	printf("Status: %u %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Security-Policy: %s\r\n"
-	       "Cache-Control: no-store\r\n",
-	       status, reason_phrase(status), CSRF_REJECT_PAGE_CSP);
+	       "Cache-Control: %s\r\n",
+	       status, reason_phrase(status), CSRF_REJECT_PAGE_CSP, CSRF_REJECT_PAGE_CACHE_CONTROL);
 	if (retry)
 		printf("X-CSRF-Token: %s\r\n", fresh.token);
 	printf("Content-Length: %zu\r\n\r\n", len);

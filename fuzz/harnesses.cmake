@@ -2,7 +2,7 @@
 # Included by fuzz/CMakeLists.txt (clang main build) and by
 # fuzz/standalone (the nested clang build of a gcc main build).
 
-set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config)
+set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config cache)
 
 # csrf_fuzz_library(<target> <cflags...>): every file of src/ compiled again
 # with the given instrumentation into a static library.

@@ -148,13 +148,16 @@ const char *csrf_reason_advice(csrf_reason r);
 /* The page an adapter answers a rejection with: a small HTML document
  * (UTF-8) with the advice, the reason's name and phrase, and the status,
  * all escaped, nothing taken from the request; no script, inline style
- * only. Send it with Content-Type "text/html; charset=utf-8" and
- * Content-Security-Policy CSRF_REJECT_PAGE_CSP. NUL-terminated into out;
+ * only. Send it with Content-Type "text/html; charset=utf-8",
+ * Content-Security-Policy CSRF_REJECT_PAGE_CSP and Cache-Control
+ * CSRF_REJECT_PAGE_CACHE_CONTROL (no cache keeps a rejection, nor serves
+ * it for the page the user reloads). NUL-terminated into out;
  * CSRF_REJECT_PAGE_MAX bytes always suffice. CSRF_OK, CSRF_ERR_BUFFER,
  * CSRF_ERR_ARG (status outside 400..599). */
 #define CSRF_REJECT_PAGE_MAX 2048
 #define CSRF_REJECT_PAGE_CSP                                                                                           \
 	"default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+#define CSRF_REJECT_PAGE_CACHE_CONTROL "no-store"
 CSRF_MUST_CHECK csrf_reason csrf_reject_page(csrf_reason reason, unsigned status, char *out, size_t cap,
                                              size_t *out_len);
 
@@ -548,10 +551,48 @@ CSRF_MUST_CHECK csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_re
 int csrf_response_injectable(unsigned status, const char *content_type, size_t ct_len, const char *content_encoding,
                              size_t ce_len);
 
-/* 1 when a response's Cache-Control value already keeps a page out of
- * shared caches ("private" or "no-store", any case); otherwise an adapter
- * that puts a token into the page replaces Cache-Control with "private":
- * a page with a token must not be served to another user. */
+/* One header line of a response, as slices into the server's buffers
+ * (picohttpparser's phr_header): for calls that judge a response's
+ * headers together. */
+typedef struct {
+	csrf_slice name;
+	csrf_slice value; /* without its line ending */
+} csrf_header;
+
+/* The longest Cache-Control line csrf_response_cache reads; a longer one
+ * is not trusted to keep a page private. */
+#define CSRF_CACHE_CONTROL_MAX 4096
+
+/* What a response that carries a token (csrf_page_prepare's page) does
+ * with its cache headers, so that no shared cache stores one user's
+ * token and serves it to another. Given the response's n headers, sets
+ * drop[i] to 1 for each one the response must lose (0 for the others),
+ * and *add to the Cache-Control value it must gain ("private", static),
+ * or absent (ptr NULL) when it keeps its own. The rule:
+ * - Cache-Control stays only when it already keeps the page out of shared
+ *   caches: every Cache-Control line is a list of directives as RFC 9111
+ *   §5.2 writes them (token [ "=" ( token / quoted-string ) ], separated by
+ *   commas and optional spaces, empty elements allowed, names in any
+ *   case, at most CSRF_CACHE_CONTROL_MAX bytes a line) and one directive
+ *   is "private" or "no-store" without an argument. private="Set-Cookie"
+ *   (private="a, b") makes only the fields it names private, and
+ *   "no-store" with an argument is not the standard's directive: neither
+ *   counts. Otherwise every Cache-Control line goes and "private" comes.
+ * - Targeted cache fields always go, whatever they say: CDNs and proxies
+ *   obey them over Cache-Control. They are any field whose name ends in
+ *   "-Cache-Control" (RFC 9213's CDN-Cache-Control, and the fields a CDN
+ *   names after itself, such as Cloudflare-CDN-Cache-Control),
+ *   Surrogate-Control, Edge-Control and X-Accel-Expires (nginx's proxy
+ *   cache); names in any case.
+ * Nothing else is looked at. CSRF_OK, or CSRF_ERR_ARG (add NULL, headers
+ * or drop NULL with n > 0, a NULL pointer with a length); on an error
+ * *add is absent and drop untouched. */
+CSRF_MUST_CHECK csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop,
+                                                csrf_slice *add);
+
+/* 1 when one Cache-Control line keeps a page out of shared caches by
+ * csrf_response_cache's rule: a well-formed list of directives with an
+ * unqualified "private" or "no-store". NULL: 0. */
 int csrf_cache_control_is_private(const char *value, size_t len);
 
 /* Wipes the token and cookie a csrf_page holds. */

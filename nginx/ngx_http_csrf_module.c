@@ -93,6 +93,7 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r);
 static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r);
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in);
+static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key, const u_char *value, size_t len);
 static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 
 static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
@@ -459,6 +460,11 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 #if (nginx_version >= 1023000)
 	h->next = NULL;
 #endif
+
+	if (ngx_http_csrf_add_header(r, "Cache-Control", (const u_char *)CSRF_REJECT_PAGE_CACHE_CONTROL,
+	                             sizeof(CSRF_REJECT_PAGE_CACHE_CONTROL) - 1) != NGX_OK) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
 
 	v->own_page = 1;
 
@@ -922,50 +928,71 @@ static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key
 	return NGX_OK;
 }
 
-/* Cache-Control: private, unless the response already says private or
- * no-store; other Cache-Control values are replaced (a page with a token
- * must not be shared by caches). */
-static ngx_uint_t ngx_http_csrf_is_cache_control(ngx_table_elt_t *h)
-{
-	return h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Cache-Control", 13) == 0;
-}
+/* The response's headers as the library reads them, with the list
+ * elements they came from. */
+typedef struct {
+	csrf_header *headers;
+	ngx_table_elt_t **elts;
+	ngx_uint_t n;
+} ngx_http_csrf_cache_t;
 
-/* NGX_DECLINED when the response already keeps itself out of shared
- * caches. */
-static ngx_int_t ngx_http_csrf_find_private(ngx_table_elt_t *h, void *data)
+static ngx_int_t ngx_http_csrf_cache_header(ngx_table_elt_t *h, void *data)
 {
-	(void)data;
+	ngx_http_csrf_cache_t *c = data;
 
-	if (h->hash != 0 && ngx_http_csrf_is_cache_control(h) &&
-	    csrf_cache_control_is_private((const char *)h->value.data, h->value.len)) {
-		return NGX_DECLINED;
+	if (h->hash != 0) {
+		c->headers[c->n].name.ptr = (const char *)h->key.data;
+		c->headers[c->n].name.len = h->key.len;
+		c->headers[c->n].value.ptr = (const char *)h->value.data;
+		c->headers[c->n].value.len = h->value.len;
+		c->elts[c->n++] = h;
 	}
 
 	return NGX_OK;
 }
 
-static ngx_int_t ngx_http_csrf_drop_cache_control(ngx_table_elt_t *h, void *data)
+/* A page with a token: the library's cache rule (csrf_response_cache)
+ * says which headers go (Cache-Control that does not keep the page
+ * private, the targeted cache fields CDNs obey over it) and what
+ * Cache-Control comes. */
+static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r)
 {
-	(void)data;
+	u_char *drop;
+	ngx_uint_t i, n;
+	csrf_slice add;
+	ngx_list_part_t *part;
+	ngx_http_csrf_cache_t c;
 
-	if (ngx_http_csrf_is_cache_control(h)) {
-		h->hash = 0;
+	n = 0;
+	for (part = &r->headers_out.headers.part; part; part = part->next) {
+		n += part->nelts;
 	}
 
-	return NGX_OK;
-}
+	c.headers = ngx_palloc(r->pool, (n ? n : 1) * sizeof(csrf_header));
+	c.elts = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_table_elt_t *));
+	drop = ngx_pnalloc(r->pool, n ? n : 1);
+	if (c.headers == NULL || c.elts == NULL || drop == NULL) {
+		return NGX_ERROR;
+	}
 
-static ngx_int_t ngx_http_csrf_private(ngx_http_request_t *r)
-{
-	static u_char private[] = "private";
+	c.n = 0;
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_cache_header, &c);
 
-	if (ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_find_private, NULL) == NGX_DECLINED) {
+	if (csrf_response_cache(c.headers, c.n, drop, &add) != CSRF_OK) {
+		return NGX_ERROR;
+	}
+
+	for (i = 0; i < c.n; i++) {
+		if (drop[i]) {
+			c.elts[i]->hash = 0;
+		}
+	}
+
+	if (add.ptr == NULL) {
 		return NGX_OK;
 	}
 
-	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_drop_cache_control, NULL);
-
-	return ngx_http_csrf_add_header(r, "Cache-Control", private, sizeof(private) - 1);
+	return ngx_http_csrf_add_header(r, "Cache-Control", (const u_char *)add.ptr, add.len);
 }
 
 /* The Content-Type value the client will receive: nginx keeps a charset
@@ -1006,7 +1033,10 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
-	if (!ngx_http_csrf_injects(clcf) || r != r->main || r->header_only) {
+	/* a HEAD response has no body to put a token in, and so no cookie:
+	 * nginx sets header_only for HEAD only in its last header filter,
+	 * after this one */
+	if (!ngx_http_csrf_injects(clcf) || r != r->main || r->header_only || r->method == NGX_HTTP_HEAD) {
 		return ngx_http_next_header_filter(r);
 	}
 
@@ -1166,8 +1196,7 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	ngx_http_clear_last_modified(r);
 	ngx_http_clear_etag(r);
 
-	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK ||
-	    ngx_http_csrf_private(r) != NGX_OK) {
+	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK || ngx_http_csrf_cache(r) != NGX_OK) {
 		return NGX_ERROR;
 	}
 

@@ -104,13 +104,6 @@ CSRF_API int csrf_response_injectable(unsigned status, const char *content_type,
 	return !content_encoding || ce.len == 0 || csrf_slice_ieq(ce, "identity");
 }
 
-CSRF_API int csrf_cache_control_is_private(const char *value, size_t len)
-{
-	if (!value)
-		return 0;
-	return csrf_contains_ci(value, len, "private") || csrf_contains_ci(value, len, "no-store");
-}
-
 CSRF_API void csrf_page_wipe(csrf_page *page)
 {
 	if (page)

@@ -274,6 +274,7 @@ class RequestTest(Direct):
                 self.assertEqual((rc, r.status), (0, status), err)
                 self.assertIn("rejected POST /cgi-bin/echo.cgi: " + reason, err)
                 self.assertIn('<code id="reason">%s</code>' % reason, r.text())
+                self.assertEqual(r.all("cache-control"), ["no-store"])
                 self.assertEqual(self.site.ran(), [])
                 self.assertNotIn(token, err)
                 self.assertNotIn(cookie.split("=", 1)[1], err)
@@ -345,16 +346,56 @@ class RequestTest(Direct):
         self.assertIn(b"<p>rest</p>", out)
 
     def test_cache_control_of_an_injected_page(self):
+        """The library's rule (csrf_response_cache): Cache-Control stays
+        only when it keeps the page out of shared caches, and the targeted
+        cache fields CDNs obey over it go."""
+        targeted = (b"CDN-Cache-Control: max-age=600\r\nSurrogate-Control: max-age=600\r\n"
+                    b"Cloudflare-CDN-Cache-Control: max-age=600\r\nEdge-Control: cache-maxage=600s\r\n")
         for given, want in ((b"Cache-Control: no-store\r\n", ["no-store"]),
                             (b"Cache-Control: Private, max-age=60\r\n", ["Private, max-age=60"]),
-                            (b"Cache-Control: public, max-age=600\r\n", ["private"]), (b"", ["private"])):
+                            (b"Cache-Control: public, max-age=600\r\n", ["private"]), (b"", ["private"]),
+                            (b'Cache-Control: public, max-age=600, private="Set-Cookie"\r\n', ["private"]),
+                            (b'Cache-Control: private="a, b", s-maxage=600\r\n', ["private"]),
+                            (b"Cache-Control: no-store=1\r\n", ["private"]),
+                            (b'Cache-Control: private, x="open\r\n', ["private"]),
+                            (b"Cache-Control: public\r\nCache-Control: private\r\n", ["public", "private"]),
+                            (b"Cache-Control: private\r\n" + targeted, ["private"]), (targeted, ["private"])):
             with self.subTest(given):
                 with open(self.site.path("answer"), "wb") as f:
                     f.write(b"Content-Type: text/html\r\nETag: \"v1\"\r\n" + given + b"\r\n<form method=post></form>")
                 rc, r, err = self.run_cgi(script="replay.cgi")
                 self.assertEqual(r.all("cache-control"), want)
+                for name in ("cdn-cache-control", "surrogate-control", "cloudflare-cdn-cache-control", "edge-control"):
+                    self.assertEqual(r.all(name), [], "a targeted cache field stayed on a page with a token")
                 self.assertIsNone(r.header("etag"), "the page's validator changed with its tokens")
                 self.assertEqual(r.header("vary"), "Cookie")
+        # a page without a token keeps them all
+        with open(self.site.path("answer"), "wb") as f:
+            f.write(b"Content-Type: text/plain\r\nCache-Control: public, max-age=600\r\n" + targeted + b"\r\nhi")
+        rc, r, err = self.run_cgi(script="replay.cgi")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+        self.assertEqual(r.all("edge-control"), ["cache-maxage=600s"])
+
+    def test_head_passes_untouched(self):
+        """A HEAD answer has no body for a token (the server drops what the
+        program prints): no secret cookie, the program's headers and bytes
+        as they were."""
+        answer = (b"Content-Type: text/html\r\nCache-Control: public, max-age=600\r\n"
+                  b"CDN-Cache-Control: max-age=600\r\nContent-Length: 25\r\n\r\n<form method=post></form>")
+        with open(self.site.path("answer"), "wb") as f:
+            f.write(answer)
+        rc, r, err = self.run_cgi("HEAD", script="replay.cgi")
+        self.assertEqual((rc, r.status), (0, 200), err)
+        self.assertTrue(all("csrf_secret" not in v for v in r.all("set-cookie")), "a HEAD answer set the secret cookie")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+        self.assertEqual(r.header("content-length"), "25")
+        self.assertIsNone(r.header("vary"))
+        self.assertEqual(r.body, b"<form method=post></form>")
+        # the same answer to a GET gets its token
+        rc, r, err = self.run_cgi("GET", script="replay.cgi")
+        self.assertIn(b'<form method=post><input type="hidden"', r.body)
 
     def test_log_line_cannot_be_forged(self):
         rc, r, err = self.run_cgi("POST", env={"PATH_INFO": "/x\ncsrf-cgi: allowed everything", "CONTENT_TYPE": FORM,

@@ -3,7 +3,8 @@ every same-origin POST <form> start tag, the meta tags after <head>,
 nothing inside comments, scripts, styles, textareas, titles; the same
 output whatever the buffer boundaries; output minus the injected elements
 equals the input byte for byte; headers (Content-Length dropped, Vary,
-Cache-Control, Set-Cookie); compressed and non-HTML responses untouched;
+Cache-Control and the targeted cache fields, Set-Cookie; HEAD responses
+untouched); compressed and non-HTML responses untouched;
 tokens bound to the application's session cookie."""
 
 import gzip
@@ -73,6 +74,22 @@ SET_COOKIES = [
     ([b""], "req"),
 ]
 
+# Cache headers an upstream sends with a page, the Cache-Control lines the
+# client must get, and the upstream's lines it must not (the page carries
+# a token: no shared cache may keep it; csrf_response_cache's rule).
+TARGETED = [b"CDN-Cache-Control: max-age=600", b"Surrogate-Control: max-age=600",
+            b"Cloudflare-CDN-Cache-Control: max-age=600", b"Edge-Control: cache-maxage=600s"]
+CACHES = [
+    ([b'Cache-Control: public, max-age=600, private="Set-Cookie"'], ["private"]),
+    ([b'Cache-Control: private="a, b", s-maxage=600'], ["private"]),
+    ([b"Cache-Control: no-store=1"], ["private"]),
+    ([b'Cache-Control: private, x="open'], ["private"]),
+    ([b"Cache-Control: no-store"], ["no-store"]),
+    ([b"Cache-Control: public", b"Cache-Control: PRIVATE"], ["public", "PRIVATE"]),
+    ([b"Cache-Control: private"] + TARGETED, ["private"]),
+    (TARGETED, ["private"]),
+]
+
 HTTP = """
     server {{
         listen 127.0.0.1:{port};
@@ -89,6 +106,12 @@ HTTP = """
         location /originmode/ {{ csrf_mode origin; alias {prefix}/www/; }}
         location /off/ {{ csrf off; alias {prefix}/www/; }}
         location /echo {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /expires/ {{
+            alias {prefix}/www/;
+            expires 1h;
+            add_header CDN-Cache-Control "max-age=600";
+            add_header Surrogate-Control "max-age=600";
+        }}
     }}
     server {{
         listen 127.0.0.1:{port1};
@@ -136,6 +159,16 @@ class InjectTest(T.ProxyCase):
         elif path == "/up/cached":
             T.send_whole(c, cls.html, "text/html; charset=utf-8",
                          extra=b"Cache-Control: public, max-age=600\r\nETag: \"abc\"\r\n")
+        elif path.startswith("/up/cache/"):
+            lines = CACHES[int(path.rsplit("/", 1)[1])][0]
+            T.send_whole(c, cls.html, "text/html", extra=b"".join(l + b"\r\n" for l in lines))
+        elif path == "/up/cache-plain":
+            T.send_whole(c, cls.html, "text/plain", extra=b"".join(l + b"\r\n" for l in CACHES[0][0] + TARGETED))
+        elif path == "/up/head":
+            # a HEAD answered as HTTP says: the GET's headers, no body
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n"
+                      b"Cache-Control: public, max-age=600\r\nConnection: close\r\n\r\n" % len(cls.html)
+                      + (b"" if head.startswith(b"HEAD ") else cls.html))
         elif path == "/up/login":
             T.send_whole(c, cls.html, "text/html", extra=b"Set-Cookie: sid=fresh-session; Path=/; HttpOnly\r\n")
         elif path.startswith("/up/setcookie/"):
@@ -280,6 +313,85 @@ class InjectTest(T.ProxyCase):
         r = self.get("/up/cached")
         self.assertEqual(r.all("cache-control"), ["private"])
         self.assertIsNone(r.header("etag"))
+
+    def test_cache_headers_of_a_page_with_a_token(self):
+        for i, (given, want) in enumerate(CACHES):
+            with self.subTest(given=given):
+                r = self.get("/up/cache/%d" % i)
+                self.assertEqual(T.count_injected(r.body), (sum(1 for f in FORMS if f[2]), 1))
+                self.assertEqual(r.all("cache-control"), want)
+                for line in TARGETED:
+                    name = line.split(b":")[0].decode().lower()
+                    self.assertEqual(r.all(name), [], "a targeted cache field stayed on a page with a token")
+        # nginx's own expires and add_header come before the module: they
+        # are judged too
+        r = self.get("/expires/index.html")
+        self.assertEqual(T.count_injected(r.body), (sum(1 for f in FORMS if f[2]), 1))
+        self.assertEqual(r.all("cache-control"), ["private"])
+        self.assertEqual(r.all("cdn-cache-control"), [])
+        self.assertEqual(r.all("surrogate-control"), [])
+        r = self.get("/expires/plain.txt")
+        self.assertEqual(r.all("cache-control"), ["max-age=3600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+        # a response without a token keeps them all
+        r = self.get("/up/cache-plain")
+        self.assertEqual(r.all("cache-control"), ['public, max-age=600, private="Set-Cookie"'])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+        self.assertEqual(r.all("surrogate-control"), ["max-age=600"])
+
+    def test_character_references_in_action(self):
+        """The injector reads an action as the browser decodes it (Twig's
+        e('html_attr'), phpMyAdmin's Settings forms): a same-origin one
+        written with character references gets its token, one that
+        decodes to another origin does not."""
+        forms = [
+            (b'<form method="post" action="index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features">', True),
+            (b'<form method="p&#111;st" action="&#x2F;echo">', True),
+            (b'<form method="post" action="https&#x3A;&#x2F;&#x2F;evil.example&#x2F;x">', False),
+            (b'<form method="post" action="&#x2F;&#x2F;evil.example/x">', False),
+        ]
+        self.ngx.write("www/charref.html", b"".join(f + b"<input name=a></form>\n" for f, _ in forms))
+        r = self.get("/charref.html")
+        for tag, inject in forms:
+            with self.subTest(tag):
+                i = r.body.index(tag) + len(tag)
+                self.assertEqual(T.HIDDEN.match(r.body, i) is not None, inject)
+
+    def head(self, path, port=None):
+        """A HEAD request: the response's head, and what came after it
+        (nothing, when nginx sent no body)."""
+        s = socket.create_connection(("127.0.0.1", port or self.port), 10)
+        try:
+            s.sendall(b"HEAD %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n"
+                      % (path.encode(), port or self.port))
+            r = T.recv_response(s, head_only=True)
+            rest = b""
+            while True:
+                d = s.recv(65536)
+                if not d:
+                    break
+                rest += d
+        finally:
+            s.close()
+        return r, rest
+
+    def test_head_gets_no_cookie(self):
+        """A HEAD response has no body, hence no token: no secret cookie,
+        and its headers as a GET without the module would have them."""
+        for path, length in (("/", len(self.html)), ("/index.html", len(self.html)), ("/up/head", len(self.html)),
+                             ("/buf/head", len(self.html))):
+            with self.subTest(path):
+                r, rest = self.head(path)
+                self.assertEqual(r.status, 200)
+                # assertTrue: a failure must not print the cookie's value
+                self.assertTrue(T.secret_cookie(r) is None, "a HEAD response set the secret cookie")
+                self.assertNotIn("Cookie", r.all("vary"))
+                self.assertEqual(r.header("content-length"), str(length))
+                self.assertEqual(rest, b"", "a HEAD response had a body")
+        r, _ = self.head("/up/head")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        # the same pages by GET still get their token and cookie
+        self.assertIsNotNone(T.secret_cookie(self.get("/up/head")))
 
     def test_configured_origin(self):
         # behind another proxy: forms posting to https://app.example are ours,

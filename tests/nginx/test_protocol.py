@@ -169,6 +169,9 @@ class ProtocolTest(unittest.TestCase):
         self.assertNotIn(b"<script>", r.body)
         csp = [v for k, v in r.headers if k == "content-security-policy"]
         self.assertTrue(csp and "default-src 'none'" in csp[0], r.headers)
+        # as csrf-cgi's: no cache keeps a rejection (nor serves it for the
+        # page the user then reloads)
+        self.assertEqual(r.all("cache-control"), ["no-store"])
         # no token or secret cookie on a rejection page
         self.assertIsNone(T.secret_cookie(r))
         self.assertNotIn(b"csrf-token", r.body)

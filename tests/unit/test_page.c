@@ -264,27 +264,6 @@ static void test_injectable(void **state)
 			         rows[i].ce ? rows[i].ce : "-");
 }
 
-static void test_cache_control(void **state)
-{
-	(void)state;
-	struct {
-		const char *v;
-		int private_;
-	} rows[] = {
-	    {"private", 1},
-	    {"no-cache, PRIVATE", 1},
-	    {"no-store", 1},
-	    {"max-age=0, No-Store", 1},
-	    {"public, max-age=60", 0},
-	    {"", 0},
-	    {"privat", 0},
-	    {"no-cache", 0},
-	};
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-		assert_int_equal(csrf_cache_control_is_private(rows[i].v, strlen(rows[i].v)), rows[i].private_);
-	assert_int_equal(csrf_cache_control_is_private(NULL, 0), 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,7 +273,6 @@ int main(void)
 	    cmocka_unit_test(test_stateful_secret_no_cookie),
 	    cmocka_unit_test(test_session_from_response),
 	    cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_cache_control),
 	    cmocka_unit_test(test_injectable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,148 @@
+/*
+ * cache.c - what a response that carries a token does with its cache
+ * headers, so that no shared cache stores the page with one user's token
+ * and serves it to another: Cache-Control read as RFC 9111 §5.2 writes it
+ * (only an unqualified "private" or "no-store" keeps a page out of shared
+ * caches), and the targeted fields that CDNs and proxies honour over
+ * Cache-Control (RFC 9213 and its forerunners) dropped.
+ */
+#include "internal.h"
+
+/* What one Cache-Control line says. */
+typedef enum {
+	CC_MALFORMED = -1, /* not a list of directives, or too long to judge */
+	CC_SHARED = 0,     /* a list in which nothing keeps the page private */
+	CC_PRIVATE = 1     /* "private" or "no-store" without an argument */
+} cc_verdict;
+
+/* quoted-string (RFC 9110 §5.6.4) from v[*i], the opening quote: *i past
+ * the closing one. 0, or -1 when the string is bad or unterminated. */
+static int quoted_string(const char *v, size_t len, size_t *i)
+{
+	for (size_t k = *i + 1; k < len; k++) {
+		unsigned char c = (unsigned char)v[k];
+		if (c == '"') {
+			*i = k + 1;
+			return 0;
+		}
+		if (c == '\\') {
+			/* quoted-pair: a backslash and HTAB, SP, VCHAR or obs-text */
+			if (++k == len)
+				return -1;
+			c = (unsigned char)v[k];
+		}
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			return -1;
+	}
+	return -1;
+}
+
+/* Cache-Control = #cache-directive; cache-directive = token [ "=" ( token
+ * / quoted-string ) ] (RFC 9111 §5.2), elements separated by OWS "," OWS
+ * and possibly empty (RFC 9110 §5.6.1). Names in any case; no whitespace
+ * around "=". A quoted comma separates nothing. */
+static cc_verdict cache_control_line(const char *v, size_t len)
+{
+	cc_verdict verdict = CC_SHARED;
+	size_t i = 0;
+
+	if (len > CSRF_CACHE_CONTROL_MAX)
+		return CC_MALFORMED;
+	for (;;) {
+		while (i < len && (csrf_is_ows(v[i]) || v[i] == ','))
+			i++;
+		if (i == len)
+			return verdict;
+		size_t start = i;
+		while (i < len && csrf_is_tchar((unsigned char)v[i]))
+			i++;
+		if (i == start)
+			return CC_MALFORMED;
+		csrf_slice name = {v + start, i - start};
+		int argument = i < len && v[i] == '=';
+		if (argument) {
+			i++;
+			if (i < len && v[i] == '"') {
+				if (quoted_string(v, len, &i) != 0)
+					return CC_MALFORMED;
+			} else {
+				size_t arg = i;
+				while (i < len && csrf_is_tchar((unsigned char)v[i]))
+					i++;
+				if (i == arg)
+					return CC_MALFORMED;
+			}
+		}
+		/* private="Set-Cookie" makes only the named fields private
+		 * (§5.2.2.7); no-store takes no argument, and one with an
+		 * argument is not the directive a cache is sure to honour. */
+		if (!argument && (csrf_slice_ieq(name, "private") || csrf_slice_ieq(name, "no-store")))
+			verdict = CC_PRIVATE;
+		while (i < len && csrf_is_ows(v[i]))
+			i++;
+		if (i < len && v[i] != ',')
+			return CC_MALFORMED;
+	}
+}
+
+CSRF_API int csrf_cache_control_is_private(const char *value, size_t len)
+{
+	if (!value)
+		return 0;
+	return cache_control_line(value, len) == CC_PRIVATE;
+}
+
+/* A targeted cache field: any name ending in "-Cache-Control" (RFC 9213's
+ * CDN-Cache-Control and the fields it lets a CDN define for itself, such
+ * as Cloudflare-CDN-Cache-Control), Surrogate-Control (Edge Architecture:
+ * Fastly, Varnish, Akamai), Akamai's Edge-Control, and nginx's
+ * X-Accel-Expires (its proxy cache prefers it to Cache-Control). */
+static int targeted(csrf_slice name)
+{
+	static const char suffix[] = "-cache-control";
+	size_t n = sizeof suffix - 1;
+
+	if (name.len >= n && csrf_ieq(name.ptr + name.len - n, n, suffix))
+		return 1;
+	return csrf_slice_ieq(name, "Surrogate-Control") || csrf_slice_ieq(name, "Edge-Control") ||
+	       csrf_slice_ieq(name, "X-Accel-Expires");
+}
+
+CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
+{
+	int malformed = 0, kept = 0;
+
+	if (add) {
+		add->ptr = NULL;
+		add->len = 0;
+	}
+	if (!add || (n > 0 && (!headers || !drop)))
+		return CSRF_ERR_ARG;
+	for (size_t i = 0; i < n; i++)
+		if ((!headers[i].name.ptr && headers[i].name.len > 0) ||
+		    (!headers[i].value.ptr && headers[i].value.len > 0))
+			return CSRF_ERR_ARG;
+
+	/* Lines of one field are one list (RFC 9110 §5.3): a quote left
+	 * open in one would swallow the "private" of the next, so one line
+	 * that is not a clean list makes the whole field untrustworthy. */
+	for (size_t i = 0; i < n; i++) {
+		if (!csrf_slice_ieq(headers[i].name, "Cache-Control"))
+			continue;
+		cc_verdict v =
+		    cache_control_line(headers[i].value.ptr ? headers[i].value.ptr : "", headers[i].value.len);
+		malformed |= v == CC_MALFORMED;
+		kept |= v == CC_PRIVATE;
+	}
+	kept = kept && !malformed;
+
+	for (size_t i = 0; i < n; i++) {
+		csrf_slice name = headers[i].name;
+		drop[i] = (unsigned char)(targeted(name) || (!kept && csrf_slice_ieq(name, "Cache-Control")));
+	}
+	if (!kept) {
+		add->ptr = "private";
+		add->len = sizeof "private" - 1;
+	}
+	return CSRF_OK;
+}
