@@ -321,10 +321,14 @@ typedef struct {
 } csrf_error;
 
 /* Key files, for operators (build/csrf-key uses these). A key file is text,
- * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
- * comment. Writes are atomic (temporary file, fsync, rename). */
+ * one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a comment.
+ * Writes are atomic (temporary file, fsync, rename). new creates the file
+ * mode 0600; stage, rotate and retire give the new file the old one's
+ * owner, group and mode masked by 0660, and follow a path that is a
+ * symlink to the file it resolves to (replaced in its own directory). */
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
- * new: it exists), CSRF_ERR_CONFIG (a malformed file, a full ring, an
+ * new: it exists, or a rewrite that cannot keep the file's owner, or its
+ * group while the group may read it), CSRF_ERR_CONFIG (a malformed file, a full ring, an
  * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM, and on
  * failure says why in *err (may be NULL).
  * new: a file with one signing key, id 1.
