@@ -925,7 +925,13 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * CSRF_STORE_UNAVAILABLE at open instead.)
  *
  * Every call is bounded by timeout_ms, waiting for a free connection of
- * the pool included. A pooled connection is checked before each write
+ * the pool included, and so is every byte of its reply: a server that
+ * answers a little at a time cannot hold a call longer. A reply larger
+ * than 16 KiB (a value is at most 4 KiB), nested deeper than three
+ * arrays, announcing more elements than 16 KiB could hold, or not RESP2
+ * is refused as it arrives: the connection is closed, the call answers
+ * CSRF_STORE_UNAVAILABLE and the hook is told why (sizes, never bytes of
+ * the reply). A pooled connection is checked before each write
  * and replaced at once when Redis closed it; a get that finds its
  * connection closed is sent again on a fresh one, without a log line.
  * So the first call after a Redis restart succeeds. A call that meets a
