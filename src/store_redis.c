@@ -14,8 +14,9 @@
  * against the deadline, never left to a timeout per read). A reply is
  * checked as it arrives, before hiredis parses it (store_resp.c): one
  * larger than CSRF_RESP_REPLY_MAX, nested deeper than any the store
- * reads, or not RESP2 closes the connection, fails the call closed and
- * is logged (sizes only, never bytes of the reply). Before a pooled connection carries a write it is
+ * reads, or not RESP2 closes the connection and fails the call closed,
+ * without a retry, logged with its reason (sizes only, never bytes of
+ * the reply). Before a pooled connection carries a write it is
  * polled: one that Redis closed (a restart, an idle timeout) has
  * something to read (its end of stream) and is replaced before anything
  * is sent, so the first call after a restart succeeds. A read skips the
@@ -273,12 +274,12 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 	csrf_resp_scan sc;
 	rstatus st = RS_OK;
 
-	(void)r;
+	(void)r; /* the deadline says all the call needs */
 	*sent = 0;
 	*reply = NULL;
 	if (len == 0)
 		return RS_TIMEOUT;
-	while (off < len && st == RS_OK) {
+	while (off < len) {
 		int w = wait_fd(fd, POLLOUT, deadline);
 		ssize_t n;
 		if (w <= 0) {
