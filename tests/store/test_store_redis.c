@@ -14,7 +14,8 @@
  * what Redis's eviction policy does to lockout counters when it is full;
  * and a lying server (written here) whose replies trickle, are too large
  * or nest too deep: every call ends within timeout_ms, fails closed with
- * a log line, and the connection is replaced.
+ * a log line, and the connection is replaced; the same liar as a
+ * sentinel holds neither the open nor a call longer.
  *
  * REDIS_SERVER names the binary (default /usr/bin/redis-server); without
  * it the test is skipped (exit 77).
@@ -1401,6 +1402,25 @@ static void test_lying_server(void **state)
 		assert_true(atomic_load(&lr.accepted) > conns);
 		csrf_store_close(st);
 	}
+
+	/* a sentinel whose answer trickles in: opening the store and each
+	 * call end within the timeout too, and fail closed */
+	atomic_store(&lr.mode, LIAR_TRICKLE);
+	snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:%d/mymaster/0?timeout_ms=%d&pool=1", lr.port, TIMEOUT_MS);
+	csrf_store *st = NULL;
+	t0 = mono_ms();
+	assert_int_equal(csrf_store_open(&st, url), CSRF_OK);
+	ms = mono_ms() - t0;
+	printf("# liar as a sentinel: open in %lld ms\n", (long long)ms);
+	assert_true(ms <= LIAR_BOUND_MS);
+	for (int i = 0; i < 2; i++) {
+		t0 = mono_ms();
+		assert_int_equal(csrf_store_get(st, "k", 1, buf, sizeof buf, &len), CSRF_STORE_UNAVAILABLE);
+		ms = mono_ms() - t0;
+		printf("# liar as a sentinel: get in %lld ms\n", (long long)ms);
+		assert_true(ms <= LIAR_BOUND_MS);
+	}
+	csrf_store_close(st);
 	liar_stop(&lr);
 }
 
