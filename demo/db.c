@@ -2,7 +2,9 @@
  * db.c - csrf-demo's data: an SQLite database in WAL mode with users
  * (Argon2id password hashes), login sessions (history only: the live
  * session lives in the csrf_store), stories, votes, accounts and
- * transfers. Created with its demo data on first start. Every state change
+ * transfers. Created with its demo data on first start, in one
+ * transaction that re-checks under the write lock, so instances started
+ * at once on a new file create it once and all start. Every state change
  * is one transaction.
  */
 #include <stdatomic.h>
@@ -14,15 +16,15 @@
 #include "demo.h"
 
 static const char schema[] =
-    "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, pwhash TEXT NOT NULL);"
-    "CREATE TABLE accounts(user_id INTEGER PRIMARY KEY REFERENCES users(id),"
+    "CREATE TABLE IF NOT EXISTS users(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, pwhash TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS accounts(user_id INTEGER PRIMARY KEY REFERENCES users(id),"
     " balance INTEGER NOT NULL CHECK(balance >= 0));"
-    "CREATE TABLE sessions(id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),"
+    "CREATE TABLE IF NOT EXISTS sessions(id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL REFERENCES users(id),"
     " started INTEGER NOT NULL, ended INTEGER);"
-    "CREATE TABLE stories(id INTEGER PRIMARY KEY, title TEXT NOT NULL);"
-    "CREATE TABLE votes(id INTEGER PRIMARY KEY, story_id INTEGER NOT NULL REFERENCES stories(id),"
+    "CREATE TABLE IF NOT EXISTS stories(id INTEGER PRIMARY KEY, title TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS votes(id INTEGER PRIMARY KEY, story_id INTEGER NOT NULL REFERENCES stories(id),"
     " user_id INTEGER REFERENCES users(id), type TEXT NOT NULL CHECK(type IN ('y','n')), at INTEGER NOT NULL);"
-    "CREATE TABLE transfers(id INTEGER PRIMARY KEY, from_id INTEGER NOT NULL REFERENCES users(id),"
+    "CREATE TABLE IF NOT EXISTS transfers(id INTEGER PRIMARY KEY, from_id INTEGER NOT NULL REFERENCES users(id),"
     " to_id INTEGER NOT NULL REFERENCES users(id), amount INTEGER NOT NULL CHECK(amount > 0),"
     " at INTEGER NOT NULL);";
 
@@ -67,6 +69,13 @@ static int has_schema(sqlite3 *db)
 	return found;
 }
 
+/* Creates the tables and the demo data unless another instance did.
+ * The passwords are hashed first (Argon2id is slow; the write lock is not
+ * held meanwhile), then BEGIN IMMEDIATE takes the write lock (waiting
+ * out a concurrent creator within the busy timeout) and the schema is
+ * looked for again: the creator that finds it made by another commits
+ * nothing. Tables, users, accounts and stories are one transaction, so
+ * a reader sees all of it or none. */
 static int create_schema(sqlite3 *db)
 {
 	char hashes[sizeof demo_users / sizeof demo_users[0]][CSRF_PWHASH_LEN];
@@ -79,6 +88,11 @@ static int create_schema(sqlite3 *db)
 	}
 	if (exec(db, "BEGIN IMMEDIATE") != 0)
 		return -1;
+	int have = has_schema(db);
+	if (have < 0)
+		goto fail;
+	if (have)
+		return exec(db, "COMMIT"); /* another instance was first */
 	if (exec(db, schema) != 0)
 		goto fail;
 	sqlite3_stmt *st = NULL;

@@ -324,10 +324,14 @@ typedef struct {
 } csrf_error;
 
 /* Key files, for operators (build/csrf-key uses these). A key file is text,
- * mode 0600, one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a
- * comment. Writes are atomic (temporary file, fsync, rename). */
+ * one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a comment.
+ * Writes are atomic (temporary file, fsync, rename). new creates the file
+ * mode 0600; stage, rotate and retire give the new file the old one's
+ * owner, group and mode masked by 0660, and follow a path that is a
+ * symlink to the file it resolves to (replaced in its own directory). */
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
- * new: it exists), CSRF_ERR_CONFIG (a malformed file, a full ring, an
+ * new: it exists, or a rewrite that cannot keep the file's owner, or its
+ * group while the group may read it), CSRF_ERR_CONFIG (a malformed file, a full ring, an
  * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM, and on
  * failure says why in *err (may be NULL).
  * new: a file with one signing key, id 1.
@@ -962,7 +966,13 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * CSRF_STORE_UNAVAILABLE at open instead.)
  *
  * Every call is bounded by timeout_ms, waiting for a free connection of
- * the pool included. A pooled connection is checked before each write
+ * the pool included, and so is every byte of its reply: a server that
+ * answers a little at a time cannot hold a call longer. A reply larger
+ * than 16 KiB (a value is at most 4 KiB), nested deeper than three
+ * arrays, announcing more elements than 16 KiB could hold, or not RESP2
+ * is refused as it arrives: the connection is closed, the call answers
+ * CSRF_STORE_UNAVAILABLE and the hook is told why (sizes, never bytes of
+ * the reply). A pooled connection is checked before each write
  * and replaced at once when Redis closed it; a get that finds its
  * connection closed is sent again on a fresh one, without a log line.
  * So the first call after a Redis restart succeeds. A call that meets a

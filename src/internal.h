@@ -352,6 +352,42 @@ csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, co
 /* A Redis or Sentinel store; tries to connect once (see csrf_store_open). */
 csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg, const csrf_store_logger *lg);
 
+/* ---- the Redis store's check of a reply as it arrives (store_resp.c) ---- */
+
+/* The largest reply accepted: a value (GET) is at most CSRF_STORE_VAL_MAX
+ * bytes; ROLE, CONFIG GET, a sentinel's answer and error lines are far
+ * shorter. 16 KiB. */
+#define CSRF_RESP_REPLY_MAX (4 * CSRF_STORE_VAL_MAX)
+/* The deepest reply the store reads: ROLE on a master,
+ * [role, offset, [[ip, port, offset], ...]]. */
+#define CSRF_RESP_DEPTH_MAX 3
+#define CSRF_RESP_WHY_MAX 96
+
+typedef struct {
+	int state;
+	char type;                             /* of the item being read: + - : $ * */
+	int neg, digits;                       /* of its number */
+	int64_t num;                           /* its length or element count */
+	size_t total;                          /* bytes of the reply so far */
+	size_t bulk_left;                      /* bytes of a string still to come */
+	size_t promised;                       /* elements announced, not arrived yet */
+	int depth;                             /* arrays open */
+	int64_t left[CSRF_RESP_DEPTH_MAX + 1]; /* elements still due, per array */
+	char why[CSRF_RESP_WHY_MAX];           /* why a reply was refused */
+} csrf_resp_scan;
+
+/* Starts the check of one reply. */
+void csrf_resp_scan_init(csrf_resp_scan *s);
+/* Checks the next n bytes of the reply (RESP2): 0 when more are due, 1
+ * when they end the reply exactly, -1 when it is refused, the reason in
+ * s->why (sizes and kinds, never bytes of the reply): larger than
+ * CSRF_RESP_REPLY_MAX, an array announcing more elements than the rest
+ * of that could hold, arrays nested deeper than CSRF_RESP_DEPTH_MAX, a
+ * malformed length, a line without CRLF, bytes after the reply, or a
+ * type RESP2 does not have. Once refused or complete, every further
+ * byte is refused. */
+int csrf_resp_scan_feed(csrf_resp_scan *s, const char *p, size_t n);
+
 /* Tests only: the memory store's clock in milliseconds (NULL: the
  * monotonic clock). st must be a memory store. */
 typedef int64_t (*csrf_store_clock_fn)(void *ud);

@@ -2,14 +2,18 @@
  * keyfile.c - key files: the one strict parser of the format (shared by
  * csrf_ctx_load_key_file in keyring.c) and the operator's calls that
  * create, rotate, retire and list keys. A key file is text, one key a
- * line, "key ID CREATED HEX64 [sign]", '#' comments, mode 0600. Every
- * write goes to a temporary file in the same directory (mode 0600), is
- * fsynced, renamed (or, for a new file, linked so that an existing file
- * is never replaced) over the target, and the directory is fsynced, so a
- * reader sees the old file or the new one, never half of one. Calls that
- * rewrite a file hold an flock on its directory, so two operators rotating
- * at once both get their key. Comments of a file are not kept across a
- * rewrite.
+ * line, "key ID CREATED HEX64 [sign]", '#' comments. Every write goes to
+ * a temporary file in the same directory, is fsynced, renamed (or, for a
+ * new file, linked so that an existing file is never replaced) over the
+ * target, and the directory is fsynced, so a reader sees the old file or
+ * the new one, never half of one. A new file is mode 0600; a rewrite
+ * gives the new file the old one's owner, group and read/write bits less
+ * the world's, so the readers an operator chose keep the file, or is
+ * refused when the caller cannot keep them. A rewrite through a symlink
+ * replaces the file the link resolves to, in that file's directory; the
+ * link stays. Calls that rewrite a file hold an flock on its directory,
+ * so two operators rotating at once both get their key. Comments of a
+ * file are not kept across a rewrite.
  */
 #include "internal.h"
 
@@ -383,29 +387,96 @@ static int kf_format(const csrf_keyfile_data *d, char *buf, size_t cap, size_t *
 	return 1;
 }
 
-/* Writes d to path atomically. exclusive: fail (CSRF_ERR_IO) when path
- * exists, else replace it. */
-static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int exclusive)
+/* Sets err's message (printf-style) and returns code. */
+static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* The mode of a rewritten file: the old file's read and write bits for
+ * owner and group. Never the world's (a key file is a secret), never
+ * execute, setuid, setgid or sticky. */
+#define KF_KEEP_MODE 0660
+
+/* Gives fd (the new file, still empty) the access old had: its owner
+ * (root only can give a file away), its group (root, or a member of the
+ * group), its mode masked by KF_KEEP_MODE. When the owner or a group
+ * that could read the old file cannot be kept, the rewrite is refused:
+ * replacing the file would take it away from its readers, and every
+ * server reading it as that user or group would fail. */
+static csrf_reason keep_access(int fd, const struct stat *old, csrf_error *err)
+{
+	mode_t mode = old->st_mode & KF_KEEP_MODE;
+	uid_t uid = geteuid() == 0 ? old->st_uid : (uid_t)-1;
+	int chown_errno = 0;
+	struct stat now;
+
+	if (fchown(fd, uid, old->st_gid) != 0)
+		chown_errno = errno;
+	if (fstat(fd, &now) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
+	if (now.st_uid != old->st_uid && (mode & 0600))
+		return op_fail(err, CSRF_ERR_IO,
+		               "the file belongs to uid %u and a new file cannot be given to it (%s); run "
+		               "csrf-key as that user or as root, so that the file keeps its owner",
+		               (unsigned)old->st_uid, strerror(chown_errno ? chown_errno : EPERM));
+	if (now.st_gid != old->st_gid && (mode & 0060))
+		return op_fail(err, CSRF_ERR_IO,
+		               "group %u may read the file and a new file cannot be given to that group (%s); its "
+		               "readers would lose it: run csrf-key as root or as a member of the group",
+		               (unsigned)old->st_gid, strerror(chown_errno ? chown_errno : EPERM));
+	if (fchmod(fd, mode) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
+	return CSRF_OK;
+}
+
+/* Writes d to path atomically, the reason in err on failure. exclusive:
+ * create path, mode 0600, failing when it exists; else replace path,
+ * keeping its owner, group and mode (keep_access). */
+static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int exclusive, csrf_error *err)
 {
 	char tmp[PATH_MAX];
 	char text[4096];
 	size_t len = 0;
 	csrf_reason r = CSRF_ERR_IO;
 	int n = snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
+	struct stat old;
 	int fd;
 
 	if (n < 0 || (size_t)n >= sizeof tmp)
-		return CSRF_ERR_IO;
+		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(ENAMETOOLONG));
+	/* The directory lock keeps other rewrites out between this stat
+	 * and the rename. */
+	if (!exclusive && stat(path, &old) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot stat the file: %s", strerror(errno));
 	if (!kf_format(d, text, sizeof text, &len)) {
 		csrf_wipe(text, sizeof text);
-		return CSRF_ERR_INTERNAL;
+		return op_fail(err, CSRF_ERR_INTERNAL, "%s", csrf_reason_str(CSRF_ERR_INTERNAL));
 	}
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
 	if (fd < 0) {
 		csrf_wipe(text, sizeof text);
-		return CSRF_ERR_IO;
+		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
 	}
-	if (fchmod(fd, 0600) == 0 && write_all(fd, text, len) && fsync(fd) == 0) {
+	if (!exclusive) {
+		r = keep_access(fd, &old, err);
+		if (r != CSRF_OK) {
+			close(fd);
+			unlink(tmp);
+			csrf_wipe(text, sizeof text);
+			return r;
+		}
+		r = CSRF_ERR_IO;
+	}
+	if (write_all(fd, text, len) && fsync(fd) == 0) {
 		if (close(fd) == 0) {
 			if (exclusive) {
 				/* Never replace an existing file: renameat2 with
@@ -425,7 +496,7 @@ static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int ex
 		}
 		fd = -1;
 	}
-	int saved = errno; /* the cause, for the caller's message */
+	int saved = errno; /* the cause, for the message */
 	if (fd >= 0)
 		close(fd);
 	if (r != CSRF_OK) {
@@ -435,6 +506,10 @@ static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int ex
 		r = fsync_dir(path); /* its own errno on failure */
 	}
 	csrf_wipe(text, sizeof text);
+	if (r == CSRF_ERR_IO && exclusive && errno == EEXIST)
+		return op_fail(err, r, "the file already exists (use rotate)");
+	if (r == CSRF_ERR_IO)
+		return op_fail(err, r, "cannot write the file: %s", strerror(errno));
 	return r;
 }
 
@@ -449,28 +524,6 @@ static csrf_reason new_key(csrf_keyfile_entry *e, uint32_t id)
 	e->created = csrf_now(0);
 	e->signing = 1;
 	return CSRF_OK;
-}
-
-/* Sets err's message (printf-style) and returns code. */
-static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-/* A write that failed, in words. */
-static csrf_reason write_fail(csrf_error *err, csrf_reason r)
-{
-	if (r == CSRF_ERR_IO)
-		return op_fail(err, r, "cannot write the file: %s", strerror(errno));
-	return op_fail(err, r, "%s", csrf_reason_str(r));
 }
 
 /* Reads the file for a read-modify-write, the reason in err. */
@@ -491,13 +544,21 @@ typedef struct {
 typedef csrf_reason (*locked_op)(const char *path, op_args *a, csrf_error *err);
 
 /* Runs op on path with the directory locked: calls that rewrite a file
- * take turns. */
-static csrf_reason with_lock(const char *path, locked_op op, op_args *a, csrf_error *err)
+ * take turns. follow: a path that is a symlink stands for the file it
+ * resolves to, whose directory is locked and receives the new file (the
+ * link itself is left as it is); a dangling link is left to op, whose
+ * open fails. */
+static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args *a, csrf_error *err)
 {
+	char target[PATH_MAX];
+	struct stat st;
+
 	if (err)
 		err->msg[0] = '\0';
 	if (!path || !*path)
 		return op_fail(err, CSRF_ERR_ARG, "no file name");
+	if (follow && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, target))
+		path = target;
 	int lock = lock_dir(path);
 	if (lock < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot lock the file's directory: %s", strerror(errno));
@@ -516,16 +577,14 @@ static csrf_reason new_locked(const char *path, op_args *a, csrf_error *err)
 		return op_fail(err, r, "the random generator failed");
 	d.n = 1;
 	d.signing = 0;
-	r = kf_write(path, &d, 1);
+	r = kf_write(path, &d, 1, err);
 	csrf_keyfile_data_wipe(&d);
-	if (r == CSRF_ERR_IO && errno == EEXIST)
-		return op_fail(err, r, "the file already exists (use rotate)");
-	return r == CSRF_OK ? r : write_fail(err, r);
+	return r;
 }
 
 CSRF_API csrf_reason csrf_keyfile_new(const char *path, csrf_error *err)
 {
-	return with_lock(path, new_locked, &(op_args){0}, err);
+	return with_lock(path, 0, new_locked, &(op_args){0}, err);
 }
 
 /* A staged key: one that does not sign yet but is newer than the signing
@@ -559,9 +618,9 @@ static csrf_reason add_locked(const char *path, op_args *a, csrf_error *err)
 			d.keys[st].signing = 1;
 			d.signing = st;
 			a->id = d.keys[st].id;
-			r = kf_write(path, &d, 0);
+			r = kf_write(path, &d, 0, err);
 			csrf_keyfile_data_wipe(&d);
-			return r == CSRF_OK ? r : write_fail(err, r);
+			return r;
 		}
 	}
 	for (size_t i = 0; i < d.n; i++)
@@ -586,9 +645,9 @@ static csrf_reason add_locked(const char *path, op_args *a, csrf_error *err)
 	}
 	d.n++;
 	a->id = max + 1;
-	r = kf_write(path, &d, 0);
+	r = kf_write(path, &d, 0, err);
 	csrf_keyfile_data_wipe(&d);
-	return r == CSRF_OK ? r : write_fail(err, r);
+	return r;
 }
 
 static csrf_reason retire_locked(const char *path, op_args *a, csrf_error *err)
@@ -613,15 +672,15 @@ static csrf_reason retire_locked(const char *path, op_args *a, csrf_error *err)
 	csrf_wipe(&d.keys[d.n], sizeof d.keys[0]);
 	if (d.signing > i)
 		d.signing--;
-	r = kf_write(path, &d, 0);
+	r = kf_write(path, &d, 0, err);
 	csrf_keyfile_data_wipe(&d);
-	return r == CSRF_OK ? r : write_fail(err, r);
+	return r;
 }
 
 static csrf_reason add_key(const char *path, int signing, uint32_t *new_id, csrf_error *err)
 {
 	op_args a = {signing, 0};
-	csrf_reason r = with_lock(path, add_locked, &a, err);
+	csrf_reason r = with_lock(path, 1, add_locked, &a, err);
 	if (r == CSRF_OK && new_id)
 		*new_id = a.id;
 	return r;
@@ -639,7 +698,7 @@ CSRF_API csrf_reason csrf_keyfile_stage(const char *path, uint32_t *new_id, csrf
 
 CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id, csrf_error *err)
 {
-	return with_lock(path, retire_locked, &(op_args){0, id}, err);
+	return with_lock(path, 1, retire_locked, &(op_args){0, id}, err);
 }
 
 CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n, csrf_error *err)

@@ -9,7 +9,14 @@
  *
  * Failure model: every call has a deadline of timeout_ms from its start,
  * waiting for a connection included; connecting (AUTH, ROLE, SELECT) and
- * the command share it. Before a pooled connection carries a write it is
+ * the command share it, and so does every byte of a reply: a server that
+ * answers a little at a time cannot stretch a call (sockets are polled
+ * against the deadline, never left to a timeout per read). A reply is
+ * checked as it arrives, before hiredis parses it (store_resp.c): one
+ * larger than CSRF_RESP_REPLY_MAX, nested deeper than any the store
+ * reads, or not RESP2 closes the connection and fails the call closed,
+ * without a retry, logged with its reason (sizes only, never bytes of
+ * the reply). Before a pooled connection carries a write it is
  * polled: one that Redis closed (a restart, an idle timeout) has
  * something to read (its end of stream) and is replaced before anything
  * is sent, so the first call after a restart succeeds. A read skips the
@@ -64,11 +71,10 @@ static const char INCR_SCRIPT[] = "local new = redis.call('EXISTS', KEYS[1]) == 
                                   "end\n"
                                   "return v\n";
 
-/* A connection and the socket timeout it has now (set only when a call
- * has less time left than that, and back: one setsockopt less per call). */
+/* A connection, and why its last reply was refused (RS_PROTOCOL). */
 typedef struct {
 	redisContext *c;
-	int64_t armed_ms;
+	char why[CSRF_RESP_WHY_MAX];
 } rlink;
 
 typedef struct {
@@ -135,6 +141,7 @@ typedef enum {
 	RS_DB,         /* SELECT refused */
 	RS_UNKNOWN,    /* the sentinels do not know the master */
 	RS_NOT_MASTER, /* the address given is not (or no longer) a master */
+	RS_PROTOCOL,   /* a reply too large, too deep or not RESP2 (rlink.why) */
 } rstatus;
 
 static struct timeval ms_tv(int64_t ms)
@@ -232,45 +239,58 @@ static int still_open(const redisContext *c)
 	return n == 0;
 }
 
-/* The socket timeouts for what is left of the call: at most timeout_ms,
- * changed only when that differs by more than a few milliseconds from
- * what the socket has. 0 when nothing is left or the socket refused. */
-static int arm(const redis_store *r, rlink *l, int64_t deadline)
+/* Waits until fd is ready for events or the deadline passes: 1 ready,
+ * 0 out of time, -1 broken. */
+static int wait_fd(int fd, short events, int64_t deadline)
 {
-	int64_t left = deadline - csrf_mono_ms(), want;
+	for (;;) {
+		int64_t left = deadline - csrf_mono_ms();
+		struct pollfd p = {fd, events, 0};
+		int n;
 
-	if (left <= 0)
-		return 0;
-	want = left < (int64_t)r->timeout_ms ? left : (int64_t)r->timeout_ms;
-	if (want > l->armed_ms - 5 && want <= l->armed_ms + 5)
-		return 1;
-	if (redisSetTimeout(l->c, ms_tv(want)) != REDIS_OK)
-		return 0;
-	l->armed_ms = want;
-	return 1;
+		if (left <= 0)
+			return 0;
+		n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		return n > 0;
+	}
 }
 
 /* Sends one command and reads its reply within the deadline (a few
- * milliseconds over at most). *sent is 1 once any byte of it left. On
- * failure the connection is unusable. */
+ * milliseconds over at most): each wait for the socket is bounded by
+ * what is left of the call, so a reply that trickles in ends at the
+ * deadline too. *sent is 1 once any byte of it left. On failure the
+ * connection is unusable. */
 static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int argc, const char **argv,
                         const size_t *lens, int *sent, redisReply **reply)
 {
 	char buf[CMD_MAX];
+	char in[4096];
 	size_t len = resp_format(buf, sizeof buf, argc, argv, lens), off = 0;
-	void *rep = NULL;
+	int fd = l->c->fd;
+	csrf_resp_scan sc;
 	rstatus st = RS_OK;
 
+	(void)r; /* the deadline says all the call needs */
 	*sent = 0;
 	*reply = NULL;
-	if (len == 0 || !arm(r, l, deadline))
+	if (len == 0)
 		return RS_TIMEOUT;
 	while (off < len) {
-		ssize_t n = send(l->c->fd, buf + off, len - off, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
+		int w = wait_fd(fd, POLLOUT, deadline);
+		ssize_t n;
+		if (w <= 0) {
+			st = w == 0 ? RS_TIMEOUT : RS_DOWN;
+			break;
+		}
+		n = send(fd, buf + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 			continue;
 		if (n <= 0) {
-			st = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? RS_TIMEOUT : RS_DOWN;
+			st = RS_DOWN;
 			break;
 		}
 		*sent = 1;
@@ -279,10 +299,44 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 	csrf_wipe(buf, len); /* values and passwords */
 	if (st != RS_OK)
 		return st;
-	if (redisGetReply(l->c, &rep) != REDIS_OK || rep == NULL)
-		return l->c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) ? RS_TIMEOUT : RS_DOWN;
-	*reply = rep;
-	return RS_OK;
+	csrf_resp_scan_init(&sc);
+	for (;;) {
+		int w = wait_fd(fd, POLLIN, deadline), done;
+		ssize_t n;
+		if (w <= 0) {
+			st = w == 0 ? RS_TIMEOUT : RS_DOWN;
+			break;
+		}
+		n = recv(fd, in, sizeof in, MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
+		if (n <= 0) {
+			st = RS_DOWN;
+			break;
+		}
+		done = csrf_resp_scan_feed(&sc, in, (size_t)n);
+		if (done < 0) {
+			memcpy(l->why, sc.why, sizeof l->why);
+			st = RS_PROTOCOL;
+			break;
+		}
+		if (redisReaderFeed(l->c->reader, in, (size_t)n) != REDIS_OK) {
+			st = RS_DOWN;
+			break;
+		}
+		if (done) {
+			void *rep = NULL;
+			if (redisReaderGetReply(l->c->reader, &rep) != REDIS_OK || rep == NULL) {
+				snprintf(l->why, sizeof l->why, "a reply hiredis cannot parse");
+				st = RS_PROTOCOL;
+			} else {
+				*reply = rep;
+			}
+			break;
+		}
+	}
+	csrf_wipe(in, sizeof in); /* values */
+	return st;
 }
 
 static int reply_is_error(const redisReply *rep, const char *prefix)
@@ -326,7 +380,6 @@ static rstatus dial(const redis_store *r, const csrf_store_addr *a, int64_t dead
 		return csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
 	}
 	l->c = c;
-	l->armed_ms = r->timeout_ms;
 	return RS_OK;
 }
 
@@ -582,6 +635,8 @@ static const char *status_text(rstatus st)
 		return "is not known to any sentinel (check the master name)";
 	case RS_NOT_MASTER:
 		return "is not a master (a failover under way?)";
+	case RS_PROTOCOL:
+		return "sent a reply the store does not expect: connection closed";
 	default:
 		return "failed";
 	}
@@ -624,6 +679,15 @@ static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *w
 		report(r, &r->config_limit, CSRF_ERR_CONFIG, msg);
 	else
 		report(r, was_up ? NULL : &r->down_limit, CSRF_STORE_UNAVAILABLE, msg);
+}
+
+/* A reply refused (RS_PROTOCOL) on l, in the log with its reason. */
+static void note_protocol(redis_store *r, uint64_t gen, const rlink *l)
+{
+	char what[160];
+
+	snprintf(what, sizeof what, "sent a reply the store does not expect (%s): connection closed", l->why);
+	note_failure(r, RS_PROTOCOL, gen, what);
 }
 
 /* Makes a pooled connection usable: keeps it when it is current (and,
@@ -672,6 +736,10 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int poll_first,
 		a = r->target;
 		pthread_mutex_unlock(&r->lock);
 		st = open_conn(r, &a, deadline, &k->l);
+		if (st == RS_PROTOCOL) {
+			note_protocol(r, gen, &k->l);
+			return st;
+		}
 		if (st != RS_OK) {
 			note_failure(r, st, gen, NULL);
 			return st;
@@ -775,6 +843,11 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 			break;
 		}
 		drop(k);
+		if (st == RS_PROTOCOL) {
+			/* the same question would get the same answer */
+			note_protocol(r, gen, &k->l);
+			break;
+		}
 		if (is_read && reused && st == RS_DOWN && !quiet) {
 			/* a read is sent without the poll: a connection closed while
 			 * idle shows here, and is replaced as the poll would have */

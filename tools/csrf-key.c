@@ -11,6 +11,10 @@
  *   csrf-key retire FILE ID  drop a key that no longer signs
  *   csrf-key list FILE       id, age and the signing marker of each key
  *
+ * stage, rotate and retire keep the file's owner, group and mode (never
+ * the world's bits) and follow a symlink to the file it names; the
+ * library refuses a rewrite that would take the file from its readers.
+ *
  * Exit status: 0 done, 1 the operation failed, 2 bad arguments.
  */
 #include <stdint.h>

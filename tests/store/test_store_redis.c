@@ -11,7 +11,11 @@
  * broken connection is retried for reads and never for a write that was
  * sent (a cutting proxy in the test); AUTH with requirepass and an ACL
  * user, and wrong passwords refused at open without showing them; and
- * what Redis's eviction policy does to lockout counters when it is full.
+ * what Redis's eviction policy does to lockout counters when it is full;
+ * and a lying server (written here) whose replies trickle, are too large
+ * or nest too deep: every call ends within timeout_ms, fails closed with
+ * a log line, and the connection is replaced; the same liar as a
+ * sentinel holds neither the open nor a call longer.
  *
  * REDIS_SERVER names the binary (default /usr/bin/redis-server); without
  * it the test is skipped (exit 77).
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -1083,6 +1088,342 @@ static void test_open_failures(void **state)
 	csrf_store_close(st);
 }
 
+/* ---- a lying server: every call bounded by timeout_ms ---- */
+
+/* A fake Redis written here: it answers the handshake (PING, AUTH,
+ * SELECT, CONFIG GET) as Redis would, and the store's commands as its
+ * mode says: honestly, or with a reply that trickles in (a few bytes at
+ * a time, each well within timeout_ms of the last), announces a string
+ * of 500 MB and sends 64 KiB of it every 100 ms, announces a million
+ * elements, nests arrays deeper than any reply the store reads, or
+ * sends a status line longer than any reply. A liar gives up after
+ * LIAR_SPAN_MS and closes, so a store without a bound on the whole call
+ * is seen taking that long, not hanging the test. */
+enum { LIAR_HONEST, LIAR_TRICKLE, LIAR_HUGE, LIAR_WIDE, LIAR_DEEP, LIAR_LONG_LINE };
+
+#define LIAR_CLIENTS 8
+#define LIAR_SPAN_MS 12000
+#define LIAR_VALUE "lie-value-9f3a"
+
+typedef struct {
+	int listen_fd, port;
+	pthread_t thread;
+	atomic_int mode, stop, accepted;
+} liar;
+
+typedef struct {
+	int fd;
+	char in[8192];
+	size_t in_len;
+	int mode;        /* of the reply being sent, LIAR_HONEST when none */
+	int64_t next_at; /* the next piece of a trickle */
+	int64_t until;   /* the liar gives up */
+} liar_client;
+
+/* One command of the store (a RESP array of bulk strings) at the start
+ * of b: its length, and its first word in name; 0 while incomplete. */
+static size_t liar_command(const char *b, size_t n, char *name, size_t name_cap)
+{
+	size_t pos = 0;
+	long argc = 0;
+
+	name[0] = '\0';
+	if (n < 4 || b[0] != '*')
+		return 0;
+	argc = strtol(b + 1, NULL, 10);
+	const char *eol = memchr(b, '\n', n);
+	if (eol == NULL)
+		return 0;
+	pos = (size_t)(eol - b) + 1;
+	for (long i = 0; i < argc; i++) {
+		if (pos >= n || b[pos] != '$')
+			return 0;
+		long len = strtol(b + pos + 1, NULL, 10);
+		eol = memchr(b + pos, '\n', n - pos);
+		if (eol == NULL)
+			return 0;
+		pos = (size_t)(eol - b) + 1;
+		if (len < 0 || n - pos < (size_t)len + 2)
+			return 0;
+		if (i == 0) {
+			size_t k = (size_t)len < name_cap - 1 ? (size_t)len : name_cap - 1;
+			memcpy(name, b + pos, k);
+			name[k] = '\0';
+		}
+		pos += (size_t)len + 2;
+	}
+	return pos;
+}
+
+/* Sends all of p on a non-blocking socket; 0 when the client is gone or
+ * has not read for a second. */
+static int liar_send(int fd, const char *p, size_t n)
+{
+	int64_t give_up = mono_ms() + 1000;
+
+	while (n > 0 && mono_ms() < give_up) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			struct pollfd pf = {fd, POLLOUT, 0};
+			if (poll(&pf, 1, 50) < 0)
+				return 0;
+			continue;
+		}
+		if (k <= 0)
+			return 0;
+		p += k;
+		n -= (size_t)k;
+	}
+	return n == 0;
+}
+
+/* Answers one command; 0 when the client is gone. */
+static int liar_answer(liar *lr, liar_client *c, const char *name)
+{
+	static const char policy[] = "*2\r\n$16\r\nmaxmemory-policy\r\n$10\r\nnoeviction\r\n";
+	static const char deep[] = "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n$14\r\n" LIAR_VALUE "\r\n";
+	int mode = atomic_load(&lr->mode);
+	char big[20002];
+
+	if (!strcasecmp(name, "PING"))
+		return liar_send(c->fd, "+PONG\r\n", 7);
+	if (!strcasecmp(name, "AUTH") || !strcasecmp(name, "SELECT"))
+		return liar_send(c->fd, "+OK\r\n", 5);
+	if (!strcasecmp(name, "CONFIG"))
+		return liar_send(c->fd, policy, sizeof policy - 1);
+	c->next_at = mono_ms() + 50;
+	c->until = mono_ms() + LIAR_SPAN_MS;
+	c->mode = mode;
+	switch (mode) {
+	case LIAR_TRICKLE:
+		return liar_send(c->fd, "$4000\r\n", 7);
+	case LIAR_HUGE:
+		return liar_send(c->fd, "$500000000\r\n", 12);
+	case LIAR_WIDE:
+		return liar_send(c->fd, "*1000000\r\n", 10);
+	case LIAR_DEEP:
+		c->mode = LIAR_HONEST;
+		return liar_send(c->fd, deep, sizeof deep - 1);
+	case LIAR_LONG_LINE:
+		c->mode = LIAR_HONEST;
+		big[0] = '+';
+		memset(big + 1, 'a', sizeof big - 1);
+		return liar_send(c->fd, big, sizeof big);
+	default:
+		c->mode = LIAR_HONEST;
+		if (!strcasecmp(name, "GET"))
+			return liar_send(c->fd, "$14\r\n" LIAR_VALUE "\r\n", 21);
+		if (!strcasecmp(name, "SET"))
+			return liar_send(c->fd, "+OK\r\n", 5);
+		return liar_send(c->fd, ":1\r\n", 4);
+	}
+}
+
+/* The next piece of a reply that trickles; 0 when the client is gone or
+ * the liar gives up. */
+static int liar_trickle(liar_client *c)
+{
+	static char chunk[65536];
+
+	if (mono_ms() >= c->until)
+		return 0;
+	if (mono_ms() < c->next_at)
+		return 1;
+	switch (c->mode) {
+	case LIAR_TRICKLE:
+		c->next_at = mono_ms() + 50;
+		return liar_send(c->fd, "x", 1);
+	case LIAR_HUGE:
+		c->next_at = mono_ms() + 100;
+		memset(chunk, 'y', sizeof chunk);
+		return liar_send(c->fd, chunk, sizeof chunk);
+	case LIAR_WIDE:
+		c->next_at = mono_ms() + 50;
+		return liar_send(c->fd, ":1\r\n", 4);
+	}
+	return 1;
+}
+
+static void *liar_run(void *p)
+{
+	liar *lr = p;
+	liar_client cl[LIAR_CLIENTS];
+
+	for (int i = 0; i < LIAR_CLIENTS; i++)
+		cl[i].fd = -1;
+	while (!atomic_load(&lr->stop)) {
+		struct pollfd fds[1 + LIAR_CLIENTS];
+		fds[0] = (struct pollfd){lr->listen_fd, POLLIN, 0};
+		for (int i = 0; i < LIAR_CLIENTS; i++)
+			fds[1 + i] = (struct pollfd){cl[i].fd, POLLIN, 0};
+		if (poll(fds, 1 + LIAR_CLIENTS, 10) < 0)
+			continue;
+		if (fds[0].revents & POLLIN) {
+			int fd = accept4(lr->listen_fd, NULL, NULL, SOCK_NONBLOCK);
+			int slot = -1;
+			for (int i = 0; i < LIAR_CLIENTS && slot < 0; i++)
+				if (cl[i].fd < 0)
+					slot = i;
+			if (fd >= 0 && slot >= 0) {
+				memset(&cl[slot], 0, sizeof cl[slot]);
+				cl[slot].fd = fd;
+				atomic_fetch_add(&lr->accepted, 1);
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+		for (int i = 0; i < LIAR_CLIENTS; i++) {
+			liar_client *c = &cl[i];
+			int ok = 1;
+			if (c->fd < 0)
+				continue;
+			if (fds[1 + i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t k = read(c->fd, c->in + c->in_len, sizeof c->in - c->in_len);
+				ok = k > 0 || (k < 0 && (errno == EAGAIN || errno == EINTR));
+				if (k > 0)
+					c->in_len += (size_t)k;
+				char name[16];
+				size_t used;
+				while (ok && (used = liar_command(c->in, c->in_len, name, sizeof name)) > 0) {
+					memmove(c->in, c->in + used, c->in_len - used);
+					c->in_len -= used;
+					ok = liar_answer(lr, c, name);
+				}
+				if (c->in_len == sizeof c->in)
+					ok = 0;
+			}
+			if (ok && c->mode != LIAR_HONEST)
+				ok = liar_trickle(c);
+			if (!ok) {
+				close(c->fd);
+				c->fd = -1;
+			}
+		}
+	}
+	for (int i = 0; i < LIAR_CLIENTS; i++)
+		if (cl[i].fd >= 0)
+			close(cl[i].fd);
+	return NULL;
+}
+
+static void liar_start(liar *lr)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+
+	memset(lr, 0, sizeof *lr);
+	lr->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(lr->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(getsockname(lr->listen_fd, (struct sockaddr *)&a, &len), 0);
+	assert_int_equal(listen(lr->listen_fd, 16), 0);
+	lr->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&lr->thread, NULL, liar_run, lr), 0);
+}
+
+static void liar_stop(liar *lr)
+{
+	atomic_store(&lr->stop, 1);
+	pthread_join(lr->thread, NULL);
+	close(lr->listen_fd);
+}
+
+/* How long a call to a liar may take: timeout_ms and room for a loaded
+ * machine (two busy cores, sanitizers). A store that bounds each read
+ * rather than the call takes LIAR_SPAN_MS. */
+#define LIAR_BOUND_MS (TIMEOUT_MS + 800)
+
+static void test_lying_server(void **state)
+{
+	static const struct {
+		int mode;
+		const char *said; /* in the log line */
+	} cases[] = {
+	    {LIAR_TRICKLE, "did not answer in time"},  {LIAR_HUGE, "500000000 bytes"},
+	    {LIAR_WIDE, "1000000 elements"},           {LIAR_DEEP, "nested deeper than 3"},
+	    {LIAR_LONG_LINE, "more than 16384 bytes"},
+	};
+	liar lr;
+	char url[160], buf[64];
+	size_t len;
+	int64_t v, t0, ms;
+
+	(void)state;
+	liar_start(&lr);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0?timeout_ms=%d&pool=1", lr.port, TIMEOUT_MS);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		rp_log log;
+		rp_log_init(&log);
+		atomic_store(&lr.mode, LIAR_HONEST);
+		csrf_store *st = open_url(url, &log);
+		assert_int_equal(csrf_store_get(st, "k", 1, buf, sizeof buf, &len), CSRF_OK);
+		int conns = atomic_load(&lr.accepted);
+
+		/* a read and a write, each bounded by timeout_ms and failing
+		 * closed */
+		atomic_store(&lr.mode, cases[i].mode);
+		for (int w = 0; w < 2; w++) {
+			t0 = mono_ms();
+			csrf_reason r =
+			    w ? csrf_store_incr(st, "n", 1, 60, &v) : csrf_store_get(st, "k", 1, buf, sizeof buf, &len);
+			ms = mono_ms() - t0;
+			printf("# liar %d, %s: %s in %lld ms\n", cases[i].mode, w ? "incr" : "get", csrf_reason_name(r),
+			       (long long)ms);
+			if (ms > LIAR_BOUND_MS)
+				fail_msg("liar %d: a call took %lld ms (timeout_ms %d)", cases[i].mode, (long long)ms,
+				         TIMEOUT_MS);
+			assert_int_equal(r, CSRF_STORE_UNAVAILABLE);
+			if (w == 0 && rp_log_find(&log, CSRF_STORE_UNAVAILABLE, cases[i].said) < 0) {
+				rp_log_print(&log);
+				fail_msg("liar %d: no log line saying \"%s\"", cases[i].mode, cases[i].said);
+			}
+			sleep_ms(60); /* past the first backoff of a timeout */
+		}
+		rp_log_print(&log);
+		log_never_shows(&log, LIAR_VALUE);
+		log_never_shows(&log, "yyyy");
+
+		/* honest again: a fresh connection, and the calls work */
+		atomic_store(&lr.mode, LIAR_HONEST);
+		int64_t until = mono_ms() + 3000;
+		csrf_reason r = CSRF_STORE_UNAVAILABLE;
+		while (r != CSRF_OK && mono_ms() < until) {
+			r = csrf_store_get(st, "k", 1, buf, sizeof buf, &len);
+			if (r != CSRF_OK)
+				sleep_ms(50);
+		}
+		assert_int_equal(r, CSRF_OK);
+		assert_int_equal(len, sizeof LIAR_VALUE - 1);
+		assert_int_equal(csrf_store_incr(st, "n", 1, 60, &v), CSRF_OK);
+		assert_true(atomic_load(&lr.accepted) > conns);
+		csrf_store_close(st);
+	}
+
+	/* a sentinel whose answer trickles in: opening the store and each
+	 * call end within the timeout too, and fail closed */
+	atomic_store(&lr.mode, LIAR_TRICKLE);
+	snprintf(url, sizeof url, "redis-sentinel://127.0.0.1:%d/mymaster/0?timeout_ms=%d&pool=1", lr.port, TIMEOUT_MS);
+	csrf_store *st = NULL;
+	t0 = mono_ms();
+	assert_int_equal(csrf_store_open(&st, url), CSRF_OK);
+	ms = mono_ms() - t0;
+	printf("# liar as a sentinel: open in %lld ms\n", (long long)ms);
+	assert_true(ms <= LIAR_BOUND_MS);
+	for (int i = 0; i < 2; i++) {
+		t0 = mono_ms();
+		assert_int_equal(csrf_store_get(st, "k", 1, buf, sizeof buf, &len), CSRF_STORE_UNAVAILABLE);
+		ms = mono_ms() - t0;
+		printf("# liar as a sentinel: get in %lld ms\n", (long long)ms);
+		assert_true(ms <= LIAR_BOUND_MS);
+	}
+	csrf_store_close(st);
+	liar_stop(&lr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1093,7 +1434,7 @@ int main(void)
 	    cmocka_unit_test(test_frozen_server), cmocka_unit_test(test_restart_under_load),
 	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_readonly),
 	    cmocka_unit_test(test_fork),          cmocka_unit_test(test_auth),
-	    cmocka_unit_test(test_full_redis),
+	    cmocka_unit_test(test_full_redis),    cmocka_unit_test(test_lying_server),
 	};
 
 	if (rp_redis_bin() == NULL) {

@@ -1,8 +1,10 @@
 #!/bin/sh
 # csrf-key-test.sh BIN - drives the csrf-key tool through new / rotate /
 # list / retire in a temporary directory: exit codes (0 done, 1 failed,
-# 2 usage), messages, file mode 0600, and that no output ever carries key
-# material (no 64-hex string, none of the file's keys).
+# 2 usage), messages, file mode 0600 for a new file, a rewrite that keeps
+# the file's mode (less the world's bits), owner and group and follows a
+# symlink, and that no output ever carries key material (no 64-hex
+# string, none of the file's keys).
 set -u
 BIN=$1
 dir=$(mktemp -d /tmp/csrf-key-test.XXXXXX) || exit 1
@@ -119,6 +121,44 @@ grep -Eq '^2 .*signing' "$dir/out" || bad "the staged key should sign after rota
 [ "$(grep -c -E '^[0-9]+ ' "$dir/out")" -eq 2 ] || bad "rotate after stage should add no key"
 run 2 stage
 run 1 stage "$dir/missing"
+
+# a rewrite keeps the readers the operator chose: mode bits (never the
+# world's), and as root the owner and group
+f_grp=$dir/grouped
+run 0 new "$f_grp"
+chmod 0644 "$f_grp"
+if [ "$(id -u)" -eq 0 ]; then
+	chown 65534:65533 "$f_grp"
+fi
+run 0 stage "$f_grp"
+run 0 rotate "$f_grp"
+run 0 retire "$f_grp" 1
+m=$(stat -c %a "$f_grp")
+[ "$m" = 640 ] || bad "mode $m after rewrites of a 0644 file, want 640 (group kept, world dropped)"
+if [ "$(id -u)" -eq 0 ]; then
+	o=$(stat -c %u:%g "$f_grp")
+	[ "$o" = 65534:65533 ] || bad "owner $o after rewrites as root, want 65534:65533"
+fi
+
+# a rewrite through a symlink replaces the file it points to; the link stays
+mkdir "$dir/real"
+run 0 new "$dir/real/keys"
+chmod 0640 "$dir/real/keys"
+ln -s real/keys "$dir/link"
+run 0 rotate "$dir/link"
+has "key 2 now signs"
+[ -L "$dir/link" ] || bad "rotate through a symlink replaced the link"
+[ "$(readlink "$dir/link")" = real/keys ] || bad "the link's target changed"
+run 0 list "$dir/real/keys"
+grep -Eq '^2 .*signing' "$dir/out" || bad "the link's target should hold the rotated key"
+m=$(stat -c %a "$dir/real/keys")
+[ "$m" = 640 ] || bad "mode $m of the link's target after rotate, want 640"
+[ "$(ls -A "$dir/real" | wc -l)" -eq 1 ] || bad "a temporary file was left beside the target"
+ln -s real/none "$dir/dangling"
+run 1 rotate "$dir/dangling"
+has "No such file"
+run 1 new "$dir/link"
+has "already exists"
 
 # no key material anywhere in what the tool printed
 grep -Eq '[0-9a-fA-F]{64}' "$f" || bad "the key file itself should hold 64-hex keys (check of the check)"

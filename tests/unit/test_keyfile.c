@@ -1,8 +1,11 @@
 /* test_keyfile.c - src/keyfile.c: the key file parser (good files, every
  * kind of malformed line, truncated prefixes, guard pages, oversized
- * lines) and new / rotate / retire / list in a temporary directory. No
- * test prints key material. */
+ * lines) and new / rotate / retire / list in a temporary directory; a
+ * rewrite keeps the file's owner, group and mode, and follows a symlink.
+ * No test prints key material. */
 #include <dirent.h>
+#include <errno.h>
+#include <grp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,22 +256,30 @@ static int setup_dir(void **state)
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
-static int teardown_dir(void **state)
+/* Removes path's entries, and those of its subdirectories (a test that
+ * failed half-way leaves them), then path. */
+static int remove_tree(const char *path, int depth)
 {
-	(void)state;
-	DIR *dir = opendir(tmpdir);
+	DIR *dir = opendir(path);
 	struct dirent *e;
 	char p[512];
 	while (dir && (e = readdir(dir)) != NULL) {
-		if (e->d_name[0] == '.')
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name) >= (int)sizeof p)
+		if (snprintf(p, sizeof p, "%s/%s", path, e->d_name) >= (int)sizeof p)
 			continue;
-		unlink(p);
+		if (unlink(p) != 0 && errno == EISDIR && depth > 0)
+			remove_tree(p, depth - 1);
 	}
 	if (dir)
 		closedir(dir);
-	return rmdir(tmpdir);
+	return rmdir(path);
+}
+
+static int teardown_dir(void **state)
+{
+	(void)state;
+	return remove_tree(tmpdir, 1);
 }
 
 static size_t dir_entries(void)
@@ -575,6 +586,248 @@ static void test_operator_messages(void **state)
 	assert_int_equal(csrf_keyfile_retire(path, 99, NULL), CSRF_ERR_CONFIG);
 }
 
+/* Entries of a directory other than . and .. */
+static size_t entries_of(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *e;
+	size_t n = 0;
+	assert_non_null(dir);
+	while ((e = readdir(dir)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* The file's bytes, for "a refused rewrite changed nothing". */
+static size_t slurp(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+/* A rewrite keeps the mode the operator gave the file, less what must
+ * never be there: world bits, execute bits, setuid and the like. The
+ * rows: the old mode, the mode after each rewrite. */
+static void test_rewrite_keeps_mode(void **state)
+{
+	(void)state;
+	static const struct {
+		mode_t before, after;
+	} modes[] = {
+	    {0600, 0600}, {0640, 0640}, {0660, 0660}, {0644, 0640},  {0604, 0600},
+	    {0400, 0400}, {0440, 0440}, {0755, 0640}, {02640, 0640}, {0666, 0660},
+	};
+	char path[128];
+	uint32_t id = 0;
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+		assert_int_equal(chmod(path, modes[i].before), 0);
+		assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
+		assert_int_equal(stat(path, &st), 0);
+		if ((st.st_mode & 07777) != modes[i].after)
+			fail_msg("mode %04o after stage, want %04o (was %04o)", (unsigned)(st.st_mode & 07777),
+			         (unsigned)modes[i].after, (unsigned)modes[i].before);
+		assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_OK);
+		assert_int_equal(csrf_keyfile_retire(path, 1, NULL), CSRF_OK);
+		assert_int_equal(stat(path, &st), 0);
+		assert_int_equal(st.st_mode & 07777, modes[i].after);
+		assert_int_equal(dir_entries(), 1);
+		assert_int_equal(unlink(path), 0);
+	}
+}
+
+/* The uid and gid the rewrite should keep: a user and a group that are
+ * not the caller's, when the caller may give them away (root), else a
+ * supplementary group of the caller. 0 when there is none to try. */
+static int other_owner(uid_t *uid, gid_t *gid)
+{
+	if (geteuid() == 0) {
+		*uid = 65534; /* nobody */
+		*gid = 65533;
+		return 1;
+	}
+	gid_t groups[64];
+	int n = getgroups(64, groups);
+	for (int i = 0; i < n; i++) {
+		if (groups[i] != getegid()) {
+			*uid = geteuid();
+			*gid = groups[i];
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The readers an operator gave the file keep it: the owner and group of
+ * the old file go to the new one. */
+static void test_rewrite_keeps_owner_and_group(void **state)
+{
+	(void)state;
+	char path[128];
+	uid_t uid;
+	gid_t gid;
+	struct stat st;
+
+	if (!other_owner(&uid, &gid)) {
+		print_message("no second group to give the file: owner/group case not run\n");
+		skip();
+	}
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	assert_int_equal(chown(path, uid, gid), 0);
+	assert_int_equal(chmod(path, 0640), 0);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_stage(path, NULL, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_retire(path, 1, NULL), CSRF_OK);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, uid);
+	assert_int_equal(st.st_gid, gid);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(dir_entries(), 1);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* A caller that cannot give the new file the old one's group (not root,
+ * not a member) is refused when the group could read the file: the
+ * readers would lose it. The file is left as it was. A file without
+ * group bits has no group readers to lose: that rewrite goes ahead.
+ * Needs root to set the scene (a child drops to nobody). */
+static void test_rewrite_refuses_to_drop_readers(void **state)
+{
+	(void)state;
+	char sub[128], path[160], before[4096], after[4096];
+	size_t nb, na;
+	struct stat st;
+
+	if (geteuid() != 0) {
+		print_message("not root: cannot run a rewrite as another user\n");
+		skip();
+	}
+	snprintf(sub, sizeof sub, "%s/d", tmpdir);
+	snprintf(path, sizeof path, "%s/keys", sub);
+	assert_int_equal(chmod(tmpdir, 0711), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(chown(sub, 65534, 65534), 0);
+	for (int grouped = 1; grouped >= 0; grouped--) {
+		assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+		assert_int_equal(chown(path, 65534, 65533), 0); /* nobody, a group nobody is not in */
+		assert_int_equal(chmod(path, grouped ? 0640 : 0600), 0);
+		nb = slurp(path, before, sizeof before);
+		pid_t kid = fork();
+		assert_true(kid >= 0);
+		if (kid == 0) {
+			csrf_error err;
+			if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+				_exit(90);
+			csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
+			if (grouped)
+				_exit(r == CSRF_ERR_IO && strstr(err.msg, "group 65533") && strstr(err.msg, "root")
+				          ? 0
+				          : 91);
+			_exit(r == CSRF_OK ? 0 : 92);
+		}
+		int status = -1;
+		assert_int_equal(waitpid(kid, &status, 0), kid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		assert_int_equal(stat(path, &st), 0);
+		na = slurp(path, after, sizeof after);
+		if (grouped) {
+			assert_int_equal(na, nb);
+			assert_memory_equal(after, before, nb);
+			assert_int_equal(st.st_gid, 65533);
+			assert_int_equal(st.st_mode & 07777, 0640);
+		} else {
+			assert_true(na > nb); /* a second key */
+			assert_int_equal(st.st_uid, 65534);
+			assert_int_equal(st.st_mode & 07777, 0600);
+		}
+		assert_int_equal(entries_of(sub), 1);
+		assert_int_equal(unlink(path), 0);
+	}
+	assert_int_equal(rmdir(sub), 0);
+	csrf_wipe(before, sizeof before);
+	csrf_wipe(after, sizeof after);
+}
+
+/* A key file reached through a symlink (a configuration-management
+ * layout): the rewrite replaces the file the link points to, in that
+ * file's directory, and the link stays a link. A dangling link is an
+ * error, and new never writes through a link. */
+static void test_rewrite_follows_symlink(void **state)
+{
+	(void)state;
+	char sub[128], real[160], link1[160], link2[160], dangling[160], target[160];
+	csrf_key_info info[CSRF_KEYS_MAX];
+	size_t n = 0;
+	uint32_t id = 0;
+	struct stat st;
+	csrf_error err;
+
+	snprintf(sub, sizeof sub, "%s/real", tmpdir);
+	snprintf(real, sizeof real, "%s/keys", sub);
+	snprintf(link1, sizeof link1, "%s/link", tmpdir);
+	snprintf(link2, sizeof link2, "%s/link2", tmpdir);
+	snprintf(dangling, sizeof dangling, "%s/dangling", tmpdir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(csrf_keyfile_new(real, NULL), CSRF_OK);
+	assert_int_equal(chmod(real, 0640), 0);
+	assert_int_equal(symlink("real/keys", link1), 0); /* relative to the link's directory */
+	assert_int_equal(symlink(link1, link2), 0);       /* a link to a link */
+
+	assert_int_equal(csrf_keyfile_stage(link1, &id, &err), CSRF_OK);
+	assert_int_equal(id, 2);
+	assert_int_equal(csrf_keyfile_rotate(link2, &id, &err), CSRF_OK);
+	assert_int_equal(id, 2);
+	assert_int_equal(csrf_keyfile_retire(link1, 1, &err), CSRF_OK);
+	assert_int_equal(csrf_keyfile_rotate(link1, &id, &err), CSRF_OK);
+	assert_int_equal(id, 3);
+
+	assert_int_equal(lstat(link1, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	ssize_t tl = readlink(link1, target, sizeof target - 1);
+	assert_true(tl > 0);
+	target[tl] = '\0';
+	assert_string_equal(target, "real/keys");
+	assert_int_equal(lstat(link2, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(lstat(real, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(csrf_keyfile_list(real, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
+	assert_int_equal(n, 2);
+	assert_int_equal(info[0].id, 2);
+	assert_int_equal(info[1].id, 3);
+	assert_int_equal(info[1].signing, 1);
+	assert_int_equal(entries_of(sub), 1); /* no temporary file left */
+	assert_int_equal(dir_entries(), 3);   /* real/, link, link2 */
+
+	/* new never writes through a link, dangling or not */
+	assert_int_equal(csrf_keyfile_new(link1, &err), CSRF_ERR_IO);
+	assert_string_equal(err.msg, "the file already exists (use rotate)");
+	assert_int_equal(symlink("real/missing", dangling), 0);
+	assert_int_equal(csrf_keyfile_new(dangling, &err), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_rotate(dangling, &id, &err), CSRF_ERR_IO);
+	assert_non_null(strstr(err.msg, "No such file"));
+	assert_int_equal(lstat(dangling, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	assert_int_equal(entries_of(sub), 1);
+
+	unlink(dangling);
+	unlink(link2);
+	unlink(link1);
+	unlink(real);
+	assert_int_equal(rmdir(sub), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +839,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_stage_then_rotate, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_io_errors, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_operator_messages, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_mode, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_owner_and_group, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_to_drop_readers, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_follows_symlink, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
