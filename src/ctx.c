@@ -158,6 +158,12 @@ static csrf_reason check_origin(const char *s, size_t len, const char *what, csr
 	}
 	if (rest_len == 0)
 		return bad_setting(err, "%s \"%.*s\" has no host", what, shown, s);
+	for (size_t i = 0; i < rest_len; i++)
+		if ((unsigned char)rest[i] >= 0x80)
+			return bad_setting(err,
+			                   "%s \"%.*s\" has a host that is not ASCII: browsers send an international "
+			                   "name in punycode, so write it so (xn--..., e.g. from idn2)",
+			                   what, shown, s);
 	if (csrf_origin_parse(s, len, out) != CSRF_OK)
 		return bad_setting(err, "%s \"%.*s\" is not a valid origin (bad host or port)", what, shown, s);
 	return CSRF_OK;
