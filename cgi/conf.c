@@ -12,7 +12,7 @@
 
 #include "cgi.h"
 
-#define ARGS_MAX 2
+#define ARGS_MAX CSRF_SESSION_COOKIES_MAX /* session_cookie takes the most */
 #define MSG_MAX 384
 
 /* One word of a keyword directive and the value it stands for. */
@@ -121,10 +121,15 @@ static const char *d_exempt(cgi_conf *c, args *x)
 	return library(c, csrf_ctx_add_exemption(c->ctx, x->n == 2 ? x->a[0] : NULL, path, strlen(path)));
 }
 
+/* One name, or several for a program that names its cookie per scheme:
+ * the token is bound to every one of them the browser sends (csrf.h). */
 static const char *d_session_cookie(cgi_conf *c, args *x)
 {
 	c->session_cookie = 1;
-	return library(c, csrf_ctx_set_session_cookie(c->ctx, x->a[0]));
+	const char *err = library(c, csrf_ctx_set_session_cookie(c->ctx, x->a[0]));
+	for (size_t i = 1; err == NULL && i < x->n; i++)
+		err = library(c, csrf_ctx_add_session_cookie(c->ctx, x->a[i]));
+	return err;
 }
 
 static const char *d_mode(cgi_conf *c, args *x)
@@ -219,7 +224,7 @@ static const struct {
     {"mode", 1, 1, 0, d_mode},
     {"unsafe_get", 1, 1, 1, d_unsafe_get},
     {"exempt", 1, 2, 1, d_exempt},
-    {"session_cookie", 1, 1, 0, d_session_cookie},
+    {"session_cookie", 1, CSRF_SESSION_COOKIES_MAX, 0, d_session_cookie},
     {"max_age", 1, 1, 0, d_max_age},
     {"body_max", 1, 1, 0, d_body_max},
     {"action", 1, 1, 0, d_action},
@@ -253,8 +258,12 @@ static const char *line(cgi_conf *c, char *s, unsigned *seen, char *msg)
 		if (strcmp(word[0], directives[i].name) != 0)
 			continue;
 		if (n - 1 < directives[i].min || n - 1 > directives[i].max) {
-			snprintf(msg, MSG_MAX, "%s takes %zu%s argument%s", word[0], directives[i].min,
-			         directives[i].max > directives[i].min ? " or 2" : "",
+			char more[32] = "";
+			if (directives[i].max == directives[i].min + 1)
+				snprintf(more, sizeof more, " or %zu", directives[i].max);
+			else if (directives[i].max > directives[i].min)
+				snprintf(more, sizeof more, " to %zu", directives[i].max);
+			snprintf(msg, MSG_MAX, "%s takes %zu%s argument%s", word[0], directives[i].min, more,
 			         directives[i].max > 1 ? "s" : "");
 			return msg;
 		}

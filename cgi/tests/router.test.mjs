@@ -118,7 +118,8 @@ for (const unprotected of [false, true]) {
         // Both browsers send Sec-Fetch-Site to loopback (a trustworthy
         // origin for Firefox too): the other port is the same site.
         assert.equal(await page.text('#reason'), 'same_site', 'the rejection page names the reason');
-        assert.match(await page.text('#advice'), /^The request was sent by a page of another site/);
+        // ... and its words say what the browser said: another address of this site
+        assert.match(await page.text('#advice'), /^The request was sent by a page at another address of this site/);
         await page.screenshot(shotFile(`router-rejected-${BROWSER}`));
         for (const req of ['GET /cgi-bin/reset.cgi', 'POST /cgi-bin/dns.cgi']) {
           const re = new RegExp(`^csrf-cgi: rejected ${req}: same_site$`, 'm');

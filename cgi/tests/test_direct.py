@@ -58,7 +58,12 @@ class ConfigTest(Direct):
         ("inject maybe\n", ":4: inject takes one of on off"),
         ("form_action_csp maybe\n", ":4: form_action_csp takes one of on off"),
         ("exempt POST /a /b\n", ":4: exempt takes 1 or 2 arguments"),
-        ("origin a b c d\n", ":4: too many arguments"),
+        ("origin a b c d e f\n", ":4: too many arguments"),
+        ("origin a b\n", ":4: origin takes 1 argument"),
+        ("session_cookie a b c d e\n", ":4: session_cookie takes 1 to 4 arguments"),
+        ("session_cookie sid sid\n", ":4: session cookie \"sid\" is named twice"),
+        ("session_cookie sid a;b\n", ":4: "),
+        ("trusted_origin http://b\u00fccher.example\n", ":4: trusted origin \"http://b\u00fccher.example\" has a host that is not ASCII"),
         ("exempt\n", ":4: exempt takes 1 or 2 arguments"),
         ("exempt POST a\n", ":4: "),
         ("trusted_origin partner.example\n", ":4: "),
@@ -230,6 +235,33 @@ class RequestTest(Direct):
                                                                "HTTP_COOKIE": "%s; sid=%s" % (cookie, sid),
                                                                "REMOTE_USER": "admin"})
             self.assertEqual(r.status, status, err)
+
+    def test_two_session_cookie_names(self):
+        # a program that names its session cookie per scheme: either binds,
+        # and a cookie planted under the other name never takes over
+        self.site.lines = ["session_cookie sid sid_https"]
+        self.site.configure(ORIGIN)
+
+        def post(cookie, field, token, sessions):
+            body = ("%s=%s" % (field, token)).encode()
+            rc, r, err = self.run_cgi("POST", stdin=body, env={"CONTENT_TYPE": FORM, "REMOTE_USER": "admin",
+                                                               "HTTP_COOKIE": "; ".join([cookie] + sessions)})
+            return r.status, err
+
+        rc, r, err = self.run_cgi(script="page.cgi", env={"HTTP_COOKIE": "sid_https=victim"})
+        cookie, field, token = T.page_tokens(r)
+        self.assertEqual(post(cookie, field, token, ["sid_https=victim"])[0], 200)
+        status, err = post(cookie, field, token, ["sid_https=other"])
+        self.assertEqual(status, 403)
+        self.assertIn("token_session", err)
+        status, err = post(cookie, field, token, ["sid=planted", "sid_https=victim"])
+        self.assertEqual(status, 403)
+        self.assertIn("token_session", err)
+        # the login page binds the cookie it sets
+        rc, r, err = self.run_cgi(script="login.cgi", env={"NEW_SID": "fresh1", "HTTP_COOKIE": "sid_https=old"})
+        cookie, field, token = T.page_tokens(r)
+        self.assertEqual(post(cookie, field, token, ["sid=fresh1"])[0], 200)
+        self.assertEqual(post(cookie, field, token, ["sid=fresh1", "sid_https=old"])[0], 403)
 
     def test_headers_back_from_the_environment(self):
         cookie, field, token = self.tokens()

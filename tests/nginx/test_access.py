@@ -1,10 +1,12 @@
 """Access phase through the real nginx: the library's decision on unsafe
 methods, the token from a header or from an urlencoded or multipart body
 (left intact for the upstream), csrf_unsafe_get, csrf_action log,
-csrf_mode, csrf_status, csrf_trusted_origin, csrf off, $csrf_result."""
+csrf_mode, csrf_status, csrf_trusted_origin, csrf off, $csrf_result; origins
+in the spellings browsers send, with raw Host and Origin headers."""
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,7 +92,19 @@ class AccessTest(unittest.TestCase):
             ("post, same-site", "POST", "/echo", [("Sec-Fetch-Site", "same-site"), ck, th], b"", 403, "same_site"),
             ("post, foreign origin", "POST", "/echo", [("Origin", "http://evil.example"), ck, th], b"", 403,
              "origin_mismatch"),
-            ("post, null origin", "POST", "/echo", [("Origin", "null"), ck, th], b"", 403, "null_origin"),
+            # Origin: null (a no-referrer page) is no evidence: the token decides, as without an Origin
+            ("post, null origin, token", "POST", "/echo", [("Origin", "null"), ck, th], b"", 200, "ok"),
+            ("post, null origin, no token", "POST", "/echo", [("Origin", "null"), ck, form], b"a=1", 403,
+             "token_missing"),
+            ("auto, null origin, body token", "POST", "/auto", [("Origin", "null"), ck, form], fb, 200, "ok"),
+            ("auto, null origin, no token", "POST", "/auto", [("Origin", "null"), ck, form], b"a=1", 403,
+             "token_missing"),
+            ("auto, null origin, no cookie", "POST", "/auto", [("Origin", "null"), form], fb, 403, "secret_missing"),
+            ("auto, null origin, cross-site", "POST", "/auto", [("Origin", "null"), ("Sec-Fetch-Site", "cross-site"),
+                                                                ck, form], fb, 403, "cross_site"),
+            ("origin mode, null origin", "POST", "/origin-only", [("Origin", "null")], b"", 403, "null_origin"),
+            ("unsafe get, null origin", "GET", "/vote?id=3", [("Origin", "null"), ("Referer", so + "/")], b"", 403,
+             "null_origin"),
             ("post, header token", "POST", "/echo", [("Origin", so), ck, th], b"x", 200, "ok"),
             ("post, fetch same-origin + token", "POST", "/echo", [("Sec-Fetch-Site", "same-origin"), ck, th], b"", 200,
              "ok"),
@@ -238,6 +252,68 @@ class AccessTest(unittest.TestCase):
         for i, (name, args, body, result) in enumerate(rows):
             with self.subTest("log " + name):
                 self.assertTrue(any(l.startswith("POST /echo?h2=%d " % i) and l.endswith(" " + result) for l in log))
+        self.assertEqual(self.ngx.crashed(), [])
+
+
+class SpellingTest(T.ProxyCase):
+    """Origins as browsers spell them (issue 23), Host and Origin sent raw:
+    case, default ports, punycode, IPv6 literals and a final dot pass as
+    the same origin; look-alikes are refused. /auto derives the site from
+    Host, /conf has csrf_origin http://wiki.lan:8080. No token is sent, so
+    only the Origin can pass a request (origin_or_token)."""
+
+    HTTP = """
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        csrf on;
+        location /auto {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /conf {{ csrf_origin http://wiki.lan:8080; proxy_pass http://127.0.0.1:{upstream}; }}
+    }}
+"""
+
+    @classmethod
+    def upstream(cls, c, head, body):
+        T.send_whole(c, b"ok", "text/plain")
+
+    def post(self, path, host, origin):
+        r = T.request(self.port, "POST", path, [("Origin", origin)], b"", host=host)
+        m = re.search(rb'<code id="reason">([a-z_]+)</code>', r.body)
+        return r.status, (m.group(1).decode() if m else None)
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.port = cls.ngx.port
+
+    def test_spellings(self):
+        p = 8080
+        ok, mismatch = (200, None), (403, "origin_mismatch")
+        rows = [
+            # (name, path, Host, Origin, (status, reason))
+            ("as sent", "/auto", "victim.test:%d" % p, "http://victim.test:%d" % p, ok),
+            ("Host in capitals", "/auto", "VICTIM.Test:%d" % p, "http://victim.test:%d" % p, ok),
+            ("Origin in capitals", "/auto", "victim.test:%d" % p, "HTTP://VICTIM.TEST:%d" % p, ok),
+            ("explicit :80 in the Origin", "/auto", "victim.test", "http://victim.test:80", ok),
+            ("explicit :80 in the Host", "/auto", "victim.test:80", "http://victim.test", ok),
+            ("another port", "/auto", "victim.test:%d" % p, "http://victim.test:%d" % (p + 1), mismatch),
+            ("punycode", "/auto", "xn--bcher-kva.test:%d" % p, "http://xn--bcher-kva.test:%d" % p, ok),
+            ("homograph", "/auto", "apple.test", "http://xn--pple-43d.test", mismatch),
+            ("IPv6 literal", "/auto", "[::1]:%d" % p, "http://[::1]:%d" % p, ok),
+            ("IPv6 long form", "/auto", "[0:0:0:0:0:0:0:1]:%d" % p, "http://[::1]:%d" % p, ok),
+            ("IPv6 [::1] vs [::2]", "/auto", "[::1]:%d" % p, "http://[::2]:%d" % p, mismatch),
+            ("final dot in both", "/auto", "wiki.lan.:%d" % p, "http://wiki.lan.:%d" % p, ok),
+            ("final dot in the Origin", "/auto", "wiki.lan:%d" % p, "http://wiki.lan.:%d" % p, ok),
+            ("victim as a label", "/auto", "victim.test", "http://victim.test.evil.test", mismatch),
+            ("sibling", "/auto", "victim.test", "http://evil.victim.test", mismatch),
+            ("configured, as browsers send it", "/conf", "wiki.lan:8080", "http://wiki.lan:8080", ok),
+            ("configured, capitals and a final dot", "/conf", "x", "http://WIKI.LAN.:8080", ok),
+            ("configured, another port", "/conf", "wiki.lan:8080", "http://wiki.lan:8081", mismatch),
+            ("configured, look-alike", "/conf", "wiki.lan:8080", "http://wiki.lan.evil.test:8080", mismatch),
+        ]
+        for name, path, host, origin, want in rows:
+            with self.subTest(name):
+                self.assertEqual(self.post(path, host, origin), want)
         self.assertEqual(self.ngx.crashed(), [])
 
 
