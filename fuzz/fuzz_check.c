@@ -14,7 +14,9 @@
  * exemption exactly; an unsafe request that is allowed carried no
  * cross-site evidence (Sec-Fetch-Site cross-site, or same-site where not
  * allowed, or an unknown value; an Origin that is null, malformed or
- * foreign; over HTTPS without either, a foreign Referer), and, unless
+ * foreign, or null in mode origin or on an evidence-checked GET (null
+ * elsewhere is judged as no Origin); over HTTPS without either, a
+ * foreign Referer), and, unless
  * the mode is origin-only or the request an evidence-checked GET, a
  * valid token of this session that the harness put there; a legitimate
  * request built from the same pieces is allowed.
@@ -316,11 +318,14 @@ static void judge(const ctx_info *ci, const csrf_request *req, csrf_result res, 
 				FZ_ASSERT(trusted);
 			if (ieq(sfs, "none") && !ci->fetch_none_ok)
 				FZ_ASSERT(trusted);
-		} else if (req->origin.ptr) {
-			FZ_ASSERT(!eq(trimmed(req->origin), "null"));
+		} else if (req->origin.ptr && !eq(trimmed(req->origin), "null")) {
 			FZ_ASSERT(origin_ok(req->origin, &site, site_known));
+		} else if (req->origin.ptr && (ci->mode == CSRF_MODE_ORIGIN || evidence_get)) {
+			/* Origin: null is never evidence where evidence is required */
+			FZ_ASSERT(0);
 		} else if ((https && !(ci->mode == CSRF_MODE_ORIGIN_OR_TOKEN && !req->referer.ptr)) || evidence_get) {
-			/* (origin_or_token over HTTPS: no Referer at all goes to the token) */
+			/* (Origin: null elsewhere as without an Origin; origin_or_token
+			 * over HTTPS: no Referer at all goes to the token) */
 			csrf_slice ref = trimmed(req->referer);
 			csrf_origin ro;
 			FZ_ASSERT(ref.ptr && csrf_url_origin(ref.ptr, ref.len, &ro) == CSRF_OK);
@@ -461,6 +466,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	legit.origin = (csrf_slice){NULL, 0};
 	if (ci->mode != CSRF_MODE_ORIGIN)
 		FZ_ASSERT(!check_counted(ci, &legit).allowed);
+	/* Origin: null is no evidence: the token decides (the wrong one
+	 * fails, the right one passes), and mode origin refuses it */
+	legit.origin = (csrf_slice){"null", 4};
+	FZ_ASSERT(!check_counted(ci, &legit).allowed);
+	legit.token_header = (csrf_slice){tok, CSRF_TOKEN_LEN};
+	csrf_result nr = check_counted(ci, &legit);
+	FZ_ASSERT(nr.allowed == (ci->mode != CSRF_MODE_ORIGIN));
+	FZ_ASSERT(nr.allowed ? nr.reason == CSRF_OK : nr.reason == CSRF_NULL_ORIGIN);
 
 	for (size_t i = 0; i < P_COUNT; i++)
 		free(f[i].ptr);

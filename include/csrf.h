@@ -185,7 +185,8 @@ typedef enum {
 	 * or Sec-Fetch-Site cross-site/same-site with a trusted Origin) is
 	 * allowed without a token (CSRF_ORIGIN_VERIFIED). A request with no
 	 * such evidence (no Sec-Fetch-Site and no Origin: old browsers,
-	 * privacy proxies, non-browser clients; or Sec-Fetch-Site: none, or
+	 * privacy proxies, non-browser clients; or Origin: null, which a
+	 * no-referrer page sends; or Sec-Fetch-Site: none, or
 	 * same-site when allowed) must carry a valid token; over HTTPS a
 	 * Referer, when sent, must be same-origin, and none is needed when
 	 * the secret is the caller's or in the "__Host-" cookie. Cross-site, same-site (unless allowed) and

@@ -307,7 +307,16 @@ static csrf_reason unless_trusted(const csrf_ctx *ctx, const csrf_request *req, 
  * origin): Sec-Fetch-Site same-origin, or an Origin that is self or
  * trusted. evidence_only (unsafe GET) asks for positive same-origin
  * evidence: then a request with neither fetch metadata nor Origin needs a
- * good Referer whatever the scheme. */
+ * good Referer whatever the scheme.
+ * Origin: null (a page with Referrer-Policy: no-referrer, a sandboxed
+ * frame, a redirect across origins) says nothing either way: an
+ * attacker's page can send it as well as the site's own. Where a missing
+ * Origin goes on to the Referer and the token, so does null; where
+ * evidence is required (mode origin, evidence_only) it proves nothing,
+ * not even beside a same-origin Referer (a browser that sends fetch
+ * metadata calls a request of an opaque origin cross-site), and is
+ * rejected as CSRF_NULL_ORIGIN. A rejection for want of a Referer is
+ * reported as CSRF_NULL_ORIGIN too: that is what the browser sent. */
 static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, int evidence_only, int *evidence)
 {
 	*evidence = 0;
@@ -331,10 +340,16 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 	}
 	csrf_site site;
 	csrf_site_of(ctx, req, &site);
+	int null_origin = 0;
 	if (req->origin.ptr) {
 		csrf_reason r = check_origin_header(ctx, req, &site);
-		*evidence = r == CSRF_OK;
-		return r;
+		if (r != CSRF_NULL_ORIGIN) {
+			*evidence = r == CSRF_OK;
+			return r;
+		}
+		if (evidence_only || ctx->mode == CSRF_MODE_ORIGIN)
+			return CSRF_NULL_ORIGIN;
+		null_origin = 1;
 	}
 	if (evidence_only)
 		return req->referer.ptr ? check_referer(ctx, req, &site) : CSRF_NO_EVIDENCE;
@@ -347,11 +362,12 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 		if (r == CSRF_REFERER_MISSING && ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN &&
 		    (req->secret || !ctx->secret_cookie_set || strncmp(ctx->secret_cookie, CSRF_HOST_PREFIX, 7) == 0))
 			return CSRF_OK;
-		return r;
+		return r == CSRF_REFERER_MISSING && null_origin ? CSRF_NULL_ORIGIN : r;
 	}
-	/* Plain HTTP with neither header: a non-browser client or an old
-	 * browser. It goes on to the token stage; in mode origin it is
-	 * allowed, as Go's CrossOriginProtection allows it. */
+	/* Plain HTTP with neither header (or Origin: null): a non-browser
+	 * client, an old browser, a no-referrer page. It goes on to the
+	 * token stage; in mode origin (never with null) it is allowed, as
+	 * Go's CrossOriginProtection allows it. */
 	return CSRF_OK;
 }
 

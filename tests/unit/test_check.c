@@ -41,6 +41,8 @@ enum cfg {
 	C_SESSION_COOKIE, /* both; secret cookie "__Host-csrf", session cookie "sessionid" */
 	C_FIELD,          /* both; fixed field name "authenticity_token" */
 	C_MAX_AGE,        /* both; max age 60 s */
+	C_OOT,            /* origin_or_token, self https://www.example.com */
+	C_OOT_HTTP,       /* origin_or_token, self http://www.example.com */
 	C_N
 };
 
@@ -255,6 +257,11 @@ static int setup(void **state)
 
 	SET_SELF(g.ctx[C_MAX_AGE], "https://www.example.com");
 	csrf_ctx_set_max_age(g.ctx[C_MAX_AGE], 60);
+
+	csrf_ctx_set_mode(g.ctx[C_OOT], CSRF_MODE_ORIGIN_OR_TOKEN);
+	SET_SELF(g.ctx[C_OOT], "https://www.example.com");
+	csrf_ctx_set_mode(g.ctx[C_OOT_HTTP], CSRF_MODE_ORIGIN_OR_TOKEN);
+	SET_SELF(g.ctx[C_OOT_HTTP], "http://www.example.com");
 
 	/* A sibling subdomain's own ring: it can sign cookies and tokens, but
 	 * not with our key. */
@@ -964,12 +971,23 @@ static const row django_rows[] = {
      .origin = "https://www.evil.org",
      .where = W_FORM,
      .reason = CSRF_ORIGIN_MISMATCH},
-    {.name = "django: test_bad_origin_null_origin",
+    /* Django rejects it; here "null" is no evidence either way (a
+     * no-referrer page sends it, and so can an attacker's), so over HTTP
+     * the token decides, as without an Origin. */
+    {.name = "django: test_bad_origin_null_origin (lenient: the token decides)",
      .cfg = C_DJANGO,
      .scheme = "http",
      .origin = "null",
      .where = W_FORM,
-     .reason = CSRF_NULL_ORIGIN},
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "django: test_bad_origin_null_origin, no token",
+     .cfg = C_DJANGO,
+     .scheme = "http",
+     .origin = "null",
+     .tok = T_NONE,
+     .where = W_FORM,
+     .reason = CSRF_TOKEN_MISSING},
     {.name = "django: test_bad_origin_bad_protocol",
      .cfg = C_DJANGO,
      .origin = "http://example.com",
@@ -1985,6 +2003,214 @@ static const row unsafe_get_rows[] = {
      .reason = CSRF_TOKEN_MISSING},
 };
 
+/* ---- Origin: null ----
+ * A page with Referrer-Policy: no-referrer, a sandboxed frame or a
+ * redirect across origins sends "null": no evidence either way, since an
+ * attacker's page can send it too. Wherever a missing Origin goes on to
+ * the Referer and the token, so does "null"; where origin evidence is
+ * required (mode origin, unsafe GET) it proves nothing and is rejected,
+ * even beside a same-origin Referer (a browser with fetch metadata calls
+ * an opaque origin's request cross-site). */
+static const row null_origin_rows[] = {
+    /* origin_or_token over plain HTTP: the phpMyAdmin login (issue 23) */
+    {.name = "null: oot http, form token, cookie secret",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot http, multipart token",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_MULTIPART,
+     .secret = SEC_COOKIE,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot http, header token",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot http, blanks around null",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = " null ",
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot http, no token",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .tok = T_NONE,
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .reason = CSRF_TOKEN_MISSING},
+    {.name = "null: oot http, no secret cookie",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_COOKIE_OTHER,
+     .reason = CSRF_SECRET_MISSING},
+    {.name = "null: oot http, another session's token",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .tok = T_OTHER_SESSION,
+     .reason = CSRF_TOKEN_SESSION},
+    {.name = "null: oot http, tampered token",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .tok = T_TAMPERED,
+     .reason = CSRF_TOKEN_INVALID},
+    {.name = "null: oot http, a same-origin referer is no evidence",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .referer = "http://www.example.com/login",
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
+    {.name = "null: oot http, a foreign referer is not read over http (as without Origin)",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .referer = "http://evil.example/",
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot http, upper case is not null",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "NULL",
+     .reason = CSRF_ORIGIN_MALFORMED},
+    {.name = "null: oot http, cross-site beside null",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .sfs = "cross-site",
+     .reason = CSRF_CROSS_SITE},
+    {.name = "null: oot http, same-origin beside null",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .sfs = "same-origin",
+     .tok = T_NONE,
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "null: oot http, none beside null needs the token",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .sfs = "none",
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
+    /* origin_or_token over HTTPS: the Referer rule of a missing Origin */
+    {.name = "null: oot https, no referer, the caller's secret",
+     .cfg = C_OOT,
+     .origin = "null",
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot https, no referer, no token",
+     .cfg = C_OOT,
+     .origin = "null",
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
+    {.name = "null: oot https, no referer, a plantable secret cookie",
+     .cfg = C_OOT,
+     .origin = "null",
+     .secret = SEC_COOKIE,
+     .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: oot https, same-origin referer, a plantable secret cookie",
+     .cfg = C_OOT,
+     .origin = "null",
+     .referer = "https://www.example.com/form",
+     .secret = SEC_COOKIE,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot https, same-origin referer is no evidence",
+     .cfg = C_OOT,
+     .origin = "null",
+     .referer = "https://www.example.com/form",
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
+    {.name = "null: oot https, foreign referer",
+     .cfg = C_OOT,
+     .origin = "null",
+     .referer = "https://evil.example/",
+     .reason = CSRF_REFERER_MISMATCH},
+    {.name = "null: oot https, http referer",
+     .cfg = C_OOT,
+     .origin = "null",
+     .referer = "http://www.example.com/form",
+     .reason = CSRF_REFERER_INSECURE},
+    /* mode both: the origin stage as without an Origin, then the token */
+    {.name = "null: both https, no referer", .origin = "null", .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: both https, same-origin referer",
+     .origin = "null",
+     .referer = "https://www.example.com/form",
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: both https, same-origin referer, no token",
+     .origin = "null",
+     .referer = "https://www.example.com/form",
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
+    {.name = "null: both https, foreign referer",
+     .origin = "null",
+     .referer = "https://evil.example/form",
+     .reason = CSRF_REFERER_MISMATCH},
+    {.name = "null: both https, trusted referer",
+     .origin = "null",
+     .referer = "https://app.example:8443/x",
+     .allowed = 1,
+     .reason = CSRF_OK},
+    /* mode origin: evidence is required, and null is none */
+    {.name = "null: origin http", .cfg = C_ORIGIN_HTTP, .scheme = "http", .origin = "null", .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: origin http, same-origin referer",
+     .cfg = C_ORIGIN_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .referer = "http://www.example.com/form",
+     .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: origin https, same-origin referer",
+     .cfg = C_ORIGIN,
+     .origin = "null",
+     .referer = "https://www.example.com/form",
+     .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: origin https, same-origin fetch metadata",
+     .cfg = C_ORIGIN,
+     .origin = "null",
+     .sfs = "same-origin",
+     .tok = T_NONE,
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    /* unsafe GET: evidence is required */
+    {.name = "null: unsafe GET, same-origin referer",
+     .cfg = C_UNSAFE_GET,
+     .method = "GET",
+     .origin = "null",
+     .referer = "https://www.example.com/list",
+     .tok = T_NONE,
+     .reason = CSRF_NULL_ORIGIN},
+    /* report-only reports it */
+    {.name = "null: report-only",
+     .cfg = C_REPORT,
+     .origin = "null",
+     .allowed = 1,
+     .reason = CSRF_NULL_ORIGIN,
+     .report_only = 1},
+};
+
+static void test_null_origin(void **state)
+{
+	(void)state;
+	RUN(null_origin_rows);
+}
+
 static void test_unsafe_get(void **state)
 {
 	(void)state;
@@ -2482,13 +2708,21 @@ static void test_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_go),          cmocka_unit_test(test_go_adding_bypasses),
-	    cmocka_unit_test(test_django),      cmocka_unit_test(test_methods),
-	    cmocka_unit_test(test_exemptions),  cmocka_unit_test(test_origin_stage),
-	    cmocka_unit_test(test_modes),       cmocka_unit_test(test_unsafe_get),
-	    cmocka_unit_test(test_token_stage), cmocka_unit_test(test_oversized),
-	    cmocka_unit_test(test_prefixes),    cmocka_unit_test(test_override_prefixes),
-	    cmocka_unit_test(test_is_safe),     cmocka_unit_test(test_args),
+	    cmocka_unit_test(test_go),
+	    cmocka_unit_test(test_go_adding_bypasses),
+	    cmocka_unit_test(test_django),
+	    cmocka_unit_test(test_methods),
+	    cmocka_unit_test(test_exemptions),
+	    cmocka_unit_test(test_origin_stage),
+	    cmocka_unit_test(test_modes),
+	    cmocka_unit_test(test_unsafe_get),
+	    cmocka_unit_test(test_null_origin),
+	    cmocka_unit_test(test_token_stage),
+	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_prefixes),
+	    cmocka_unit_test(test_override_prefixes),
+	    cmocka_unit_test(test_is_safe),
+	    cmocka_unit_test(test_args),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -104,11 +104,20 @@ static void test_origin_or_token(void **state)
 	    {"typed url: proves nothing", {"Sec-Fetch-Site: none", hdr_cookie}, CSRF_TOKEN_MISSING},
 	    {"typed url with token", {"Sec-Fetch-Site: none", hdr_cookie, hdr_token}, CSRF_OK},
 	    {"same referer only", {"Referer: " SELF "/form", hdr_cookie}, CSRF_TOKEN_MISSING},
+	    /* Origin: null (a no-referrer page, a sandboxed frame): no
+	     * evidence either way, as without an Origin */
+	    {"null origin with token", {"Origin: null", hdr_cookie, hdr_token}, CSRF_OK},
+	    {"null origin, no token", {"Origin: null", hdr_cookie}, CSRF_TOKEN_MISSING},
+	    {"null origin, no cookie", {"Origin: null", hdr_token}, CSRF_SECRET_MISSING},
+	    {"null origin, same referer", {"Origin: null", "Referer: " SELF "/form", hdr_cookie}, CSRF_TOKEN_MISSING},
+	    {"null origin twice", {"Origin: null", "Origin: null", hdr_cookie, hdr_token}, CSRF_ORIGIN_MALFORMED},
+	    {"null origin, cross-site",
+	     {"Origin: null", "Sec-Fetch-Site: cross-site", hdr_cookie, hdr_token},
+	     CSRF_CROSS_SITE},
 	    /* evidence against: rejected whatever the token */
 	    {"cross-site", {"Sec-Fetch-Site: cross-site", hdr_cookie, hdr_token}, CSRF_CROSS_SITE},
 	    {"same-site", {"Sec-Fetch-Site: same-site", hdr_cookie, hdr_token}, CSRF_SAME_SITE},
 	    {"foreign origin", {"Origin: http://evil.example", hdr_cookie, hdr_token}, CSRF_ORIGIN_MISMATCH},
-	    {"null origin", {"Origin: null", hdr_cookie, hdr_token}, CSRF_NULL_ORIGIN},
 	    {"malformed fetch site", {"Sec-Fetch-Site: maybe", hdr_cookie, hdr_token}, CSRF_FETCH_SITE_MALFORMED},
 	    /* headers sent twice are judged by their stage */
 	    {"origin twice", {"Origin: " SELF, "Origin: " SELF}, CSRF_ORIGIN_MALFORMED},
