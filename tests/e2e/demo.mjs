@@ -175,6 +175,13 @@ export async function waitForLog(demo, mark, re, ms = 3000) {
   }
 }
 
+// Says that the public origin site (a front such as nginx, reached by a
+// name node cannot resolve) serves the demo at direct (its own
+// http://127.0.0.1:P): getState(site) reads the state there.
+export function directFor(site, direct) {
+  DIRECT.set(site, direct);
+}
+
 // GET /api/state, bounded: a server that does not answer fails the test
 // with the request's name instead of hanging it. victim: a demo's public
 // origin (read from the demo itself) or any other URL.
