@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { startDemo, waitForLog } from './demo.mjs';
 import { MODE, shotFile } from './browser.mjs';
-import { ATTACKS, BROWSER, launch, login, requestLines, runAttack } from './lib.mjs';
+import { ATTACKS, BROWSER, getState, launch, login, requestLines, runAttack } from './lib.mjs';
 import { expectedHeaders, headerTable } from './headers.mjs';
 
 const unprotected = process.env.DEMO_MODE === 'unprotected';
@@ -51,13 +51,28 @@ after(async () => {
   }
 });
 
-test(`${BROWSER}${where} ${mode}: the browser treats the victim as ${MODE === 'https' ? 'a' : 'no'} secure context`, async () => {
+test(`${BROWSER}${where} ${mode}: ${MODE === 'named' ? 'no' : 'a'} secure context, and what the site's own pages send`, async () => {
   const page = await browser.newPage();
   await page.goto(`${demo.victim}/login`);
   assert.equal(page.url(), `${demo.victim}/login`, 'no upgrade or redirect on the way');
   // loopback is potentially trustworthy, a host name over plain HTTP not
   assert.equal(await page.evaluate(() => window.isSecureContext), MODE !== 'named');
+  // a login and a vote of alice's: both pass, on the site's own Origin
+  // (and Sec-Fetch-Site: same-origin but by name, where none comes)
+  const mark = demo.mark();
+  await login(page, demo.victim, 'alice', 'wonderland');
+  const before = await getState(demo.victim);
+  await page.clickAndWait('#vote-1-y');
+  assert.equal((await getState(demo.victim)).votes['1'].y, before.votes['1'].y + 1, 'the vote counted');
   await page.close();
+  // (the test's own reads of /api/state are no browser's)
+  const own = requestLines(demo.logSince(mark)).filter((r) => r.path !== '/api/state');
+  assert.deepEqual(own.filter((r) => r.method === 'POST').map((r) => r.path), ['/login', '/vote'], 'the login and the vote');
+  for (const r of own) {
+    if (r.method === 'POST') assert.equal(r.origin, demo.victim, `${r.method} ${r.path}: the site's own Origin`);
+    assert.equal(r['sec-fetch-site'], MODE === 'named' ? '-' : r['sec-fetch-site'] === 'none' ? 'none' : 'same-origin',
+      `${r.method} ${r.path}: Sec-Fetch-Site`);
+  }
   if (demo.front) {
     const h2 = demo.front.requests().filter((r) => r.path === '/login');
     assert.ok(h2.length > 0 && h2.every((r) => r.protocol === 'HTTP/2.0'), `over HTTP/2: ${JSON.stringify(h2)}`);
