@@ -2,7 +2,9 @@
  * fuzz_origin.c - csrf_origin_parse and csrf_url_origin on random strings.
  * Input: any bytes.
  * Invariants: a parsed origin has scheme http or https, a non-empty
- * lower-case NUL-terminated host, a non-zero port; it equals itself; its
+ * lower-case NUL-terminated host without a final dot, a non-zero port; it
+ * equals itself and, when its host is a name, the same name with a final
+ * dot; its
  * serialisation parses back to an equal origin, also as a URL and with a
  * path, query or fragment added; a string that parses as an origin gives
  * the same origin as a URL.
@@ -17,7 +19,28 @@ static void check_fields(const csrf_origin *o)
 	for (size_t i = 0; i < hl; i++)
 		FZ_ASSERT(!(o->host[i] >= 'A' && o->host[i] <= 'Z'));
 	FZ_ASSERT(o->port != 0);
+	FZ_ASSERT(o->host[hl - 1] != '.');
 	FZ_ASSERT(csrf_origin_equal(o, o) == 1);
+}
+
+/* A name (not an IPv4 or IPv6 literal) with a final dot is the same host. */
+static void check_final_dot(const csrf_origin *o)
+{
+	size_t hl = strnlen(o->host, sizeof o->host);
+	int name = 0;
+	for (size_t i = 0; i < hl; i++)
+		if (o->host[i] >= 'a' && o->host[i] <= 'z')
+			name = 1;
+	if (o->host[0] == '[' || !name || hl >= 255)
+		return;
+	char buf[400];
+	int n = snprintf(buf, sizeof buf, "%s://%s.:%u", o->scheme, o->host, (unsigned)o->port);
+	FZ_ASSERT(n > 0 && (size_t)n < sizeof buf);
+	char *copy = fz_dup(buf, (size_t)n);
+	csrf_origin back;
+	FZ_ASSERT(csrf_origin_parse(copy, (size_t)n, &back) == CSRF_OK);
+	FZ_ASSERT(csrf_origin_equal(o, &back) == 1);
+	free(copy);
 }
 
 /* "scheme://host:port" + tail, parsed back both ways. */
@@ -53,6 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r == CSRF_OK) {
 		check_fields(&o);
 		check_round_trip(&o);
+		check_final_dot(&o);
 		FZ_ASSERT(ru == CSRF_OK);
 		FZ_ASSERT(csrf_origin_equal(&o, &u) == 1);
 		/* an origin never has a path, so never ends with '/' */

@@ -61,6 +61,7 @@ extern "C" {
 #define CSRF_COOKIE_HEADERS_MAX 64          /* Cookie header lines one request may carry */
 #define CSRF_SET_COOKIE_MAX 320             /* a Set-Cookie value csrf_page_prepare writes, with NUL */
 #define CSRF_ORIGIN_MAX 280                 /* a serialized origin, with NUL */
+#define CSRF_SESSION_COOKIES_MAX 4          /* session cookie names a context binds to */
 
 /* A view into someone else's bytes. ptr == NULL means "absent" (a header
  * that was not sent); ptr != NULL with len == 0 means "present but empty". */
@@ -286,9 +287,22 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *n
  * or from any port of the same host over HTTP) passes the token stage,
  * and only the origin stage (mode both) stops the request; bind to the
  * session cookie to close that. Names are copied. CSRF_OK,
- * CSRF_ERR_CONFIG, CSRF_ERR_ARG. */
+ * CSRF_ERR_CONFIG, CSRF_ERR_ARG.
+ * csrf_ctx_set_session_cookie replaces the session cookie names with one
+ * (NULL: none); csrf_ctx_add_session_cookie adds another, up to
+ * CSRF_SESSION_COOKIES_MAX (a name given twice is CSRF_ERR_CONFIG), for
+ * an application that names its cookie per scheme (phpMyAdmin:
+ * "phpMyAdmin" over HTTP, "phpMyAdmin_https" over HTTPS). The token is
+ * then bound to every one of them the browser sends: to the value of the
+ * one it sends, or to a digest of all it sends when several. A cookie
+ * planted under another of the names therefore changes the binding and
+ * the request fails (CSRF_TOKEN_SESSION); it never replaces the cookie
+ * the application reads. A page issued while the browser sent one of the
+ * names, submitted after it gained another, fails the same way once
+ * (reload it). */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_secret_cookie(csrf_ctx *ctx, const char *name);
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const char *name);
+CSRF_MUST_CHECK csrf_reason csrf_ctx_add_session_cookie(csrf_ctx *ctx, const char *name);
 
 /* Re-authentication policy: lock an account, and a session, after
  * max_failures wrong passwords (0 counts as 1) for lockout_seconds; a
@@ -579,11 +593,24 @@ CSRF_MUST_CHECK csrf_reason csrf_retry_prepare(const csrf_ctx *ctx, const csrf_r
                                                csrf_page *out);
 
 /* Hands one Set-Cookie value of the response (as the application sent it)
- * to the library: when it sets the configured session cookie, req's
+ * to the library: when it sets a configured session cookie, req's
  * session_id becomes its value (pointing into value; the last one wins,
  * as in a browser), so the page of a login is bound to the new session.
  * Other cookies are ignored. */
 void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const char *value, size_t len);
+
+/* For an adapter's configuration warning, after every Set-Cookie of the
+ * response went to csrf_response_cookie: -1 when ctx binds to session
+ * cookies and req has a session (its session_id, or one of the cookies
+ * in its Cookie header); 1 when it has none while set_cookie (one
+ * Set-Cookie value of the response) sets another cookie, neither a
+ * session nor the secret cookie: *name (may be NULL) is then that
+ * cookie's name, pointing into set_cookie, never its value; 0 otherwise
+ * (no session cookie configured, or nothing to say about set_cookie).
+ * An adapter that sees 1 and never -1 binds tokens to a cookie the
+ * application does not use, and may say so once. */
+int csrf_session_cookie_unseen(const csrf_ctx *ctx, const csrf_request *req, const char *set_cookie, size_t len,
+                               csrf_slice *name);
 
 /* ------------------------------------------------------------------ */
 /* Parsers                                                             */

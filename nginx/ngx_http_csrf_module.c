@@ -28,7 +28,8 @@ typedef struct {
 	ngx_str_t origin;
 	ngx_array_t *trusted; /* of ngx_str_t */
 	ngx_str_t key_file;
-	ngx_str_t session_cookie;
+	ngx_array_t *session_cookie; /* of ngx_str_t: the names csrf_session_cookie gives */
+	ngx_str_t session_names;     /* the same, as written, for the log */
 	ngx_flag_t inject;
 	ngx_uint_t action;
 	size_t body_max;
@@ -40,6 +41,11 @@ typedef struct {
 	csrf_ctx *ctx;       /* built in merge when enable is on */
 	csrf_slice *origins; /* the trusted origins as slices, for the CSP */
 	size_t csp_len;      /* the length of the CSP value without an upstream one */
+
+	/* this worker's: a session cookie seen at this location, the warning
+	 * about one never seen given */
+	ngx_uint_t session_seen;
+	ngx_uint_t session_warned;
 } ngx_http_csrf_loc_conf_t;
 
 typedef struct {
@@ -96,12 +102,12 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 static ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 
 static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_set_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_csrf_status(ngx_conf_t *cf, void *post, void *data);
 
 typedef csrf_reason (*ngx_http_csrf_check_pt)(ngx_conf_t *cf, ngx_str_t *value, csrf_error *err);
 static csrf_reason ngx_http_csrf_check_origin(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
 static csrf_reason ngx_http_csrf_check_trusted(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
-static csrf_reason ngx_http_csrf_check_cookie(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
 static csrf_reason ngx_http_csrf_check_key_file(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err);
 
 static ngx_int_t ngx_http_csrf_add_variables(ngx_conf_t *cf);
@@ -140,8 +146,8 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_key_file"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
      NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, key_file), (void *)ngx_http_csrf_check_key_file},
 
-    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_http_csrf_set_checked,
-     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, session_cookie), (void *)ngx_http_csrf_check_cookie},
+    {ngx_string("csrf_session_cookie"), NGX_HTTP_CSRF_CONF | NGX_CONF_1MORE, ngx_http_csrf_set_session_cookie,
+     NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
 
     {ngx_string("csrf_inject"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, inject), NULL},
@@ -887,6 +893,63 @@ static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx
 	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_response_cookie, &c);
 }
 
+typedef struct {
+	csrf_ctx *ctx;
+	csrf_request *req;
+	int state; /* -1: a session cookie seen; 1: another cookie set (name) */
+	csrf_slice name;
+} ngx_http_csrf_unseen_t;
+
+static ngx_int_t ngx_http_csrf_unseen_cookie(ngx_table_elt_t *h, void *data)
+{
+	ngx_http_csrf_unseen_t *u = data;
+	csrf_slice name;
+	int rc;
+
+	if (u->state < 0 || h->hash == 0 || h->key.len != 10 ||
+	    ngx_strncasecmp(h->key.data, (u_char *)"Set-Cookie", 10) != 0) {
+		return NGX_OK;
+	}
+
+	rc = csrf_session_cookie_unseen(u->ctx, u->req, (const char *)h->value.data, h->value.len, &name);
+	if (rc < 0 || (rc > 0 && u->state == 0)) {
+		u->state = rc;
+		u->name = name;
+	}
+
+	return NGX_OK;
+}
+
+/* Once per worker and location: tokens are bound to session cookies that
+ * no request or response has carried so far, while the application sets
+ * another cookie (phpMyAdmin over HTTPS sets "phpMyAdmin_https", not
+ * "phpMyAdmin"). Only cookie names are logged, never values. */
+static void ngx_http_csrf_session_unseen(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, csrf_request *req)
+{
+	ngx_http_csrf_unseen_t u = {clcf->ctx, req, 0, {NULL, 0}};
+
+	if (clcf->session_cookie == NULL || clcf->session_seen || clcf->session_warned) {
+		return;
+	}
+
+	if (csrf_session_cookie_unseen(clcf->ctx, req, NULL, 0, NULL) < 0) {
+		clcf->session_seen = 1;
+		return;
+	}
+
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_unseen_cookie, &u);
+	if (u.state < 0) {
+		clcf->session_seen = 1;
+	} else if (u.state > 0) {
+		clcf->session_warned = 1;
+		ngx_http_csrf_log(NGX_LOG_WARN, r,
+		                  "csrf_session_cookie \"%V\": no request or response has carried it so far, but the "
+		                  "application sets the cookie \"%*s\": tokens are bound to no session; if that is "
+		                  "its session cookie, name it in csrf_session_cookie (said once per worker)",
+		                  &clcf->session_names, u.name.len, u.name.ptr);
+	}
+}
+
 /* 1 for an HTML response this module may rewrite (with any_encoding,
  * whatever its Content-Encoding). */
 static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r, ngx_uint_t any_encoding)
@@ -1120,6 +1183,7 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	 * phase's copy is gone with the module context) */
 	ngx_http_csrf_request(r, &req);
 	ngx_http_csrf_response_cookies(r, clcf->ctx, &req);
+	ngx_http_csrf_session_unseen(r, clcf, &req);
 
 	rc = csrf_page_prepare(clcf->ctx, &req, &page);
 	if (rc != CSRF_OK) {
@@ -1608,13 +1672,16 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	 *
 	 *     conf->origin = { 0, NULL };
 	 *     conf->key_file = { 0, NULL };
-	 *     conf->session_cookie = { 0, NULL };
+	 *     conf->session_names = { 0, NULL };
+	 *     conf->session_seen = 0;
+	 *     conf->session_warned = 0;
 	 *     conf->ctx = NULL;
 	 */
 
 	conf->enable = NGX_CONF_UNSET;
 	conf->mode = NGX_CONF_UNSET_UINT;
 	conf->trusted = NGX_CONF_UNSET_PTR;
+	conf->session_cookie = NGX_CONF_UNSET_PTR;
 	conf->inject = NGX_CONF_UNSET;
 	conf->action = NGX_CONF_UNSET_UINT;
 	conf->body_max = NGX_CONF_UNSET_SIZE;
@@ -1651,13 +1718,6 @@ static csrf_reason ngx_http_csrf_check_trusted(ngx_conf_t *cf, ngx_str_t *v, csr
 {
 	(void)cf;
 	return csrf_origin_validate((const char *)v->data, v->len, "trusted origin", err);
-}
-
-static csrf_reason ngx_http_csrf_check_cookie(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
-{
-	(void)cf;
-	/* configuration arguments are NUL-terminated */
-	return csrf_cookie_name_validate((const char *)v->data, "session cookie", err);
 }
 
 static csrf_reason ngx_http_csrf_check_key_file(ngx_conf_t *cf, ngx_str_t *v, csrf_error *err)
@@ -1714,6 +1774,69 @@ static char *ngx_http_csrf_set_checked(ngx_conf_t *cf, ngx_command_t *cmd, void 
 	}
 
 	*field = value[1];
+
+	return NGX_CONF_OK;
+}
+
+/* csrf_session_cookie NAME...: up to CSRF_SESSION_COOKIES_MAX cookie
+ * names, each once; the library's binding rule in csrf.h. */
+static char *ngx_http_csrf_set_session_cookie(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_http_csrf_loc_conf_t *clcf = conf;
+	ngx_str_t *value, *name;
+	ngx_uint_t i, j;
+	size_t len;
+	u_char *p;
+	csrf_error err;
+
+	if (clcf->session_cookie != NGX_CONF_UNSET_PTR) {
+		return "is duplicate";
+	}
+
+	value = cf->args->elts;
+	if (cf->args->nelts - 1 > CSRF_SESSION_COOKIES_MAX) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: at most %d names", &cmd->name, CSRF_SESSION_COOKIES_MAX);
+		return NGX_CONF_ERROR;
+	}
+
+	clcf->session_cookie = ngx_array_create(cf->pool, cf->args->nelts - 1, sizeof(ngx_str_t));
+	if (clcf->session_cookie == NULL) {
+		return NGX_CONF_ERROR;
+	}
+
+	len = 0;
+	for (i = 1; i < cf->args->nelts; i++) {
+		/* configuration arguments are NUL-terminated */
+		if (csrf_cookie_name_validate((const char *)value[i].data, "session cookie", &err) != CSRF_OK) {
+			ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: %s", &cmd->name, err.msg);
+			return NGX_CONF_ERROR;
+		}
+		for (j = 1; j < i; j++) {
+			if (value[j].len == value[i].len &&
+			    ngx_strncmp(value[j].data, value[i].data, value[i].len) == 0) {
+				ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%V: \"%V\" is named twice", &cmd->name,
+				                   &value[i]);
+				return NGX_CONF_ERROR;
+			}
+		}
+		name = ngx_array_push(clcf->session_cookie);
+		if (name == NULL) {
+			return NGX_CONF_ERROR;
+		}
+		*name = value[i];
+		len += value[i].len + 1;
+	}
+
+	p = ngx_pnalloc(cf->pool, len);
+	if (p == NULL) {
+		return NGX_CONF_ERROR;
+	}
+	clcf->session_names.data = p;
+	for (i = 1; i < cf->args->nelts; i++) {
+		p = ngx_cpymem(p, value[i].data, value[i].len);
+		*p++ = ' ';
+	}
+	clcf->session_names.len = len - 1;
 
 	return NGX_CONF_OK;
 }
@@ -1775,11 +1898,15 @@ static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_
 		}
 	}
 
-	if (conf->session_cookie.len) {
-		rc = csrf_ctx_set_session_cookie(ctx, (const char *)conf->session_cookie.data);
-		if (rc != CSRF_OK) {
-			ngx_http_csrf_config_error(cf, ctx, "csrf_session_cookie", rc);
-			return NULL;
+	if (conf->session_cookie) {
+		s = conf->session_cookie->elts;
+		for (i = 0; i < conf->session_cookie->nelts; i++) {
+			rc = i == 0 ? csrf_ctx_set_session_cookie(ctx, (const char *)s[i].data)
+			            : csrf_ctx_add_session_cookie(ctx, (const char *)s[i].data);
+			if (rc != CSRF_OK) {
+				ngx_http_csrf_config_error(cf, ctx, "csrf_session_cookie", rc);
+				return NULL;
+			}
 		}
 	}
 
@@ -1798,8 +1925,7 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	    prev->unsafe_get == conf->unsafe_get && prev->trusted == conf->trusted &&
 	    prev->body_max == conf->body_max && prev->max_age == conf->max_age &&
 	    ngx_http_csrf_same_str(&prev->origin, &conf->origin) &&
-	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) &&
-	    ngx_http_csrf_same_str(&prev->session_cookie, &conf->session_cookie)) {
+	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) && prev->session_cookie == conf->session_cookie) {
 		conf->ctx = prev->ctx;
 		return NGX_CONF_OK;
 	}
@@ -1891,7 +2017,8 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_str_value(conf->origin, prev->origin, "");
 	ngx_conf_merge_ptr_value(conf->trusted, prev->trusted, NULL);
 	ngx_conf_merge_str_value(conf->key_file, prev->key_file, "");
-	ngx_conf_merge_str_value(conf->session_cookie, prev->session_cookie, "");
+	ngx_conf_merge_ptr_value(conf->session_cookie, prev->session_cookie, NULL);
+	ngx_conf_merge_str_value(conf->session_names, prev->session_names, "");
 	ngx_conf_merge_value(conf->inject, prev->inject, 1);
 	ngx_conf_merge_uint_value(conf->action, prev->action, NGX_HTTP_CSRF_ACTION_DENY);
 	ngx_conf_merge_size_value(conf->body_max, prev->body_max, 1024 * 1024);

@@ -449,6 +449,7 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 	uint8_t secret[CSRF_SECRET_LEN];
 	char value[TOKEN_FIELD_CAP];
 	csrf_slice sid;
+	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	csrf_slice token = {NULL, 0};
 	csrf_site site;
 
@@ -456,7 +457,7 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 	csrf_reason r = csrf_request_secret(ctx, req, &site, secret);
 	if (r != CSRF_OK)
 		goto out;
-	r = csrf_request_session(ctx, req, &sid);
+	r = csrf_request_session(ctx, req, &sid, sid_buf);
 	if (r != CSRF_OK)
 		goto out;
 
@@ -479,6 +480,7 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 out:
 	csrf_wipe(secret, sizeof secret);
 	csrf_wipe(value, sizeof value);
+	csrf_wipe(sid_buf, sizeof sid_buf);
 	return r;
 }
 

@@ -158,6 +158,12 @@ static csrf_reason check_origin(const char *s, size_t len, const char *what, csr
 	}
 	if (rest_len == 0)
 		return bad_setting(err, "%s \"%.*s\" has no host", what, shown, s);
+	for (size_t i = 0; i < rest_len; i++)
+		if ((unsigned char)rest[i] >= 0x80)
+			return bad_setting(err,
+			                   "%s \"%.*s\" has a host that is not ASCII: browsers send an international "
+			                   "name in punycode, so write it so (xn--..., e.g. from idn2)",
+			                   what, shown, s);
 	if (csrf_origin_parse(s, len, out) != CSRF_OK)
 		return bad_setting(err, "%s \"%.*s\" is not a valid origin (bad host or port)", what, shown, s);
 	return CSRF_OK;
@@ -369,10 +375,30 @@ CSRF_API csrf_reason csrf_ctx_set_session_cookie(csrf_ctx *ctx, const char *name
 	if (!ctx)
 		return CSRF_ERR_ARG;
 	if (!name) {
-		ctx->session_cookie[0] = '\0';
+		memset(ctx->session_cookie, 0, sizeof ctx->session_cookie);
+		ctx->n_session_cookies = 0;
 		return CSRF_OK;
 	}
-	return set_cookie_name(ctx, ctx->session_cookie, name, "session cookie");
+	csrf_reason r = set_cookie_name(ctx, ctx->session_cookie[0], name, "session cookie");
+	if (r == CSRF_OK)
+		ctx->n_session_cookies = 1;
+	return r;
+}
+
+CSRF_API csrf_reason csrf_ctx_add_session_cookie(csrf_ctx *ctx, const char *name)
+{
+	if (!ctx || !name)
+		return CSRF_ERR_ARG;
+	if (ctx->n_session_cookies == CSRF_SESSION_COOKIES_MAX)
+		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "at most %d session cookies", CSRF_SESSION_COOKIES_MAX);
+	for (size_t i = 0; i < ctx->n_session_cookies; i++)
+		if (strcmp(ctx->session_cookie[i], name) == 0)
+			return csrf_config_error(ctx, CSRF_ERR_CONFIG, "session cookie \"%.*s\" is named twice",
+			                         CSRF_FIELD_NAME_MAX, name);
+	csrf_reason r = set_cookie_name(ctx, ctx->session_cookie[ctx->n_session_cookies], name, "session cookie");
+	if (r == CSRF_OK)
+		ctx->n_session_cookies++;
+	return r;
 }
 
 CSRF_API void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds,

@@ -155,8 +155,9 @@ struct csrf_ctx {
 
 	char field_name[CSRF_FIELD_NAME_MAX + 1]; /* "" : derived */
 	char secret_cookie[CSRF_FIELD_NAME_MAX + 1];
-	int secret_cookie_set;                        /* named by the caller: used as given, no "__Host-" */
-	char session_cookie[CSRF_FIELD_NAME_MAX + 1]; /* "" : none */
+	int secret_cookie_set; /* named by the caller: used as given, no "__Host-" */
+	char session_cookie[CSRF_SESSION_COOKIES_MAX][CSRF_FIELD_NAME_MAX + 1];
+	size_t n_session_cookies; /* 0: no session binding */
 
 	uint32_t reauth_max_failures;
 	uint32_t reauth_lockout;
@@ -235,9 +236,13 @@ csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_
  * CSRF_OK, or the token stage's reason. */
 csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
                                 uint8_t secret[CSRF_SECRET_LEN]);
-/* The session id tokens are bound to: the caller's, else the session
- * cookie's value, else empty. */
-csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid);
+/* The session id tokens are bound to: the caller's, else the value of
+ * the one configured session cookie the request carries, else (several
+ * of them) a digest of all they carry, written into buf; else empty.
+ * CSRF_OK, CSRF_HEADER_TOO_LARGE, CSRF_COOKIE_AMBIGUOUS. */
+#define CSRF_SESSION_BIND_LEN 64
+csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid,
+                                 char buf[CSRF_SESSION_BIND_LEN + 1]);
 
 /* The secret cookie at a given time (now 0: the clock), token.c. */
 csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,

@@ -1,7 +1,8 @@
 /*
  * origin.c - serialized origins ("https://host:port") and the origin of an
  * absolute URL such as a Referer: parsing into a normalised csrf_origin
- * (lower case, explicit port, canonical IPv6) and comparing two of them.
+ * (lower case, explicit port, canonical IPv6, no final dot) and comparing
+ * two of them.
  * Anything a browser would not send as an origin is malformed rather
  * than guessed at.
  */
@@ -83,7 +84,11 @@ static int valid_ipv4(const char *p, size_t n)
 /* A reg-name (letters, digits, '-', '.'; no empty labels except a final
  * dot) or an IPv4 literal, lower-cased into host. A name whose last label
  * is numeric must be a valid IPv4 literal: URL parsers read such names
- * as addresses ("1.2.3", "0x7f.1"). */
+ * as addresses ("1.2.3", "0x7f.1"). A final dot is dropped: "wiki.lan."
+ * is the same DNS name as "wiki.lan", which only its holder can serve,
+ * and nginx drops it from Host too; browsers keep it in the Origin, so a
+ * page reached as http://wiki.lan.:8080 would otherwise fail against a
+ * configured http://wiki.lan:8080. */
 static int parse_reg_host(const char *p, size_t n, char host[HOST_MAX + 1])
 {
 	if (n == 0 || n > HOST_MAX)
@@ -110,6 +115,8 @@ static int parse_reg_host(const char *p, size_t n, char host[HOST_MAX + 1])
 	}
 	if (last_numeric && !valid_ipv4(p, n))
 		return -1;
+	if (host[n - 1] == '.')
+		n--;
 	host[n] = '\0';
 	return 0;
 }

@@ -52,6 +52,7 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 	uint8_t secret[CSRF_SECRET_LEN];
 	csrf_site site;
 	csrf_slice sid;
+	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	int fresh;
 
 	if (!out)
@@ -67,7 +68,7 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 	csrf_reason r = page_secret(ctx, req, &site, secret, &fresh);
 	if (r != CSRF_OK)
 		goto out;
-	if (csrf_request_session(ctx, req, &sid) != CSRF_OK) {
+	if (csrf_request_session(ctx, req, &sid, sid_buf) != CSRF_OK) {
 		/* Two session cookies: the token is bound to none; the check
 		 * rejects the request as ambiguous anyway. */
 		sid.ptr = "";
@@ -83,6 +84,7 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 		r = csrf_token_issue(ctx, secret, sid.ptr, sid.len, req->now, out->token, sizeof out->token);
 out:
 	csrf_wipe(secret, sizeof secret);
+	csrf_wipe(sid_buf, sizeof sid_buf);
 	if (r != CSRF_OK)
 		csrf_page_wipe(out);
 	return r;

@@ -8,15 +8,31 @@
 
 CSRF_API const char *csrf_reason_advice(csrf_reason r)
 {
+	/* Each sentence says only what the browser told: a cross-site
+	 * request came from another site; a same-site one from another
+	 * address of this site; a null origin and no evidence say nothing of
+	 * where the request came from. */
 	switch (r) {
 	case CSRF_CROSS_SITE:
-	case CSRF_SAME_SITE:
-	case CSRF_ORIGIN_MISMATCH:
-	case CSRF_NULL_ORIGIN:
-	case CSRF_REFERER_MISMATCH:
-	case CSRF_NO_EVIDENCE:
 		return "The request was sent by a page of another site, which may not act for you here. If you meant "
 		       "to do this, open this site yourself and do it from its own pages.";
+	case CSRF_SAME_SITE:
+		return "The request was sent by a page at another address of this site (another subdomain, port or "
+		       "scheme), which may not act for you here. If you meant to do this, open this page's address "
+		       "yourself and do it from its own pages.";
+	case CSRF_ORIGIN_MISMATCH:
+	case CSRF_REFERER_MISMATCH:
+		return "Your browser said the request came from a page at another address, which may not act for you "
+		       "here. If you meant to do this, open this site yourself and do it from its own pages.";
+	case CSRF_NULL_ORIGIN:
+		return "Your browser did not say which site sent this request (it sent the origin as \"null\", as it "
+		       "does for a page that hides where its requests come from, or under a privacy setting), and "
+		       "here that must be known. Open this site yourself and do it from its own pages; if it happens "
+		       "again, tell the site's operator.";
+	case CSRF_NO_EVIDENCE:
+		return "Nothing showed that this request came from one of this site's own pages (it may have come "
+		       "from a bookmark, a typed address or a link outside the browser, or the browser did not say), "
+		       "and this action must start there. Open this site yourself and do it from its own pages.";
 	case CSRF_REFERER_MISSING:
 	case CSRF_REFERER_INSECURE:
 		return "Your browser did not say which page sent this request. Go back, reload the page and try again; "
@@ -42,8 +58,9 @@ CSRF_API const char *csrf_reason_advice(csrf_reason r)
 		return "Your browser did not send this site's security cookie (cookies cleared or blocked?): reload "
 		       "the page and try again.";
 	case CSRF_COOKIE_AMBIGUOUS:
-		return "Your browser sent this site's security cookie twice, one of them set by another site: clear "
-		       "this site's cookies, then reload the page and try again.";
+		return "Your browser sent this site's security cookie twice, one of them not set by this page's "
+		       "address (perhaps by another subdomain or port of it): clear this site's cookies, then reload "
+		       "the page and try again.";
 	case CSRF_TOKEN_MISSING:
 	case CSRF_TOKEN_MALFORMED:
 		return "The request did not carry this page's security token. Go back, reload the page and try again.";

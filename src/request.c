@@ -231,7 +231,46 @@ csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, co
 	return CSRF_SECRET_INVALID;
 }
 
-csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid)
+/* With several session cookie names (an application that names its
+ * cookie per scheme, like phpMyAdmin's "phpMyAdmin" and
+ * "phpMyAdmin_https"), the token is bound to every one of them the
+ * browser sends: to its value when it sends one, as with a single name;
+ * to a digest of all of them (in the configured order, each with its
+ * place and length) when it sends several. So a cookie added under
+ * another of the names, by someone who can plant cookies from a sibling
+ * subdomain or over plain HTTP, changes the binding: the request fails
+ * as a token of another session, and never binds to the planted cookie
+ * instead of the one the application reads. A name sent twice is
+ * CSRF_COOKIE_AMBIGUOUS, as with one name. */
+static void bind_several(const csrf_slice *v, size_t n, char buf[CSRF_SESSION_BIND_LEN + 1])
+{
+	static const char label[] = "libcsrf sessions v1";
+	static const char hex[] = "0123456789abcdef";
+	uint8_t d[SHA256_DIGEST_LENGTH];
+	SHA256_CTX h;
+	SHA256_Init(&h);
+	SHA256_Update(&h, label, sizeof label);
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].ptr)
+			continue;
+		uint8_t head[9] = {(uint8_t)i};
+		for (int k = 0; k < 8; k++)
+			head[1 + k] = (uint8_t)((uint64_t)v[i].len >> (56 - 8 * k));
+		SHA256_Update(&h, head, sizeof head);
+		SHA256_Update(&h, v[i].ptr, v[i].len);
+	}
+	SHA256_Final(d, &h);
+	for (size_t i = 0; i < sizeof d; i++) {
+		buf[2 * i] = hex[d[i] >> 4];
+		buf[2 * i + 1] = hex[d[i] & 15];
+	}
+	buf[CSRF_SESSION_BIND_LEN] = '\0';
+	csrf_wipe(&h, sizeof h);
+	csrf_wipe(d, sizeof d);
+}
+
+csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid,
+                                 char buf[CSRF_SESSION_BIND_LEN + 1])
 {
 	static const char empty[1] = "";
 	sid->ptr = empty;
@@ -240,18 +279,44 @@ csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, c
 		*sid = req->session_id;
 		return CSRF_OK;
 	}
-	if (!ctx->session_cookie[0])
-		return CSRF_OK;
-	csrf_slice v;
-	csrf_reason r =
-	    csrf_request_cookie(req, ctx->session_cookie, strnlen(ctx->session_cookie, sizeof ctx->session_cookie), &v);
-	if (r == CSRF_TOO_LARGE || r == CSRF_COOKIE_AMBIGUOUS)
-		return r == CSRF_TOO_LARGE ? CSRF_HEADER_TOO_LARGE : r;
-	/* Missing or unreadable: an empty session, which a token bound to a
-	 * real session does not verify for. */
-	if (r == CSRF_OK)
-		*sid = v;
+	csrf_slice v[CSRF_SESSION_COOKIES_MAX];
+	size_t present = 0, last = 0;
+	for (size_t i = 0; i < ctx->n_session_cookies; i++) {
+		const char *name = ctx->session_cookie[i];
+		csrf_reason r = csrf_request_cookie(req, name, strnlen(name, CSRF_FIELD_NAME_MAX + 1), &v[i]);
+		if (r == CSRF_TOO_LARGE || r == CSRF_COOKIE_AMBIGUOUS)
+			return r == CSRF_TOO_LARGE ? CSRF_HEADER_TOO_LARGE : r;
+		/* Missing or unreadable: not sent, so a token bound to a real
+		 * session does not verify for it. */
+		if (r != CSRF_OK) {
+			v[i].ptr = NULL;
+			continue;
+		}
+		present++;
+		last = i;
+	}
+	if (present == 1)
+		*sid = v[last];
+	else if (present > 1) {
+		bind_several(v, ctx->n_session_cookies, buf);
+		sid->ptr = buf;
+		sid->len = CSRF_SESSION_BIND_LEN;
+	}
 	return CSRF_OK;
+}
+
+/* The configured session cookie (index into ctx->session_cookie) that a
+ * Set-Cookie value s sets, or -1. */
+static int session_cookie_set(const csrf_ctx *ctx, csrf_slice s, size_t *nlen)
+{
+	for (size_t i = 0; i < ctx->n_session_cookies; i++) {
+		size_t n = strnlen(ctx->session_cookie[i], CSRF_FIELD_NAME_MAX + 1);
+		if (s.len > n && memcmp(s.ptr, ctx->session_cookie[i], n) == 0 && s.ptr[n] == '=') {
+			*nlen = n;
+			return (int)i;
+		}
+	}
+	return -1;
 }
 
 /* The year of an Expires date ("Thu, 01 Jan 1970 00:00:00 GMT", or the
@@ -305,11 +370,11 @@ static int expires_now(const char *p, const char *end, int64_t now)
 
 CSRF_API void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const char *value, size_t len)
 {
-	if (!ctx || !req || !value || !ctx->session_cookie[0])
+	if (!ctx || !req || !value || !ctx->n_session_cookies)
 		return;
-	size_t nlen = strnlen(ctx->session_cookie, sizeof ctx->session_cookie);
+	size_t nlen = 0;
 	csrf_slice s = csrf_trim((csrf_slice){value, len});
-	if (s.len <= nlen || memcmp(s.ptr, ctx->session_cookie, nlen) != 0 || s.ptr[nlen] != '=')
+	if (session_cookie_set(ctx, s, &nlen) < 0)
 		return;
 	const char *v = s.ptr + nlen + 1, *end = s.ptr + s.len;
 	const char *semi = memchr(v, ';', (size_t)(end - v));
@@ -321,4 +386,43 @@ CSRF_API void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const
 	if (expires_now(semi ? semi : end, end, csrf_now(req->now)))
 		val.len = 0; /* a logout: the page belongs to no session */
 	req->session_id = val;
+}
+
+CSRF_API int csrf_session_cookie_unseen(const csrf_ctx *ctx, const csrf_request *req, const char *set_cookie,
+                                        size_t len, csrf_slice *name)
+{
+	if (name) {
+		name->ptr = NULL;
+		name->len = 0;
+	}
+	if (!ctx || !req || !ctx->n_session_cookies)
+		return 0;
+	if (req->session_id.ptr)
+		return -1;
+	for (size_t i = 0; i < ctx->n_session_cookies; i++) {
+		csrf_slice v;
+		const char *n = ctx->session_cookie[i];
+		csrf_reason r = csrf_request_cookie(req, n, strnlen(n, CSRF_FIELD_NAME_MAX + 1), &v);
+		if (r == CSRF_OK || r == CSRF_COOKIE_AMBIGUOUS)
+			return -1;
+	}
+	if (!set_cookie)
+		return 0;
+	csrf_slice s = csrf_trim((csrf_slice){set_cookie, len});
+	const char *eq = memchr(s.ptr, '=', s.len);
+	if (!eq || eq == s.ptr)
+		return 0;
+	csrf_slice n = csrf_trim((csrf_slice){s.ptr, (size_t)(eq - s.ptr)});
+	if (n.len == 0 || n.len > CSRF_FIELD_NAME_MAX + sizeof CSRF_HOST_PREFIX)
+		return 0;
+	for (size_t i = 0; i < n.len; i++)
+		if (!csrf_is_tchar((unsigned char)n.ptr[i]))
+			return 0;
+	if (csrf_slice_eq(n, CSRF_DEFAULT_SECRET_COOKIE) ||
+	    csrf_slice_eq(n, CSRF_HOST_PREFIX CSRF_DEFAULT_SECRET_COOKIE) ||
+	    (ctx->secret_cookie_set && csrf_slice_eq(n, ctx->secret_cookie)))
+		return 0;
+	if (name)
+		*name = n;
+	return 1;
 }

@@ -161,10 +161,12 @@ for (const unprotected of [false, true]) {
           ? { 'GET /cgi-bin/reset.cgi': 'referer_mismatch', 'POST /cgi-bin/dns.cgi': 'origin_mismatch' }
           : { 'GET /cgi-bin/reset.cgi': 'same_site', 'POST /cgi-bin/dns.cgi': 'same_site' };
         assert.equal(await page.text('#reason'), reasons['POST /cgi-bin/dns.cgi'], 'the rejection page names the reason');
-        if (!named) {
-          assert.match(await page.text('#advice'), /^The request was sent by a page of another site/);
-          await page.screenshot(shotFile(`router-rejected-${BROWSER}`));
-        }
+        // ... and its words say what the browser said: another address of
+        // this site (Sec-Fetch-Site: same-site), or another address (Origin)
+        assert.match(await page.text('#advice'), named
+          ? /^Your browser said the request came from a page at another address/
+          : /^The request was sent by a page at another address of this site/);
+        if (!named) await page.screenshot(shotFile(`router-rejected-${BROWSER}`));
         for (const [req, reason] of Object.entries(reasons)) {
           if (req.startsWith('GET') && !imgAuth) {
             assert.doesNotMatch(demo.logSince(mark), /csrf-cgi: rejected GET/, 'the <img> went without credentials');

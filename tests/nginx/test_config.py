@@ -1,7 +1,9 @@
 """Directives through `nginx -t` and a running nginx: bad values fail the
 configuration test with the library's message and the file's line, a key
 file shared by two servers makes their tokens interchangeable, the random
-key of a server without one is warned about, directives inherit."""
+key of a server without one is warned about, directives inherit; several
+csrf_session_cookie names bind (a planted second name cannot take the
+binding over), and a session cookie never seen is warned about once."""
 
 import os
 import re
@@ -61,6 +63,16 @@ class ConfigTest(unittest.TestCase):
             ("body max", "csrf on; csrf_body_max lots;", "csrf_body_max"),
             ("key file missing", "csrf on; csrf_key_file /nonexistent/csrf.keys;", "csrf_key_file"),
             ("session cookie name", "csrf on; csrf_session_cookie 'a b';", "csrf_session_cookie"),
+            ("session cookie: second name bad", "csrf on; csrf_session_cookie phpMyAdmin 'a;b';",
+             "csrf_session_cookie"),
+            ("session cookie: a name twice", "csrf on; csrf_session_cookie sid other sid;", "\"sid\" is named twice"),
+            ("session cookie: five names", "csrf on; csrf_session_cookie a b c d e;", "at most 4 names"),
+            ("session cookie: none", "csrf on; csrf_session_cookie;", "invalid number of arguments"),
+            ("session cookie: directive twice", "csrf on; csrf_session_cookie a; csrf_session_cookie b;",
+             "duplicate"),
+            ("origin: IDN in Unicode", "csrf on; csrf_origin https://b\u00fccher.example;", "punycode"),
+            ("trusted origin: IDN in Unicode", "csrf on; csrf_trusted_origin http://\u65e5\u672c.example:8080;",
+             "xn--"),
             ("arguments", "csrf on; csrf_origin;", "invalid number of arguments"),
         ]
         for name, directives, message in rows:
@@ -77,6 +89,10 @@ class ConfigTest(unittest.TestCase):
              "csrf_trusted_origin https://partner.example; csrf_trusted_origin http://127.0.0.1:9; "
              "csrf_session_cookie SESSID; csrf_inject on; csrf_action log; csrf_body_max 64k; "
              "csrf_unsafe_get on; csrf_status 419;"),
+            ("session cookie per scheme", "csrf on; csrf_session_cookie phpMyAdmin phpMyAdmin_https;"),
+            ("four session cookies", "csrf on; csrf_session_cookie a b c d;"),
+            ("origins as browsers spell them", "csrf on; csrf_origin http://Wiki.LAN.:80; "
+             "csrf_trusted_origin https://xn--bcher-kva.example:443; csrf_trusted_origin http://[::1]:8080;"),
             ("off", "csrf off; csrf_trusted_origin https://partner.example;"),
         ]
         for name, directives in rows:
@@ -195,6 +211,114 @@ class ConfigTest(unittest.TestCase):
                     self.assertTrue(line[0].endswith(" " + result), line[0])
         finally:
             n.cleanup()
+
+
+SESSION_PAGE = (b"<!DOCTYPE html><html><head><title>t</title></head><body>"
+                b"<form method=post action=/x><input name=a></form></body></html>")
+
+
+class SessionCookieTest(T.ProxyCase):
+    """csrf_session_cookie with two names, as phpMyAdmin needs them
+    ("phpMyAdmin" over HTTP, "phpMyAdmin_https" over HTTPS): a token is
+    bound to whichever the browser sends, to both when it sends both, and
+    a cookie planted under the other name makes the request fail instead
+    of taking the binding over. Mode token, so the token alone decides."""
+
+    HTTP = """
+    server {{
+        listen 127.0.0.1:{port};
+        server_name localhost;
+        csrf on;
+        csrf_mode token;
+        location /two/ {{ csrf_session_cookie phpMyAdmin phpMyAdmin_https; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /warn/ {{ csrf_session_cookie phpMyAdmin; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /nowarn/ {{ csrf_session_cookie phpMyAdmin phpMyAdmin_https; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /seen/ {{ csrf_session_cookie phpMyAdmin; proxy_pass http://127.0.0.1:{upstream}; }}
+        location /unbound/ {{ proxy_pass http://127.0.0.1:{upstream}; }}
+    }}
+"""
+
+    @classmethod
+    def upstream(cls, c, head, body):
+        if head.startswith(b"POST"):
+            T.send_whole(c, b"ok", "text/plain")
+            return
+        extra = b""
+        if b"setcookie" in head.split(b"\r\n", 1)[0]:
+            # what phpMyAdmin sends over HTTPS, and a cookie of its own
+            extra = b"Set-Cookie: phpMyAdmin_https=s3cr3tvalue; path=/; secure; HttpOnly\r\nSet-Cookie: pma_lang=en\r\n"
+        T.send_whole(c, SESSION_PAGE, "text/html; charset=utf-8", extra=extra)
+
+    def post(self, path, cookies, token):
+        r = T.request(self.ngx.port, "POST", path, [("Cookie", "; ".join(cookies)), ("X-CSRF-Token", token)], b"")
+        m = re.search(rb'<code id="reason">([a-z_]+)</code>', r.body)
+        return r.status, (m.group(1).decode() if m else None)
+
+    def token_for(self, path, session):
+        r = T.request(self.ngx.port, "GET", path, [("Cookie", session)] if session else [])
+        secret = T.secret_cookie(r)
+        t = T.META_TOKEN.search(r.body)
+        self.assertIsNotNone(secret)
+        self.assertIsNotNone(t)
+        return secret, t.group(1).decode()
+
+    def test_binding_with_either_name(self):
+        p = "/two/"
+        # HTTPS: phpMyAdmin_https binds (with one name, phpMyAdmin, nothing did)
+        sec, tok = self.token_for(p, "phpMyAdmin_https=victim")
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin_https=victim"], tok), (200, None))
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin_https=other"], tok), (403, "token_session"))
+        self.assertEqual(self.post(p, [sec], tok), (403, "token_session"))
+        # HTTP: phpMyAdmin binds
+        sec, tok = self.token_for(p, "phpMyAdmin=victim")
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin=victim"], tok), (200, None))
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin=other"], tok), (403, "token_session"))
+        # both, in either order: bound to both
+        sec, tok = self.token_for(p, "phpMyAdmin=a; phpMyAdmin_https=b")
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin_https=b", "phpMyAdmin=a"], tok), (200, None))
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin_https=b"], tok), (403, "token_session"))
+        # one name twice
+        sec, tok = self.token_for(p, "phpMyAdmin_https=victim")
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin_https=victim", "phpMyAdmin_https=evil"], tok),
+                         (403, "cookie_ambiguous"))
+
+    def test_planted_second_name_cannot_take_the_binding(self):
+        p = "/two/"
+        # the attacker's own pair, bound to the session they hold
+        asec, atok = self.token_for(p, "phpMyAdmin=attacker")
+        # planted beside the victim's HTTPS session (a sibling subdomain or plain HTTP can add cookies)
+        self.assertEqual(self.post(p, [asec, "phpMyAdmin=attacker", "phpMyAdmin_https=victim"], atok),
+                         (403, "token_session"))
+        asec, atok = self.token_for(p, "phpMyAdmin_https=attacker")
+        self.assertEqual(self.post(p, [asec, "phpMyAdmin=victim", "phpMyAdmin_https=attacker"], atok),
+                         (403, "token_session"))
+
+    def test_login_page_binds_the_cookie_it_sets(self):
+        # the response sets phpMyAdmin_https: the page's token is bound to it
+        sec, tok = self.token_for("/nowarn/setcookie", None)
+        self.assertEqual(self.post("/nowarn/", [sec, "phpMyAdmin_https=s3cr3tvalue"], tok), (200, None))
+        self.assertEqual(self.post("/nowarn/", [sec, "phpMyAdmin_https=other"], tok), (403, "token_session"))
+
+    def test_warning_once_for_a_session_cookie_never_seen(self):
+        for _ in range(3):
+            self.token_for("/warn/setcookie", None)
+            self.token_for("/warn/setcookie", "pma_lang=en")
+        # bound to both names: phpMyAdmin_https is one of them, no warning
+        self.token_for("/nowarn/setcookie", None)
+        # the request carries the configured cookie: seen, no warning ever
+        self.token_for("/seen/setcookie", "phpMyAdmin=v")
+        self.token_for("/seen/setcookie", None)
+        # no binding configured: nothing to warn about
+        self.token_for("/unbound/setcookie", None)
+        time.sleep(0.3)
+        log = self.ngx.error_log()
+        lines = [l for l in log.splitlines() if "csrf_session_cookie" in l]
+        self.assertEqual(len(lines), 1, log)
+        self.assertIn("[warn]", lines[0])
+        self.assertIn('csrf_session_cookie "phpMyAdmin"', lines[0])
+        self.assertIn('sets the cookie "phpMyAdmin_https"', lines[0])
+        self.assertNotIn("s3cr3tvalue", log, "a cookie value was logged")
+        self.assertEqual(self.ngx.crashed(), [])
 
 
 class ReadmeTest(unittest.TestCase):

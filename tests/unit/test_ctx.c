@@ -39,6 +39,14 @@ static const origin_row origin_rows[] = {
     {"https://example.com:65535", CSRF_OK, NULL, "https", "example.com", 65535},
     {"https://example.com:443", CSRF_OK, NULL, "https", "example.com", 443},
     {"https://[::1]:8443", CSRF_OK, NULL, "https", "[::1]", 8443},
+    {"http://wiki.lan.:8080", CSRF_OK, NULL, "http", "wiki.lan", 8080},
+    {"https://XN--BCHER-KVA.example", CSRF_OK, NULL, "https", "xn--bcher-kva.example", 443},
+    /* an international name in Unicode: browsers send punycode, so the
+     * operator must write it (issue 23) */
+    {"https://b\xc3\xbc"
+     "cher.example",
+     CSRF_ERR_CONFIG, "punycode", NULL, NULL, 0},
+    {"http://\xe6\x97\xa5\xe6\x9c\xac.example:8080", CSRF_ERR_CONFIG, "xn--", NULL, NULL, 0},
     /* rejected (Go's TestCrossOriginProtectionAddTrustedOriginErrors and
      * more) */
     {"example.com", CSRF_ERR_CONFIG, "no scheme", NULL, NULL, 0},

@@ -23,6 +23,13 @@ static void test_advice_for_stale_cases(void **state)
 	    {CSRF_UNKNOWN_KEY, "no longer uses"},
 	    {CSRF_SECRET_MISSING, "cookie"},
 	    {CSRF_CROSS_SITE, "another site"},
+	    /* the words are true of what the browser sent (issue 23) */
+	    {CSRF_SAME_SITE, "another address of this site"},
+	    {CSRF_ORIGIN_MISMATCH, "another address"},
+	    {CSRF_REFERER_MISMATCH, "another address"},
+	    {CSRF_NULL_ORIGIN, "\"null\""},
+	    {CSRF_NULL_ORIGIN, "did not say which site"},
+	    {CSRF_NO_EVIDENCE, "bookmark"},
 	    {CSRF_COOKIE_AMBIGUOUS, "twice"},
 	    {CSRF_TOKEN_MISSING, "reload"},
 	    /* a token of a renewed secret reads as a forged one: the advice
@@ -38,6 +45,9 @@ static void test_advice_for_stale_cases(void **state)
 		const char *a = csrf_reason_advice((csrf_reason)r);
 		assert_non_null(a);
 		assert_null(strchr(a, '<'));
+		/* only a browser that said "cross-site" told where the page was */
+		if (r != CSRF_CROSS_SITE && strstr(a, "another site"))
+			fail_msg("%s: \"%s\" blames another site", csrf_reason_name((csrf_reason)r), a);
 	}
 }
 

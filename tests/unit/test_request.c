@@ -1,6 +1,8 @@
 /* test_request.c - src/request.c: filing headers by name
- * (csrf_request_header), repeated headers and Cookie lines, and the
- * session cookie a response sets (csrf_response_cookie). */
+ * (csrf_request_header), repeated headers and Cookie lines, the session
+ * cookie a response sets (csrf_response_cookie), the binding to several
+ * session cookie names and the warning about a session cookie never
+ * seen (csrf_session_cookie_unseen). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,13 +219,210 @@ static void test_response_cookie(void **state)
 	csrf_ctx_free(ctx);
 }
 
+/* ---- several session cookie names (phpMyAdmin: "phpMyAdmin" over HTTP,
+ * "phpMyAdmin_https" over HTTPS; issue 23) ---- */
+
+static const uint8_t SECRET[CSRF_SECRET_LEN] = {7, 7, 7, 7, 1, 2, 3, 4};
+#define PMA "phpMyAdmin"
+#define PMA_S "phpMyAdmin_https"
+
+static csrf_ctx *ctx_two_names(void)
+{
+	csrf_ctx *ctx = NULL;
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	assert_int_equal(csrf_ctx_generate_key(ctx), CSRF_OK);
+	csrf_ctx_set_mode(ctx, CSRF_MODE_TOKEN);
+	assert_int_equal(csrf_ctx_set_session_cookie(ctx, PMA), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, PMA_S), CSRF_OK);
+	return ctx;
+}
+
+/* A request with the caller's secret and the given Cookie header lines
+ * (NULL-terminated; NULL: none). */
+static void session_req(csrf_request *req, const char *const *cookies)
+{
+	csrf_request_init(req);
+	req->method = (csrf_slice){"POST", 4};
+	req->target = (csrf_slice){"/", 1};
+	req->scheme = (csrf_slice){"https", 5};
+	req->secret = SECRET;
+	for (size_t i = 0; cookies && cookies[i]; i++)
+		hdr(req, "Cookie", cookies[i]);
+}
+
+/* The token of a page rendered for a request with these cookies (and,
+ * when set_cookie is not NULL, a response setting it). */
+static void page_token(const csrf_ctx *ctx, const char *const *cookies, const char *set_cookie,
+                       char token[CSRF_TOKEN_LEN + 1])
+{
+	csrf_request req;
+	csrf_page page;
+	session_req(&req, cookies);
+	if (set_cookie)
+		csrf_response_cookie(ctx, &req, set_cookie, strlen(set_cookie));
+	assert_int_equal(csrf_page_prepare(ctx, &req, &page), CSRF_OK);
+	memcpy(token, page.token, CSRF_TOKEN_LEN + 1);
+	csrf_page_wipe(&page);
+}
+
+static csrf_reason check_with(const csrf_ctx *ctx, const char *const *cookies, const char *token)
+{
+	csrf_request req;
+	session_req(&req, cookies);
+	hdr(&req, "X-CSRF-Token", token);
+	return csrf_check(ctx, &req).reason;
+}
+
+#define C(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void test_several_session_cookies(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_two_names();
+	char t[CSRF_TOKEN_LEN + 1];
+
+	/* HTTPS: the second name binds */
+	page_token(ctx, C(PMA_S "=victim"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA_S "=victim"), t), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA_S "=other"), t), CSRF_TOKEN_SESSION);
+	assert_int_equal(check_with(ctx, C("x=1"), t), CSRF_TOKEN_SESSION);
+	assert_int_equal(check_with(ctx, C(PMA "=victim"), t), CSRF_OK); /* the value binds, as with one name */
+	/* HTTP: the first name binds */
+	page_token(ctx, C("lang=en; " PMA "=victim"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=victim; lang=en"), t), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA "=other"), t), CSRF_TOKEN_SESSION);
+
+	/* An attacker who plants the other name cannot downgrade the
+	 * binding to it: their own token, bound to their session value,
+	 * fails beside the victim's real cookie, whichever name they add. */
+	page_token(ctx, C(PMA "=attacker"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=attacker; " PMA_S "=victim"), t), CSRF_TOKEN_SESSION);
+	assert_int_equal(check_with(ctx, C(PMA_S "=victim", PMA "=attacker"), t), CSRF_TOKEN_SESSION);
+	page_token(ctx, C(PMA_S "=attacker"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=victim; " PMA_S "=attacker"), t), CSRF_TOKEN_SESSION);
+	/* ... and the victim's own page then fails too: fail closed */
+	page_token(ctx, C(PMA_S "=victim"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=attacker; " PMA_S "=victim"), t), CSRF_TOKEN_SESSION);
+
+	/* A browser that holds both (HTTP, then HTTPS): bound to both, in
+	 * the configured order whatever their order in the header. */
+	page_token(ctx, C(PMA "=a; " PMA_S "=b"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=a; " PMA_S "=b"), t), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA_S "=b", PMA "=a"), t), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA_S "=b"), t), CSRF_TOKEN_SESSION);
+	assert_int_equal(check_with(ctx, C(PMA "=a"), t), CSRF_TOKEN_SESSION);
+	assert_int_equal(check_with(ctx, C(PMA "=b; " PMA_S "=a"), t), CSRF_TOKEN_SESSION);
+	assert_int_equal(check_with(ctx, C(PMA "=ab; " PMA_S "="), t), CSRF_TOKEN_SESSION);
+	/* the digest of both is not the value of either */
+	page_token(ctx, C(PMA "=a"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=a; " PMA_S "=a"), t), CSRF_TOKEN_SESSION);
+
+	/* one name sent twice: ambiguous, as with one name */
+	page_token(ctx, C(PMA_S "=victim"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA_S "=victim; " PMA_S "=evil"), t), CSRF_COOKIE_AMBIGUOUS);
+	assert_int_equal(check_with(ctx, C(PMA_S "=victim", PMA_S "=victim"), t), CSRF_COOKIE_AMBIGUOUS);
+
+	/* no session at all, then one */
+	page_token(ctx, NULL, NULL, t);
+	assert_int_equal(check_with(ctx, NULL, t), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA_S "=victim"), t), CSRF_TOKEN_SESSION);
+
+	/* the login page: the response sets the HTTPS name */
+	page_token(ctx, NULL, PMA_S "=fresh; path=/; secure; HttpOnly", t);
+	assert_int_equal(check_with(ctx, C(PMA_S "=fresh"), t), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA_S "=stale"), t), CSRF_TOKEN_SESSION);
+	page_token(ctx, C(PMA_S "=old"), PMA "=fresh; path=/", t);
+	assert_int_equal(check_with(ctx, C(PMA "=fresh"), t), CSRF_OK);
+
+	/* set replaces the list; NULL clears it */
+	assert_int_equal(csrf_ctx_set_session_cookie(ctx, PMA_S), CSRF_OK);
+	page_token(ctx, C(PMA "=a; " PMA_S "=b"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA "=zzz; " PMA_S "=b"), t), CSRF_OK);
+	assert_int_equal(csrf_ctx_set_session_cookie(ctx, NULL), CSRF_OK);
+	assert_int_equal(check_with(ctx, C(PMA_S "=anything"), t), CSRF_TOKEN_SESSION); /* bound to "b", now to "" */
+	page_token(ctx, C(PMA_S "=b"), NULL, t);
+	assert_int_equal(check_with(ctx, C(PMA_S "=other"), t), CSRF_OK);
+	csrf_ctx_free(ctx);
+}
+
+static void test_session_cookie_config(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = NULL;
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, "a"), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, "a"), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(csrf_ctx_error(ctx), "named twice"));
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, "b c"), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(csrf_ctx_error(ctx), "session cookie"));
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, ""), CSRF_ERR_CONFIG);
+	char longname[CSRF_FIELD_NAME_MAX + 2];
+	memset(longname, 'n', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, longname), CSRF_ERR_CONFIG);
+	longname[CSRF_FIELD_NAME_MAX] = '\0';
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, longname), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, "c"), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, "d"), CSRF_OK);
+	/* CSRF_SESSION_COOKIES_MAX (4) held: one more is refused */
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, "e"), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(csrf_ctx_error(ctx), "at most 4"));
+	assert_int_equal(csrf_ctx_add_session_cookie(ctx, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_ctx_add_session_cookie(NULL, "a"), CSRF_ERR_ARG);
+	/* the refused ones left nothing behind: "e" is not bound */
+	csrf_request req;
+	csrf_request_init(&req);
+	csrf_response_cookie(ctx, &req, "e=1", 3);
+	assert_null(req.session_id.ptr);
+	csrf_response_cookie(ctx, &req, "d=1", 3);
+	assert_true(SLICE_IS(req.session_id, "1"));
+	csrf_ctx_free(ctx);
+}
+
+static void test_session_cookie_unseen(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_two_names();
+	csrf_slice name;
+	csrf_request req;
+	/* bound to cookies the request lacks while the application sets another */
+	session_req(&req, C("lang=en"));
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "other_https=v; Secure", 21, &name), 1);
+	assert_true(SLICE_IS(name, "other_https"));
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, " pma_lang =en", 13, &name), 1);
+	assert_true(SLICE_IS(name, "pma_lang"));
+	/* nothing to say: the secret cookie, a malformed value, none */
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "csrf_secret=x", 13, &name), 0);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "__Host-csrf_secret=x", 20, &name), 0);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "=x", 2, &name), 0);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "novalue", 7, &name), 0);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "a b=1", 5, &name), 0);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, NULL, 0, &name), 0);
+	assert_null(name.ptr);
+	/* seen: in the request (either name, even twice) or set by the response */
+	session_req(&req, C(PMA_S "=v"));
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "other=1", 7, &name), -1);
+	session_req(&req, C(PMA "=v; " PMA "=w"));
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "other=1", 7, &name), -1);
+	session_req(&req, NULL);
+	csrf_response_cookie(ctx, &req, PMA "=new", 14);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "other=1", 7, NULL), -1);
+	/* no binding configured: never */
+	assert_int_equal(csrf_ctx_set_session_cookie(ctx, NULL), CSRF_OK);
+	session_req(&req, NULL);
+	assert_int_equal(csrf_session_cookie_unseen(ctx, &req, "other=1", 7, &name), 0);
+	assert_int_equal(csrf_session_cookie_unseen(NULL, &req, "other=1", 7, &name), 0);
+	csrf_ctx_free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_filed_by_name_any_case),  cmocka_unit_test(test_every_override_sibling),
 	    cmocka_unit_test(test_repeated_headers_marked), cmocka_unit_test(test_cookie_lines),
 	    cmocka_unit_test(test_bad_arguments),           cmocka_unit_test(test_guarded_prefixes),
-	    cmocka_unit_test(test_response_cookie),
+	    cmocka_unit_test(test_response_cookie),         cmocka_unit_test(test_several_session_cookies),
+	    cmocka_unit_test(test_session_cookie_config),   cmocka_unit_test(test_session_cookie_unseen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
