@@ -253,7 +253,7 @@ function launchOptions(name, mode, hosts, tmp) {
     // HOME is the temporary directory: Chromium reads the test CA from
     // $HOME/.pki/nssdb (https mode) and writes nothing into the real one.
     const args = [...CHROMIUM_ARGS];
-    if (named) args.push('--host-resolver-rules=MAP *.test 127.0.0.1', '--disable-features=HttpsUpgrades');
+    if (named) args.push('--host-resolver-rules=MAP *.test 127.0.0.1,MAP *.test. 127.0.0.1', '--disable-features=HttpsUpgrades');
     return { ...common, browser: 'chrome', executablePath: CHROMIUM, args, env: { ...process.env, HOME: tmp } };
   }
   // Firefox headless as root needs nothing but a home directory and
