@@ -11,6 +11,11 @@
 // attacker's origin alone (strict-origin-when-cross-origin, the default of
 // both). Measured with Chromium 156 and Firefox ESR 153: the same headers
 // in both browsers for every attack.
+//
+// In the named and https modes (browser.mjs) expectedHeaders derives the
+// rest from this table: by name no Sec-Fetch-* at all; Sec-Fetch-Site says
+// the attacker's kind; from another site no cookie. Measured the same in
+// both browsers (docs/browsers.md has the tables).
 
 // Per attack: the headers as the log shows them, "-" for absent;
 // ATTACKER stands for the attacker's origin.

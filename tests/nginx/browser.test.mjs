@@ -142,10 +142,16 @@ after(async () => {
 const CROSS_SITE_REAL = new Set(['login-csrf']);
 
 for (const attack of ATTACKS) {
+  // Through plain nginx over https the same cookies reach the unprotected
+  // demo as by name (the protected runs assert each attack's Cookie
+  // column), and it acts on them alone: the attacks are as real. Left out
+  // there for make check's time.
+  if (MODE !== 'https') {
   test(`${BROWSER}${where} without the module: ${attack.name} (${attack.what}) from the same site succeeds`, async () => {
     const r = await runAttack(browser, sites.unprotected, attack);
     assert.ok(r.changed, `the attack changed the victim's state through plain nginx (user now ${r.user})`);
   });
+  }
 
   for (const kind of KINDS) {
   test(`${BROWSER}${where} with the module: ${attack.name} (${attack.what}) from the ${kind} attacker fails`, async () => {
