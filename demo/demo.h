@@ -215,10 +215,11 @@ enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const c
 
 /* ---- router.c: the router (busybox httpd, CGI behind csrf-cgi) ---- */
 
-/* Starts it on listen ("IPV4:PORT") and sets app->router_origin; 0, or
+/* Starts it on listen ("IPV4:PORT") and sets app->router_origin (origin,
+ * the --router-origin, when not NULL; else http:// and listen); 0, or
  * -1 with a message. router_stop ends it and removes its files (safe to
  * call when it never started). */
-int router_start(demo_app *app, const char *listen);
+int router_start(demo_app *app, const char *listen, const char *origin);
 void router_stop(void);
 
 #endif /* CSRF_DEMO_H */

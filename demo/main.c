@@ -24,7 +24,7 @@ typedef struct {
 static const char usage[] =
     "usage: csrf-demo [--listen 127.0.0.1:8080] [--attacker-listen 127.0.0.1:8081] [--db FILE]\n"
     "                 [--unprotected] [--key-file FILE] [--store URL] [--origin URL] [--router ADDR:PORT]\n"
-    "                 [--log-requests] [--retry-token]\n"
+    "                 [--router-origin URL] [--log-requests] [--retry-token]\n"
     "  --listen ADDR:PORT           the victim site (default 127.0.0.1:8080)\n"
     "  --attacker-listen ADDR:PORT  the attacker site (default 127.0.0.1:8081)\n"
     "  --db FILE                    SQLite database, created on first start (default csrf-demo.db)\n"
@@ -36,6 +36,8 @@ static const char usage[] =
     "                               behind a load balancer (default: http:// and the --listen address);\n"
     "                               with https:// (TLS ends at the balancer) the session cookie is __Host-\n"
     "  --router ADDR:PORT           also a router: busybox httpd, its CGI admin pages behind csrf-cgi\n"
+    "  --router-origin URL          the router's origin, http://HOST[:PORT], when the browser reaches it by\n"
+    "                               a name (default: http:// and the --router address)\n"
     "  --log-requests               print a line per victim request with what the browser sent: Origin,\n"
     "                               Referer (no query), Sec-Fetch-Site, Sec-Fetch-Mode, Content-Type and\n"
     "                               whether a Cookie came (never its value)\n"
@@ -168,7 +170,7 @@ int main(int argc, char **argv)
 {
 	const char *listen = "127.0.0.1:8080", *attacker_listen = "127.0.0.1:8081";
 	const char *db_path = "csrf-demo.db", *key_file = NULL, *store_url = "memory", *origin = NULL;
-	const char *router = NULL;
+	const char *router = NULL, *router_origin = NULL;
 	int log_requests = 0, retry_token = 0;
 	demo_app app;
 	struct sockaddr_in vsa, asa;
@@ -193,6 +195,8 @@ int main(int argc, char **argv)
 			origin = argv[++i];
 		else if (strcmp(a, "--router") == 0 && more)
 			router = argv[++i];
+		else if (strcmp(a, "--router-origin") == 0 && more)
+			router_origin = argv[++i];
 		else if (strcmp(a, "--unprotected") == 0)
 			app.unprotected = 1;
 		else if (strcmp(a, "--log-requests") == 0)
@@ -255,7 +259,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "csrf-demo: cannot open the store: %s\n", csrf_reason_str(sr));
 		goto out;
 	}
-	if (db_open(&app, db_path) != 0 || (router && router_start(&app, router) != 0))
+	if (db_open(&app, db_path) != 0 || (router && router_start(&app, router, router_origin) != 0))
 		goto out;
 
 	/* Signals are taken by sigwait below; the daemons' threads inherit

@@ -97,13 +97,23 @@ static int spawn_busybox(const char *listen)
 	return 0;
 }
 
-int router_start(demo_app *app, const char *listen)
+int router_start(demo_app *app, const char *listen, const char *origin)
 {
 	struct sockaddr_in sa;
 	char text[512], keys[96];
 	if (demo_parse_listen(listen, strlen(listen), &sa, app->router_origin, sizeof app->router_origin) != 0) {
 		fprintf(stderr, "csrf-demo: --router takes IPV4:PORT\n");
 		return -1;
+	}
+	/* Reached by a name (http://router.test:8082): csrf-cgi is told that
+	 * origin, the one the browser sends, as the victim's --origin. */
+	if (origin != NULL) {
+		size_t n = strlen(origin);
+		if (n >= sizeof app->router_origin || strncmp(origin, "http://", 7) != 0) {
+			fprintf(stderr, "csrf-demo: --router-origin takes http://HOST[:PORT]\n");
+			return -1;
+		}
+		memcpy(app->router_origin, origin, n + 1);
 	}
 	snprintf(router_dir, sizeof router_dir, "/tmp/csrf-demo-router-XXXXXX");
 	if (mkdtemp(router_dir) == NULL) {

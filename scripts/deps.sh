@@ -20,6 +20,9 @@ TEST_PKGS=(
   clang clang-format llvm libclang-rt-14-dev valgrind libcmocka-dev
   sqlite3 redis-server redis-sentinel
   chromium firefox-esr nodejs npm curl procps python3-html5lib
+  # the browser tests' https mode: openssl makes the test CA, certutil puts
+  # it into the browsers' test profiles (NSS databases)
+  openssl libnss3-tools
   wrk hyperfine gnuplot-nox python3 python3-django
   lintian debootstrap
   # nginx.phpmyadmin: a real PHP application behind the module; the test

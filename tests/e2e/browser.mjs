@@ -5,9 +5,10 @@
 // browser: ctest registers it as NAME.chromium and NAME.firefox and passes
 // the browser in E2E_BROWSER.
 //
-//   launch(name)          a fresh browser (a new profile, removed on close):
-//                         { name, newPage(), cookies(origin), clearCookies(),
-//                           close() }
+//   launch(name, opts)    a fresh browser (a new profile, removed on close):
+//                         { name, mode, newPage(), cookies(origin),
+//                           clearCookies(), close() }; opts: { mode, ca,
+//                           hosts } (see MODES)
 //   page (from newPage)   goto(url), clickAndWait(sel), click(sel),
 //                         fill(sel, v), select(sel, v), text(sel),
 //                         textOrNull(sel), count(sel), attr(sel, name),
@@ -36,10 +37,33 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
+import { nssTrust } from './tls.mjs';
 
 export const BROWSERS = ['chromium', 'firefox'];
 export const BROWSER = process.env.E2E_BROWSER || 'chromium';
 if (!BROWSERS.includes(BROWSER)) throw new Error(`E2E_BROWSER=${BROWSER}: one of ${BROWSERS.join(', ')}`);
+
+// The origin matrix (ctest: NAME.BROWSER for loopback, NAME.MODE.BROWSER
+// for the others; E2E_MODE says which):
+//   loopback  http://127.0.0.1:PORT, a potentially trustworthy origin: both
+//             browsers send Sec-Fetch-* (what `make demo` shows)
+//   named     http://victim.test:PORT and the other TEST_HOSTS, every one
+//             resolved to 127.0.0.1 by the browser alone: plain HTTP to a
+//             host name, no secure context, no Sec-Fetch-*, as a router or
+//             an intranet site is reached
+//   https     https://victim.test:PORT through nginx (TLS, HTTP/2), its
+//             certificate from a test CA (tls.mjs) the profile trusts
+export const MODES = ['loopback', 'named', 'https'];
+export const MODE = process.env.E2E_MODE || 'loopback';
+if (!MODES.includes(MODE)) throw new Error(`E2E_MODE=${MODE}: one of ${MODES.join(', ')}`);
+
+// The names the browsers resolve to 127.0.0.1 in the named and https
+// modes: the victim, a same-site attacker (evil.victim.test: the site is
+// victim.test, .test being no public suffix of its own) and a cross-site
+// one (evil.test), the router, phpMyAdmin. Chromium maps all of *.test;
+// Firefox needs each name (network.dns.localDomains), so a test that uses
+// another one passes it in launch's hosts.
+export const TEST_HOSTS = ['victim.test', 'evil.victim.test', 'evil.test', 'router.test', 'pma.test', 'evil.pma.test'];
 
 export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 export const FIREFOX = process.env.FIREFOX || '/usr/bin/firefox-esr';
@@ -206,27 +230,69 @@ export function shotFile(name) {
   return path.join(dir, `${name}.png`);
 }
 
-function launchOptions(name) {
+// Firefox's preferences for the named and https modes: the test names
+// resolve to loopback (network.dns.localDomains), no DNS over HTTPS, no
+// proxy, and no HTTPS-First upgrade of a typed http:// URL (its attempt at
+// https://victim.test:PORT would reach a plain HTTP port).
+function firefoxPrefs(hosts) {
+  return {
+    'network.dns.localDomains': hosts.join(','),
+    'network.trr.mode': 5,
+    'network.proxy.type': 0,
+    'dom.security.https_first': false,
+    'dom.security.https_first_schemeless': false,
+    'dom.security.https_only_mode': false,
+  };
+}
+
+// tmp: a temporary directory of this browser, removed on close.
+function launchOptions(name, mode, hosts, tmp) {
   const common = { headless: true, defaultViewport: { width: 1000, height: 700 }, protocolTimeout: 60000 };
-  if (name === 'chromium') return { ...common, browser: 'chrome', executablePath: CHROMIUM, args: CHROMIUM_ARGS };
-  // Firefox headless as root needs nothing but a home directory (puppeteer
-  // makes the fresh profile) and MOZ_HEADLESS for the child processes.
+  const named = mode !== 'loopback';
+  if (name === 'chromium') {
+    // HOME is the temporary directory: Chromium reads the test CA from
+    // $HOME/.pki/nssdb (https mode) and writes nothing into the real one.
+    const args = [...CHROMIUM_ARGS];
+    if (named) args.push('--host-resolver-rules=MAP *.test 127.0.0.1,MAP *.test. 127.0.0.1', '--disable-features=HttpsUpgrades');
+    return { ...common, browser: 'chrome', executablePath: CHROMIUM, args, env: { ...process.env, HOME: tmp } };
+  }
+  // Firefox headless as root needs nothing but a home directory and
+  // MOZ_HEADLESS for the child processes. Its profile is made here (the
+  // https mode puts the CA into its cert9.db first); puppeteer adds its
+  // preferences.
   return {
     ...common,
     browser: 'firefox',
     executablePath: FIREFOX,
-    env: { ...process.env, HOME: process.env.HOME || os.tmpdir(), MOZ_HEADLESS: '1' },
+    userDataDir: path.join(tmp, 'profile'),
+    extraPrefsFirefox: named ? firefoxPrefs(hosts) : {},
+    env: { ...process.env, HOME: tmp, MOZ_HEADLESS: '1' },
   };
 }
 
 // A fresh browser of the given kind, its profile in a temporary directory
 // that close() removes. Cookies are those of the browser's default context.
-export async function launch(name = BROWSER) {
+// opts: mode (MODE), ca (the test CA's certificate, PEM: trusted by the
+// profile; the https mode needs it), hosts (more names for Firefox to
+// resolve to loopback).
+export async function launch(name = BROWSER, { mode = MODE, ca = null, hosts = [] } = {}) {
   const exe = name === 'chromium' ? CHROMIUM : FIREFOX;
   if (!fs.existsSync(exe)) throw new Error(`${name}: ${exe} not found (scripts/deps.sh installs it)`);
-  const b = await step(`start ${name}`, () => puppeteer.launch(launchOptions(name)), { ms: 60000 });
+  if (mode === 'https' && !ca) throw new Error('launch: the https mode needs the test CA (opts.ca)');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), `csrf-${name}-`));
+  fs.mkdirSync(path.join(tmp, 'profile'));
+  if (ca) nssTrust(name === 'chromium' ? path.join(tmp, '.pki', 'nssdb') : path.join(tmp, 'profile'), ca);
+  const opts = launchOptions(name, mode, [...TEST_HOSTS, ...hosts], tmp);
+  let b;
+  try {
+    b = await step(`start ${name}`, () => puppeteer.launch(opts), { ms: 60000 });
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
   return {
     name,
+    mode,
     async newPage() {
       return new Page(await step('open a new tab', () => b.newPage()));
     },
@@ -247,6 +313,8 @@ export async function launch(name = BROWSER) {
       } catch (e) {
         b.process()?.kill('SIGKILL');
         throw e;
+      } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
       }
     },
   };

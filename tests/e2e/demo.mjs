@@ -1,11 +1,31 @@
 // demo.mjs - starts a csrf-demo of its own for a test: free loopback ports
 // (a base per test, retried on a conflict), a temporary database, its
 // output collected so tests can look for "rejected ..." lines, and a stop
-// that kills it (SIGTERM, then SIGKILL).
+// that kills it (SIGTERM, then SIGKILL). In the mode browser.mjs's MODE
+// names, the browser reaches it as
+//   loopback  victim http://127.0.0.1:P, attacker http://127.0.0.1:P+1
+//             (same site, other origin)
+//   named     victim http://victim.test:P (the demo's --origin), attackers
+//             http://evil.victim.test:P+1 (same site) and
+//             http://evil.test:P+1 (another site): one attacker server, two
+//             names
+//   https     nginx with TLS and HTTP/2 in front of both (front.mjs), the
+//             demo's --origin https://victim.test:Q (a __Host- session
+//             cookie), attackers https://evil.victim.test:R and
+//             https://evil.test:R
+// The test itself reads /api/state straight from the demo (getState maps
+// the victim's public origin to the demo's own address).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MODE } from './browser.mjs';
+import { freePort } from '../nginx/net.mjs';
+import { startTlsFront } from './front.mjs';
+import { makeCA } from './tls.mjs';
+
+// The public origin of each demo started here -> its own address.
+const DIRECT = new Map();
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
@@ -43,6 +63,11 @@ function startOnce(binary, args, victimPort) {
       demo.exited = true;
       done(false);
     });
+    // a binary that cannot be run (being rebuilt, say): this port's try failed
+    child.on('error', () => {
+      demo.exited = true;
+      done(false);
+    });
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       done(false);
@@ -50,16 +75,32 @@ function startOnce(binary, args, victimPort) {
   });
 }
 
-// Starts csrf-demo; opts: { unprotected, portBase, args }. Resolves to
-// { victim, attacker, log(), logSince(mark), mark(), stop(), dir }.
+// Starts csrf-demo; opts: { unprotected, portBase, args, mode (MODE),
+// origin(port) (the victim's public origin when it is not the mode's) }.
+// Resolves to { victim, attacker, attackers, direct, tls, front, log(),
+// logSince(mark), mark(), stop(), dir }: attacker is the same-site one,
+// attackers every attacker of the mode ([{ kind: 'same-site' |
+// 'cross-site', origin }]), direct the demo's own http://127.0.0.1:P, tls
+// the test CA (https mode; launch's ca is tls.ca), front the TLS nginx.
 export async function startDemo(opts = {}) {
   const binary = demoBinary();
+  const mode = opts.mode || MODE;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-demo-test-'));
   const base = opts.portBase || Number(process.env.DEMO_PORT_BASE) || 0;
+  let tls = null;
+  let fp = 0;
+  let fa = 0;
+  if (mode === 'https') {
+    tls = makeCA(['victim.test', 'evil.victim.test', 'evil.test', 'router.test']);
+    [fp, fa] = [await freePort(), await freePort()];
+  }
   let last = '';
   for (const port of portCandidates(base)) {
     const args = ['--listen', `127.0.0.1:${port}`, '--attacker-listen', `127.0.0.1:${port + 1}`,
       '--db', path.join(dir, 'demo.db')];
+    const pub = { loopback: null, named: `http://victim.test:${port}`, https: `https://victim.test:${fp}` }[mode];
+    const victim = opts.origin ? opts.origin(port) : pub;
+    if (victim) args.push('--origin', victim);
     if (opts.unprotected) args.push('--unprotected');
     if (opts.args) args.push(...opts.args);
     const d = await startOnce(binary, args, port);
@@ -67,11 +108,34 @@ export async function startDemo(opts = {}) {
       last = `${port}`;
       continue;
     }
-    const victim = `http://127.0.0.1:${port}`;
-    const attacker = `http://127.0.0.1:${port + 1}`;
+    const direct = `http://127.0.0.1:${port}`;
+    let attackers = [{ kind: 'same-site', origin: `http://127.0.0.1:${port + 1}` }];
+    if (mode === 'named') {
+      attackers = [{ kind: 'same-site', origin: `http://evil.victim.test:${port + 1}` },
+        { kind: 'cross-site', origin: `http://evil.test:${port + 1}` }];
+    }
+    let front = null;
+    if (mode === 'https') {
+      try {
+        front = await startTlsFront(tls, [{ port: fp, upstream: port }, { port: fa, upstream: port + 1 }]);
+      } catch (e) {
+        d.child.kill('SIGKILL');
+        tls.remove();
+        throw e;
+      }
+      attackers = [{ kind: 'same-site', origin: `https://evil.victim.test:${fa}` },
+        { kind: 'cross-site', origin: `https://evil.test:${fa}` }];
+    }
+    const site = victim || direct;
+    DIRECT.set(site, direct);
     return {
-      victim,
-      attacker,
+      victim: site,
+      attacker: attackers[0].origin,
+      attackers,
+      direct,
+      mode,
+      tls,
+      front,
       dir,
       child: d.child,
       log: () => d.output,
@@ -79,6 +143,9 @@ export async function startDemo(opts = {}) {
       logSince: (m) => d.output.slice(m),
       alive: () => !d.exited,
       async stop() {
+        DIRECT.delete(site);
+        if (front) await front.stop();
+        if (tls) tls.remove();
         if (!d.exited) {
           const gone = new Promise((r) => d.child.once('exit', r));
           d.child.kill('SIGTERM');
@@ -92,6 +159,7 @@ export async function startDemo(opts = {}) {
     };
   }
   fs.rmSync(dir, { recursive: true, force: true });
+  if (tls) tls.remove();
   throw new Error(`csrf-demo did not start (last port tried ${last})`);
 }
 
@@ -107,9 +175,18 @@ export async function waitForLog(demo, mark, re, ms = 3000) {
   }
 }
 
+// Says that the public origin site (a front such as nginx, reached by a
+// name node cannot resolve) serves the demo at direct (its own
+// http://127.0.0.1:P): getState(site) reads the state there.
+export function directFor(site, direct) {
+  DIRECT.set(site, direct);
+}
+
 // GET /api/state, bounded: a server that does not answer fails the test
-// with the request's name instead of hanging it.
+// with the request's name instead of hanging it. victim: a demo's public
+// origin (read from the demo itself) or any other URL.
 export async function getState(victim, ms = Number(process.env.E2E_STEP_MS) || 20000) {
+  victim = DIRECT.get(victim) || victim;
   let r;
   try {
     r = await fetch(`${victim}/api/state`, { signal: AbortSignal.timeout(ms) });

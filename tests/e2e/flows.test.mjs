@@ -4,23 +4,58 @@
 // then resubmit, a transfer with the password (and one with a wrong
 // password), logout and login again, the X-CSRF-Token header from script;
 // and what every page must carry (CSP, the meta tags, the hidden field in
-// each POST form, escaped titles, no inline script).
+// each POST form, escaped titles, no inline script). In every origin mode
+// (E2E_MODE; ctest e2e.flows.chromium, e2e.flows.named.firefox, ...): over
+// https the cookies are __Host- and Secure, and every request went over
+// HTTP/2; by name over plain HTTP no request carries Sec-Fetch-* and the
+// page is no secure context, so Origin alone proves the votes and logins.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDemo, getState } from './demo.mjs';
-import { BROWSER, launch, login } from './lib.mjs';
+import { MODE } from './browser.mjs';
+import { BROWSER, launch, login, requestLines } from './lib.mjs';
+
+const https = MODE === 'https';
+const where = MODE === 'loopback' ? '' : ` ${MODE}`;
+// the session cookie's name: __Host- over https (the demo's --origin)
+const SID = https ? '__Host-demo_sid' : 'demo_sid';
 
 let demo;
 let browser;
 
 before(async () => {
-  demo = await startDemo();
-  browser = await launch(BROWSER);
+  demo = await startDemo({ args: ['--log-requests'] });
+  browser = await launch(BROWSER, { ca: demo.tls && demo.tls.ca });
 });
 
 after(async () => {
   if (browser) await browser.close();
   if (demo) await demo.stop();
+});
+
+// Every request the demo saw so far: what the browser sent in this mode.
+test(`${BROWSER}${where}: the page's secure context and what every request carried`, async () => {
+  const page = await freshUser('alice', 'wonderland');
+  await page.clickAndWait('#vote-1-n');
+  assert.equal(await page.evaluate(() => window.isSecureContext), MODE !== 'named',
+    `${demo.victim} is ${MODE === 'named' ? 'no' : 'a'} secure context`);
+  await page.close();
+  const seen = requestLines(demo.log());
+  const posts = seen.filter((r) => r.method === 'POST');
+  assert.ok(posts.length >= 2, 'the login and the vote were logged');
+  for (const r of posts) assert.equal(r.origin, demo.victim, `${r.method} ${r.path}: Origin is the site's own`);
+  if (MODE === 'named') {
+    for (const r of seen) {
+      assert.deepEqual([r['sec-fetch-site'], r['sec-fetch-mode']], ['-', '-'], `${r.method} ${r.path}: no Sec-Fetch-*`);
+    }
+  } else {
+    for (const r of posts) assert.equal(r['sec-fetch-site'], 'same-origin', `${r.method} ${r.path}`);
+  }
+  if (demo.front) {
+    const reqs = demo.front.requests();
+    assert.ok(reqs.length >= seen.length && reqs.every((r) => r.protocol === 'HTTP/2.0'),
+      `every request over HTTP/2: ${[...new Set(reqs.map((r) => r.protocol))]}`);
+  }
 });
 
 async function freshUser(user, pw) {
@@ -38,7 +73,7 @@ async function clickAndWait(page, selector, url) {
   return r;
 }
 
-test(`${BROWSER}: voting by clicking counts the vote`, async () => {
+test(`${BROWSER}${where}: voting by clicking counts the vote`, async () => {
   const page = await freshUser('alice', 'wonderland');
   const before = await getState(demo.victim);
   await clickAndWait(page, '#vote-1-y', `${demo.victim}/`);
@@ -48,7 +83,7 @@ test(`${BROWSER}: voting by clicking counts the vote`, async () => {
   await page.close();
 });
 
-test(`${BROWSER}: two tabs open, both submit`, async () => {
+test(`${BROWSER}${where}: two tabs open, both submit`, async () => {
   const a = await freshUser('alice', 'wonderland');
   const b = await browser.newPage();
   await b.goto(`${demo.victim}/`);
@@ -67,7 +102,7 @@ test(`${BROWSER}: two tabs open, both submit`, async () => {
 // Chromium adds an entry for the new document, so Back shows / again and a
 // second Back reaches /account; Firefox replaces the entry (same URL after
 // a POST redirect), so the first Back already reaches /account.
-test(`${BROWSER}: Back, then resubmit`, async () => {
+test(`${BROWSER}${where}: Back, then resubmit`, async () => {
   const page = await freshUser('bob', 'builder');
   await page.goto(`${demo.victim}/account`);
   await page.goto(`${demo.victim}/`);
@@ -87,7 +122,7 @@ test(`${BROWSER}: Back, then resubmit`, async () => {
   await page.close();
 });
 
-test(`${BROWSER}: a transfer with the password moves money; a wrong password moves none`, async () => {
+test(`${BROWSER}${where}: a transfer with the password moves money; a wrong password moves none`, async () => {
   const page = await freshUser('alice', 'wonderland');
   await page.goto(`${demo.victim}/account`);
   const before = await getState(demo.victim);
@@ -113,17 +148,19 @@ test(`${BROWSER}: a transfer with the password moves money; a wrong password mov
   await page.close();
 });
 
-test(`${BROWSER}: logout, then login again with a new session`, async () => {
+test(`${BROWSER}${where}: logout, then login again with a new session`, async () => {
   const page = await freshUser('alice', 'wonderland');
-  const sid = async () => (await browser.cookies(demo.victim)).find((c) => c.name === 'demo_sid');
+  const sid = async () => (await browser.cookies(demo.victim)).find((c) => c.name === SID);
   const first = await sid();
-  assert.ok(first && first.httpOnly && first.sameSite === 'Lax' && first.path === '/');
+  assert.ok(first && first.httpOnly && first.sameSite === 'Lax' && first.path === '/' && first.secure === https,
+    `${SID}: HttpOnly, SameSite=Lax, Path=/, ${https ? '' : 'not '}Secure`);
   await clickAndWait(page, '#logout', `${demo.victim}/`);
   assert.equal(await page.text('#whoami'), '');
   assert.equal(await page.count('#login-user'), 1, 'the login form is back');
   assert.equal(await sid(), undefined, 'logged out: no session cookie, no server state for the visitor');
-  const secret = (await browser.cookies(demo.victim)).find((c) => c.name === 'csrf_secret');
-  assert.ok(secret && secret.httpOnly && secret.sameSite === 'Lax', 'the login form\'s token rests on the signed secret cookie');
+  const secret = (await browser.cookies(demo.victim)).find((c) => c.name === (https ? '__Host-csrf_secret' : 'csrf_secret'));
+  assert.ok(secret && secret.httpOnly && secret.sameSite === 'Lax' && secret.secure === https,
+    'the login form\'s token rests on the signed secret cookie');
   await page.fill('#login-user', 'alice');
   await page.fill('#login-password', 'wonderland');
   await clickAndWait(page, '#login-submit', `${demo.victim}/`);
@@ -136,7 +173,7 @@ test(`${BROWSER}: logout, then login again with a new session`, async () => {
   await page.close();
 });
 
-test(`${BROWSER}: a script of the page may send the token in X-CSRF-Token`, async () => {
+test(`${BROWSER}${where}: a script of the page may send the token in X-CSRF-Token`, async () => {
   const page = await freshUser('alice', 'wonderland');
   const before = await getState(demo.victim);
   const status = await page.evaluate(async () => {
@@ -163,7 +200,7 @@ test(`${BROWSER}: a script of the page may send the token in X-CSRF-Token`, asyn
   await page.close();
 });
 
-test(`${BROWSER}: every page: CSP, meta tags, hidden field in each POST form, escaped text, no inline script`, async () => {
+test(`${BROWSER}${where}: every page: CSP, meta tags, hidden field in each POST form, escaped text, no inline script`, async () => {
   const page = await freshUser('alice', 'wonderland');
   for (const p of ['/', '/account', '/login']) {
     const resp = await page.goto(`${demo.victim}${p}`);

@@ -11,6 +11,11 @@
 // attacker's origin alone (strict-origin-when-cross-origin, the default of
 // both). Measured with Chromium 156 and Firefox ESR 153: the same headers
 // in both browsers for every attack.
+//
+// In the named and https modes (browser.mjs) expectedHeaders derives the
+// rest from this table: by name no Sec-Fetch-* at all; Sec-Fetch-Site says
+// the attacker's kind; from another site no cookie. Measured the same in
+// both browsers (docs/browsers.md has the tables).
 
 // Per attack: the headers as the log shows them, "-" for absent;
 // ATTACKER stands for the attacker's origin.
@@ -33,9 +38,23 @@ const SENT = {
 const BY_BROWSER = { chromium: {}, firefox: {} };
 
 // The headers browser sends with attack when the attacker's origin is
-// attackerOrigin.
-export function expectedHeaders(browser, attack, attackerOrigin) {
+// attackerOrigin; where: { mode, kind } (browser.mjs's modes; kind
+// 'same-site' or 'cross-site', the attacker's site against the victim's).
+//   - named (plain HTTP to a host name, no secure context): no Sec-Fetch-*
+//     at all, in both browsers;
+//   - Sec-Fetch-Site otherwise says the attacker's kind;
+//   - cross-site: the demo's cookies (SameSite=Lax) stay home: neither an
+//     <img> nor a form POST nor a no-cors fetch of another site carries
+//     them, in both browsers.
+export function expectedHeaders(browser, attack, attackerOrigin, { mode = 'loopback', kind = 'same-site' } = {}) {
   const want = { ...SENT[attack.name], ...(BY_BROWSER[browser][attack.name] || {}) };
+  if (mode === 'named') {
+    want['sec-fetch-site'] = '-';
+    want['sec-fetch-mode'] = '-';
+  } else {
+    want['sec-fetch-site'] = kind;
+  }
+  if (kind === 'cross-site') want.cookie = 'no';
   for (const k of Object.keys(want)) want[k] = want[k].replace('ATTACKER', attackerOrigin);
   return want;
 }
@@ -45,11 +64,16 @@ const TITLES = ['Origin', 'Referer', 'Sec-Fetch-Site', 'Sec-Fetch-Mode', 'Conten
 
 // A Markdown table of rows ({ attack, method, path, ...headers } as
 // recorded), the attacker's origin written as "attacker".
+// rows may carry the attacker's origin (attacker) and kind of their own.
 export function headerTable(browser, rows, attackerOrigin) {
-  const cell = (v) => (v === '-' ? '(none)' : v === 'yes' ? 'sent' : v === 'no' ? 'not sent'
-    : `\`${v.replace(attackerOrigin, 'attacker')}\``);
-  const lines = [`| ${browser}: attack | request | ${TITLES.join(' | ')} |`,
-    `|${' --- |'.repeat(TITLES.length + 2)}`];
-  for (const r of rows) lines.push(`| ${r.attack} | ${r.method} ${r.path} | ${COLUMNS.map((c) => cell(r[c])).join(' | ')} |`);
+  const cell = (v, a) => (v === '-' ? '(none)' : v === 'yes' ? 'sent' : v === 'no' ? 'not sent'
+    : `\`${v.replace(a, 'attacker')}\``);
+  const lines = [`| ${browser}: attack | attacker | request | ${TITLES.join(' | ')} |`,
+    `|${' --- |'.repeat(TITLES.length + 3)}`];
+  for (const r of rows) {
+    const a = r.attacker || attackerOrigin;
+    lines.push(`| ${r.attack} | ${r.kind || 'same-site'} \`${a}\` | ${r.method} ${r.path} | `
+      + `${COLUMNS.map((c) => cell(r[c], a)).join(' | ')} |`);
+  }
   return `${lines.join('\n')}\n`;
 }

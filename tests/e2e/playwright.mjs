@@ -20,13 +20,16 @@ export const CHROMIUM_ARGS = [
 ];
 
 // A persistent context in a fresh --user-data-dir (removed on close), so no
-// profile, cookie or cache survives between runs.
-export async function launchBrowser() {
+// profile, cookie or cache survives between runs. named: the names of
+// *.test resolve to 127.0.0.1 (browser.mjs's named mode).
+export async function launchBrowser({ named = false } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-e2e-profile-'));
+  const args = named ? [...CHROMIUM_ARGS, '--host-resolver-rules=MAP *.test 127.0.0.1', '--disable-features=HttpsUpgrades']
+    : CHROMIUM_ARGS;
   const context = await chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: CHROMIUM_ARGS,
+    args,
     viewport: { width: 1000, height: 700 },
   });
   context.setDefaultTimeout(15000);

@@ -1,5 +1,6 @@
 // ngx.mjs - the stock Debian nginx with the module for the node tests of
-// tests/nginx: one master and one worker in a temporary prefix, on ports
+// tests/nginx (and the TLS front of the e2e tests' https mode, which loads
+// the module only when CSRF_NGX_MODULE names it): one master and one worker in a temporary prefix, on ports
 // the caller picked (net.mjs freePort), stopped and removed by stop().
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -19,7 +20,7 @@ export async function startNginx(name, http, ports) {
   fs.chmodSync(prefix, 0o755);
   const user = process.getuid && process.getuid() === 0 ? 'user nobody nogroup;' : '';
   const conf = `
-load_module ${MODULE};
+${MODULE ? `load_module ${MODULE};` : ''}
 worker_processes 1;
 error_log ${prefix}/error.log info;
 pid ${prefix}/nginx.pid;

@@ -13,12 +13,33 @@
 //    application puts it into URLs), so without the module they would run;
 //    the same form through a server without the module shows that it does.
 //    The same evidence-less request with the injected token passes.
+//
+// E2E_MODE=named (ctest nginx.phpmyadmin.named): phpMyAdmin reached as
+// http://pma.test:PORT, the way a LAN or an intranet reaches it; the
+// attacker's page on http://evil.pma.test:PORT (the same site). No
+// Sec-Fetch-* comes, and phpMyAdmin's Referrer-Policy: no-referrer makes
+// the browser send Origin: null with its form POSTs: no evidence either
+// way, the injected token decides (result ok); the forged form is refused
+// on its Origin (origin_mismatch).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import dns from 'node:dns';
 import http from 'node:http';
 import { launchBrowser } from '../e2e/playwright.mjs';
 import { freePort } from './net.mjs';
 import { startStack, DB_USER, DB_NAME } from './pma_stack.mjs';
+
+const named = process.env.E2E_MODE === 'named';
+if (!['loopback', 'named', undefined].includes(process.env.E2E_MODE)) throw new Error('loopback or named');
+// the answer the forged form gets: Sec-Fetch-Site on loopback, Origin by name
+const FORGED = named ? 'origin_mismatch' : 'same_site';
+
+// node resolves the test's names as the browser does (named mode)
+function lookup(host, opts, cb) {
+  if (!host.endsWith('.test')) return dns.lookup(host, opts, cb);
+  if (opts && opts.all) return cb(null, [{ address: '127.0.0.1', family: 4 }]);
+  return cb(null, '127.0.0.1', 4);
+}
 
 let stack;
 let browser;
@@ -58,6 +79,7 @@ function rows() {
 function bareRequest(url, { cookie, body }) {
   return new Promise((resolve, reject) => {
     const req = http.request(url, {
+      lookup,
       method: 'POST',
       headers: {
         Cookie: cookie,
@@ -88,8 +110,8 @@ async function login(page) {
 }
 
 before(async () => {
-  stack = await startStack();
-  browser = await launchBrowser();
+  stack = await startStack({ host: named ? 'pma.test' : '127.0.0.1' });
+  browser = await launchBrowser({ named });
   const port = await freePort();
   attacker = http.createServer((req, res) => {
     const html = attackPages.get(req.url);
@@ -97,7 +119,7 @@ before(async () => {
     res.end(html || 'not found');
   });
   await new Promise((r) => attacker.listen(port, '127.0.0.1', r));
-  attacker.url = `http://127.0.0.1:${port}`;
+  attacker.url = `http://${named ? 'evil.pma.test' : '127.0.0.1'}:${port}`;
 });
 
 after(async () => {
@@ -169,7 +191,7 @@ async function session(page) {
   await page.waitForSelector('#input_username');
 }
 
-test('a logged-in phpMyAdmin session with its AJAX features meets no 403', async (t) => {
+test(`${named ? 'by name: ' : ''}a logged-in phpMyAdmin session with its AJAX features meets no 403`, async (t) => {
   const from = stack.nginxAccessLog().length;
   const page = await browser.context.newPage();
   const refused = [];
@@ -181,7 +203,8 @@ test('a logged-in phpMyAdmin session with its AJAX features meets no 403', async
     await session(page);
   } catch (e) {
     // a step that waited in vain: say which requests were refused
-    e.message += `\nstep: ${step}; 403 answers so far: ${JSON.stringify(refused)}`;
+    const why = stack.nginxErrorLog().split('\n').filter((l) => /csrf: rejected/.test(l)).map((l) => l.replace(/^.*csrf: /, ''));
+    e.message += `\nstep: ${step}; 403 answers so far: ${JSON.stringify(refused)}; the module: ${JSON.stringify(why)}`;
     throw e;
   }
   await page.close();
@@ -198,17 +221,26 @@ test('a logged-in phpMyAdmin session with its AJAX features meets no 403', async
   assert.deepEqual(refused, [], 'the browser got no 403');
   assert.deepEqual(seen.filter((e) => e.status === 403).map(what), [], 'nginx answered no 403');
   assert.doesNotMatch(stack.nginxErrorLog(), /csrf: (rejected|would reject)/, 'the module rejected nothing');
-  // Every unsafe request of the session was proved same-origin by the
-  // browser itself: none of them needed a token.
   for (const route of ['/', '/navigation', '/table/replace', '/import', '/preferences/features', '/logout']) {
     assert.ok(unsafe.some((e) => new URL(e.uri, 'http://x').searchParams.get('route') === route),
       `the session POSTed to route=${route}`);
   }
-  assert.deepEqual(unsafe.filter((e) => e.result !== 'origin_verified').map((e) => `${what(e)} ${e.result}`), [],
-    'every unsafe request passed on origin evidence');
+  if (!named) {
+    // Every unsafe request of the session was proved same-origin by the
+    // browser itself: none of them needed a token.
+    assert.deepEqual(unsafe.filter((e) => e.result !== 'origin_verified').map((e) => `${what(e)} ${e.result}`), [],
+      'every unsafe request passed on origin evidence');
+    return;
+  }
+  // By name: the scripts' POSTs carry the site's Origin; the forms' carry
+  // Origin: null (no-referrer) and pass on the injected token (ok).
+  assert.deepEqual(unsafe.filter((e) => !['origin_verified', 'ok'].includes(e.result)).map((e) => `${what(e)} ${e.result}`),
+    [], 'every unsafe request passed on its Origin or on the token');
+  assert.ok(unsafe.some((e) => e.result === 'ok' && what(e) === 'POST /index.php?route=/'),
+    'the login form (Origin: null) passed on the token');
 });
 
-test('forged requests are rejected by the module and change nothing', async (t) => {
+test(`${named ? 'by name: ' : ''}forged requests are rejected by the module and change nothing`, async (t) => {
   await browser.context.clearCookies();
   const page = await browser.context.newPage();
   await login(page);
@@ -256,13 +288,13 @@ ${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.r
   const seen = entries(stack.nginxAccessLog(), from);
   const form = seen.filter((e) => e.uri.includes('forged=form66'));
   const noToken = seen.filter((e) => e.uri.includes('forged=bare67'));
-  assert.deepEqual(form.map((e) => [e.status, e.result]), [[403, 'same_site']],
-    'the form: rejected as same_site (Sec-Fetch-Site)');
+  assert.deepEqual(form.map((e) => [e.status, e.result]), [[403, FORGED]],
+    `the form: rejected as ${FORGED} (${named ? 'its Origin' : 'Sec-Fetch-Site'})`);
   assert.deepEqual(noToken.map((e) => [e.status, e.result]), [[403, 'token_missing']],
     'no evidence, no token: token_missing');
   assert.doesNotMatch(stack.fpmAccessLog().slice(fpmFrom), /forged=/, 'no forged request reached php-fpm');
   const errors = stack.nginxErrorLog();
-  assert.match(errors, /csrf: rejected POST "\/index\.php": same_site/);
+  assert.match(errors, new RegExp(`csrf: rejected POST "/index\\.php": ${FORGED}`));
   assert.match(errors, /csrf: rejected POST "\/index\.php": token_missing/);
   assert.ok(!errors.includes(pmaToken) && !errors.includes(token), 'the error log has no token');
   assert.doesNotMatch(errors, /forged=/, 'the module logs no query string');
@@ -280,6 +312,6 @@ ${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.r
   // ... and the forged form runs through a server without the module.
   assert.equal(await forge(stack.controlUrl, 69), 200, 'without the module the forged form is answered');
   assert.deepEqual(rows(), [...before, '68:forged', '69:forged'], 'without the module the forged form runs');
-  t.diagnostic('forged form: 403 same_site; no evidence and no token: 403 token_missing; with the token: ok');
+  t.diagnostic(`forged form: 403 ${FORGED}; no evidence and no token: 403 token_missing; with the token: ok`);
   await page.close();
 });

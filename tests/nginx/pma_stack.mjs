@@ -14,9 +14,11 @@
 //             non-default prefix needs (pid, error log, temp folders) is
 //             added around it
 //
-// startStack() returns { url, controlUrl, password, nginxAccessLog(),
-// nginxErrorLog(), fpmAccessLog(), query(sql), stop() }; controlUrl is the
-// same phpMyAdmin through a server without the module.
+// startStack({ host }) returns { url, controlUrl, password,
+// nginxAccessLog(), nginxErrorLog(), fpmAccessLog(), query(sql), stop() };
+// controlUrl is the same phpMyAdmin through a server without the module.
+// host: the name the browser reaches them by (default 127.0.0.1; the named
+// mode's pma.test).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -245,7 +247,7 @@ events { worker_connections 256; }
   return { child, port, control };
 }
 
-export async function startStack() {
+export async function startStack({ host = '127.0.0.1' } = {}) {
   for (const f of [MODULE, CSRF_KEY]) assert.ok(f && fs.existsSync(f), `built: ${f}`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-pma-'));
   fs.chmodSync(tmp, 0o755);
@@ -284,8 +286,8 @@ export async function startStack() {
     const ngx = await startNginx(tmp, fpm.socket);
     procs.push({ name: 'nginx', child: ngx.child, signal: 'SIGQUIT' });
     stack.port = ngx.port;
-    stack.url = `http://127.0.0.1:${ngx.port}`;
-    stack.controlUrl = `http://127.0.0.1:${ngx.control}`;
+    stack.url = `http://${host}:${ngx.port}`;
+    stack.controlUrl = `http://${host}:${ngx.control}`;
   } catch (e) {
     await stack.stop();
     throw e;
