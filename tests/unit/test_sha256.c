@@ -39,22 +39,31 @@ static int failures;
 		}                                                                                                      \
 	} while (0)
 
+static int nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	abort();
+}
+
 static size_t unhex(const char *hex, uint8_t *out)
 {
 	size_t n = strlen(hex) / 2;
-	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
-			abort();
-		out[i] = (uint8_t)v;
-	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = (uint8_t)(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
 	return n;
 }
 
 static void tohex(const uint8_t *in, size_t n, char *out)
 {
-	for (size_t i = 0; i < n; i++)
-		sprintf(out + 2 * i, "%02x", in[i]);
+	static const char digits[] = "0123456789abcdef";
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 15];
+	}
+	out[2 * n] = '\0';
 }
 
 static void builtin(const void *msg, size_t n, uint8_t out[32])
