@@ -47,12 +47,12 @@ ir() { # cgi, program, env...: csrf-cgi's own instructions
 	(cd "$progs" && env "$@" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$cgi" "$prog" <"$work/body" 2>&1 \
 		>/dev/null | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
 }
-wall() { # env... -- command: hyperfine median in ms
+wall() { # env... -- command: hyperfine median in ms, the body on stdin (through sh, for every row alike)
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	(cd "$progs" && env "${envs[@]}" hyperfine -N --style none --warmup "$warmup" --runs "$runs" --input "$work/body" \
-		--export-json "$work/h.json" "$1" >/dev/null 2>&1)
+	(cd "$progs" && env "${envs[@]}" hyperfine -N --style none --warmup "$warmup" --runs "$runs" \
+		--export-json "$work/h.json" "sh -c '$1 <$work/body'" >/dev/null 2>&1)
 	python3 -c 'import json,sys; print("%.2f" % (json.load(open(sys.argv[1]))["results"][0]["median"] * 1000))' "$work/h.json"
 }
 kib() { python3 -c 'import os,sys; print("%.1f" % (os.path.getsize(sys.argv[1]) / 1024))' "$1"; }
@@ -99,7 +99,7 @@ qemu=(qemu-mipsel -L /usr/mipsel-linux-gnu)
 	echo "Targets (builtin): page at most 0.5 M: $([ "$bp" -le 500000 ] && echo met || echo MISSED);" \
 		"rejection at most 0.3 M: $([ "$br" -le 300000 ] && echo met || echo MISSED)."
 	echo
-	echo "## Wall time (hyperfine median of $runs runs)"
+	echo "## Wall time (hyperfine median of $runs runs, each through \`sh -c\` with the body on stdin)"
 	echo
 	echo "| run | HTML page | rejection |"
 	echo "|---|---:|---:|"
