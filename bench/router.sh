@@ -112,6 +112,8 @@ qemu=(qemu-mipsel -L /usr/mipsel-linux-gnu)
 	echo "| csrf-cgi mipsel under qemu-mipsel | $(wall "${page_env[@]}" -- "${qemu[*]} $dist/mipsel/csrf-cgi ./page.cgi") ms |" \
 		"$(wall "${reject_env[@]}" -- "${qemu[*]} $dist/mipsel/csrf-cgi ./echo.cgi") ms |"
 	echo
+	echo "With the load average above the number of cores the medians are mostly time spent waiting for a"
+	echo "core (see the bare program's row); the instruction counts above are what no load changes."
 	echo "Under qemu-mipsel every MIPS instruction is translated on this x86-64 machine: the time is the"
 	echo "emulator's, not a router's. A router's cost is the x86-64 instruction count above for the same"
 	echo "code (callgrind cannot run under qemu-user), at the router core's rate."
