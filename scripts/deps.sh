@@ -34,6 +34,8 @@ TEST_PKGS=(
   gcc-mipsel-linux-gnu gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu
   libc6-dev-mipsel-cross libc6-dev-armhf-cross libc6-dev-arm64-cross
   musl-tools qemu-user
+  # the mbedTLS crypto backend's test (router.mbedtls)
+  libmbedtls-dev
 )
 
 PKGS=("${BUILD_PKGS[@]}")

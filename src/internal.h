@@ -20,7 +20,8 @@
 /* ---- SHA-256: the one primitive, from the backend chosen at build time ----
  *
  * CSRF_CRYPTO_BUILTIN=1 (CMake CSRF_CRYPTO=builtin): sha256.c, no library
- * but libc (a router's csrf-cgi). Otherwise (CSRF_CRYPTO=openssl, the
+ * but libc (a router's csrf-cgi). CSRF_CRYPTO_MBEDTLS=1 (CSRF_CRYPTO=mbedtls):
+ * mbedTLS's libmbedcrypto, for firmware that ships it anyway. Otherwise (CSRF_CRYPTO=openssl, the
  * default and the Debian packages'): libcrypto's SHA-256, which uses the
  * CPU's SHA extensions. Every file of src/ hashes through csrf_sha256_*,
  * and only this header and util.c know which backend it is. */
@@ -51,6 +52,32 @@ static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size
 static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
 {
 	csrf_sha256_builtin_final(c, out);
+}
+#elif defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS
+/* mbedTLS (OpenWrt's own crypto library): its SHA-256 context is a plain
+ * struct, copied as the precomputed HMAC states are. 2.x names the calls
+ * *_ret, 3.x without. */
+#include <mbedtls/sha256.h>
+#include <mbedtls/version.h>
+#if MBEDTLS_VERSION_NUMBER < 0x03000000
+#define mbedtls_sha256_starts mbedtls_sha256_starts_ret
+#define mbedtls_sha256_update mbedtls_sha256_update_ret
+#define mbedtls_sha256_finish mbedtls_sha256_finish_ret
+#endif
+typedef mbedtls_sha256_context csrf_sha256_ctx;
+static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+{
+	mbedtls_sha256_init(c);
+	(void)mbedtls_sha256_starts(c, 0);
+}
+static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+{
+	(void)mbedtls_sha256_update(c, data, n);
+}
+static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+{
+	(void)mbedtls_sha256_finish(c, out);
+	mbedtls_sha256_free(c);
 }
 #else
 /* The one-block SHA-256 interface is deprecated in OpenSSL 3 but is the

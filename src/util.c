@@ -4,8 +4,8 @@
 
 #include <time.h>
 
-#if defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN
-/* Every byte is read and or-ed in whatever the data; the volatile
+#if (defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) || (defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
+/* Without libcrypto (builtin and mbedTLS backends). Every byte is read and or-ed in whatever the data; the volatile
  * accumulator keeps the compiler from stopping at the first difference. */
 int csrf_ct_eq(const void *a, const void *b, size_t n)
 {

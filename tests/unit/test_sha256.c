@@ -22,7 +22,7 @@
 
 #include "internal.h"
 
-#if !(defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN)
+#if !(defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) && !(defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
 #define WITH_OPENSSL 1
 #include <openssl/sha.h>
 #endif
@@ -225,7 +225,8 @@ static void test_final_wipes(void)
 }
 
 /* RFC 4231 section 4, test cases 1 to 7, through mac.c (the build's
- * backend: libcrypto's SHA-256 by default, sha256.c with builtin). */
+ * backend: libcrypto's SHA-256 by default, sha256.c with builtin,
+ * libmbedcrypto with mbedtls). */
 static void test_rfc4231(void)
 {
 	static uint8_t k_aa131[131], d_dd50[50], d_cd50[50];
@@ -291,6 +292,8 @@ int main(void)
 #ifdef WITH_OPENSSL
 	test_against_openssl();
 	printf("backend openssl; built-in SHA-256 also compared with libcrypto\n");
+#elif defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS
+	printf("backend mbedtls\n");
 #else
 	printf("backend builtin\n");
 #endif

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#if !(defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN)
+#if !(defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) && !(defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
 #define WITH_OPENSSL 1
 #include <openssl/rand.h>
 #endif

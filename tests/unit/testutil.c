@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if !(defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN)
+#if !(defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) && !(defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
 #include <openssl/crypto.h>
 #endif
 
@@ -87,8 +87,8 @@ csrf_allocator tu_allocator(tu_alloc_state *st)
 	return a;
 }
 
-#if defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN
-/* The builtin crypto backend (the router builds): no libcrypto, nothing
+#if (defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) || (defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
+/* The builtin and mbedTLS crypto backends: no libcrypto, nothing
  * of it to count. */
 int tu_count_openssl_allocs(void)
 {
