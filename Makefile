@@ -6,7 +6,12 @@
 #                 test through ctest, each run once
 #   make check-unit  the library and its unit tests only (ASan+UBSan, build-unit/),
 #                 in seconds; CTEST_ARGS='-R unit.test_check' picks one
-#   make demo     build and run the demo (victim :8080, attacker :8081)
+#   make demo     build and run the demo (victim :8080, attacker :8081, and
+#                 a router :8082: busybox httpd + csrf-cgi, builtin crypto)
+#   make router   csrf-cgi and csrf-key for routers (builtin crypto, libc
+#                 only, -Os, stripped) into dist/router/<arch>/: mipsel,
+#                 armhf, aarch64 (Debian's cross compilers), x86_64-musl
+#                 (static); ROUTER_ARCHES= for some of them
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make deb      Debian packages into dist/ (dpkg-buildpackage in build-deb/)
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
@@ -22,7 +27,7 @@ HTML5LIB_PAGES ?= 100000
 HTML5LIB_SEED ?= $(shell date +%s)
 CTEST_ARGS ?=
 
-.PHONY: all deps build-deps build check check-unit demo install deb bench fuzz format clean
+.PHONY: all deps build-deps build check check-unit demo router install deb bench fuzz format clean
 
 all: build
 
@@ -59,6 +64,9 @@ check-unit: deps
 demo: build
 	./build/csrf-demo --router 127.0.0.1:8082 $(DEMO_ARGS)
 
+router: deps
+	@JOBS=$(JOBS) ./scripts/router.sh $(ROUTER_ARCHES)
+
 install: build
 	@cmake -S . -B build -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	@DESTDIR=$(DESTDIR) cmake --install build
@@ -69,6 +77,7 @@ deb: build-deps
 bench: deps build
 	@cmake --build build -j $(JOBS) --target csrf-bench-micro csrf-bench-inject csrf-bench-store
 	@./bench/run.sh
+	@JOBS=$(JOBS) ./bench/router.sh
 
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh

@@ -2,7 +2,7 @@
 # Included by fuzz/CMakeLists.txt (clang main build) and by
 # fuzz/standalone (the nested clang build of a gcc main build).
 
-set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config cache)
+set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config cache crypto)
 
 # csrf_fuzz_library(<target> <cflags...>): every file of src/ compiled again
 # with the given instrumentation into a static library.
@@ -16,7 +16,21 @@ function(csrf_fuzz_library target)
 endfunction()
 
 # csrf_fuzz_harness(<name> <library>): fuzz_<name> from fuzz/fuzz_<name>.c.
+# fuzz_crypto compares the builtin backend with OpenSSL: it links its own
+# copy of mac.c, sha256.c and util.c built with CSRF_CRYPTO_BUILTIN, and
+# libcrypto for the reference, instead of the library.
 function(csrf_fuzz_harness name lib)
+  if(name STREQUAL "crypto")
+    if(NOT TARGET ${lib}_builtin_crypto)
+      add_library(${lib}_builtin_crypto STATIC ${CSRF_ROOT}/src/mac.c ${CSRF_ROOT}/src/sha256.c ${CSRF_ROOT}/src/util.c)
+      target_include_directories(${lib}_builtin_crypto PUBLIC ${CSRF_ROOT}/include PRIVATE ${CSRF_ROOT}/src)
+      target_compile_definitions(${lib}_builtin_crypto PRIVATE CSRF_BUILDING=1 _GNU_SOURCE PUBLIC CSRF_CRYPTO_BUILTIN=1)
+      get_target_property(opts ${lib} COMPILE_OPTIONS)
+      target_compile_options(${lib}_builtin_crypto PRIVATE ${opts})
+      target_link_libraries(${lib}_builtin_crypto PUBLIC PkgConfig::LIBCRYPTO)
+    endif()
+    set(lib ${lib}_builtin_crypto)
+  endif()
   add_executable(fuzz_${name} ${CSRF_ROOT}/fuzz/fuzz_${name}.c)
   target_include_directories(fuzz_${name} PRIVATE ${CSRF_ROOT}/fuzz ${CSRF_ROOT}/include ${CSRF_ROOT}/src)
   target_compile_definitions(fuzz_${name} PRIVATE _GNU_SOURCE)

@@ -387,8 +387,10 @@ CSRF_MUST_CHECK csrf_reason csrf_cookie_name_validate(const char *name, const ch
 /* Secrets, tokens, field names                                        */
 /* ------------------------------------------------------------------ */
 
-/* Fills buf with n bytes from the OS CSPRNG (through libcrypto's
- * RAND_bytes). CSRF_OK, CSRF_ERR_RANDOM, CSRF_ERR_ARG (buf NULL). */
+/* Fills buf with n bytes from the kernel's CSPRNG (getrandom(2), blocking
+ * until it is seeded; never a weaker source). CSRF_OK, CSRF_ERR_ARG (buf
+ * NULL), CSRF_ERR_RANDOM when the kernel refuses (a kernel without
+ * getrandom, before Linux 3.17, fails here: ENOSYS, errno kept). */
 CSRF_MUST_CHECK csrf_reason csrf_random(uint8_t *buf, size_t n);
 
 /* A new per-session secret, to be kept with the session (or sent in the

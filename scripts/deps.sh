@@ -30,7 +30,15 @@ TEST_PKGS=(
   # configured at install time).
   phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
   # csrf-cgi: the small servers of routers (busybox is a build package)
-  lighttpd
+  lighttpd mini-httpd
+  # the router builds (make router, tests/router): Debian's cross compilers
+  # and their C libraries, musl for the static x86-64 build, qemu-user to
+  # run the targets' programs
+  gcc-mipsel-linux-gnu gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu
+  libc6-dev-mipsel-cross libc6-dev-armhf-cross libc6-dev-arm64-cross
+  musl-tools qemu-user
+  # the mbedTLS crypto backend's test (router.mbedtls)
+  libmbedtls-dev
 )
 
 PKGS=("${BUILD_PKGS[@]}")
@@ -60,7 +68,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # The packaged services must not hold the ports tests use.
-  for svc in nginx redis-server redis-sentinel php8.2-fpm mariadb lighttpd; do
+  for svc in nginx redis-server redis-sentinel php8.2-fpm mariadb lighttpd mini-httpd; do
     if command -v systemctl >/dev/null 2>&1; then
       $SUDO systemctl stop "$svc" >/dev/null 2>&1 || true
       $SUDO systemctl disable "$svc" >/dev/null 2>&1 || true

@@ -6,10 +6,6 @@
 #ifndef CSRF_INTERNAL_H
 #define CSRF_INTERNAL_H
 
-/* The one-block SHA-256 interface is deprecated in OpenSSL 3 but is the
- * only allocation-free way to keep precomputed HMAC states. */
-#define OPENSSL_SUPPRESS_DEPRECATED 1
-
 #include "csrf.h"
 
 /* Exported definitions; csrf.h's declarations already carry default
@@ -21,15 +17,99 @@
 #include <stdint.h>
 #include <string.h>
 
+/* ---- SHA-256: the one primitive, from the backend chosen at build time ----
+ *
+ * CSRF_CRYPTO_BUILTIN=1 (CMake CSRF_CRYPTO=builtin): sha256.c, no library
+ * but libc (a router's csrf-cgi). CSRF_CRYPTO_MBEDTLS=1 (CSRF_CRYPTO=mbedtls):
+ * mbedTLS's libmbedcrypto, for firmware that ships it anyway. Otherwise (CSRF_CRYPTO=openssl, the
+ * default and the Debian packages'): libcrypto's SHA-256, which uses the
+ * CPU's SHA extensions. Every file of src/ hashes through csrf_sha256_*,
+ * and only this header and util.c know which backend it is. */
+
+#define CSRF_SHA256_LEN 32
+
+/* The built-in SHA-256 (sha256.c), in every build under these names. */
+typedef struct {
+	uint32_t h[8];
+	uint64_t len; /* bytes absorbed */
+	uint8_t buf[64];
+} csrf_sha256_builtin_ctx;
+void csrf_sha256_builtin_init(csrf_sha256_builtin_ctx *c);
+void csrf_sha256_builtin_update(csrf_sha256_builtin_ctx *c, const void *data, size_t n);
+/* Writes the digest and wipes c. */
+void csrf_sha256_builtin_final(csrf_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA256_LEN]);
+
+#if defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN
+typedef csrf_sha256_builtin_ctx csrf_sha256_ctx;
+static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+{
+	csrf_sha256_builtin_init(c);
+}
+static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+{
+	csrf_sha256_builtin_update(c, data, n);
+}
+static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+{
+	csrf_sha256_builtin_final(c, out);
+}
+#elif defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS
+/* mbedTLS (OpenWrt's own crypto library): its SHA-256 context is a plain
+ * struct, copied as the precomputed HMAC states are. 2.x names the calls
+ * *_ret, 3.x without. */
+#include <mbedtls/sha256.h>
+#include <mbedtls/version.h>
+#if MBEDTLS_VERSION_NUMBER < 0x03000000
+#define mbedtls_sha256_starts mbedtls_sha256_starts_ret
+#define mbedtls_sha256_update mbedtls_sha256_update_ret
+#define mbedtls_sha256_finish mbedtls_sha256_finish_ret
+#endif
+typedef mbedtls_sha256_context csrf_sha256_ctx;
+static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+{
+	mbedtls_sha256_init(c);
+	(void)mbedtls_sha256_starts(c, 0);
+}
+static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+{
+	(void)mbedtls_sha256_update(c, data, n);
+}
+static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+{
+	(void)mbedtls_sha256_finish(c, out);
+	mbedtls_sha256_free(c);
+}
+#else
+/* The one-block SHA-256 interface is deprecated in OpenSSL 3 but is the
+ * only allocation-free way to keep precomputed HMAC states. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/sha.h>
+/* also where a file included libcrypto's headers before this one */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+typedef SHA256_CTX csrf_sha256_ctx;
+static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+{
+	SHA256_Init(c);
+}
+static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+{
+	SHA256_Update(c, data, n);
+}
+static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+{
+	SHA256_Final(out, c);
+}
+#pragma GCC diagnostic pop
+#endif
 
 /* ---- keyed MAC (mac.c): HMAC-SHA256 with precomputed pads ---- */
 
 /* The inner and outer hash states after absorbing key^ipad and key^opad:
  * each MAC then costs only the message's blocks plus one. */
 typedef struct {
-	SHA256_CTX inner;
-	SHA256_CTX outer;
+	csrf_sha256_ctx inner;
+	csrf_sha256_ctx outer;
 } csrf_mac_key;
 
 #define CSRF_MAC_LEN 32

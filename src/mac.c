@@ -16,10 +16,10 @@ void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len)
 	memset(block, 0, sizeof block);
 	if (key_len > HMAC_BLOCK) {
 		/* RFC 2104: a key longer than the block is replaced by its hash. */
-		SHA256_CTX h;
-		SHA256_Init(&h);
-		SHA256_Update(&h, key, key_len);
-		SHA256_Final(block, &h);
+		csrf_sha256_ctx h;
+		csrf_sha256_init(&h);
+		csrf_sha256_update(&h, key, key_len);
+		csrf_sha256_final(&h, block);
 		csrf_wipe(&h, sizeof h);
 	} else if (key_len > 0) {
 		memcpy(block, key, key_len);
@@ -27,13 +27,13 @@ void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len)
 
 	for (size_t i = 0; i < HMAC_BLOCK; i++)
 		pad[i] = block[i] ^ 0x36;
-	SHA256_Init(&k->inner);
-	SHA256_Update(&k->inner, pad, sizeof pad);
+	csrf_sha256_init(&k->inner);
+	csrf_sha256_update(&k->inner, pad, sizeof pad);
 
 	for (size_t i = 0; i < HMAC_BLOCK; i++)
 		pad[i] = block[i] ^ 0x5c;
-	SHA256_Init(&k->outer);
-	SHA256_Update(&k->outer, pad, sizeof pad);
+	csrf_sha256_init(&k->outer);
+	csrf_sha256_update(&k->outer, pad, sizeof pad);
 
 	csrf_wipe(block, sizeof block);
 	csrf_wipe(pad, sizeof pad);
@@ -45,17 +45,17 @@ void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, 
 	const void *parts[4] = {p1, p2, p3, p4};
 	const size_t lens[4] = {n1, n2, n3, n4};
 	uint8_t inner_hash[CSRF_MAC_LEN];
-	SHA256_CTX h;
+	csrf_sha256_ctx h;
 
 	h = k->inner;
 	for (size_t i = 0; i < 4; i++)
 		if (parts[i] && lens[i])
-			SHA256_Update(&h, parts[i], lens[i]);
-	SHA256_Final(inner_hash, &h);
+			csrf_sha256_update(&h, parts[i], lens[i]);
+	csrf_sha256_final(&h, inner_hash);
 
 	h = k->outer;
-	SHA256_Update(&h, inner_hash, sizeof inner_hash);
-	SHA256_Final(out, &h);
+	csrf_sha256_update(&h, inner_hash, sizeof inner_hash);
+	csrf_sha256_final(&h, out);
 
 	csrf_wipe(&h, sizeof h);
 	csrf_wipe(inner_hash, sizeof inner_hash);

@@ -48,7 +48,7 @@ static const reason_row rows[] = {
     {CSRF_ERR_BUFFER, "err_buffer", "buffer too small"},
     {CSRF_ERR_CONFIG, "err_config", "configuration error"},
     {CSRF_ERR_IO, "err_io", "input/output error"},
-    {CSRF_ERR_RANDOM, "err_random", "random generator failed"},
+    {CSRF_ERR_RANDOM, "err_random", "the kernel's random generator (getrandom) failed"},
     {CSRF_NOT_FOUND, "not_found", "not found"},
     {CSRF_MALFORMED, "malformed", "malformed input"},
     {CSRF_TOO_LARGE, "too_large", "input too large"},

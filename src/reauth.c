@@ -34,7 +34,6 @@
 
 #if CSRF_WITH_REAUTH
 
-#include <openssl/sha.h>
 #include <sodium.h>
 
 #define KEY_ACCT "fail:acct:"
@@ -296,17 +295,17 @@ static void dummy_setup(void)
 static size_t login_key(char *buf, const char *prefix, const char *account, size_t account_len, const char *client,
                         size_t client_len)
 {
-	SHA256_CTX c;
+	csrf_sha256_ctx c;
 	uint8_t len_be[4] = {(uint8_t)(account_len >> 24), (uint8_t)(account_len >> 16), (uint8_t)(account_len >> 8),
 	                     (uint8_t)account_len};
-	uint8_t digest[SHA256_DIGEST_LENGTH];
+	uint8_t digest[CSRF_SHA256_LEN];
 	size_t p = strlen(prefix);
 
-	SHA256_Init(&c);
-	SHA256_Update(&c, len_be, sizeof len_be);
-	SHA256_Update(&c, account, account_len);
-	SHA256_Update(&c, client, client_len);
-	SHA256_Final(digest, &c);
+	csrf_sha256_init(&c);
+	csrf_sha256_update(&c, len_be, sizeof len_be);
+	csrf_sha256_update(&c, account, account_len);
+	csrf_sha256_update(&c, client, client_len);
+	csrf_sha256_final(&c, digest);
 	memcpy(buf, prefix, p);
 	csrf_b64url_encode(digest, sizeof digest, buf + p);
 	return p + CSRF_B64_ENC_LEN(sizeof digest);

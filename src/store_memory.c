@@ -26,10 +26,9 @@
  */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-#include <openssl/rand.h>
 
 #define SWEEP_PER_CALL 16
 #define INITIAL_BUCKETS 64
@@ -575,7 +574,7 @@ csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, co
 		mem_destroy(m);
 		return CSRF_ERR_NOMEM;
 	}
-	if (RAND_bytes(m->hash_key, sizeof m->hash_key) != 1) {
+	if (csrf_random(m->hash_key, sizeof m->hash_key) != CSRF_OK) {
 		mem_destroy(m);
 		return CSRF_ERR_RANDOM;
 	}

@@ -2,14 +2,15 @@
  * token.c - per-session secrets, masked tokens bound to a session, the
  * derived hidden-field name and the signed secret cookie.
  *
- * Crypto choice. HMAC-SHA256 comes from OpenSSL 3.0's libcrypto, which
- * uses the CPU's SHA extensions (faster here than libsodium's HMAC; the
- * figures are in bench/RESULTS.md). It is used through precomputed inner and outer
- * SHA-256 states (mac.c), so a verify allocates nothing and costs three
- * SHA-256 compressions. Secrets and masks come from RAND_bytes, OpenSSL's
- * DRBG seeded from the OS (getrandom). libsodium is used only for Argon2id
- * (re-authentication, another file). Comparisons of MACs are constant time
- * (csrf_ct_eq, in the manner of CRYPTO_memcmp).
+ * Crypto choice. HMAC-SHA256 over the build's SHA-256 backend
+ * (internal.h): OpenSSL 3.0's libcrypto by default, which uses the CPU's
+ * SHA extensions (faster here than libsodium's HMAC; the figures are in
+ * bench/RESULTS.md), or the built-in one (sha256.c) of a router build. It is
+ * used through precomputed inner and outer SHA-256 states (mac.c), so a
+ * verify allocates nothing and costs three SHA-256 compressions. Secrets
+ * and masks come from the kernel's getrandom (random.c). libsodium is used
+ * only for Argon2id (re-authentication, another file). Comparisons of MACs
+ * are constant time (csrf_ct_eq).
  *
  * Raw token, CSRF_TOKEN_RAW_LEN = 54 bytes:
  *   version(1) = 1 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
@@ -263,12 +264,12 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	const size_t plen = sizeof FIELD_PREFIX - 1;
 	if (cap < plen + 2 * FIELD_HASH_BYTES + 1)
 		return CSRF_ERR_BUFFER;
-	uint8_t digest[SHA256_DIGEST_LENGTH];
-	SHA256_CTX h;
-	SHA256_Init(&h);
-	SHA256_Update(&h, label_field, sizeof label_field - 1);
-	SHA256_Update(&h, secret, CSRF_SECRET_LEN);
-	SHA256_Final(digest, &h);
+	uint8_t digest[CSRF_SHA256_LEN];
+	csrf_sha256_ctx h;
+	csrf_sha256_init(&h);
+	csrf_sha256_update(&h, label_field, sizeof label_field - 1);
+	csrf_sha256_update(&h, secret, CSRF_SECRET_LEN);
+	csrf_sha256_final(&h, digest);
 	memcpy(out, FIELD_PREFIX, plen);
 	csrf_hex_encode(digest, FIELD_HASH_BYTES, out + plen);
 	out[plen + 2 * FIELD_HASH_BYTES] = '\0';

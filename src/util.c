@@ -4,12 +4,26 @@
 
 #include <time.h>
 
+#if (defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) || (defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
+/* Without libcrypto (builtin and mbedTLS backends). Every byte is read and or-ed in whatever the data; the volatile
+ * accumulator keeps the compiler from stopping at the first difference. */
+int csrf_ct_eq(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+	volatile uint8_t d = 0;
+
+	for (size_t i = 0; i < n; i++)
+		d |= x[i] ^ y[i];
+	return d == 0;
+}
+#else
 #include <openssl/crypto.h>
 
 int csrf_ct_eq(const void *a, const void *b, size_t n)
 {
 	return CRYPTO_memcmp(a, b, n) == 0;
 }
+#endif
 
 /* glibc's explicit_bzero is memset that the compiler may not drop: as
  * sure as OPENSSL_cleanse and cheaper on the small buffers of the hot

@@ -1,6 +1,6 @@
 """cgitest - helpers for csrf-cgi's tests.
 
-Starts Debian's busybox httpd and lighttpd on free loopback ports with
+Starts Debian's busybox httpd, lighttpd and mini_httpd on free loopback ports with
 csrf-cgi as the CGI interpreter of the test programs in www/cgi-bin (HTTP
 Basic users admin/admin and guest/guest), runs csrf-cgi directly with a
 CGI environment, and speaks raw HTTP/1.1 over sockets so tests control
@@ -22,6 +22,7 @@ CGI = os.environ.get("CSRF_CGI", os.path.join(HERE, "../../build/csrf-cgi"))
 KEY = os.environ.get("CSRF_KEY", os.path.join(os.path.dirname(CGI), "csrf-key"))
 BUSYBOX = shutil.which("busybox") or "/bin/busybox"
 LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
+MINI_HTTPD = shutil.which("mini_httpd") or "/usr/sbin/mini_httpd"
 USERS = {"admin": "admin", "guest": "guest"}
 
 
@@ -183,6 +184,50 @@ setenv.add-environment = ( "CSRF_CGI_CONFIG" => "{conf}", "CGI_TEST_DIR" => "{di
 
     def argv(self):
         return [LIGHTTPD, "-D", "-f", self.conf]
+
+
+class MiniHttpd(Server):
+    """ACME's mini_httpd (Debian's mini-httpd) -D, its CGI pattern
+    cgi-bin/*. mini_httpd has no interpreter setting: it runs whatever the
+    pattern matches. So each name under its cgi-bin is a two-line shell
+    script that runs csrf-cgi with the real program (in cgi/tests/www,
+    outside mini_httpd's document root, so no URL reaches it unprotected);
+    the script also names the configuration, since mini_httpd gives CGI
+    programs a fresh environment, and sends standard error to the error
+    log (mini_httpd gives CGI programs the client's connection as standard
+    error: a log line would reach the browser before the headers). Basic
+    auth: cgi-bin/.htpasswd (crypt).
+    mini_httpd passes on only some request headers (Referer, User-Agent,
+    Cookie, Host, Content-Type, Content-Length): never Origin,
+    Sec-Fetch-Site or X-CSRF-Token."""
+
+    name = "mini_httpd"
+    DROPPED = ("origin", "sec-fetch-site", "x-csrf-token")
+
+    def write_config(self):
+        import crypt  # deprecated in 3.11, still there; mini_httpd checks with crypt(3)
+        self.root = self.site.path("mini-www")
+        bindir = os.path.join(self.root, "cgi-bin")
+        os.makedirs(bindir, exist_ok=True)
+        os.chmod(self.root, 0o755)
+        os.chmod(bindir, 0o755)
+        for name in sorted(os.listdir(os.path.join(WWW, "cgi-bin"))):
+            path = os.path.join(bindir, name)
+            with open(path, "w") as f:
+                f.write("#!/bin/sh\nCSRF_CGI_CONFIG=%s CGI_TEST_DIR=%s exec %s %s 2>>%s\n" % (
+                    self.site.conf, self.site.dir, os.path.abspath(CGI), os.path.join(WWW, "cgi-bin", name),
+                    self.logfile))
+            os.chmod(path, 0o755)
+        with open(os.path.join(bindir, ".htpasswd"), "w") as f:
+            for u, p in USERS.items():
+                f.write("%s:%s\n" % (u, crypt.crypt(p, crypt.mksalt(crypt.METHOD_SHA512))))
+        self.access_log = self.site.path("mini_httpd-access.log")
+
+    def argv(self):
+        import pwd
+        user = pwd.getpwuid(os.getuid()).pw_name
+        return [MINI_HTTPD, "-D", "-h", "127.0.0.1", "-p", str(self.port), "-d", self.root, "-c", "cgi-bin/*",
+                "-u", user, "-l", self.access_log]
 
 
 class Response:

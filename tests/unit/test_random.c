@@ -5,6 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <errno.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -40,11 +48,52 @@ static void test_pads(void **state)
 	assert_memory_not_equal(big, zero, sizeof big);
 }
 
+/* A kernel without getrandom (before Linux 3.17, ENOSYS): a seccomp
+ * filter makes the system call answer ENOSYS in a child. csrf_random and
+ * csrf_secret_new fail with CSRF_ERR_RANDOM and errno ENOSYS, write
+ * nothing, and no other source is tried (the filter would let /dev/urandom
+ * be opened: the result says whether a fallback ran). */
+static void test_no_getrandom_is_an_error(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sock_filter f[] = {
+		    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+			_exit(10);
+		uint8_t buf[CSRF_SECRET_LEN], zero[CSRF_SECRET_LEN] = {0};
+		memset(buf, 0, sizeof buf);
+		errno = 0;
+		if (csrf_random(buf, sizeof buf) != CSRF_ERR_RANDOM || errno != ENOSYS)
+			_exit(1);
+		if (memcmp(buf, zero, sizeof buf) != 0)
+			_exit(2);
+		if (csrf_secret_new(buf) != CSRF_ERR_RANDOM || memcmp(buf, zero, sizeof buf) != 0)
+			_exit(3);
+		if (strstr(csrf_reason_str(CSRF_ERR_RANDOM), "getrandom") == NULL)
+			_exit(4);
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_pads),
+	    cmocka_unit_test(test_no_getrandom_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

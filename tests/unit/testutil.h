@@ -27,7 +27,8 @@ typedef struct {
 csrf_allocator tu_allocator(tu_alloc_state *st);
 
 /* Counts libcrypto's allocations from now on (call before any other
- * OpenSSL use in the process; returns 0 when OpenSSL refused). */
+ * OpenSSL use in the process; returns 0 when OpenSSL refused). With the
+ * builtin crypto backend there is no libcrypto: 1, and always 0 counted. */
 int tu_count_openssl_allocs(void);
 size_t tu_openssl_allocs(void);
 

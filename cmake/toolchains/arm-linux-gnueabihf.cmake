@@ -1,0 +1,16 @@
+# arm-linux-gnueabihf.cmake - Debian's cross compiler gcc-arm-linux-gnueabihf (and its sysroot
+# /usr/arm-linux-gnueabihf from libc6-dev-*-cross): the router build for arm
+# (scripts/router.sh, cgi/README.md).
+#   cmake -S . -B build-router/arm-linux-gnueabihf -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake \
+#     -DCSRF_ROUTER=ON -DCSRF_CRYPTO=builtin -DCSRF_WITH_REDIS=OFF -DCSRF_WITH_REAUTH=OFF -DCMAKE_BUILD_TYPE=MinSizeRel
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+set(CMAKE_C_COMPILER arm-linux-gnueabihf-gcc)
+set(CMAKE_FIND_ROOT_PATH /usr/arm-linux-gnueabihf)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+# How the tests run its programs on this machine: qemu-user with the
+# target's loader and libc (tests/router).
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm -L /usr/arm-linux-gnueabihf)
