@@ -246,20 +246,20 @@ static void bind_several(const csrf_slice *v, size_t n, char buf[CSRF_SESSION_BI
 {
 	static const char label[] = "libcsrf sessions v1";
 	static const char hex[] = "0123456789abcdef";
-	uint8_t d[SHA256_DIGEST_LENGTH];
-	SHA256_CTX h;
-	SHA256_Init(&h);
-	SHA256_Update(&h, label, sizeof label);
+	uint8_t d[CSRF_SHA256_LEN];
+	csrf_sha256_ctx h;
+	csrf_sha256_init(&h);
+	csrf_sha256_update(&h, label, sizeof label);
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].ptr)
 			continue;
 		uint8_t head[9] = {(uint8_t)i};
 		for (int k = 0; k < 8; k++)
 			head[1 + k] = (uint8_t)((uint64_t)v[i].len >> (56 - 8 * k));
-		SHA256_Update(&h, head, sizeof head);
-		SHA256_Update(&h, v[i].ptr, v[i].len);
+		csrf_sha256_update(&h, head, sizeof head);
+		csrf_sha256_update(&h, v[i].ptr, v[i].len);
 	}
-	SHA256_Final(d, &h);
+	csrf_sha256_final(&h, d);
 	for (size_t i = 0; i < sizeof d; i++) {
 		buf[2 * i] = hex[d[i] >> 4];
 		buf[2 * i + 1] = hex[d[i] & 15];
