@@ -302,6 +302,29 @@ static csrf_reason unless_trusted(const csrf_ctx *ctx, const csrf_request *req, 
 	return reject;
 }
 
+/* Whether the token stage's answer rests on more than a cookie a
+ * same-site attacker could have planted. A browser always sends Origin
+ * with a form POST, but any page can make it say null (a no-referrer
+ * policy, a sandboxed frame), and a page of a sibling subdomain or of
+ * another port of the host can plant its own signed secret cookie with
+ * the token that goes with it (cookies are not kept apart by port, nor
+ * from a parent domain's Domain attribute, and "__Host-" only by
+ * scheme). So Origin: null lets the token decide only where the secret
+ * is the caller's own (server-side), or where the token is bound to a
+ * session the request carries: a planted secret's token is bound to the
+ * attacker's session, never to the victim's. A session cookie planted
+ * as well puts the request in the attacker's own session. */
+static int unplantable(const csrf_ctx *ctx, const csrf_request *req)
+{
+	if (req->secret)
+		return 1;
+	csrf_slice sid = {NULL, 0};
+	char buf[CSRF_SESSION_BIND_LEN + 1];
+	int bound = csrf_request_session(ctx, req, &sid, buf) == CSRF_OK && sid.ptr && sid.len > 0;
+	csrf_wipe(buf, sizeof buf);
+	return bound;
+}
+
 /* Steps 3 to 5. CSRF_OK when the stage passes; *evidence is set when the
  * browser itself proved the request same-origin (or from a trusted
  * origin): Sec-Fetch-Site same-origin, or an Origin that is self or
@@ -358,16 +381,22 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 		/* In origin_or_token a request with no evidence at all goes to
 		 * the token, as over HTTP, where the secret cookie cannot have
 		 * been planted over plain HTTP: the caller's own secret, or
-		 * the "__Host-" cookie. Evidence against still rejects. */
+		 * the "__Host-" cookie (which another HTTPS port of the host
+		 * could still set: only a browser without fetch metadata gets
+		 * here, and null asks for a bound token too). Evidence against
+		 * still rejects. */
 		if (r == CSRF_REFERER_MISSING && ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN &&
 		    (req->secret || !ctx->secret_cookie_set || strncmp(ctx->secret_cookie, CSRF_HOST_PREFIX, 7) == 0))
-			return CSRF_OK;
+			return null_origin && !unplantable(ctx, req) ? CSRF_NULL_ORIGIN : CSRF_OK;
 		return r == CSRF_REFERER_MISSING && null_origin ? CSRF_NULL_ORIGIN : r;
 	}
 	/* Plain HTTP with neither header (or Origin: null): a non-browser
 	 * client, an old browser, a no-referrer page. It goes on to the
 	 * token stage; in mode origin (never with null) it is allowed, as
-	 * Go's CrossOriginProtection allows it. */
+	 * Go's CrossOriginProtection allows it. Null only where the token
+	 * rests on more than a cookie another site could have planted. */
+	if (null_origin && !unplantable(ctx, req))
+		return CSRF_NULL_ORIGIN;
 	return CSRF_OK;
 }
 

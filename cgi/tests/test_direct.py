@@ -428,7 +428,8 @@ class RequestTest(Direct):
         self.assertEqual(r.body, b"<form method=post></form>")
         # the same answer to a GET gets its token
         rc, r, err = self.run_cgi("GET", script="replay.cgi")
-        self.assertIn(b'<form method=post><input type="hidden"', r.body)
+        self.assertRegex(r.body, rb'^<form method=post></form-csrf-field><input type="hidden" name="csrf_[0-9a-f]+" '
+                                 rb'value="[A-Za-z0-9_-]+"></form>$')
 
     def test_log_line_cannot_be_forged(self):
         rc, r, err = self.run_cgi("POST", env={"PATH_INFO": "/x\ncsrf-cgi: allowed everything", "CONTENT_TYPE": FORM,

@@ -249,8 +249,9 @@ class SessionCookieTest(T.ProxyCase):
             extra = b"Set-Cookie: phpMyAdmin_https=s3cr3tvalue; path=/; secure; HttpOnly\r\nSet-Cookie: pma_lang=en\r\n"
         T.send_whole(c, SESSION_PAGE, "text/html; charset=utf-8", extra=extra)
 
-    def post(self, path, cookies, token):
-        r = T.request(self.ngx.port, "POST", path, [("Cookie", "; ".join(cookies)), ("X-CSRF-Token", token)], b"")
+    def post(self, path, cookies, token, extra=()):
+        r = T.request(self.ngx.port, "POST", path, [("Cookie", "; ".join(cookies)), ("X-CSRF-Token", token)] +
+                      list(extra), b"")
         m = re.search(rb'<code id="reason">([a-z_]+)</code>', r.body)
         return r.status, (m.group(1).decode() if m else None)
 
@@ -281,6 +282,19 @@ class SessionCookieTest(T.ProxyCase):
         sec, tok = self.token_for(p, "phpMyAdmin_https=victim")
         self.assertEqual(self.post(p, [sec, "phpMyAdmin_https=victim", "phpMyAdmin_https=evil"], tok),
                          (403, "cookie_ambiguous"))
+
+    def test_null_origin_needs_a_bound_session(self):
+        # Origin: null (phpMyAdmin's no-referrer forms by name over plain HTTP): the token decides
+        # when it is bound to the session the request carries ...
+        p, null = "/two/", [("Origin", "null")]
+        sec, tok = self.token_for(p, "phpMyAdmin=victim")
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin=victim"], tok, null), (200, None))
+        self.assertEqual(self.post(p, [sec, "phpMyAdmin=other"], tok, null), (403, "token_session"))
+        # ... never on a secret cookie and an unbound token alone, which a sibling subdomain or
+        # another port of the host could have planted (outside review of issue 23)
+        asec, atok = self.token_for(p, None)
+        self.assertEqual(self.post(p, [asec], atok, null), (403, "null_origin"))
+        self.assertEqual(self.post(p, [asec], atok), (200, None))
 
     def test_planted_second_name_cannot_take_the_binding(self):
         p = "/two/"

@@ -44,6 +44,7 @@ enum cfg {
 	C_OOT,            /* origin_or_token, self https://www.example.com */
 	C_OOT_HTTP,       /* origin_or_token, self http://www.example.com */
 	C_OOT_HOST,       /* origin_or_token, self from scheme and Host */
+	C_OOT_HTTP_SESSION, /* origin_or_token, self http://www.example.com, session cookie "sessionid" */
 	C_N
 };
 
@@ -61,6 +62,7 @@ enum tok {
 	T_STARS,         /* 64 * '*' (Django's "invalid characters") */
 	T_ALPHA64,       /* 64 * 'a' (Django's "incorrect") */
 	T_LONG,          /* 300 * 'A' */
+	T_UNBOUND,       /* masked, secret A, no session (a visitor's before login) */
 	T_N
 };
 
@@ -264,6 +266,9 @@ static int setup(void **state)
 	csrf_ctx_set_mode(g.ctx[C_OOT_HTTP], CSRF_MODE_ORIGIN_OR_TOKEN);
 	SET_SELF(g.ctx[C_OOT_HTTP], "http://www.example.com");
 	csrf_ctx_set_mode(g.ctx[C_OOT_HOST], CSRF_MODE_ORIGIN_OR_TOKEN);
+	csrf_ctx_set_mode(g.ctx[C_OOT_HTTP_SESSION], CSRF_MODE_ORIGIN_OR_TOKEN);
+	SET_SELF(g.ctx[C_OOT_HTTP_SESSION], "http://www.example.com");
+	must(csrf_ctx_set_session_cookie(g.ctx[C_OOT_HTTP_SESSION], "sessionid"));
 
 	/* A sibling subdomain's own ring: it can sign cookies and tokens, but
 	 * not with our key. */
@@ -277,6 +282,7 @@ static int setup(void **state)
 	assert_string_not_equal(g.tok[T_VALID], g.tok[T_VALID2]);
 	unmask(g.tok[T_VALID], g.tok[T_UNMASKED]);
 	issue(d, SECRET_A, "sess-B", NOW, g.tok[T_OTHER_SESSION]);
+	issue(d, SECRET_A, "", NOW, g.tok[T_UNBOUND]);
 	issue(d, SECRET_B, "sess-A", NOW, g.tok[T_WRONG_SECRET]);
 	issue(g.foreign, SECRET_A, "sess-A", NOW, g.tok[T_FOREIGN_KEY]);
 	memcpy(g.tok[T_TAMPERED], g.tok[T_VALID], sizeof g.tok[T_VALID]);
@@ -2043,6 +2049,62 @@ static const row null_origin_rows[] = {
      .origin = " null ",
      .allowed = 1,
      .reason = CSRF_OK},
+    /* A page of a sibling subdomain or of another port can plant its own
+     * signed secret cookie and make the browser say null: with neither
+     * the caller's secret nor a session the token is bound to, the token
+     * proves nothing (outside review of issue 23). */
+    {.name = "null: oot http, cookie secret and no session: could be planted",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .session = SID_NO_COOKIE,
+     .tok = T_UNBOUND,
+     .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: oot http, cookie secret and no session, header token: could be planted",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .secret = SEC_COOKIE,
+     .session = SID_NO_COOKIE,
+     .tok = T_UNBOUND,
+     .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: oot http, session cookie configured but not sent: could be planted",
+     .cfg = C_OOT_HTTP_SESSION,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .session = SID_NO_COOKIE,
+     .tok = T_UNBOUND,
+     .reason = CSRF_NULL_ORIGIN},
+    {.name = "null: oot http, bound to the session cookie, the token decides",
+     .cfg = C_OOT_HTTP_SESSION,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .session = SID_COOKIE_A,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "null: oot http, the session cookie of another session",
+     .cfg = C_OOT_HTTP_SESSION,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .session = SID_COOKIE_B,
+     .reason = CSRF_TOKEN_SESSION},
+    {.name = "null: oot http, the caller's secret and no session: not plantable",
+     .cfg = C_OOT_HTTP,
+     .scheme = "http",
+     .origin = "null",
+     .where = W_FORM,
+     .secret = SEC_REQ,
+     .session = SID_NO_COOKIE,
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
     {.name = "null: oot http, no token",
      .cfg = C_OOT_HTTP,
      .scheme = "http",

@@ -672,8 +672,8 @@ static void test_rewrite_keeps_owner_and_group(void **state)
 {
 	(void)state;
 	char path[128];
-	uid_t uid;
-	gid_t gid;
+	uid_t uid = 0;
+	gid_t gid = 0;
 	struct stat st;
 
 	if (!other_owner(&uid, &gid)) {
