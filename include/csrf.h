@@ -590,6 +590,21 @@ typedef struct {
 CSRF_MUST_CHECK csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop,
                                                 csrf_slice *add);
 
+/* What any response to a rejected request does with its cache headers,
+ * whatever made it (the adapter's csrf_reject_page, or an error page the
+ * server answers with instead): no cache may keep a rejection and serve
+ * it to others for the same URL (a CDN does not key on the method
+ * override or the Origin that made it one). Given the response's n
+ * headers, sets drop[i] to 1 for every Cache-Control line (even a
+ * private one), every targeted cache field (as csrf_response_cache names
+ * them) and Expires, 0 for the others (Pragma stays), and *add to
+ * CSRF_REJECT_PAGE_CACHE_CONTROL ("no-store", static), the only
+ * Cache-Control the response may carry. Not for a request that
+ * report-only let through. CSRF_OK, or CSRF_ERR_ARG as
+ * csrf_response_cache. */
+CSRF_MUST_CHECK csrf_reason csrf_rejection_cache(const csrf_header *headers, size_t n, unsigned char *drop,
+                                                 csrf_slice *add);
+
 /* 1 when one Cache-Control line keeps a page out of shared caches by
  * csrf_response_cache's rule: a well-formed list of directives with an
  * unqualified "private" or "no-store". NULL: 0. */
