@@ -1031,14 +1031,19 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
 
-	/* the module's rejection page: only no-store, whatever add_header
-	 * put beside it */
+	/* the answer to a rejected request, whatever location makes it (the
+	 * module's page, or error_page's target after an internal redirect:
+	 * the verdict lives in the main request's pool, which the redirect
+	 * keeps): only no-store, whatever add_header or an upstream put
+	 * beside it */
 	v = ngx_http_csrf_verdict(r, 0);
-	if (r == r->main && v && v->own_page) {
+	if (r == r->main && v && v->rejected) {
 		if (ngx_http_csrf_cache(r, csrf_rejection_cache) != NGX_OK) {
 			return NGX_ERROR;
 		}
-		return ngx_http_next_header_filter(r);
+		if (v->own_page) {
+			return ngx_http_next_header_filter(r);
+		}
 	}
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);

@@ -249,6 +249,33 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(r.status, 200)
         self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
 
+    def test_error_page_of_a_rejection_is_no_store(self):
+        """error_page sends a rejection to a location that says the answer
+        may be shared (add_header ... always, an application's error page):
+        it still goes out with only no-store."""
+        for path in ("/ep-text/index.html", "/ep-html/index.html", "/ep-named/index.html"):
+            with self.subTest(path):
+                r = T.request(self.port, "GET", path, self.OVERRIDE)
+                self.assertEqual(r.status, 403)
+                self.assertIn(b"denied" if path != "/ep-html/index.html" else b"<form", r.body)
+                self.assertNoStore(r)
+        # the location itself, asked directly, keeps what it says
+        r = T.request(self.port, "GET", "/e/denied.txt")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+
+    def test_shared_cache_in_front_keeps_no_rejection(self):
+        """A real proxy_cache in front, keyed on the path: the rejected
+        request's answer is not stored, and the next visitor's plain GET
+        gets the page, not the 403."""
+        front = self.ngx.ports[1]
+        for path in ("/own/denied.txt", "/ep-text/denied.txt", "/ep-html/denied.txt", "/ep-named/denied.txt"):
+            with self.subTest(path):
+                r = T.request(front, "GET", path, self.OVERRIDE)
+                self.assertEqual(r.status, 403)
+                r = T.request(front, "GET", path)
+                self.assertEqual((r.status, r.body), (200, b"denied"), r.headers)
+
     def test_log_lines_hold_no_query(self):
         tok = self.token
         r = T.request(self.port, "POST", "/both?%s=%s&q=1" % (self.field, tok), [("Sec-Fetch-Site", "cross-site")],
