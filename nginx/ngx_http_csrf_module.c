@@ -58,7 +58,6 @@ typedef struct {
 	unsigned checked : 1;
 	unsigned rejected : 1;
 	unsigned report_only : 1;
-	unsigned own_page : 1; /* the response is the module's rejection page */
 } ngx_http_csrf_verdict_t;
 
 typedef struct {
@@ -462,7 +461,6 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 #endif
 
 	/* its cache headers: the header filter's, after add_header's */
-	v->own_page = 1;
 
 	ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));
 	cv.value.data = page;
@@ -1035,15 +1033,16 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	 * module's page, or error_page's target after an internal redirect:
 	 * the verdict lives in the main request's pool, which the redirect
 	 * keeps): only no-store, whatever add_header or an upstream put
-	 * beside it */
+	 * beside it, and no token or secret cookie. The error location sees
+	 * the request without its Cookie (ngx_http_csrf_neutralize): a page
+	 * prepared there would set a new secret over the user's own, and a
+	 * cross-site form could so break every page the user has open. */
 	v = ngx_http_csrf_verdict(r, 0);
 	if (r == r->main && v && v->rejected) {
 		if (ngx_http_csrf_cache(r, csrf_rejection_cache) != NGX_OK) {
 			return NGX_ERROR;
 		}
-		if (v->own_page) {
-			return ngx_http_next_header_filter(r);
-		}
+		return ngx_http_next_header_filter(r);
 	}
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);

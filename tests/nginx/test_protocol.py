@@ -276,6 +276,33 @@ class ProtocolTest(unittest.TestCase):
                 r = T.request(front, "GET", path)
                 self.assertEqual((r.status, r.body), (200, b"denied"), r.headers)
 
+    def test_rejection_never_sets_the_secret_cookie(self):
+        """error_page to an HTML page of a location that injects: the
+        error location sees an anonymous visitor, and a page prepared for
+        it would carry a new secret cookie, replacing the user's own (a
+        cross-site form could log every open tab of the victim out of
+        their tokens). A rejected request's answer gets no token and no
+        cookie, with or without a secret in the request."""
+        form = ("Content-Type", "application/x-www-form-urlencoded")
+        for name, cookie in (("valid secret", [("Cookie", self.cookie)]), ("no secret", []),
+                             ("forged secret", [("Cookie", "csrf_secret=forged")])):
+            for method, hdrs, body in (("POST", [("Sec-Fetch-Site", "cross-site"), form], b"a=1"),
+                                       ("GET", self.OVERRIDE, b"")):
+                with self.subTest(name, method=method):
+                    r = T.request(self.port, method, "/ep-html/index.html", hdrs + cookie, body)
+                    self.assertEqual(r.status, 403)
+                    # assertTrue: a failure must not print a cookie or a token
+                    self.assertTrue(r.all("set-cookie") == [], "a rejection's answer set a cookie")
+                    self.assertTrue(r.body == PAGE, "the error page was changed")
+                    self.assertNoStore(r)
+        # the user's token still passes
+        r = T.request(self.port, "POST", "/both", [("Cookie", self.cookie), ("X-CSRF-Token", self.token)], b"a=1")
+        self.assertEqual(r.status, 200)
+        # the error location injects as usual into a page it serves itself
+        r = T.request(self.port, "GET", "/e/index.html")
+        self.assertIsNotNone(T.secret_cookie(r))
+        self.assertEqual(T.count_injected(r.body), (1, 1))
+
     def test_log_lines_hold_no_query(self):
         tok = self.token
         r = T.request(self.port, "POST", "/both?%s=%s&q=1" % (self.field, tok), [("Sec-Fetch-Site", "cross-site")],
