@@ -5,11 +5,12 @@
  * Invariants: the call succeeds; a header that is neither Cache-Control
  * nor a targeted cache field is never dropped, a targeted one always is;
  * either every Cache-Control line goes and "private" comes, or none goes,
- * nothing comes, and one line says private; a line that says private
- * holds the word private or no-store, stays private with a directive
- * appended, and a line over CSRF_CACHE_CONTROL_MAX never says it; the
- * line's bytes as a quoted string are never private, and private once an
- * unqualified private follows.
+ * nothing comes, and there is exactly one line, which says private; a
+ * line that says private holds the word private or no-store, stays
+ * private with a directive appended, and a line over
+ * CSRF_CACHE_CONTROL_MAX never says it; the line's bytes as a quoted
+ * string are never private, and private once an unqualified private
+ * follows.
  */
 #include "fuzz_util.h"
 
@@ -139,9 +140,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (add.ptr != NULL) {
 		FZ_ASSERT(dropped_lines == lines);
 	} else {
-		FZ_ASSERT(dropped_lines == 0 && private_lines > 0);
+		/* kept: one line, and it says private */
+		FZ_ASSERT(dropped_lines == 0 && lines == 1 && private_lines == 1);
 	}
-	if (private_lines == 0)
+	if (private_lines == 0 || lines != 1)
 		FZ_ASSERT(add.ptr != NULL);
 
 	fz_free(&ps);

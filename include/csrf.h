@@ -570,11 +570,13 @@ typedef struct {
  * and *add to the Cache-Control value it must gain ("private", static),
  * or absent (ptr NULL) when it keeps its own. The rule:
  * - Cache-Control stays only when it already keeps the page out of shared
- *   caches: every Cache-Control line is a list of directives as RFC 9111
- *   §5.2 writes them (token [ "=" ( token / quoted-string ) ], separated by
+ *   caches, in a form every cache reads alike: exactly one Cache-Control
+ *   line (a cache that reads only the first of several would miss a
+ *   "private" in the second), a list of directives as RFC 9111 §5.2
+ *   writes them (token [ "=" ( token / quoted-string ) ], separated by
  *   commas and optional spaces, empty elements allowed, names in any
- *   case, at most CSRF_CACHE_CONTROL_MAX bytes a line) and one directive
- *   is "private" or "no-store" without an argument. private="Set-Cookie"
+ *   case, at most CSRF_CACHE_CONTROL_MAX bytes), one of which is
+ *   "private" or "no-store" without an argument. private="Set-Cookie"
  *   (private="a, b") makes only the fields it names private, and
  *   "no-store" with an argument is not the standard's directive: neither
  *   counts. Otherwise every Cache-Control line goes and "private" comes.

@@ -127,23 +127,24 @@ static csrf_reason cache_args(const csrf_header *headers, size_t n, const unsign
 
 CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
 {
-	int malformed = 0, kept = 0;
+	size_t lines = 0;
+	int kept = 0;
 
 	if (cache_args(headers, n, drop, add) != CSRF_OK)
 		return CSRF_ERR_ARG;
 
-	/* Lines of one field are one list (RFC 9110 §5.3): a quote left
-	 * open in one would swallow the "private" of the next, so one line
-	 * that is not a clean list makes the whole field untrustworthy. */
+	/* Lines of one field are one list (RFC 9110 §5.3), but a cache may
+	 * read only the first ("public, max-age=600" then "private"), and a
+	 * quote left open in one would swallow the "private" of the next:
+	 * only a single line is trusted, and it must be a clean list. */
 	for (size_t i = 0; i < n; i++) {
 		if (!csrf_slice_ieq(headers[i].name, "Cache-Control"))
 			continue;
-		cc_verdict v =
-		    cache_control_line(headers[i].value.ptr ? headers[i].value.ptr : "", headers[i].value.len);
-		malformed |= v == CC_MALFORMED;
-		kept |= v == CC_PRIVATE;
+		lines++;
+		kept = cache_control_line(headers[i].value.ptr ? headers[i].value.ptr : "", headers[i].value.len) ==
+		       CC_PRIVATE;
 	}
-	kept = kept && !malformed;
+	kept = kept && lines == 1;
 
 	for (size_t i = 0; i < n; i++) {
 		csrf_slice name = headers[i].name;

@@ -358,7 +358,9 @@ class RequestTest(Direct):
                             (b'Cache-Control: private="a, b", s-maxage=600\r\n', ["private"]),
                             (b"Cache-Control: no-store=1\r\n", ["private"]),
                             (b'Cache-Control: private, x="open\r\n', ["private"]),
-                            (b"Cache-Control: public\r\nCache-Control: private\r\n", ["public", "private"]),
+                            # two lines: a cache that reads only the first would see "public"
+                            (b"Cache-Control: public\r\nCache-Control: private\r\n", ["private"]),
+                            (b"Cache-Control: private\r\nCache-Control: no-cache\r\n", ["private"]),
                             (b"Cache-Control: private\r\n" + targeted, ["private"]), (targeted, ["private"])):
             with self.subTest(given):
                 with open(self.site.path("answer"), "wb") as f:

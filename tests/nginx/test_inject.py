@@ -85,7 +85,9 @@ CACHES = [
     ([b"Cache-Control: no-store=1"], ["private"]),
     ([b'Cache-Control: private, x="open'], ["private"]),
     ([b"Cache-Control: no-store"], ["no-store"]),
-    ([b"Cache-Control: public", b"Cache-Control: PRIVATE"], ["public", "PRIVATE"]),
+    # two lines: a cache that reads only the first would see "public"
+    ([b"Cache-Control: public", b"Cache-Control: PRIVATE"], ["private"]),
+    ([b"Cache-Control: private", b"Cache-Control: no-cache"], ["private"]),
     ([b"Cache-Control: private"] + TARGETED, ["private"]),
     (TARGETED, ["private"]),
 ]

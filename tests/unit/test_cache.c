@@ -144,7 +144,10 @@ static const struct {
     {"empty", {H("Cache-Control", "")}, 1, {1}, 1},
     {"no-store kept", {H("Cache-Control", "no-store")}, 1, {0}, 0},
     {"Private kept as written", {H("cache-control", "Private, max-age=60")}, 1, {0}, 0},
-    {"two lines, one private", {H("Cache-Control", "public"), H("Cache-Control", "private")}, 2, {0, 0}, 0},
+    /* a cache that reads only the first line would see "public" */
+    {"two lines, the second private", {H("Cache-Control", "public"), H("Cache-Control", "private")}, 2, {1, 1}, 1},
+    {"two lines, the first private", {H("Cache-Control", "private"), H("Cache-Control", "no-cache")}, 2, {1, 1}, 1},
+    {"two private lines", {H("Cache-Control", "no-store"), H("Cache-Control", "private")}, 2, {1, 1}, 1},
     {"two lines, none private", {H("Cache-Control", "public"), H("CACHE-CONTROL", "max-age=5")}, 2, {1, 1}, 1},
     {"an open quote swallows the next line's private",
      {H("Cache-Control", "x=\"a"), H("Cache-Control", "private\"")},
