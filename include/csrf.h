@@ -579,7 +579,9 @@ typedef struct {
  *   "private" or "no-store" without an argument. private="Set-Cookie"
  *   (private="a, b") makes only the fields it names private, and
  *   "no-store" with an argument is not the standard's directive: neither
- *   counts. Otherwise every Cache-Control line goes and "private" comes.
+ *   counts. Otherwise every Cache-Control line goes, and so does Expires
+ *   (a cache that reads it and not the new line would keep the page), and
+ *   "private" comes; beside a kept line Expires stays (private wins).
  * - Targeted cache fields always go, whatever they say: CDNs and proxies
  *   obey them over Cache-Control. They are any field whose name ends in
  *   "-Cache-Control" (RFC 9213's CDN-Cache-Control, and the fields a CDN

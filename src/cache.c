@@ -146,9 +146,14 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 	}
 	kept = kept && lines == 1;
 
+	/* Expires goes with a replaced Cache-Control: a cache that reads
+	 * Expires and not the new "private" would keep the page. Beside a
+	 * kept private line it stays: no shared cache stores a response
+	 * that says private or no-store (RFC 9111 §3). */
 	for (size_t i = 0; i < n; i++) {
 		csrf_slice name = headers[i].name;
-		drop[i] = (unsigned char)(targeted(name) || (!kept && csrf_slice_ieq(name, "Cache-Control")));
+		drop[i] = (unsigned char)(targeted(name) || (!kept && (csrf_slice_ieq(name, "Cache-Control") ||
+		                                                       csrf_slice_ieq(name, "Expires"))));
 	}
 	if (!kept) {
 		add->ptr = "private";
