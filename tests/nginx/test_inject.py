@@ -171,6 +171,9 @@ class InjectTest(T.ProxyCase):
         elif path.startswith("/up/cache/"):
             lines = CACHES[int(path.rsplit("/", 1)[1])][0]
             T.send_whole(c, cls.html, "text/html", extra=b"".join(l + b"\r\n" for l in lines))
+        elif path == "/up/tokenless":
+            T.send_whole(c, b"<!doctype html><p>no form, no head</p>", "text/html; charset=utf-8",
+                         extra=b"Cache-Control: public, max-age=600\r\nETag: \"v1\"\r\n")
         elif path == "/up/cache-plain":
             T.send_whole(c, cls.html, "text/plain", extra=b"".join(l + b"\r\n" for l in CACHES[0][0] + TARGETED))
         elif path == "/up/head":
@@ -350,6 +353,18 @@ class InjectTest(T.ProxyCase):
         self.assertEqual(r.all("cache-control"), ['public, max-age=600, private="Set-Cookie"'])
         self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
         self.assertEqual(r.all("surrogate-control"), ["max-age=600"])
+
+    def test_page_without_a_token_is_private_too(self):
+        """The headers leave before the body is read: an HTML page that
+        ends up without a token (no form, no <head>) is made private all
+        the same, as the README says."""
+        r = self.get("/up/tokenless")
+        self.assertEqual(T.count_injected(r.body), (0, 0))
+        self.assertEqual(r.body, b"<!doctype html><p>no form, no head</p>")
+        self.assertEqual(r.all("cache-control"), ["private"])
+        self.assertEqual(r.all("vary"), ["Cookie"])
+        self.assertIsNone(r.header("etag"))
+        self.assertIsNotNone(T.secret_cookie(r))
 
     def test_character_references_in_action(self):
         """The injector reads an action as the browser decodes it (Twig's
