@@ -118,9 +118,15 @@ void cgi_reject(const cgi_conf *conf, const csrf_request *req, csrf_reason reaso
 		body = healed;
 		cgi_log("offered a fresh token to", method, path, csrf_reason_name(reason));
 	}
+	/* The library's cache rule for a rejection (csrf_rejection_cache):
+	 * the program never ran, so no header of its can be dropped; the
+	 * rule gives the only Cache-Control. */
+	csrf_slice cache = {CSRF_REJECT_PAGE_CACHE_CONTROL, sizeof CSRF_REJECT_PAGE_CACHE_CONTROL - 1};
+	if (csrf_rejection_cache(NULL, 0, NULL, &cache) != CSRF_OK || cache.ptr == NULL)
+		cache = (csrf_slice){CSRF_REJECT_PAGE_CACHE_CONTROL, sizeof CSRF_REJECT_PAGE_CACHE_CONTROL - 1};
 	printf("Status: %u %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Security-Policy: %s\r\n"
-	       "Cache-Control: %s\r\n",
-	       status, reason_phrase(status), CSRF_REJECT_PAGE_CSP, CSRF_REJECT_PAGE_CACHE_CONTROL);
+	       "Cache-Control: %.*s\r\n",
+	       status, reason_phrase(status), CSRF_REJECT_PAGE_CSP, (int)cache.len, cache.ptr);
 	if (retry)
 		printf("X-CSRF-Token: %s\r\n", fresh.token);
 	printf("Content-Length: %zu\r\n\r\n", len);

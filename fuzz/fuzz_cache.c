@@ -2,14 +2,18 @@
  * fuzz_cache.c - csrf_response_cache and csrf_cache_control_is_private on
  * a random response's headers.
  * Input: NAME |#| VALUE |#| NAME |#| VALUE ... (up to 7 headers).
- * Invariants: the call succeeds; a header that is neither Cache-Control
- * nor a targeted cache field is never dropped, a targeted one always is;
- * either every Cache-Control line goes and "private" comes, or none goes,
- * nothing comes, and one line says private; a line that says private
- * holds the word private or no-store, stays private with a directive
- * appended, and a line over CSRF_CACHE_CONTROL_MAX never says it; the
- * line's bytes as a quoted string are never private, and private once an
- * unqualified private follows.
+ * Invariants: the call succeeds; a header that is neither Cache-Control,
+ * Expires nor a targeted cache field is never dropped, a targeted one
+ * always is; either every Cache-Control line and Expires goes and
+ * "private" comes, or none goes (Expires stays), nothing comes, and there
+ * is exactly one line, which says private; a
+ * line that says private holds the word private or no-store, stays
+ * private with a directive appended, and a line over
+ * CSRF_CACHE_CONTROL_MAX never says it; the line's bytes as a quoted
+ * string are never private, and private once an unqualified private
+ * follows. csrf_rejection_cache on the same headers: every
+ * Cache-Control line, Expires and targeted field goes, nothing else, and
+ * "no-store" comes.
  */
 #include "fuzz_util.h"
 
@@ -123,8 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < n; i++) {
 		FZ_ASSERT(drop[i] == 0 || drop[i] == 1);
 		int cc = ieq(h[i].name.ptr, h[i].name.len, "cache-control");
+		int expires = ieq(h[i].name.ptr, h[i].name.len, "expires");
 		if (targeted(h[i].name.ptr, h[i].name.len))
 			FZ_ASSERT(drop[i] == 1);
+		else if (expires)
+			FZ_ASSERT(drop[i] == (add.ptr != NULL));
 		else if (!cc)
 			FZ_ASSERT(drop[i] == 0);
 		if (cc) {
@@ -139,10 +146,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (add.ptr != NULL) {
 		FZ_ASSERT(dropped_lines == lines);
 	} else {
-		FZ_ASSERT(dropped_lines == 0 && private_lines > 0);
+		/* kept: one line, and it says private */
+		FZ_ASSERT(dropped_lines == 0 && lines == 1 && private_lines == 1);
 	}
-	if (private_lines == 0)
+	if (private_lines == 0 || lines != 1)
 		FZ_ASSERT(add.ptr != NULL);
+
+	memset(drop, 0xee, sizeof drop);
+	FZ_ASSERT(csrf_rejection_cache(h, n, drop, &add) == CSRF_OK);
+	FZ_ASSERT(add.ptr != NULL && add.len == 8 && memcmp(add.ptr, "no-store", 8) == 0);
+	for (size_t i = 0; i < n; i++) {
+		const char *nm = h[i].name.ptr;
+		size_t nl = h[i].name.len;
+		int cache_field = ieq(nm, nl, "cache-control") || ieq(nm, nl, "expires") || targeted(nm, nl);
+		FZ_ASSERT(drop[i] == cache_field);
+	}
+	for (size_t i = n; i < HEADERS; i++)
+		FZ_ASSERT(drop[i] == 0xee);
 
 	fz_free(&ps);
 	return 0;

@@ -591,14 +591,18 @@ typedef struct {
  * and *add to the Cache-Control value it must gain ("private", static),
  * or absent (ptr NULL) when it keeps its own. The rule:
  * - Cache-Control stays only when it already keeps the page out of shared
- *   caches: every Cache-Control line is a list of directives as RFC 9111
- *   §5.2 writes them (token [ "=" ( token / quoted-string ) ], separated by
+ *   caches, in a form every cache reads alike: exactly one Cache-Control
+ *   line (a cache that reads only the first of several would miss a
+ *   "private" in the second), a list of directives as RFC 9111 §5.2
+ *   writes them (token [ "=" ( token / quoted-string ) ], separated by
  *   commas and optional spaces, empty elements allowed, names in any
- *   case, at most CSRF_CACHE_CONTROL_MAX bytes a line) and one directive
- *   is "private" or "no-store" without an argument. private="Set-Cookie"
+ *   case, at most CSRF_CACHE_CONTROL_MAX bytes), one of which is
+ *   "private" or "no-store" without an argument. private="Set-Cookie"
  *   (private="a, b") makes only the fields it names private, and
  *   "no-store" with an argument is not the standard's directive: neither
- *   counts. Otherwise every Cache-Control line goes and "private" comes.
+ *   counts. Otherwise every Cache-Control line goes, and so does Expires
+ *   (a cache that reads it and not the new line would keep the page), and
+ *   "private" comes; beside a kept line Expires stays (private wins).
  * - Targeted cache fields always go, whatever they say: CDNs and proxies
  *   obey them over Cache-Control. They are any field whose name ends in
  *   "-Cache-Control" (RFC 9213's CDN-Cache-Control, and the fields a CDN
@@ -610,6 +614,21 @@ typedef struct {
  * *add is absent and drop untouched. */
 CSRF_MUST_CHECK csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop,
                                                 csrf_slice *add);
+
+/* What any response to a rejected request does with its cache headers,
+ * whatever made it (the adapter's csrf_reject_page, or an error page the
+ * server answers with instead): no cache may keep a rejection and serve
+ * it to others for the same URL (a CDN does not key on the method
+ * override or the Origin that made it one). Given the response's n
+ * headers, sets drop[i] to 1 for every Cache-Control line (even a
+ * private one), every targeted cache field (as csrf_response_cache names
+ * them) and Expires, 0 for the others (Pragma stays), and *add to
+ * CSRF_REJECT_PAGE_CACHE_CONTROL ("no-store", static), the only
+ * Cache-Control the response may carry. Not for a request that
+ * report-only let through. CSRF_OK, or CSRF_ERR_ARG as
+ * csrf_response_cache. */
+CSRF_MUST_CHECK csrf_reason csrf_rejection_cache(const csrf_header *headers, size_t n, unsigned char *drop,
+                                                 csrf_slice *add);
 
 /* 1 when one Cache-Control line keeps a page out of shared caches by
  * csrf_response_cache's rule: a well-formed list of directives with an

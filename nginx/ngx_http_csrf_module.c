@@ -64,7 +64,6 @@ typedef struct {
 	unsigned checked : 1;
 	unsigned rejected : 1;
 	unsigned report_only : 1;
-	unsigned own_page : 1; /* the response is the module's rejection page */
 } ngx_http_csrf_verdict_t;
 
 typedef struct {
@@ -467,12 +466,7 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 	h->next = NULL;
 #endif
 
-	if (ngx_http_csrf_add_header(r, "Cache-Control", (const u_char *)CSRF_REJECT_PAGE_CACHE_CONTROL,
-	                             sizeof(CSRF_REJECT_PAGE_CACHE_CONTROL) - 1) != NGX_OK) {
-		return NGX_HTTP_INTERNAL_SERVER_ERROR;
-	}
-
-	v->own_page = 1;
+	/* its cache headers: the header filter's, after add_header's */
 
 	ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));
 	cv.value.data = page;
@@ -1014,11 +1008,15 @@ static ngx_int_t ngx_http_csrf_cache_header(ngx_table_elt_t *h, void *data)
 	return NGX_OK;
 }
 
-/* A page with a token: the library's cache rule (csrf_response_cache)
- * says which headers go (Cache-Control that does not keep the page
- * private, the targeted cache fields CDNs obey over it) and what
- * Cache-Control comes. */
-static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r)
+typedef csrf_reason (*ngx_http_csrf_cache_rule_pt)(const csrf_header *headers, size_t n, unsigned char *drop,
+                                                   csrf_slice *add);
+
+/* The library's cache rule for the response says which headers go and
+ * what Cache-Control comes: csrf_response_cache for a page with a token
+ * (Cache-Control that does not keep the page private, the targeted cache
+ * fields CDNs obey over it), csrf_rejection_cache for the answer to a
+ * rejected request (every cache field, then no-store). */
+static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r, ngx_http_csrf_cache_rule_pt rule)
 {
 	u_char *drop;
 	ngx_uint_t i, n;
@@ -1041,7 +1039,7 @@ static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r)
 	c.n = 0;
 	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_cache_header, &c);
 
-	if (csrf_response_cache(c.headers, c.n, drop, &add) != CSRF_OK) {
+	if (rule(c.headers, c.n, drop, &add) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
@@ -1094,6 +1092,22 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
 
+	/* the answer to a rejected request, whatever location makes it (the
+	 * module's page, or error_page's target after an internal redirect:
+	 * the verdict lives in the main request's pool, which the redirect
+	 * keeps): only no-store, whatever add_header or an upstream put
+	 * beside it, and no token or secret cookie. The error location sees
+	 * the request without its Cookie (ngx_http_csrf_neutralize): a page
+	 * prepared there would set a new secret over the user's own, and a
+	 * cross-site form could so break every page the user has open. */
+	v = ngx_http_csrf_verdict(r, 0);
+	if (r == r->main && v && v->rejected) {
+		if (ngx_http_csrf_cache(r, csrf_rejection_cache) != NGX_OK) {
+			return NGX_ERROR;
+		}
+		return ngx_http_next_header_filter(r);
+	}
+
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
 	/* a HEAD response has no body to put a token in, and so no cookie:
@@ -1112,11 +1126,6 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 			                  "through untouched",
 			                  &r->uri, &r->headers_out.content_encoding->value);
 		}
-		return ngx_http_next_header_filter(r);
-	}
-
-	v = ngx_http_csrf_verdict(r, 0);
-	if (v && v->own_page) {
 		return ngx_http_next_header_filter(r);
 	}
 
@@ -1260,7 +1269,8 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	ngx_http_clear_last_modified(r);
 	ngx_http_clear_etag(r);
 
-	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK || ngx_http_csrf_cache(r) != NGX_OK) {
+	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK ||
+	    ngx_http_csrf_cache(r, csrf_response_cache) != NGX_OK) {
 		return NGX_ERROR;
 	}
 

@@ -108,10 +108,10 @@ static int targeted(csrf_slice name)
 	       csrf_slice_ieq(name, "X-Accel-Expires");
 }
 
-CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
+/* The arguments of csrf_response_cache and csrf_rejection_cache: CSRF_OK,
+ * or CSRF_ERR_ARG with *add absent (drop untouched). */
+static csrf_reason cache_args(const csrf_header *headers, size_t n, const unsigned char *drop, csrf_slice *add)
 {
-	int malformed = 0, kept = 0;
-
 	if (add) {
 		add->ptr = NULL;
 		add->len = 0;
@@ -122,27 +122,56 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 		if ((!headers[i].name.ptr && headers[i].name.len > 0) ||
 		    (!headers[i].value.ptr && headers[i].value.len > 0))
 			return CSRF_ERR_ARG;
+	return CSRF_OK;
+}
 
-	/* Lines of one field are one list (RFC 9110 §5.3): a quote left
-	 * open in one would swallow the "private" of the next, so one line
-	 * that is not a clean list makes the whole field untrustworthy. */
+CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
+{
+	size_t lines = 0;
+	int kept = 0;
+
+	if (cache_args(headers, n, drop, add) != CSRF_OK)
+		return CSRF_ERR_ARG;
+
+	/* Lines of one field are one list (RFC 9110 §5.3), but a cache may
+	 * read only the first ("public, max-age=600" then "private"), and a
+	 * quote left open in one would swallow the "private" of the next:
+	 * only a single line is trusted, and it must be a clean list. */
 	for (size_t i = 0; i < n; i++) {
 		if (!csrf_slice_ieq(headers[i].name, "Cache-Control"))
 			continue;
-		cc_verdict v =
-		    cache_control_line(headers[i].value.ptr ? headers[i].value.ptr : "", headers[i].value.len);
-		malformed |= v == CC_MALFORMED;
-		kept |= v == CC_PRIVATE;
+		lines++;
+		kept = cache_control_line(headers[i].value.ptr ? headers[i].value.ptr : "", headers[i].value.len) ==
+		       CC_PRIVATE;
 	}
-	kept = kept && !malformed;
+	kept = kept && lines == 1;
 
+	/* Expires goes with a replaced Cache-Control: a cache that reads
+	 * Expires and not the new "private" would keep the page. Beside a
+	 * kept private line it stays: no shared cache stores a response
+	 * that says private or no-store (RFC 9111 §3). */
 	for (size_t i = 0; i < n; i++) {
 		csrf_slice name = headers[i].name;
-		drop[i] = (unsigned char)(targeted(name) || (!kept && csrf_slice_ieq(name, "Cache-Control")));
+		drop[i] = (unsigned char)(targeted(name) || (!kept && (csrf_slice_ieq(name, "Cache-Control") ||
+		                                                       csrf_slice_ieq(name, "Expires"))));
 	}
 	if (!kept) {
 		add->ptr = "private";
 		add->len = sizeof "private" - 1;
 	}
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_rejection_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
+{
+	if (cache_args(headers, n, drop, add) != CSRF_OK)
+		return CSRF_ERR_ARG;
+	for (size_t i = 0; i < n; i++) {
+		csrf_slice name = headers[i].name;
+		drop[i] = (unsigned char)(targeted(name) || csrf_slice_ieq(name, "Cache-Control") ||
+		                          csrf_slice_ieq(name, "Expires"));
+	}
+	add->ptr = CSRF_REJECT_PAGE_CACHE_CONTROL;
+	add->len = sizeof CSRF_REJECT_PAGE_CACHE_CONTROL - 1;
 	return CSRF_OK;
 }

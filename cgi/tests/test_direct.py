@@ -384,6 +384,7 @@ class RequestTest(Direct):
         cache fields CDNs obey over it go."""
         targeted = (b"CDN-Cache-Control: max-age=600\r\nSurrogate-Control: max-age=600\r\n"
                     b"Cloudflare-CDN-Cache-Control: max-age=600\r\nEdge-Control: cache-maxage=600s\r\n")
+        expires = b"Expires: Thu, 01 Jan 2099 00:00:00 GMT\r\n"
         for given, want in ((b"Cache-Control: no-store\r\n", ["no-store"]),
                             (b"Cache-Control: Private, max-age=60\r\n", ["Private, max-age=60"]),
                             (b"Cache-Control: public, max-age=600\r\n", ["private"]), (b"", ["private"]),
@@ -391,13 +392,21 @@ class RequestTest(Direct):
                             (b'Cache-Control: private="a, b", s-maxage=600\r\n', ["private"]),
                             (b"Cache-Control: no-store=1\r\n", ["private"]),
                             (b'Cache-Control: private, x="open\r\n', ["private"]),
-                            (b"Cache-Control: public\r\nCache-Control: private\r\n", ["public", "private"]),
-                            (b"Cache-Control: private\r\n" + targeted, ["private"]), (targeted, ["private"])):
+                            # two lines: a cache that reads only the first would see "public"
+                            (b"Cache-Control: public\r\nCache-Control: private\r\n", ["private"]),
+                            (b"Cache-Control: private\r\nCache-Control: no-cache\r\n", ["private"]),
+                            (b"Cache-Control: private\r\n" + targeted, ["private"]), (targeted, ["private"]),
+                            # Expires goes with a replaced Cache-Control, stays beside a private one
+                            (b"Cache-Control: public, max-age=600\r\n" + expires, ["private"]),
+                            (expires, ["private"]),
+                            (b"Cache-Control: private, max-age=60\r\n" + expires, ["private, max-age=60"])):
             with self.subTest(given):
                 with open(self.site.path("answer"), "wb") as f:
                     f.write(b"Content-Type: text/html\r\nETag: \"v1\"\r\n" + given + b"\r\n<form method=post></form>")
                 rc, r, err = self.run_cgi(script="replay.cgi")
                 self.assertEqual(r.all("cache-control"), want)
+                kept = expires in given and want != ["private"]
+                self.assertEqual(r.all("expires"), ["Thu, 01 Jan 2099 00:00:00 GMT"] if kept else [])
                 for name in ("cdn-cache-control", "surrogate-control", "cloudflare-cdn-cache-control", "edge-control"):
                     self.assertEqual(r.all(name), [], "a targeted cache field stayed on a page with a token")
                 self.assertIsNone(r.header("etag"), "the page's validator changed with its tokens")

@@ -75,19 +75,28 @@ SET_COOKIES = [
 ]
 
 # Cache headers an upstream sends with a page, the Cache-Control lines the
-# client must get, and the upstream's lines it must not (the page carries
-# a token: no shared cache may keep it; csrf_response_cache's rule).
+# client must get, and the Expires it must get (the page carries a token:
+# no shared cache may keep it; csrf_response_cache's rule). The targeted
+# fields never stay.
 TARGETED = [b"CDN-Cache-Control: max-age=600", b"Surrogate-Control: max-age=600",
             b"Cloudflare-CDN-Cache-Control: max-age=600", b"Edge-Control: cache-maxage=600s"]
+EXPIRES = b"Expires: Thu, 01 Jan 2099 00:00:00 GMT"
 CACHES = [
-    ([b'Cache-Control: public, max-age=600, private="Set-Cookie"'], ["private"]),
-    ([b'Cache-Control: private="a, b", s-maxage=600'], ["private"]),
-    ([b"Cache-Control: no-store=1"], ["private"]),
-    ([b'Cache-Control: private, x="open'], ["private"]),
-    ([b"Cache-Control: no-store"], ["no-store"]),
-    ([b"Cache-Control: public", b"Cache-Control: PRIVATE"], ["public", "PRIVATE"]),
-    ([b"Cache-Control: private"] + TARGETED, ["private"]),
-    (TARGETED, ["private"]),
+    ([b'Cache-Control: public, max-age=600, private="Set-Cookie"'], ["private"], []),
+    ([b'Cache-Control: private="a, b", s-maxage=600'], ["private"], []),
+    ([b"Cache-Control: no-store=1"], ["private"], []),
+    ([b'Cache-Control: private, x="open'], ["private"], []),
+    ([b"Cache-Control: no-store"], ["no-store"], []),
+    # two lines: a cache that reads only the first would see "public"
+    ([b"Cache-Control: public", b"Cache-Control: PRIVATE"], ["private"], []),
+    ([b"Cache-Control: private", b"Cache-Control: no-cache"], ["private"], []),
+    ([b"Cache-Control: private"] + TARGETED, ["private"], []),
+    (TARGETED, ["private"], []),
+    # Expires goes with a Cache-Control that is replaced, stays beside a
+    # private one
+    ([b"Cache-Control: public, max-age=600", EXPIRES], ["private"], []),
+    ([EXPIRES], ["private"], []),
+    ([b"Cache-Control: private, max-age=60", EXPIRES], ["private, max-age=60"], [EXPIRES[9:].decode()]),
 ]
 
 HTTP = """
@@ -162,6 +171,9 @@ class InjectTest(T.ProxyCase):
         elif path.startswith("/up/cache/"):
             lines = CACHES[int(path.rsplit("/", 1)[1])][0]
             T.send_whole(c, cls.html, "text/html", extra=b"".join(l + b"\r\n" for l in lines))
+        elif path == "/up/tokenless":
+            T.send_whole(c, b"<!doctype html><p>no form, no head</p>", "text/html; charset=utf-8",
+                         extra=b"Cache-Control: public, max-age=600\r\nETag: \"v1\"\r\n")
         elif path == "/up/cache-plain":
             T.send_whole(c, cls.html, "text/plain", extra=b"".join(l + b"\r\n" for l in CACHES[0][0] + TARGETED))
         elif path == "/up/head":
@@ -315,11 +327,12 @@ class InjectTest(T.ProxyCase):
         self.assertIsNone(r.header("etag"))
 
     def test_cache_headers_of_a_page_with_a_token(self):
-        for i, (given, want) in enumerate(CACHES):
+        for i, (given, want, expires) in enumerate(CACHES):
             with self.subTest(given=given):
                 r = self.get("/up/cache/%d" % i)
                 self.assertEqual(T.count_injected(r.body), (sum(1 for f in FORMS if f[2]), 1))
                 self.assertEqual(r.all("cache-control"), want)
+                self.assertEqual(r.all("expires"), expires)
                 for line in TARGETED:
                     name = line.split(b":")[0].decode().lower()
                     self.assertEqual(r.all(name), [], "a targeted cache field stayed on a page with a token")
@@ -328,16 +341,30 @@ class InjectTest(T.ProxyCase):
         r = self.get("/expires/index.html")
         self.assertEqual(T.count_injected(r.body), (sum(1 for f in FORMS if f[2]), 1))
         self.assertEqual(r.all("cache-control"), ["private"])
+        self.assertEqual(r.all("expires"), [])
         self.assertEqual(r.all("cdn-cache-control"), [])
         self.assertEqual(r.all("surrogate-control"), [])
         r = self.get("/expires/plain.txt")
         self.assertEqual(r.all("cache-control"), ["max-age=3600"])
+        self.assertEqual(len(r.all("expires")), 1)
         self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
         # a response without a token keeps them all
         r = self.get("/up/cache-plain")
         self.assertEqual(r.all("cache-control"), ['public, max-age=600, private="Set-Cookie"'])
         self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
         self.assertEqual(r.all("surrogate-control"), ["max-age=600"])
+
+    def test_page_without_a_token_is_private_too(self):
+        """The headers leave before the body is read: an HTML page that
+        ends up without a token (no form, no <head>) is made private all
+        the same, as the README says."""
+        r = self.get("/up/tokenless")
+        self.assertEqual(T.count_injected(r.body), (0, 0))
+        self.assertEqual(r.body, b"<!doctype html><p>no form, no head</p>")
+        self.assertEqual(r.all("cache-control"), ["private"])
+        self.assertEqual(r.all("vary"), ["Cookie"])
+        self.assertIsNone(r.header("etag"))
+        self.assertIsNotNone(T.secret_cookie(r))
 
     def test_character_references_in_action(self):
         """The injector reads an action as the browser decodes it (Twig's

@@ -37,6 +37,38 @@ HTTP = """
         location @app {{ proxy_pass http://127.0.0.1:{upstream}; }}
         location /front/ {{ try_files /nonexistent /strict/index.php; }}
         location /strict/ {{ csrf_mode both; proxy_pass http://127.0.0.1:{upstream}; }}
+        # cache fields an operator adds to every answer of a location
+        location /own/ {{
+            alias {prefix}/www/;
+            add_header Cache-Control "public, max-age=600" always;
+            add_header CDN-Cache-Control "max-age=600" always;
+            add_header Surrogate-Control "max-age=600" always;
+            add_header X-Accel-Expires 600 always;
+            add_header Expires "Thu, 01 Jan 2099 00:00:00 GMT" always;
+            add_header Pragma "x-kept" always;
+        }}
+        location /log/ {{ csrf_action log; alias {prefix}/www/; add_header CDN-Cache-Control "max-age=600" always; }}
+        location /ep-text/ {{ alias {prefix}/www/; error_page 403 /e/denied.txt; }}
+        location /ep-html/ {{ alias {prefix}/www/; error_page 403 /e/index.html; }}
+        location /ep-named/ {{ alias {prefix}/www/; error_page 403 = @cached; }}
+        location @cached {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /e/ {{
+            alias {prefix}/www/;
+            add_header Cache-Control "public, max-age=600" always;
+            add_header CDN-Cache-Control "max-age=600" always;
+            add_header Expires "Thu, 01 Jan 2099 00:00:00 GMT" always;
+        }}
+    }}
+    # a shared cache in front, keyed on the path alone as a CDN is
+    proxy_cache_path {prefix}/cache keys_zone=front:1m;
+    server {{
+        listen 127.0.0.1:{port1};
+        location / {{
+            proxy_pass http://127.0.0.1:{port};
+            proxy_cache front;
+            proxy_cache_key $uri;
+            add_header X-Cache $upstream_cache_status always;
+        }}
     }}
 """
 
@@ -46,6 +78,12 @@ PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=po
 def echo(c, head, body):
     """The upstream says which method, body, target and credentials it got."""
     method, target = head.split(b" ", 2)[:2]
+    if target.startswith(b"/ep-named/"):
+        # an error page of the application that says it may be shared
+        T.send_whole(c, b"denied", "text/plain", status=b"403 Forbidden",
+                     extra=b"Cache-Control: public, max-age=600\r\nSurrogate-Control: max-age=600\r\n"
+                           b"Expires: Thu, 01 Jan 2099 00:00:00 GMT\r\n")
+        return
     lower = head.lower()
     override = b"x-http-method-override" in lower
     creds = int(b"\r\ncookie:" in lower) + 2 * int(b"\r\nauthorization:" in lower)
@@ -57,8 +95,9 @@ class ProtocolTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.up = T.Upstream(echo)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
+        cls.ngx = T.Nginx(HTTP, cls.up.port, ports=2)
         cls.ngx.write("www/index.html", PAGE)
+        cls.ngx.write("www/denied.txt", b"denied")
         cls.ngx.start()
         cls.port = cls.ngx.port
         cls.self_origin = "http://127.0.0.1:%d" % cls.port
@@ -175,6 +214,94 @@ class ProtocolTest(unittest.TestCase):
         # no token or secret cookie on a rejection page
         self.assertIsNone(T.secret_cookie(r))
         self.assertNotIn(b"csrf-token", r.body)
+
+    OVERRIDE = [("X-HTTP-Method-Override", "DELETE")]
+
+    def assertNoStore(self, r):
+        """Whatever location answered a rejection: only no-store, no field
+        a cache would obey over it."""
+        self.assertEqual(r.all("cache-control"), ["no-store"], r.headers)
+        for name in ("cdn-cache-control", "surrogate-control", "x-accel-expires", "expires"):
+            self.assertEqual(r.all(name), [], "%s stayed on a rejection" % name)
+
+    def test_own_rejection_page_loses_every_cache_field(self):
+        """A GET with a method override is rejected, and a CDN keys on the
+        path alone: a rejection it kept would be served to everyone
+        (found by the cache review)."""
+        rows = [("GET", self.OVERRIDE, b""), ("POST", [("Sec-Fetch-Site", "cross-site")], b"a=1"),
+                ("HEAD", self.OVERRIDE, b"")]
+        for method, hdrs, body in rows:
+            with self.subTest(method):
+                r = T.request(self.port, method, "/own/index.html", hdrs, body)
+                self.assertEqual(r.status, 403)
+                if method != "HEAD":
+                    self.assertIn(b"Request rejected", r.body)
+                self.assertNoStore(r)
+                self.assertEqual(r.all("pragma"), ["x-kept"])
+                self.assertIsNone(T.secret_cookie(r))
+        # an allowed answer of the location keeps them
+        r = T.request(self.port, "GET", "/own/denied.txt")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+        self.assertEqual(r.all("x-accel-expires"), ["600"])
+        # report-only: the would-be rejection is an allowed request
+        r = T.request(self.port, "GET", "/log/denied.txt", self.OVERRIDE)
+        self.assertEqual(r.status, 200)
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+
+    def test_error_page_of_a_rejection_is_no_store(self):
+        """error_page sends a rejection to a location that says the answer
+        may be shared (add_header ... always, an application's error page):
+        it still goes out with only no-store."""
+        for path in ("/ep-text/index.html", "/ep-html/index.html", "/ep-named/index.html"):
+            with self.subTest(path):
+                r = T.request(self.port, "GET", path, self.OVERRIDE)
+                self.assertEqual(r.status, 403)
+                self.assertIn(b"denied" if path != "/ep-html/index.html" else b"<form", r.body)
+                self.assertNoStore(r)
+        # the location itself, asked directly, keeps what it says
+        r = T.request(self.port, "GET", "/e/denied.txt")
+        self.assertEqual(r.all("cache-control"), ["public, max-age=600"])
+        self.assertEqual(r.all("cdn-cache-control"), ["max-age=600"])
+
+    def test_shared_cache_in_front_keeps_no_rejection(self):
+        """A real proxy_cache in front, keyed on the path: the rejected
+        request's answer is not stored, and the next visitor's plain GET
+        gets the page, not the 403."""
+        front = self.ngx.ports[1]
+        for path in ("/own/denied.txt", "/ep-text/denied.txt", "/ep-html/denied.txt", "/ep-named/denied.txt"):
+            with self.subTest(path):
+                r = T.request(front, "GET", path, self.OVERRIDE)
+                self.assertEqual(r.status, 403)
+                r = T.request(front, "GET", path)
+                self.assertEqual((r.status, r.body), (200, b"denied"), r.headers)
+
+    def test_rejection_never_sets_the_secret_cookie(self):
+        """error_page to an HTML page of a location that injects: the
+        error location sees an anonymous visitor, and a page prepared for
+        it would carry a new secret cookie, replacing the user's own (a
+        cross-site form could log every open tab of the victim out of
+        their tokens). A rejected request's answer gets no token and no
+        cookie, with or without a secret in the request."""
+        form = ("Content-Type", "application/x-www-form-urlencoded")
+        for name, cookie in (("valid secret", [("Cookie", self.cookie)]), ("no secret", []),
+                             ("forged secret", [("Cookie", "csrf_secret=forged")])):
+            for method, hdrs, body in (("POST", [("Sec-Fetch-Site", "cross-site"), form], b"a=1"),
+                                       ("GET", self.OVERRIDE, b"")):
+                with self.subTest(name, method=method):
+                    r = T.request(self.port, method, "/ep-html/index.html", hdrs + cookie, body)
+                    self.assertEqual(r.status, 403)
+                    # assertTrue: a failure must not print a cookie or a token
+                    self.assertTrue(r.all("set-cookie") == [], "a rejection's answer set a cookie")
+                    self.assertTrue(r.body == PAGE, "the error page was changed")
+                    self.assertNoStore(r)
+        # the user's token still passes
+        r = T.request(self.port, "POST", "/both", [("Cookie", self.cookie), ("X-CSRF-Token", self.token)], b"a=1")
+        self.assertEqual(r.status, 200)
+        # the error location injects as usual into a page it serves itself
+        r = T.request(self.port, "GET", "/e/index.html")
+        self.assertIsNotNone(T.secret_cookie(r))
+        self.assertEqual(T.count_injected(r.body), (1, 1))
 
     def test_log_lines_hold_no_query(self):
         tok = self.token

@@ -144,7 +144,21 @@ static const struct {
     {"empty", {H("Cache-Control", "")}, 1, {1}, 1},
     {"no-store kept", {H("Cache-Control", "no-store")}, 1, {0}, 0},
     {"Private kept as written", {H("cache-control", "Private, max-age=60")}, 1, {0}, 0},
-    {"two lines, one private", {H("Cache-Control", "public"), H("Cache-Control", "private")}, 2, {0, 0}, 0},
+    /* a cache that reads only the first line would see "public" */
+    {"two lines, the second private", {H("Cache-Control", "public"), H("Cache-Control", "private")}, 2, {1, 1}, 1},
+    {"two lines, the first private", {H("Cache-Control", "private"), H("Cache-Control", "no-cache")}, 2, {1, 1}, 1},
+    {"two private lines", {H("Cache-Control", "no-store"), H("Cache-Control", "private")}, 2, {1, 1}, 1},
+    {"Expires goes with a replaced Cache-Control",
+     {H("Expires", "Thu, 01 Jan 2099 00:00:00 GMT"), H("Cache-Control", "public, max-age=600"), H("Pragma", "x")},
+     3,
+     {1, 1, 0},
+     1},
+    {"Expires without Cache-Control", {H("EXPIRES", "0")}, 1, {1}, 1},
+    {"Expires stays beside a private line",
+     {H("Cache-Control", "private, max-age=60"), H("Expires", "Thu, 01 Jan 2099 00:00:00 GMT")},
+     2,
+     {0, 0},
+     0},
     {"two lines, none private", {H("Cache-Control", "public"), H("CACHE-CONTROL", "max-age=5")}, 2, {1, 1}, 1},
     {"an open quote swallows the next line's private",
      {H("Cache-Control", "x=\"a"), H("Cache-Control", "private\"")},
@@ -170,12 +184,86 @@ static const struct {
      1},
     {"names that are not cache fields",
      {H("Cache-Controls", "max-age=5"), H("Cache-Control-X", "max-age=5"), H("Surrogate-Key", "a b"),
-      H("Cache-Status", "hit"), H("Expires", "0"), H("Pragma", "no-cache"), H("-Cache-Control", "x"),
+      H("Cache-Status", "hit"), H("Expiress", "0"), H("Pragma", "no-cache"), H("-Cache-Control", "x"),
       H("XCache-Control", "x")},
      8,
      {0, 0, 0, 0, 0, 0, 1, 0},
      1},
 };
+
+/* The same kind of rows for a response to a rejected request: every
+ * Cache-Control line, targeted field and Expires goes, whatever it says;
+ * "no-store" always comes. */
+static const struct {
+	const char *what;
+	csrf_header h[MAXH];
+	size_t n;
+	unsigned char drop[MAXH];
+} rejections[] = {
+    {"no headers", {{{NULL, 0}, {NULL, 0}}}, 0, {0}},
+    {"the module's own page",
+     {H("Content-Type", "text/html"), H("Content-Security-Policy", "default-src 'none'")},
+     2,
+     {0, 0}},
+    {"no-store goes too: one line only", {H("Cache-Control", "no-store")}, 1, {1}},
+    {"an operator's add_header always",
+     {H("Cache-Control", "no-store"), H("CDN-Cache-Control", "max-age=600"), H("Surrogate-Control", "max-age=600"),
+      H("cache-control", "public, max-age=600"), H("X-Accel-Expires", "600"), H("Expires", "Thu, 01 Jan 2099"),
+      H("Pragma", "no-cache"), H("Vary", "Cookie")},
+     8,
+     {1, 1, 1, 1, 1, 1, 0, 0}},
+    {"private kept on a page is not kept on a rejection",
+     {H("Cache-Control", "private"), H("Edge-Control", "cache-maxage=600s"), H("Cloudflare-CDN-Cache-Control", "x"),
+      H("Set-Cookie", "a=1"), H("Expiress", "0"), H("Cache-Controls", "x")},
+     6,
+     {1, 1, 1, 0, 0, 0}},
+};
+
+static void test_rejection_cache(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof rejections / sizeof rejections[0]; r++) {
+		unsigned char drop[MAXH];
+		csrf_slice add = {"x", 1};
+		memset(drop, 0xee, sizeof drop);
+		assert_int_equal(csrf_rejection_cache(rejections[r].h, rejections[r].n, drop, &add), CSRF_OK);
+		for (size_t i = 0; i < rejections[r].n; i++)
+			if (drop[i] != rejections[r].drop[i])
+				fail_msg("%s: header %zu (%.*s) %s", rejections[r].what, i,
+				         (int)rejections[r].h[i].name.len, rejections[r].h[i].name.ptr,
+				         drop[i] ? "dropped" : "kept");
+		if (rejections[r].n < MAXH)
+			assert_int_equal(drop[rejections[r].n], 0xee);
+		assert_non_null(add.ptr);
+		assert_int_equal(add.len, strlen(CSRF_REJECT_PAGE_CACHE_CONTROL));
+		assert_memory_equal(add.ptr, CSRF_REJECT_PAGE_CACHE_CONTROL, add.len);
+	}
+	assert_string_equal(CSRF_REJECT_PAGE_CACHE_CONTROL, "no-store");
+}
+
+static void test_rejection_cache_args(void **state)
+{
+	(void)state;
+	csrf_header h[2] = {H("Cache-Control", "public"), H("Vary", "Cookie")};
+	unsigned char drop[2] = {7, 7};
+	csrf_slice add = {"x", 1};
+
+	assert_int_equal(csrf_rejection_cache(h, 2, drop, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_rejection_cache(NULL, 2, drop, &add), CSRF_ERR_ARG);
+	assert_null(add.ptr);
+	add.ptr = "x";
+	assert_int_equal(csrf_rejection_cache(h, 2, NULL, &add), CSRF_ERR_ARG);
+	assert_null(add.ptr);
+	h[1].name.ptr = NULL;
+	add.ptr = "x";
+	assert_int_equal(csrf_rejection_cache(h, 2, drop, &add), CSRF_ERR_ARG);
+	assert_null(add.ptr);
+	assert_int_equal(drop[0], 7);
+	assert_int_equal(drop[1], 7);
+	/* nothing to judge: no-store all the same */
+	assert_int_equal(csrf_rejection_cache(NULL, 0, NULL, &add), CSRF_OK);
+	assert_non_null(add.ptr);
+}
 
 static void test_response_cache(void **state)
 {
@@ -231,10 +319,9 @@ static void test_response_cache_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_cache_control_lines),
-	    cmocka_unit_test(test_cache_control_size),
-	    cmocka_unit_test(test_response_cache),
-	    cmocka_unit_test(test_response_cache_args),
+	    cmocka_unit_test(test_cache_control_lines), cmocka_unit_test(test_cache_control_size),
+	    cmocka_unit_test(test_response_cache),      cmocka_unit_test(test_response_cache_args),
+	    cmocka_unit_test(test_rejection_cache),     cmocka_unit_test(test_rejection_cache_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
