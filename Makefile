@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # libcsrf - top-level driver over CMake and CTest.
 #   make          release build into build/ of what a user runs: libcsrf.a,
 #                 libcsrf.so, csrf-key, csrf-demo, the nginx module

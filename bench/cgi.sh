@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # cgi.sh - csrf-cgi's footprint for `make bench` (bench/run.sh): the size of
 # the binary and the time it adds per request on top of running the bare
 # CGI program, measured with hyperfine, both as a server would run them

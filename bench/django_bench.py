@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """django_bench.py - Django 3.2's CsrfViewMiddleware, timed the way micro.c
 times libcsrf: issue (mask a new token for the cookie secret, what
 get_token does per response), verify (sanitize + unmask + compare, what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inject_speed.c - the injector's own throughput over pages, next to
  * memchr over the same bytes (the physical limit of a scan) and next to

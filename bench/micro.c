@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * micro.c - per-operation cost of libcsrf's token issue, verify and a whole
  * csrf_check, next to the bare MAC it is built on (the floor): the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """page.py - the HTML page the nginx benchmark serves: text and five POST
 forms, repeated four times: about 6 KiB with 20 forms."""
 forms = "".join(

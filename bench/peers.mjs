@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // peers.mjs - per-operation cost of the Node.js CSRF token libraries people
 // pick: pillarjs `csrf` (behind csurf), `@fastify/csrf` with and without its
 // HMAC userInfo binding, and `csrf-csrf` (double submit, HMAC over the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """report.py - turns bench/run.sh's measurements into the table printed at
 the end of `make bench`, bench/RESULTS.md and bench/results.png (gnuplot)."""
 import argparse

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # router.sh - the router builds' figures for `make bench` (issue 27's
 # targets), into bench/ROUTER.md (BENCH_OUT=dir elsewhere) and on stdout:
 #  - sizes: csrf-cgi and csrf-key of each dist/router/<arch> folder

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # run.sh - `make bench`: libcsrf against the peers, same machine, same run,
 # reported as ratios. BENCH_QUICK=1 (what `make check` runs) uses a few
 # iterations and one-second wrk runs so the harness itself cannot rot; its

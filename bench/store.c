@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store.c - store operations per second from 1 and more threads through
  * one csrf_store: what a server's threads get from Redis (a pool of

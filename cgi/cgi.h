@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cgi.h - what the files of csrf-cgi share: the configuration file
  * (conf.c), running the protected program and relaying its answer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * conf.c - csrf-cgi's configuration file: one directive a line, words
  * separated by spaces or tabs, '#' starting a comment; the nginx module's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * csrf-cgi.c - a CGI interpreter that puts libcsrf in front of an
  * unchanged CGI program (the admin pages of routers behind busybox httpd,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * run.c - the protected program: started with the request's environment
  * and body, its CGI headers read and passed on (Status first, which

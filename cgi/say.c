@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * say.c - what csrf-cgi says by itself: the short answer when it fails
  * (configuration, a program that cannot run) and its lines in the

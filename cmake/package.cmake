@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # package.cmake - installs the libraries as a relocatable CMake package, so
 #   find_package(libcsrf 0.1 CONFIG REQUIRED)
 #   target_link_libraries(app PRIVATE libcsrf::csrf)         # libcsrf.so.0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * attacker.c - the attacker site of csrf-demo: another origin on the same
  * host (same site, other port, which SameSite cookies do not separate).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * db.c - csrf-demo's data: an SQLite database in WAL mode with users
  * (Argon2id password hashes), login sessions (history only: the live

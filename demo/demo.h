@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * demo.h - what the files of csrf-demo share: the configuration, the
  * SQLite data layer, login sessions kept in a csrf_store, an HTML page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * main.c - csrf-demo's process: command line, the libcsrf context, the
  * session store and database, one libmicrohttpd daemon per site (victim

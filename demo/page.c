@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * page.c - csrf-demo's output buffers: a growing byte buffer that remembers
  * an allocation failure instead of crashing, HTML escaping of everything a

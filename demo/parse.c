@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * parse.c - what csrf-demo parses itself (the library parses the HTTP
  * pieces): the UTF-8 check applied to form fields, positive amounts and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * router.c - csrf-demo's third site, a home "router": Debian's busybox
  * httpd serving the legacy CGI admin pages of demo/router/www (written the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * session.c - csrf-demo's login sessions. A session is a random id in the
  * demo_sid cookie and a small record in the csrf_store under "sess:<id>":

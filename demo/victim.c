@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * victim.c - the victim site of csrf-demo: a story-voting page and a small
  * bank on one origin. Protected (the default), every unsafe request goes

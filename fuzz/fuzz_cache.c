@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_cache.c - csrf_response_cache and csrf_cache_control_is_private on
  * a random response's headers.

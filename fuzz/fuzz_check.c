@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_check.c - csrf_check on a whole random request.
  * Input: CONTROL |#| METHOD |#| TARGET |#| SCHEME |#| HOST |#| ORIGIN |#|

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_config.c - configuration under fault injection: csrf_ctx_new,
  * csrf_ctx_set_self_origin, csrf_ctx_add_trusted_origin,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_cookie.c - csrf_cookie_get on a random Cookie header and name.
  * Input: NAME |#| HEADER.

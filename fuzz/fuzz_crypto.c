@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_crypto.c - the built-in SHA-256 and HMAC-SHA256 (src/sha256.c and
  * src/mac.c compiled with CSRF_CRYPTO_BUILTIN, the router build's backend)

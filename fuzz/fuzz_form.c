@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_form.c - urlencoded bodies: csrf_form_get, csrf_form_decode and
  * csrf_body_field. Input: NAME |#| BODY.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_html.c - HTML escaping of untrusted text: csrf_html_escape and
  * csrf_html_escape_attr. Input: any bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_inject.c - the streaming HTML injector, fed random HTML in random
  * splits. Input: SPLITS |#| HTML (each byte of SPLITS is the length of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_inject_policy.c - the injector's form policy (src/inject_policy.c)
  * on random attribute values. Input: VALUE |#| METHOD.

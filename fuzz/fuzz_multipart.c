@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_multipart.c - multipart/form-data: csrf_multipart_get and
  * csrf_body_field. Input: CUT |#| NAME |#| CONTENT-TYPE |#| BODY |#| VALUE.

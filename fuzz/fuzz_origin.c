@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_origin.c - csrf_origin_parse and csrf_url_origin on random strings.
  * Input: any bytes.

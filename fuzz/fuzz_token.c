@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_token.c - token decoding and verification, and the signed secret
  * cookie. Input: SECRET |#| SID |#| TOKEN |#| MUTATION.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_util.h - what the harnesses share: cutting a fuzz input into
  * pieces at a separator, each piece copied into its own exactly-sized

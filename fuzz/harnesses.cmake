@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # harnesses.cmake - the libFuzzer harnesses, one fuzz/fuzz_<name>.c each.
 # Included by fuzz/CMakeLists.txt (clang main build) and by
 # fuzz/standalone (the nested clang build of a gcc main build).

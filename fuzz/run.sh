@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # fuzz/run.sh - `make fuzz`: builds the libFuzzer harnesses (clang, ASan,
 # UBSan, LSan) in build-fuzz/fuzz-clang and runs each for FUZZ_SECONDS
 # (default 300), one after the other. New inputs go to the gitignored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * csrf.h - libcsrf, a cross-site request forgery defence for C servers.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # build.sh ADDON_DIR WORK_DIR LIBCSRF OUT_SO
 # Builds ngx_http_csrf_module.so against Debian's nginx-dev: a copy of
 # /usr/share/nginx/src in WORK_DIR is configured with Debian's own flags

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ngx_http_csrf_module - libcsrf in front of an unchanged application.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/deb.sh OUT WORK - `make deb`: builds the Debian packages with
 # Debian's own tooling (dpkg-buildpackage -b -us -uc on debian/) from a copy
 # of the clone's files in WORK/src (the working tree as it is: tracked and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/deps.sh [build]
 # Installs the Debian packages libcsrf needs: with "build", only what
 # `make`, `make demo`, `make install` and `make deb` need (the library,

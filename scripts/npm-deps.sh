@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Installs the npm packages of the browser tests (tests/e2e: puppeteer-core,
 # pinned in the committed package-lock.json; never a browser: the tests use
 # Debian's /usr/bin/chromium and /usr/bin/firefox-esr). Idempotent and

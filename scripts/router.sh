@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/router.sh [ARCH...] - `make router`: csrf-cgi and csrf-key for
 # routers, with the builtin crypto backend (no library but libc), without
 # Redis or re-authentication, -Os, stripped, one folder per target a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cache.c - what a response that carries a token does with its cache
  * headers, so that no shared cache stores the page with one user's token

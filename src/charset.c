@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * charset.c - which character encoding a browser will read a response in,
  * from what it looks at (a byte order mark, the Content-Type charset, a

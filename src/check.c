@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* check.c - the decision (docs/architecture.md): the effective method (and method
  * overrides), exemptions, fetch metadata, Origin and Referer, then the
  * token stage with the secret from the caller or the signed cookie.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * codec.c - the encodings of secret material: base64url without padding
  * (RFC 4648 section 5), the alphabet of tokens and signed cookies, and

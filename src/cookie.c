@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cookie.c - reading one cookie out of a Cookie request header
  * (csrf_cookie_get), tolerant the way real servers are: optional spaces,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * csp.c - the Content-Security-Policy value an adapter adds to injected
  * HTML responses: form-action and base-uri, the browser-side backstop of

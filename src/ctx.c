@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ctx.c - the context: creation, configuration setters, the validation of
  * configured origins (with messages an operator can act on), and the
  * allocator every configuration-time allocation goes through. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * form.c - finding one field in a request body: urlencoded
  * (csrf_form_get, csrf_form_decode), multipart/form-data

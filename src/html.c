@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * html.c - escaping text for HTML text nodes (csrf_html_escape) and
  * double-quoted attribute values (csrf_html_escape_attr). Both validate

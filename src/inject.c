@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inject.c - the streaming HTML injector's tokenizer: the states of the
  * HTML5 tokenizer that decide where a tag starts and ends (data, tags and

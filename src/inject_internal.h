@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inject_internal.h - what the injector's three files share and callers
  * never see: the tag the tokenizer (inject.c) hands over, the model of the

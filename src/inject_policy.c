@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inject_policy.c - the injector's form policy: which element a tag name
  * is, which attributes of it are kept, how the browser decodes their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inject_tree.c - the injector's model of the HTML tree builder: the
  * part of it that decides which form a field belongs to and which base

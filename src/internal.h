@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * internal.h - what the files of src/ share and callers never see: the
  * context's layout, the keyed MAC, base64url, constant-time helpers and

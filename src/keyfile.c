@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * keyfile.c - key files: the one strict parser of the format (shared by
  * csrf_ctx_load_key_file in keyring.c) and the operator's calls that

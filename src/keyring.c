@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * keyring.c - the context's key ring: lookup by id on the hot path, keys
  * added or generated at configuration time, and the atomic reload of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * mac.c - the keyed MAC every token, binding and cookie signature uses:
  * HMAC-SHA256 (RFC 2104) with the inner and outer hash states computed

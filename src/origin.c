@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * origin.c - serialized origins ("https://host:port") and the origin of an
  * absolute URL such as a Referer: parsing into a normalised csrf_origin

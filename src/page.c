@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * page.c - what a response page needs from the library in one call: the
  * hidden field's name, a fresh masked token, the site's origin for the

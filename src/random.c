@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * random.c - randomness: secrets and keys straight from the kernel's
  * CSPRNG with getrandom(2) (csrf_random, csrf_secret_new), and the masking

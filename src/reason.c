@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* reason.c - the names and phrases of the stable csrf_reason codes. */
 #include "internal.h"
 

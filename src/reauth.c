@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * reauth.c - password checks for sensitive operations and for logins:
  * Argon2id password hashes (libsodium), step-up re-authentication with

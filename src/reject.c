@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * reject.c - what a person is told when a request is rejected: one
  * sentence of advice per reason (csrf_reason_advice) and the small page

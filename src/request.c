@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * request.c - the request as the decision reads it: filing headers by
  * name (csrf_request_header), the site's own origin, and the cookies the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * retry.c - the self-healing retry, off by default: after a rejection for
  * a stale token, a fresh token for the same session, which the adapter

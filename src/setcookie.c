@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * setcookie.c - building Set-Cookie header values (csrf_set_cookie_build):
  * name and value validated against RFC 6265, attributes in one fixed

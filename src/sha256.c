@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sha256.c - the built-in SHA-256 (FIPS 180-4), the hash of the "builtin"
  * crypto backend (CSRF_CRYPTO=builtin: a router's csrf-cgi with nothing but

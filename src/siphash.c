@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * siphash.c - SipHash-2-4 (Aumasson and Bernstein, 2012), the keyed hash
  * the memory store uses for its buckets, so chosen keys cannot flood one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store.c - the csrf_store interface: parsing and validating store URLs,
  * choosing the backend, and the argument checks every backend relies on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store_log.c - what every store backend shares below the store interface:
  * the monotonic clock, handing a message to the caller's logger, and the

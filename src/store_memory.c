@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store_memory.c - the embedded store ("memory", "memory://?max=N"): a
  * chained hash table under one mutex, with TTL expiry and a bound on the

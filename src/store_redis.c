@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store_redis.c - the Redis store ("redis://...", "redis-sentinel://...";
  * the URL grammar and the contract are in csrf.h) over a small pool of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store_resp.c - the Redis store's check of a reply as its bytes arrive,
  * before hiredis parses them (store_redis.c feeds it). Replies the store

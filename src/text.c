@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * text.c - the small text helpers every parser of src/ uses, in one
  * place: token characters, hex digits, case-insensitive comparison,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * token.c - per-session secrets, masked tokens bound to a session, the
  * derived hidden-field name and the signed secret cookie.

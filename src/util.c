@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* util.c - constant-time comparison, wiping and the clock: small helpers
  * every other file of src/ uses. */
 #include "internal.h"

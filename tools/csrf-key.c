@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * csrf-key.c - the operator's tool for key files (the ring a fleet of
  * servers shares): create one, rotate in a new signing key, retire an old

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """cgitest - helpers for csrf-cgi's tests.
 
 Starts Debian's busybox httpd, lighttpd and mini_httpd on free loopback ports with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // router.test.mjs - the demo's router (busybox httpd, 2007-style CGI admin
 // pages, HTTP Basic user admin) in a real browser. Behind csrf-cgi the
 // admin saves a setting and restores the defaults by clicking, and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """csrf-cgi run as a server runs it (a CGI environment, the request body
 on standard input): the configuration file and its errors, where the
 configuration and the program come from, the request translated from the

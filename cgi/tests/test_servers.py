@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """csrf-cgi behind the real servers, Debian's busybox httpd, lighttpd and
 mini_httpd,
 as their CGI interpreter: a table of forged and legitimate requests (the

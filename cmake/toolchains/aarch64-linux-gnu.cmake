@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # aarch64-linux-gnu.cmake - Debian's cross compiler gcc-aarch64-linux-gnu (and its sysroot
 # /usr/aarch64-linux-gnu from libc6-dev-*-cross): the router build for aarch64
 # (scripts/router.sh, cgi/README.md).

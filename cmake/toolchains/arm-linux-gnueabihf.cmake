@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # arm-linux-gnueabihf.cmake - Debian's cross compiler gcc-arm-linux-gnueabihf (and its sysroot
 # /usr/arm-linux-gnueabihf from libc6-dev-*-cross): the router build for arm
 # (scripts/router.sh, cgi/README.md).

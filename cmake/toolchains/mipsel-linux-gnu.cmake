@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # mipsel-linux-gnu.cmake - Debian's cross compiler gcc-mipsel-linux-gnu (and its sysroot
 # /usr/mipsel-linux-gnu from libc6-dev-*-cross): the router build for mipsel
 # (scripts/router.sh, cgi/README.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* musl-compat.h - what glibc has and musl 1.2.3 (Debian's musl-tools)
  * lacks, for the static musl build only (x86_64-linux-musl.cmake includes
  * it in every file with -include): renameat2(2), through its system call.

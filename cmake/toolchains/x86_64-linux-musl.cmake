@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # x86_64-linux-musl.cmake - Debian's musl-gcc (musl-tools): a static
 # x86-64 csrf-cgi linked against musl alone, the proof that the router
 # build pulls in nothing but a libc (scripts/router.sh).

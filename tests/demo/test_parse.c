@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_parse.c - unit tests of demo/parse.c: table-driven, every input also
  * placed flush against an unreadable page and cut at every length, plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // attacks.test.mjs - every page of the attacker site against csrf-demo, in
 // the browser E2E_BROWSER names and the origin mode E2E_MODE names (ctest:
 // e2e.attacks_protected.chromium, e2e.attacks_protected.named.firefox,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // browser.mjs - the browser layer of every browser test: headless Debian
 // Chromium over the DevTools protocol and Debian Firefox ESR over WebDriver
 // BiDi, both driven by puppeteer-core (pinned in package-lock.json; it never

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # browsers.cmake - registers a node test file once per browser and origin
 # mode (tests/e2e/browser.mjs's MODES): NAME.chromium and NAME.firefox in
 # the loopback mode, NAME.MODE.chromium and NAME.MODE.firefox in the others

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // demo.mjs - starts a csrf-demo of its own for a test: free loopback ports
 // (a base per test, retried on a conflict), a temporary database, its
 // output collected so tests can look for "rejected ..." lines, and a stop

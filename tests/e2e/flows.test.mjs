@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // flows.test.mjs - what a legitimate user does on the protected victim, in
 // the browser E2E_BROWSER names (ctest runs it as e2e.flows.chromium and
 // e2e.flows.firefox): vote by clicking, two tabs that both submit, Back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // front.mjs - nginx terminating TLS with HTTP/2 in front of plain HTTP
 // upstreams, for the https mode of the browser tests: one server per site,
 // `listen 127.0.0.1:PORT ssl http2`, the certificate of the test CA

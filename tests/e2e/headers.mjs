@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // headers.mjs - what each browser sends with each forged request of the
 // attacker site (as csrf-demo --log-requests or nginx's access log records
 // it), and the table of it that the tests write for docs/browsers.md.

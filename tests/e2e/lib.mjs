@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // lib.mjs - the demo's side of the browser tests, on top of browser.mjs
 // and parameterised by the victim's and the attacker's URLs, so the same
 // attacks run against csrf-demo directly or through a proxy in front of it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // playwright.mjs - headless Debian Chromium through playwright-core, for
 // the one test written on Playwright's page API (nginx.phpmyadmin: its
 // text selectors and locators). The cross-browser tests use browser.mjs.

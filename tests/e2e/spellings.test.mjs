@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // spellings.test.mjs - the origin as a person types it and as the browser
 // sends it, by name over plain HTTP (E2E_MODE=named: no Sec-Fetch-*, so
 // the Origin header decides; ctest e2e.spellings.named.chromium and

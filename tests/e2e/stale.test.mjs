@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // stale.test.mjs - what a person is told when a page they kept open can no
 // longer act, in the browser E2E_BROWSER names (ctest: e2e.stale.chromium
 // and .firefox): a tab from before a logout and a new login, a login form

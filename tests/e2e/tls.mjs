@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // tls.mjs - the test certificate authority of the HTTPS mode: made by each
 // test run with openssl in a temporary directory, never a file of the
 // repository. makeCA(names) answers { dir, ca, cert, key, remove() }: ca

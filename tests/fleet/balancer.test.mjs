@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // balancer.test.mjs - the deployment itself (fleet.mjs startBalancedFleet:
 // a plain nginx load balancer, round robin, in front of two protected
 // csrf-demo instances sharing Redis, the key file and the database), over

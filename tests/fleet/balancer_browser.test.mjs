@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // balancer_browser.test.mjs - a person's visit to the balanced fleet
 // (fleet.mjs startBalancedFleet: nginx round robin in front of two demos
 // sharing Redis, the key file and the database), in the browser

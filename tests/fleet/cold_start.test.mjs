@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // cold_start.test.mjs - a fleet starting at once: three csrf-demo
 // instances spawned in the same moment on one new SQLite file, several
 // rounds, each on a fresh file. Every instance must start (none may exit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // demos.test.mjs - two csrf-demo instances as a fleet: one redis-server
 // (started here on a free loopback port, no persistence), one key file
 // made by csrf-key, one SQLite database file (WAL). A form rendered by one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // fleet.mjs - what the fleet tests need beyond tests/e2e/demo.mjs and
 // tests/http/client.mjs: a redis-server of the test's own on a free
 // loopback port that can be paused, killed and started again on the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // nginx.test.mjs - two nginx instances with ngx_http_csrf_module and one
 // csrf_key_file in front of one unprotected csrf-demo (the application
 // that cannot be changed): a page fetched through nginx A carries the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // redis_down.test.mjs - two csrf-demo instances on one Redis while Redis
 // hangs (SIGSTOP), dies (SIGKILL) and comes back on the same port: unsafe
 // requests fail closed with 503 and the reason "store unavailable" (page

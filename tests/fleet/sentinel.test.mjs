@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // sentinel.test.mjs - two csrf-demo instances through Redis Sentinel
 // (--store redis-sentinel://S1,S2,S3/MASTER/0): one redis-server master,
 // one replica, three redis-sentinel (down-after-milliseconds 1000), all

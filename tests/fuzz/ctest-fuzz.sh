@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ctest-fuzz.sh run BINARY NAME SECONDS | replay BINARY NAME
 #   run:    fuzz for SECONDS on a throwaway copy of fuzz/corpus/NAME with
 #           the harness's dictionary; any crash, leak, timeout or OOM fails.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Differential test of the streaming injector against html5lib.
 
 Generates pages that mix same-origin and cross-origin forms, foreign

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * inject_driver.c - runs pages through the streaming injector for the
  * html5lib differential test (inject_diff.py). Reads records from stdin:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // bad_input.test.mjs - HTTP-level bad input against the protected
 // csrf-demo: forged, missing and misplaced tokens, hostile origins,
 // oversized headers and bodies, malformed multipart, invalid UTF-8, bad

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // client.mjs - small HTTP clients for the bad-input tests: a plain request
 // (node:http, one connection per request, every header under our control)
 // and a raw socket that sends exactly the given bytes, for what a normal

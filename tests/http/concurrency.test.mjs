@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // concurrency.test.mjs - csrf-demo serves requests on a pool of threads
 // that share one SQLite connection: concurrent votes and transfers are
 // each applied exactly once (a transaction holds the connection from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // host_cookie.test.mjs - the demo's session cookie when its public origin
 // is HTTPS (--origin https://..., TLS ending in front of the demo):
 // "__Host-demo_sid" with Secure, Path=/ and no Domain, so a cookie planted

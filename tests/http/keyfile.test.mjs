@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // keyfile.test.mjs - csrf-demo --key-file: tokens come from the file's
 // signing key, SIGHUP reloads it (a rotation logs nobody out, a retired key
 // stops verifying), and a broken file keeps the old ring.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // lockout.test.mjs - the lockouts hold under attack (issue: flooding the
 // store evicted them; anyone could lock anyone). Against csrf-demo with a
 // deliberately small memory store:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // shared_store.test.mjs - two csrf-demo instances with one Redis store, one
 // key file and one database serve the same logged-in user: a session made
 // on one is accepted on the other, a logout on one ends it on both. The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The project bans some C library calls outright, and memcmp on secrets.
 # This fails on any use of the banned ones in the project's C sources.
 set -uo pipefail

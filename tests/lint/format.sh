@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A .clang-format is checked in and the C sources follow it. The
 # nginx module follows nginx's own style instead and is not checked here.
 set -uo pipefail

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # The CMake project of a program using libcsrf's CMake package: the README's
 # handler.c linked with the shared and with the static library. The tests
 # (readme.example, package.deb) copy it as CMakeLists.txt beside handler.c.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Installs the library into a temporary prefix (as `make install
 # DESTDIR=...` does), extracts the C example from README.md, compiles it
 # with pkg-config exactly as the README says, and with a CMake project

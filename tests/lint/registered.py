@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Every test source of the repository is run by some ctest test.
 
 A test file that no CMakeLists registers (a renamed file, a directory read

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Every source file the project wrote names its licence in an SPDX line
 # within its first three lines (after a shebang, or a comment that must
 # stay first). The benchmark page nobody here wrote, data files and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // attacks.test.mjs - the attack pages of issue 13 (attack_pages.json)
 // served by an upstream through the real Debian nginx and the module, in
 // the browser E2E_BROWSER names (ctest: nginx.attacks.browser.chromium and

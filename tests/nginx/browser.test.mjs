@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // browser.test.mjs - csrf-demo --unprotected behind the real Debian nginx,
 // in the browser E2E_BROWSER names (ctest: nginx.browser.chromium and
 // nginx.browser.firefox). Through a server with `csrf on` (and

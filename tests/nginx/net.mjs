@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // net.mjs - the loopback helpers of the nginx browser tests.
 import net from 'node:net';
 

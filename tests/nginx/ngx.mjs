@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // ngx.mjs - the stock Debian nginx with the module for the node tests of
 // tests/nginx (and the TLS front of the e2e tests' https mode, which loads
 // the module only when CSRF_NGX_MODULE names it): one master and one worker in a temporary prefix, on ports

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """ngxtest - helpers for the nginx module's tests.
 
 Starts the stock Debian nginx (/usr/sbin/nginx) with the module loaded on

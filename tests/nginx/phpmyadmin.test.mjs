@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // phpmyadmin.test.mjs - an unchanged PHP application behind the module as
 // nginx/README.md configures it: phpMyAdmin from Debian's archive, php-fpm
 // and MariaDB started by pma_stack.mjs, driven in headless Chromium.

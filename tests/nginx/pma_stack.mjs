@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // pma_stack.mjs - phpMyAdmin from Debian's archive behind the stock nginx
 // with the module, everything started here in one temporary folder:
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Access phase through the real nginx: the library's decision on unsafe
 methods, the token from a header or from an urlencoded or multipart body
 (left intact for the upstream), csrf_unsafe_get, csrf_action log,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The attack pages of issue 13 (attack_pages.json) served by an upstream
 through the stock nginx and the module, whole and in small pieces: no
 token goes into a form the browser owns differently (the tree built by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Bad input through the real nginx with raw sockets: no Host, a huge
 Origin, malformed Cookie headers, truncated multipart bodies, bodies over
 the cap, clients that vanish mid-body. Each gets a clear 4xx (or nginx's

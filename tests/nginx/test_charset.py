@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The charset hold-back of the body filter: the module feeds a page to the
 injector only when the library says the browser reads it in an
 ASCII-compatible charset (Content-Type charset, byte order mark, <meta>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Directives through `nginx -t` and a running nginx: bad values fail the
 configuration test with the library's message and the file's line, a key
 file shared by two servers makes their tokens interchangeable, the random

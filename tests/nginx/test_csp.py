@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """csrf_form_action_csp: the browser-side backstop of the injector. Off
 (the default): no header added. On: injected HTML responses carry
 "form-action 'self' <trusted origins>; base-uri 'self'", merged into the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Compressed upstreams: where the module injects, the upstream is asked
 for an uncompressed page by the module itself (Accept-Encoding: identity,
 for proxy_pass and for fastcgi_pass to a real php-fpm whose script

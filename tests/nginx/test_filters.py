@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The module's place among nginx's own filters: it reads the page as the
 browser will get it, after ssi, addition, sub_filter and gunzip have
 changed it (and before gzip compresses it). A fragment that SSI or

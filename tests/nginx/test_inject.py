@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Header and body filters through the real nginx: the hidden input after
 every same-origin POST <form> start tag, the meta tags after <head>,
 nothing inside comments, scripts, styles, textareas, titles; the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """A 100 MB HTML response, generated on the fly by an upstream with a POST
 form every few kilobytes, streams through the module (injecting all the
 way) with the nginx worker's resident memory growing by less than 1 MiB."""

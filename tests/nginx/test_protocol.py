@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What the module owes the protocol now that the library owns it: a
 rejected request never reaches an upstream with its method and body,
 whatever error_page, named locations or try_files do next; the default

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """What the module's own rejection page tells a person whose page went
 stale: the page of a login from before the next login, a page from before
 the cookies were cleared (both "from an earlier session"), a page older

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # package-test.sh SRC WORK - the Debian packages, built and used as a user
 # would (ctest "package"):
 #  1. `make deb`'s build (scripts/deb.sh) into WORK/dist; lintian reports

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # check-binaries.sh DIST - the router folders of scripts/router.sh hold
 # what a firmware needs and nothing more: for each of mipsel, armhf and
 # aarch64, csrf-cgi and csrf-key load libc and the loader only (ldd's own

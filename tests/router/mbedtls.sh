@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # mbedtls.sh SRC DIR - the router build on the mbedTLS backend
 # (-DCSRF_CRYPTO=mbedtls, libmbedcrypto: OpenWrt's own crypto library),
 # built for this machine in DIR: csrf-cgi links libc and libmbedcrypto only,

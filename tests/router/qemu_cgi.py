@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """csrf-cgi's own tests (cgi/tests) on a router build run under qemu-user:
 csrf-cgi and csrf-key of dist/router/<arch> behind wrappers that run them
 with qemu-<arch> -L /usr/<triplet> (the target's loader and libc), as

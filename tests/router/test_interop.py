@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """Tokens across byte orders and backends: a token and secret cookie
 issued by a router build of csrf-cgi (run under qemu-user) verify on the
 x86-64 builds, and theirs on it, with one key file, whichever build's

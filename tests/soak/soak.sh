@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # soak.sh [CSRF-DEMO] - the soak under attack. Starts csrf-demo on free
 # loopback ports with a fresh database, logs in as alice with curl, then
 # runs wrk -t2 -c64 for SOAK_SECONDS (default 60): one thread sends

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * redisproc.c - real Redis servers and sentinels for the store tests, and
  * a log hook that keeps what a store said (redisproc.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * redisproc.h - real Redis servers and sentinels for the store tests:
  * started on free loopback ports in a temporary directory, waited for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store_semantics.h - the behaviour every csrf_store backend must show,
  * as one table of operations run in order against a fresh store. Used by

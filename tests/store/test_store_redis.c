@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_store_redis.c - src/store_redis.c against real redis-servers that
  * this test starts on free loopback ports (no persistence, a temporary

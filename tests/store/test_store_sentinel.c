@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_store_sentinel.c - the store through Redis Sentinel
  * ("redis-sentinel://..."), against real servers this test starts on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # csrf-key-test.sh BIN - drives the csrf-key tool through new / rotate /
 # list / retire in a temporary directory: exit codes (0 done, 1 failed,
 # 2 usage), messages, file mode 0600 for a new file, a rewrite that keeps

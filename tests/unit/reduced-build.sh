@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # reduced-build.sh SRC DIR - libcsrf without Redis and without
 # re-authentication (-DCSRF_WITH_REDIS=OFF -DCSRF_WITH_REAUTH=OFF): configures
 # it in the nested build directory DIR, builds only the library and its unit

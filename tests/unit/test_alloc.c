@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_alloc.c - the hot path allocates nothing: after one warm-up,
  * 1000 rounds of csrf_check on realistic POSTs (token in the header, in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_cache.c - src/cache.c: Cache-Control read as RFC 9111 §5.2 writes
  * it (only an unqualified private or no-store keeps a page private), and

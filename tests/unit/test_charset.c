@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_charset.c - csrf_charset_sniff: which responses the injector may
  * read, from a byte order mark, the Content-Type charset and the <meta>
  * prescan of the first 1024 bytes; when it needs more bytes; every body

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_check.c - csrf_check and csrf_request_is_safe, table-driven: Go's
  * CrossOriginProtection table and Django's CsrfViewMiddleware origin and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_check_exchange.c - src/check.c as adapters use it since the
  * library owns the exchange: mode origin_or_token, needs_body and the
  * body limit, headers sent twice, Cookie lines, override names in a

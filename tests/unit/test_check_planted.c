@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_check_planted.c - csrf_check against cookie tossing and method
  * overrides in bodies: an attacker who holds a genuine (cookie, token) pair

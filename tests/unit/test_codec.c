@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_codec.c - src/codec.c: base64url round trips against OpenSSL's base64,
  * rejects (alphabet, lengths, trailing bits), truncated prefixes, input
  * and output flush against a guard page. */

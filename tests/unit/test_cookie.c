@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_cookie.c - csrf_cookie_get: table of headers, every truncated
  * prefix, input flush against a guard page, control characters, caps. */
 #include <stdarg.h>

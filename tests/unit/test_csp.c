@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_csp.c - csrf_csp_form_action: the CSP backstop value for injected
  * responses, alone and beside the upstream's policy; bad input and small
  * buffers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_ctx.c - src/ctx.c: the validation of trusted and self origins (each
  * rejection a CSRF_ERR_CONFIG with a message naming the problem, nothing

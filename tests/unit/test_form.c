@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_form.c - urlencoded and multipart field lookup, decoding and the
  * Content-Type dispatch: tables of valid and malformed bodies, every
  * truncated prefix, guard pages, oversized bodies. */

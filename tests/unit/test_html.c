@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_html.c - csrf_html_escape and csrf_html_escape_attr: the escape
  * table, invalid UTF-8 (overlongs, surrogates, > U+10FFFF, truncated),
  * NUL, controls, short buffers, every prefix, guard pages. */

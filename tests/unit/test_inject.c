@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_inject.c - the streaming HTML injector: a table of documents and
  * their expected output, each fed whole, byte by byte, split in two at
  * every position and at random positions, and cut at every prefix; every

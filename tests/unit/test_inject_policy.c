@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_inject_policy.c - the injector's form policy (src/inject_policy.c):
  * tag names, attribute slots, character references decoded as a browser
  * decodes them in an attribute, and the verdicts on forms, bases and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_keyfile.c - src/keyfile.c: the key file parser (good files, every
  * kind of malformed line, truncated prefixes, guard pages, oversized
  * lines) and new / rotate / retire / list in a temporary directory; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_keyring.c - src/keyring.c: adding and generating keys, which key
  * signs, loading key files (good ones replace the ring, bad ones leave it
  * intact with a message naming the line), and reloads while other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_mac.c - src/mac.c: RFC 4231 known answers, message split across
  * parts, keys around the block size, against OpenSSL's one-shot HMAC. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_origin.c - csrf_origin_parse, csrf_url_origin, csrf_origin_equal:
  * the edge cases Django and Go test (default ports, letter case, IPv6,
  * trailing slash, "null", userinfo), every truncated prefix, guard pages. */

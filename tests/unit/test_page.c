@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_page.c - src/page.c: what a page needs in one call
  * (csrf_page_prepare): the field, a token that csrf_check accepts, and
  * the secret cookie exactly when the client has no valid one, by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_random.c - src/random.c: csrf_random and csrf_secret_new from the
  * CSPRNG, and the masking pads (each used once, the pool refilled). */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_reason.c - the stable reason codes: every code has a distinct
  * name and phrase, allows exactly when below 16, and unknown codes are
  * answered, not crashed on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_reauth.c - src/reauth.c: Argon2id hashes, counting of wrong
  * passwords per account and per session, lockout (refused even with the

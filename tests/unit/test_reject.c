@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_reject.c - src/reject.c: the advice for every reason and the
  * rejection page: escaped, complete or nothing, never from the request. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_request.c - src/request.c: filing headers by name
  * (csrf_request_header), repeated headers and Cookie lines, the session
  * cookie a response sets (csrf_response_cookie), the binding to several

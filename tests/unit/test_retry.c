@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_retry.c - src/retry.c: the self-healing retry offers a fresh token
  * only when enabled, only for a stale token (expired, another session, an
  * earlier secret, a retired key), only with the browser's own proof of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_setcookie.c - csrf_set_cookie_build: attribute order, prefixes,
  * SameSite, Max-Age, name and value validation, short buffers. */
 #include <stdarg.h>

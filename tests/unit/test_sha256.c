@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_sha256.c - src/sha256.c (the built-in SHA-256) and src/mac.c
  * (HMAC-SHA256 over the build's backend) against published vectors:
  *  - NIST CAVP SHA256ShortMsg.rsp, the byte-oriented messages of 0 to 9

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_siphash.c - src/siphash.c: SipHash-2-4 against the reference
  * vectors (key 00..0f, messages 00, 00 01, ... of 0 to 63 bytes; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * test_store_memory.c - the store interface (src/store.c: URL parsing and
  * argument checks) and the embedded memory store (src/store_memory.c):

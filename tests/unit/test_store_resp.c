@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_store_resp.c - src/store_resp.c: the Redis store's check of a
  * reply as it arrives. Each row is fed whole, in every split into two
  * pieces and a byte at a time, flush against an unreadable page: a good

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_text.c - src/text.c: the strict decimal parsers (signed and
  * unsigned, at and past their limits, every malformed shape), trimming,
  * case-insensitive comparison and search, token characters; every input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* test_token.c - src/token.c: masked tokens bound to a session, their
  * rejects, expiry, key rotation, the signed secret cookie, derived field
  * names, and that the hot path allocates nothing. No test prints a token,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* testutil.c - guard pages and counting allocators for the unit tests. */
 #include "testutil.h"
 

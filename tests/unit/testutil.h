@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * testutil.h - helpers shared by the unit tests: input placed flush
  * against an unreadable page (an over-read crashes the test), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # ctest-valgrind.sh VALGRIND BINARY: one plain unit-test binary under
 # memcheck; any error or definite/possible leak fails, and so does a
 # binary that was not built.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* cmocka.c - the runner of tests/router/cmocka/cmocka.h. */
 #include "cmocka.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * cmocka.h - the part of cmocka's API the unit tests of tokens, key files,
  * the key ring and cookies use, for the router builds only (tests/router):

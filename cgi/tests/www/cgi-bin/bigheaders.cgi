@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Headers longer than csrf-cgi accepts.
 printf 'Content-Type: text/html\n'
 i=0

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # An HTML page with a status other than 200, printed after another
 # header, two cookies of its own and a Content-Length that injection
 # invalidates.

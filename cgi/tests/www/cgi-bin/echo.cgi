@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Records that it ran (CGI_TEST_DIR/ran) and keeps the body it was given
 # (CGI_TEST_DIR/body, byte for byte), then answers text/plain.
 d=${CGI_TEST_DIR:?}

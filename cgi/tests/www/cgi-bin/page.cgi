@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # An HTML page with a POST form and a GET form (the first gets a token).
 printf 'Content-Type: text/html; charset=utf-8\n\n'
 cat <<'PAGE'

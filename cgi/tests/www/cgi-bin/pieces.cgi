@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # An HTML page written in many small pieces, tags split between writes,
 # each piece flushed and a pause between some.
 printf 'Content-Type: text/html\n\n'

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The state-changing GET of an old router (unsafe_get in the tests).
 # Records that it ran (CGI_TEST_DIR/ran) and keeps the body it was given
 # (CGI_TEST_DIR/body, byte for byte), then answers text/plain.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Prints a form, then waits (at most 20 s) for CGI_TEST_DIR/go before it
 # prints the rest: a test sees whether the first part got through. The
 # Content-Type is $WAIT_CONTENT_TYPE, by default one with a charset.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # POST dns1=A.B.C.D&dns2=A.B.C.D: sets the DNS servers, then back to the
 # admin page.
 . ./router.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The router's admin page, as firmware of 2007 wrote it: a form that sets
 # the DNS servers and a link that restores the factory settings with a
 # plain GET. No token, no origin check: everything csrf-cgi adds.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # GET: restores the factory settings. A state change on GET, as the
 # firmware of 2007 did it: an <img> on any page can reach it.
 . ./router.sh

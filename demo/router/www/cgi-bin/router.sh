@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # router.sh - what the router's CGI programs share (sourced, not run): the
 # settings, kept in $ROUTER_STATE as the firmware of 2007 kept them in
 # NVRAM, and a log of every change. Values are checked when they are
