@@ -198,7 +198,7 @@ static ssize_t read_some(int fd, char *buf, size_t cap)
  * with its reasons (the library's words). */
 static void log_held_back(unsigned status, const char *method, const char *path)
 {
-	char why[1024]; /* every reason's phrase at once fits */
+	char why[512];
 	size_t len = 0;
 	why[0] = '\0';
 	for (unsigned bit = 1; bit != 0 && status != 0; bit <<= 1) {

@@ -770,10 +770,9 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
 /* Streaming HTML injection                                            */
 /* ------------------------------------------------------------------ */
 
-/* Adds <input type="hidden" name=FIELD value=TOKEN> at the end of every
- * form whose method is POST, whose action is same-origin (relative, or
- * absolute with the self origin) and whose fields no submit button sends
- * by GET or to another origin, and
+/* Adds <input type="hidden" name=FIELD value=TOKEN> right after every
+ * <form> start tag whose method is POST and whose action is same-origin
+ * (relative, or absolute with the self origin), and
  * <meta name="csrf-param" content=FIELD><meta name="csrf-token"
  * content=TOKEN> right after the first <head> start tag, as a response
  * streams through in chunks of any size. Input is passed through
@@ -795,8 +794,7 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * - template contents (no pointer: forms there get no token), select
  *   (whose content older and newer browsers parse differently), noscript
  *   (raw text with scripting on; its content is also read as markup, as
- *   a browser with scripting off reads it, where a form, template or
- *   select end tag would move the form element pointer: a stop);
+ *   a browser with scripting off reads it);
  * - attribute values are decoded as the browser decodes them (numeric
  *   character references, and every named one that expands to ASCII:
  *   action="index.php&#x3F;route&#x3D;&#x2F;x" is a relative URL);
@@ -806,27 +804,15 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * token to that form, or to any later one, and says why in
  * csrf_inject_status (adapters log it once per response).
  *
- * Submitters: a form is judged by every submit button (<button>, <input
- * type=submit|image>) that can send it, so the field goes in where the
- * form ends: at its end tag, while the form element pointer still points
- * to it (the end tag's "</form" is completed as "</form-csrf-field>", an
- * end tag the tree builder ignores, then comes the field, then "</form"
- * again, which the page's next byte ends). No token goes into a form
- * whose fields could leave by GET or to another origin: a GET form (also
- * one with a formmethod=post button: its own submission is a GET), a POST
- * form with a button whose formmethod is not post or dialog
- * (CSRF_INJECT_GET_BUTTON) or whose formaction leads elsewhere
- * (CSRF_INJECT_FORMACTION), a form never closed (CSRF_INJECT_UNCLOSED).
- * Their POST buttons then pass on origin evidence or fail with
- * CSRF_TOKEN_MISSING. A button with a form="" attribute sends the form
- * with that id wherever it stands; no ids are kept: one that sends by GET
- * or elsewhere takes the token from an open form with an id and from
- * every later form with an id (CSRF_INJECT_FORM_OWNER); after a form with an id got
- * the token it cannot be undone by a stream that holds nothing back and
- * is reported (CSRF_INJECT_LATE_OWNER; the browser-side backstop for
- * another origin is the form-action directive, csrf_csp_form_action). A
- * <base> to another origin after a form with a relative action got the
- * token (CSRF_INJECT_LATE_BASE) likewise, with base-uri.
+ * Buttons: a <button> or <input type=submit|image> with formmethod=post
+ * in a same-origin GET form gets the field inserted right after it (the
+ * form's only POST route needs the token; its GET submissions then carry
+ * it in the URL too). A formaction to another origin inside a form that
+ * already has the token cannot be undone by a stream that holds nothing
+ * back: it is reported (CSRF_INJECT_FORMACTION); the browser-side
+ * backstop is the form-action directive (csrf_csp_form_action). A <base>
+ * to another origin after such a form (CSRF_INJECT_LATE_BASE) likewise,
+ * with base-uri. Buttons with a form="" attribute are not judged.
  *
  * Charset: call csrf_charset_sniff first and inject only when it says so.
  * An ESC byte anywhere stops injection from that byte on (a browser that
@@ -869,13 +855,9 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_NOSCRIPT 0x0010u    /* <noscript> content parsed differently without scripting: stopped */
 #define CSRF_INJECT_BASE 0x0020u        /* a relative POST form with a <base> to another origin: no token */
 #define CSRF_INJECT_LATE_BASE 0x0040u   /* a relative form got the token, then a <base> elsewhere (or a stop) */
-#define CSRF_INJECT_FORMACTION 0x0080u  /* a POST form with a button whose formaction leads elsewhere: no token */
+#define CSRF_INJECT_FORMACTION 0x0080u  /* a formaction to another origin in a form with the token */
 #define CSRF_INJECT_ESCAPE 0x0100u      /* an ESC byte: stopped */
 #define CSRF_INJECT_STOPPED 0x0200u     /* no token in any later form of this stream */
-#define CSRF_INJECT_GET_BUTTON 0x0400u  /* a POST form with a button that sends it by GET: no token */
-#define CSRF_INJECT_FORM_OWNER 0x0800u  /* a form with an id a form="" button may send by GET/elsewhere: no token */
-#define CSRF_INJECT_LATE_OWNER 0x1000u  /* such a form="" button after a form with an id got the token (or a stop) */
-#define CSRF_INJECT_UNCLOSED 0x2000u    /* a POST form still open at the end of the stream: no token */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static. */

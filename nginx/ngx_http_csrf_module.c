@@ -1468,7 +1468,7 @@ static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 static void ngx_http_csrf_log_status(ngx_http_request_t *r, unsigned status)
 {
 	unsigned bit;
-	u_char msg[1024], *p; /* every reason's phrase at once fits */
+	u_char msg[512], *p;
 
 	if (status == 0) {
 		return;

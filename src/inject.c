@@ -6,8 +6,7 @@
  * character classes, and the output. Runs of text, names and values are
  * scanned in tight loops; every complete tag goes to the tree builder
  * model (inject_tree.c), which says what the browser does with it and
- * what goes in after it; the name of a form's end tag asks it whether the
- * hidden field goes in there. The input passes through unchanged; nothing is
+ * what goes in after it. The input passes through unchanged; nothing is
  * held between chunks: the whole state is struct csrf_inject, bounded by
  * CSRF_INJECT_STATE_MAX (csrf.h).
  */
@@ -34,15 +33,7 @@
 #define META_MID "\"><meta name=\"csrf-token\" content=\""
 #define META_END "\">"
 #define LIT_LEN(s) (sizeof(s) - 1)
-/* The field goes in where the form's end tag is, before it clears the
- * form element pointer: the end tag's name "form" has been passed on, so
- * the insertion first completes it as an end tag no element has (the
- * tree builder ignores it), then adds the field, then starts the end tag
- * again, whose name ends with the page's own byte after "form". */
-#define END_PRE "-csrf-field>"
-#define END_POST "</form"
 #define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
-#define END_MAX (LIT_LEN(END_PRE) + INPUT_MAX + LIT_LEN(END_POST))
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
 
 /* Tokenizer states, named after the HTML5 states they follow. */
@@ -167,8 +158,8 @@ struct csrf_inject {
 
 	/* configuration */
 	csrf_origin self;
-	uint16_t end_len, meta_len;
-	char end_el[END_MAX]; /* END_PRE, the field, END_POST */
+	uint16_t input_len, meta_len;
+	char input_el[INPUT_MAX];
 	char meta_el[META_MAX];
 };
 
@@ -444,23 +435,12 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 	}
 	if (ins == INS_NONE)
 		return 0;
+	const char *piece = ins == INS_INPUT ? inj->input_el : inj->meta_el;
+	size_t n = ins == INS_INPUT ? inj->input_len : inj->meta_len;
 	if (emit_input(emit, ud, chunk, *start, i + 1) != 0)
 		return 1;
 	*start = i + 1;
-	return emit(ud, inj->meta_el, inj->meta_len, 1) != 0;
-}
-
-/* An end tag's name ended at chunk[i] (not passed on yet) and is "form":
- * the field goes in here when the model says so. Non-zero when emit
- * stopped. */
-static int form_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
-{
-	if (!inj_tree_form_end(&inj->tree))
-		return 0;
-	if (emit_input(emit, ud, chunk, *start, i) != 0)
-		return 1;
-	*start = i;
-	return emit(ud, inj->end_el, inj->end_len, 1) != 0;
+	return emit(ud, piece, n, 1) != 0;
 }
 
 /* Most tags change nothing the model follows: straight back to data.
@@ -532,18 +512,13 @@ static void ns_name_byte(struct csrf_inject *inj, unsigned char c)
 }
 
 /* The name of a tag ended: a start tag the model cannot follow spoils the
- * reading, and so does an end tag that moves the form element pointer or
- * what it depends on (</form> clears it, </template> and </select> end
- * what keeps it); iframe and style start their raw text at the tag's end. */
+ * reading; iframe and style start their raw text at the tag's end. */
 static void ns_name_done(struct csrf_inject *inj)
 {
 	inj->ns_raw = 0;
-	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
-	if (inj->ns_is_end) {
-		if (id == T_FORM || id == T_TEMPLATE || id == T_SELECT)
-			inj->ns_state = M_BAD;
+	if (inj->ns_is_end)
 		return;
-	}
+	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
 	if (inj_tree_noscript_unsafe(id))
 		inj->ns_state = M_BAD;
 	else if (id == T_IFRAME || id == T_STYLE)
@@ -842,8 +817,6 @@ STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, 
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		name_done(tag, foreign);
-	if (tag->id == T_FORM && tag->is_end && form_end(inj, chunk, i, start, emit, ud))
-		return SIZE_MAX;
 	if (c == '>')
 		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 	if (c == '/') {
@@ -1270,14 +1243,12 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	inj->self = self;
 	inj->tree.self = &inj->self;
 	size_t n = 0;
-	n = put(inj->end_el, n, END_PRE, LIT_LEN(END_PRE));
-	n = put(inj->end_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
-	n = put(inj->end_el, n, field, field_len);
-	n = put(inj->end_el, n, INPUT_MID, LIT_LEN(INPUT_MID));
-	n = put(inj->end_el, n, token, token_len);
-	n = put(inj->end_el, n, INPUT_END, LIT_LEN(INPUT_END));
-	n = put(inj->end_el, n, END_POST, LIT_LEN(END_POST));
-	inj->end_len = (uint16_t)n;
+	n = put(inj->input_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
+	n = put(inj->input_el, n, field, field_len);
+	n = put(inj->input_el, n, INPUT_MID, LIT_LEN(INPUT_MID));
+	n = put(inj->input_el, n, token, token_len);
+	n = put(inj->input_el, n, INPUT_END, LIT_LEN(INPUT_END));
+	inj->input_len = (uint16_t)n;
 	n = 0;
 	n = put(inj->meta_el, n, META_PRE, LIT_LEN(META_PRE));
 	n = put(inj->meta_el, n, field, field_len);
@@ -1326,7 +1297,7 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	if (!inj || !injected)
 		return CSRF_ERR_ARG;
 	*injected = inj->tree.count;
-	inj->last_status = inj->tree.status | inj_tree_finish(&inj->tree);
+	inj->last_status = inj->tree.status;
 	reset_stream(inj);
 	inj->fresh = 1;
 	return CSRF_OK;
@@ -1357,20 +1328,7 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 	case CSRF_INJECT_LATE_BASE:
 		return "a <base> to another origin came after a form got the token";
 	case CSRF_INJECT_FORMACTION:
-		return "a POST form got no token: a button in it sends it to another origin (formaction)";
-	case CSRF_INJECT_GET_BUTTON:
-		return "a POST form got no token: a button in it sends it by GET (formmethod), the token would go "
-		       "into the URL";
-	case CSRF_INJECT_FORM_OWNER:
-		return "a POST form got no token: a button outside it (form=\"...\") may send it by GET or to another "
-		       "origin";
-	case CSRF_INJECT_LATE_OWNER:
-		return "a form with an id got the token, and a button outside it (form=\"...\") that came after it "
-		       "sends "
-		       "by GET or to another origin, or may (the injector stopped reading): if it names that form, it "
-		       "sends the token there";
-	case CSRF_INJECT_UNCLOSED:
-		return "a POST form was still open when the page ended (no </form>): it got no token";
+		return "a form with the token has a button whose formaction leads to another origin";
 	case CSRF_INJECT_ESCAPE:
 		return "an ESC byte (ISO-2022-JP escape): no token from there on";
 	case CSRF_INJECT_STOPPED:

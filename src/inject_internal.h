@@ -91,7 +91,6 @@ struct inj_tag {
 	uint8_t slot;         /* where the current value's bytes go */
 	uint8_t seen;         /* attributes already met (first wins): A_* bits */
 	uint8_t has_form;     /* a form="" attribute (button, input) */
-	uint8_t has_id;       /* an id attribute (form): a form="" elsewhere may name it */
 	uint8_t font_attr;    /* color, face or size (font) */
 	uint8_t decoded;      /* the values' references are decoded */
 	uint8_t keep;         /* its attributes matter (set with id) */
@@ -155,7 +154,7 @@ enum { B_NONE, B_SAME, B_OTHER };
 enum {
 	FP_OTHER,     /* no token: another origin, dialog, unsure */
 	FP_POST_SELF, /* POST to this origin: the token */
-	FP_GET_SELF,  /* GET to this origin: no token (its fields go into the URL) */
+	FP_GET_SELF,  /* GET to this origin: a token only for a formmethod=post button */
 	FP_POST_BASE  /* POST with a relative action, but <base> points elsewhere */
 };
 int inj_policy_form(struct inj_tag *tag, int base, const csrf_origin *self, int *relative);
@@ -169,8 +168,7 @@ enum {
 	BTN_POST = 1,         /* a submit button with formmethod=post */
 	BTN_ACTION_SELF = 2,  /* a formaction to this origin */
 	BTN_ACTION_OTHER = 4, /* a formaction elsewhere (or unsure) */
-	BTN_ACTION_REL = 8,   /* a relative formaction: the base URL applies */
-	BTN_GET = 16          /* a submit button with a formmethod that sends by GET */
+	BTN_ACTION_REL = 8    /* a relative formaction: the base URL applies */
 };
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self);
 
@@ -192,10 +190,7 @@ struct inj_tree {
 	uint8_t cur_form;  /* what the pointer's form is: CF_* */
 	uint8_t base;      /* B_* */
 	uint8_t rel_token; /* a form with a relative action got the token */
-	uint8_t cur_rel;   /* the pointer's form, or one of its buttons, has a relative action */
-	uint8_t cur_id;    /* the pointer's form has an id */
-	uint8_t id_token;  /* a form with an id got the token */
-	uint8_t owner_out; /* a form="" button that sends by GET or elsewhere was seen */
+	uint8_t cur_rel;   /* the pointer's form has a relative action */
 	uint8_t head_done; /* the meta tags went in */
 	uint8_t stopped;   /* lost track of the page: no more tokens */
 	uint8_t select;    /* inside a select element */
@@ -210,7 +205,7 @@ struct inj_tree {
 /* What the tokenizer does after a tag. */
 enum { NEXT_DATA, NEXT_RAW, NEXT_SCRIPT, NEXT_NOSCRIPT, NEXT_PLAINTEXT, NEXT_PASS };
 /* What goes in right after it. */
-enum { INS_NONE, INS_META };
+enum { INS_NONE, INS_INPUT, INS_META };
 
 /* 1 when a tag in HTML content changes nothing the model follows (most
  * tags): the tokenizer then goes straight on. */
@@ -242,13 +237,6 @@ void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
  * (*next) and the element to insert after it (returned). */
 int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next);
-/* The name of an end tag in HTML content is "form": 1 when the field
- * goes in right there, before the end tag clears the form element
- * pointer (the pointer's form posts to this origin and no button of it
- * sends it by GET or elsewhere). */
-int inj_tree_form_end(struct inj_tree *t);
-/* The stream ended: the CSRF_INJECT_* bits that only its end can tell. */
-unsigned inj_tree_finish(const struct inj_tree *t);
 /* 1 when "<![CDATA[" opens a CDATA section: inside foreign content. */
 int inj_tree_cdata(const struct inj_tree *t);
 /* The model lost track (reason: a CSRF_INJECT_* bit): no more tokens. */

@@ -8,13 +8,9 @@
  * differently by older and newer browsers), foreign content (svg and
  * math, their integration points, the tags that break out of them, and
  * where raw text and CDATA are real), noscript (raw text with scripting,
- * markup without), the first <base href> the browser honours, and the
- * submit buttons of the pointer's form (and form="" ones anywhere). A
- * POST form to this origin is pending until its end tag: the token goes
- * in there unless a button sends the form by GET or elsewhere. Where the
- * model cannot be sure what a browser builds it stops: no token goes
- * into any later form (nor the pending one), and the reason is kept for
- * csrf_inject_status.
+ * markup without), and the first <base href> the browser honours. Where
+ * the model cannot be sure what a browser builds it stops: no token goes
+ * into any later form, and the reason is kept for csrf_inject_status.
  */
 #include "inject_internal.h"
 
@@ -26,8 +22,9 @@ enum {
 };
 /* What the form the pointer points to is. */
 enum {
-	CF_OTHER,  /* no token: another origin, GET, a button that sends it by GET or elsewhere, unsure */
-	CF_PENDING /* a POST form to this origin: the token goes in at its </form> unless a button rules it out */
+	CF_OTHER,  /* another origin, or not ours to judge */
+	CF_GET,    /* a GET form to this origin, no token yet */
+	CF_TOKENED /* a form with the token */
 };
 
 void inj_tree_reset(struct inj_tree *t)
@@ -44,9 +41,6 @@ void inj_tree_stop(struct inj_tree *t, unsigned reason)
 	/* what follows is not read: a <base> there could move a relative action that has the token */
 	if (t->rel_token && t->base == B_NONE)
 		t->status |= CSRF_INJECT_LATE_BASE;
-	/* nor a form="" button that sends a form with an id and the token elsewhere */
-	if (t->id_token)
-		t->status |= CSRF_INJECT_LATE_OWNER;
 }
 
 int inj_tree_cdata(const struct inj_tree *t)
@@ -197,7 +191,7 @@ static void foreign_end(struct inj_tree *t, const struct inj_tag *tag)
 	inj_tree_stop(t, CSRF_INJECT_FOREIGN);
 }
 
-static void form_start(struct inj_tree *t, struct inj_tag *tag)
+static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
 	int relative;
 	int v = inj_policy_form(tag, t->base, t->self, &relative);
@@ -214,81 +208,34 @@ static void form_start(struct inj_tree *t, struct inj_tag *tag)
 	t->ptr = 1;
 	t->cur_form = CF_OTHER;
 	t->cur_rel = (uint8_t)relative;
-	t->cur_id = tag->has_id;
 	if (v == FP_POST_SELF) {
-		if (tag->has_id && t->owner_out) /* a button before it may name it */
-			t->status |= CSRF_INJECT_FORM_OWNER;
-		else
-			t->cur_form = CF_PENDING;
+		t->cur_form = CF_TOKENED;
+		t->rel_token |= (uint8_t)relative;
+		*ins = INS_INPUT;
+	} else if (v == FP_GET_SELF) {
+		t->cur_form = CF_GET;
 	} else if (v == FP_POST_BASE) {
 		t->status |= CSRF_INJECT_BASE;
 	}
 }
 
-/* The pointer's form loses its token (reason: a CSRF_INJECT_* bit). */
-static void hold_back(struct inj_tree *t, unsigned reason)
+/* A button or input in the pointer's form (form="" would name another). */
+static void button_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
-	if (t->cur_form == CF_PENDING) {
-		t->cur_form = CF_OTHER;
-		t->status |= reason;
-	}
-}
-
-/* A submit button with a form="" attribute: it submits the form that
- * attribute names, wherever that form is in the document, before or
- * after it. The stream keeps no ids: one that sends by GET or elsewhere
- * takes the token from the open form if that has an id, and from every
- * later form with an id; a form with an id that already has the token
- * cannot be helped: reported. */
-static void owner_button(struct inj_tree *t, struct inj_tag *tag)
-{
-	int b = inj_policy_button(tag, t->base, t->self);
-	if (!(b & (BTN_GET | BTN_ACTION_OTHER)))
-		return;
-	t->owner_out = 1;
-	if (t->ptr && t->cur_id)
-		hold_back(t, CSRF_INJECT_FORM_OWNER);
-	if (t->id_token)
-		t->status |= CSRF_INJECT_LATE_OWNER;
-}
-
-/* A button or input: a submitter of the pointer's form, or, with form="",
- * of the form it names. */
-static void button_start(struct inj_tree *t, struct inj_tag *tag)
-{
-	if (t->templates > 0) /* template contents: inert */
-		return;
-	if (tag->has_form) {
-		owner_button(t, tag);
-		return;
-	}
-	if (!t->ptr || t->cur_form != CF_PENDING)
+	if (!t->ptr || t->templates > 0 || tag->has_form || t->cur_form == CF_OTHER)
 		return;
 	int b = inj_policy_button(tag, t->base, t->self);
-	if (b & BTN_GET)
-		hold_back(t, CSRF_INJECT_GET_BUTTON);
-	else if (b & BTN_ACTION_OTHER)
-		hold_back(t, CSRF_INJECT_FORMACTION);
-	else if (b & BTN_ACTION_REL)
-		t->cur_rel = 1; /* a later <base> elsewhere would move it */
-}
-
-int inj_tree_form_end(struct inj_tree *t)
-{
-	if (t->stopped || t->depth > 0 || t->select || t->templates > 0 || !t->ptr || t->cur_form != CF_PENDING)
-		return 0;
-	t->cur_form = CF_OTHER; /* the end tag clears the pointer */
-	t->rel_token |= t->cur_rel;
-	t->id_token |= t->cur_id;
-	t->count++;
-	return 1;
-}
-
-unsigned inj_tree_finish(const struct inj_tree *t)
-{
-	if (!t->stopped && t->ptr && t->cur_form == CF_PENDING)
-		return CSRF_INJECT_UNCLOSED;
-	return 0;
+	if (t->cur_form == CF_TOKENED) {
+		if (b & BTN_ACTION_OTHER)
+			t->status |= CSRF_INJECT_FORMACTION;
+	} else if ((b & BTN_POST) && !(b & BTN_ACTION_OTHER) &&
+	           ((b & BTN_ACTION_SELF) || !t->cur_rel || t->base != B_OTHER)) {
+		/* (a relative form action judged before a <base> elsewhere came) */
+		/* a GET form that this button submits as POST to this origin */
+		t->cur_form = CF_TOKENED;
+		t->rel_token |= (uint8_t)((b & BTN_ACTION_REL) || (!(b & BTN_ACTION_SELF) && t->cur_rel));
+		*ins = INS_INPUT;
+	}
 }
 
 static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
@@ -299,8 +246,6 @@ static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 	if (b == B_NONE || (maybe && b == B_SAME)) /* a maybe-base that is ours: a later one may still count */
 		return;
 	t->base = (uint8_t)b;
-	if (b == B_OTHER && t->ptr && t->cur_rel)
-		hold_back(t, CSRF_INJECT_BASE);
 	if (b == B_OTHER && t->rel_token)
 		t->status |= CSRF_INJECT_LATE_BASE;
 }
@@ -321,9 +266,6 @@ static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 		return;
 	case T_BASE:
 		base_start(t, tag, 1);
-		return;
-	case T_BUTTON: /* maybe built, and then a submitter */
-		button_start(t, tag);
 		return;
 	case T_SVG:
 	case T_MATH:
@@ -367,11 +309,11 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		t->select = 1;
 		return;
 	case T_FORM:
-		form_start(t, tag);
+		form_start(t, tag, ins);
 		return;
 	case T_BUTTON:
 	case T_INPUT:
-		button_start(t, tag);
+		button_start(t, tag, ins);
 		return;
 	case T_BASE:
 		base_start(t, tag, 0);
@@ -394,9 +336,7 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			t->select = 0;
 		else if (tag->id == T_TEMPLATE) /* older parsers close the select with it */
 			inj_tree_stop(t, CSRF_INJECT_SELECT);
-		else if (tag->id == T_FORM && t->templates == 0) /* older parsers drop it, newer may not */
-			hold_back(t, CSRF_INJECT_SELECT);
-		return;
+		return; /* </form> among them is dropped by older parsers */
 	}
 	if (tag->id == T_FORM && t->templates == 0) {
 		t->ptr = 0;

@@ -315,9 +315,7 @@ def page_tokens(resp):
 def strip_injected(text):
     """The page as the program wrote it: the injected elements removed."""
     text = re.sub(r'<meta name="csrf-param" content="[^"]*"><meta name="csrf-token" content="[^"]*">', "", text)
-    # the field goes in at a form's end tag, between "</form" and the
-    # page's own byte after it: "-csrf-field>" FIELD "</form"
-    return re.sub(r'-csrf-field><input type="hidden" name="csrf_[0-9a-f]+" value="[^"]*"></form', "", text)
+    return re.sub(r'<input type="hidden" name="csrf_[0-9a-f]+" value="[^"]*">', "", text)
 
 
 def run_direct(env, program, stdin=b"", config=None, args=None, timeout=20):

@@ -358,8 +358,7 @@ class RequestTest(Direct):
             c = p.stdout.read1(4096)
             self.assertTrue(c, "the output ended before the form")
             got += c
-        self.assertIn(b'<form method=post></form-csrf-field><input type="hidden"', got,
-                      "the form came out with its token")
+        self.assertIn(b'<form method=post><input type="hidden"', got, "the form came out with its token")
         self.assertNotIn(b"rest", got)
         open(self.site.path("go"), "w").close()
         rest = p.stdout.read()
@@ -376,7 +375,7 @@ class RequestTest(Direct):
         open(self.site.path("go"), "w").close()
         out = p.stdout.read()
         p.wait(10)
-        self.assertIn(b'<form method=post></form-csrf-field><input type="hidden"', out)
+        self.assertIn(b'<form method=post><input type="hidden"', out)
         self.assertIn(b"<p>rest</p>", out)
 
     def test_cache_control_of_an_injected_page(self):
@@ -438,7 +437,7 @@ class RequestTest(Direct):
         self.assertEqual(r.body, b"<form method=post></form>")
         # the same answer to a GET gets its token
         rc, r, err = self.run_cgi("GET", script="replay.cgi")
-        self.assertRegex(r.body, rb'^<form method=post></form-csrf-field><input type="hidden" name="csrf_[0-9a-f]+" '
+        self.assertRegex(r.body, rb'^<form method=post><input type="hidden" name="csrf_[0-9a-f]+" '
                                  rb'value="[A-Za-z0-9_-]+"></form>$')
 
     def test_log_line_cannot_be_forged(self):
@@ -537,23 +536,6 @@ class PageTest(Direct):
         self.assertIn("a POST form inside a template got no token", lines[0])
         r, err = self.answer(b"Content-Type: text/html\r\n", self.FORM_PAGE)
         self.assertNotIn("not every form got a token", err)
-
-    def test_forms_whose_buttons_send_them_by_get_or_elsewhere(self):
-        """Issue 24: no token in a form a button sends by GET (it would go
-        into the URL), none in a GET form with a POST button; a form=""
-        button after a form with the token is logged, once, with the rest."""
-        body = (b"<form action=/items><input name=q><button>Search</button>"
-                b"<button formmethod=post formaction=/items/delete>Delete</button></form>"
-                b"<form method=post action=/save><button>Save</button><button formmethod=get>Preview</button></form>"
-                b"<form id=f method=post action=/x></form><p><button form=f formaction=https://evil.example/>x</button>")
-        r, err = self.answer(b"Content-Type: text/html\r\n", body)
-        self.assertEqual(r.body.count(b'<input type="hidden"'), 1, "only the last form has a token")
-        self.assertIn(b'<form id=f method=post action=/x></form-csrf-field><input type="hidden"', r.body)
-        self.assertEqual(T.strip_injected(r.text()), body.decode())
-        lines = [l for l in err.splitlines() if "not every form got a token" in l]
-        self.assertEqual(len(lines), 1, err)
-        self.assertIn("a button in it sends it by GET (formmethod), the token would go into the URL", lines[0])
-        self.assertIn("if it names that form, it sends the token there", lines[0])  # the form="" button
 
 
 class ModeTest(Direct):

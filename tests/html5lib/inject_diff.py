@@ -31,18 +31,10 @@ context and takes what is foster-parented after it, </template> closes the templ
 pointer and a </form> then leaves it alone (html5lib's handlers are
 wrapped to do so), an input inserted while a template is open is inert
 (no owner), and a <base> inside a template is not the document's.
-A <base> to another origin that comes after a form got its token is
-accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
-
-Submitters. A form whose fields can leave by GET or to another origin
-must not hold the field: its method must be POST, and every submit
-button it owns (by the form element pointer when the parser inserted
-it, or by a form="" attribute naming its id, the first element in tree
-order with that id) must send it by POST (or dialog) to this origin: a
-formmethod other than post and dialog is GET, a formaction is resolved
-against the document's base URL. A form="" button that comes after the
-field cannot be undone by a stream: it is accepted only when the
-injector reported it (CSRF_INJECT_LATE_OWNER).
+formaction buttons are left out: the injector documents that it
+cannot undo them (the CSP backstop does). Likewise a <base> to another
+origin that comes after a form got its token is accepted only when the
+injector reported it (CSRF_INJECT_LATE_BASE).
 
 Usage: inject_diff.py DRIVER [--pages N] [--seed S] [--report N]
 Exits 0 when every page passed; prints the first failing page otherwise.
@@ -72,19 +64,6 @@ SAME_FORMS = [
     '<form method=post action="&#x2F;x">',
     '<form method=p&#x6f;st action=rel>',
     '<form action="/search">',
-    '<form id=f method=post action=/f>',
-    '<form id=g method=post>',
-    '<form id=f action=/f>',
-]
-SUBMITTERS = [
-    "<button formmethod=post>", "<input type=submit formmethod=post>", "<button formmethod=get>",
-    "<input type=submit formmethod=GET>", "<input type=image formmethod=x>", "<button formmethod>",
-    "<button formmethod=dialog>", "<button type=button formmethod=get>", "<button>", "<input type=submit>",
-    '<button formaction="https://evil.example/">', '<button formaction="//evil.example/" formmethod=post>',
-    '<button formaction="/t">', "<button formaction=rel>", '<button formaction="https://self.example/t">',
-    "<button form=f formmethod=get>", '<button form=f formaction="https://evil.example/">',
-    "<button form=g formmethod=get>", "<input type=submit form=f formmethod=post>", "<button form=f>",
-    "<button form=x formmethod=get>", '<input type=image form=g formaction="//evil.example/">',
 ]
 EVIL_FORMS = [
     '<form method=post action="https://evil.example/">',
@@ -113,7 +92,7 @@ MARKUP = [
     "<body>", "<button formmethod=post>", "<input type=submit formmethod=post>", "<input name=q>",
     "<b>", "</b>", "<span>", "</span>", "<li>", "<h1>", "<pre>", "<a href=/x>", "</a>", "<object>",
     "</object>", "<label>", "<mglyph>", "<![CDATa[x>", "<![CDATA[>", "<!doctype html>", "x", " ", ">", "<", "'", '"',
-    '<div title="', '">', "<p title='", "'>", "</p>", "</br>", "<noscript></form></noscript>",
+    '<div title="', '">', "<p title='", "'>", "</p>", "</br>",
 ]
 RARE = ["<plaintext>", "<frameset>", "\x1b$B"]
 
@@ -126,8 +105,6 @@ def fragment(rng, in_template):
         return rng.choice(EVIL_FORMS)
     if r < 0.32:
         return rng.choice(BASES)
-    if r < 0.40:
-        return rng.choice(SUBMITTERS)
     if r < 0.36 and not in_template:
         inner = "".join(fragment(rng, True) for _ in range(rng.randint(0, 6)))
         return "<template>" + inner + "</template>"
@@ -313,28 +290,13 @@ class Recorder:
 
         self.builder = Builder
         self.owners = []
-        # submit buttons: (attributes, owner by the pointer, fields injected before it)
-        self.submitters = []
 
     def note(self, tree, token, el):
-        if token["name"] not in ("input", "button") or \
-                token.get("namespace", tree.defaultNamespace) != tree.defaultNamespace:
+        if token["name"] != "input" or token.get("namespace", tree.defaultNamespace) != tree.defaultNamespace:
             return
         attrs = token["data"]
-        if token["name"] == "input" and attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
+        if attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
             self.owners.append(None if template_open(tree) else tree.formPointer)
-            return
-        if template_open(tree) or not is_submit(token["name"], attrs):
-            return  # inert, or not a submitter
-        owner = None if "form" in attrs else tree.formPointer
-        self.submitters.append((attrs, owner, len(self.owners)))
-
-
-def is_submit(name, attrs):
-    kind = attrs.get("type", "").lower()
-    if name == "input":
-        return kind in ("submit", "image")
-    return kind not in ("button", "reset")
 
 
 def url_origin(url):
@@ -381,35 +343,6 @@ def document_base(root):
 
 
 LATE_BASE = 0x0040  # CSRF_INJECT_LATE_BASE
-LATE_OWNER = 0x1000  # CSRF_INJECT_LATE_OWNER
-
-
-def by_id(el, ident):
-    """The first element in tree order (outside templates) with that id."""
-    if el.tag == "template":
-        return None
-    if el.attrib.get("id") == ident:
-        return el
-    for child in el:
-        found = by_id(child, ident)
-        if found is not None:
-            return found
-    return None
-
-
-def sends_away(attrs, base, status):
-    """What a submit button does to its form: "GET", an origin elsewhere, or None."""
-    if "formmethod" in attrs and attrs["formmethod"].lower() not in ("post", "dialog"):
-        return "GET"
-    if "formaction" in attrs:
-        act = attrs["formaction"]
-        target = DOC_URL if clean_url(act) == "" else resolve(base, act)
-        no_base = DOC_URL if clean_url(act) == "" else resolve(DOC_URL, act)
-        # a <base> after the field went in: reported (LATE_BASE), as for actions
-        if url_origin(target) != url_origin(SELF) and \
-                not (status & LATE_BASE and url_origin(no_base) == url_origin(SELF)):
-            return target
-    return None
 
 # Leaks html5lib alone cannot decide (see leaks()).
 UNDECIDED = []
@@ -424,30 +357,8 @@ def leaks(html, scripting, status):
     base = document_base(root)
     found = []
     owned_self = 0
-    tokened = [f for f in rec.owners if f is not None]
-    for attrs, owner, fields_before in rec.submitters:
-        if owner is None and "form" in attrs:
-            named = by_id(root, attrs["form"])
-            owner_el = named if named is not None and named.tag == "form" else None
-        else:
-            owner_el = owner._element if owner is not None else None
-        if owner_el is None or not any(f._element is owner_el for f in tokened):
-            continue
-        away = sends_away(attrs, base, status)
-        if away is None:
-            continue
-        # the field went in before this button: a stream cannot take it back
-        late = "form" in attrs and \
-            any(f._element is owner_el for f in rec.owners[:fields_before] if f is not None)
-        if late and status & LATE_OWNER:
-            continue
-        found.append("a submitter sending it to " + away)
     for form in rec.owners:
         if form is None:
-            continue
-        method = form.attributes.get("method", "")
-        if method.lower() != "post":
-            found.append("GET (the form's own method)")
             continue
         action = form.attributes.get("action")
         target = DOC_URL if action is None or clean_url(action) == "" else resolve(base, action)

@@ -266,21 +266,9 @@ HIDDEN = re.compile(rb'<input type="hidden" name="[A-Za-z0-9_-]+" value="[A-Za-z
 META = re.compile(rb'<meta name="csrf-param" content="[A-Za-z0-9_-]+"><meta name="csrf-token" content="[A-Za-z0-9_-]+">')
 
 
-# The hidden field goes in at a form's end tag: after the page's "</form"
-# it ends that tag as one no element has, adds the field, and starts
-# "</form" again (the page's own byte after "</form" follows).
-FIELD_AT_END = re.compile(rb'-csrf-field>' + HIDDEN.pattern + rb'</form')
-
-
 def strip_injected(body):
     """The body without the elements the module injects."""
-    return META.sub(b"", FIELD_AT_END.sub(b"", body))
-
-
-def field_at_end(body, i):
-    """Whether the first form end tag at or after offset i got the field."""
-    j = body.find(b"</form", i)
-    return j >= 0 and FIELD_AT_END.match(body, j + len(b"</form")) is not None
+    return META.sub(b"", HIDDEN.sub(b"", body))
 
 
 def count_injected(body):
