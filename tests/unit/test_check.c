@@ -29,22 +29,22 @@ static const char ABSENT[] = "\001absent";
 /* ---- fixtures ---- */
 
 enum cfg {
-	C_DEFAULT,        /* both; self https://www.example.com; trusted https://app.example:8443; exemptions */
-	C_GO,             /* origin mode, like Go: trusted https://trusted.example; Go's bypass paths, exact */
-	C_DJANGO,         /* both; self from Host; trusted https://dashboard.example.com, http://no-match.com */
-	C_TOKEN,          /* token mode */
-	C_ORIGIN,         /* origin mode, self https://www.example.com */
-	C_ORIGIN_HTTP,    /* origin mode, self http://www.example.com */
-	C_REPORT,         /* both, report-only */
-	C_UNSAFE_GET,     /* both, unsafe GET; trusted https://app.example:8443 */
-	C_SAME_SITE,      /* both, same-site allowed */
-	C_NO_FETCH_NONE,  /* both, Sec-Fetch-Site: none not accepted; trusted https://app.example:8443 */
-	C_SESSION_COOKIE, /* both; secret cookie "__Host-csrf", session cookie "sessionid" */
-	C_FIELD,          /* both; fixed field name "authenticity_token" */
-	C_MAX_AGE,        /* both; max age 60 s */
-	C_OOT,            /* origin_or_token, self https://www.example.com */
-	C_OOT_HTTP,       /* origin_or_token, self http://www.example.com */
-	C_OOT_HOST,       /* origin_or_token, self from scheme and Host */
+	C_DEFAULT,          /* both; self https://www.example.com; trusted https://app.example:8443; exemptions */
+	C_GO,               /* origin mode, like Go: trusted https://trusted.example; Go's bypass paths, exact */
+	C_DJANGO,           /* both; self from Host; trusted https://dashboard.example.com, http://no-match.com */
+	C_TOKEN,            /* token mode */
+	C_ORIGIN,           /* origin mode, self https://www.example.com */
+	C_ORIGIN_HTTP,      /* origin mode, self http://www.example.com */
+	C_REPORT,           /* both, report-only */
+	C_UNSAFE_GET,       /* both, unsafe GET; trusted https://app.example:8443 */
+	C_SAME_SITE,        /* both, same-site allowed */
+	C_NO_FETCH_NONE,    /* both, Sec-Fetch-Site: none not accepted; trusted https://app.example:8443 */
+	C_SESSION_COOKIE,   /* both; secret cookie "__Host-csrf", session cookie "sessionid" */
+	C_FIELD,            /* both; fixed field name "authenticity_token" */
+	C_MAX_AGE,          /* both; max age 60 s */
+	C_OOT,              /* origin_or_token, self https://www.example.com */
+	C_OOT_HTTP,         /* origin_or_token, self http://www.example.com */
+	C_OOT_HOST,         /* origin_or_token, self from scheme and Host */
 	C_OOT_HTTP_SESSION, /* origin_or_token, self http://www.example.com, session cookie "sessionid" */
 	C_N
 };

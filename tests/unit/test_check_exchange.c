@@ -106,11 +106,13 @@ static void test_origin_or_token(void **state)
 	    {"typed url with token", {"Sec-Fetch-Site: none", hdr_cookie, hdr_token}, CSRF_OK},
 	    {"same referer only", {"Referer: " SELF "/form", hdr_cookie}, CSRF_TOKEN_MISSING},
 	    /* Origin: null (a no-referrer page, a sandboxed frame): no
-	     * evidence either way, as without an Origin */
-	    {"null origin with token", {"Origin: null", hdr_cookie, hdr_token}, CSRF_OK},
-	    {"null origin, no token", {"Origin: null", hdr_cookie}, CSRF_TOKEN_MISSING},
-	    {"null origin, no cookie", {"Origin: null", hdr_token}, CSRF_SECRET_MISSING},
-	    {"null origin, same referer", {"Origin: null", "Referer: " SELF "/form", hdr_cookie}, CSRF_TOKEN_MISSING},
+	     * evidence either way, and with neither the caller's secret nor a
+	     * session to bind the token to, the cookie and its token could
+	     * have been planted by a sibling subdomain or another port */
+	    {"null origin with token", {"Origin: null", hdr_cookie, hdr_token}, CSRF_NULL_ORIGIN},
+	    {"null origin, no token", {"Origin: null", hdr_cookie}, CSRF_NULL_ORIGIN},
+	    {"null origin, no cookie", {"Origin: null", hdr_token}, CSRF_NULL_ORIGIN},
+	    {"null origin, same referer", {"Origin: null", "Referer: " SELF "/form", hdr_cookie}, CSRF_NULL_ORIGIN},
 	    {"null origin twice", {"Origin: null", "Origin: null", hdr_cookie, hdr_token}, CSRF_ORIGIN_MALFORMED},
 	    {"null origin, cross-site",
 	     {"Origin: null", "Sec-Fetch-Site: cross-site", hdr_cookie, hdr_token},

@@ -21,10 +21,15 @@ int cm_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup, CM
 			failed++;
 			continue;
 		}
-		if (setjmp(cm_jmp) == 0) {
+		switch (setjmp(cm_jmp)) {
+		case 0:
 			tests[i].test_func(&state);
 			printf("[       OK ] %s\n", tests[i].name);
-		} else {
+			break;
+		case 2: /* skip() */
+			printf("[  SKIPPED ] %s\n", tests[i].name);
+			break;
+		default:
 			printf("[  FAILED  ] %s\n", tests[i].name);
 			failed++;
 		}
