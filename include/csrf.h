@@ -342,11 +342,17 @@ typedef struct {
  * one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a comment.
  * Writes are atomic (temporary file, fsync, rename). new creates the file
  * mode 0600; stage, rotate and retire give the new file the old one's
- * owner, group and mode masked by 0660, and follow a path that is a
- * symlink to the file it resolves to (replaced in its own directory). */
+ * owner, group, access ACL and mode masked by 0660, and follow a path
+ * that is a symlink to the file it resolves to (replaced in its own
+ * directory). The path is resolved once; every later step goes through
+ * the directory's descriptor. */
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
  * new: it exists, or a rewrite that cannot keep the file's owner, or its
- * group while the group may read it), CSRF_ERR_CONFIG (a malformed file, a full ring, an
+ * group while the group may read it, or its ACL; a file with a second
+ * hard link; as root, a file whose directory a group, others or a user
+ * other than root and the file's owner can write; the directory locked
+ * by another process for 10 s; or the directory not synced after the
+ * file was replaced, which the message says), CSRF_ERR_CONFIG (a malformed file, a full ring, an
  * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM, and on
  * failure says why in *err (may be NULL).
  * new: a file with one signing key, id 1.
