@@ -1009,7 +1009,10 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * ([A-Za-z0-9._-], at most 64). The store asks the sentinels in turn
  * (SENTINEL get-master-addr-by-name), checks that the address given is
  * a master (ROLE), and asks again when the master stops answering or
- * answers READONLY, so it follows a failover by itself.
+ * answers READONLY, so it follows a failover by itself. The password
+ * is sent to whatever master the sentinels name: use sentinels you
+ * trust (a sentinel that names a server of its own gets the password
+ * and answers every call).
  *
  * Opening tries to connect once within timeout_ms. A refused password,
  * a database Redis does not have, or sentinels that do not know MASTER
@@ -1021,12 +1024,17 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  *
  * Every call is bounded by timeout_ms, waiting for a free connection of
  * the pool included, and so is every byte of its reply: a server that
- * answers a little at a time cannot hold a call longer. A reply larger
+ * answers a little at a time cannot hold a call longer. Name resolution
+ * is not: resolving a HOST (getaddrinfo, for the URL's Redis and for the
+ * address Sentinel announces) takes as long as the system's resolver
+ * does. Use numeric addresses, or names resolved locally (/etc/hosts, a
+ * local caching resolver), for Redis and for what Sentinel announces. A reply larger
  * than 16 KiB (a value is at most 4 KiB), nested deeper than three
  * arrays, announcing more elements than 16 KiB could hold, or not RESP2
  * is refused as it arrives: the connection is closed, the call answers
  * CSRF_STORE_UNAVAILABLE and the hook is told why (sizes, never bytes of
- * the reply). A pooled connection is checked before each write
+ * the reply). So is a nil array answering GET (no entry is a nil
+ * string in RESP2), never read as CSRF_NOT_FOUND. A pooled connection is checked before each write
  * and replaced at once when Redis closed it; a get that finds its
  * connection closed is sent again on a fresh one, without a log line.
  * So the first call after a Redis restart succeeds. A call that meets a
