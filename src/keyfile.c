@@ -339,29 +339,38 @@ static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, .
  * caller may have there), the last one for reading (flock, fsync). */
 static int open_dir_nofollow(const char *dir)
 {
-	char comp[NAME_MAX + 1];
+	char comp[NAME_MAX + 2];
 	const char *p = dir;
-	int fd;
+	int fd = AT_FDCWD;
 
 	while (*p == '/')
 		p++;
-	fd = open("/", (*p ? O_PATH : O_RDONLY) | O_DIRECTORY | O_CLOEXEC);
-	while (fd >= 0 && *p) {
+	if (*p == '\0')
+		return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (*p) {
 		size_t n = strcspn(p, "/");
 		if (n > NAME_MAX) {
-			close(fd);
+			if (fd != AT_FDCWD)
+				close(fd);
 			errno = ENAMETOOLONG;
 			return -1;
 		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
+		/* the first component by its absolute name ("/" itself is
+		 * root's; qemu-user's -L also maps "/" to its sysroot) */
+		size_t o = fd == AT_FDCWD;
+		comp[0] = '/';
+		memcpy(comp + o, p, n);
+		comp[o + n] = '\0';
 		p += n;
 		while (*p == '/')
 			p++;
 		int next = openat(fd, comp, (*p ? O_PATH : O_RDONLY) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int e = errno;
-		close(fd);
+		if (fd != AT_FDCWD)
+			close(fd);
 		errno = e;
+		if (next < 0)
+			return -1;
 		fd = next;
 	}
 	return fd;

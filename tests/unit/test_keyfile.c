@@ -26,6 +26,10 @@
 #include "internal.h"
 #include "testutil.h"
 
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1) /* linux/fs.h; some libcs lack it */
+#endif
+
 #define HEX_A "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 #define HEX_B "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
 #define HEX_U "00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF"

@@ -20,9 +20,12 @@ int cm_run(const struct CMUnitTest *tests, size_t n, CMFixtureFunction setup, CM
 			failed++;
 			continue;
 		}
-		if (setjmp(cm_jmp) == 0) {
+		int jumped = setjmp(cm_jmp);
+		if (jumped == 0) {
 			tests[i].test_func(&state);
 			printf("[       OK ] %s\n", tests[i].name);
+		} else if (jumped == 2) {
+			printf("[  SKIPPED ] %s\n", tests[i].name);
 		} else {
 			printf("[  FAILED  ] %s\n", tests[i].name);
 			failed++;
