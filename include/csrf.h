@@ -343,11 +343,17 @@ typedef struct {
  * one key a line: "key ID CREATED HEX64 [sign]"; '#' starts a comment.
  * Writes are atomic (temporary file, fsync, rename). new creates the file
  * mode 0600; stage, rotate and retire give the new file the old one's
- * owner, group and mode masked by 0660, and follow a path that is a
- * symlink to the file it resolves to (replaced in its own directory). */
+ * owner, group, access ACL and mode masked by 0660, and follow a path
+ * that is a symlink to the file it resolves to (replaced in its own
+ * directory). The path is resolved once; every later step goes through
+ * the directory's descriptor. */
 /* Each answers CSRF_OK, CSRF_ERR_IO (cannot read or write the file, or
  * new: it exists, or a rewrite that cannot keep the file's owner, or its
- * group while the group may read it), CSRF_ERR_CONFIG (a malformed file, a full ring, an
+ * group while the group may read it, or its ACL; a file with a second
+ * hard link; as root, a file whose directory a group, others or a user
+ * other than root and the file's owner can write; the directory locked
+ * by another process for 10 s; or the directory not synced after the
+ * file was replaced, which the message says), CSRF_ERR_CONFIG (a malformed file, a full ring, an
  * unknown id, or retire of the signing key) or CSRF_ERR_RANDOM, and on
  * failure says why in *err (may be NULL).
  * new: a file with one signing key, id 1.
@@ -1005,7 +1011,10 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * ([A-Za-z0-9._-], at most 64). The store asks the sentinels in turn
  * (SENTINEL get-master-addr-by-name), checks that the address given is
  * a master (ROLE), and asks again when the master stops answering or
- * answers READONLY, so it follows a failover by itself.
+ * answers READONLY, so it follows a failover by itself. The password
+ * is sent to whatever master the sentinels name: use sentinels you
+ * trust (a sentinel that names a server of its own gets the password
+ * and answers every call).
  *
  * Opening tries to connect once within timeout_ms. A refused password,
  * a database Redis does not have, or sentinels that do not know MASTER
@@ -1017,12 +1026,17 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  *
  * Every call is bounded by timeout_ms, waiting for a free connection of
  * the pool included, and so is every byte of its reply: a server that
- * answers a little at a time cannot hold a call longer. A reply larger
+ * answers a little at a time cannot hold a call longer. Name resolution
+ * is not: resolving a HOST (getaddrinfo, for the URL's Redis and for the
+ * address Sentinel announces) takes as long as the system's resolver
+ * does. Use numeric addresses, or names resolved locally (/etc/hosts, a
+ * local caching resolver), for Redis and for what Sentinel announces. A reply larger
  * than 16 KiB (a value is at most 4 KiB), nested deeper than three
  * arrays, announcing more elements than 16 KiB could hold, or not RESP2
  * is refused as it arrives: the connection is closed, the call answers
  * CSRF_STORE_UNAVAILABLE and the hook is told why (sizes, never bytes of
- * the reply). A pooled connection is checked before each write
+ * the reply). So is a nil array answering GET (no entry is a nil
+ * string in RESP2), never read as CSRF_NOT_FOUND. A pooled connection is checked before each write
  * and replaced at once when Redis closed it; a get that finds its
  * connection closed is sent again on a fresh one, without a log line.
  * So the first call after a Redis restart succeeds. A call that meets a

@@ -519,4 +519,10 @@ CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_dat
 
 void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
 
+/* For the unit tests (keyfile.c): how long a rewrite waits for a locked
+ * directory (ms, 10000) and the call that syncs the directory after the
+ * rename (fsync). */
+extern unsigned csrf_keyfile_lock_wait_ms;
+extern int (*csrf_keyfile_sync_dir)(int fd);
+
 #endif /* CSRF_INTERNAL_H */

@@ -8,13 +8,23 @@
  * new file, linked so that an existing file is never replaced) over the
  * target, and the directory is fsynced, so a reader sees the old file or
  * the new one, never half of one. A new file is mode 0600; a rewrite
- * gives the new file the old one's owner, group and read/write bits less
- * the world's, so the readers an operator chose keep the file, or is
- * refused when the caller cannot keep them. A rewrite through a symlink
- * replaces the file the link resolves to, in that file's directory; the
- * link stays. Calls that rewrite a file hold an flock on its directory,
- * so two operators rotating at once both get their key. Comments of a
- * file are not kept across a rewrite.
+ * gives the new file the old one's owner, group, access ACL and
+ * read/write bits less the world's, so the readers an operator chose keep
+ * the file, or is refused when the caller cannot keep them. A rewrite
+ * through a symlink replaces the file the link resolves to, in that
+ * file's directory; the link stays.
+ *
+ * The path is resolved once: the file's directory is opened (each
+ * component without following a link) and every later step (lock, read,
+ * temporary file, the check that the name still holds the file read,
+ * rename, sync) goes through that descriptor, so a user who owns a
+ * directory of the path cannot swap it for a symlink midway. Calls that
+ * rewrite a file hold an flock on its directory (waiting at most
+ * csrf_keyfile_lock_wait_ms for it), so two operators rotating at once
+ * both get their key. A rewrite refuses a file with a second hard link,
+ * and, as root, a file whose directory someone other than root and the
+ * file's owner can write. Comments of a file are not kept across a
+ * rewrite.
  */
 #include "internal.h"
 
@@ -26,6 +36,8 @@
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KF_FIELDS_MAX 5
@@ -230,29 +242,15 @@ static csrf_reason io_fail(char *err, size_t err_cap, const char *what, int e)
 	return CSRF_ERR_IO;
 }
 
-csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+/* Reads and parses the open file fd (a regular file: the caller
+ * checked). */
+static csrf_reason kf_read_fd(int fd, csrf_keyfile_data *out, char *err, size_t err_cap)
 {
 	kf_parser p;
 	char chunk[4096];
-	struct stat st;
 	csrf_reason r = CSRF_OK;
-	int fd;
 
-	if (!path || !out)
-		return CSRF_ERR_ARG;
 	kf_begin(&p, out, err, err_cap);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return io_fail(err, err_cap, "cannot open", errno);
-	if (fstat(fd, &st) != 0) {
-		int e = errno;
-		close(fd);
-		return io_fail(err, err_cap, "cannot stat", e);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return io_fail(err, err_cap, "cannot read", S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
-	}
 	for (;;) {
 		ssize_t got = read(fd, chunk, sizeof chunk);
 		if (got < 0 && errno == EINTR)
@@ -269,80 +267,241 @@ csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *er
 		if (r != CSRF_OK)
 			break;
 	}
-	close(fd);
 	csrf_wipe(chunk, sizeof chunk);
 	return kf_done(&p, r);
 }
 
+csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+{
+	struct stat st;
+	csrf_reason r;
+	int fd;
+
+	if (!path || !out)
+		return CSRF_ERR_ARG;
+	memset(out, 0, sizeof *out);
+	if (err && err_cap)
+		err[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return io_fail(err, err_cap, "cannot open", errno);
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return io_fail(err, err_cap, "cannot stat", e);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return io_fail(err, err_cap, "cannot read", S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
+	}
+	r = kf_read_fd(fd, out, err, err_cap);
+	close(fd);
+	return r;
+}
+
 /* ---- writing ---- */
 
-/* The directory part of path ("." when none) into dir. */
-static int dir_of(const char *path, char *dir, size_t cap)
+/* How long a rewrite waits for the directory lock another process holds
+ * (milliseconds), and the call that syncs the directory after the
+ * rename. Variables so that the unit tests can shorten the wait and make
+ * the sync fail. */
+unsigned csrf_keyfile_lock_wait_ms = 10000;
+int (*csrf_keyfile_sync_dir)(int fd) = fsync;
+
+/* The file a call works on: its directory, opened once and locked, and
+ * its name there. Every later step is relative to dir, so renaming or
+ * swapping a directory of the path for a symlink midway changes nothing.
+ * A rewrite also holds the file it read (rfd) and what fstat said of it. */
+typedef struct {
+	int dir;
+	char base[NAME_MAX + 1];
+	int rfd;
+	struct stat st;
+} kf_target;
+
+/* Sets err's message (printf-style) and returns code. */
+static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
 {
-	const char *slash = strrchr(path, '/');
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+/* Opens the directory dir (an absolute path without symlinks, as
+ * realpath gives) one component at a time, each with O_NOFOLLOW: a
+ * component that became a symlink since realpath fails (ELOOP). The
+ * directories on the way are opened O_PATH (search permission is all a
+ * caller may have there), the last one for reading (flock, fsync). */
+static int open_dir_nofollow(const char *dir)
+{
+	char comp[NAME_MAX + 2];
+	const char *p = dir;
+	int fd = AT_FDCWD;
+
+	while (*p == '/')
+		p++;
+	if (*p == '\0')
+		return open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		if (n > NAME_MAX) {
+			if (fd != AT_FDCWD)
+				close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		/* the first component by its absolute name ("/" itself is
+		 * root's; qemu-user's -L also maps "/" to its sysroot) */
+		size_t o = fd == AT_FDCWD;
+		comp[0] = '/';
+		memcpy(comp + o, p, n);
+		comp[o + n] = '\0';
+		p += n;
+		while (*p == '/')
+			p++;
+		int next = openat(fd, comp, (*p ? O_PATH : O_RDONLY) | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		if (fd != AT_FDCWD)
+			close(fd);
+		errno = e;
+		if (next < 0)
+			return -1;
+		fd = next;
+	}
+	return fd;
+}
+
+/* Splits full (absolute, from realpath) into its directory and the last
+ * component. */
+static int split_path(const char *full, char *dir, size_t dir_cap, char *base)
+{
+	const char *slash = strrchr(full, '/');
 	size_t n;
 
-	if (!slash) {
-		if (cap < 2)
-			return 0;
-		memcpy(dir, ".", 2);
-		return 1;
-	}
-	n = slash == path ? 1 : (size_t)(slash - path);
-	if (n + 1 > cap)
+	if (!slash || strlen(slash + 1) > NAME_MAX || dir_cap < 2)
 		return 0;
-	memcpy(dir, path, n);
+	memcpy(base, slash + 1, strlen(slash + 1) + 1);
+	n = slash == full ? 1 : (size_t)(slash - full);
+	if (n + 1 > dir_cap)
+		return 0;
+	memcpy(dir, full, n);
 	dir[n] = '\0';
 	return 1;
 }
 
-static int open_dir(const char *path)
+/* Where path's file lives, symlinks resolved once, here: follow (a
+ * rewrite) resolves the whole path, so a link stands for the file it
+ * names; else (new) only the directory part, and the last component is
+ * created as it is. */
+static csrf_reason kf_resolve(const char *path, int follow, char *dir, size_t dir_cap, char *base, csrf_error *err)
 {
-	char dir[PATH_MAX];
+	char full[PATH_MAX], parent[PATH_MAX];
+	const char *name = strrchr(path, '/');
 
-	if (!dir_of(path, dir, sizeof dir))
-		return -1;
-	return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-static csrf_reason fsync_dir(const char *path)
-{
-	int fd = open_dir(path);
-
-	if (fd < 0)
-		return CSRF_ERR_IO;
-	/* Some file systems cannot sync a directory; the rename stands. */
-	if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
-		close(fd);
-		return CSRF_ERR_IO;
+	if (follow) {
+		if (!realpath(path, full))
+			return op_fail(err, CSRF_ERR_IO, "cannot open: %s", strerror(errno));
+	} else {
+		size_t n = name ? (size_t)(name - path) : 0;
+		name = name ? name + 1 : path;
+		if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+			return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(EISDIR));
+		if (n + 1 > sizeof parent)
+			return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(ENAMETOOLONG));
+		if (path[0] == '/' && n == 0)
+			n = 1;
+		memcpy(parent, n ? path : ".", n ? n : 1);
+		parent[n ? n : 1] = '\0';
+		if (!realpath(parent, full))
+			return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
+		size_t fl = strlen(full);
+		if (fl + 1 + strlen(name) + 1 > sizeof full)
+			return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(ENAMETOOLONG));
+		if (fl > 1)
+			full[fl++] = '/';
+		memcpy(full + fl, name, strlen(name) + 1);
 	}
-	close(fd);
+	if (!split_path(full, dir, dir_cap, base))
+		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(ENAMETOOLONG));
 	return CSRF_OK;
 }
 
 /* Read-modify-write calls on key files of one directory take turns: an
  * exclusive flock on the directory (the file itself is replaced by each
- * rename, so it cannot carry the lock). -1 when the directory cannot be
- * opened or locked. */
-static int lock_dir(const char *path)
+ * rename, so it cannot carry the lock). Anyone who can open the
+ * directory can hold that lock, so the wait is bounded. */
+static csrf_reason lock_dir(int fd, csrf_error *err)
 {
-	int fd = open_dir(path);
+	unsigned waited = 0;
 
-	if (fd < 0)
-		return -1;
-	while (flock(fd, LOCK_EX) != 0) {
-		if (errno != EINTR) {
-			close(fd);
-			return -1;
-		}
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return CSRF_OK;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return op_fail(err, CSRF_ERR_IO, "cannot lock the file's directory: %s", strerror(errno));
+		if (waited >= csrf_keyfile_lock_wait_ms)
+			return op_fail(err, CSRF_ERR_IO,
+			               "the key file's directory is locked by another process (waited %u ms); "
+			               "nothing was changed",
+			               waited);
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		waited += 20;
 	}
-	return fd;
 }
 
-static void unlock_dir(int fd)
+/* As root, a rewrite happens only in a directory that no one but root
+ * and the file's owner can change (as sshd's StrictModes): whoever else
+ * can write there could plant the file, or swap it midway, and have root
+ * write where, and for whom, they chose. */
+static csrf_reason check_dir(const kf_target *t, csrf_error *err)
 {
-	if (fd >= 0)
-		close(fd); /* releases the lock */
+	struct stat ds;
+
+	if (geteuid() != 0)
+		return CSRF_OK;
+	if (fstat(t->dir, &ds) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot stat the file's directory: %s", strerror(errno));
+	if (ds.st_mode & 022)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the file's directory is writable by its group or others (mode %04o); as root, "
+		               "csrf-key rewrites a key file only in a directory that only root or the file's "
+		               "owner can write",
+		               (unsigned)(ds.st_mode & 07777));
+	if (ds.st_uid != 0 && ds.st_uid != t->st.st_uid)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the file's directory belongs to uid %u, neither root nor the file's owner (uid "
+		               "%u); as root, csrf-key does not rewrite a key file there",
+		               (unsigned)ds.st_uid, (unsigned)t->st.st_uid);
+	return CSRF_OK;
+}
+
+/* Opens the file to rewrite, without following a link (the path was
+ * resolved already: a link there now was put there since), and checks
+ * it is one that may be rewritten. */
+static csrf_reason open_target(kf_target *t, csrf_error *err)
+{
+	t->rfd = openat(t->dir, t->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (t->rfd < 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot open: %s", strerror(errno));
+	if (fstat(t->rfd, &t->st) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot stat: %s", strerror(errno));
+	if (!S_ISREG(t->st.st_mode))
+		return op_fail(err, CSRF_ERR_IO, "cannot read: %s", strerror(S_ISDIR(t->st.st_mode) ? EISDIR : EINVAL));
+	if (t->st.st_nlink > 1)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the file has %lu hard links; a rewrite replaces one name and servers reading "
+		               "another would keep the old keys: remove the other links (use a symlink)",
+		               (unsigned long)t->st.st_nlink);
+	return check_dir(t, err);
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -388,36 +547,30 @@ static int kf_format(const csrf_keyfile_data *d, char *buf, size_t cap, size_t *
 	return 1;
 }
 
-/* Sets err's message (printf-style) and returns code. */
-static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static csrf_reason op_fail(csrf_error *err, csrf_reason code, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* The mode of a rewritten file: the old file's read and write bits for
  * owner and group. Never the world's (a key file is a secret), never
  * execute, setuid, setgid or sticky. */
 #define KF_KEEP_MODE 0660
 
+/* The name of a POSIX access ACL, as an extended attribute. */
+#define KF_ACL_XATTR "system.posix_acl_access"
+
 /* Gives fd (the new file, still empty) the access old had: its owner
  * (root only can give a file away), its group (root, or a member of the
- * group), its mode masked by KF_KEEP_MODE. When the owner or a group
- * that could read the old file cannot be kept, the rewrite is refused:
- * replacing the file would take it away from its readers, and every
- * server reading it as that user or group would fail. */
-static csrf_reason keep_access(int fd, const struct stat *old, csrf_error *err)
+ * group), its access ACL when it has one (copied as it is: with an ACL
+ * the group bits of the mode are its mask), its mode masked by
+ * KF_KEEP_MODE. When the owner, a group that could read the old file or
+ * the ACL cannot be kept, the rewrite is refused: replacing the file
+ * would take it away from its readers (or give it to readers the ACL
+ * kept out), and every server reading it as that user or group would
+ * fail. */
+static csrf_reason keep_access(int fd, const kf_target *t, csrf_error *err)
 {
+	const struct stat *old = &t->st;
 	mode_t mode = old->st_mode & KF_KEEP_MODE;
 	uid_t uid = geteuid() == 0 ? old->st_uid : (uid_t)-1;
 	int chown_errno = 0;
+	char acl[4096];
 	struct stat now;
 
 	if (fchown(fd, uid, old->st_gid) != 0)
@@ -434,84 +587,107 @@ static csrf_reason keep_access(int fd, const struct stat *old, csrf_error *err)
 		               "group %u may read the file and a new file cannot be given to that group (%s); its "
 		               "readers would lose it: run csrf-key as root or as a member of the group",
 		               (unsigned)old->st_gid, strerror(chown_errno ? chown_errno : EPERM));
+	ssize_t acl_len = fgetxattr(t->rfd, KF_ACL_XATTR, acl, sizeof acl);
+	if (acl_len < 0 && errno != ENODATA && errno != ENOTSUP)
+		return op_fail(err, CSRF_ERR_IO, "cannot read the file's access ACL: %s", strerror(errno));
+	if (acl_len > 0 && fsetxattr(fd, KF_ACL_XATTR, acl, (size_t)acl_len, 0) != 0)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the file has an access ACL that cannot be copied to the new file (%s); nothing "
+		               "was changed",
+		               strerror(errno));
+	/* After the ACL: chmod sets its mask (the old one: the old group
+	 * bits) and its other entry (none). */
 	if (fchmod(fd, mode) != 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
 	return CSRF_OK;
 }
 
-/* Writes d to path atomically, the reason in err on failure. exclusive:
- * create path, mode 0600, failing when it exists; else replace path,
- * keeping its owner, group and mode (keep_access). */
-static csrf_reason kf_write(const char *path, const csrf_keyfile_data *d, int exclusive, csrf_error *err)
+/* A fresh name for the temporary file in the target's directory. */
+static csrf_reason tmp_name(char *name, size_t cap)
 {
-	char tmp[PATH_MAX];
+	uint8_t rnd[8];
+	char hex[2 * sizeof rnd + 1];
+
+	if (csrf_random(rnd, sizeof rnd) != CSRF_OK)
+		return CSRF_ERR_RANDOM;
+	csrf_hex_encode(rnd, sizeof rnd, hex);
+	hex[2 * sizeof rnd] = '\0';
+	snprintf(name, cap, ".csrf-key-%s.tmp", hex);
+	return CSRF_OK;
+}
+
+/* Writes d to t's file atomically, the reason in err on failure.
+ * exclusive: create the file, mode 0600, failing when it exists; else
+ * replace the file t->rfd was read from, keeping its owner, group, ACL
+ * and mode (keep_access), and only if the name still holds that file. */
+static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int exclusive, csrf_error *err)
+{
+	char tmp[64];
 	char text[4096];
 	size_t len = 0;
-	csrf_reason r = CSRF_ERR_IO;
-	int n = snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-	struct stat old;
-	int fd;
+	csrf_reason r;
+	struct stat now;
+	int fd, e, linked = 0;
 
-	if (n < 0 || (size_t)n >= sizeof tmp)
-		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(ENAMETOOLONG));
-	/* The directory lock keeps other rewrites out between this stat
-	 * and the rename. */
-	if (!exclusive && stat(path, &old) != 0)
-		return op_fail(err, CSRF_ERR_IO, "cannot stat the file: %s", strerror(errno));
 	if (!kf_format(d, text, sizeof text, &len)) {
 		csrf_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_INTERNAL, "%s", csrf_reason_str(CSRF_ERR_INTERNAL));
 	}
-	fd = mkostemp(tmp, O_CLOEXEC); /* mode 0600 */
+	if (tmp_name(tmp, sizeof tmp) != CSRF_OK) {
+		csrf_wipe(text, sizeof text);
+		return op_fail(err, CSRF_ERR_RANDOM, "the random generator failed");
+	}
+	fd = openat(t->dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		csrf_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
 	}
-	if (!exclusive) {
-		r = keep_access(fd, &old, err);
-		if (r != CSRF_OK) {
-			close(fd);
-			unlink(tmp);
-			csrf_wipe(text, sizeof text);
-			return r;
-		}
+	r = exclusive ? CSRF_OK : keep_access(fd, t, err);
+	if (r == CSRF_OK) {
 		r = CSRF_ERR_IO;
-	}
-	if (write_all(fd, text, len) && fsync(fd) == 0) {
-		if (close(fd) == 0) {
-			if (exclusive) {
-				/* Never replace an existing file: renameat2 with
-				 * RENAME_NOREPLACE, or link() where the file system
-				 * lacks it; both refuse an existing target. */
-				if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
-					r = CSRF_OK;
-				} else if (errno == EINVAL || errno == ENOSYS) {
-					if (link(tmp, path) == 0) {
-						r = CSRF_OK;
-						unlink(tmp);
-					}
-				}
-			} else if (rename(tmp, path) == 0) {
+		if (!write_all(fd, text, len) || fsync(fd) != 0)
+			op_fail(err, r, "cannot write the file: %s", strerror(errno));
+		else if (e = close(fd), fd = -1, e != 0)
+			op_fail(err, r, "cannot write the file: %s", strerror(errno));
+		else if (exclusive) {
+			/* Never replace an existing file: renameat2 with
+			 * RENAME_NOREPLACE, or linkat where the file system
+			 * lacks it; both refuse an existing target. */
+			if (renameat2(t->dir, tmp, t->dir, t->base, RENAME_NOREPLACE) == 0)
 				r = CSRF_OK;
-			}
+			else if ((errno == EINVAL || errno == ENOSYS) && linkat(t->dir, tmp, t->dir, t->base, 0) == 0)
+				r = CSRF_OK, linked = 1;
+			else if (errno == EEXIST)
+				op_fail(err, r, "the file already exists (use rotate)");
+			else
+				op_fail(err, r, "cannot write the file: %s", strerror(errno));
+		} else if (fstatat(t->dir, t->base, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != t->st.st_dev ||
+		           now.st_ino != t->st.st_ino) {
+			op_fail(err, r,
+			        "the file was replaced or removed by another process during the rewrite; nothing "
+			        "was changed: run the command again");
+		} else if (renameat(t->dir, tmp, t->dir, t->base) == 0) {
+			r = CSRF_OK;
+		} else {
+			op_fail(err, r, "cannot write the file: %s", strerror(errno));
 		}
-		fd = -1;
 	}
-	int saved = errno; /* the cause, for the message */
+	csrf_wipe(text, sizeof text);
 	if (fd >= 0)
 		close(fd);
 	if (r != CSRF_OK) {
-		unlink(tmp);
-		errno = saved;
-	} else {
-		r = fsync_dir(path); /* its own errno on failure */
+		unlinkat(t->dir, tmp, 0);
+		return r;
 	}
-	csrf_wipe(text, sizeof text);
-	if (r == CSRF_ERR_IO && exclusive && errno == EEXIST)
-		return op_fail(err, r, "the file already exists (use rotate)");
-	if (r == CSRF_ERR_IO)
-		return op_fail(err, r, "cannot write the file: %s", strerror(errno));
-	return r;
+	if (linked)
+		unlinkat(t->dir, tmp, 0);
+	/* Some file systems cannot sync a directory; the rename stands. */
+	if (csrf_keyfile_sync_dir(t->dir) != 0 && errno != EINVAL && errno != EROFS)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the file was replaced, but syncing its directory failed (%s): a crash before the "
+		               "system writes it back may bring the old file back",
+		               strerror(errno));
+	return CSRF_OK;
 }
 
 /* ---- the operator's calls ---- */
@@ -528,10 +704,10 @@ static csrf_reason new_key(csrf_keyfile_entry *e, uint32_t id)
 }
 
 /* Reads the file for a read-modify-write, the reason in err. */
-static csrf_reason read_for(const char *path, csrf_keyfile_data *d, csrf_error *err)
+static csrf_reason read_for(const kf_target *t, csrf_keyfile_data *d, csrf_error *err)
 {
 	char msg[CSRF_ERROR_MAX];
-	csrf_reason r = csrf_keyfile_read(path, d, msg, sizeof msg);
+	csrf_reason r = kf_read_fd(t->rfd, d, msg, sizeof msg);
 	if (r != CSRF_OK)
 		return op_fail(err, r, "%s", msg);
 	return CSRF_OK;
@@ -542,33 +718,44 @@ typedef struct {
 	uint32_t id; /* retire: the key; add: the id that signs or was staged */
 } op_args;
 
-typedef csrf_reason (*locked_op)(const char *path, op_args *a, csrf_error *err);
+typedef csrf_reason (*locked_op)(const kf_target *t, op_args *a, csrf_error *err);
 
-/* Runs op on path with the directory locked: calls that rewrite a file
- * take turns. follow: a path that is a symlink stands for the file it
- * resolves to, whose directory is locked and receives the new file (the
- * link itself is left as it is); a dangling link is left to op, whose
- * open fails. */
+/* Runs op on path's file with its directory open and locked: calls that
+ * rewrite a file take turns. follow (a rewrite): a path that is a
+ * symlink stands for the file it resolves to, whose directory is locked
+ * and receives the new file (the link itself is left as it is); the file
+ * is opened for op, which reads it from t->rfd. The path is resolved
+ * once, here; every later step goes through the directory's descriptor. */
 static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args *a, csrf_error *err)
 {
-	char target[PATH_MAX];
-	struct stat st;
+	char dir[PATH_MAX];
+	kf_target t;
+	csrf_reason r;
 
 	if (err)
 		err->msg[0] = '\0';
 	if (!path || !*path)
 		return op_fail(err, CSRF_ERR_ARG, "no file name");
-	if (follow && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && realpath(path, target))
-		path = target;
-	int lock = lock_dir(path);
-	if (lock < 0)
-		return op_fail(err, CSRF_ERR_IO, "cannot lock the file's directory: %s", strerror(errno));
-	csrf_reason r = op(path, a, err);
-	unlock_dir(lock);
+	memset(&t, 0, sizeof t);
+	t.rfd = -1;
+	r = kf_resolve(path, follow, dir, sizeof dir, t.base, err);
+	if (r != CSRF_OK)
+		return r;
+	t.dir = open_dir_nofollow(dir);
+	if (t.dir < 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot open the file's directory: %s", strerror(errno));
+	r = lock_dir(t.dir, err);
+	if (r == CSRF_OK && follow)
+		r = open_target(&t, err);
+	if (r == CSRF_OK)
+		r = op(&t, a, err);
+	if (t.rfd >= 0)
+		close(t.rfd);
+	close(t.dir); /* releases the lock */
 	return r;
 }
 
-static csrf_reason new_locked(const char *path, op_args *a, csrf_error *err)
+static csrf_reason new_locked(const kf_target *t, op_args *a, csrf_error *err)
 {
 	csrf_keyfile_data d;
 	(void)a;
@@ -578,7 +765,7 @@ static csrf_reason new_locked(const char *path, op_args *a, csrf_error *err)
 		return op_fail(err, r, "the random generator failed");
 	d.n = 1;
 	d.signing = 0;
-	r = kf_write(path, &d, 1, err);
+	r = kf_write(t, &d, 1, err);
 	csrf_keyfile_data_wipe(&d);
 	return r;
 }
@@ -602,11 +789,11 @@ static size_t oldest_staged(const csrf_keyfile_data *d)
 }
 
 /* Adds a key with the next id; it signs when a->signing is set. */
-static csrf_reason add_locked(const char *path, op_args *a, csrf_error *err)
+static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 {
 	csrf_keyfile_data d;
 	uint32_t max = 0;
-	csrf_reason r = read_for(path, &d, err);
+	csrf_reason r = read_for(t, &d, err);
 	if (r != CSRF_OK)
 		return r;
 	if (a->signing) {
@@ -619,7 +806,7 @@ static csrf_reason add_locked(const char *path, op_args *a, csrf_error *err)
 			d.keys[st].signing = 1;
 			d.signing = st;
 			a->id = d.keys[st].id;
-			r = kf_write(path, &d, 0, err);
+			r = kf_write(t, &d, 0, err);
 			csrf_keyfile_data_wipe(&d);
 			return r;
 		}
@@ -646,16 +833,16 @@ static csrf_reason add_locked(const char *path, op_args *a, csrf_error *err)
 	}
 	d.n++;
 	a->id = max + 1;
-	r = kf_write(path, &d, 0, err);
+	r = kf_write(t, &d, 0, err);
 	csrf_keyfile_data_wipe(&d);
 	return r;
 }
 
-static csrf_reason retire_locked(const char *path, op_args *a, csrf_error *err)
+static csrf_reason retire_locked(const kf_target *t, op_args *a, csrf_error *err)
 {
 	csrf_keyfile_data d;
 	size_t i;
-	csrf_reason r = read_for(path, &d, err);
+	csrf_reason r = read_for(t, &d, err);
 	if (r != CSRF_OK)
 		return r;
 	for (i = 0; i < d.n; i++)
@@ -673,7 +860,7 @@ static csrf_reason retire_locked(const char *path, op_args *a, csrf_error *err)
 	csrf_wipe(&d.keys[d.n], sizeof d.keys[0]);
 	if (d.signing > i)
 		d.signing--;
-	r = kf_write(path, &d, 0, err);
+	r = kf_write(t, &d, 0, err);
 	csrf_keyfile_data_wipe(&d);
 	return r;
 }
@@ -713,9 +900,10 @@ CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, siz
 		*n = 0;
 	if (!path || !n || (!out && cap))
 		return op_fail(err, CSRF_ERR_ARG, "invalid argument");
-	r = read_for(path, &d, err);
+	char msg[CSRF_ERROR_MAX];
+	r = csrf_keyfile_read(path, &d, msg, sizeof msg);
 	if (r != CSRF_OK)
-		return r;
+		return op_fail(err, r, "%s", msg);
 	*n = d.n;
 	for (size_t i = 0; i < d.n && i < cap; i++) {
 		out[i].id = d.keys[i].id;

@@ -132,7 +132,8 @@ static int hash_ok(const char *hash)
 }
 
 /* CSRF_OK when the counter at key is below max (or absent),
- * CSRF_LOCKED_OUT when it is not (a counter we cannot read locks too),
+ * CSRF_LOCKED_OUT when it is not (a counter we cannot read, or below 1,
+ * locks too),
  * CSRF_STORE_UNAVAILABLE. */
 static csrf_reason check_unlocked(csrf_store *st, const char *key, size_t key_len, uint32_t max)
 {
@@ -144,7 +145,8 @@ static csrf_reason check_unlocked(csrf_store *st, const char *key, size_t key_le
 		return CSRF_OK;
 	if (r != CSRF_OK)
 		return r;
-	return bad || v >= (int64_t)max ? CSRF_LOCKED_OUT : CSRF_OK;
+	/* below 1: no counter of ours (INCR starts at 1) */
+	return bad || v < 1 || v >= (int64_t)max ? CSRF_LOCKED_OUT : CSRF_OK;
 }
 
 /* What a failed store write answers the caller: fail closed, saying
@@ -156,12 +158,15 @@ static csrf_reason write_failed(csrf_reason r)
 
 /* Counts one attempt on the counter at key (a new counter lives ttl
  * seconds): CSRF_OK and the attempt's number in *n, CSRF_LOCKED_OUT when
- * the counter is not a number, CSRF_STORE_FULL, CSRF_STORE_UNAVAILABLE. */
+ * the counter is not a number or is below 1 after the increment, CSRF_STORE_FULL, CSRF_STORE_UNAVAILABLE. */
 static csrf_reason count_attempt(csrf_store *st, const char *key, size_t key_len, uint32_t ttl, int64_t *n)
 {
 	csrf_reason r = csrf_store_incr(st, key, key_len, ttl, n);
 
-	if (r == CSRF_MALFORMED)
+	/* A count below 1 after an increment is no counter the lockout
+	 * wrote: a store that lies, or a key someone else set. It locks,
+	 * or attempts would go uncounted. */
+	if (r == CSRF_MALFORMED || (r == CSRF_OK && *n < 1))
 		return CSRF_LOCKED_OUT;
 	return r == CSRF_OK ? CSRF_OK : write_failed(r);
 }

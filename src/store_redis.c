@@ -76,6 +76,7 @@ static const char INCR_SCRIPT[] = "local new = redis.call('EXISTS', KEYS[1]) == 
 typedef struct {
 	redisContext *c;
 	char why[CSRF_RESP_WHY_MAX];
+	char top; /* the type byte of the last reply: + - : $ * */
 } rlink;
 
 typedef struct {
@@ -315,6 +316,8 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 			st = RS_DOWN;
 			break;
 		}
+		if (sc.total == 0)
+			l->top = in[0];
 		done = csrf_resp_scan_feed(&sc, in, (size_t)n);
 		if (done < 0) {
 			memcpy(l->why, sc.why, sizeof l->why);
@@ -407,10 +410,19 @@ static rstatus check_policy(redis_store *r, rlink *l, int64_t deadline, const cs
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 && rep->element[1]->type == REDIS_REPLY_STRING) {
 		const redisReply *v = rep->element[1];
 		if (!(v->len == 10 && memcmp(v->str, "noeviction", 10) == 0)) {
+			/* the server's bytes: only what a policy name holds
+			 * reaches the log (no CR, LF or escape sequence) */
+			char name[33];
+			size_t n = v->len > 32 ? 32 : (size_t)v->len;
+			for (size_t i = 0; i < n; i++) {
+				char c = v->str[i];
+				name[i] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ? c : '?';
+			}
+			name[n] = '\0';
 			msgf(msg,
-			     "%s %s:%u has maxmemory-policy %.*s: a full Redis may evict lockout counters; set "
+			     "%s %s:%u has maxmemory-policy %s: a full Redis may evict lockout counters; set "
 			     "maxmemory-policy noeviction",
-			     kind_name(r), a->host, a->port, v->len > 32 ? 32 : (int)v->len, v->str);
+			     kind_name(r), a->host, a->port, name);
 			report(r, NULL, CSRF_ERR_CONFIG, msg);
 		}
 	} else {
@@ -795,10 +807,17 @@ static void drop(rconn *k)
 	unlink_conn(&k->l);
 }
 
+/* Says whether a reply (of type byte top) is one an honest Redis sends
+ * to the command; 0 and the reason in why (CSRF_RESP_WHY_MAX) when not. */
+typedef int (*reply_check)(const redisReply *rep, char top, char *why);
+
 /* Runs one command within the call's deadline. is_read: safe to send
- * twice. *reply is NULL unless CSRF_OK; CSRF_STORE_FULL for a write
+ * twice. check (may be NULL): a reply it refuses is a protocol error,
+ * as one the scanner refuses (logged, connection closed, the call fails
+ * closed). *reply is NULL unless CSRF_OK; CSRF_STORE_FULL for a write
  * Redis refused for memory. */
-static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t *lens, int is_read, redisReply **reply)
+static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t *lens, int is_read, reply_check check,
+                       redisReply **reply)
 {
 	int64_t deadline = csrf_mono_ms() + r->timeout_ms;
 	size_t slot;
@@ -839,6 +858,11 @@ static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t
 			res = CSRF_STORE_FULL;
 			break;
 		}
+		if (st == RS_OK && check != NULL && !check(*reply, k->l.top, k->l.why)) {
+			freeReplyObject(*reply);
+			*reply = NULL;
+			st = RS_PROTOCOL;
+		}
 		if (st == RS_OK) {
 			res = CSRF_OK;
 			break;
@@ -874,6 +898,17 @@ static size_t full_key(const redis_store *r, const char *key, size_t key_len, ch
 	return r->prefix_len + key_len;
 }
 
+/* GET: no entry is a nil string ($-1). A nil array (*-1) is no answer
+ * of GET in RESP2; read as "no entry" it would pass a lockout check. */
+static int get_check(const redisReply *rep, char top, char *why)
+{
+	if (rep->type == REDIS_REPLY_NIL && top != '$') {
+		snprintf(why, CSRF_RESP_WHY_MAX, "a nil array to GET");
+		return 0;
+	}
+	return 1;
+}
+
 static csrf_reason redis_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len)
 {
 	redis_store *r = (redis_store *)st;
@@ -881,7 +916,7 @@ static csrf_reason redis_get(csrf_store *st, const char *key, size_t key_len, vo
 	const char *argv[2] = {"GET", k};
 	size_t lens[2] = {3, full_key(r, key, key_len, k)};
 	redisReply *rep;
-	csrf_reason res = run(r, 2, argv, lens, 1, &rep);
+	csrf_reason res = run(r, 2, argv, lens, 1, get_check, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -913,7 +948,7 @@ static csrf_reason redis_set(csrf_store *st, const char *key, size_t key_len, co
 	const char *argv[5] = {"SET", k, val_len > 0 ? (const char *)val : "", "PX", ms};
 	size_t lens[5] = {3, full_key(r, key, key_len, k), val_len, 2, (size_t)ms_len};
 	redisReply *rep;
-	csrf_reason res = run(r, ttl_s > 0 ? 5 : 3, argv, lens, 0, &rep);
+	csrf_reason res = run(r, ttl_s > 0 ? 5 : 3, argv, lens, 0, NULL, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -930,7 +965,7 @@ static csrf_reason redis_del(csrf_store *st, const char *key, size_t key_len)
 	const char *argv[2] = {"DEL", k};
 	size_t lens[2] = {3, full_key(r, key, key_len, k)};
 	redisReply *rep;
-	csrf_reason res = run(r, 2, argv, lens, 0, &rep);
+	csrf_reason res = run(r, 2, argv, lens, 0, NULL, &rep);
 
 	if (res != CSRF_OK)
 		return res;
@@ -949,7 +984,7 @@ static csrf_reason redis_incr(csrf_store *st, const char *key, size_t key_len, u
 	const char *argv[5] = {"EVAL", INCR_SCRIPT, "1", k, ms};
 	size_t lens[5] = {4, sizeof INCR_SCRIPT - 1, 1, full_key(r, key, key_len, k), (size_t)ms_len};
 	redisReply *rep;
-	csrf_reason res = run(r, 5, argv, lens, 0, &rep);
+	csrf_reason res = run(r, 5, argv, lens, 0, NULL, &rep);
 
 	if (res != CSRF_OK)
 		return res;

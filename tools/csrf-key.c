@@ -12,9 +12,12 @@
  *   csrf-key retire FILE ID  drop a key that no longer signs
  *   csrf-key list FILE       id, age and the signing marker of each key
  *
- * stage, rotate and retire keep the file's owner, group and mode (never
- * the world's bits) and follow a symlink to the file it names; the
- * library refuses a rewrite that would take the file from its readers.
+ * stage, rotate and retire keep the file's owner, group, access ACL and
+ * mode (never the world's bits) and follow a symlink to the file it names
+ * (resolved once, then everything goes through the directory's
+ * descriptor); the library refuses a rewrite that would take the file
+ * from its readers, a hard-linked file, and, as root, a file in a
+ * directory others can write.
  *
  * Exit status: 0 done, 1 the operation failed, 2 bad arguments.
  */

@@ -1100,7 +1100,16 @@ static void test_open_failures(void **state)
  * sends a status line longer than any reply. A liar gives up after
  * LIAR_SPAN_MS and closes, so a store without a bound on the whole call
  * is seen taking that long, not hanging the test. */
-enum { LIAR_HONEST, LIAR_TRICKLE, LIAR_HUGE, LIAR_WIDE, LIAR_DEEP, LIAR_LONG_LINE };
+enum {
+	LIAR_HONEST,
+	LIAR_TRICKLE,
+	LIAR_HUGE,
+	LIAR_WIDE,
+	LIAR_DEEP,
+	LIAR_LONG_LINE,
+	LIAR_NIL_ARRAY, /* GET: *-1 (RESP2's GET says $-1 for no entry) */
+	LIAR_POLICY,    /* CONFIG GET: a policy with CR, LF, ESC and BEL */
+};
 
 #define LIAR_CLIENTS 8
 #define LIAR_SPAN_MS 12000
@@ -1192,6 +1201,9 @@ static int liar_answer(liar *lr, liar_client *c, const char *name)
 		return liar_send(c->fd, "+PONG\r\n", 7);
 	if (!strcasecmp(name, "AUTH") || !strcasecmp(name, "SELECT"))
 		return liar_send(c->fd, "+OK\r\n", 5);
+	static const char bad_policy[] = "*2\r\n$16\r\nmaxmemory-policy\r\n$23\r\nx\r\n[csrf] FAKE: ok\x1b[2J\x07\r\n";
+	if (!strcasecmp(name, "CONFIG") && mode == LIAR_POLICY)
+		return liar_send(c->fd, bad_policy, sizeof bad_policy - 1);
 	if (!strcasecmp(name, "CONFIG"))
 		return liar_send(c->fd, policy, sizeof policy - 1);
 	c->next_at = mono_ms() + 50;
@@ -1212,6 +1224,11 @@ static int liar_answer(liar *lr, liar_client *c, const char *name)
 		big[0] = '+';
 		memset(big + 1, 'a', sizeof big - 1);
 		return liar_send(c->fd, big, sizeof big);
+	case LIAR_NIL_ARRAY:
+		c->mode = LIAR_HONEST;
+		if (!strcasecmp(name, "GET"))
+			return liar_send(c->fd, "*-1\r\n", 5);
+		return liar_send(c->fd, ":1\r\n", 4);
 	default:
 		c->mode = LIAR_HONEST;
 		if (!strcasecmp(name, "GET"))
@@ -1425,6 +1442,49 @@ static void test_lying_server(void **state)
 	liar_stop(&lr);
 }
 
+/* Replies of the right size that no honest Redis sends to these
+ * commands: a nil array to GET (read as "no entry", it would let a
+ * lockout check pass: the store fails closed instead, logs it and
+ * closes the connection), and a policy name holding CR, LF and escape
+ * sequences, which reaches the log only as [a-z0-9-] (anything else
+ * shown as '?'). (A counter below 1 after INCR is the lockout's to
+ * refuse, test_reauth: the store's contract lets a counter set to -5
+ * count to -4.) */
+static void test_lying_values(void **state)
+{
+	liar lr;
+	char url[160], buf[64];
+	size_t len;
+	csrf_store *st;
+	(void)state;
+
+	liar_start(&lr);
+	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0?timeout_ms=%d&pool=1", lr.port, TIMEOUT_MS);
+
+	rp_log log;
+	rp_log_init(&log);
+	atomic_store(&lr.mode, LIAR_NIL_ARRAY);
+	st = open_url(url, &log);
+	assert_int_equal(csrf_store_get(st, "k", 1, buf, sizeof buf, &len), CSRF_STORE_UNAVAILABLE);
+	rp_log_print(&log);
+	assert_true(rp_log_find(&log, CSRF_STORE_UNAVAILABLE, "nil array") >= 0);
+	csrf_store_close(st);
+
+	rp_log_init(&log);
+	atomic_store(&lr.mode, LIAR_POLICY);
+	st = open_url(url, &log);
+	rp_log_print(&log);
+	int at = rp_log_find(&log, CSRF_ERR_CONFIG, "maxmemory-policy");
+	assert_true(at >= 0);
+	for (const char *p = log.text[at]; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+			fail_msg("a control byte 0x%02x reached the log", (unsigned)(unsigned char)*p);
+	assert_non_null(strstr(log.text[at], "policy x??"));
+	assert_null(strstr(log.text[at], "[csrf]"));
+	csrf_store_close(st);
+	liar_stop(&lr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1436,6 +1496,7 @@ int main(void)
 	    cmocka_unit_test(test_retry_rules),   cmocka_unit_test(test_readonly),
 	    cmocka_unit_test(test_fork),          cmocka_unit_test(test_auth),
 	    cmocka_unit_test(test_full_redis),    cmocka_unit_test(test_lying_server),
+	    cmocka_unit_test(test_lying_values),
 	};
 
 	if (rp_redis_bin() == NULL) {

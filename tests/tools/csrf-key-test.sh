@@ -4,7 +4,8 @@
 # list / retire in a temporary directory: exit codes (0 done, 1 failed,
 # 2 usage), messages, file mode 0600 for a new file, a rewrite that keeps
 # the file's mode (less the world's bits), owner and group and follows a
-# symlink, and that no output ever carries key material (no 64-hex
+# symlink, refuses a hard-linked file and (as root) a directory others
+# can write, and that no output ever carries key material (no 64-hex
 # string, none of the file's keys).
 set -u
 BIN=$1
@@ -160,6 +161,35 @@ run 1 rotate "$dir/dangling"
 has "No such file"
 run 1 new "$dir/link"
 has "already exists"
+
+# a file with a second hard link is not rewritten (a server reading the
+# other name would keep the old keys)
+run 0 new "$dir/linked"
+ln "$dir/linked" "$dir/linked2"
+cp "$dir/linked" "$dir/linked.before"
+run 1 rotate "$dir/linked"
+has "2 hard links"
+cmp -s "$dir/linked" "$dir/linked.before" || bad "a refused rotate changed a hard-linked file"
+rm -f "$dir/linked2"
+run 0 rotate "$dir/linked"
+
+# as root: no rewrite in a directory others can write (here a sticky,
+# world-writable one like /tmp, holding a file another user planted)
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir "$dir/shared"
+	chmod 1777 "$dir/shared"
+	run 0 new "$dir/shared/keys"
+	chown 65534:65534 "$dir/shared/keys"
+	cp "$dir/shared/keys" "$dir/shared.before"
+	run 1 rotate "$dir/shared/keys"
+	has "writable by its group or others"
+	cmp -s "$dir/shared/keys" "$dir/shared.before" || bad "a refused rotate changed the planted file"
+	[ "$(ls -A "$dir/shared" | wc -l)" -eq 1 ] || bad "a refused rotate left a file in the shared directory"
+	chmod 0755 "$dir/shared"
+	run 0 rotate "$dir/shared/keys"
+	o=$(stat -c %u "$dir/shared/keys")
+	[ "$o" = 65534 ] || bad "owner $o after rotate in a safe directory, want 65534"
+fi
 
 # no key material anywhere in what the tool printed
 grep -Eq '[0-9a-fA-F]{64}' "$f" || bad "the key file itself should hold 64-hex keys (check of the check)"

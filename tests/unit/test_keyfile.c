@@ -14,14 +14,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "internal.h"
 #include "testutil.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1) /* linux/fs.h; some libcs lack it */
+#endif
 
 #define HEX_A "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 #define HEX_B "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
@@ -280,7 +288,7 @@ static int remove_tree(const char *path, int depth)
 static int teardown_dir(void **state)
 {
 	(void)state;
-	return remove_tree(tmpdir, 1);
+	return remove_tree(tmpdir, 2);
 }
 
 static size_t dir_entries(void)
@@ -829,6 +837,311 @@ static void test_rewrite_follows_symlink(void **state)
 	assert_int_equal(rmdir(sub), 0);
 }
 
+/* Writes text to path (mode 0600). */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* The review's race: a user who owns a directory of the path swaps it
+ * for a symlink to a root-only directory while root rotates. A child
+ * exchanges att/d (the user's directory with the user's key file) and
+ * att/s (a symlink to prot/) as fast as it can while root rotates
+ * att/d/keys; prot/keys stands for /etc/shadow (not a key file). Root
+ * must never write into prot/ (no file of the user's there, the file
+ * there unchanged): each step resolving the path by name again lost
+ * this race within a few hundred rotations. */
+static void test_rewrite_directory_swap_race(void **state)
+{
+	(void)state;
+	char prot[128], att[128], d[160], s[160], path[192], victim[160], before[256], after[256];
+	struct stat st;
+	int rotated = 0;
+
+	if (geteuid() != 0) {
+		print_message("not root: the race needs a second user\n");
+		skip();
+	}
+	snprintf(prot, sizeof prot, "%s/prot", tmpdir);
+	snprintf(att, sizeof att, "%s/att", tmpdir);
+	snprintf(d, sizeof d, "%s/d", att);
+	snprintf(s, sizeof s, "%s/s", att);
+	snprintf(path, sizeof path, "%s/keys", d);
+	snprintf(victim, sizeof victim, "%s/keys", prot);
+	assert_int_equal(chmod(tmpdir, 0755), 0);
+	assert_int_equal(mkdir(prot, 0700), 0);
+	put_file(victim, "root:not-a-key-file:0:0\n");
+	size_t nb = slurp(victim, before, sizeof before);
+	assert_int_equal(mkdir(att, 0755), 0);
+	assert_int_equal(mkdir(d, 0755), 0);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(chown(d, 65534, 65534), 0);
+	assert_int_equal(chown(att, 65534, 65534), 0);
+	assert_int_equal(symlink("../prot", s), 0);
+
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)
+			_exit(90);
+		for (;;)
+			renameat2(AT_FDCWD, d, AT_FDCWD, s, RENAME_EXCHANGE);
+	}
+	for (int i = 0; i < 400; i++) {
+		rotated += csrf_keyfile_rotate(path, NULL, NULL) == CSRF_OK;
+		if (csrf_keyfile_retire(path, 1, NULL) != CSRF_OK)
+			(void)0; /* the race makes many calls fail; the file count below is what matters */
+		if (entries_of(prot) != 1 || lstat(victim, &st) != 0 || st.st_uid != 0)
+			break;
+	}
+	kill(kid, SIGKILL);
+	assert_int_equal(waitpid(kid, NULL, 0), kid);
+	print_message("rotations that went through during the race: %d of 400\n", rotated);
+	assert_int_equal(entries_of(prot), 1);
+	assert_int_equal(lstat(victim, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	size_t na = slurp(victim, after, sizeof after);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	/* att/d may be either name now */
+	if (lstat(d, &st) == 0 && S_ISLNK(st.st_mode))
+		assert_int_equal(renameat2(AT_FDCWD, d, AT_FDCWD, s, RENAME_EXCHANGE), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(entries_of(d), 1); /* no temporary file left */
+	unlink(path);
+	unlink(s);
+	rmdir(d);
+	rmdir(att);
+	unlink(victim);
+	rmdir(prot);
+}
+
+/* Root rewrites a key file only in a directory that no one but root and
+ * the file's owner can write: a world-writable sticky directory (a file
+ * another user planted there would come back owned by that user), a
+ * group-writable one, one owned by another user. The file is left as it
+ * was. A directory of the file's owner is fine. */
+static void test_root_refuses_unsafe_directory(void **state)
+{
+	(void)state;
+	static const struct {
+		mode_t dir_mode;
+		uid_t dir_uid, file_uid;
+		const char *says; /* NULL: the rewrite goes ahead */
+	} dir_cases[] = {
+	    {01777, 0, 65534, "writable by its group or others"},
+	    {01777, 0, 0, "writable by its group or others"},
+	    {0770, 0, 0, "writable by its group or others"},
+	    {0702, 0, 0, "writable by its group or others"},
+	    {0700, 65534, 0, "belongs to uid 65534"},
+	    {0700, 65533, 65534, "belongs to uid 65533"},
+	    {0700, 65534, 65534, NULL},
+	    {0755, 0, 65534, NULL},
+	};
+	char sub[128], path[160], before[4096], after[4096];
+	csrf_error err;
+
+	if (geteuid() != 0) {
+		print_message("not root: the directory checks are root's\n");
+		skip();
+	}
+	snprintf(sub, sizeof sub, "%s/d", tmpdir);
+	snprintf(path, sizeof path, "%s/keys", sub);
+	for (size_t i = 0; i < sizeof dir_cases / sizeof dir_cases[0]; i++) {
+		assert_int_equal(mkdir(sub, 0700), 0);
+		assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+		assert_int_equal(chown(path, dir_cases[i].file_uid, 0), 0);
+		assert_int_equal(chown(sub, dir_cases[i].dir_uid, 0), 0);
+		assert_int_equal(chmod(sub, dir_cases[i].dir_mode), 0);
+		size_t nb = slurp(path, before, sizeof before);
+		csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
+		size_t na = slurp(path, after, sizeof after);
+		if (dir_cases[i].says) {
+			if (r != CSRF_ERR_IO || !strstr(err.msg, dir_cases[i].says))
+				fail_msg("row %zu: %s \"%s\", want a refusal saying \"%s\"", i, csrf_reason_name(r),
+				         err.msg, dir_cases[i].says);
+			assert_int_equal(na, nb);
+			assert_memory_equal(after, before, nb);
+		} else {
+			if (r != CSRF_OK)
+				fail_msg("row %zu: %s \"%s\"", i, csrf_reason_name(r), err.msg);
+			assert_true(na > nb);
+		}
+		assert_int_equal(entries_of(sub), 1);
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(rmdir(sub), 0);
+	}
+	csrf_wipe(before, sizeof before);
+	csrf_wipe(after, sizeof after);
+}
+
+/* A POSIX ACL in the xattr's form: version 2, then (tag, perm, id). */
+static size_t acl_bytes(uint8_t *out, const uint16_t (*e)[2], const uint32_t *ids, size_t n)
+{
+	uint32_t v = 2;
+	memcpy(out, &v, 4);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(out + 4 + 8 * i, &e[i][0], 2);
+		memcpy(out + 4 + 8 * i + 2, &e[i][1], 2);
+		memcpy(out + 4 + 8 * i + 4, &ids[i], 4);
+	}
+	return 4 + 8 * n;
+}
+
+/* A file readable by one named user through an ACL, not by its owning
+ * group (the group bits of its mode are the ACL's mask): a rewrite keeps
+ * the ACL, so the group does not gain access and the user keeps it. */
+static void test_rewrite_keeps_acl(void **state)
+{
+	(void)state;
+	/* user::rw- user:65534:r-- group::--- mask::r-- other::--- */
+	static const uint16_t ent[][2] = {{0x01, 6}, {0x02, 4}, {0x04, 0}, {0x10, 4}, {0x20, 0}};
+	static const uint32_t ids[] = {(uint32_t)-1, 65534, (uint32_t)-1, (uint32_t)-1, (uint32_t)-1};
+	uint8_t acl[64], got_before[256], got_after[256];
+	char path[128];
+	struct stat st;
+	csrf_error err;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	size_t n = acl_bytes(acl, ent, ids, 5);
+	if (setxattr(path, "system.posix_acl_access", acl, n, 0) != 0) {
+		print_message("no POSIX ACLs here (%s): ACL case not run\n", strerror(errno));
+		unlink(path);
+		skip();
+	}
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640); /* the group bits are the mask */
+	ssize_t nb = getxattr(path, "system.posix_acl_access", got_before, sizeof got_before);
+	assert_true(nb > 0);
+	if (csrf_keyfile_rotate(path, NULL, &err) != CSRF_OK)
+		fail_msg("rotate: %s", err.msg);
+	assert_int_equal(csrf_keyfile_retire(path, 1, &err), CSRF_OK);
+	ssize_t na = getxattr(path, "system.posix_acl_access", got_after, sizeof got_after);
+	if (na < 0)
+		fail_msg("the ACL was dropped by the rewrite: %s", strerror(errno));
+	assert_int_equal(na, nb);
+	assert_memory_equal(got_after, got_before, (size_t)nb);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
+}
+
+/* Anyone who can open the directory can flock it: a rewrite waits a
+ * bounded time for the lock, then says who holds it, and changes
+ * nothing. */
+static void test_locked_directory_times_out(void **state)
+{
+	(void)state;
+	char path[128], before[4096], after[4096];
+	csrf_error err;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	size_t nb = slurp(path, before, sizeof before);
+	int holder = open(tmpdir, O_RDONLY | O_DIRECTORY);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	unsigned saved = csrf_keyfile_lock_wait_ms;
+	csrf_keyfile_lock_wait_ms = 200;
+	pid_t kid = fork(); /* a blocking lock would hang: the child is killed after 5 s */
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		alarm(5);
+		int64_t t0 = csrf_mono_ms();
+		csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
+		int64_t took = csrf_mono_ms() - t0;
+		_exit(r == CSRF_ERR_IO && strstr(err.msg, "locked by another process") && took >= 150 && took < 3000
+		          ? 0
+		          : 91);
+	}
+	int status = -1;
+	assert_int_equal(waitpid(kid, &status, 0), kid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("rotate on a locked directory: %s %d", WIFEXITED(status) ? "exit" : "signal",
+		         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	size_t na = slurp(path, after, sizeof after);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	/* released: the rewrite goes ahead */
+	close(holder);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
+	csrf_keyfile_lock_wait_ms = saved;
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
+	csrf_wipe(before, sizeof before);
+	csrf_wipe(after, sizeof after);
+}
+
+/* A file with a second hard link: a rewrite would replace one name and a
+ * server reading the other would keep every key, retired ones too. */
+static void test_rewrite_refuses_hard_link(void **state)
+{
+	(void)state;
+	char path[128], other[128], before[4096], after[4096];
+	csrf_error err;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	snprintf(other, sizeof other, "%s/keys.other", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	assert_int_equal(csrf_keyfile_stage(path, NULL, NULL), CSRF_OK);
+	assert_int_equal(link(path, other), 0);
+	size_t nb = slurp(path, before, sizeof before);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
+	assert_non_null(strstr(err.msg, "2 hard links"));
+	assert_int_equal(csrf_keyfile_retire(other, 2, &err), CSRF_ERR_IO);
+	assert_int_equal(csrf_keyfile_stage(other, NULL, &err), CSRF_ERR_IO);
+	size_t na = slurp(path, after, sizeof after);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	assert_int_equal(dir_entries(), 2);
+	assert_int_equal(unlink(other), 0);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
+	unlink(path);
+	csrf_wipe(before, sizeof before);
+	csrf_wipe(after, sizeof after);
+}
+
+static int sync_fails(int fd)
+{
+	(void)fd;
+	errno = EIO;
+	return -1;
+}
+
+/* The rename went through but the directory could not be synced: the
+ * message says the file was replaced (not "cannot write the file"). */
+static void test_dir_sync_failure_message(void **state)
+{
+	(void)state;
+	char path[128];
+	csrf_error err;
+	size_t n = 0;
+	csrf_key_info info[CSRF_KEYS_MAX];
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	int (*saved)(int) = csrf_keyfile_sync_dir;
+	csrf_keyfile_sync_dir = sync_fails;
+	csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
+	csrf_keyfile_sync_dir = saved;
+	assert_int_equal(r, CSRF_ERR_IO);
+	if (!strstr(err.msg, "the file was replaced") || strstr(err.msg, "cannot write"))
+		fail_msg("message \"%s\"", err.msg);
+	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_OK);
+	assert_int_equal(n, 2); /* the rotation happened */
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,6 +1157,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_owner_and_group, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_to_drop_readers, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_follows_symlink, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_directory_swap_race, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_root_refuses_unsafe_directory, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_acl, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

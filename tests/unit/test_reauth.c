@@ -250,6 +250,32 @@ static void test_lockout(void **state)
 	assert_int_equal(atomic_load(&verify_calls), 6);
 }
 
+/* A counter below 1 is none that the lockout wrote (INCR starts at 1,
+ * a renewed lockout holds the count): a store that answers one, lying or
+ * written by someone else, locks rather than letting attempts through
+ * uncounted. */
+static void test_counter_below_one_locks(void **state)
+{
+	fixture *f = *state;
+	int64_t now = T0;
+	static const char *vals[] = {"-5", "0", "-1"};
+
+	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+		char acct[32];
+		int n = snprintf(acct, sizeof acct, "fail:acct:low%zu", i);
+		assert_int_equal(csrf_store_set(f->st, acct, (size_t)n, vals[i], strlen(vals[i]), 0), CSRF_OK);
+		csrf_reason r =
+		    csrf_reauth(f->ctx, f->st, acct + 10, (size_t)n - 10, "sL", 2, "nope", 4, cheap_hash, now);
+		if (r != CSRF_LOCKED_OUT)
+			fail_msg("stored counter %s: got %s, want locked_out", vals[i], csrf_reason_name(r));
+		r = csrf_reauth(f->ctx, f->st, acct + 10, (size_t)n - 10, "sL", 2, PW, PW_LEN, cheap_hash, now);
+		if (r != CSRF_LOCKED_OUT)
+			fail_msg("stored counter %s, right password: got %s, want locked_out", vals[i],
+			         csrf_reason_name(r));
+	}
+	assert_int_equal(atomic_load(&verify_calls), 0);
+}
+
 static void test_session_lockout(void **state)
 {
 	fixture *f = *state;
@@ -1012,6 +1038,7 @@ int main(void)
 	    T(test_wrong_passwords_count),
 	    T(test_lockout),
 	    T(test_session_lockout),
+	    T(test_counter_below_one_locks),
 	    T(test_concurrent_wrong),
 	    T(test_concurrent_right_after_limit),
 	    T(test_lockout_expires),
