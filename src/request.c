@@ -246,7 +246,6 @@ csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, co
 static void bind_several(const csrf_slice *v, size_t n, char buf[CSRF_SESSION_BIND_LEN + 1])
 {
 	static const char label[] = "libcsrf sessions v1";
-	static const char hex[] = "0123456789abcdef";
 	uint8_t d[CSRF_SHA256_LEN];
 	csrf_sha256_ctx h;
 	csrf_sha256_init(&h);
@@ -261,10 +260,7 @@ static void bind_several(const csrf_slice *v, size_t n, char buf[CSRF_SESSION_BI
 		csrf_sha256_update(&h, v[i].ptr, v[i].len);
 	}
 	csrf_sha256_final(&h, d);
-	for (size_t i = 0; i < sizeof d; i++) {
-		buf[2 * i] = hex[d[i] >> 4];
-		buf[2 * i + 1] = hex[d[i] & 15];
-	}
+	csrf_hex_encode(d, sizeof d, buf);
 	buf[CSRF_SESSION_BIND_LEN] = '\0';
 	csrf_wipe(&h, sizeof h);
 	csrf_wipe(d, sizeof d);
