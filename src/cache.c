@@ -126,6 +126,17 @@ static csrf_reason cache_args(const csrf_header *headers, size_t n, const unsign
 	return CSRF_OK;
 }
 
+/* drop[i] for each header that goes: every targeted field, and with
+ * replace the Cache-Control lines and Expires as well. */
+static void mark_drops(const csrf_header *headers, size_t n, unsigned char *drop, int replace)
+{
+	for (size_t i = 0; i < n; i++) {
+		csrf_slice name = headers[i].name;
+		drop[i] = (unsigned char)(targeted(name) || (replace && (csrf_slice_ieq(name, "Cache-Control") ||
+		                                                         csrf_slice_ieq(name, "Expires"))));
+	}
+}
+
 CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
 {
 	size_t lines = 0;
@@ -151,11 +162,7 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 	 * Expires and not the new "private" would keep the page. Beside a
 	 * kept private line it stays: no shared cache stores a response
 	 * that says private or no-store (RFC 9111 §3). */
-	for (size_t i = 0; i < n; i++) {
-		csrf_slice name = headers[i].name;
-		drop[i] = (unsigned char)(targeted(name) || (!kept && (csrf_slice_ieq(name, "Cache-Control") ||
-		                                                       csrf_slice_ieq(name, "Expires"))));
-	}
+	mark_drops(headers, n, drop, !kept);
 	if (!kept) {
 		add->ptr = "private";
 		add->len = sizeof "private" - 1;
@@ -167,11 +174,7 @@ CSRF_API csrf_reason csrf_rejection_cache(const csrf_header *headers, size_t n, 
 {
 	if (cache_args(headers, n, drop, add) != CSRF_OK)
 		return CSRF_ERR_ARG;
-	for (size_t i = 0; i < n; i++) {
-		csrf_slice name = headers[i].name;
-		drop[i] = (unsigned char)(targeted(name) || csrf_slice_ieq(name, "Cache-Control") ||
-		                          csrf_slice_ieq(name, "Expires"));
-	}
+	mark_drops(headers, n, drop, 1);
 	add->ptr = CSRF_REJECT_PAGE_CACHE_CONTROL;
 	add->len = sizeof CSRF_REJECT_PAGE_CACHE_CONTROL - 1;
 	return CSRF_OK;
