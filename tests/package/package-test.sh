@@ -9,7 +9,8 @@
 #     libcsrf-dev depends on), made once and kept in WORK/bookworm; every
 #     run works on an overlay of it, thrown away at the end;
 #  3. there: `apt install ./*.deb` as the README says; the module enabled by
-#     the package (the modules-enabled link); `nginx -t` with the README's
+#     the package (the modules-enabled link); ldd of the module, csrf-key
+#     and csrf-cgi names libcrypto and neither libsodium nor hiredis; `nginx -t` with the README's
 #     Install lines in a site; the README's C handler compiled and run with
 #     pkg-config, and with a CMake project using find_package (shared and
 #     static targets); csrf-key new and list (csrf-cgi too when the package
@@ -48,6 +49,31 @@ for d in "${debs[@]}"; do names+=("$(dpkg-deb -f "$d" Package)"); done
 want="csrf-tools libcsrf-dev libcsrf0 libnginx-mod-http-csrf"
 [ "$(printf '%s\n' "${names[@]}" | sort | xargs)" = "$want" ] ||
 	fail "packages built: ${names[*]}; expected: $want"
+# The nginx module and the tools use the core only: neither they nor the
+# packages of ours they depend on pull in libsodium or hiredis (the
+# session part's libraries).
+lean="libnginx-mod-http-csrf csrf-tools"
+deps_of() {
+	local d
+	for d in "${debs[@]}"; do
+		if [ "$(dpkg-deb -f "$d" Package)" = "$1" ]; then dpkg-deb -f "$d" Depends; fi
+	done
+}
+for p in $lean; do
+	# p, then each package of ours it depends on, directly or not.
+	todo=("$p") seen=" $p "
+	while [ ${#todo[@]} -gt 0 ]; do
+		q=${todo[0]} todo=("${todo[@]:1}")
+		dep=$(deps_of "$q")
+		step "$q Depends: $dep"
+		! grep -qiE 'sodium|hiredis' <<<"$dep" || fail "$p pulls in libsodium or hiredis through $q: $dep"
+		for n in $(tr ',|' '\n\n' <<<"$dep" | awk '{print $1}'); do
+			if [[ " ${names[*]} " == *" $n "* && "$seen" != *" $n "* ]]; then
+				seen="$seen$n " todo+=("$n")
+			fi
+		done
+	done
+done
 step "lintian"
 lintian --fail-on error "$work"/deb/*.changes ||
 	fail "lintian reports errors"
@@ -131,6 +157,14 @@ link=$(readlink "$root/etc/nginx/modules-enabled/50-mod-http-csrf.conf") ||
 [ "$link" = /usr/share/nginx/modules-available/mod-http-csrf.conf ] || fail "modules-enabled link points to $link"
 grep -qx 'load_module modules/ngx_http_csrf_module.so;' "$root$link" || fail "unexpected snippet: $(cat "$root$link")"
 
+# What the installed module and tools load: libcrypto and libc, never
+# libsodium or hiredis (ldd follows libcsrf.so.0 too).
+for f in /usr/lib/nginx/modules/ngx_http_csrf_module.so /usr/bin/csrf-key /usr/bin/csrf-cgi; do
+	in_root "$root" test -e "$f" || fail "$f is not installed"
+	ldd_out=$(in_root "$root" ldd "$f") || fail "ldd $f"
+	! grep -qiE 'sodium|hiredis' <<<"$ldd_out" || fail "$f loads libsodium or hiredis: $ldd_out"
+	grep -q 'libcrypto\.so' <<<"$ldd_out" || fail "$f does not load libcrypto: $ldd_out"
+done
 step "csrf-key, nginx -t with the README's Install lines"
 in_root "$root" csrf-key new /etc/nginx/csrf.keys >"$run/key.log" 2>&1 || { cat "$run/key.log" >&2; fail "csrf-key new"; }
 [ "$(stat -c %a "$root/etc/nginx/csrf.keys")" = 600 ] || fail "csrf-key new: the key file is not mode 0600"
