@@ -3,15 +3,17 @@
 # package-test.sh SRC WORK - the Debian packages, built and used as a user
 # would (ctest "package"):
 #  1. `make deb`'s build (scripts/deb.sh) into WORK/dist; lintian reports
-#     no error;
+#     no error; the nginx module's and the tools' packages depend, directly
+#     or through ours, on neither libsodium nor hiredis;
 #  2. a fresh Debian 12 root: debootstrap (minbase) plus what the checks
 #     use (nginx, a C compiler, cmake, pkg-config and the -dev packages
 #     libcsrf-dev depends on), made once and kept in WORK/bookworm; every
 #     run works on an overlay of it, thrown away at the end;
 #  3. there: `apt install ./*.deb` as the README says; the module enabled by
 #     the package (the modules-enabled link); ldd of the module, csrf-key
-#     and csrf-cgi names libcrypto and neither libsodium nor hiredis; `nginx -t` with the README's
-#     Install lines in a site; the README's C handler compiled and run with
+#     and csrf-cgi names libcrypto and neither libsodium nor hiredis;
+#     `nginx -t` with the README's Install lines in a site; the README's C
+#     handler compiled and run with
 #     pkg-config, and with a CMake project using find_package (shared and
 #     static targets); csrf-key new and list (csrf-cgi too when the package
 #     has it);
