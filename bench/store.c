@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "csrf.h"
+#include "csrf_session.h"
 
 static double now_s(void)
 {

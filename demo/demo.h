@@ -14,7 +14,7 @@
 #include <microhttpd.h>
 #include <sqlite3.h>
 
-#include "csrf.h"
+#include "csrf_session.h"
 
 #define DEMO_BODY_MAX (64 * 1024) /* POST bodies larger than this: 413 */
 #define DEMO_SID_LEN 64           /* hex of 32 random bytes */

@@ -5,12 +5,13 @@
 
 set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config cache crypto)
 
-# csrf_fuzz_library(<target> <cflags...>): every file of src/ compiled again
-# with the given instrumentation into a static library.
+# csrf_fuzz_library(<target> <cflags...>): every file of src/ and of the
+# session part (src/session/, which the valgrind unit tests need) compiled
+# again with the given instrumentation into a static library.
 function(csrf_fuzz_library target)
-  file(GLOB srcs CONFIGURE_DEPENDS ${CSRF_ROOT}/src/*.c)
+  file(GLOB srcs CONFIGURE_DEPENDS ${CSRF_ROOT}/src/*.c ${CSRF_ROOT}/src/session/*.c)
   add_library(${target} STATIC ${srcs})
-  target_include_directories(${target} PUBLIC ${CSRF_ROOT}/include PRIVATE ${CSRF_ROOT}/src)
+  target_include_directories(${target} PUBLIC ${CSRF_ROOT}/include PRIVATE ${CSRF_ROOT}/src ${CSRF_ROOT}/src/session)
   target_compile_definitions(${target} PRIVATE CSRF_BUILDING=1 _GNU_SOURCE)
   target_compile_options(${target} PRIVATE -fvisibility=hidden ${ARGN})
   target_link_libraries(${target} PUBLIC PkgConfig::LIBCRYPTO PkgConfig::SODIUM PkgConfig::HIREDIS Threads::Threads)

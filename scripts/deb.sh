@@ -4,7 +4,7 @@
 # Debian's own tooling (dpkg-buildpackage -b -us -uc on debian/) from a copy
 # of the clone's files in WORK/src (the working tree as it is: tracked and
 # untracked files git does not ignore), so the clone gets no build
-# products. The four binary packages go to OUT (replacing the .deb files
+# products. The five binary packages go to OUT (replacing the .deb files
 # there); the debug symbol packages, .changes and .buildinfo stay in WORK.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -8,20 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void *default_alloc(size_t n, void *ud)
-{
-	(void)ud;
-	return malloc(n);
-}
-
-static void default_free(void *p, void *ud)
-{
-	(void)ud;
-	free(p);
-}
-
-const csrf_allocator csrf_default_allocator = {default_alloc, default_free, NULL};
-
 void *csrf_alloc(const csrf_ctx *ctx, size_t n)
 {
 	return ctx->alloc.alloc(n ? n : 1, ctx->alloc.ud);
@@ -400,14 +386,4 @@ CSRF_API csrf_reason csrf_ctx_add_session_cookie(csrf_ctx *ctx, const char *name
 	if (r == CSRF_OK)
 		ctx->n_session_cookies++;
 	return r;
-}
-
-CSRF_API void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds,
-                                         uint32_t window_seconds)
-{
-	if (!ctx)
-		return;
-	ctx->reauth_max_failures = max_failures ? max_failures : 1;
-	ctx->reauth_lockout = lockout_seconds;
-	ctx->reauth_window = window_seconds;
 }

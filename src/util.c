@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* util.c - constant-time comparison, wiping and the clock: small helpers
- * every other file of src/ uses. */
+/* util.c - constant-time comparison, wiping, the clock and malloc as an
+ * allocator: small helpers every other file of src/ uses. */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <time.h>
+
+static void *default_alloc(size_t n, void *ud)
+{
+	(void)ud;
+	return malloc(n);
+}
+
+static void default_free(void *p, void *ud)
+{
+	(void)ud;
+	free(p);
+}
+
+const csrf_allocator csrf_default_allocator = {default_alloc, default_free, NULL};
 
 #if (defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) || (defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
 /* Without libcrypto (builtin and mbedTLS backends). Every byte is read and or-ed in whatever the data; the volatile

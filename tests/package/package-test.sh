@@ -13,10 +13,10 @@
 #     the package (the modules-enabled link); ldd of the module, csrf-key
 #     and csrf-cgi names libcrypto and neither libsodium nor hiredis;
 #     `nginx -t` with the README's Install lines in a site; the README's C
-#     handler compiled and run with
-#     pkg-config, and with a CMake project using find_package (shared and
-#     static targets); csrf-key new and list (csrf-cgi too when the package
-#     has it);
+#     handler compiled and run with pkg-config, and with a CMake project
+#     using find_package (shared and static targets); a store program
+#     with pkg-config libcsrf-session; csrf-key new and list (csrf-cgi too
+#     when the package has it);
 #  4. purge the packages: every file outside dpkg's and apt's own state is
 #     as it was before the install.
 # Needs root (debootstrap, chroot, mounts); runs in its own mount
@@ -48,7 +48,7 @@ step "building the packages (scripts/deb.sh)"
 mapfile -t debs < <("$src/scripts/deb.sh" "$work/dist" "$work/deb")
 names=()
 for d in "${debs[@]}"; do names+=("$(dpkg-deb -f "$d" Package)"); done
-want="csrf-tools libcsrf-dev libcsrf0 libnginx-mod-http-csrf"
+want="csrf-tools libcsrf-dev libcsrf-session0 libcsrf0 libnginx-mod-http-csrf"
 [ "$(printf '%s\n' "${names[@]}" | sort | xargs)" = "$want" ] ||
 	fail "packages built: ${names[*]}; expected: $want"
 # The nginx module and the tools use the core only: neither they nor the
@@ -210,6 +210,15 @@ ldd_out=$(in_root "$root" ldd /tmp/app/build/handler-static)
 sed -i 's/find_package(libcsrf 0.1 /find_package(libcsrf 1.0 /' "$root/tmp/app/CMakeLists.txt"
 ! in_root "$root" cmake -S /tmp/app -B /tmp/app/build-v1 >/dev/null 2>&1 || fail "find_package(libcsrf 1.0) succeeded"
 
+step "the session part with pkg-config (libcsrf-session)"
+cp "$src/tests/package/session_store.c" "$root/tmp/app/"
+in_root "$root" sh -c 'cd /tmp/app && cc -std=c11 -Wall -Wextra -Werror -o session session_store.c $(pkg-config --cflags --libs libcsrf-session)' ||
+	fail "session_store.c does not build with pkg-config libcsrf-session"
+in_root "$root" /tmp/app/session || fail "session (pkg-config) exited $?"
+ldd_out=$(in_root "$root" ldd /tmp/app/session)
+grep -qE 'libcsrf-session\.so\.0 => (/usr)?/lib/[^ ]*/libcsrf-session\.so\.0 ' <<<"$ldd_out" ||
+	fail "the session program does not use the packaged libcsrf-session.so.0: $ldd_out"
+
 if in_root "$root" test -x /usr/bin/csrf-cgi; then
 	step "csrf-cgi against a config"
 	mkdir -p "$root/tmp/cgi"
@@ -242,4 +251,4 @@ if ! diff -u "$run/before" "$run/after" >"$run/leftover.diff"; then
 	cat "$run/leftover.diff" >&2
 	fail "the purge left files behind or changed files (diff above)"
 fi
-step "done: 4 packages built, lintian clean of errors, installed, used and purged without a trace"
+step "done: 5 packages built, lintian clean of errors, installed, used and purged without a trace"

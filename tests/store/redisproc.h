@@ -14,7 +14,7 @@
 
 #include <hiredis/hiredis.h>
 
-#include "csrf.h"
+#include "csrf_session.h"
 
 int64_t rp_mono_ms(void);
 void rp_sleep_ms(int ms);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "csrf.h"
+#include "csrf_session.h"
 
 typedef enum { SEM_SET, SEM_GET, SEM_DEL, SEM_INCR } sem_op;
 

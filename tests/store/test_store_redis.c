@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_store_redis.c - src/store_redis.c against real redis-servers that
+ * test_store_redis.c - src/session/store_redis.c against real redis-servers that
  * this test starts on free loopback ports (no persistence, a temporary
  * directory) and stops at the end: the shared semantics table, prefixes
  * and databases, TTLs set atomically, threads over the pool,
@@ -47,7 +47,7 @@
 #include <poll.h>
 #include <stdatomic.h>
 
-#include "internal.h"
+#include "session/session_internal.h"
 #include "redisproc.h"
 
 #include "store_semantics.h"

@@ -31,7 +31,7 @@
 #include <cmocka.h>
 #include <hiredis/hiredis.h>
 
-#include "csrf.h"
+#include "csrf_session.h"
 #include "redisproc.h"
 
 #define MASTER "mymaster"

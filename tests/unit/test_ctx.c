@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "csrf_session.h"
 #include "internal.h"
 #include "testutil.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_reauth.c - src/reauth.c: Argon2id hashes, counting of wrong
+ * test_reauth.c - src/session/reauth.c: Argon2id hashes, counting of wrong
  * passwords per account and per session, lockout (refused even with the
  * right password) and its end, reset on success, the recent window,
  * concurrent attempts (counted before Argon2 runs, so a burst gets no
@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "session/session_internal.h"
 #include "testutil.h"
 
 #if CSRF_WITH_REAUTH
@@ -42,7 +42,7 @@ static int64_t fake_ms;
 
 /* ---- counting Argon2 runs ----
  * The library is linked statically, so this definition takes the place
- * of libsodium's for src/reauth.c: every password check is counted, and
+ * of libsodium's for src/session/reauth.c: every password check is counted, and
  * a thread that sets hold_in_verify waits inside the check until
  * release_verify is set (an attempt caught in the middle of Argon2). */
 static atomic_int verify_calls;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_store_memory.c - the store interface (src/store.c: URL parsing and
- * argument checks) and the embedded memory store (src/store_memory.c):
+ * test_store_memory.c - the store interface (src/session/store.c: URL parsing and
+ * argument checks) and the embedded memory store (src/session/store_memory.c):
  * the shared semantics table, TTL expiry on a controlled clock, the
  * incremental sweep, the size bound and its eviction order (never a
  * security counter: a full store of counters refuses, and says so in the
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "session/session_internal.h"
 #include "testutil.h"
 
 #include "../store/store_semantics.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
-/* test_store_resp.c - src/store_resp.c: the Redis store's check of a
+/* test_store_resp.c - src/session/store_resp.c: the Redis store's check of a
  * reply as it arrives. Each row is fed whole, in every split into two
  * pieces and a byte at a time, flush against an unreadable page: a good
  * reply completes at its last byte and not before, a refused one is
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
+#include "session/session_internal.h"
 #include "testutil.h"
 
 #define ROW(text, want, why)                                                                                           \

@@ -25,7 +25,7 @@
  * since values hold secrets. Log events (evicting, refusing) are rate
  * limited and handed to the hook after the lock is released.
  */
-#include "internal.h"
+#include "session_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

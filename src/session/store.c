@@ -4,7 +4,7 @@
  * choosing the backend, and the argument checks every backend relies on
  * (key and value sizes), so that memory and Redis answer alike.
  */
-#include "internal.h"
+#include "session_internal.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -10,7 +10,7 @@
  * bounded by what the rest of the limit could hold, so hiredis never
  * allocates for more. Once a reply is refused the connection is closed.
  */
-#include "internal.h"
+#include "session_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

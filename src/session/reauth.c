@@ -31,7 +31,7 @@
  * Built without libsodium (CMake -DCSRF_WITH_REAUTH=OFF) every function
  * here but the policy setter answers CSRF_ERR_CONFIG.
  */
-#include "internal.h"
+#include "session_internal.h"
 
 #if CSRF_WITH_REAUTH
 
@@ -440,6 +440,16 @@ CSRF_API csrf_reason csrf_login_attempt(const csrf_ctx *ctx, csrf_store *st, con
 }
 
 #endif /* CSRF_WITH_REAUTH */
+
+CSRF_API void csrf_ctx_set_reauth_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lockout_seconds,
+                                         uint32_t window_seconds)
+{
+	if (!ctx)
+		return;
+	ctx->reauth_max_failures = max_failures ? max_failures : 1;
+	ctx->reauth_lockout = lockout_seconds;
+	ctx->reauth_window = window_seconds;
+}
 
 CSRF_API void csrf_ctx_set_login_policy(csrf_ctx *ctx, uint32_t max_failures, uint32_t lock_seconds,
                                         uint32_t lock_max_seconds)

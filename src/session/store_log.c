@@ -5,7 +5,7 @@
  * rate limit for repeated events. store.c (which picks a backend) and the
  * backends call it; it calls none of them.
  */
-#include "internal.h"
+#include "session_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -45,7 +45,7 @@
  * noeviction; a write refused for memory (OOM) is CSRF_STORE_FULL.
  * Values and passwords are never logged; only addresses are.
  */
-#include "internal.h"
+#include "session_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
