@@ -8,6 +8,8 @@
 #    libcsrf.a (--whole-archive) with -lcrypto -lpthread; both run, and
 #    neither the program nor libcsrf.so loads libsodium or hiredis;
 #  - libcsrf.pc requires libcrypto only;
+#  - the build's nginx module, csrf-key and csrf-cgi need neither
+#    libsodium nor hiredis;
 #  - the optional part is there on its own: session_store.c, which uses
 #    csrf_session.h, builds with pkg-config's libcsrf-session (shared and
 #    static) and with find_package(libcsrf COMPONENTS session), and runs.
@@ -50,6 +52,15 @@ cc -std=c11 $extra -I"$inc" -o "$tmp/core-static" "$here/core_only.c" -Wl,--whol
 requires=$(pkg-config --print-requires-private libcsrf | xargs)
 echo "libcsrf.pc Requires.private: $requires"
 [ "$requires" = libcrypto ] || fail "libcsrf.pc requires $requires"
+
+# What the build made for servers links the core only: the nginx module,
+# csrf-key and csrf-cgi need neither libsodium nor hiredis.
+for f in "$build/nginx/ngx_http_csrf_module.so" "$build/csrf-key" "$build/csrf-cgi"; do
+	[ -e "$f" ] || fail "$f was not built"
+	needed=$(readelf -d "$f" | awk '/NEEDED/ {print $NF}' | tr -d '[]' | xargs)
+	echo "$(basename "$f") needs: $needed"
+	! grep -qiE 'sodium|hiredis' <<<"$needed" || fail "$f needs libsodium or hiredis: $needed"
+done
 
 # The optional part: its own header, library and .pc.
 [ -f "$inc/csrf_session.h" ] || fail "csrf_session.h was not installed"
