@@ -2,11 +2,11 @@
 /*
  * session_internal.h - what the files of src/session/ (the optional
  * session part, libcsrf-session: stores and re-authentication) share and
- * callers never see. The core (the files of src/) never includes it. The session
- * part also uses the core's internal helpers (internal.h): the shared
- * libcsrf-session.so carries its own hidden copy of the few it calls
- * (CMake CSRF_SESSION_HELPERS), the static library takes them from
- * libcsrf.a.
+ * callers never see. The core (the files of src/) never includes it.
+ * The session part also uses the core's internal helpers (internal.h):
+ * the shared libcsrf-session.so carries its own hidden copy of the few
+ * it calls (CMake CSRF_SESSION_HELPERS), the static library takes them
+ * from libcsrf.a.
  */
 #ifndef CSRF_SESSION_INTERNAL_H
 #define CSRF_SESSION_INTERNAL_H

@@ -10,6 +10,8 @@
 #  - libcsrf.pc requires libcrypto only;
 #  - the build's nginx module, csrf-key and csrf-cgi need neither
 #    libsodium nor hiredis;
+#  - with -DCSRF_CRYPTO=builtin (a nested build in BUILD/core-builtin)
+#    libcsrf.so needs libc alone;
 #  - the optional part is there on its own: session_store.c, which uses
 #    csrf_session.h, builds with pkg-config's libcsrf-session (shared and
 #    static) and with find_package(libcsrf COMPONENTS session), and runs.
@@ -92,4 +94,17 @@ CMAKE
 for p in session session-static; do
 	"$tmp/app/build/$p" || fail "$p (CMake) exited $?"
 done
-echo "core-link: the core links with libcrypto alone; the session part builds on its own"
+# With the builtin SHA-256 the core needs nothing but libc (a nested
+# configure of the same sources, the two libraries only).
+bi=$build/core-builtin
+{ cmake -S "$src" -B "$bi" -DCMAKE_BUILD_TYPE=Debug -DCSRF_CRYPTO=builtin -DCSRF_BUILD_TESTS=OFF \
+	-DCSRF_NGINX_MODULE=OFF && cmake --build "$bi" -j2 --target csrf_shared csrf_session_shared; } >"$bi.log" 2>&1 ||
+	{ tail -n 30 "$bi.log"; fail "the builtin build failed (log: $bi.log)"; }
+needed=$(readelf -d "$bi/libcsrf.so" | awk '/NEEDED/ {print $NF}' | tr -d '[]' | xargs)
+echo "libcsrf.so (builtin) needs: $needed"
+for n in $needed; do
+	case "$n" in libc.so.* | ld-linux*) ;; *) fail "libcsrf.so (builtin) needs $n: $needed" ;; esac
+done
+needed=$(readelf -d "$bi/libcsrf-session.so" | awk '/NEEDED/ {print $NF}' | tr -d '[]' | xargs)
+echo "libcsrf-session.so (builtin) needs: $needed"
+echo "core-link: the core links with libcrypto alone (builtin: libc alone); the session part builds on its own"
