@@ -7,7 +7,9 @@
 #    with -lcsrf -lcrypto and nothing else, and against every object of
 #    libcsrf.a (--whole-archive) with -lcrypto -lpthread; both run, and
 #    neither the program nor libcsrf.so loads libsodium or hiredis;
-#  - libcsrf.pc requires libcrypto only;
+#  - libcsrf.pc requires libcrypto only; where pkg-config knows libcrypto
+#    alone, pkg-config libcsrf and find_package(libcsrf) find the core,
+#    and neither finds the session part;
 #  - the build's nginx module, csrf-key and csrf-cgi need neither
 #    libsodium nor hiredis;
 #  - with -DCSRF_CRYPTO=builtin (a nested build in BUILD/core-builtin)
@@ -94,6 +96,30 @@ CMAKE
 for p in session session-static; do
 	"$tmp/app/build/$p" || fail "$p (CMake) exited $?"
 done
+# Where pkg-config knows libcrypto and nothing of the session part's
+# libraries, the core is found (pkg-config libcsrf, find_package(libcsrf))
+# and the session component is not.
+mkdir -p "$tmp/pc" "$tmp/core-app"
+cp "$(pkg-config --variable=pcfiledir libcrypto)/libcrypto.pc" "$tmp/pc/"
+only_crypto="PKG_CONFIG_LIBDIR=$tmp/pc PKG_CONFIG_PATH=$lib/pkgconfig"
+env $only_crypto pkg-config --cflags --libs libcsrf >/dev/null || fail "pkg-config libcsrf needs more than libcrypto"
+! env $only_crypto pkg-config --cflags --libs libcsrf-session >/dev/null 2>&1 || fail "pkg-config found libcsrf-session without libsodium"
+cp "$here/core_only.c" "$tmp/core-app/"
+cat >"$tmp/core-app/CMakeLists.txt" <<-'CMAKE'
+	cmake_minimum_required(VERSION 3.18)
+	project(core_only C)
+	find_package(libcsrf 0.1 CONFIG REQUIRED OPTIONAL_COMPONENTS session)
+	if(libcsrf_session_FOUND)
+	  message(FATAL_ERROR "the session component was found without libsodium and hiredis")
+	endif()
+	add_executable(core core_only.c)
+	target_link_libraries(core PRIVATE libcsrf::csrf_static)
+CMAKE
+{ env $only_crypto cmake -S "$tmp/core-app" -B "$tmp/core-app/build" -DCMAKE_PREFIX_PATH="$root" \
+	-DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" && cmake --build "$tmp/core-app/build"; } \
+	>"$tmp/core-cmake.log" 2>&1 || { cat "$tmp/core-cmake.log"; fail "find_package(libcsrf) for the core alone"; }
+"$tmp/core-app/build/core" || fail "the core program (CMake, static) exited $?"
+
 # With the builtin SHA-256 the core needs nothing but libc (a nested
 # configure of the same sources, the two libraries only).
 bi=$build/core-builtin
