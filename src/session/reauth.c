@@ -25,11 +25,12 @@
  * of their own step-up.
  *
  * Every key is a counter (written by incr) and so is never evicted by a
- * full store (csrf.h, the store contract). Any store error fails closed:
- * CSRF_STORE_FULL is passed on, everything else is CSRF_STORE_UNAVAILABLE.
+ * full store (csrf_session.h, the store contract). Any store error fails
+ * closed: CSRF_STORE_FULL is passed on, everything else is
+ * CSRF_STORE_UNAVAILABLE.
  *
  * Built without libsodium (CMake -DCSRF_WITH_REAUTH=OFF) every function
- * here but the policy setter answers CSRF_ERR_CONFIG.
+ * here but the two policy setters answer CSRF_ERR_CONFIG.
  */
 #include "session_internal.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * store_redis.c - the Redis store ("redis://...", "redis-sentinel://...";
- * the URL grammar and the contract are in csrf.h) over a small pool of
- * hiredis connections.
+ * the URL grammar and the contract are in csrf_session.h) over a small
+ * pool of hiredis connections.
  *
  * Pool: N connections, each used by one call at a time; a call takes an
  * idle one (waiting within its deadline when all are busy), so N threads

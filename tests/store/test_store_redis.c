@@ -905,7 +905,7 @@ static void test_fork(void **state)
 
 static void test_auth(void **state)
 {
-	/* alice may do what csrf.h says the store needs, and no more (no CONFIG) */
+	/* alice may do what csrf_session.h says the store needs, and no more (no CONFIG) */
 	const char *cfg[] = {"--requirepass", "Req-Pass-77", "--user", "alice", "on",    ">Alice-Pw-55", "~*",
 	                     "+get",          "+set",        "+del",   "+eval", "+incr", "+exists",      "+pexpire",
 	                     "+ping",         "+select",     NULL};
@@ -1033,7 +1033,7 @@ static void test_full_redis(void **state)
 	assert_int_equal(csrf_reauth(ctx, st, "alice", 5, "s2", 2, "pw", 2, hash, 0), CSRF_OK); /* lifted */
 	csrf_store_close(st);
 
-	/* noeviction, as csrf.h asks: the flood is refused, the counters hold */
+	/* noeviction, as csrf_session.h asks: the flood is refused, the counters hold */
 	rp_log_init(&log);
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d/0", p2);
 	st = open_url(url, &log);
