@@ -40,6 +40,9 @@ TEST_PKGS=(
   musl-tools qemu-user
   # the mbedTLS crypto backend's test (router.mbedtls)
   libmbedtls-dev
+  # NIST's CAVP SHA-256 vectors (ShortMsg, LongMsg, Monte Carlo) and RFC
+  # 4231's as files, for the built-in SHA-256 (unit.cavp, router.cavp.*)
+  python3-cryptography-vectors
 )
 
 PKGS=("${BUILD_PKGS[@]}")

@@ -8,11 +8,11 @@
  *    seed, with the file's first and last checkpoints (COUNT = 0 and 99);
  *  - RFC 4231 test cases 1 to 7 for HMAC-SHA256 (case 5 truncated to 128
  *    bits, as the RFC gives it).
- * The CAVP LongMsg vectors are kilobytes of hex each and are not here;
- * where OpenSSL is linked (the default build) the built-in hash is
- * compared with libcrypto's at run time instead, on every length up to
- * 1100 bytes fed in pieces, long messages, and all 100 Monte Carlo
- * checkpoints.
+ * Every CAVP vector (ShortMsg, LongMsg, all 100 Monte Carlo checkpoints)
+ * is checked from NIST's files by cavp.c (unit.cavp, router.cavp.*);
+ * where OpenSSL is linked (the default build) the built-in hash is also
+ * compared with libcrypto's at run time, on every length up to 1100 bytes
+ * fed in pieces, long messages, and all 100 Monte Carlo checkpoints.
  *
  * Plain C without cmocka, so the cross builds run it under qemu-user
  * (tests/router), where no cmocka or libcrypto for the target exists. */
