@@ -255,7 +255,9 @@ static void check_monte(const char *dir)
 				have_seed = 1;
 			}
 		} else if (strcmp(fl.name, "COUNT") == 0) {
-			if (atoi(fl.value) != next)
+			char *end;
+			long c = strtol(fl.value, &end, 10);
+			if (*end || end == fl.value || c != next)
 				FAIL("%s:%d: COUNT = %s, expected %d", name, lineno, fl.value, next);
 		} else if (strcmp(fl.name, "MD") == 0) {
 			if (!have_seed || unhex(fl.value, &v) != 32) {
