@@ -10,9 +10,9 @@
 #   make demo     build and run the demo (victim :8080, attacker :8081, and
 #                 a router :8082: busybox httpd + csrf-cgi, builtin crypto)
 #   make router   csrf-cgi and csrf-key for routers (builtin crypto, libc
-#                 only, -Os, stripped) into dist/router/<arch>/: mipsel,
-#                 armhf, aarch64 (Debian's cross compilers), x86_64-musl
-#                 (static); ROUTER_ARCHES= for some of them
+#                 only, -Os, stripped) into dist/router/<arch>/: mips
+#                 (big-endian), mipsel, armhf, aarch64 (Debian's cross
+#                 compilers), x86_64-musl (static); ROUTER_ARCHES= for some
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make deb      Debian packages into dist/ (dpkg-buildpackage in build-deb/)
 #   make bench    benchmarks against the peers (bench/RESULTS.md)

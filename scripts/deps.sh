@@ -35,11 +35,14 @@ TEST_PKGS=(
   # the router builds (make router, tests/router): Debian's cross compilers
   # and their C libraries, musl for the static x86-64 build, qemu-user to
   # run the targets' programs
-  gcc-mipsel-linux-gnu gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu
-  libc6-dev-mipsel-cross libc6-dev-armhf-cross libc6-dev-arm64-cross
+  gcc-mips-linux-gnu gcc-mipsel-linux-gnu gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu
+  libc6-dev-mips-cross libc6-dev-mipsel-cross libc6-dev-armhf-cross libc6-dev-arm64-cross
   musl-tools qemu-user
   # the mbedTLS crypto backend's test (router.mbedtls)
   libmbedtls-dev
+  # NIST's CAVP SHA-256 vectors (ShortMsg, LongMsg, Monte Carlo) and RFC
+  # 4231's as files, for the built-in SHA-256 (unit.cavp, router.cavp.*)
+  python3-cryptography-vectors
 )
 
 PKGS=("${BUILD_PKGS[@]}")

@@ -5,8 +5,8 @@
 # Redis or re-authentication, -Os, stripped, one folder per target a
 # firmware builder takes as it is:
 #   dist/router/<arch>/csrf-cgi, csrf-key
-# ARCH: mipsel armhf aarch64 (Debian's cross compilers, cmake/toolchains)
-# and x86_64-musl (musl-gcc, static); default all four.
+# ARCH: mips (big-endian) mipsel armhf aarch64 (Debian's cross compilers,
+# cmake/toolchains) and x86_64-musl (musl-gcc, static); default all five.
 # ROUTER_BUILD (default build-router) holds the CMake builds, ROUTER_OUT
 # (default dist/router) the folders; ROUTER_TESTS=1 also builds the test
 # programs that run on the target (tests/router), unstripped, in the builds.
@@ -17,15 +17,16 @@ out=${ROUTER_OUT:-$root/dist/router}
 tests=${ROUTER_TESTS:-0}
 jobs=${JOBS:-2}
 arches=("$@")
-[ "${#arches[@]}" -gt 0 ] || arches=(mipsel armhf aarch64 x86_64-musl)
+[ "${#arches[@]}" -gt 0 ] || arches=(mips mipsel armhf aarch64 x86_64-musl)
 
 toolchain() {
 	case $1 in
+	mips) echo mips-linux-gnu ;;
 	mipsel) echo mipsel-linux-gnu ;;
 	armhf) echo arm-linux-gnueabihf ;;
 	aarch64) echo aarch64-linux-gnu ;;
 	x86_64-musl) echo x86_64-linux-musl ;;
-	*) echo "router.sh: unknown target $1 (mipsel armhf aarch64 x86_64-musl)" >&2; return 1 ;;
+	*) echo "router.sh: unknown target $1 (mips mipsel armhf aarch64 x86_64-musl)" >&2; return 1 ;;
 	esac
 }
 
@@ -35,7 +36,7 @@ for arch in "${arches[@]}"; do
 	log=$dir.log
 	mkdir -p "$dir"
 	targets=(csrf-cgi csrf-key)
-	[ "$tests" = 1 ] && targets+=(test_sha256 test_token test_keyfile test_keyring test_cookie)
+	[ "$tests" = 1 ] && targets+=(test_sha256 cavp test_token test_keyfile test_keyring test_cookie)
 	if ! { cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$tc.cmake" \
 		-DCMAKE_BUILD_TYPE=MinSizeRel -DCSRF_ROUTER=ON -DCSRF_CRYPTO=builtin -DCSRF_WITH_REDIS=OFF \
 		-DCSRF_WITH_REAUTH=OFF -DCSRF_NGINX_MODULE=OFF -DCSRF_BUILD_TESTS="$([ "$tests" = 1 ] && echo ON || echo OFF)" &&

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # check-binaries.sh DIST - the router folders of scripts/router.sh hold
-# what a firmware needs and nothing more: for each of mipsel, armhf and
-# aarch64, csrf-cgi and csrf-key load libc and the loader only (ldd's own
-# listing, from the target's loader under qemu-user with
-# LD_TRACE_LOADED_OBJECTS), are stripped, and csrf-cgi for mipsel is at
-# most 192 KiB; x86_64-musl's are static (ldd: not a dynamic executable)
-# and csrf-cgi is at most 256 KiB.
+# what a firmware needs and nothing more: for each of mips, mipsel, armhf
+# and aarch64, csrf-cgi and csrf-key load libc and the loader only (ldd's
+# own listing, from the target's loader under qemu-user with
+# LD_TRACE_LOADED_OBJECTS), are stripped, and csrf-cgi for mips and
+# mipsel is at most 192 KiB; x86_64-musl's are static (ldd: not a
+# dynamic executable) and csrf-cgi is at most 256 KiB.
 set -euo pipefail
 dist=$1
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-for arch in mipsel armhf aarch64; do
+for arch in mips mipsel armhf aarch64; do
 	case $arch in
+	mips) qemu=qemu-mips tri=mips-linux-gnu ;;
 	mipsel) qemu=qemu-mipsel tri=mipsel-linux-gnu ;;
 	armhf) qemu=qemu-arm tri=arm-linux-gnueabihf ;;
 	aarch64) qemu=qemu-aarch64 tri=aarch64-linux-gnu ;;
@@ -30,9 +31,11 @@ for arch in mipsel armhf aarch64; do
 		if "$tri-readelf" -S "$bin" | grep -q '\.symtab'; then bad "$arch/$p is not stripped"; fi
 	done
 done
-mips=$(stat -c %s "$dist/mipsel/csrf-cgi")
-echo "mipsel csrf-cgi: $mips bytes (at most $((192 * 1024)))"
-[ "$mips" -le $((192 * 1024)) ] || bad "mipsel csrf-cgi is $mips bytes, over 192 KiB"
+for arch in mips mipsel; do
+	size=$(stat -c %s "$dist/$arch/csrf-cgi")
+	echo "$arch csrf-cgi: $size bytes (at most $((192 * 1024)))"
+	[ "$size" -le $((192 * 1024)) ] || bad "$arch csrf-cgi is $size bytes, over 192 KiB"
+done
 
 for p in csrf-cgi csrf-key; do
 	bin=$dist/x86_64-musl/$p

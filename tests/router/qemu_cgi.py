@@ -26,8 +26,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CGI_TESTS = os.path.join(HERE, "..", "..", "cgi", "tests")
-TRIPLETS = {"mipsel": ("qemu-mipsel", "mipsel-linux-gnu"), "armhf": ("qemu-arm", "arm-linux-gnueabihf"),
-            "aarch64": ("qemu-aarch64", "aarch64-linux-gnu")}
+TRIPLETS = {"mips": ("qemu-mips", "mips-linux-gnu"), "mipsel": ("qemu-mipsel", "mipsel-linux-gnu"),
+            "armhf": ("qemu-arm", "arm-linux-gnueabihf"), "aarch64": ("qemu-aarch64", "aarch64-linux-gnu")}
 LEFT_OUT = {
     "test_program_that_cannot_run": "qemu-user's vfork is a fork: posix_spawn cannot report the failed exec",
     "test_every_truncated_configuration": "hundreds of runs, architecture-free parsing; run natively",

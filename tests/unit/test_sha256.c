@@ -7,12 +7,12 @@
  *  - the CAVP Monte Carlo procedure (SHA256Monte.rsp) from its published
  *    seed, with the file's first and last checkpoints (COUNT = 0 and 99);
  *  - RFC 4231 test cases 1 to 7 for HMAC-SHA256 (case 5 truncated to 128
- *    bits, as the RFC gives it).
- * The CAVP LongMsg vectors are kilobytes of hex each and are not here;
- * where OpenSSL is linked (the default build) the built-in hash is
- * compared with libcrypto's at run time instead, on every length up to
- * 1100 bytes fed in pieces, long messages, and all 100 Monte Carlo
- * checkpoints.
+ *    bits, as the RFC gives it), and keys of 63, 64 and 65 bytes.
+ * Every CAVP vector (ShortMsg, LongMsg, all 100 Monte Carlo checkpoints)
+ * is checked from NIST's files by cavp.c (unit.cavp, router.cavp.*);
+ * where OpenSSL is linked (the default build) the built-in hash is also
+ * compared with libcrypto's at run time, on every length up to 1100 bytes
+ * fed in pieces, long messages, and all 100 Monte Carlo checkpoints.
  *
  * Plain C without cmocka, so the cross builds run it under qemu-user
  * (tests/router), where no cmocka or libcrypto for the target exists. */
@@ -283,6 +283,39 @@ static void test_rfc4231(void)
 	}
 }
 
+/* Keys of 63, 64 and 65 bytes (0x00, 0x01, ...): up to the block size a
+ * key is padded with zeros, beyond it hashed first (RFC 2104); the
+ * boundary itself is in neither RFC 4231 nor the fuzzer's fixed cases.
+ * The MACs, of an empty message and of "boundary", from Python's hmac and
+ * the openssl command, which agree. */
+static void test_key_at_block_size(void)
+{
+	static const struct {
+		size_t key_len;
+		const char *msg, *mac;
+	} cases[] = {
+	    {63, "", "91a6da6e552749b42d019214821d37ec711ae369b9e717aa8b5e48ec2e9ca359"},
+	    {63, "boundary", "5b3b28939f062233edd3b78c7984acc50bdb173013a53a3175a1b667dd4cdae0"},
+	    {64, "", "3499f163f48604c0b15ac89e4e7c66f314fb3b203b8ac2f564828e62f6be9d9d"},
+	    {64, "boundary", "04660fc313657aa3500078e1f2788cc4e328654092b137f946516e4d7a17adae"},
+	    {65, "", "93ff3114f20ef700222fc1c0334737a51a88740dc0dd2ce0ab3151f0a4a0e85a"},
+	    {65, "boundary", "ea8a9678017bce7c50df43ced20cc4b112ed884969720bb2ec14e24ce582f037"},
+	};
+	uint8_t key[65];
+	for (size_t i = 0; i < sizeof key; i++)
+		key[i] = (uint8_t)i;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		csrf_mac_key k;
+		uint8_t mac[CSRF_MAC_LEN];
+		char what[64];
+		csrf_mac_init(&k, key, cases[i].key_len);
+		csrf_mac(&k, cases[i].msg, strlen(cases[i].msg), NULL, 0, NULL, 0, NULL, 0, mac);
+		snprintf(what, sizeof what, "HMAC, key of %zu bytes, message \"%s\"", cases[i].key_len, cases[i].msg);
+		expect_digest(what, mac, cases[i].mac);
+		csrf_mac_wipe(&k);
+	}
+}
+
 int main(void)
 {
 	test_short_msgs();
@@ -290,6 +323,7 @@ int main(void)
 	test_monte_carlo();
 	test_final_wipes();
 	test_rfc4231();
+	test_key_at_block_size();
 #ifdef WITH_OPENSSL
 	test_against_openssl();
 	printf("backend openssl; built-in SHA-256 also compared with libcrypto\n");
