@@ -10,7 +10,9 @@
  * the new one, never half of one. A new file is mode 0600; a rewrite
  * gives the new file the old one's owner, group, access ACL and
  * read/write bits less the world's, so the readers an operator chose keep
- * the file, or is refused when the caller cannot keep them. A rewrite
+ * the file, or is refused when the caller cannot keep them. Neither
+ * keeps an ACL the new file inherits from the directory's default ACL:
+ * a write never gives the file readers it did not have. A rewrite
  * through a symlink replaces the file the link resolves to, in that
  * file's directory; the link stays.
  *
@@ -602,6 +604,18 @@ static csrf_reason keep_access(int fd, const kf_target *t, csrf_error *err)
 	return CSRF_OK;
 }
 
+/* A file created in a directory with a default ACL gets that ACL as its
+ * access ACL: users it names could read a new key file, or a rewritten
+ * one the old file kept them out of. The new file starts without one;
+ * keep_access copies the old file's own ACL, if it has one. */
+static csrf_reason drop_inherited_acl(int fd, csrf_error *err)
+{
+	if (fremovexattr(fd, KF_ACL_XATTR) == 0 || errno == ENODATA || errno == ENOTSUP || errno == EOPNOTSUPP)
+		return CSRF_OK;
+	return op_fail(err, CSRF_ERR_IO, "cannot remove the ACL the new file inherited from its directory: %s",
+	               strerror(errno));
+}
+
 /* A fresh name for the temporary file in the target's directory. */
 static csrf_reason tmp_name(char *name, size_t cap)
 {
@@ -642,7 +656,9 @@ static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int 
 		csrf_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
 	}
-	r = exclusive ? CSRF_OK : keep_access(fd, t, err);
+	r = drop_inherited_acl(fd, err);
+	if (r == CSRF_OK && !exclusive)
+		r = keep_access(fd, t, err);
 	if (r == CSRF_OK) {
 		r = CSRF_ERR_IO;
 		if (!write_all(fd, text, len) || fsync(fd) != 0)

@@ -1081,6 +1081,51 @@ static void test_locked_directory_times_out(void **state)
 	csrf_wipe(after, sizeof after);
 }
 
+/* A directory with a default ACL naming another user: the new file
+ * inherits it as an access ACL when created there. A new file and a
+ * rewrite of a file without an ACL must not keep it (a rewrite never
+ * gives more access than the file had). */
+static void test_rewrite_drops_inherited_acl(void **state)
+{
+	(void)state;
+	/* user::rwx user:65534:r-- group::r-x mask::r-x other::r-x */
+	static const uint16_t ent[][2] = {{0x01, 7}, {0x02, 4}, {0x04, 5}, {0x10, 5}, {0x20, 5}};
+	static const uint32_t ids[] = {(uint32_t)-1, 65534, (uint32_t)-1, (uint32_t)-1, (uint32_t)-1};
+	uint8_t acl[64], got[256];
+	char path[128];
+	struct stat st;
+	csrf_error err;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	size_t n = acl_bytes(acl, ent, ids, 5);
+	if (setxattr(tmpdir, "system.posix_acl_default", acl, n, 0) != 0) {
+		print_message("no POSIX ACLs here (%s): default ACL case not run\n", strerror(errno));
+		skip();
+	}
+	if (csrf_keyfile_new(path, &err) != CSRF_OK)
+		fail_msg("new: %s", err.msg);
+	if (getxattr(path, "system.posix_acl_access", got, sizeof got) >= 0)
+		fail_msg("a new key file kept the directory's default ACL");
+	assert_int_equal(errno, ENODATA);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* the operator lets the group read it; a rewrite must not add the
+	 * named user */
+	assert_int_equal(chmod(path, 0640), 0);
+	if (csrf_keyfile_rotate(path, NULL, &err) != CSRF_OK)
+		fail_msg("rotate: %s", err.msg);
+	if (csrf_keyfile_stage(path, NULL, &err) != CSRF_OK)
+		fail_msg("stage: %s", err.msg);
+	if (csrf_keyfile_retire(path, 1, &err) != CSRF_OK)
+		fail_msg("retire: %s", err.msg);
+	if (getxattr(path, "system.posix_acl_access", got, sizeof got) >= 0)
+		fail_msg("a rewrite gave the file the directory's default ACL");
+	assert_int_equal(errno, ENODATA);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(removexattr(tmpdir, "system.posix_acl_default"), 0);
+	unlink(path);
+}
 /* A file with a second hard link: a rewrite would replace one name and a
  * server reading the other would keep every key, retired ones too. */
 static void test_rewrite_refuses_hard_link(void **state)
@@ -1160,6 +1205,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rewrite_directory_swap_race, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_root_refuses_unsafe_directory, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_acl, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_drops_inherited_acl, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
