@@ -21,9 +21,9 @@
  * temporary file, the check that the name still holds the file read,
  * rename, sync) goes through that descriptor, so a user who owns a
  * directory of the path cannot swap it for a symlink midway. Calls that
- * rewrite a file hold an flock on its directory (waiting at most
- * csrf_keyfile_lock_wait_ms for it), so two operators rotating at once
- * both get their key. A rewrite refuses a file with a second hard link,
+ * rewrite a file hold an flock on the lock file .csrf-key.lock in its
+ * directory (mode 0600; waiting at most csrf_keyfile_lock_wait_ms for
+ * it), so two operators rotating at once both get their key. A rewrite refuses a file with a second hard link,
  * and, as root, a file whose directory someone other than root and the
  * file's owner can write. Comments of a file are not kept across a
  * rewrite.
@@ -434,26 +434,54 @@ static csrf_reason kf_resolve(const char *path, int follow, char *dir, size_t di
 	return CSRF_OK;
 }
 
+/* The lock file of a directory's key files, beside them. */
+#define KF_LOCK_NAME ".csrf-key.lock"
+
 /* Read-modify-write calls on key files of one directory take turns: an
- * exclusive flock on the directory (the file itself is replaced by each
- * rename, so it cannot carry the lock). Anyone who can open the
- * directory can hold that lock, so the wait is bounded. */
-static csrf_reason lock_dir(int fd, csrf_error *err)
+ * exclusive flock on a lock file of their own in the directory (the key
+ * file itself is replaced by each rename, so it cannot carry the lock;
+ * the directory cannot either: anyone who can open it could hold that
+ * lock and stop every rotation). The lock file is mode 0600 and never
+ * followed through a link; as root, only a regular file of root's or of
+ * the directory's owner is used (another user's could be held by that
+ * user), and it is given to the directory's owner. The wait for it is bounded all the same. *lock receives the
+ * descriptor: closing it releases the lock. */
+static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 {
 	unsigned waited = 0;
+	struct stat ls, ds;
 
+	*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	if (*lock < 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot open the lock file %s in the key file's directory: %s",
+		               KF_LOCK_NAME, strerror(errno));
+	if (fstat(*lock, &ls) != 0 || fstat(dir, &ds) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot stat the lock file %s: %s", KF_LOCK_NAME, strerror(errno));
+	if (!S_ISREG(ls.st_mode))
+		return op_fail(err, CSRF_ERR_IO, "the lock file %s is not a regular file: remove it", KF_LOCK_NAME);
+	if (geteuid() == 0 && ls.st_uid != 0 && ls.st_uid != ds.st_uid)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the lock file %s belongs to uid %u, neither root nor the directory's owner; as "
+		               "root, csrf-key does not use it: remove it",
+		               KF_LOCK_NAME, (unsigned)ls.st_uid);
+	/* root's lock file in another user's directory goes to that user,
+	 * who may rewrite the key files there too (and could replace the
+	 * lock file anyway) */
+	if (geteuid() == 0 && ls.st_uid != ds.st_uid && fchown(*lock, ds.st_uid, (gid_t)-1) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot give the lock file %s to the directory's owner: %s",
+		               KF_LOCK_NAME, strerror(errno));
 	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(*lock, LOCK_EX | LOCK_NB) == 0)
 			return CSRF_OK;
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
-			return op_fail(err, CSRF_ERR_IO, "cannot lock the file's directory: %s", strerror(errno));
+			return op_fail(err, CSRF_ERR_IO, "cannot lock %s: %s", KF_LOCK_NAME, strerror(errno));
 		if (waited >= csrf_keyfile_lock_wait_ms)
 			return op_fail(err, CSRF_ERR_IO,
-			               "the key file's directory is locked by another process (waited %u ms); "
-			               "nothing was changed",
-			               waited);
+			               "the key file's directory is locked by another process (it holds %s; waited %u "
+			               "ms); nothing was changed",
+			               KF_LOCK_NAME, waited);
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		waited += 20;
@@ -736,7 +764,7 @@ typedef struct {
 
 typedef csrf_reason (*locked_op)(const kf_target *t, op_args *a, csrf_error *err);
 
-/* Runs op on path's file with its directory open and locked: calls that
+/* Runs op on path's file with its directory open and its lock file locked: calls that
  * rewrite a file take turns. follow (a rewrite): a path that is a
  * symlink stands for the file it resolves to, whose directory is locked
  * and receives the new file (the link itself is left as it is); the file
@@ -747,6 +775,7 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	char dir[PATH_MAX];
 	kf_target t;
 	csrf_reason r;
+	int lock = -1;
 
 	if (err)
 		err->msg[0] = '\0';
@@ -760,14 +789,16 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	t.dir = open_dir_nofollow(dir);
 	if (t.dir < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot open the file's directory: %s", strerror(errno));
-	r = lock_dir(t.dir, err);
+	r = lock_dir(t.dir, &lock, err);
 	if (r == CSRF_OK && follow)
 		r = open_target(&t, err);
 	if (r == CSRF_OK)
 		r = op(&t, a, err);
 	if (t.rfd >= 0)
 		close(t.rfd);
-	close(t.dir); /* releases the lock */
+	if (lock >= 0)
+		close(lock); /* releases the lock */
+	close(t.dir);
 	return r;
 }
 

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -298,7 +299,7 @@ static size_t dir_entries(void)
 	size_t n = 0;
 	assert_non_null(dir);
 	while ((e = readdir(dir)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".csrf-key.lock"))
 			n++;
 	closedir(dir);
 	return n;
@@ -595,7 +596,8 @@ static void test_operator_messages(void **state)
 	assert_int_equal(csrf_keyfile_retire(path, 99, NULL), CSRF_ERR_CONFIG);
 }
 
-/* Entries of a directory other than . and .. */
+/* Entries of a directory other than . and .. and the lock file that
+ * rewrites leave there */
 static size_t entries_of(const char *path)
 {
 	DIR *dir = opendir(path);
@@ -603,10 +605,20 @@ static size_t entries_of(const char *path)
 	size_t n = 0;
 	assert_non_null(dir);
 	while ((e = readdir(dir)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".csrf-key.lock"))
 			n++;
 	closedir(dir);
 	return n;
+}
+
+/* Removes a directory rewrites worked in: the lock file they leave, then
+ * the directory. */
+static int rmdir_keys_dir(const char *path)
+{
+	char lock[PATH_MAX];
+	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", path);
+	unlink(lock);
+	return rmdir(path);
 }
 
 /* The file's bytes, for "a refused rewrite changed nothing". */
@@ -762,7 +774,7 @@ static void test_rewrite_refuses_to_drop_readers(void **state)
 		assert_int_equal(entries_of(sub), 1);
 		assert_int_equal(unlink(path), 0);
 	}
-	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir_keys_dir(sub), 0);
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
 }
@@ -834,7 +846,7 @@ static void test_rewrite_follows_symlink(void **state)
 	unlink(link2);
 	unlink(link1);
 	unlink(real);
-	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir_keys_dir(sub), 0);
 }
 
 /* Writes text to path (mode 0600). */
@@ -917,10 +929,10 @@ static void test_rewrite_directory_swap_race(void **state)
 	assert_int_equal(entries_of(d), 1); /* no temporary file left */
 	unlink(path);
 	unlink(s);
-	rmdir(d);
+	rmdir_keys_dir(d);
 	rmdir(att);
 	unlink(victim);
-	rmdir(prot);
+	rmdir_keys_dir(prot);
 }
 
 /* Root rewrites a key file only in a directory that no one but root and
@@ -976,7 +988,7 @@ static void test_root_refuses_unsafe_directory(void **state)
 		}
 		assert_int_equal(entries_of(sub), 1);
 		assert_int_equal(unlink(path), 0);
-		assert_int_equal(rmdir(sub), 0);
+		assert_int_equal(rmdir_keys_dir(sub), 0);
 	}
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
@@ -1035,52 +1047,6 @@ static void test_rewrite_keeps_acl(void **state)
 	unlink(path);
 }
 
-/* Anyone who can open the directory can flock it: a rewrite waits a
- * bounded time for the lock, then says who holds it, and changes
- * nothing. */
-static void test_locked_directory_times_out(void **state)
-{
-	(void)state;
-	char path[128], before[4096], after[4096];
-	csrf_error err;
-
-	snprintf(path, sizeof path, "%s/keys", tmpdir);
-	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
-	size_t nb = slurp(path, before, sizeof before);
-	int holder = open(tmpdir, O_RDONLY | O_DIRECTORY);
-	assert_true(holder >= 0);
-	assert_int_equal(flock(holder, LOCK_EX), 0);
-	unsigned saved = csrf_keyfile_lock_wait_ms;
-	csrf_keyfile_lock_wait_ms = 200;
-	pid_t kid = fork(); /* a blocking lock would hang: the child is killed after 5 s */
-	assert_true(kid >= 0);
-	if (kid == 0) {
-		alarm(5);
-		int64_t t0 = csrf_mono_ms();
-		csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
-		int64_t took = csrf_mono_ms() - t0;
-		_exit(r == CSRF_ERR_IO && strstr(err.msg, "locked by another process") && took >= 150 && took < 3000
-		          ? 0
-		          : 91);
-	}
-	int status = -1;
-	assert_int_equal(waitpid(kid, &status, 0), kid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("rotate on a locked directory: %s %d", WIFEXITED(status) ? "exit" : "signal",
-		         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	size_t na = slurp(path, after, sizeof after);
-	assert_int_equal(na, nb);
-	assert_memory_equal(after, before, nb);
-	/* released: the rewrite goes ahead */
-	close(holder);
-	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
-	csrf_keyfile_lock_wait_ms = saved;
-	assert_int_equal(dir_entries(), 1);
-	unlink(path);
-	csrf_wipe(before, sizeof before);
-	csrf_wipe(after, sizeof after);
-}
-
 /* A directory with a default ACL naming another user: the new file
  * inherits it as an access ACL when created there. A new file and a
  * rewrite of a file without an ACL must not keep it (a rewrite never
@@ -1126,6 +1092,90 @@ static void test_rewrite_drops_inherited_acl(void **state)
 	assert_int_equal(removexattr(tmpdir, "system.posix_acl_default"), 0);
 	unlink(path);
 }
+
+/* Rotates path in a child (a blocking lock would hang: it is killed
+ * after 5 s); the child's verdict: 0 done, 1 refused as locked after
+ * waiting about csrf_keyfile_lock_wait_ms, 91 anything else. */
+static int rotate_in_child(const char *path)
+{
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		csrf_error err;
+		alarm(5);
+		int64_t t0 = csrf_mono_ms();
+		csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
+		int64_t took = csrf_mono_ms() - t0;
+		if (r == CSRF_OK)
+			_exit(0);
+		_exit(r == CSRF_ERR_IO && strstr(err.msg, "locked by another process") && took >= 150 && took < 3000
+		          ? 1
+		          : 91);
+	}
+	int status = -1;
+	assert_int_equal(waitpid(kid, &status, 0), kid);
+	if (!WIFEXITED(status))
+		fail_msg("rotate killed by signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+/* Rewrites take turns through a lock file of their own in the key
+ * file's directory (mode 0600): a flock on the directory, which anyone
+ * who can open it may hold, no longer stops a rotation. Holding the
+ * lock file does: a rewrite waits a bounded time, says so, and changes
+ * nothing. As root a lock file that is not a regular file of root's or
+ * the directory owner's is refused. */
+static void test_locked_directory_times_out(void **state)
+{
+	(void)state;
+	char path[128], lock[128], before[4096], after[4096];
+	csrf_error err;
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	unsigned saved = csrf_keyfile_lock_wait_ms;
+	csrf_keyfile_lock_wait_ms = 200;
+	/* someone holds the directory: no matter */
+	int holder = open(tmpdir, O_RDONLY | O_DIRECTORY);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	assert_int_equal(rotate_in_child(path), 0);
+	close(holder);
+	assert_int_equal(lstat(lock, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* someone holds the lock file: the rewrite waits, then gives up */
+	size_t nb = slurp(path, before, sizeof before);
+	holder = open(lock, O_RDONLY);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	assert_int_equal(rotate_in_child(path), 1);
+	size_t na = slurp(path, after, sizeof after);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	close(holder);
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
+	csrf_keyfile_lock_wait_ms = saved;
+	if (geteuid() == 0) {
+		/* as root: a lock file another user planted, or a link */
+		assert_int_equal(chown(lock, 65534, 65534), 0);
+		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
+		assert_non_null(strstr(err.msg, "lock file"));
+		assert_int_equal(unlink(lock), 0);
+		assert_int_equal(symlink("keys", lock), 0);
+		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
+		assert_non_null(strstr(err.msg, "lock file"));
+		assert_int_equal(unlink(lock), 0);
+		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
+	}
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
+	csrf_wipe(before, sizeof before);
+	csrf_wipe(after, sizeof after);
+}
+
 /* A file with a second hard link: a rewrite would replace one name and a
  * server reading the other would keep every key, retired ones too. */
 static void test_rewrite_refuses_hard_link(void **state)
