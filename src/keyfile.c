@@ -23,10 +23,11 @@
  * directory of the path cannot swap it for a symlink midway. Calls that
  * rewrite a file hold an flock on the lock file .csrf-key.lock in its
  * directory (mode 0600; waiting at most csrf_keyfile_lock_wait_ms for
- * it), so two operators rotating at once both get their key. A rewrite refuses a file with a second hard link,
- * and, as root, a file whose directory someone other than root and the
- * file's owner can write. Comments of a file are not kept across a
- * rewrite.
+ * it), so two operators rotating at once both get their key. A
+ * rewrite refuses a file with a second hard link, and, as root, a file
+ * whose directory someone other than root and the file's owner can
+ * write; as root, new refuses such a directory too. Comments of a file
+ * are not kept across a rewrite.
  */
 #include "internal.h"
 
@@ -488,8 +489,8 @@ static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 	}
 }
 
-/* As root, a rewrite happens only in a directory that no one but root
- * and the file's owner can change (as sshd's StrictModes): whoever else
+/* As root, a rewrite (or a new file) happens only in a directory that
+ * no one but root and the file's owner can change (as sshd's StrictModes): whoever else
  * can write there could plant the file, or swap it midway, and have root
  * write where, and for whom, they chose. */
 static csrf_reason check_dir(const kf_target *t, csrf_error *err)
@@ -790,8 +791,14 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	if (t.dir < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot open the file's directory: %s", strerror(errno));
 	r = lock_dir(t.dir, &lock, err);
-	if (r == CSRF_OK && follow)
+	if (r == CSRF_OK && follow) {
 		r = open_target(&t, err);
+	} else if (r == CSRF_OK) {
+		/* new: the file will be the caller's; as root, the same
+		 * directory check as a rewrite's */
+		t.st.st_uid = geteuid();
+		r = check_dir(&t, err);
+	}
 	if (r == CSRF_OK)
 		r = op(&t, a, err);
 	if (t.rfd >= 0)

@@ -179,6 +179,10 @@ if [ "$(id -u)" -eq 0 ]; then
 	mkdir "$dir/shared"
 	run 0 new "$dir/shared/keys"
 	chmod 1777 "$dir/shared"
+	# nor a new file there (root would create it where others can swap it)
+	run 1 new "$dir/shared/keys2"
+	has "writable by its group or others"
+	[ -e "$dir/shared/keys2" ] && bad "new made a file in a world-writable directory as root"
 	chown 65534:65534 "$dir/shared/keys"
 	cp "$dir/shared/keys" "$dir/shared.before"
 	run 1 rotate "$dir/shared/keys"
@@ -191,9 +195,15 @@ if [ "$(id -u)" -eq 0 ]; then
 	[ "$o" = 65534 ] || bad "owner $o after rotate in a safe directory, want 65534"
 fi
 
-# as root: a flock another user holds on the key file's directory (which
+# as root: a directory of another user's is refused for new as for a
+# rewrite; a flock another user holds on the key file's directory (which
 # anyone who can open it may take) does not stop a rotation
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && command -v flock >/dev/null; then
+	mkdir "$dir/theirs"
+	chown 65534 "$dir/theirs"
+	run 1 new "$dir/theirs/keys"
+	has "belongs to uid 65534"
+	[ -e "$dir/theirs/keys" ] && bad "new made a file in another user's directory as root"
 	mkdir "$dir/etc"
 	chmod 0755 "$dir" "$dir/etc"
 	run 0 new "$dir/etc/keys"
