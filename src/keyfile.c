@@ -274,7 +274,15 @@ static csrf_reason kf_read_fd(int fd, csrf_keyfile_data *out, char *err, size_t 
 	return kf_done(&p, r);
 }
 
-csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+/* The mode bits a key file that servers load must not have: any of the
+ * world's, and the group's write (as sshd with private keys). The
+ * operator's calls (list, and a rewrite, which leaves the world's bits
+ * out) still read such a file. */
+#define KF_LOOSE_MODE 0027
+
+/* Reads path's file; strict (servers loading keys) refuses a file with
+ * KF_LOOSE_MODE bits. */
+static csrf_reason kf_read_path(const char *path, int strict, csrf_keyfile_data *out, char *err, size_t err_cap)
 {
 	struct stat st;
 	csrf_reason r;
@@ -297,9 +305,24 @@ csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *er
 		close(fd);
 		return io_fail(err, err_cap, "cannot read", S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
 	}
+	if (strict && (st.st_mode & KF_LOOSE_MODE)) {
+		close(fd);
+		if (err && err_cap)
+			snprintf(err, err_cap,
+			         "%s is mode %04o: a key file must not be readable or writable by others, nor writable "
+			         "by its group (whoever reads a key can forge tokens); run chmod 0640 (readers in its "
+			         "group) or chmod 0600 on it",
+			         path, (unsigned)(st.st_mode & 07777));
+		return CSRF_ERR_CONFIG;
+	}
 	r = kf_read_fd(fd, out, err, err_cap);
 	close(fd);
 	return r;
+}
+
+csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+{
+	return kf_read_path(path, 1, out, err, err_cap);
 }
 
 /* ---- writing ---- */
@@ -955,7 +978,7 @@ CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, siz
 	if (!path || !n || (!out && cap))
 		return op_fail(err, CSRF_ERR_ARG, "invalid argument");
 	char msg[CSRF_ERROR_MAX];
-	r = csrf_keyfile_read(path, &d, msg, sizeof msg);
+	r = kf_read_path(path, 0, &d, msg, sizeof msg);
 	if (r != CSRF_OK)
 		return op_fail(err, r, "%s", msg);
 	*n = d.n;

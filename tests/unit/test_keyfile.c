@@ -590,6 +590,7 @@ static void test_operator_messages(void **state)
 	assert_non_null(f);
 	fputs("key 1 0 zz sign\n", f);
 	fclose(f);
+	assert_int_equal(chmod(missing, 0600), 0);
 	assert_int_equal(csrf_keyfile_list(missing, keys, 2, &n, &err), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "line 1: key must be exactly 64 hex digits"));
 	/* NULL err is allowed */
@@ -861,6 +862,49 @@ static void put_file(const char *path, const char *text)
 	assert_true(fputs(text, f) >= 0);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* Readers (csrf_keyfile_read: csrf_ctx_load_key_file, csrf-key list)
+ * refuse a key file the world may read or write, or the group may
+ * write: anyone who reads a signing key forges tokens. The message names
+ * the file's mode and the fix. */
+static void test_readers_refuse_loose_modes(void **state)
+{
+	(void)state;
+	static const struct {
+		mode_t mode;
+		int ok;
+	} modes[] = {{0600, 1}, {0640, 1}, {0400, 1}, {0440, 1}, {0644, 0}, {0604, 0},
+	             {0660, 0}, {0620, 0}, {0602, 0}, {0601, 0}, {0666, 0}, {0610, 1}};
+	char path[128], msg[CSRF_ERROR_MAX];
+	csrf_keyfile_data d;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	put_file(path, "key 1 1 " HEX_A " sign\n");
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		assert_int_equal(chmod(path, modes[i].mode), 0);
+		csrf_reason r = csrf_keyfile_read(path, &d, msg, sizeof msg);
+		if (modes[i].ok) {
+			if (r != CSRF_OK)
+				fail_msg("mode %04o refused: %s", (unsigned)modes[i].mode, msg);
+			continue;
+		}
+		if (r != CSRF_ERR_CONFIG)
+			fail_msg("mode %04o: reason %d, want a refusal", (unsigned)modes[i].mode, (int)r);
+		assert_non_null(strstr(msg, path));
+		assert_non_null(strstr(msg, "chmod"));
+		assert_int_equal(d.n, 0);
+		csrf_ctx *ctx = NULL;
+		assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+		assert_int_not_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+		csrf_ctx_free(ctx);
+		/* the operator may still list it (and a rewrite narrows it) */
+		size_t n = 0;
+		csrf_key_info info[2];
+		assert_int_equal(csrf_keyfile_list(path, info, 2, &n, NULL), CSRF_OK);
+		assert_int_equal(n, 1);
+	}
+	unlink(path);
 }
 
 /* The review's race: a user who owns a directory of the path swaps it
@@ -1263,6 +1307,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_readers_refuse_loose_modes, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
