@@ -521,6 +521,10 @@ CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_dat
 
 void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
 
+/* Whether key is all zero bytes (keyring.c): refused by the key file
+ * parser and csrf_ctx_add_key. */
+int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN]);
+
 /* For the unit tests (keyfile.c): how long a rewrite waits for a locked
  * directory (ms, 10000) and the call that syncs the directory after the
  * rename (fsync). */

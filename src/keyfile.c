@@ -149,6 +149,10 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 	csrf_keyfile_entry *e = &d->keys[d->n];
 	if (csrf_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
+	if (csrf_key_is_zero(e->key)) {
+		csrf_wipe(e->key, sizeof e->key);
+		return kf_fail(p, "the key is all zero (a placeholder, not a secret): make keys with csrf-key");
+	}
 	e->id = (uint32_t)id;
 	e->created = (int64_t)created;
 	e->signing = nf == 5;

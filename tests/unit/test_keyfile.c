@@ -97,6 +97,8 @@ static const struct {
         "line 1: key must be"),
     ROW("key 1 1 00112233445566778899aabbccddeeff00112233445566778899aabbccddee-f sign\n", CSRF_ERR_CONFIG, 0, 0,
         "line 1: key must be"),
+    ROW("key 1 1 0000000000000000000000000000000000000000000000000000000000000000 sign\n", CSRF_ERR_CONFIG, 0, 0,
+        "line 1: the key is all zero"),
     /* bytes that have no place in the file */
     ROW("key 1 1 " HEX_A " sign\x01\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control"),
     ROW("key 1 1 " HEX_A "\xc3\xa9 sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control or non-ASCII"),

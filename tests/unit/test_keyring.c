@@ -88,6 +88,9 @@ static void test_add_key(void **state)
 	assert_int_equal(csrf_ctx_add_key(ctx, 1, NULL, 1), CSRF_ERR_ARG);
 	assert_int_equal(csrf_ctx_add_key(ctx, 0, k, 1), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(csrf_ctx_error(ctx), "key id 0"));
+	uint8_t zero[CSRF_KEY_LEN] = {0};
+	assert_int_equal(csrf_ctx_add_key(ctx, 1, zero, 1), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(csrf_ctx_error(ctx), "all zero"));
 
 	/* The first key signs even without the flag; later ones only with it. */
 	assert_int_equal(csrf_ctx_add_key(ctx, 5, k, 0), CSRF_OK);
