@@ -895,7 +895,13 @@ static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 	for (size_t i = 0; i < d.n; i++)
 		if (d.keys[i].id > max)
 			max = d.keys[i].id;
-	if (d.n == CSRF_KEYS_MAX || max == UINT32_MAX) {
+	if (max == UINT32_MAX) {
+		csrf_keyfile_data_wipe(&d);
+		return op_fail(err, CSRF_ERR_CONFIG,
+		               "key id 4294967295, the last one, is in use: no id is left for a new key; start a "
+		               "new file with csrf-key new (its key has id 1) and give it to the servers");
+	}
+	if (d.n == CSRF_KEYS_MAX) {
 		csrf_keyfile_data_wipe(&d);
 		return op_fail(err, CSRF_ERR_CONFIG, "the file holds %d keys already; retire an old one first",
 		               CSRF_KEYS_MAX);

@@ -866,6 +866,25 @@ static void put_file(const char *path, const char *text)
 	assert_int_equal(chmod(path, 0600), 0);
 }
 
+/* The ids are spent (the signing key has the last one): stage and
+ * rotate say so and what to do, not that the ring is full. */
+static void test_last_id_message(void **state)
+{
+	(void)state;
+	char path[128];
+	csrf_error err;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	put_file(path, "key 7 1 " HEX_B "\nkey 4294967295 1 " HEX_A " sign\n");
+	assert_int_equal(csrf_keyfile_stage(path, NULL, &err), CSRF_ERR_CONFIG);
+	if (!strstr(err.msg, "4294967295") || strstr(err.msg, "16 keys"))
+		fail_msg("stage at the last id: %s", err.msg);
+	assert_non_null(strstr(err.msg, "csrf-key new"));
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "4294967295"));
+	unlink(path);
+}
+
 /* Readers (csrf_keyfile_read: csrf_ctx_load_key_file, csrf-key list)
  * refuse a key file the world may read or write, or the group may
  * write: anyone who reads a signing key forges tokens. The message names
@@ -1309,6 +1328,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_last_id_message, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_readers_refuse_loose_modes, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
