@@ -316,9 +316,10 @@ CSRF_MUST_CHECK csrf_reason csrf_ctx_add_session_cookie(csrf_ctx *ctx, const cha
 /* Key ring                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Adds a key. id must be non-zero and not already present; signing != 0
- * makes it the key new tokens are issued with (the previous signing key
- * keeps verifying). CSRF_ERR_CONFIG when the ring is full. */
+/* Adds a key. id must be non-zero and not already present, and the key
+ * not all zero bytes; signing != 0 makes it the key new tokens are
+ * issued with (the previous signing key keeps verifying). CSRF_ERR_CONFIG
+ * when the ring is full or a rule is broken. */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t key[CSRF_KEY_LEN], int signing);
 
 /* Adds a fresh random signing key with the next free id. */

@@ -368,10 +368,16 @@ CSRF_MUST_CHECK csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf
 
 /* Reads and parses the key file at path, as csrf_keyfile_parse; a file
  * that cannot be opened or read is CSRF_ERR_IO with the system's reason
- * in err. Allocates nothing. */
+ * in err, a file the world may read or write or the group may write
+ * CSRF_ERR_CONFIG (the message names it and the chmod that fixes it).
+ * Allocates nothing. */
 CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
 
 void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
+
+/* Whether key is all zero bytes (keyring.c): refused by the key file
+ * parser and csrf_ctx_add_key. */
+int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN]);
 
 /* For the unit tests (keyfile.c): how long a rewrite waits for a locked
  * directory (ms, 10000) and the call that syncs the directory after the

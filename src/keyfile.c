@@ -10,7 +10,9 @@
  * the new one, never half of one. A new file is mode 0600; a rewrite
  * gives the new file the old one's owner, group, access ACL and
  * read/write bits less the world's, so the readers an operator chose keep
- * the file, or is refused when the caller cannot keep them. A rewrite
+ * the file, or is refused when the caller cannot keep them. Neither
+ * keeps an ACL the new file inherits from the directory's default ACL:
+ * a write never gives the file readers it did not have. A rewrite
  * through a symlink replaces the file the link resolves to, in that
  * file's directory; the link stays.
  *
@@ -19,12 +21,13 @@
  * temporary file, the check that the name still holds the file read,
  * rename, sync) goes through that descriptor, so a user who owns a
  * directory of the path cannot swap it for a symlink midway. Calls that
- * rewrite a file hold an flock on its directory (waiting at most
- * csrf_keyfile_lock_wait_ms for it), so two operators rotating at once
- * both get their key. A rewrite refuses a file with a second hard link,
- * and, as root, a file whose directory someone other than root and the
- * file's owner can write. Comments of a file are not kept across a
- * rewrite.
+ * rewrite a file hold an flock on the lock file .csrf-key.lock in its
+ * directory (mode 0600; waiting at most csrf_keyfile_lock_wait_ms for
+ * it), so two operators rotating at once both get their key. A
+ * rewrite refuses a file with a second hard link, and, as root, a file
+ * whose directory someone other than root and the file's owner can
+ * write; as root, new refuses such a directory too. Comments of a file
+ * are not kept across a rewrite.
  */
 #include "internal.h"
 
@@ -146,6 +149,10 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 	csrf_keyfile_entry *e = &d->keys[d->n];
 	if (csrf_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
+	if (csrf_key_is_zero(e->key)) {
+		csrf_wipe(e->key, sizeof e->key);
+		return kf_fail(p, "the key is all zero (a placeholder, not a secret): make keys with csrf-key");
+	}
 	e->id = (uint32_t)id;
 	e->created = (int64_t)created;
 	e->signing = nf == 5;
@@ -271,7 +278,15 @@ static csrf_reason kf_read_fd(int fd, csrf_keyfile_data *out, char *err, size_t 
 	return kf_done(&p, r);
 }
 
-csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+/* The mode bits a key file that servers load must not have: any of the
+ * world's, and the group's write (as sshd with private keys). The
+ * operator's calls (list, and a rewrite, which leaves the world's bits
+ * out) still read such a file. */
+#define KF_LOOSE_MODE 0027
+
+/* Reads path's file; strict (servers loading keys) refuses a file with
+ * KF_LOOSE_MODE bits. */
+static csrf_reason kf_read_path(const char *path, int strict, csrf_keyfile_data *out, char *err, size_t err_cap)
 {
 	struct stat st;
 	csrf_reason r;
@@ -294,9 +309,24 @@ csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *er
 		close(fd);
 		return io_fail(err, err_cap, "cannot read", S_ISDIR(st.st_mode) ? EISDIR : EINVAL);
 	}
+	if (strict && (st.st_mode & KF_LOOSE_MODE)) {
+		close(fd);
+		if (err && err_cap)
+			snprintf(err, err_cap,
+			         "%s is mode %04o: a key file must not be readable or writable by others, nor writable "
+			         "by its group (whoever reads a key can forge tokens); run chmod 0640 (readers in its "
+			         "group) or chmod 0600 on it",
+			         path, (unsigned)(st.st_mode & 07777));
+		return CSRF_ERR_CONFIG;
+	}
 	r = kf_read_fd(fd, out, err, err_cap);
 	close(fd);
 	return r;
+}
+
+csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+{
+	return kf_read_path(path, 1, out, err, err_cap);
 }
 
 /* ---- writing ---- */
@@ -432,34 +462,62 @@ static csrf_reason kf_resolve(const char *path, int follow, char *dir, size_t di
 	return CSRF_OK;
 }
 
+/* The lock file of a directory's key files, beside them. */
+#define KF_LOCK_NAME ".csrf-key.lock"
+
 /* Read-modify-write calls on key files of one directory take turns: an
- * exclusive flock on the directory (the file itself is replaced by each
- * rename, so it cannot carry the lock). Anyone who can open the
- * directory can hold that lock, so the wait is bounded. */
-static csrf_reason lock_dir(int fd, csrf_error *err)
+ * exclusive flock on a lock file of their own in the directory (the key
+ * file itself is replaced by each rename, so it cannot carry the lock;
+ * the directory cannot either: anyone who can open it could hold that
+ * lock and stop every rotation). The lock file is mode 0600 and never
+ * followed through a link; as root, only a regular file of root's or of
+ * the directory's owner is used (another user's could be held by that
+ * user), and it is given to the directory's owner. The wait for it is bounded all the same. *lock receives the
+ * descriptor: closing it releases the lock. */
+static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 {
 	unsigned waited = 0;
+	struct stat ls, ds;
 
+	*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	if (*lock < 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot open the lock file %s in the key file's directory: %s",
+		               KF_LOCK_NAME, strerror(errno));
+	if (fstat(*lock, &ls) != 0 || fstat(dir, &ds) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot stat the lock file %s: %s", KF_LOCK_NAME, strerror(errno));
+	if (!S_ISREG(ls.st_mode))
+		return op_fail(err, CSRF_ERR_IO, "the lock file %s is not a regular file: remove it", KF_LOCK_NAME);
+	if (geteuid() == 0 && ls.st_uid != 0 && ls.st_uid != ds.st_uid)
+		return op_fail(err, CSRF_ERR_IO,
+		               "the lock file %s belongs to uid %u, neither root nor the directory's owner; as "
+		               "root, csrf-key does not use it: remove it",
+		               KF_LOCK_NAME, (unsigned)ls.st_uid);
+	/* root's lock file in another user's directory goes to that user,
+	 * who may rewrite the key files there too (and could replace the
+	 * lock file anyway) */
+	if (geteuid() == 0 && ls.st_uid != ds.st_uid && fchown(*lock, ds.st_uid, (gid_t)-1) != 0)
+		return op_fail(err, CSRF_ERR_IO, "cannot give the lock file %s to the directory's owner: %s",
+		               KF_LOCK_NAME, strerror(errno));
 	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (flock(*lock, LOCK_EX | LOCK_NB) == 0)
 			return CSRF_OK;
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
-			return op_fail(err, CSRF_ERR_IO, "cannot lock the file's directory: %s", strerror(errno));
+			return op_fail(err, CSRF_ERR_IO, "cannot lock %s: %s", KF_LOCK_NAME, strerror(errno));
 		if (waited >= csrf_keyfile_lock_wait_ms)
 			return op_fail(err, CSRF_ERR_IO,
-			               "the key file's directory is locked by another process (waited %u ms); "
-			               "nothing was changed",
-			               waited);
+			               "the key file's directory is locked by another process (it holds %s; waited %u "
+			               "ms); nothing was changed",
+			               KF_LOCK_NAME, waited);
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		waited += 20;
 	}
 }
 
-/* As root, a rewrite happens only in a directory that no one but root
- * and the file's owner can change (as sshd's StrictModes): whoever else
+/* As root, a rewrite (or a new file) happens only in a directory that
+ * no one but root and the file's owner can change (as sshd's StrictModes): whoever else
  * can write there could plant the file, or swap it midway, and have root
  * write where, and for whom, they chose. */
 static csrf_reason check_dir(const kf_target *t, csrf_error *err)
@@ -602,6 +660,18 @@ static csrf_reason keep_access(int fd, const kf_target *t, csrf_error *err)
 	return CSRF_OK;
 }
 
+/* A file created in a directory with a default ACL gets that ACL as its
+ * access ACL: users it names could read a new key file, or a rewritten
+ * one the old file kept them out of. The new file starts without one;
+ * keep_access copies the old file's own ACL, if it has one. */
+static csrf_reason drop_inherited_acl(int fd, csrf_error *err)
+{
+	if (fremovexattr(fd, KF_ACL_XATTR) == 0 || errno == ENODATA || errno == ENOTSUP || errno == EOPNOTSUPP)
+		return CSRF_OK;
+	return op_fail(err, CSRF_ERR_IO, "cannot remove the ACL the new file inherited from its directory: %s",
+	               strerror(errno));
+}
+
 /* A fresh name for the temporary file in the target's directory. */
 static csrf_reason tmp_name(char *name, size_t cap)
 {
@@ -642,7 +712,9 @@ static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int 
 		csrf_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
 	}
-	r = exclusive ? CSRF_OK : keep_access(fd, t, err);
+	r = drop_inherited_acl(fd, err);
+	if (r == CSRF_OK && !exclusive)
+		r = keep_access(fd, t, err);
 	if (r == CSRF_OK) {
 		r = CSRF_ERR_IO;
 		if (!write_all(fd, text, len) || fsync(fd) != 0)
@@ -720,7 +792,7 @@ typedef struct {
 
 typedef csrf_reason (*locked_op)(const kf_target *t, op_args *a, csrf_error *err);
 
-/* Runs op on path's file with its directory open and locked: calls that
+/* Runs op on path's file with its directory open and its lock file locked: calls that
  * rewrite a file take turns. follow (a rewrite): a path that is a
  * symlink stands for the file it resolves to, whose directory is locked
  * and receives the new file (the link itself is left as it is); the file
@@ -731,6 +803,7 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	char dir[PATH_MAX];
 	kf_target t;
 	csrf_reason r;
+	int lock = -1;
 
 	if (err)
 		err->msg[0] = '\0';
@@ -744,14 +817,22 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	t.dir = open_dir_nofollow(dir);
 	if (t.dir < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot open the file's directory: %s", strerror(errno));
-	r = lock_dir(t.dir, err);
-	if (r == CSRF_OK && follow)
+	r = lock_dir(t.dir, &lock, err);
+	if (r == CSRF_OK && follow) {
 		r = open_target(&t, err);
+	} else if (r == CSRF_OK) {
+		/* new: the file will be the caller's; as root, the same
+		 * directory check as a rewrite's */
+		t.st.st_uid = geteuid();
+		r = check_dir(&t, err);
+	}
 	if (r == CSRF_OK)
 		r = op(&t, a, err);
 	if (t.rfd >= 0)
 		close(t.rfd);
-	close(t.dir); /* releases the lock */
+	if (lock >= 0)
+		close(lock); /* releases the lock */
+	close(t.dir);
 	return r;
 }
 
@@ -814,7 +895,13 @@ static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 	for (size_t i = 0; i < d.n; i++)
 		if (d.keys[i].id > max)
 			max = d.keys[i].id;
-	if (d.n == CSRF_KEYS_MAX || max == UINT32_MAX) {
+	if (max == UINT32_MAX) {
+		csrf_keyfile_data_wipe(&d);
+		return op_fail(err, CSRF_ERR_CONFIG,
+		               "key id 4294967295, the last one, is in use: no id is left for a new key; start a "
+		               "new file with csrf-key new (its key has id 1) and give it to the servers");
+	}
+	if (d.n == CSRF_KEYS_MAX) {
 		csrf_keyfile_data_wipe(&d);
 		return op_fail(err, CSRF_ERR_CONFIG, "the file holds %d keys already; retire an old one first",
 		               CSRF_KEYS_MAX);
@@ -901,7 +988,7 @@ CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, siz
 	if (!path || !n || (!out && cap))
 		return op_fail(err, CSRF_ERR_ARG, "invalid argument");
 	char msg[CSRF_ERROR_MAX];
-	r = csrf_keyfile_read(path, &d, msg, sizeof msg);
+	r = kf_read_path(path, 0, &d, msg, sizeof msg);
 	if (r != CSRF_OK)
 		return op_fail(err, r, "%s", msg);
 	*n = d.n;

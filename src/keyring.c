@@ -24,6 +24,14 @@ const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id)
 	return NULL;
 }
 
+/* An all-zero key is a placeholder or a buffer never filled: anyone can
+ * guess it. */
+int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN])
+{
+	static const uint8_t zero[CSRF_KEY_LEN];
+	return csrf_ct_eq(key, zero, CSRF_KEY_LEN);
+}
+
 static void ring_wipe(csrf_keyring *ring)
 {
 	for (size_t i = 0; i < ring->n; i++)
@@ -39,6 +47,10 @@ CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t 
 		return CSRF_ERR_ARG;
 	if (id == 0)
 		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "key id 0 is reserved; ids start at 1");
+	if (csrf_key_is_zero(key))
+		return csrf_config_error(ctx, CSRF_ERR_CONFIG,
+		                         "key %u is all zero (a placeholder, not a secret): give it random bytes",
+		                         (unsigned)id);
 
 	pthread_rwlock_wrlock(&ctx->ring_lock);
 	if (csrf_ring_find(&ctx->ring, id)) {

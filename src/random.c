@@ -2,7 +2,8 @@
 /*
  * random.c - randomness: secrets and keys straight from the kernel's
  * CSPRNG with getrandom(2) (csrf_random, csrf_secret_new), and the masking
- * pads of tokens, cut from a per-thread block of the same output.
+ * pads of tokens, cut from a per-thread block of the same output (a
+ * child of fork() drops the block it inherited).
  * getrandom rather than libcrypto's RAND_bytes: the same source without
  * the DRBG's per-process setup, which a one-request process such as a CGI
  * adapter pays in full (bench/RESULTS.md has the figures).
@@ -10,6 +11,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sys/random.h>
 
 CSRF_API csrf_reason csrf_random(uint8_t *buf, size_t n)
@@ -38,10 +40,31 @@ CSRF_API csrf_reason csrf_random(uint8_t *buf, size_t n)
 #define PAD_POOL 4096
 static __thread uint8_t pad_pool[PAD_POOL];
 static __thread size_t pad_used = PAD_POOL;
+static int pad_fork_failed;
+
+/* fork() copies the pool: parent and child would cut the same pads. The
+ * child (whose one thread is the one that forked) drops its copy and
+ * draws a fresh block at its first pad. */
+static void pad_pool_forget(void)
+{
+	csrf_wipe(pad_pool, sizeof pad_pool);
+	pad_used = PAD_POOL;
+}
+
+static pthread_once_t pad_fork_once = PTHREAD_ONCE_INIT;
+
+static void pad_fork_register(void)
+{
+	if (pthread_atfork(NULL, NULL, pad_pool_forget) != 0)
+		pad_fork_failed = 1; /* then every pad is drawn on its own */
+}
 
 csrf_reason csrf_random_pad(uint8_t *out, size_t n)
 {
 	if (n > PAD_POOL)
+		return csrf_random(out, n);
+	pthread_once(&pad_fork_once, pad_fork_register);
+	if (pad_fork_failed)
 		return csrf_random(out, n);
 	if (PAD_POOL - pad_used < n) {
 		csrf_reason r = csrf_random(pad_pool, PAD_POOL);

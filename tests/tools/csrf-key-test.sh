@@ -155,7 +155,7 @@ run 0 list "$dir/real/keys"
 grep -Eq '^2 .*signing' "$dir/out" || bad "the link's target should hold the rotated key"
 m=$(stat -c %a "$dir/real/keys")
 [ "$m" = 640 ] || bad "mode $m of the link's target after rotate, want 640"
-[ "$(ls -A "$dir/real" | wc -l)" -eq 1 ] || bad "a temporary file was left beside the target"
+[ "$(ls -A "$dir/real" | grep -vxF .csrf-key.lock | wc -l)" -eq 1 ] || bad "a temporary file was left beside the target"
 ln -s real/none "$dir/dangling"
 run 1 rotate "$dir/dangling"
 has "No such file"
@@ -177,18 +177,51 @@ run 0 rotate "$dir/linked"
 # world-writable one like /tmp, holding a file another user planted)
 if [ "$(id -u)" -eq 0 ]; then
 	mkdir "$dir/shared"
-	chmod 1777 "$dir/shared"
 	run 0 new "$dir/shared/keys"
+	chmod 1777 "$dir/shared"
+	# nor a new file there (root would create it where others can swap it)
+	run 1 new "$dir/shared/keys2"
+	has "writable by its group or others"
+	[ -e "$dir/shared/keys2" ] && bad "new made a file in a world-writable directory as root"
 	chown 65534:65534 "$dir/shared/keys"
 	cp "$dir/shared/keys" "$dir/shared.before"
 	run 1 rotate "$dir/shared/keys"
 	has "writable by its group or others"
 	cmp -s "$dir/shared/keys" "$dir/shared.before" || bad "a refused rotate changed the planted file"
-	[ "$(ls -A "$dir/shared" | wc -l)" -eq 1 ] || bad "a refused rotate left a file in the shared directory"
+	[ "$(ls -A "$dir/shared" | grep -vxF .csrf-key.lock | wc -l)" -eq 1 ] || bad "a refused rotate left a file in the shared directory"
 	chmod 0755 "$dir/shared"
 	run 0 rotate "$dir/shared/keys"
 	o=$(stat -c %u "$dir/shared/keys")
 	[ "$o" = 65534 ] || bad "owner $o after rotate in a safe directory, want 65534"
+fi
+
+# as root: a directory of another user's is refused for new as for a
+# rewrite; a flock another user holds on the key file's directory (which
+# anyone who can open it may take) does not stop a rotation
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && command -v flock >/dev/null; then
+	mkdir "$dir/theirs"
+	chown 65534 "$dir/theirs"
+	run 1 new "$dir/theirs/keys"
+	has "belongs to uid 65534"
+	[ -e "$dir/theirs/keys" ] && bad "new made a file in another user's directory as root"
+	mkdir "$dir/etc"
+	chmod 0755 "$dir" "$dir/etc"
+	run 0 new "$dir/etc/keys"
+	setpriv --reuid=65534 --regid=65534 --clear-groups flock -x "$dir/etc" sleep 20 &
+	holder=$!
+	i=0
+	# wait until the other user holds it
+	while [ $i -lt 100 ] && flock -n "$dir/etc" true; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	flock -n "$dir/etc" true && bad "the other user never took the directory's lock"
+	t0=$(date +%s)
+	run 0 rotate "$dir/etc/keys"
+	t1=$(date +%s)
+	[ $((t1 - t0)) -lt 5 ] || bad "rotate waited $((t1 - t0)) s behind another user's flock on the directory"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
 fi
 
 # no key material anywhere in what the tool printed

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <grp.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -106,6 +107,8 @@ static const struct {
         "line 1: key must be"),
     ROW("key 1 1 00112233445566778899aabbccddeeff00112233445566778899aabbccddee-f sign\n", CSRF_ERR_CONFIG, 0, 0,
         "line 1: key must be"),
+    ROW("key 1 1 0000000000000000000000000000000000000000000000000000000000000000 sign\n", CSRF_ERR_CONFIG, 0, 0,
+        "line 1: the key is all zero"),
     /* bytes that have no place in the file */
     ROW("key 1 1 " HEX_A " sign\x01\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control"),
     ROW("key 1 1 " HEX_A "\xc3\xa9 sign\n", CSRF_ERR_CONFIG, 0, 0, "line 1: control or non-ASCII"),
@@ -308,7 +311,7 @@ static size_t dir_entries(void)
 	size_t n = 0;
 	assert_non_null(dir);
 	while ((e = readdir(dir)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".csrf-key.lock"))
 			n++;
 	closedir(dir);
 	return n;
@@ -599,13 +602,15 @@ static void test_operator_messages(void **state)
 	assert_non_null(f);
 	fputs("key 1 0 zz sign\n", f);
 	fclose(f);
+	assert_int_equal(chmod(missing, 0600), 0);
 	assert_int_equal(csrf_keyfile_list(missing, keys, 2, &n, &err), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(err.msg, "line 1: key must be exactly 64 hex digits"));
 	/* NULL err is allowed */
 	assert_int_equal(csrf_keyfile_retire(path, 99, NULL), CSRF_ERR_CONFIG);
 }
 
-/* Entries of a directory other than . and .. */
+/* Entries of a directory other than . and .. and the lock file that
+ * rewrites leave there */
 static size_t entries_of(const char *path)
 {
 	DIR *dir = opendir(path);
@@ -613,10 +618,20 @@ static size_t entries_of(const char *path)
 	size_t n = 0;
 	assert_non_null(dir);
 	while ((e = readdir(dir)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".csrf-key.lock"))
 			n++;
 	closedir(dir);
 	return n;
+}
+
+/* Removes a directory rewrites worked in: the lock file they leave, then
+ * the directory. */
+static int rmdir_keys_dir(const char *path)
+{
+	char lock[PATH_MAX];
+	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", path);
+	unlink(lock);
+	return rmdir(path);
 }
 
 /* The file's bytes, for "a refused rewrite changed nothing". */
@@ -722,7 +737,7 @@ static void test_rewrite_keeps_owner_and_group(void **state)
 static void test_rewrite_refuses_to_drop_readers(void **state)
 {
 	(void)state;
-	char sub[128], path[160], before[4096], after[4096];
+	char sub[128], path[160], made[160], before[4096], after[4096];
 	size_t nb, na;
 	struct stat st;
 
@@ -732,11 +747,15 @@ static void test_rewrite_refuses_to_drop_readers(void **state)
 	}
 	snprintf(sub, sizeof sub, "%s/d", tmpdir);
 	snprintf(path, sizeof path, "%s/keys", sub);
+	snprintf(made, sizeof made, "%s/made", tmpdir);
 	assert_int_equal(chmod(tmpdir, 0711), 0);
 	assert_int_equal(mkdir(sub, 0700), 0);
 	assert_int_equal(chown(sub, 65534, 65534), 0);
 	for (int grouped = 1; grouped >= 0; grouped--) {
-		assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+		/* made beside, then moved in: as root, new refuses a directory
+		 * of another user's */
+		assert_int_equal(csrf_keyfile_new(made, NULL), CSRF_OK);
+		assert_int_equal(rename(made, path), 0);
 		assert_int_equal(chown(path, 65534, 65533), 0); /* nobody, a group nobody is not in */
 		assert_int_equal(chmod(path, grouped ? 0640 : 0600), 0);
 		nb = slurp(path, before, sizeof before);
@@ -772,7 +791,7 @@ static void test_rewrite_refuses_to_drop_readers(void **state)
 		assert_int_equal(entries_of(sub), 1);
 		assert_int_equal(unlink(path), 0);
 	}
-	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir_keys_dir(sub), 0);
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
 }
@@ -844,7 +863,7 @@ static void test_rewrite_follows_symlink(void **state)
 	unlink(link2);
 	unlink(link1);
 	unlink(real);
-	assert_int_equal(rmdir(sub), 0);
+	assert_int_equal(rmdir_keys_dir(sub), 0);
 }
 
 /* Writes text to path (mode 0600). */
@@ -855,6 +874,68 @@ static void put_file(const char *path, const char *text)
 	assert_true(fputs(text, f) >= 0);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(chmod(path, 0600), 0);
+}
+
+/* The ids are spent (the signing key has the last one): stage and
+ * rotate say so and what to do, not that the ring is full. */
+static void test_last_id_message(void **state)
+{
+	(void)state;
+	char path[128];
+	csrf_error err;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	put_file(path, "key 7 1 " HEX_B "\nkey 4294967295 1 " HEX_A " sign\n");
+	assert_int_equal(csrf_keyfile_stage(path, NULL, &err), CSRF_ERR_CONFIG);
+	if (!strstr(err.msg, "4294967295") || strstr(err.msg, "16 keys"))
+		fail_msg("stage at the last id: %s", err.msg);
+	assert_non_null(strstr(err.msg, "csrf-key new"));
+	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(err.msg, "4294967295"));
+	unlink(path);
+}
+
+/* Readers (csrf_keyfile_read: csrf_ctx_load_key_file, csrf-key list)
+ * refuse a key file the world may read or write, or the group may
+ * write: anyone who reads a signing key forges tokens. The message names
+ * the file's mode and the fix. */
+static void test_readers_refuse_loose_modes(void **state)
+{
+	(void)state;
+	static const struct {
+		mode_t mode;
+		int ok;
+	} modes[] = {{0600, 1}, {0640, 1}, {0400, 1}, {0440, 1}, {0644, 0}, {0604, 0},
+	             {0660, 0}, {0620, 0}, {0602, 0}, {0601, 0}, {0666, 0}, {0610, 1}};
+	char path[128], msg[CSRF_ERROR_MAX];
+	csrf_keyfile_data d;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	put_file(path, "key 1 1 " HEX_A " sign\n");
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		assert_int_equal(chmod(path, modes[i].mode), 0);
+		csrf_reason r = csrf_keyfile_read(path, &d, msg, sizeof msg);
+		if (modes[i].ok) {
+			if (r != CSRF_OK)
+				fail_msg("mode %04o refused: %s", (unsigned)modes[i].mode, msg);
+			continue;
+		}
+		if (r != CSRF_ERR_CONFIG)
+			fail_msg("mode %04o: reason %d, want a refusal", (unsigned)modes[i].mode, (int)r);
+		assert_non_null(strstr(msg, path));
+		assert_non_null(strstr(msg, "chmod"));
+		assert_int_equal(d.n, 0);
+		csrf_ctx *ctx = NULL;
+		assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+		assert_int_not_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+		csrf_ctx_free(ctx);
+		/* the operator may still list it (and a rewrite narrows it) */
+		size_t n = 0;
+		csrf_key_info info[2];
+		assert_int_equal(csrf_keyfile_list(path, info, 2, &n, NULL), CSRF_OK);
+		assert_int_equal(n, 1);
+	}
+	unlink(path);
 }
 
 /* The review's race: a user who owns a directory of the path swaps it
@@ -927,10 +1008,10 @@ static void test_rewrite_directory_swap_race(void **state)
 	assert_int_equal(entries_of(d), 1); /* no temporary file left */
 	unlink(path);
 	unlink(s);
-	rmdir(d);
+	rmdir_keys_dir(d);
 	rmdir(att);
 	unlink(victim);
-	rmdir(prot);
+	rmdir_keys_dir(prot);
 }
 
 /* Root rewrites a key file only in a directory that no one but root and
@@ -986,7 +1067,7 @@ static void test_root_refuses_unsafe_directory(void **state)
 		}
 		assert_int_equal(entries_of(sub), 1);
 		assert_int_equal(unlink(path), 0);
-		assert_int_equal(rmdir(sub), 0);
+		assert_int_equal(rmdir_keys_dir(sub), 0);
 	}
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
@@ -1045,46 +1126,129 @@ static void test_rewrite_keeps_acl(void **state)
 	unlink(path);
 }
 
-/* Anyone who can open the directory can flock it: a rewrite waits a
- * bounded time for the lock, then says who holds it, and changes
- * nothing. */
-static void test_locked_directory_times_out(void **state)
+/* A directory with a default ACL naming another user: the new file
+ * inherits it as an access ACL when created there. A new file and a
+ * rewrite of a file without an ACL must not keep it (a rewrite never
+ * gives more access than the file had). */
+static void test_rewrite_drops_inherited_acl(void **state)
 {
 	(void)state;
-	char path[128], before[4096], after[4096];
+	/* user::rwx user:65534:r-- group::r-x mask::r-x other::r-x */
+	static const uint16_t ent[][2] = {{0x01, 7}, {0x02, 4}, {0x04, 5}, {0x10, 5}, {0x20, 5}};
+	static const uint32_t ids[] = {(uint32_t)-1, 65534, (uint32_t)-1, (uint32_t)-1, (uint32_t)-1};
+	uint8_t acl[64], got[256];
+	char path[128];
+	struct stat st;
 	csrf_error err;
 
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
-	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
-	size_t nb = slurp(path, before, sizeof before);
-	int holder = open(tmpdir, O_RDONLY | O_DIRECTORY);
-	assert_true(holder >= 0);
-	assert_int_equal(flock(holder, LOCK_EX), 0);
-	unsigned saved = csrf_keyfile_lock_wait_ms;
-	csrf_keyfile_lock_wait_ms = 200;
-	pid_t kid = fork(); /* a blocking lock would hang: the child is killed after 5 s */
+	size_t n = acl_bytes(acl, ent, ids, 5);
+	if (setxattr(tmpdir, "system.posix_acl_default", acl, n, 0) != 0) {
+		print_message("no POSIX ACLs here (%s): default ACL case not run\n", strerror(errno));
+		skip();
+	}
+	if (csrf_keyfile_new(path, &err) != CSRF_OK)
+		fail_msg("new: %s", err.msg);
+	if (getxattr(path, "system.posix_acl_access", got, sizeof got) >= 0)
+		fail_msg("a new key file kept the directory's default ACL");
+	assert_int_equal(errno, ENODATA);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* the operator lets the group read it; a rewrite must not add the
+	 * named user */
+	assert_int_equal(chmod(path, 0640), 0);
+	if (csrf_keyfile_rotate(path, NULL, &err) != CSRF_OK)
+		fail_msg("rotate: %s", err.msg);
+	if (csrf_keyfile_stage(path, NULL, &err) != CSRF_OK)
+		fail_msg("stage: %s", err.msg);
+	if (csrf_keyfile_retire(path, 1, &err) != CSRF_OK)
+		fail_msg("retire: %s", err.msg);
+	if (getxattr(path, "system.posix_acl_access", got, sizeof got) >= 0)
+		fail_msg("a rewrite gave the file the directory's default ACL");
+	assert_int_equal(errno, ENODATA);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(removexattr(tmpdir, "system.posix_acl_default"), 0);
+	unlink(path);
+}
+
+/* Rotates path in a child (a blocking lock would hang: it is killed
+ * after 5 s); the child's verdict: 0 done, 1 refused as locked after
+ * waiting about csrf_keyfile_lock_wait_ms, 91 anything else. */
+static int rotate_in_child(const char *path)
+{
+	pid_t kid = fork();
 	assert_true(kid >= 0);
 	if (kid == 0) {
+		csrf_error err;
 		alarm(5);
 		int64_t t0 = mono_ms();
 		csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
 		int64_t took = mono_ms() - t0;
+		if (r == CSRF_OK)
+			_exit(0);
 		_exit(r == CSRF_ERR_IO && strstr(err.msg, "locked by another process") && took >= 150 && took < 3000
-		          ? 0
+		          ? 1
 		          : 91);
 	}
 	int status = -1;
 	assert_int_equal(waitpid(kid, &status, 0), kid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("rotate on a locked directory: %s %d", WIFEXITED(status) ? "exit" : "signal",
-		         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	if (!WIFEXITED(status))
+		fail_msg("rotate killed by signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
+
+/* Rewrites take turns through a lock file of their own in the key
+ * file's directory (mode 0600): a flock on the directory, which anyone
+ * who can open it may hold, no longer stops a rotation. Holding the
+ * lock file does: a rewrite waits a bounded time, says so, and changes
+ * nothing. As root a lock file that is not a regular file of root's or
+ * the directory owner's is refused. */
+static void test_locked_directory_times_out(void **state)
+{
+	(void)state;
+	char path[128], lock[128], before[4096], after[4096];
+	csrf_error err;
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	unsigned saved = csrf_keyfile_lock_wait_ms;
+	csrf_keyfile_lock_wait_ms = 200;
+	/* someone holds the directory: no matter */
+	int holder = open(tmpdir, O_RDONLY | O_DIRECTORY);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	assert_int_equal(rotate_in_child(path), 0);
+	close(holder);
+	assert_int_equal(lstat(lock, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	/* someone holds the lock file: the rewrite waits, then gives up */
+	size_t nb = slurp(path, before, sizeof before);
+	holder = open(lock, O_RDONLY);
+	assert_true(holder >= 0);
+	assert_int_equal(flock(holder, LOCK_EX), 0);
+	assert_int_equal(rotate_in_child(path), 1);
 	size_t na = slurp(path, after, sizeof after);
 	assert_int_equal(na, nb);
 	assert_memory_equal(after, before, nb);
-	/* released: the rewrite goes ahead */
 	close(holder);
 	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
 	csrf_keyfile_lock_wait_ms = saved;
+	if (geteuid() == 0) {
+		/* as root: a lock file another user planted, or a link */
+		assert_int_equal(chown(lock, 65534, 65534), 0);
+		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
+		assert_non_null(strstr(err.msg, "lock file"));
+		assert_int_equal(unlink(lock), 0);
+		assert_int_equal(symlink("keys", lock), 0);
+		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
+		assert_non_null(strstr(err.msg, "lock file"));
+		assert_int_equal(unlink(lock), 0);
+		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
+	}
 	assert_int_equal(dir_entries(), 1);
 	unlink(path);
 	csrf_wipe(before, sizeof before);
@@ -1170,9 +1334,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rewrite_directory_swap_race, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_root_refuses_unsafe_directory, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_acl, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_drops_inherited_acl, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_last_id_message, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_readers_refuse_loose_modes, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -44,6 +45,9 @@ static int teardown(void **state)
 {
 	(void)state;
 	unlink(path);
+	char lock[128]; /* csrf_keyfile_rotate's lock file */
+	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", tmpdir);
+	unlink(lock);
 	return rmdir(tmpdir);
 }
 
@@ -53,6 +57,7 @@ static void write_file(const char *text)
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
 	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0600), 0); /* readers refuse a looser key file */
 }
 
 static csrf_ctx *new_ctx(void)
@@ -86,6 +91,9 @@ static void test_add_key(void **state)
 	assert_int_equal(csrf_ctx_add_key(ctx, 1, NULL, 1), CSRF_ERR_ARG);
 	assert_int_equal(csrf_ctx_add_key(ctx, 0, k, 1), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(csrf_ctx_error(ctx), "key id 0"));
+	uint8_t zero[CSRF_KEY_LEN] = {0};
+	assert_int_equal(csrf_ctx_add_key(ctx, 1, zero, 1), CSRF_ERR_CONFIG);
+	assert_non_null(strstr(csrf_ctx_error(ctx), "all zero"));
 
 	/* The first key signs even without the flag; later ones only with it. */
 	assert_int_equal(csrf_ctx_add_key(ctx, 5, k, 0), CSRF_OK);
@@ -263,6 +271,7 @@ static void test_load_bad_keeps_ring(void **state)
 	for (int i = 0; i < 2000; i++)
 		fputs("# padding padding padding padding\n", f);
 	fclose(f);
+	assert_int_equal(chmod(path, 0600), 0);
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(csrf_ctx_error(ctx), "larger than 65536 bytes"));
 
@@ -315,6 +324,7 @@ static void test_reload_while_verifying(void **state)
 	assert_non_null(f);
 	fputs("key 1 1 " HEX_A " sign\nkey 2 2 " HEX_B "\n", f);
 	fclose(f);
+	assert_int_equal(chmod(path2, 0600), 0);
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
 	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
 

@@ -54,6 +54,35 @@ static void test_pads(void **state)
  * csrf_secret_new fail with CSRF_ERR_RANDOM and errno ENOSYS, write
  * nothing, and no other source is tried (the filter would let /dev/urandom
  * be opened: the result says whether a fallback ran). */
+/* fork() copies the pad pool: the child must not cut the pads the parent
+ * cuts next (the pool is refilled in a child). */
+static void test_pads_differ_after_fork(void **state)
+{
+	(void)state;
+	enum { LEN = 54 };
+	uint8_t warm[LEN], mine[LEN], theirs[LEN];
+	int fds[2];
+
+	assert_int_equal(csrf_random_pad(warm, LEN), CSRF_OK); /* fills the pool */
+	assert_int_equal(pipe(fds), 0);
+	pid_t kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {
+		uint8_t pad[LEN];
+		int ok = csrf_random_pad(pad, LEN) == CSRF_OK && write(fds[1], pad, LEN) == LEN;
+		_exit(ok ? 0 : 1);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], theirs, LEN), LEN);
+	close(fds[0]);
+	int status = -1;
+	assert_int_equal(waitpid(kid, &status, 0), kid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(csrf_random_pad(mine, LEN), CSRF_OK);
+	if (memcmp(mine, theirs, LEN) == 0)
+		fail_msg("parent and child cut the same pad after fork");
+}
+
 static void test_no_getrandom_is_an_error(void **state)
 {
 	(void)state;
@@ -94,6 +123,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_random),
 	    cmocka_unit_test(test_pads),
+	    cmocka_unit_test(test_pads_differ_after_fork),
 	    cmocka_unit_test(test_no_getrandom_is_an_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

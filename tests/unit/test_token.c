@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -359,6 +360,7 @@ static void write_file(const char *path, const char *text)
 	assert_non_null(f);
 	assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
 	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0600), 0); /* readers refuse a looser key file */
 }
 
 static void key_line(char *out, size_t cap, uint32_t id, const uint8_t *key, int sign)
