@@ -15,7 +15,11 @@
 // formmethod=get button) has no token: its GET submission puts its fields
 // into the URL but not the token (a tag-only injector's does), and its
 // POST button passes on the browser's origin evidence in the default mode
-// and is refused with token_missing under `csrf_mode both`.
+// and is refused with token_missing under `csrf_mode both`. The outside
+// review's pages (review-*): the end-tag control (the field written where
+// the real form ends, as 71f1786 did) is owned by the attacker's form in
+// both browsers; the module's field, right after the start tag, is the
+// real form's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -49,6 +53,20 @@ function naive(body) {
   return Buffer.from(`${s.slice(0, head)}<meta name="csrf-param" content="naive">${s.slice(head, real)}` +
     `<input type="hidden" name="naive" value="x">${s.slice(real)}`, 'latin1');
 }
+// The other control: the field written at the real form's end tag, the
+// way 71f1786 wrote it ("</form" completed as "</form-csrf-field>", the
+// field, "</form" again).
+function atEndTag(body) {
+  const s = body.toString('latin1');
+  const head = s.indexOf('<head>') + '<head>'.length;
+  const end = s.indexOf('</form', s.indexOf('id=real>')) + '</form'.length;
+  return Buffer.from(`${s.slice(0, head)}<meta name="csrf-param" content="naive">${s.slice(head, end)}` +
+    `-csrf-field><input type="hidden" name="naive" value="x"></form${s.slice(end)}`, 'latin1');
+}
+// (review-div-form*: the div variant as the review described it; with these
+// bodies the end-tag field stays the real form's in both browsers, so it is
+// no control; the module's field is checked on them with the other pages)
+const LEAK_AT_END_TAG = ['review-open-button-a'];
 const LEAK_WITHOUT_MODULE = ['svg-style-breakout', 'math-style-breakout', 'svg-form-nesting', 'template-close',
   'svg-cdata', 'iso-2022-jp-comment', 'hidden-base', 'base-elsewhere'];
 
@@ -81,7 +99,9 @@ async function startUpstream() {
       return;
     }
     res.writeHead(200, { 'Content-Type': p.content_type || 'text/html' });
-    res.end(req.url.startsWith('/control/') ? naive(bodyOf(p)) : bodyOf(p));
+    if (req.url.startsWith('/control/')) res.end(naive(bodyOf(p)));
+    else if (req.url.startsWith('/endtag/')) res.end(atEndTag(bodyOf(p)));
+    else res.end(bodyOf(p));
   });
   await new Promise((r) => server.listen(port, '127.0.0.1', r));
   return { port, close: () => new Promise((r) => server.close(r)) };
@@ -98,6 +118,7 @@ async function startNginxFor(up) {
         csrf_mode both;
         location / { proxy_pass http://127.0.0.1:${up.port}; }
         location /control/ { csrf off; proxy_pass http://127.0.0.1:${up.port}; }
+        location /endtag/ { csrf off; proxy_pass http://127.0.0.1:${up.port}; }
     }
     server {
         listen 127.0.0.1:${port2};
@@ -183,6 +204,24 @@ test(`${BROWSER}: the check sees the leak a tag-only injector makes on the same 
       const o = await page.evaluate(owners);
       assert.equal(o.fields, 1, name);
       assert.equal(o.elsewhere.length, 1, `${name}: the naive field is not owned by a form posting elsewhere`);
+    }
+  } finally {
+    await page.close();
+  }
+});
+
+test(`${BROWSER}: a field at the form's end tag goes to the attacker's form on the review's pages`, async () => {
+  const page = await browser.newPage();
+  try {
+    for (const name of LEAK_AT_END_TAG) {
+      await page.goto(`${origin}/endtag/${name}`);
+      const o = await page.evaluate(owners);
+      assert.equal(o.fields, 1, name);
+      assert.equal(o.elsewhere.length, 1, `${name}: the end-tag field is not owned by the attacker's form`);
+      // the module's field on the same page: the real form's
+      await page.goto(`${origin}/attack/${name}`);
+      const m = await page.evaluate(owners);
+      assert.deepEqual([m.fields, m.real, m.elsewhere.length], [1, 1, 0], `${name}: the module's field`);
     }
   } finally {
     await page.close();

@@ -132,6 +132,7 @@ class AttackTest(T.ProxyCase):
         rows = [
             ("formaction-button", "formaction"),
             ("formmethod-get-button", "sends it by GET"),
+            ("noscript-get-button", "a button inside <noscript> in it has a formmethod or formaction"),
             ("outside-get-button-before", "a button outside it (form="),
             ("outside-get-button-after", "if it names that form, it sends the token there"),
             ("outside-formaction-button-after", "if it names that form, it sends the token there"),
