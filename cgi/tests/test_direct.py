@@ -555,6 +555,21 @@ class PageTest(Direct):
         self.assertIn("a button in it sends it by GET (formmethod), the token would go into the URL", lines[0])
         self.assertIn("if it names that form, it sends the token there", lines[0])  # the form="" button
 
+    def test_a_page_that_ends_inside_a_form_comes_out_whole(self):
+        """The injector holds a form's bytes until its end tag: a page that
+        ends before it (and one with a form longer than the hold) still
+        comes out byte for byte, without a token there, and says why."""
+        open_form = b"<p>before</p><form method=post action=/x><input name=a><p>the page ends here"
+        long_form = b"<form method=post action=/y>" + b"<p>x</p>" * 5000 + b"</form><p>after</p>"
+        for body, why in ((open_form, "still open when the page ended"),
+                          (long_form, "longer than the injector holds back")):
+            with self.subTest(why):
+                r, err = self.answer(b"Content-Type: text/html\r\n", body)
+                self.assertEqual(r.body, body)
+                lines = [l for l in err.splitlines() if "not every form got a token" in l]
+                self.assertEqual(len(lines), 1, err)
+                self.assertIn(why, lines[0])
+
 
 class ModeTest(Direct):
     def setmode(self, *lines):
