@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 					return 1;
 			}
 			unsigned count;
-			if (csrf_inject_reset(inj, &count) != CSRF_OK)
+			if (csrf_inject_finish(inj, sink, &out, &count) != CSRF_OK)
 				return 1;
 			uint64_t t1 = ticks();
 			for (size_t off = 0; off < len; off += (size_t)chunk) {

@@ -198,7 +198,7 @@ static ssize_t read_some(int fd, char *buf, size_t cap)
  * with its reasons (the library's words). */
 static void log_held_back(unsigned status, const char *method, const char *path)
 {
-	char why[512];
+	char why[CSRF_INJECT_STATUS_TEXT_MAX]; /* every reason's phrase at once fits */
 	size_t len = 0;
 	why[0] = '\0';
 	for (unsigned bit = 1; bit != 0 && status != 0; bit <<= 1) {
@@ -268,7 +268,7 @@ static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *
 			break;
 	}
 	unsigned injected;
-	if (inj && csrf_inject_reset(inj, &injected) != CSRF_OK)
+	if (inj && (csrf_inject_finish(inj, emit, NULL, &injected) != CSRF_OK || fflush(stdout) != 0))
 		return -1;
 	if (inj)
 		log_held_back(csrf_inject_status(inj), method, path);

@@ -86,7 +86,8 @@ static int retry_page(const cgi_conf *conf, const csrf_request *req, csrf_reason
 	int ok = mem &&
 	         csrf_inject_init(mem, csrf_inject_size(), fresh->origin, fresh->origin_len, fresh->field,
 	                          strlen(fresh->field), fresh->token, strlen(fresh->token), &inj) == CSRF_OK &&
-	         csrf_inject_feed(inj, page, len, to_sink, &k) == CSRF_OK;
+	         csrf_inject_feed(inj, page, len, to_sink, &k) == CSRF_OK &&
+	         csrf_inject_finish(inj, to_sink, &k, &(unsigned){0}) == CSRF_OK;
 	if (mem) {
 		explicit_bzero(mem, csrf_inject_size()); /* the injector's copy of the token */
 		free(mem);

@@ -5,16 +5,19 @@
  * next chunk, cycling; 0 means an empty chunk).
  * Invariants: output minus the inserted elements equals the input, byte
  * for byte and in order; every passed-through piece points into the chunk
- * being fed; every inserted piece is exactly the hidden input or the meta
- * pair, and each follows a '>' of the input; the meta pair comes at most
+ * being fed or, for a form's bytes held until its end tag, into the
+ * injector; every inserted piece is exactly the hidden input right after
+ * a form's start tag (it follows a '>' of the input, with a "<form" before
+ * it) or the meta pair (it follows a '>'); the meta pair comes at most
  * once; finish counts the insertions; the output does not depend on how
  * the input was split (one chunk, random chunks, byte by byte); a
  * cross-origin or GET form written before the input gets no token, a
- * same-origin POST form gets one; an emit callback that refuses stops the
- * feed with CSRF_ERR_STOPPED.
+ * same-origin POST form closed before the input gets one after its start
+ * tag whatever follows; an emit callback that refuses stops the feed with
+ * CSRF_ERR_STOPPED.
  * Form ownership, without an HTML oracle: once a cross-origin POST form is
  * open, only a "</form" can clear the browser's form element pointer, so
- * no hidden field goes in before the input's first "</form" (in any
+ * no hidden field goes in before or at the input's first "</form" (in any
  * case); and none goes in after an ESC byte. A stop in the status comes
  * with the reason for it, and finish keeps the status for the caller.
  */
@@ -37,6 +40,7 @@ typedef struct {
 	size_t pass_n;
 	const char *chunk; /* the chunk being fed */
 	size_t chunk_n;
+	const char *mem; /* the injector */
 	unsigned inserted, metas;
 	size_t first_input_at, last_input_at; /* input bytes before the first / last hidden field */
 	int stop_after;                       /* > 0: refuse the stop_after-th emit */
@@ -55,8 +59,15 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 		int is_input = n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0;
 		int is_meta = n == sizeof META_EL - 1 && memcmp(p, META_EL, n) == 0;
 		FZ_ASSERT(is_input || is_meta);
-		/* inserted right after a tag of the input */
+		/* the meta pair right after a tag of the input, the field right
+		 * after a form's start tag */
 		FZ_ASSERT(s->pass_n > 0 && s->pass[s->pass_n - 1] == '>');
+		if (is_input) {
+			int form = 0;
+			for (size_t i = 0; i + 5 <= s->pass_n && !form; i++)
+				form = s->pass[i] == '<' && strncasecmp(s->pass + i + 1, "form", 4) == 0;
+			FZ_ASSERT(form);
+		}
 		s->inserted++;
 		s->metas += (unsigned)is_meta;
 		if (is_input) {
@@ -66,7 +77,8 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 		}
 		FZ_ASSERT(s->metas <= 1);
 	} else {
-		FZ_ASSERT(n == 0 || (p >= s->chunk && p + n <= s->chunk + s->chunk_n));
+		FZ_ASSERT(n == 0 || (s->chunk && p >= s->chunk && p + n <= s->chunk + s->chunk_n) ||
+		          (p >= s->mem && p + n <= s->mem + csrf_inject_size()));
 		memcpy(s->pass + s->pass_n, p, n);
 		s->pass_n += n;
 	}
@@ -91,11 +103,11 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 {
 	memset(s, 0, sizeof *s);
 	s->first_input_at = SIZE_MAX;
-	/* at most one meta pair, and one input per '>' of the input */
-	size_t gt = 0;
+	/* at most one meta pair, and one field per '<' of the input */
+	size_t lt = 0;
 	for (size_t i = 0; i < n; i++)
-		gt += html[i] == '>';
-	s->all_cap = n + sizeof META_EL + gt * sizeof INPUT_EL + 1;
+		lt += html[i] == '<';
+	s->all_cap = n + sizeof META_EL + lt * sizeof INPUT_EL + 1;
 	s->all = malloc(s->all_cap);
 	s->pass = malloc(n + 1);
 	FZ_ASSERT(s->all && s->pass);
@@ -103,6 +115,7 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 	void *mem = malloc(csrf_inject_size());
 	FZ_ASSERT(mem != NULL);
 	csrf_inject *inj = new_injector(mem);
+	s->mem = mem;
 	size_t off = 0, k = 0, empties = 0;
 	do {
 		size_t len = n - off;
@@ -128,31 +141,20 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 		off += len;
 	} while (off < n);
 	unsigned injected = 0, status = csrf_inject_status(inj);
-	FZ_ASSERT(csrf_inject_reset(inj, &injected) == CSRF_OK);
-	FZ_ASSERT(csrf_inject_status(inj) == status);
+	s->chunk = NULL;
+	s->chunk_n = 0;
+	FZ_ASSERT(csrf_inject_finish(inj, on_emit, s, &injected) == CSRF_OK);
+	/* finish adds only what the stream's end tells: a form left open (a
+	 * <plaintext> inside one says so at once) */
+	FZ_ASSERT((csrf_inject_status(inj) & ~CSRF_INJECT_UNCLOSED) == (status & ~CSRF_INJECT_UNCLOSED));
+	FZ_ASSERT((csrf_inject_status(inj) & status) == status);
+	FZ_ASSERT(!(csrf_inject_status(inj) & CSRF_INJECT_UNCLOSED) || !(status & CSRF_INJECT_STOPPED));
 	if (status & CSRF_INJECT_STOPPED)
 		FZ_ASSERT(status & (CSRF_INJECT_FOREIGN | CSRF_INJECT_SELECT | CSRF_INJECT_NOSCRIPT |
 		                    CSRF_INJECT_ESCAPE | CSRF_INJECT_TEMPLATE));
 	FZ_ASSERT(injected == s->inserted);
 	FZ_ASSERT(s->pass_n == n && memcmp(s->pass, html, n) == 0);
 	free(mem);
-}
-
-/* prefix + html in one chunk: is the element right after the prefix? */
-static int token_after(const char *prefix, const char *html, size_t n)
-{
-	size_t pl = strlen(prefix);
-	char *in = malloc(pl + n);
-	FZ_ASSERT(in != NULL);
-	memcpy(in, prefix, pl);
-	memcpy(in + pl, html, n);
-	sink s;
-	run(in, pl + n, NULL, 0, &s);
-	int got = s.all_n >= pl + sizeof INPUT_EL - 1 && memcmp(s.all + pl, INPUT_EL, sizeof INPUT_EL - 1) == 0;
-	free(s.all);
-	free(s.pass);
-	free(in);
-	return got;
 }
 
 /* The offset of the first "</form" (any case) in p[0..n), or n. */
@@ -162,6 +164,38 @@ static size_t end_form_at(const char *p, size_t n)
 		if (p[i] == '<' && p[i + 1] == '/' && strncasecmp(p + i + 2, "form", 4) == 0)
 			return i;
 	return n;
+}
+
+/* prefix + html in one chunk: the input bytes before the first hidden
+ * field (SIZE_MAX: none). */
+static size_t token_at(const char *prefix, const char *html, size_t n)
+{
+	size_t pl = strlen(prefix);
+	char *in = malloc(pl + n);
+	FZ_ASSERT(in != NULL);
+	memcpy(in, prefix, pl);
+	memcpy(in + pl, html, n);
+	sink s;
+	run(in, pl + n, NULL, 0, &s);
+	free(s.all);
+	free(s.pass);
+	free(in);
+	return s.first_input_at;
+}
+
+/* A form that must get no token written before html: no field at or
+ * before html's first "</form", which would close it. */
+static int no_token(const char *prefix, const char *html, size_t n)
+{
+	size_t at = token_at(prefix, html, n);
+	return at == SIZE_MAX || at > strlen(prefix) + end_form_at(html, n) + 6;
+}
+
+/* A closed form that gets the token, written before html: the field goes
+ * in right after its start tag (the prefix's first '>') whatever follows. */
+static int token_closed(const char *prefix, const char *html, size_t n)
+{
+	return token_at(prefix, html, n) == (size_t)(strchr(prefix, '>') - prefix) + 1;
 }
 
 /* An attacker's open cross-origin form before the input: no hidden field
@@ -177,7 +211,7 @@ static void check_owner(const char *html, size_t n)
 	sink s;
 	run(in, pl + n, NULL, 0, &s);
 	size_t end = pl + end_form_at(html, n);
-	FZ_ASSERT(s.first_input_at == SIZE_MAX || s.first_input_at > end);
+	FZ_ASSERT(s.first_input_at == SIZE_MAX || s.first_input_at > end + 6);
 	free(s.all);
 	free(s.pass);
 	free(in);
@@ -185,7 +219,7 @@ static void check_owner(const char *html, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	FZ_ASSERT(csrf_inject_size() <= 4096);
+	FZ_ASSERT(csrf_inject_size() <= CSRF_INJECT_STATE_MAX);
 	fz_pieces ps;
 	fz_split(data, size, 2, &ps);
 	const fz_piece *splits = &ps.p[0];
@@ -204,13 +238,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(bytes.pass);
 	}
 
-	/* The decision for a tag is made at its '>', whatever follows. */
-	FZ_ASSERT(!token_after("<form method=post action=\"http://evil.example/vote\">", html, n));
-	FZ_ASSERT(!token_after("<form method=\"post\" action=\"//evil.example/\">", html, n));
-	FZ_ASSERT(!token_after("<FORM METHOD=POST ACTION='http://127.0.0.1:8081/'>", html, n));
-	FZ_ASSERT(!token_after("<form action=\"/vote\">", html, n));
-	FZ_ASSERT(token_after("<form method=post action=\"/vote\">", html, n));
-	FZ_ASSERT(token_after("<form action='http://127.0.0.1:8080/x' method='POST'>", html, n));
+	/* The decision for a form is made at its end tag, whatever follows;
+	 * the field goes after its start tag. */
+	FZ_ASSERT(no_token("<form method=post action=\"http://evil.example/vote\">", html, n));
+	FZ_ASSERT(no_token("<form method=\"post\" action=\"//evil.example/\">", html, n));
+	FZ_ASSERT(no_token("<FORM METHOD=POST ACTION='http://127.0.0.1:8081/'>", html, n));
+	FZ_ASSERT(no_token("<form action=\"/vote\">", html, n));
+	FZ_ASSERT(no_token("<form action=\"/vote\"><button formmethod=post>", html, n));
+	FZ_ASSERT(no_token("<form method=post action=\"/vote\"><button formmethod=get>", html, n));
+	FZ_ASSERT(no_token("<form method=post><input type=image formaction=//evil.example/>", html, n));
+	FZ_ASSERT(token_closed("<form method=post action=\"/vote\"></form>", html, n));
+	FZ_ASSERT(
+	    token_closed("<form action='http://127.0.0.1:8080/x' method='POST'><button>go</button></form>", html, n));
 
 	check_owner(html, n);
 	const char *esc = memchr(html, 0x1b, n);
@@ -229,6 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		void *mem = malloc(csrf_inject_size());
 		FZ_ASSERT(mem != NULL);
 		csrf_inject *inj = new_injector(mem);
+		s.mem = mem;
 		s.chunk = html;
 		s.chunk_n = n;
 		csrf_reason r = csrf_inject_feed(inj, html, n, on_emit, &s);

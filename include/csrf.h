@@ -775,14 +775,19 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
 /* Streaming HTML injection                                            */
 /* ------------------------------------------------------------------ */
 
-/* Adds <input type="hidden" name=FIELD value=TOKEN> right after every
- * <form> start tag whose method is POST and whose action is same-origin
- * (relative, or absolute with the self origin), and
+/* Adds <input type="hidden" name=FIELD value=TOKEN> right after the start
+ * tag of every form whose method is POST, whose action is same-origin
+ * (relative, or absolute with the self origin) and whose fields no submit
+ * button sends by GET or to another origin, and
  * <meta name="csrf-param" content=FIELD><meta name="csrf-token"
  * content=TOKEN> right after the first <head> start tag, as a response
  * streams through in chunks of any size. Input is passed through
  * unchanged and in order; the state is bounded (csrf_inject_size() <=
  * CSRF_INJECT_STATE_MAX bytes, no allocation) whatever the response size.
+ * The bytes of such a form, from the end of its start tag to its end
+ * tag, are held back (at most CSRF_INJECT_HOLD_MAX of them, inside that
+ * state) until every submitter inside it has been read; the rest of the
+ * page streams.
  *
  * The page is read the way a browser builds it, so that the token never
  * goes into a form the browser gives another owner:
@@ -799,7 +804,8 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * - template contents (no pointer: forms there get no token), select
  *   (whose content older and newer browsers parse differently), noscript
  *   (raw text with scripting on; its content is also read as markup, as
- *   a browser with scripting off reads it);
+ *   a browser with scripting off reads it, where a form, template or
+ *   select end tag would move the form element pointer: a stop);
  * - attribute values are decoded as the browser decodes them (numeric
  *   character references, and every named one that expands to ASCII:
  *   action="index.php&#x3F;route&#x3D;&#x2F;x" is a relative URL);
@@ -809,27 +815,48 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * token to that form, or to any later one, and says why in
  * csrf_inject_status (adapters log it once per response).
  *
- * Buttons: a <button> or <input type=submit|image> with formmethod=post
- * in a same-origin GET form gets the field inserted right after it (the
- * form's only POST route needs the token; its GET submissions then carry
- * it in the URL too). A formaction to another origin inside a form that
- * already has the token cannot be undone by a stream that holds nothing
- * back: it is reported (CSRF_INJECT_FORMACTION); the browser-side
- * backstop is the form-action directive (csrf_csp_form_action). A <base>
- * to another origin after such a form (CSRF_INJECT_LATE_BASE) likewise,
- * with base-uri. Buttons with a form="" attribute are not judged.
+ * Submitters: a form is judged by every submit button (<button>, <input
+ * type=submit|image>) that can send it. The decision is made at the
+ * form's end tag, with every button inside it read, but the field goes
+ * right after the start tag: a child of the form, it stays the form's
+ * wherever the tree builder later moves the form (a field written where
+ * the form ends can be handed to another form that markup before it left
+ * open). No token goes into a form whose fields could leave by GET or to
+ * another origin: a GET form (also one with a formmethod=post button: its
+ * own submission is a GET), a POST form with a button whose formmethod
+ * is not post or dialog (CSRF_INJECT_GET_BUTTON) or whose formaction
+ * leads elsewhere (CSRF_INJECT_FORMACTION), one with a button inside
+ * <noscript> that has a formmethod or formaction
+ * (CSRF_INJECT_NOSCRIPT_BUTTON: a browser without scripting builds it),
+ * a form never closed (CSRF_INJECT_UNCLOSED), a form longer than the
+ * hold (CSRF_INJECT_LONG_FORM). Their POST buttons then pass on origin
+ * evidence or fail with CSRF_TOKEN_MISSING. A button with a form=""
+ * attribute sends the form with that id wherever it stands; no ids are
+ * kept: one that sends by GET or elsewhere takes the token from an open
+ * form with an id and from every later form with an id
+ * (CSRF_INJECT_FORM_OWNER); after a form with an id got the token it
+ * cannot be undone by a stream and is reported (CSRF_INJECT_LATE_OWNER;
+ * the browser-side backstop for another origin is the form-action
+ * directive, csrf_csp_form_action). So is any button after a form got the
+ * token that sends by GET or elsewhere (CSRF_INJECT_LATE_BUTTON): an
+ * element left open inside that form, or the tree builder moving the
+ * button (the adoption agency), can make it the form's. A <base> to another origin after a form with a
+ * relative action got the token (CSRF_INJECT_LATE_BASE) likewise, with
+ * base-uri.
  *
  * Charset: call csrf_charset_sniff first and inject only when it says so.
  * An ESC byte anywhere stops injection from that byte on (a browser that
  * guesses the charset may read ISO-2022-JP). A compressed stream must be
  * decompressed first. */
-#define CSRF_INJECT_STATE_MAX 4096
+#define CSRF_INJECT_HOLD_MAX 32768
+#define CSRF_INJECT_STATE_MAX (4096 + CSRF_INJECT_HOLD_MAX)
 typedef struct csrf_inject csrf_inject;
 
 /* Called for every piece of output, in order: pieces of the input
- * (pointing into the chunk given to csrf_inject_feed) and inserted
- * elements (inserted = 1, pointing into the injector, valid until it is
- * reset). A non-zero return stops the feed with that value. */
+ * (pointing into the chunk given to csrf_inject_feed, or, for a form's
+ * held bytes, into the injector) and inserted elements (inserted = 1,
+ * pointing into the injector). A piece is valid until emit returns: copy
+ * what is kept. A non-zero return stops the feed with that value. */
 typedef int (*csrf_emit_fn)(void *ud, const char *p, size_t n, int inserted);
 
 /* Bytes of caller memory an injector needs (suitably aligned memory, e.g.
@@ -860,19 +887,36 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_NOSCRIPT 0x0010u    /* <noscript> content parsed differently without scripting: stopped */
 #define CSRF_INJECT_BASE 0x0020u        /* a relative POST form with a <base> to another origin: no token */
 #define CSRF_INJECT_LATE_BASE 0x0040u   /* a relative form got the token, then a <base> elsewhere (or a stop) */
-#define CSRF_INJECT_FORMACTION 0x0080u  /* a formaction to another origin in a form with the token */
+#define CSRF_INJECT_FORMACTION 0x0080u  /* a POST form with a button whose formaction leads elsewhere: no token */
 #define CSRF_INJECT_ESCAPE 0x0100u      /* an ESC byte: stopped */
 #define CSRF_INJECT_STOPPED 0x0200u     /* no token in any later form of this stream */
+#define CSRF_INJECT_GET_BUTTON 0x0400u  /* a POST form with a button that sends it by GET: no token */
+#define CSRF_INJECT_FORM_OWNER 0x0800u  /* a form with an id a form="" button may send by GET/elsewhere: no token */
+#define CSRF_INJECT_LATE_OWNER 0x1000u  /* such a form="" button after a form with an id got the token (or a stop) */
+#define CSRF_INJECT_UNCLOSED 0x2000u    /* a POST form still open at the end of the stream: no token */
+#define CSRF_INJECT_LONG_FORM 0x4000u   /* a POST form longer than CSRF_INJECT_HOLD_MAX bytes: no token */
+#define CSRF_INJECT_LATE_BUTTON 0x8000u /* a GET/elsewhere button after a form got the token (or a stop) */
+#define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
-/* A short English phrase for one CSRF_INJECT_* bit; never NULL, static. */
+/* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.
+ * Every bit's phrase, each followed by "; ", fits in
+ * CSRF_INJECT_STATUS_TEXT_MAX bytes (for an adapter's log line). */
+#define CSRF_INJECT_STATUS_TEXT_MAX 2048
 const char *csrf_inject_status_str(unsigned reason);
 
-/* Resets the injector at the end of a stream (nothing is held back, so
- * there is nothing to flush); *injected is the number of insertions the
- * stream got: one per hidden input and one for the pair of meta tags. The
- * injector is then ready for a new stream with the same field, token and
- * origin. */
+/* Ends a stream: emits what the injector still holds (a form whose end
+ * tag never came, without the field: CSRF_INJECT_UNCLOSED), then resets
+ * as csrf_inject_reset does. Every stream ends here; *injected is the
+ * number of insertions it got: one per hidden input and one for the pair
+ * of meta tags. CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
+ * in an earlier feed: the output is incomplete), CSRF_ERR_ARG. */
+CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn emit, void *ud, unsigned *injected);
+
+/* Resets the injector without ending its stream's output: bytes it holds
+ * are dropped (for a stream abandoned; to end one, csrf_inject_finish).
+ * *injected as csrf_inject_finish says. The injector is then ready for a
+ * new stream with the same field, token and origin. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected);
 
 /* ------------------------------------------------------------------ */

@@ -1468,7 +1468,7 @@ static int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 static void ngx_http_csrf_log_status(ngx_http_request_t *r, unsigned status)
 {
 	unsigned bit;
-	u_char msg[512], *p;
+	u_char msg[CSRF_INJECT_STATUS_TEXT_MAX], *p; /* every reason's phrase at once fits */
 
 	if (status == 0) {
 		return;
@@ -1492,7 +1492,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 	ngx_int_t rc;
 	ngx_buf_t *b, *ib;
 	ngx_chain_t *cl;
-	unsigned injected;
+	unsigned injected = 0;
 	ngx_http_csrf_ctx_t *ctx;
 
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
@@ -1562,6 +1562,18 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			ctx->cur = b;
 		}
 
+		if (ib->last_buf || (ctx->left >= 0 && ctx->left <= size)) {
+			/* the response's end: the bytes of a form the injector
+			 * still holds (its end tag never came) go out too */
+			if (ctx->cur != NULL && ctx->cur->start == NULL) {
+				ctx->cur = NULL; /* a file buf is never written to */
+			}
+			if (csrf_inject_finish(ctx->inj, ngx_http_csrf_emit, r, &injected) != CSRF_OK) {
+				ctx->failed = 1;
+				return NGX_ERROR;
+			}
+		}
+
 		b = ctx->cur;
 
 		if (b == NULL) {
@@ -1596,9 +1608,6 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 
 		if (b->last_buf) {
-			if (csrf_inject_reset(ctx->inj, &injected) != CSRF_OK) {
-				injected = 0;
-			}
 			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",
 			               (ngx_uint_t)injected);
 			ngx_http_csrf_log_status(r, csrf_inject_status(ctx->inj));

@@ -6,7 +6,8 @@
  * character classes, and the output. Runs of text, names and values are
  * scanned in tight loops; every complete tag goes to the tree builder
  * model (inject_tree.c), which says what the browser does with it and
- * what goes in after it. The input passes through unchanged; nothing is
+ * what goes in after it; the name of a form's end tag asks it whether the
+ * hidden field goes in there. The input passes through unchanged; nothing is
  * held between chunks: the whole state is struct csrf_inject, bounded by
  * CSRF_INJECT_STATE_MAX (csrf.h).
  */
@@ -151,6 +152,10 @@ struct csrf_inject {
 	uint8_t ns_rmatch;
 	uint8_t ns_name_len;
 	char ns_name[INJ_NAME_MAX];
+	uint8_t ns_button; /* the tag is a button or input start tag: its attribute names are read */
+	uint8_t ns_bits;   /* NSB_* of its attributes */
+	uint8_t ns_attr_len;
+	char ns_attr[INJ_ATTR_MAX];
 
 	unsigned last_status; /* of the stream finish ended */
 	struct inj_tag tag;
@@ -161,6 +166,13 @@ struct csrf_inject {
 	uint16_t input_len, meta_len;
 	char input_el[INPUT_MAX];
 	char meta_el[META_MAX];
+
+	/* the bytes of a POST form to this origin, from the end of its start
+	 * tag on, held until every submitter of it has been read */
+	uint8_t holding;
+	uint32_t hold_len;
+	uint32_t hold_meta; /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	char hold[CSRF_INJECT_HOLD_MAX];
 };
 
 _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
@@ -392,11 +404,64 @@ static void value_bytes(struct inj_tag *t, const char *p, size_t n)
 
 /* ---- output ---- */
 
-static int emit_input(csrf_emit_fn emit, void *ud, const char *chunk, size_t from, size_t to)
+#define HOLD_NONE UINT32_MAX
+
+/* Lets the held bytes go: the field first when the form gets the token
+ * (right after its start tag, where the hold began), then the form's
+ * bytes as the page had them. Non-zero when emit stopped. */
+static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
+{
+	inj->holding = 0;
+	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
+		return 1;
+	size_t n = inj->hold_len, m = inj->hold_meta;
+	inj->hold_len = 0;
+	inj->hold_meta = HOLD_NONE;
+	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
+		if ((m > 0 && emit(ud, inj->hold, m, 0) != 0) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+			return 1;
+		m += inj->meta_len;
+	} else {
+		m = 0;
+	}
+	return n > m && emit(ud, inj->hold + m, n - m, 0) != 0;
+}
+
+/* Every piece of output: held while a form is pending, else passed on.
+ * A form whose bytes do not fit the hold goes without a token. */
+static int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n, int inserted)
+{
+	if (n == 0)
+		return 0;
+	if (inj->holding) {
+		if (n <= CSRF_INJECT_HOLD_MAX - inj->hold_len) {
+			if (inserted) /* only the meta tags come while a form is held, once */
+				inj->hold_meta = inj->hold_len;
+			memcpy(inj->hold + inj->hold_len, p, n);
+			inj->hold_len += (uint32_t)n;
+			return 0;
+		}
+		inj_tree_too_long(&inj->tree);
+		if (release(inj, emit, ud, 0) != 0)
+			return 1;
+	}
+	return emit(ud, p, n, inserted);
+}
+
+/* The model no longer waits for the held form (a submitter or a stop
+ * ruled its token out): its bytes go, without the field. */
+static int settle(struct csrf_inject *inj, csrf_emit_fn emit, void *ud)
+{
+	if (inj->holding && !inj_tree_pending(&inj->tree))
+		return release(inj, emit, ud, 0);
+	return 0;
+}
+
+static int emit_input(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *chunk, size_t from, size_t to)
 {
 	if (to <= from)
 		return 0;
-	return emit(ud, chunk + from, to - from, 0);
+	return out(inj, emit, ud, chunk + from, to - from, 0);
 }
 
 static void begin_noscript(struct csrf_inject *inj)
@@ -433,14 +498,37 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 		inj->state = S_DATA;
 		break;
 	}
+	if (settle(inj, emit, ud) != 0)
+		return 1;
 	if (ins == INS_NONE)
 		return 0;
-	const char *piece = ins == INS_INPUT ? inj->input_el : inj->meta_el;
-	size_t n = ins == INS_INPUT ? inj->input_len : inj->meta_len;
-	if (emit_input(emit, ud, chunk, *start, i + 1) != 0)
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
 		return 1;
 	*start = i + 1;
-	return emit(ud, piece, n, 1) != 0;
+	if (ins == INS_HOLD) { /* a POST form to this origin: its bytes wait for its submitters */
+		inj->holding = 1;
+		inj->hold_len = 0;
+		inj->hold_meta = HOLD_NONE;
+		return 0;
+	}
+	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
+}
+
+/* An end tag's name ended at chunk[i] (not passed on yet) and is "form":
+ * every submitter inside the held form has been read. The field goes in
+ * after its start tag when the model says so, and when the form's bytes
+ * so far (held, and those of this chunk not passed on yet) fit the hold:
+ * the same answer however the stream was cut. Non-zero when emit
+ * stopped. */
+static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
+{
+	if (inj->holding && inj_tree_pending(&inj->tree)) {
+		if (i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
+			inj_tree_too_long(&inj->tree);
+		else if (inj_tree_form_end(&inj->tree))
+			return release(inj, emit, ud, 1);
+	}
+	return settle(inj, emit, ud);
 }
 
 /* Most tags change nothing the model follows: straight back to data.
@@ -511,23 +599,60 @@ static void ns_name_byte(struct csrf_inject *inj, unsigned char c)
 		inj->ns_name_len = INJ_NAME_MAX + 1;
 }
 
+/* What a submitter inside noscript has: only names are read. */
+enum { NSB_ROUTE = 1 /* formmethod or formaction */, NSB_FORM = 2 /* form="" */ };
+
+static void ns_attr_byte(struct csrf_inject *inj, unsigned char c)
+{
+	if (inj->ns_attr_len < INJ_ATTR_MAX)
+		inj->ns_attr[inj->ns_attr_len++] = (char)lower(c);
+	else
+		inj->ns_attr_len = INJ_ATTR_MAX + 1;
+}
+
+/* An attribute name of a button or input in noscript ended. */
+static void ns_attr_done(struct csrf_inject *inj)
+{
+	const char *a = inj->ns_attr;
+	size_t n = inj->ns_attr_len;
+	if (!inj->ns_button)
+		return;
+	if (n == 10 && (memcmp(a, "formmethod", 10) == 0 || memcmp(a, "formaction", 10) == 0))
+		inj->ns_bits |= NSB_ROUTE;
+	else if (n == 4 && memcmp(a, "form", 4) == 0)
+		inj->ns_bits |= NSB_FORM;
+}
+
 /* The name of a tag ended: a start tag the model cannot follow spoils the
- * reading; iframe and style start their raw text at the tag's end. */
+ * reading, and so does an end tag that moves the form element pointer or
+ * what it depends on (</form> clears it, </template> and </select> end
+ * what keeps it); iframe and style start their raw text at the tag's end. */
 static void ns_name_done(struct csrf_inject *inj)
 {
 	inj->ns_raw = 0;
-	if (inj->ns_is_end)
-		return;
 	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
+	inj->ns_button = !inj->ns_is_end && (id == T_BUTTON || id == T_INPUT);
+	inj->ns_bits = 0;
+	if (inj->ns_is_end) {
+		if (id == T_FORM || id == T_TEMPLATE || id == T_SELECT)
+			inj->ns_state = M_BAD;
+		return;
+	}
 	if (inj_tree_noscript_unsafe(id))
 		inj->ns_state = M_BAD;
 	else if (id == T_IFRAME || id == T_STYLE)
 		inj->ns_raw = id;
 }
 
+/* A tag in noscript ended: a submitter there that may send its form by
+ * GET or elsewhere is judged as such (a browser without scripting builds
+ * it: a submitter of the pointer's form). */
 static void ns_tag_end(struct csrf_inject *inj)
 {
 	inj->ns_state = inj->ns_raw ? M_RAW : M_TEXT;
+	if (inj->ns_button && (inj->ns_bits & NSB_ROUTE))
+		inj_tree_noscript_button(&inj->tree, inj->ns_bits & NSB_FORM);
+	inj->ns_button = 0;
 }
 
 /* One byte of noscript content through the markup reading. */
@@ -588,9 +713,15 @@ static void ns_off_byte(struct csrf_inject *inj, unsigned char c)
 				ns_tag_end(inj);
 			} else {
 				inj->ns_state = M_ATTR; /* '=' first is part of the name */
+				inj->ns_attr_len = 0;
+				ns_attr_byte(inj, c);
 			}
 			return;
 		case M_ATTR:
+			if (is_ws(c) || c == '/' || c == '=' || c == '>')
+				ns_attr_done(inj);
+			else
+				ns_attr_byte(inj, c);
 			if (is_ws(c))
 				inj->ns_state = M_AFTER_ATTR;
 			else if (c == '/')
@@ -609,8 +740,11 @@ static void ns_off_byte(struct csrf_inject *inj, unsigned char c)
 				inj->ns_state = M_BEFORE_VALUE;
 			else if (c == '>')
 				ns_tag_end(inj);
-			else
+			else {
 				inj->ns_state = M_ATTR;
+				inj->ns_attr_len = 0;
+				ns_attr_byte(inj, c);
+			}
 			return;
 		case M_BEFORE_VALUE:
 			if (is_ws(c))
@@ -817,6 +951,8 @@ STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, 
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		name_done(tag, foreign);
+	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
+		return SIZE_MAX;
 	if (c == '>')
 		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 	if (c == '/') {
@@ -1285,19 +1421,35 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
 		inj->state = S_PASS;
 	}
-	if (emit_input(emit, ud, chunk, start, len) != 0) {
+	if (settle(inj, emit, ud) != 0 || emit_input(inj, emit, ud, chunk, start, len) != 0) {
 		inj->failed = 1;
 		return CSRF_ERR_STOPPED;
 	}
 	return CSRF_OK;
 }
 
+CSRF_API csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn emit, void *ud, unsigned *injected)
+{
+	if (!inj || !emit || !injected)
+		return CSRF_ERR_ARG;
+	/* a form still held never saw its end tag: its bytes go without the
+	 * field (inj_tree_finish says UNCLOSED) */
+	int stopped = inj->failed || (inj->holding && release(inj, emit, ud, 0) != 0);
+	csrf_reason r = csrf_inject_reset(inj, injected);
+	return stopped ? CSRF_ERR_STOPPED : r;
+}
+
 CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 {
 	if (!inj || !injected)
 		return CSRF_ERR_ARG;
+	if (inj->holding) /* abandoned: the held bytes are dropped */
+		csrf_wipe(inj->hold, inj->hold_len);
+	inj->holding = 0;
+	inj->hold_len = 0;
+	inj->hold_meta = HOLD_NONE;
 	*injected = inj->tree.count;
-	inj->last_status = inj->tree.status;
+	inj->last_status = inj->tree.status | inj_tree_finish(&inj->tree);
 	reset_stream(inj);
 	inj->fresh = 1;
 	return CSRF_OK;
@@ -1328,7 +1480,30 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 	case CSRF_INJECT_LATE_BASE:
 		return "a <base> to another origin came after a form got the token";
 	case CSRF_INJECT_FORMACTION:
-		return "a form with the token has a button whose formaction leads to another origin";
+		return "a POST form got no token: a button in it sends it to another origin (formaction)";
+	case CSRF_INJECT_GET_BUTTON:
+		return "a POST form got no token: a button in it sends it by GET (formmethod), the token would go "
+		       "into the URL";
+	case CSRF_INJECT_FORM_OWNER:
+		return "a POST form got no token: a button outside it (form=\"...\") may send it by GET or to another "
+		       "origin";
+	case CSRF_INJECT_LATE_OWNER:
+		return "a form with an id got the token, and a button outside it (form=\"...\") that came after it "
+		       "sends "
+		       "by GET or to another origin, or may (the injector stopped reading): if it names that form, it "
+		       "sends the token there";
+	case CSRF_INJECT_LONG_FORM:
+		return "a POST form got no token: it is longer than the injector holds back while it reads its "
+		       "submitters (CSRF_INJECT_HOLD_MAX bytes)";
+	case CSRF_INJECT_LATE_BUTTON:
+		return "a button after a form with the token sends by GET or to another origin, or may (the "
+		       "injector stopped reading): if the browser gives it to that form (an element left open in "
+		       "the form, markup that moves it), it sends the token there";
+	case CSRF_INJECT_NOSCRIPT_BUTTON:
+		return "a POST form got no token: a button inside <noscript> in it has a formmethod or formaction "
+		       "(a browser without scripting builds it)";
+	case CSRF_INJECT_UNCLOSED:
+		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:
 		return "an ESC byte (ISO-2022-JP escape): no token from there on";
 	case CSRF_INJECT_STOPPED:

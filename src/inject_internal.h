@@ -91,6 +91,7 @@ struct inj_tag {
 	uint8_t slot;         /* where the current value's bytes go */
 	uint8_t seen;         /* attributes already met (first wins): A_* bits */
 	uint8_t has_form;     /* a form="" attribute (button, input) */
+	uint8_t has_id;       /* an id attribute (form): a form="" elsewhere may name it */
 	uint8_t font_attr;    /* color, face or size (font) */
 	uint8_t decoded;      /* the values' references are decoded */
 	uint8_t keep;         /* its attributes matter (set with id) */
@@ -154,7 +155,7 @@ enum { B_NONE, B_SAME, B_OTHER };
 enum {
 	FP_OTHER,     /* no token: another origin, dialog, unsure */
 	FP_POST_SELF, /* POST to this origin: the token */
-	FP_GET_SELF,  /* GET to this origin: a token only for a formmethod=post button */
+	FP_GET_SELF,  /* GET to this origin: no token (its fields go into the URL) */
 	FP_POST_BASE  /* POST with a relative action, but <base> points elsewhere */
 };
 int inj_policy_form(struct inj_tag *tag, int base, const csrf_origin *self, int *relative);
@@ -168,7 +169,8 @@ enum {
 	BTN_POST = 1,         /* a submit button with formmethod=post */
 	BTN_ACTION_SELF = 2,  /* a formaction to this origin */
 	BTN_ACTION_OTHER = 4, /* a formaction elsewhere (or unsure) */
-	BTN_ACTION_REL = 8    /* a relative formaction: the base URL applies */
+	BTN_ACTION_REL = 8,   /* a relative formaction: the base URL applies */
+	BTN_GET = 16          /* a submit button with a formmethod that sends by GET */
 };
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self);
 
@@ -185,12 +187,22 @@ struct inj_foreign {
 	char name[INJ_NAME_MAX];
 };
 
+/* What the form the pointer points to is. */
+enum {
+	CF_OTHER,  /* no token: another origin, GET, a button that sends it by GET or elsewhere, unsure */
+	CF_PENDING /* a POST form to this origin, held: the token goes in at its </form> unless a button rules it out */
+};
+
 struct inj_tree {
 	uint8_t ptr;       /* the form element pointer is set */
 	uint8_t cur_form;  /* what the pointer's form is: CF_* */
 	uint8_t base;      /* B_* */
 	uint8_t rel_token; /* a form with a relative action got the token */
-	uint8_t cur_rel;   /* the pointer's form has a relative action */
+	uint8_t cur_rel;   /* the pointer's form, or one of its buttons, has a relative action */
+	uint8_t cur_id;    /* the pointer's form has an id */
+	uint8_t id_token;  /* a form with an id got the token */
+	uint8_t any_token; /* a form got the token */
+	uint8_t owner_out; /* a form="" button that sends by GET or elsewhere was seen */
 	uint8_t head_done; /* the meta tags went in */
 	uint8_t stopped;   /* lost track of the page: no more tokens */
 	uint8_t select;    /* inside a select element */
@@ -205,7 +217,7 @@ struct inj_tree {
 /* What the tokenizer does after a tag. */
 enum { NEXT_DATA, NEXT_RAW, NEXT_SCRIPT, NEXT_NOSCRIPT, NEXT_PLAINTEXT, NEXT_PASS };
 /* What goes in right after it. */
-enum { INS_NONE, INS_INPUT, INS_META };
+enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its bytes */ };
 
 /* 1 when a tag in HTML content changes nothing the model follows (most
  * tags): the tokenizer then goes straight on. */
@@ -237,6 +249,26 @@ void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
  * (*next) and the element to insert after it (returned). */
 int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next);
+/* The name of an end tag in HTML content is "form": 1 when the field
+ * goes in right there, before the end tag clears the form element
+ * pointer (the pointer's form posts to this origin and no button of it
+ * sends it by GET or elsewhere). */
+int inj_tree_form_end(struct inj_tree *t);
+/* 1 while a form waits for its end tag to be judged (the tokenizer holds
+ * its bytes). */
+static inline int inj_tree_pending(const struct inj_tree *t)
+{
+	return !t->stopped && t->ptr && t->cur_form == CF_PENDING;
+}
+/* The held form's bytes overflowed the hold: no token for it. */
+void inj_tree_too_long(struct inj_tree *t);
+/* A <button> or <input> start tag inside <noscript> (read as markup, as a
+ * browser without scripting does) with a formmethod or formaction
+ * attribute, and has_form when it has a form="" one too: its values are
+ * not read, so it counts as one that sends by GET or elsewhere. */
+void inj_tree_noscript_button(struct inj_tree *t, int has_form);
+/* The stream ended: the CSRF_INJECT_* bits that only its end can tell. */
+unsigned inj_tree_finish(const struct inj_tree *t);
 /* 1 when "<![CDATA[" opens a CDATA section: inside foreign content. */
 int inj_tree_cdata(const struct inj_tree *t);
 /* The model lost track (reason: a CSRF_INJECT_* bit): no more tokens. */

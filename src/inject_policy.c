@@ -188,6 +188,8 @@ uint8_t inj_attr_slot(struct inj_tag *tag)
 			return take(tag, A_URL, SLOT_URL);
 		if (attr_is(tag, "method"))
 			return take(tag, A_SHORT, SLOT_SHORT);
+		if (attr_is(tag, "id"))
+			tag->has_id = 1;
 		return SLOT_NONE;
 	case T_BASE:
 		return attr_is(tag, "href") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
@@ -519,8 +521,12 @@ int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self)
 		r |= url_ok(u, base) ? BTN_ACTION_SELF : BTN_ACTION_OTHER;
 		r |= u == U_RELATIVE ? BTN_ACTION_REL : 0;
 	}
+	/* formmethod has no missing value default (the form's method
+	 * applies) and GET as its invalid value default */
 	if ((tag->seen & A_SHORT) && short_is(tag->short_val, tag->short_len, tag->short_over, "post"))
 		r |= BTN_POST;
+	else if ((tag->seen & A_SHORT) && !short_is(tag->short_val, tag->short_len, tag->short_over, "dialog"))
+		r |= BTN_GET;
 	return r;
 }
 

@@ -8,9 +8,14 @@
  * differently by older and newer browsers), foreign content (svg and
  * math, their integration points, the tags that break out of them, and
  * where raw text and CDATA are real), noscript (raw text with scripting,
- * markup without), and the first <base href> the browser honours. Where
- * the model cannot be sure what a browser builds it stops: no token goes
- * into any later form, and the reason is kept for csrf_inject_status.
+ * markup without), the first <base href> the browser honours, and the
+ * submit buttons of the pointer's form (and form="" ones anywhere). A
+ * POST form to this origin is pending until its end tag, its bytes held
+ * back by the tokenizer: the token goes in after its start tag unless a
+ * button sends the form by GET or elsewhere. Where the
+ * model cannot be sure what a browser builds it stops: no token goes
+ * into any later form (nor the pending one), and the reason is kept for
+ * csrf_inject_status.
  */
 #include "inject_internal.h"
 
@@ -19,12 +24,6 @@ enum {
 	F_HTML_IP = 1, /* HTML integration point: start tags and text are HTML */
 	F_TEXT_IP = 2, /* MathML text integration point */
 	F_ANNOT = 4    /* MathML annotation-xml: <svg> inside is SVG */
-};
-/* What the form the pointer points to is. */
-enum {
-	CF_OTHER,  /* another origin, or not ours to judge */
-	CF_GET,    /* a GET form to this origin, no token yet */
-	CF_TOKENED /* a form with the token */
 };
 
 void inj_tree_reset(struct inj_tree *t)
@@ -41,6 +40,12 @@ void inj_tree_stop(struct inj_tree *t, unsigned reason)
 	/* what follows is not read: a <base> there could move a relative action that has the token */
 	if (t->rel_token && t->base == B_NONE)
 		t->status |= CSRF_INJECT_LATE_BASE;
+	/* nor a form="" button that sends a form with an id and the token elsewhere */
+	if (t->id_token)
+		t->status |= CSRF_INJECT_LATE_OWNER;
+	/* nor a button the browser may give to a form with the token */
+	if (t->any_token)
+		t->status |= CSRF_INJECT_LATE_BUTTON;
 }
 
 int inj_tree_cdata(const struct inj_tree *t)
@@ -208,34 +213,121 @@ static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	t->ptr = 1;
 	t->cur_form = CF_OTHER;
 	t->cur_rel = (uint8_t)relative;
+	t->cur_id = tag->has_id;
 	if (v == FP_POST_SELF) {
-		t->cur_form = CF_TOKENED;
-		t->rel_token |= (uint8_t)relative;
-		*ins = INS_INPUT;
-	} else if (v == FP_GET_SELF) {
-		t->cur_form = CF_GET;
+		if (tag->has_id && t->owner_out) { /* a button before it may name it */
+			t->status |= CSRF_INJECT_FORM_OWNER;
+		} else {
+			t->cur_form = CF_PENDING;
+			*ins = INS_HOLD;
+		}
 	} else if (v == FP_POST_BASE) {
 		t->status |= CSRF_INJECT_BASE;
 	}
 }
 
-/* A button or input in the pointer's form (form="" would name another). */
-static void button_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
+/* The pointer's form loses its token (reason: a CSRF_INJECT_* bit). */
+static void hold_back(struct inj_tree *t, unsigned reason)
 {
-	if (!t->ptr || t->templates > 0 || tag->has_form || t->cur_form == CF_OTHER)
-		return;
-	int b = inj_policy_button(tag, t->base, t->self);
-	if (t->cur_form == CF_TOKENED) {
-		if (b & BTN_ACTION_OTHER)
-			t->status |= CSRF_INJECT_FORMACTION;
-	} else if ((b & BTN_POST) && !(b & BTN_ACTION_OTHER) &&
-	           ((b & BTN_ACTION_SELF) || !t->cur_rel || t->base != B_OTHER)) {
-		/* (a relative form action judged before a <base> elsewhere came) */
-		/* a GET form that this button submits as POST to this origin */
-		t->cur_form = CF_TOKENED;
-		t->rel_token |= (uint8_t)((b & BTN_ACTION_REL) || (!(b & BTN_ACTION_SELF) && t->cur_rel));
-		*ins = INS_INPUT;
+	if (t->cur_form == CF_PENDING) {
+		t->cur_form = CF_OTHER;
+		t->status |= reason;
 	}
+}
+
+void inj_tree_too_long(struct inj_tree *t)
+{
+	hold_back(t, CSRF_INJECT_LONG_FORM);
+}
+
+/* A button that sends by GET or elsewhere, after a form got the token:
+ * read where no form element pointer is set, the tree builder gives it to
+ * the nearest form among its ancestors, which can be that form (its end
+ * tag came while an element inside it was still open); and a button the
+ * pointer gave to a later form loses that owner when the adoption agency
+ * moves it, and lands maybe inside that form. The model keeps no open
+ * elements: reported. */
+static void stray_button(struct inj_tree *t)
+{
+	if (t->templates == 0 && t->any_token)
+		t->status |= CSRF_INJECT_LATE_BUTTON;
+}
+
+/* A submit button with a form="" attribute: it submits the form that
+ * attribute names, wherever that form is in the document, before or
+ * after it. The stream keeps no ids: one that sends by GET or elsewhere
+ * takes the token from the open form if that has an id, and from every
+ * later form with an id; a form with an id that already has the token
+ * cannot be helped: reported. */
+static void owner_button(struct inj_tree *t, struct inj_tag *tag)
+{
+	int b = inj_policy_button(tag, t->base, t->self);
+	if (!(b & (BTN_GET | BTN_ACTION_OTHER)))
+		return;
+	t->owner_out = 1;
+	if (t->ptr && t->cur_id)
+		hold_back(t, CSRF_INJECT_FORM_OWNER);
+	if (t->id_token)
+		t->status |= CSRF_INJECT_LATE_OWNER;
+}
+
+/* A button or input: a submitter of the pointer's form, or, with form="",
+ * of the form it names. */
+static void button_start(struct inj_tree *t, struct inj_tag *tag)
+{
+	if (t->templates > 0) /* template contents: inert */
+		return;
+	if (tag->has_form) {
+		owner_button(t, tag);
+		return;
+	}
+	int b = inj_policy_button(tag, t->base, t->self);
+	if (b & (BTN_GET | BTN_ACTION_OTHER))
+		stray_button(t);
+	if (!t->ptr || t->cur_form != CF_PENDING)
+		return;
+	if (b & BTN_GET)
+		hold_back(t, CSRF_INJECT_GET_BUTTON);
+	else if (b & BTN_ACTION_OTHER)
+		hold_back(t, CSRF_INJECT_FORMACTION);
+	else if (b & BTN_ACTION_REL)
+		t->cur_rel = 1; /* a later <base> elsewhere would move it */
+}
+
+int inj_tree_form_end(struct inj_tree *t)
+{
+	if (t->stopped || t->depth > 0 || t->select || t->templates > 0 || !t->ptr || t->cur_form != CF_PENDING)
+		return 0;
+	t->cur_form = CF_OTHER; /* the end tag clears the pointer */
+	t->rel_token |= t->cur_rel;
+	t->id_token |= t->cur_id;
+	t->any_token = 1;
+	t->count++;
+	return 1;
+}
+
+void inj_tree_noscript_button(struct inj_tree *t, int has_form)
+{
+	if (t->stopped || t->templates > 0)
+		return;
+	if (has_form) {
+		t->owner_out = 1;
+		if (t->ptr && t->cur_id)
+			hold_back(t, CSRF_INJECT_FORM_OWNER);
+		if (t->id_token)
+			t->status |= CSRF_INJECT_LATE_OWNER;
+		return;
+	}
+	if (t->ptr)
+		hold_back(t, CSRF_INJECT_NOSCRIPT_BUTTON);
+	stray_button(t);
+}
+
+unsigned inj_tree_finish(const struct inj_tree *t)
+{
+	if (!t->stopped && t->ptr && t->cur_form == CF_PENDING)
+		return CSRF_INJECT_UNCLOSED;
+	return 0;
 }
 
 static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
@@ -246,6 +338,8 @@ static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 	if (b == B_NONE || (maybe && b == B_SAME)) /* a maybe-base that is ours: a later one may still count */
 		return;
 	t->base = (uint8_t)b;
+	if (b == B_OTHER && t->ptr && t->cur_rel)
+		hold_back(t, CSRF_INJECT_BASE);
 	if (b == B_OTHER && t->rel_token)
 		t->status |= CSRF_INJECT_LATE_BASE;
 }
@@ -266,6 +360,9 @@ static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 		return;
 	case T_BASE:
 		base_start(t, tag, 1);
+		return;
+	case T_BUTTON: /* maybe built, and then a submitter */
+		button_start(t, tag);
 		return;
 	case T_SVG:
 	case T_MATH:
@@ -290,6 +387,8 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 	}
 	if (is_raw(tag->id)) {
 		*next = raw_next(tag->id);
+		if (tag->id == T_PLAINTEXT) /* the rest is text: no end tag will come */
+			hold_back(t, CSRF_INJECT_UNCLOSED);
 		return;
 	}
 	switch (tag->id) {
@@ -313,7 +412,7 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		return;
 	case T_BUTTON:
 	case T_INPUT:
-		button_start(t, tag, ins);
+		button_start(t, tag);
 		return;
 	case T_BASE:
 		base_start(t, tag, 0);
@@ -336,7 +435,9 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			t->select = 0;
 		else if (tag->id == T_TEMPLATE) /* older parsers close the select with it */
 			inj_tree_stop(t, CSRF_INJECT_SELECT);
-		return; /* </form> among them is dropped by older parsers */
+		else if (tag->id == T_FORM && t->templates == 0) /* older parsers drop it, newer may not */
+			hold_back(t, CSRF_INJECT_SELECT);
+		return;
 	}
 	if (tag->id == T_FORM && t->templates == 0) {
 		t->ptr = 0;
@@ -368,7 +469,7 @@ int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 		*next = NEXT_PASS;
 		return INS_NONE;
 	}
-	if (ins != INS_NONE)
+	if (ins == INS_META)
 		t->count++;
 	return ins;
 }

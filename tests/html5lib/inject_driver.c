@@ -52,8 +52,10 @@ static int run(csrf_inject *inj, const char *page, size_t len, const size_t *cut
 			return 1;
 		from = to;
 	}
+	if (csrf_inject_finish(inj, on_emit, s, count) != CSRF_OK)
+		return 1;
 	*status = csrf_inject_status(inj);
-	return csrf_inject_reset(inj, count) != CSRF_OK;
+	return 0;
 }
 
 int main(void)

