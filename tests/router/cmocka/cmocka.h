@@ -60,6 +60,12 @@ extern jmp_buf cm_jmp;
 		if (cm_a != cm_b)                                                                                      \
 			cm_fail("%#jx != %#jx (%s, %s)", cm_a, cm_b, #a, #b);                                          \
 	} while (0)
+#define assert_int_not_equal(a, b)                                                                                     \
+	do {                                                                                                           \
+		uintmax_t cm_a = (uintmax_t)(a), cm_b = (uintmax_t)(b);                                                \
+		if (cm_a == cm_b)                                                                                      \
+			cm_fail("%#jx == %#jx (%s, %s)", cm_a, cm_b, #a, #b);                                          \
+	} while (0)
 #define assert_non_null(p) assert_true((p) != NULL)
 #define assert_null(p) assert_true((p) == NULL)
 #define assert_memory_equal(a, b, n) assert_true(memcmp((a), (b), (n)) == 0)
