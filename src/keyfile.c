@@ -23,7 +23,9 @@
  * directory of the path cannot swap it for a symlink midway. Calls that
  * rewrite a file hold an flock on the lock file .csrf-key.lock in its
  * directory (mode 0600; waiting at most csrf_keyfile_lock_wait_ms for
- * it), so two operators rotating at once both get their key. A
+ * it; the file is removed when the rewrite is done, and temporary
+ * files a killed rewrite left are removed by the next), so two
+ * operators rotating at once both get their key. A
  * rewrite refuses a file with a second hard link, and, as root, a file
  * whose directory someone other than root and the file's owner can
  * write; as root, new refuses such a directory too. Comments of a file
@@ -31,6 +33,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -472,13 +475,18 @@ static csrf_reason kf_resolve(const char *path, int follow, char *dir, size_t di
  * lock and stop every rotation). The lock file is mode 0600 and never
  * followed through a link; as root, only a regular file of root's or of
  * the directory's owner is used (another user's could be held by that
- * user), and it is given to the directory's owner. The wait for it is bounded all the same. *lock receives the
- * descriptor: closing it releases the lock. */
+ * user), and it is given to the directory's owner. The holder removes
+ * the lock file before it lets go (unlock_dir), so a rewrite leaves
+ * nothing behind in the directory (a package's purge finds it as it was);
+ * a waiter that gets the lock of a file no longer named so starts again
+ * on the new one. The wait for it is bounded all the same. *lock
+ * receives the descriptor. */
 static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 {
 	unsigned waited = 0;
-	struct stat ls, ds;
+	struct stat ls, ds, now;
 
+again:
 	*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 	if (*lock < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot open the lock file %s in the key file's directory: %s",
@@ -500,7 +508,7 @@ static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 		               KF_LOCK_NAME, strerror(errno));
 	for (;;) {
 		if (flock(*lock, LOCK_EX | LOCK_NB) == 0)
-			return CSRF_OK;
+			break;
 		if (errno == EINTR)
 			continue;
 		if (errno != EWOULDBLOCK)
@@ -514,6 +522,66 @@ static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 		nanosleep(&ts, NULL);
 		waited += 20;
 	}
+	/* The holder before removed the name while this call waited: the
+	 * lock of an unnamed file excludes no one. */
+	if (fstatat(dir, KF_LOCK_NAME, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_dev != ls.st_dev ||
+	    now.st_ino != ls.st_ino) {
+		close(*lock);
+		*lock = -1;
+		if (waited >= csrf_keyfile_lock_wait_ms)
+			return op_fail(err, CSRF_ERR_IO,
+			               "the key file's directory is locked by another process (it holds %s; waited %u "
+			               "ms); nothing was changed",
+			               KF_LOCK_NAME, waited);
+		waited++;
+		goto again;
+	}
+	return CSRF_OK;
+}
+
+/* Removes the lock file while still holding it, then lets go. */
+static void unlock_dir(int dir, int lock)
+{
+	unlinkat(dir, KF_LOCK_NAME, 0);
+	close(lock);
+}
+
+/* A temporary file of kf_write's: ".csrf-key-" 16 hex digits ".tmp". */
+static int is_tmp_name(const char *n)
+{
+	static const char pre[] = ".csrf-key-", suf[] = ".tmp";
+	size_t lp = sizeof pre - 1, ls = sizeof suf - 1;
+
+	if (strlen(n) != lp + 16 + ls || memcmp(n, pre, lp) != 0 || memcmp(n + lp + 16, suf, ls) != 0)
+		return 0;
+	for (size_t i = lp; i < lp + 16; i++)
+		if (!((n[i] >= '0' && n[i] <= '9') || (n[i] >= 'a' && n[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Temporary files are written only under the lock: one found while
+ * holding it was left by a rewrite that died before its rename (a crash,
+ * a kill -9, a power cut). Such a file holds keys; it goes. */
+static void remove_leftovers(int dir)
+{
+	int fd = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+	struct dirent *e;
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)) != NULL)
+		if (is_tmp_name(e->d_name) && fstatat(dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			unlinkat(dir, e->d_name, 0);
+	closedir(d);
 }
 
 /* As root, a rewrite (or a new file) happens only in a directory that
@@ -818,6 +886,12 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	if (t.dir < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot open the file's directory: %s", strerror(errno));
 	r = lock_dir(t.dir, &lock, err);
+	if (r != CSRF_OK && lock >= 0) {
+		close(lock); /* not held: the name is left to its holder */
+		lock = -1;
+	}
+	if (r == CSRF_OK)
+		remove_leftovers(t.dir);
 	if (r == CSRF_OK && follow) {
 		r = open_target(&t, err);
 	} else if (r == CSRF_OK) {
@@ -831,7 +905,7 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 	if (t.rfd >= 0)
 		close(t.rfd);
 	if (lock >= 0)
-		close(lock); /* releases the lock */
+		unlock_dir(t.dir, lock);
 	close(t.dir);
 	return r;
 }

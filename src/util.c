@@ -57,6 +57,11 @@ int64_t csrf_now(int64_t now)
 	/* Tokens count seconds: the coarse clock (the last tick, no
 	 * hardware read) is exact enough and cheaper. */
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	/* A kernel without the coarse clock (old or emulated router
+	 * kernels) gets the ordinary one; should that fail too, time()'s -1
+	 * makes every token look issued in the future or long expired:
+	 * refused, never accepted by accident. */
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0)
+		return (int64_t)time(NULL);
 	return (int64_t)ts.tv_sec;
 }

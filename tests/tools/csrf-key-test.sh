@@ -155,7 +155,7 @@ run 0 list "$dir/real/keys"
 grep -Eq '^2 .*signing' "$dir/out" || bad "the link's target should hold the rotated key"
 m=$(stat -c %a "$dir/real/keys")
 [ "$m" = 640 ] || bad "mode $m of the link's target after rotate, want 640"
-[ "$(ls -A "$dir/real" | grep -vxF .csrf-key.lock | wc -l)" -eq 1 ] || bad "a temporary file was left beside the target"
+[ "$(ls -A "$dir/real" | wc -l)" -eq 1 ] || bad "a temporary or lock file was left beside the target"
 ln -s real/none "$dir/dangling"
 run 1 rotate "$dir/dangling"
 has "No such file"

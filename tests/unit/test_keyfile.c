@@ -311,7 +311,7 @@ static size_t dir_entries(void)
 	size_t n = 0;
 	assert_non_null(dir);
 	while ((e = readdir(dir)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".csrf-key.lock"))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			n++;
 	closedir(dir);
 	return n;
@@ -609,8 +609,8 @@ static void test_operator_messages(void **state)
 	assert_int_equal(csrf_keyfile_retire(path, 99, NULL), CSRF_ERR_CONFIG);
 }
 
-/* Entries of a directory other than . and .. and the lock file that
- * rewrites leave there */
+/* Entries of a directory other than . and .. (rewrites leave no lock
+ * file behind) */
 static size_t entries_of(const char *path)
 {
 	DIR *dir = opendir(path);
@@ -618,21 +618,12 @@ static size_t entries_of(const char *path)
 	size_t n = 0;
 	assert_non_null(dir);
 	while ((e = readdir(dir)) != NULL)
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".csrf-key.lock"))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			n++;
 	closedir(dir);
 	return n;
 }
 
-/* Removes a directory rewrites worked in: the lock file they leave, then
- * the directory. */
-static int rmdir_keys_dir(const char *path)
-{
-	char lock[PATH_MAX];
-	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", path);
-	unlink(lock);
-	return rmdir(path);
-}
 
 /* The file's bytes, for "a refused rewrite changed nothing". */
 static size_t slurp(const char *path, char *buf, size_t cap)
@@ -791,7 +782,7 @@ static void test_rewrite_refuses_to_drop_readers(void **state)
 		assert_int_equal(entries_of(sub), 1);
 		assert_int_equal(unlink(path), 0);
 	}
-	assert_int_equal(rmdir_keys_dir(sub), 0);
+	assert_int_equal(rmdir(sub), 0);
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
 }
@@ -863,7 +854,7 @@ static void test_rewrite_follows_symlink(void **state)
 	unlink(link2);
 	unlink(link1);
 	unlink(real);
-	assert_int_equal(rmdir_keys_dir(sub), 0);
+	assert_int_equal(rmdir(sub), 0);
 }
 
 /* Writes text to path (mode 0600). */
@@ -1008,10 +999,10 @@ static void test_rewrite_directory_swap_race(void **state)
 	assert_int_equal(entries_of(d), 1); /* no temporary file left */
 	unlink(path);
 	unlink(s);
-	rmdir_keys_dir(d);
+	rmdir(d);
 	rmdir(att);
 	unlink(victim);
-	rmdir_keys_dir(prot);
+	rmdir(prot);
 }
 
 /* Root rewrites a key file only in a directory that no one but root and
@@ -1067,7 +1058,7 @@ static void test_root_refuses_unsafe_directory(void **state)
 		}
 		assert_int_equal(entries_of(sub), 1);
 		assert_int_equal(unlink(path), 0);
-		assert_int_equal(rmdir_keys_dir(sub), 0);
+		assert_int_equal(rmdir(sub), 0);
 	}
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
@@ -1172,10 +1163,11 @@ static void test_rewrite_drops_inherited_acl(void **state)
 	unlink(path);
 }
 
-/* Rotates path in a child (a blocking lock would hang: it is killed
- * after 5 s); the child's verdict: 0 done, 1 refused as locked after
- * waiting about csrf_keyfile_lock_wait_ms, 91 anything else. */
-static int rotate_in_child(const char *path)
+/* Starts a rotation of path in a child (a blocking lock would hang: it
+ * is killed after 5 s); rotate_wait gives the child's verdict: 0 done,
+ * 1 refused as locked after waiting about csrf_keyfile_lock_wait_ms, 91
+ * anything else. */
+static pid_t rotate_start(const char *path)
 {
 	pid_t kid = fork();
 	assert_true(kid >= 0);
@@ -1191,6 +1183,11 @@ static int rotate_in_child(const char *path)
 		          ? 1
 		          : 91);
 	}
+	return kid;
+}
+
+static int rotate_wait(pid_t kid)
+{
 	int status = -1;
 	assert_int_equal(waitpid(kid, &status, 0), kid);
 	if (!WIFEXITED(status))
@@ -1198,11 +1195,27 @@ static int rotate_in_child(const char *path)
 	return WEXITSTATUS(status);
 }
 
+static int rotate_in_child(const char *path)
+{
+	return rotate_wait(rotate_start(path));
+}
+
+/* An exclusive flock on a lock file created at path (mode 0600). */
+static int hold_lock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	return fd;
+}
+
 /* Rewrites take turns through a lock file of their own in the key
  * file's directory (mode 0600): a flock on the directory, which anyone
  * who can open it may hold, no longer stops a rotation. Holding the
  * lock file does: a rewrite waits a bounded time, says so, and changes
- * nothing. As root a lock file that is not a regular file of root's or
+ * nothing. A rewrite removes the lock file when it is done, so nothing
+ * is left in the directory (a package's purge finds /etc/nginx as it
+ * was). As root a lock file that is not a regular file of root's or
  * the directory owner's is refused. */
 static void test_locked_directory_times_out(void **state)
 {
@@ -1214,6 +1227,7 @@ static void test_locked_directory_times_out(void **state)
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
 	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", tmpdir);
 	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	assert_int_equal(lstat(lock, &st), -1); /* new leaves no lock file */
 	unsigned saved = csrf_keyfile_lock_wait_ms;
 	csrf_keyfile_lock_wait_ms = 200;
 	/* someone holds the directory: no matter */
@@ -1222,26 +1236,44 @@ static void test_locked_directory_times_out(void **state)
 	assert_int_equal(flock(holder, LOCK_EX), 0);
 	assert_int_equal(rotate_in_child(path), 0);
 	close(holder);
-	assert_int_equal(lstat(lock, &st), 0);
-	assert_true(S_ISREG(st.st_mode));
-	assert_int_equal(st.st_mode & 07777, 0600);
-	/* someone holds the lock file: the rewrite waits, then gives up */
+	assert_int_equal(lstat(lock, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	/* someone holds the lock file: the rewrite waits, then gives up, and
+	 * leaves the holder's lock file alone */
 	size_t nb = slurp(path, before, sizeof before);
-	holder = open(lock, O_RDONLY);
-	assert_true(holder >= 0);
-	assert_int_equal(flock(holder, LOCK_EX), 0);
+	holder = hold_lock(lock);
 	assert_int_equal(rotate_in_child(path), 1);
 	size_t na = slurp(path, after, sizeof after);
 	assert_int_equal(na, nb);
 	assert_memory_equal(after, before, nb);
+	assert_int_equal(lstat(lock, &st), 0);
 	close(holder);
+	/* a rewrite that got the lock of a file its holder has since
+	 * removed, while another process locks the new one, waits for that
+	 * one: the lock of an unnamed file excludes no one */
+	holder = hold_lock(lock);
+	pid_t kid = rotate_start(path);
+	struct timespec ts = {0, 60 * 1000 * 1000};
+	nanosleep(&ts, NULL); /* the child has opened the old file */
+	assert_int_equal(unlink(lock), 0);
+	int second = hold_lock(lock);
+	close(holder);
+	assert_int_equal(rotate_wait(kid), 1);
+	na = slurp(path, after, sizeof after);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	close(second);
 	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
+	assert_int_equal(lstat(lock, &st), -1);
 	csrf_keyfile_lock_wait_ms = saved;
 	if (geteuid() == 0) {
-		/* as root: a lock file another user planted, or a link */
+		/* as root: a lock file another user planted, or a link; both
+		 * refused and left for the operator to remove */
+		close(hold_lock(lock));
 		assert_int_equal(chown(lock, 65534, 65534), 0);
 		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
 		assert_non_null(strstr(err.msg, "lock file"));
+		assert_int_equal(lstat(lock, &st), 0);
 		assert_int_equal(unlink(lock), 0);
 		assert_int_equal(symlink("keys", lock), 0);
 		assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_ERR_IO);
@@ -1253,6 +1285,39 @@ static void test_locked_directory_times_out(void **state)
 	unlink(path);
 	csrf_wipe(before, sizeof before);
 	csrf_wipe(after, sizeof after);
+}
+
+/* A rewrite killed between writing its temporary file and the rename
+ * leaves that file (it holds keys) in the directory; the next rewrite
+ * removes it, under the lock, and only names of that exact form. */
+static void test_rewrite_removes_leftover_tmp(void **state)
+{
+	(void)state;
+	char path[128], left[160], other[160], dirname_[160];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/keys", tmpdir);
+	snprintf(left, sizeof left, "%s/.csrf-key-0123456789abcdef.tmp", tmpdir);
+	snprintf(other, sizeof other, "%s/.csrf-key-notmine.tmp", tmpdir);
+	snprintf(dirname_, sizeof dirname_, "%s/.csrf-key-fedcba9876543210.tmp", tmpdir);
+	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
+	int fd = open(left, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "key 1 0 00\n", 11), 11);
+	close(fd);
+	fd = open(other, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mkdir(dirname_, 0700), 0);
+	assert_int_equal(csrf_keyfile_stage(path, NULL, NULL), CSRF_OK);
+	assert_int_equal(lstat(left, &st), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(lstat(other, &st), 0); /* not a name kf_write makes */
+	assert_int_equal(lstat(dirname_, &st), 0); /* not a regular file */
+	assert_int_equal(unlink(other), 0);
+	assert_int_equal(rmdir(dirname_), 0);
+	assert_int_equal(dir_entries(), 1);
+	unlink(path);
 }
 
 /* A file with a second hard link: a rewrite would replace one name and a
@@ -1336,6 +1401,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_acl, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_drops_inherited_acl, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_rewrite_removes_leftover_tmp, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_last_id_message, setup_dir, teardown_dir),

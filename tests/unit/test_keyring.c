@@ -45,9 +45,6 @@ static int teardown(void **state)
 {
 	(void)state;
 	unlink(path);
-	char lock[128]; /* csrf_keyfile_rotate's lock file */
-	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", tmpdir);
-	unlink(lock);
 	return rmdir(tmpdir);
 }
 
