@@ -100,7 +100,7 @@ typedef void (*csrf_store_log_fn)(void *ud, csrf_reason event, const char *messa
  * the eviction policy (without it, it logs that it cannot). A HOST is
  * a name, an IPv4 address or an IPv6 address in brackets. OPTIONS:
  * prefix=P (of every key; letters, digits, ":_-", at most 64; default
- * "csrf:"), timeout_ms=T (1..60000, default 200), pool=N (connections,
+ * "csrf:"), timeout_ms=T (1..60000, default 1000), pool=N (connections,
  * 1..64, default 8).
  *
  * Sentinel: up to 8 sentinels (PORT default 26379, asked without AUTH;

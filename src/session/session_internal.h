@@ -35,6 +35,12 @@
 #define CSRF_STORE_SENTINELS_MAX 8    /* sentinel addresses in one URL */
 #define CSRF_STORE_MASTER_NAME_MAX 64 /* bytes of a Sentinel master name */
 #define CSRF_STORE_POOL_DEFAULT 8
+/* A store call's deadline when the URL gives none. It is there for a
+ * Redis that is down or hung, not for a slow scheduler: a live Redis on
+ * the LAN answers in a millisecond, but a loaded server can leave a
+ * process unscheduled for a few hundred (200 ms, the first default,
+ * failed a healthy store's calls with 503 on a busy 2-core machine). */
+#define CSRF_STORE_TIMEOUT_DEFAULT_MS 1000
 #define CSRF_STORE_POOL_MAX 64
 #define CSRF_STORE_LOG_MAX 256        /* bytes of a log message, with its NUL */
 #define CSRF_STORE_LOG_EVERY_MS 10000 /* one message per kind of repeated event */

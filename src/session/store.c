@@ -357,7 +357,7 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 		return CSRF_ERR_CONFIG;
 	}
 	if (skip > 0) {
-		c.timeout_ms = 200;
+		c.timeout_ms = CSRF_STORE_TIMEOUT_DEFAULT_MS;
 		c.pool = CSRF_STORE_POOL_DEFAULT;
 		memcpy(c.prefix, "csrf:", 6);
 		if (!parse_redis(url + skip, len - skip, &c)) {
