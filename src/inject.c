@@ -33,6 +33,8 @@
 #define META_PRE "<meta name=\"csrf-param\" content=\""
 #define META_MID "\"><meta name=\"csrf-token\" content=\""
 #define META_END "\">"
+/* what CSRF_INJECT_OPT_RAISE_REFERRER adds after a no-referrer meta */
+#define REFERRER_EL "<meta name=\"referrer\" content=\"" CSRF_REFERRER_RAISED "\">"
 #define LIT_LEN(s) (sizeof(s) - 1)
 #define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
@@ -163,6 +165,9 @@ struct csrf_inject {
 
 	/* configuration */
 	csrf_origin self;
+	unsigned options;         /* CSRF_INJECT_OPT_* */
+	uint8_t fed;              /* the stream has been fed: options are fixed */
+	uint8_t referrer_pending; /* a no-referrer meta inside the held form: the raise goes after it */
 	uint16_t input_len, meta_len;
 	char input_el[INPUT_MAX];
 	char meta_el[META_MAX];
@@ -424,7 +429,13 @@ static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int fie
 	} else {
 		m = 0;
 	}
-	return n > m && emit(ud, inj->hold + m, n - m, 0) != 0;
+	if (n > m && emit(ud, inj->hold + m, n - m, 0) != 0)
+		return 1;
+	if (inj->referrer_pending) { /* after the held no-referrer meta, still inside the form */
+		inj->referrer_pending = 0;
+		return emit(ud, REFERRER_EL, LIT_LEN(REFERRER_EL), 1) != 0;
+	}
+	return 0;
 }
 
 /* Every piece of output: held while a form is pending, else passed on.
@@ -531,17 +542,60 @@ static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_f
 	return settle(inj, emit, ud);
 }
 
+/* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
+ * 1 when browsers read it as a referrer policy of no-referrer. Its name
+ * must be "referrer" in any case (no blanks: HTML compares the whole
+ * value); its content is read as csrf_referrer_scan reads it, with the
+ * legacy keywords. A content longer than the tag keeps is raised
+ * unread: same-origin gives no other origin more than any policy does. */
+static int meta_no_referrer(struct inj_tag *t)
+{
+	if (!(t->seen & A_SHORT) || !(t->seen & A_URL) || t->short_over)
+		return 0;
+	size_t n = inj_decode_attr(t->short_val, t->short_len);
+	if (!csrf_ieq(t->short_val, n, "referrer"))
+		return 0;
+	if (t->url_trunc)
+		return 1;
+	n = inj_decode_attr(t->url, t->url_len);
+	return csrf_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
+}
+
+/* The meta tag that ends at chunk[i] says no-referrer: the raise goes
+ * right after it, or, inside a held form, after the held bytes (once,
+ * however many such metas the form has). Non-zero when emit stopped. */
+static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                          void *ud)
+{
+	if (!meta_no_referrer(&inj->tag))
+		return 0;
+	if (inj->holding) {
+		inj->tree.count += !inj->referrer_pending;
+		inj->referrer_pending = 1;
+		return 0;
+	}
+	inj->tree.count++;
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	return out(inj, emit, ud, REFERRER_EL, LIT_LEN(REFERRER_EL), 1) != 0;
+}
+
 /* Most tags change nothing the model follows: straight back to data.
- * *st: the tokenizer's next state. */
+ * *st: the tokenizer's next state. A meta kept (keep) may need its
+ * referrer policy raised, wherever the model goes. */
 STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                  uint8_t *st)
 {
+	int meta = inj->tag.id == T_META && inj->tag.keep;
 	if (inj_tree_plain(&inj->tree, &inj->tag)) {
 		*st = S_DATA;
-		return 0;
+		return meta ? referrer_raise(inj, chunk, i, start, emit, ud) : 0;
 	}
 	int r = tag_move(inj, chunk, i, start, emit, ud);
 	*st = inj->state;
+	if (r == 0 && meta)
+		r = referrer_raise(inj, chunk, i, start, emit, ud);
 	return r;
 }
 
@@ -949,8 +1003,11 @@ STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, 
 	if (i == len)
 		return i;
 	unsigned char c = (unsigned char)chunk[i];
-	if (!tag->skip_name) /* else T_OTHER, and no attributes kept, as begin_tag left it */
+	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		name_done(tag, foreign);
+		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
+			tag->keep = 1; /* its name and content: a referrer policy to raise */
+	}
 	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
 		return SIZE_MAX;
 	if (c == '>')
@@ -1336,6 +1393,8 @@ static void reset_stream(struct csrf_inject *inj)
 {
 	inj->state = S_DATA;
 	inj->failed = 0;
+	inj->fed = 0;
+	inj->referrer_pending = 0;
 	memset(&inj->tag, 0, offsetof(struct inj_tag, short_val));
 	inj_tree_reset(&inj->tree);
 }
@@ -1397,6 +1456,14 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	return CSRF_OK;
 }
 
+CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
+{
+	if (!inj || inj->fed || (options & ~CSRF_INJECT_OPT_RAISE_REFERRER))
+		return CSRF_ERR_ARG;
+	inj->options = options;
+	return CSRF_OK;
+}
+
 CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud)
 {
 	if (!inj || !emit || (!chunk && len > 0))
@@ -1404,6 +1471,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	if (inj->failed)
 		return CSRF_ERR_STOPPED;
 	inj->fresh = 0;
+	inj->fed = 1;
 	size_t start = 0, lim = len;
 	/* An ESC byte: a browser that does not know the charset for sure may
 	 * read the page as ISO-2022-JP, where "ESC $ B <!--" is two letters.
