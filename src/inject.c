@@ -165,18 +165,19 @@ struct csrf_inject {
 
 	/* configuration */
 	csrf_origin self;
-	unsigned options;         /* CSRF_INJECT_OPT_* */
-	uint8_t fed;              /* the stream has been fed: options are fixed */
-	uint8_t referrer_pending; /* a no-referrer meta inside the held form: the raise goes after it */
+	unsigned options; /* CSRF_INJECT_OPT_* */
+	uint8_t fed;      /* the stream has been fed: options are fixed */
 	uint16_t input_len, meta_len;
 	char input_el[INPUT_MAX];
 	char meta_el[META_MAX];
+	char referrer_el[LIT_LEN(REFERRER_EL)];
 
 	/* the bytes of a POST form to this origin, from the end of its start
 	 * tag on, held until every submitter of it has been read */
 	uint8_t holding;
 	uint32_t hold_len;
-	uint32_t hold_meta; /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	uint32_t hold_meta;     /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	uint32_t hold_referrer; /* where the raise goes in the hold, not copied into it (HOLD_NONE: nowhere) */
 	char hold[CSRF_INJECT_HOLD_MAX];
 };
 
@@ -411,31 +412,44 @@ static void value_bytes(struct inj_tag *t, const char *p, size_t n)
 
 #define HOLD_NONE UINT32_MAX
 
+/* Held bytes [from, to) of the page. Non-zero when emit stopped. */
+static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_t from, size_t to)
+{
+	return to > from && emit(ud, inj->hold + from, to - from, 0) != 0;
+}
+
 /* Lets the held bytes go: the field first when the form gets the token
  * (right after its start tag, where the hold began), then the form's
- * bytes as the page had them. Non-zero when emit stopped. */
+ * bytes as the page had them, with the meta tags where they went in
+ * (copied into the hold) and the referrer raise at its place (kept as a
+ * position only, so it takes no room of the hold). Non-zero when emit
+ * stopped. */
 static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
 	inj->holding = 0;
 	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
 		return 1;
-	size_t n = inj->hold_len, m = inj->hold_meta;
+	size_t n = inj->hold_len, m = inj->hold_meta, r = inj->hold_referrer, at = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
-	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
-		if ((m > 0 && emit(ud, inj->hold, m, 0) != 0) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+	inj->hold_referrer = HOLD_NONE;
+	if (r != HOLD_NONE && (m == HOLD_NONE || r <= m)) {
+		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
 			return 1;
-		m += inj->meta_len;
-	} else {
-		m = 0;
+		at = r;
+		r = HOLD_NONE;
 	}
-	if (n > m && emit(ud, inj->hold + m, n - m, 0) != 0)
-		return 1;
-	if (inj->referrer_pending) { /* after the held no-referrer meta, still inside the form */
-		inj->referrer_pending = 0;
-		return emit(ud, REFERRER_EL, LIT_LEN(REFERRER_EL), 1) != 0;
+	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
+		if (emit_held(inj, emit, ud, at, m) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+			return 1;
+		at = m + inj->meta_len;
 	}
-	return 0;
+	if (r != HOLD_NONE) {
+		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
+			return 1;
+		at = r;
+	}
+	return emit_held(inj, emit, ud, at, n);
 }
 
 /* Every piece of output: held while a form is pending, else passed on.
@@ -520,6 +534,7 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 		inj->holding = 1;
 		inj->hold_len = 0;
 		inj->hold_meta = HOLD_NONE;
+		inj->hold_referrer = HOLD_NONE;
 		return 0;
 	}
 	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
@@ -562,23 +577,25 @@ static int meta_no_referrer(struct inj_tag *t)
 }
 
 /* The meta tag that ends at chunk[i] says no-referrer: the raise goes
- * right after it, or, inside a held form, after the held bytes (once,
- * however many such metas the form has). Non-zero when emit stopped. */
+ * right after it. Inside a held form its place is noted instead (the
+ * bytes up to the tag's end held first) and it goes out with the form's
+ * bytes, once: a later no-referrer meta of the same form moves it there.
+ * Non-zero when emit stopped. */
 static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                           void *ud)
 {
 	if (!meta_no_referrer(&inj->tag))
 		return 0;
-	if (inj->holding) {
-		inj->tree.count += !inj->referrer_pending;
-		inj->referrer_pending = 1;
-		return 0;
-	}
-	inj->tree.count++;
 	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
 		return 1;
 	*start = i + 1;
-	return out(inj, emit, ud, REFERRER_EL, LIT_LEN(REFERRER_EL), 1) != 0;
+	if (inj->holding) {
+		inj->tree.count += inj->hold_referrer == HOLD_NONE;
+		inj->hold_referrer = inj->hold_len;
+		return 0;
+	}
+	inj->tree.count++;
+	return emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0;
 }
 
 /* Most tags change nothing the model follows: straight back to data.
@@ -1394,7 +1411,6 @@ static void reset_stream(struct csrf_inject *inj)
 	inj->state = S_DATA;
 	inj->failed = 0;
 	inj->fed = 0;
-	inj->referrer_pending = 0;
 	memset(&inj->tag, 0, offsetof(struct inj_tag, short_val));
 	inj_tree_reset(&inj->tree);
 }
@@ -1451,6 +1467,9 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	n = put(inj->meta_el, n, token, token_len);
 	n = put(inj->meta_el, n, META_END, LIT_LEN(META_END));
 	inj->meta_len = (uint16_t)n;
+	memcpy(inj->referrer_el, REFERRER_EL, LIT_LEN(REFERRER_EL));
+	inj->hold_meta = HOLD_NONE;
+	inj->hold_referrer = HOLD_NONE;
 	reset_stream(inj);
 	*out = inj;
 	return CSRF_OK;
@@ -1516,6 +1535,7 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	inj->holding = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
+	inj->hold_referrer = HOLD_NONE;
 	*injected = inj->tree.count;
 	inj->last_status = inj->tree.status | inj_tree_finish(&inj->tree);
 	reset_stream(inj);
