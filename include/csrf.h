@@ -988,6 +988,18 @@ csrf_referrer_policy csrf_referrer_policy_parse(const char *value, size_t len, c
  * CSRF_REFERRER_NO_REFERRER. */
 int csrf_referrer_raises(const char *value, size_t len);
 
+/* Which Referrer-Policy lines of a response an adapter raises (its
+ * opt-in; the nginx module's csrf_referrer_same_origin): given the
+ * response's n headers, sets raise[i] to 1 for every Referrer-Policy
+ * line (name in any case) when the lines together, read as one list as
+ * csrf_referrer_policy_parse folds them, make no-referrer, and to 0 for
+ * every other header and in every other case. The adapter gives each
+ * line marked the value CSRF_REFERRER_RAISED, so the policy is
+ * same-origin whichever line a browser reads last. CSRF_OK, or
+ * CSRF_ERR_ARG (headers or raise NULL with n > 0, a NULL pointer with a
+ * length; raise untouched). */
+CSRF_MUST_CHECK csrf_reason csrf_response_referrer(const csrf_header *headers, size_t n, unsigned char *raise);
+
 /* ------------------------------------------------------------------ */
 /* Charset and Content-Security-Policy for injected responses          */
 /* ------------------------------------------------------------------ */

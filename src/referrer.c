@@ -74,3 +74,22 @@ CSRF_API int csrf_referrer_raises(const char *value, size_t len)
 {
 	return csrf_referrer_scan(value, len, 0, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
 }
+
+CSRF_API csrf_reason csrf_response_referrer(const csrf_header *headers, size_t n, unsigned char *raise)
+{
+	if (n > 0 && (!headers || !raise))
+		return CSRF_ERR_ARG;
+	csrf_referrer_policy p = CSRF_REFERRER_UNSET;
+	for (size_t i = 0; i < n; i++) {
+		if (!headers[i].name.ptr && headers[i].name.len)
+			return CSRF_ERR_ARG;
+		if (!headers[i].value.ptr && headers[i].value.len)
+			return CSRF_ERR_ARG;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (csrf_slice_ieq(headers[i].name, "Referrer-Policy"))
+			p = csrf_referrer_scan(headers[i].value.ptr, headers[i].value.len, 0, p);
+	for (size_t i = 0; i < n; i++)
+		raise[i] = p == CSRF_REFERRER_NO_REFERRER && csrf_slice_ieq(headers[i].name, "Referrer-Policy");
+	return CSRF_OK;
+}

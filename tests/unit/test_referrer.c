@@ -2,7 +2,7 @@
 /* test_referrer.c - csrf_referrer_policy_parse and csrf_referrer_raises:
  * Referrer-Policy values as browsers read them (comma lists, the last
  * policy named wins, unknown tokens skipped, case and whitespace),
- * several lines folded, every prefix of each value flush against an
+ * several lines folded (csrf_response_referrer), every prefix of each value flush against an
  * unreadable page, malformed and oversized values. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,13 +158,71 @@ static void test_oversized(void **state)
 	free(v);
 }
 
+#define H(n, v)                                                                                                        \
+	{                                                                                                              \
+		{n, sizeof n - 1},                                                                                     \
+		{                                                                                                      \
+			v, sizeof v - 1                                                                                \
+		}                                                                                                      \
+	}
+
+/* csrf_response_referrer: the lines of a response together; every
+ * Referrer-Policy line marked when they make no-referrer, none else. */
+static void test_response(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		csrf_header h[4];
+		size_t n;
+		unsigned char want[4];
+	} cases[] = {
+	    {"none", {H("Content-Type", "text/html")}, 1, {0}},
+	    {"one", {H("Content-Type", "text/html"), H("Referrer-Policy", "no-referrer")}, 2, {0, 1}},
+	    {"name case", {H("referrer-policy", "no-referrer"), H("X-Other", "no-referrer")}, 2, {1, 0}},
+	    {"other policy", {H("Referrer-Policy", "same-origin")}, 1, {0}},
+	    {"strict-origin", {H("Referrer-Policy", "strict-origin")}, 1, {0}},
+	    {"list ends other", {H("Referrer-Policy", "no-referrer, strict-origin-when-cross-origin")}, 1, {0}},
+	    {"two lines, last no-referrer",
+	     {H("Referrer-Policy", "origin"), H("Vary", "Cookie"), H("Referrer-Policy", "no-referrer")},
+	     3,
+	     {1, 0, 1}},
+	    {"two lines, last other", {H("Referrer-Policy", "no-referrer"), H("Referrer-Policy", "origin")}, 2, {0, 0}},
+	    {"junk line after", {H("Referrer-Policy", "no-referrer"), H("Referrer-Policy", "bogus")}, 2, {1, 1}},
+	    {"empty line after", {H("Referrer-Policy", "no-referrer"), H("Referrer-Policy", "")}, 2, {1, 1}},
+	    {"legacy never", {H("Referrer-Policy", "never")}, 1, {0}},
+	    {"misspelt name", {H("Referer-Policy", "no-referrer")}, 1, {0}},
+	    {"name with blank", {H("Referrer-Policy ", "no-referrer")}, 1, {0}},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		unsigned char raise[4];
+		memset(raise, 7, sizeof raise);
+		assert_int_equal(csrf_response_referrer(cases[i].h, cases[i].n, raise), CSRF_OK);
+		for (size_t k = 0; k < cases[i].n; k++)
+			if (raise[k] != cases[i].want[k])
+				fail_msg("%s: line %zu: %u, want %u", cases[i].name, k, raise[k], cases[i].want[k]);
+		assert_int_equal(raise[cases[i].n], 7); /* nothing past n */
+	}
+	unsigned char raise[2] = {7, 7};
+	csrf_header bad[2] = {H("Referrer-Policy", "no-referrer"), {{NULL, 3}, {"x", 1}}};
+	assert_int_equal(csrf_response_referrer(NULL, 0, NULL), CSRF_OK);
+	assert_int_equal(csrf_response_referrer(NULL, 1, raise), CSRF_ERR_ARG);
+	assert_int_equal(csrf_response_referrer(bad, 1, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrf_response_referrer(bad, 2, raise), CSRF_ERR_ARG);
+	bad[1] = (csrf_header){{"Referrer-Policy", 15}, {NULL, 2}};
+	assert_int_equal(csrf_response_referrer(bad, 2, raise), CSRF_ERR_ARG);
+	assert_int_equal(raise[0], 7);
+	bad[1] = (csrf_header){{"Referrer-Policy", 15}, {NULL, 0}};
+	assert_int_equal(csrf_response_referrer(bad, 2, raise), CSRF_OK);
+	assert_int_equal(raise[0], 1);
+	assert_int_equal(raise[1], 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_values),
-	    cmocka_unit_test(test_slices),
-	    cmocka_unit_test(test_fold),
-	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_values),    cmocka_unit_test(test_slices),   cmocka_unit_test(test_fold),
+	    cmocka_unit_test(test_oversized), cmocka_unit_test(test_response),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
