@@ -632,7 +632,7 @@ static void sink_init(sink *s, const char *mem)
 	s->mem_len = csrf_inject_size();
 }
 
-/* The options every injector of the test gets (the referrer table sets
+/* The options every injector of the test is given (the referrer table sets
  * CSRF_INJECT_OPT_RAISE_REFERRER). */
 static unsigned options;
 
