@@ -27,7 +27,8 @@ typedef struct {
 	int form_action_csp; /* form_action_csp on (default) | off */
 	char **trusted;      /* the trusted_origin values, for the CSP */
 	size_t n_trusted;
-	char *csp; /* the Content-Security-Policy of injected pages, or NULL */
+	char *csp;                /* the Content-Security-Policy of injected pages, or NULL */
+	int referrer_same_origin; /* referrer_same_origin on | off (default): raise no-referrer */
 } cgi_conf;
 
 /* Reads the configuration file at path into conf (zeroed here; conf->ctx

@@ -170,6 +170,17 @@ static const char *d_form_action_csp(cgi_conf *c, args *x)
 	return NULL;
 }
 
+/* A program's no-referrer policy raised to same-origin (off by default):
+ * its own forms then send their Origin instead of null. */
+static const char *d_referrer_same_origin(cgi_conf *c, args *x)
+{
+	int v = pick("referrer_same_origin", x->a[0], flags, x->msg);
+	if (v < 0)
+		return x->msg;
+	c->referrer_same_origin = v;
+	return NULL;
+}
+
 /* The self-healing retry: a 403 for a stale token carries a fresh one
  * (csrf_retry_prepare). Off by default. */
 static const char *d_retry_token(cgi_conf *c, args *x)
@@ -232,6 +243,7 @@ static const struct {
     {"inject", 1, 1, 0, d_inject},
     {"form_action_csp", 1, 1, 0, d_form_action_csp},
     {"retry_token", 1, 1, 0, d_retry_token},
+    {"referrer_same_origin", 1, 1, 0, d_referrer_same_origin},
 };
 #define N_DIRECTIVES (sizeof directives / sizeof directives[0])
 #define D_KEY_FILE 1

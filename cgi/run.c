@@ -146,6 +146,19 @@ static int cache_rule(const headers *hs, unsigned char *drop, csrf_slice *add)
 	return csrf_response_cache(h, hs->n, drop, add) == CSRF_OK ? 0 : -1;
 }
 
+/* referrer_same_origin: which Referrer-Policy lines of the program's
+ * answer say same-origin instead (csrf_response_referrer: all of them,
+ * when together they say no-referrer). -1 as cache_rule. */
+static int referrer_rule(const headers *hs, unsigned char *raise)
+{
+	csrf_header h[HEADERS_MAX];
+	for (size_t i = 0; i < hs->n; i++) {
+		h[i].name = (csrf_slice){hs->h[i].name, hs->h[i].name_len};
+		h[i].value = (csrf_slice){hs->h[i].value, hs->h[i].value_len};
+	}
+	return csrf_response_referrer(h, hs->n, raise) == CSRF_OK ? 0 : -1;
+}
+
 static void put_line(const char *name, size_t name_len, const char *value, size_t value_len)
 {
 	fwrite(name, 1, name_len, stdout);
@@ -154,15 +167,20 @@ static void put_line(const char *name, size_t name_len, const char *value, size_
 	fwrite("\r\n", 1, 2, stdout);
 }
 
-/* With a page, drop and add are the cache rule's. */
+/* With a page, drop and add are the cache rule's; raise marks the lines
+ * that say same-origin instead (referrer_rule). */
 static void put_headers(const cgi_conf *conf, const headers *hs, const csrf_page *page, const unsigned char *drop,
-                        csrf_slice add)
+                        csrf_slice add, const unsigned char *raise)
 {
 	if (hs->status != NULL)
 		put_line("Status", 6, hs->status->value, hs->status->value_len);
 	for (size_t i = 0; i < hs->n; i++) {
 		const line *l = &hs->h[i];
-		if (l != hs->status && !(page != NULL && (drop[i] || dropped_when_injecting(l))))
+		if (l == hs->status || (page != NULL && (drop[i] || dropped_when_injecting(l))))
+			continue;
+		if (raise[i])
+			put_line(l->name, l->name_len, CSRF_REFERRER_RAISED, strlen(CSRF_REFERRER_RAISED));
+		else
 			put_line(l->name, l->name_len, l->value, l->value_len);
 	}
 	if (page != NULL) {
@@ -319,8 +337,10 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 	csrf_page page;
 	csrf_inject *inj = NULL;
 	void *mem = NULL;
-	unsigned char drop[HEADERS_MAX] = {0};
+	unsigned char drop[HEADERS_MAX] = {0}, raise[HEADERS_MAX] = {0};
 	csrf_slice add = {NULL, 0};
+	if (conf->referrer_same_origin && referrer_rule(&hs, raise) != 0)
+		memset(raise, 0, sizeof raise); /* not expected: parse made the lines */
 	/* HEAD: the server sends no body, so no token, and no cookie */
 	int html = conf->inject && conf->tokens && strcmp(method, "HEAD") != 0 && is_html(&hs) &&
 	           readable(fd, &hs, buf, head, &got, method, path);
@@ -335,6 +355,8 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			r = mem ? csrf_inject_init(mem, csrf_inject_size(), page.origin, page.origin_len, page.field,
 			                           strlen(page.field), page.token, CSRF_TOKEN_LEN, &inj)
 			        : CSRF_ERR_NOMEM;
+			if (r == CSRF_OK && conf->referrer_same_origin)
+				r = csrf_inject_options(inj, CSRF_INJECT_OPT_RAISE_REFERRER);
 		}
 		if (r != CSRF_OK) {
 			/* A page without tokens is safe to send: its forms
@@ -343,7 +365,7 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			html = 0;
 		}
 	}
-	put_headers(conf, &hs, html ? &page : NULL, drop, add);
+	put_headers(conf, &hs, html ? &page : NULL, drop, add, raise);
 	int rc = relay_body(fd, buf + head, got - head, html ? inj : NULL, method, path);
 	if (html)
 		csrf_page_wipe(&page);

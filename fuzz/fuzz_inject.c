@@ -8,18 +8,15 @@
  * being fed or, for a form's bytes held until its end tag, into the
  * injector; every inserted piece is exactly the hidden input right after
  * a form's start tag (it follows a '>' of the input, with a "<form" before
- * it) or the meta pair (it follows a '>'); the meta pair comes at most
- * once; finish counts the insertions; the output does not depend on how
- * the input was split (one chunk, random chunks, byte by byte); a
- * cross-origin or GET form written before the input gets no token, a
- * same-origin POST form closed before the input gets one after its start
- * tag whatever follows; an emit callback that refuses stops the feed with
- * CSRF_ERR_STOPPED.
- * Form ownership, without an HTML oracle: once a cross-origin POST form is
- * open, only a "</form" can clear the browser's form element pointer, so
- * no hidden field goes in before or at the input's first "</form" (in any
- * case); and none goes in after an ESC byte. A stop in the status comes
- * with the reason for it, and finish keeps the status for the caller.
+ * it) or the meta pair (it follows a '>'), or, with the referrer raise
+ * on (inputs of odd length), the same-origin referrer meta (it follows a
+ * '>', with a "<meta" before it); the meta pair comes at most once; finish counts the insertions; the output does not
+ * depend on how the input was split (one chunk, random chunks, byte by byte); a cross-origin or GET form written before
+ * the input gets no token, a same-origin POST form closed before the input gets one after its start tag whatever
+ * follows; an emit callback that refuses stops the feed with CSRF_ERR_STOPPED. Form ownership, without an HTML oracle:
+ * once a cross-origin POST form is open, only a "</form" can clear the browser's form element pointer, so no hidden
+ * field goes in before or at the input's first "</form" (in any case); and none goes in after an ESC byte. A stop in
+ * the status comes with the reason for it, and finish keeps the status for the caller.
  */
 #include "fuzz_util.h"
 
@@ -32,6 +29,10 @@
 	"9xo1AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDbq7Wm-T_a"
 #define INPUT_EL "<input type=\"hidden\" name=\"" FIELD "\" value=\"" TOKEN "\">"
 #define META_EL "<meta name=\"csrf-param\" content=\"" FIELD "\"><meta name=\"csrf-token\" content=\"" TOKEN "\">"
+#define RM_EL "<meta name=\"referrer\" content=\"same-origin\">"
+
+/* The injector options of this input's runs (LLVMFuzzerTestOneInput). */
+static unsigned options;
 
 typedef struct {
 	char *all; /* everything emitted */
@@ -58,7 +59,14 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 	if (inserted) {
 		int is_input = n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0;
 		int is_meta = n == sizeof META_EL - 1 && memcmp(p, META_EL, n) == 0;
-		FZ_ASSERT(is_input || is_meta);
+		int is_rm = n == sizeof RM_EL - 1 && memcmp(p, RM_EL, n) == 0;
+		FZ_ASSERT(is_input || is_meta || (is_rm && options));
+		if (is_rm) {
+			int meta = 0;
+			for (size_t i = 0; i + 5 <= s->pass_n && !meta; i++)
+				meta = s->pass[i] == '<' && strncasecmp(s->pass + i + 1, "meta", 4) == 0;
+			FZ_ASSERT(meta);
+		}
 		/* the meta pair right after a tag of the input, the field right
 		 * after a form's start tag */
 		FZ_ASSERT(s->pass_n > 0 && s->pass[s->pass_n - 1] == '>');
@@ -93,6 +101,7 @@ static csrf_inject *new_injector(void *mem)
 	FZ_ASSERT(csrf_inject_init(mem, csrf_inject_size(), SELF, sizeof SELF - 1, FIELD, sizeof FIELD - 1, TOKEN,
 	                           sizeof TOKEN - 1, &inj) == CSRF_OK);
 	FZ_ASSERT(inj != NULL);
+	FZ_ASSERT(csrf_inject_options(inj, options) == CSRF_OK);
 	return inj;
 }
 
@@ -107,7 +116,7 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 	size_t lt = 0;
 	for (size_t i = 0; i < n; i++)
 		lt += html[i] == '<';
-	s->all_cap = n + sizeof META_EL + lt * sizeof INPUT_EL + 1;
+	s->all_cap = n + sizeof META_EL + lt * (sizeof INPUT_EL + sizeof RM_EL) + 1;
 	s->all = malloc(s->all_cap);
 	s->pass = malloc(n + 1);
 	FZ_ASSERT(s->all && s->pass);
@@ -225,6 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const fz_piece *splits = &ps.p[0];
 	const char *html = ps.p[1].ptr;
 	size_t n = ps.p[1].len;
+	options = (n & 1) ? CSRF_INJECT_OPT_RAISE_REFERRER : 0;
 
 	sink whole, split;
 	run(html, n, NULL, 0, &whole);

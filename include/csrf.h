@@ -870,6 +870,23 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
                                              const char *field, size_t field_len, const char *token, size_t token_len,
                                              csrf_inject **out);
 
+/* Options of an injector, an OR of CSRF_INJECT_OPT_* bits; none by
+ * default. Set after csrf_inject_init, before the first feed; they last
+ * through csrf_inject_reset and csrf_inject_finish. CSRF_OK, or
+ * CSRF_ERR_ARG (NULL, an unknown bit, or a stream already fed). */
+/* After every <meta name="referrer"> whose content browsers read as
+ * no-referrer (csrf_referrer_policy_parse's rules plus HTML's legacy
+ * keywords: "never" is no-referrer), add <meta name="referrer"
+ * content="same-origin">: a later meta overrides an earlier one, so the
+ * page's forms send its Origin (see csrf_referrer_policy). The raise
+ * goes right after the meta's start tag, in the same parent (a meta in a
+ * template, or one a browser drops, has the same fate as the page's),
+ * except inside a form whose bytes are held: there it goes after the
+ * held bytes, still inside that form, when they leave. Counts as an
+ * insertion. A meta an application's script adds is not seen. */
+#define CSRF_INJECT_OPT_RAISE_REFERRER 0x1u
+CSRF_MUST_CHECK csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options);
+
 /* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_STOPPED when emit
  * returned non-zero (the caller stopped the stream: every later feed
  * answers the same until csrf_inject_reset). */
@@ -908,8 +925,8 @@ const char *csrf_inject_status_str(unsigned reason);
 /* Ends a stream: emits what the injector still holds (a form whose end
  * tag never came, without the field: CSRF_INJECT_UNCLOSED), then resets
  * as csrf_inject_reset does. Every stream ends here; *injected is the
- * number of insertions it got: one per hidden input and one for the pair
- * of meta tags. CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
+ * number of insertions it got: one per hidden input, one for the pair
+ * of meta tags, and one per referrer meta raised. CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
  * in an earlier feed: the output is incomplete), CSRF_ERR_ARG. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn emit, void *ud, unsigned *injected);
 
@@ -918,6 +935,70 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn em
  * *injected as csrf_inject_finish says. The injector is then ready for a
  * new stream with the same field, token and origin. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected);
+
+/* ------------------------------------------------------------------ */
+/* Referrer policy: keeping the Origin of a page's own forms           */
+/* ------------------------------------------------------------------ */
+
+/* A page whose referrer policy is no-referrer (phpMyAdmin's, in its
+ * Referrer-Policy header and in a <meta name="referrer">) makes the
+ * browser send "Origin: null" with its form POSTs, also to itself
+ * (Fetch, "append a request Origin header"); the other policies keep a
+ * same-origin POST's Origin (strict-origin, no-referrer-when-downgrade
+ * and strict-origin-when-cross-origin drop it only from HTTPS to HTTP,
+ * same-origin only across origins, XHR and fetch() in cors mode never).
+ * Where no Sec-Fetch-Site comes (plain HTTP under a name), nothing then
+ * speaks for the page's forms but a token, which forms an application's
+ * scripts build or fetch as JSON do not carry. An adapter may raise such
+ * a policy to same-origin (opt-in): the browser then sends the site's
+ * own Origin with them, and still nothing of the page's URL to any other
+ * origin, so the application's privacy toward other sites is kept; only
+ * its own origin gets the Referer. */
+typedef enum {
+	CSRF_REFERRER_UNSET = 0, /* no policy recognized: the one before it, or the browser's default */
+	CSRF_REFERRER_NO_REFERRER = 1,
+	CSRF_REFERRER_NO_REFERRER_WHEN_DOWNGRADE = 2,
+	CSRF_REFERRER_SAME_ORIGIN = 3,
+	CSRF_REFERRER_ORIGIN = 4,
+	CSRF_REFERRER_STRICT_ORIGIN = 5,
+	CSRF_REFERRER_ORIGIN_WHEN_CROSS_ORIGIN = 6,
+	CSRF_REFERRER_STRICT_ORIGIN_WHEN_CROSS_ORIGIN = 7,
+	CSRF_REFERRER_UNSAFE_URL = 8
+} csrf_referrer_policy;
+
+/* The policy the raise writes: the header value, and the content of the
+ * <meta name="referrer"> the injector adds. */
+#define CSRF_REFERRER_RAISED "same-origin"
+
+/* The policy of one Referrer-Policy header line (value, len; no NUL
+ * needed), as browsers read it: tokens separated by commas, whitespace
+ * around each ignored, ASCII case ignored (Chromium and Firefox; the
+ * spec's list is lower case), tokens that name no policy (misspelt,
+ * quoted, empty, a <meta>-only legacy keyword such as "never") skipped,
+ * and the last policy named wins. Returns prev when the line names none,
+ * so that several lines fold: start with CSRF_REFERRER_UNSET and pass
+ * each line's answer to the next (the browser reads them as one list).
+ * NULL reads as empty. Allocates nothing; any length. */
+csrf_referrer_policy csrf_referrer_policy_parse(const char *value, size_t len, csrf_referrer_policy prev);
+
+/* 1 when one Referrer-Policy value makes the page's own form POSTs say
+ * "Origin: null" (its policy is no-referrer), 0 otherwise: the value an
+ * adapter would replace by CSRF_REFERRER_RAISED. For several header
+ * lines, fold them with csrf_referrer_policy_parse and compare with
+ * CSRF_REFERRER_NO_REFERRER. */
+int csrf_referrer_raises(const char *value, size_t len);
+
+/* Which Referrer-Policy lines of a response an adapter raises (its
+ * opt-in; the nginx module's csrf_referrer_same_origin): given the
+ * response's n headers, sets raise[i] to 1 for every Referrer-Policy
+ * line (name in any case) when the lines together, read as one list as
+ * csrf_referrer_policy_parse folds them, make no-referrer, and to 0 for
+ * every other header and in every other case. The adapter gives each
+ * line marked the value CSRF_REFERRER_RAISED, so the policy is
+ * same-origin whichever line a browser reads last. CSRF_OK, or
+ * CSRF_ERR_ARG (headers or raise NULL with n > 0, a NULL pointer with a
+ * length; raise untouched). */
+CSRF_MUST_CHECK csrf_reason csrf_response_referrer(const csrf_header *headers, size_t n, unsigned char *raise);
 
 /* ------------------------------------------------------------------ */
 /* Charset and Content-Security-Policy for injected responses          */

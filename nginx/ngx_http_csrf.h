@@ -37,6 +37,7 @@ typedef struct {
 	ngx_int_t status;
 	time_t max_age;
 	ngx_flag_t form_action_csp;
+	ngx_flag_t referrer_same_origin;
 
 	csrf_ctx *ctx;       /* built in merge when enable is on */
 	csrf_slice *origins; /* the trusted origins as slices, for the CSP */

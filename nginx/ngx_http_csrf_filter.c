@@ -199,6 +199,43 @@ static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r, ngx_http_csrf_cache_
 	return ngx_http_csrf_add_header(r, "Cache-Control", (const u_char *)add.ptr, add.len);
 }
 
+/* csrf_referrer_same_origin: the Referrer-Policy lines the library says
+ * make the page's own forms send "Origin: null" say same-origin. */
+static ngx_int_t ngx_http_csrf_referrer(ngx_http_request_t *r)
+{
+	u_char *raise;
+	ngx_uint_t i, n;
+	ngx_list_part_t *part;
+	ngx_http_csrf_cache_t c;
+
+	n = 0;
+	for (part = &r->headers_out.headers.part; part; part = part->next) {
+		n += part->nelts;
+	}
+
+	c.headers = ngx_palloc(r->pool, (n ? n : 1) * sizeof(csrf_header));
+	c.elts = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_table_elt_t *));
+	raise = ngx_pnalloc(r->pool, n ? n : 1);
+	if (c.headers == NULL || c.elts == NULL || raise == NULL) {
+		return NGX_ERROR;
+	}
+
+	c.n = 0;
+	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_cache_header, &c);
+
+	if (csrf_response_referrer(c.headers, c.n, raise) != CSRF_OK) {
+		return NGX_ERROR;
+	}
+
+	for (i = 0; i < c.n; i++) {
+		if (raise[i]) {
+			ngx_str_set(&c.elts[i]->value, CSRF_REFERRER_RAISED);
+		}
+	}
+
+	return NGX_OK;
+}
+
 /* The Content-Type value the client will receive: nginx keeps a charset
  * apart when a "charset" directive or the static module set it. */
 static ngx_int_t ngx_http_csrf_content_type(ngx_http_request_t *r, ngx_str_t *out)
@@ -252,6 +289,10 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	}
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	if (clcf->enable && clcf->referrer_same_origin && r == r->main && ngx_http_csrf_referrer(r) != NGX_OK) {
+		return NGX_ERROR;
+	}
 
 	/* a HEAD response has no body to put a token in, and so no cookie:
 	 * nginx sets header_only for HEAD only in its last header filter,
@@ -392,6 +433,10 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	rc = csrf_inject_init(mem, csrf_inject_size(), page.origin, page.origin_len, page.field, ngx_strlen(page.field),
 	                      page.token, CSRF_TOKEN_LEN, &ctx->inj);
 	csrf_page_wipe(&page);
+
+	if (rc == CSRF_OK && clcf->referrer_same_origin) {
+		rc = csrf_inject_options(ctx->inj, CSRF_INJECT_OPT_RAISE_REFERRER);
+	}
 
 	if (rc != CSRF_OK) {
 		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot start the injector for \"%V\": %s", &r->uri,

@@ -88,6 +88,9 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_form_action_csp"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
      NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, form_action_csp), NULL},
 
+    {ngx_string("csrf_referrer_same_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, referrer_same_origin), NULL},
+
     ngx_null_command};
 
 static ngx_http_module_t ngx_http_csrf_module_ctx = {
@@ -185,6 +188,7 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	conf->status = NGX_CONF_UNSET;
 	conf->max_age = NGX_CONF_UNSET;
 	conf->form_action_csp = NGX_CONF_UNSET;
+	conf->referrer_same_origin = NGX_CONF_UNSET;
 
 	return conf;
 }
@@ -522,6 +526,7 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
 	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
 	ngx_conf_merge_value(conf->form_action_csp, prev->form_action_csp, 0);
+	ngx_conf_merge_value(conf->referrer_same_origin, prev->referrer_same_origin, 0);
 
 	if (!conf->enable) {
 		return NGX_CONF_OK;

@@ -33,6 +33,8 @@
 #define META_PRE "<meta name=\"csrf-param\" content=\""
 #define META_MID "\"><meta name=\"csrf-token\" content=\""
 #define META_END "\">"
+/* what CSRF_INJECT_OPT_RAISE_REFERRER adds after a no-referrer meta */
+#define REFERRER_EL "<meta name=\"referrer\" content=\"" CSRF_REFERRER_RAISED "\">"
 #define LIT_LEN(s) (sizeof(s) - 1)
 #define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
@@ -163,15 +165,19 @@ struct csrf_inject {
 
 	/* configuration */
 	csrf_origin self;
+	unsigned options; /* CSRF_INJECT_OPT_* */
+	uint8_t fed;      /* the stream has been fed: options are fixed */
 	uint16_t input_len, meta_len;
 	char input_el[INPUT_MAX];
 	char meta_el[META_MAX];
+	char referrer_el[LIT_LEN(REFERRER_EL)];
 
 	/* the bytes of a POST form to this origin, from the end of its start
 	 * tag on, held until every submitter of it has been read */
 	uint8_t holding;
 	uint32_t hold_len;
-	uint32_t hold_meta; /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	uint32_t hold_meta;     /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	uint32_t hold_referrer; /* where the raise goes in the hold, not copied into it (HOLD_NONE: nowhere) */
 	char hold[CSRF_INJECT_HOLD_MAX];
 };
 
@@ -406,25 +412,44 @@ static void value_bytes(struct inj_tag *t, const char *p, size_t n)
 
 #define HOLD_NONE UINT32_MAX
 
+/* Held bytes [from, to) of the page. Non-zero when emit stopped. */
+static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_t from, size_t to)
+{
+	return to > from && emit(ud, inj->hold + from, to - from, 0) != 0;
+}
+
 /* Lets the held bytes go: the field first when the form gets the token
  * (right after its start tag, where the hold began), then the form's
- * bytes as the page had them. Non-zero when emit stopped. */
+ * bytes as the page had them, with the meta tags where they went in
+ * (copied into the hold) and the referrer raise at its place (kept as a
+ * position only, so it takes no room of the hold). Non-zero when emit
+ * stopped. */
 static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
 	inj->holding = 0;
 	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
 		return 1;
-	size_t n = inj->hold_len, m = inj->hold_meta;
+	size_t n = inj->hold_len, m = inj->hold_meta, r = inj->hold_referrer, at = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
-	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
-		if ((m > 0 && emit(ud, inj->hold, m, 0) != 0) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+	inj->hold_referrer = HOLD_NONE;
+	if (r != HOLD_NONE && (m == HOLD_NONE || r <= m)) {
+		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
 			return 1;
-		m += inj->meta_len;
-	} else {
-		m = 0;
+		at = r;
+		r = HOLD_NONE;
 	}
-	return n > m && emit(ud, inj->hold + m, n - m, 0) != 0;
+	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
+		if (emit_held(inj, emit, ud, at, m) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+			return 1;
+		at = m + inj->meta_len;
+	}
+	if (r != HOLD_NONE) {
+		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
+			return 1;
+		at = r;
+	}
+	return emit_held(inj, emit, ud, at, n);
 }
 
 /* Every piece of output: held while a form is pending, else passed on.
@@ -509,6 +534,7 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 		inj->holding = 1;
 		inj->hold_len = 0;
 		inj->hold_meta = HOLD_NONE;
+		inj->hold_referrer = HOLD_NONE;
 		return 0;
 	}
 	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
@@ -531,17 +557,62 @@ static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_f
 	return settle(inj, emit, ud);
 }
 
+/* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
+ * 1 when browsers read it as a referrer policy of no-referrer. Its name
+ * must be "referrer" in any case (no blanks: HTML compares the whole
+ * value); its content is read as csrf_referrer_scan reads it, with the
+ * legacy keywords. A content longer than the tag keeps is raised
+ * unread: same-origin gives no other origin more than any policy does. */
+static int meta_no_referrer(struct inj_tag *t)
+{
+	if (!(t->seen & A_SHORT) || !(t->seen & A_URL) || t->short_over)
+		return 0;
+	size_t n = inj_decode_attr(t->short_val, t->short_len);
+	if (!csrf_ieq(t->short_val, n, "referrer"))
+		return 0;
+	if (t->url_trunc)
+		return 1;
+	n = inj_decode_attr(t->url, t->url_len);
+	return csrf_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
+}
+
+/* The meta tag that ends at chunk[i] says no-referrer: the raise goes
+ * right after it. Inside a held form its place is noted instead (the
+ * bytes up to the tag's end held first) and it goes out with the form's
+ * bytes, once: a later no-referrer meta of the same form moves it there.
+ * Non-zero when emit stopped. */
+static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                          void *ud)
+{
+	if (!meta_no_referrer(&inj->tag))
+		return 0;
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	if (inj->holding) {
+		inj->tree.count += inj->hold_referrer == HOLD_NONE;
+		inj->hold_referrer = inj->hold_len;
+		return 0;
+	}
+	inj->tree.count++;
+	return emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0;
+}
+
 /* Most tags change nothing the model follows: straight back to data.
- * *st: the tokenizer's next state. */
+ * *st: the tokenizer's next state. A meta kept (keep) may need its
+ * referrer policy raised, wherever the model goes. */
 STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                  uint8_t *st)
 {
+	int meta = inj->tag.id == T_META && inj->tag.keep;
 	if (inj_tree_plain(&inj->tree, &inj->tag)) {
 		*st = S_DATA;
-		return 0;
+		return meta ? referrer_raise(inj, chunk, i, start, emit, ud) : 0;
 	}
 	int r = tag_move(inj, chunk, i, start, emit, ud);
 	*st = inj->state;
+	if (r == 0 && meta)
+		r = referrer_raise(inj, chunk, i, start, emit, ud);
 	return r;
 }
 
@@ -949,8 +1020,11 @@ STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, 
 	if (i == len)
 		return i;
 	unsigned char c = (unsigned char)chunk[i];
-	if (!tag->skip_name) /* else T_OTHER, and no attributes kept, as begin_tag left it */
+	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		name_done(tag, foreign);
+		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
+			tag->keep = 1; /* its name and content: a referrer policy to raise */
+	}
 	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
 		return SIZE_MAX;
 	if (c == '>')
@@ -1336,6 +1410,7 @@ static void reset_stream(struct csrf_inject *inj)
 {
 	inj->state = S_DATA;
 	inj->failed = 0;
+	inj->fed = 0;
 	memset(&inj->tag, 0, offsetof(struct inj_tag, short_val));
 	inj_tree_reset(&inj->tree);
 }
@@ -1392,8 +1467,19 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	n = put(inj->meta_el, n, token, token_len);
 	n = put(inj->meta_el, n, META_END, LIT_LEN(META_END));
 	inj->meta_len = (uint16_t)n;
+	memcpy(inj->referrer_el, REFERRER_EL, LIT_LEN(REFERRER_EL));
+	inj->hold_meta = HOLD_NONE;
+	inj->hold_referrer = HOLD_NONE;
 	reset_stream(inj);
 	*out = inj;
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
+{
+	if (!inj || inj->fed || (options & ~CSRF_INJECT_OPT_RAISE_REFERRER))
+		return CSRF_ERR_ARG;
+	inj->options = options;
 	return CSRF_OK;
 }
 
@@ -1404,6 +1490,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	if (inj->failed)
 		return CSRF_ERR_STOPPED;
 	inj->fresh = 0;
+	inj->fed = 1;
 	size_t start = 0, lim = len;
 	/* An ESC byte: a browser that does not know the charset for sure may
 	 * read the page as ISO-2022-JP, where "ESC $ B <!--" is two letters.
@@ -1448,6 +1535,7 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	inj->holding = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
+	inj->hold_referrer = HOLD_NONE;
 	*injected = inj->tree.count;
 	inj->last_status = inj->tree.status | inj_tree_finish(&inj->tree);
 	reset_stream(inj);

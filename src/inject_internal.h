@@ -115,7 +115,9 @@ enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
  * no name we know). */
 uint8_t inj_tag_id(const char *name, size_t len);
 /* The same for HTML content, where only the elements up to T_KEYGEN
- * matter: the others (breakout, integration points, void) are T_OTHER. */
+ * matter, and meta (T_META: a referrer policy the injector may raise;
+ * the model treats it as any void element): the others (breakout,
+ * integration points, void) are T_OTHER. */
 uint8_t inj_tag_id_html(const char *name, size_t len);
 
 /* The lower-case letters that start a name inj_tag_id_html knows, one bit

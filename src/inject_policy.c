@@ -120,7 +120,7 @@ uint8_t inj_tag_id_html(const char *n, size_t len)
 		case 'h':
 			return is(n, "head", 4) ? T_HEAD : T_OTHER;
 		case 'm':
-			return is(n, "math", 4) ? T_MATH : T_OTHER;
+			return is(n, "math", 4) ? T_MATH : is(n, "meta", 4) ? T_META : T_OTHER;
 		default:
 			return T_OTHER;
 		}
@@ -204,6 +204,10 @@ uint8_t inj_attr_slot(struct inj_tag *tag)
 		if (attr_is(tag, "form"))
 			tag->has_form = 1;
 		return SLOT_NONE;
+	case T_META: /* kept only when the injector raises referrer policies */
+		if (attr_is(tag, "name"))
+			return take(tag, A_SHORT, SLOT_SHORT);
+		return attr_is(tag, "content") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
 	case T_ANNOTATION_XML:
 		return attr_is(tag, "encoding") ? take(tag, A_SHORT, SLOT_SHORT) : SLOT_NONE;
 	case T_FONT:

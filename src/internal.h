@@ -385,4 +385,11 @@ int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN]);
 extern unsigned csrf_keyfile_lock_wait_ms;
 extern int (*csrf_keyfile_sync_dir)(int fd);
 
+/* A referrer policy value, read as browsers read it (referrer.c):
+ * comma-separated tokens, whitespace around each ignored, ASCII case
+ * ignored, the last one recognized wins; prev when none is. legacy: also
+ * the <meta> keywords of HTML's legacy table (never, default, always,
+ * origin-when-crossorigin). */
+csrf_referrer_policy csrf_referrer_scan(const char *value, size_t len, int legacy, csrf_referrer_policy prev);
+
 #endif /* CSRF_INTERNAL_H */

@@ -25,6 +25,9 @@
 #define IN "<input type=\"hidden\" name=\"" F "\" value=\"" T "\">"
 #define MT "<meta name=\"csrf-param\" content=\"" F "\"><meta name=\"csrf-token\" content=\"" T "\">"
 #define PF "<form method=post>"
+/* what CSRF_INJECT_OPT_RAISE_REFERRER adds */
+#define RM "<meta name=\"referrer\" content=\"same-origin\">"
+#define NRM "<meta name=referrer content=no-referrer>"
 #define CL "</form>"
 
 /* The bound csrf.h documents. */
@@ -629,6 +632,10 @@ static void sink_init(sink *s, const char *mem)
 	s->mem_len = csrf_inject_size();
 }
 
+/* The options every injector of the test is given (the referrer table sets
+ * CSRF_INJECT_OPT_RAISE_REFERRER). */
+static unsigned options;
+
 /* An injector in exactly csrf_inject_size() bytes flush against a guard
  * page: a write past its state crashes. */
 static csrf_inject *new_injector(char **mem)
@@ -641,6 +648,7 @@ static csrf_inject *new_injector(char **mem)
 	csrf_inject *inj = NULL;
 	assert_int_equal(csrf_inject_init(*mem, sz, SELF, strlen(SELF), F, strlen(F), T, strlen(T), &inj), CSRF_OK);
 	assert_non_null(inj);
+	assert_int_equal(csrf_inject_options(inj, options), CSRF_OK);
 	return inj;
 }
 
@@ -687,6 +695,12 @@ static void expect_output(const char *name, const char *mode, size_t at, const s
 	}
 	if (s->plain_len != in_len || (in_len && memcmp(s->plain, in, in_len) != 0))
 		fail_msg("%s (%s %zu): output without the insertions is not the input", name, mode, at);
+}
+
+/* Insertion k of s, at byte at of its output, is the element lit. */
+static int is_piece(const sink *s, size_t k, size_t at, const char *lit)
+{
+	return s->ins_n[k] == strlen(lit) && memcmp(s->out + at, lit, s->ins_n[k]) == 0;
 }
 
 static uint32_t xorshift(uint32_t *x)
@@ -752,7 +766,7 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 	 * tag ends, a form's field once its end tag's name has been read (its
 	 * bytes are held until then; the stream's end lets them go without
 	 * the field) */
-	size_t prev_n = 0;
+	size_t prev_n = 0, prev_in = 0, prev_other = 0;
 	for (size_t m = 0; m <= len; m++) {
 		if (m == 0) {
 			/* nothing to feed: the injector emits nothing */
@@ -770,24 +784,50 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 		expect_output(name, "prefix", m, &s, s.out, s.len, in, m);
 		if (count != s.n_ins)
 			fail_msg("%s (prefix %zu): %u elements counted, %zu inserted", name, m, count, s.n_ins);
-		/* the insertions are the first ones of the full output, where it has them */
-		size_t off = 0, foff = 0;
-		for (size_t k = 0; k < s.n_ins; k++) {
-			if (k >= full.n_ins || s.ins_at[k] != full.ins_at[k] || s.ins_n[k] != full.ins_n[k] ||
-			    memcmp(s.out + s.ins_at[k] + off, full.out + full.ins_at[k] + foff, s.ins_n[k]) != 0)
+		/* the insertions are the first ones of the full output, where it
+		 * has them. With the referrer raise on, a form held at the
+		 * prefix's end gets no field, so a meta inserted inside it comes
+		 * without the field the full output has before it; and the raise
+		 * of a held form goes after its last no-referrer meta, which a
+		 * longer prefix may move on: raises are checked by the whole
+		 * outputs above only. */
+		size_t sp[64], fp[64], off = 0;
+		for (size_t k = 0; k < s.n_ins; k++)
+			sp[k] = s.ins_at[k] + off, off += s.ins_n[k];
+		off = 0;
+		for (size_t k = 0; k < full.n_ins; k++)
+			fp[k] = full.ins_at[k] + off, off += full.ins_n[k];
+		for (size_t k = 0, j = 0; k < s.n_ins; k++, j++) {
+			if (options && is_piece(&s, k, sp[k], RM)) {
+				j--;
+				continue;
+			}
+			while (options && j < full.n_ins && !is_piece(&s, k, sp[k], IN) &&
+			       (is_piece(&full, j, fp[j], IN) || is_piece(&full, j, fp[j], RM)))
+				j++;
+			while (options && j < full.n_ins && is_piece(&full, j, fp[j], RM))
+				j++;
+			if (j >= full.n_ins || s.ins_at[k] != full.ins_at[j] || s.ins_n[k] != full.ins_n[j] ||
+			    memcmp(s.out + sp[k], full.out + fp[j], s.ins_n[k]) != 0)
 				fail_msg("%s (prefix %zu): insertion %zu is not the full output's", name, m, k);
-			off += s.ins_n[k];
-			foff += full.ins_n[k];
 		}
 		if (s.n_ins < prev_n)
 			fail_msg("%s (prefix %zu): an insertion went away", name, m);
-		for (size_t k = prev_n; k < s.n_ins; k++) {
+		/* the new ones: fields and metas counted apart (a field goes in
+		 * before a meta inside its form that came out at a shorter
+		 * prefix) */
+		size_t n_in = 0, n_other = 0;
+		for (size_t k = 0; k < s.n_ins; k++) {
 			const char *piece = s.out + s.ins_at[k];
 			size_t before = 0;
 			for (size_t j = 0; j < k; j++)
 				before += s.ins_n[j];
 			piece += before;
-			int meta = s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0;
+			int is_in = s.ins_n[k] == strlen(IN) && memcmp(piece, IN, strlen(IN)) == 0;
+			if (is_in ? n_in++ < prev_in : n_other++ < prev_other)
+				continue;
+			int meta = (s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0) ||
+			           (s.ins_n[k] == strlen(RM) && memcmp(piece, RM, strlen(RM)) == 0);
 			unsigned char last = (unsigned char)in[m - 1];
 			int form_end = m >= 7 && strncasecmp(in + m - 7, "</form", 6) == 0 &&
 			               (last == '>' || last == '/' || last == ' ' || last == '\t' || last == '\n' ||
@@ -796,6 +836,8 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 				fail_msg("%s (prefix %zu): insertion %zu came before what decides it", name, m, k);
 		}
 		prev_n = s.n_ins;
+		prev_in = n_in;
+		prev_other = n_other;
 		if (m == len && s.n_ins != full.n_ins)
 			fail_msg("%s: the whole input fed at once differs", name);
 		sink_free(&s);
@@ -810,6 +852,113 @@ static void test_table(void **state)
 		const row *r = &rows[i];
 		check_doc(r->name, r->in, strlen(r->in), r->want, strlen(r->want), r->count);
 	}
+}
+
+/* CSRF_INJECT_OPT_RAISE_REFERRER: a same-origin meta right after every
+ * meta a browser reads as no-referrer, wherever it stands, and nothing
+ * after any other. */
+static const row referrer_rows[] = {
+    {"referrer head", "<head>" NRM "</head>", "<head>" MT NRM RM "</head>", 2},
+    {"referrer quoted", "<meta name=\"referrer\" content=\"no-referrer\">",
+     "<meta name=\"referrer\" content=\"no-referrer\">" RM, 1},
+    {"referrer self-closing", "<meta name='referrer' content='no-referrer'/>",
+     "<meta name='referrer' content='no-referrer'/>" RM, 1},
+    {"referrer content first", "<meta content=no-referrer name=referrer>",
+     "<meta content=no-referrer name=referrer>" RM, 1},
+    {"referrer case", "<META NAME=Referrer CONTENT=\"No-Referrer\">", "<META NAME=Referrer CONTENT=\"No-Referrer\">" RM,
+     1},
+    {"referrer blanks", "<meta name=referrer content=\" no-referrer\t\">",
+     "<meta name=referrer content=\" no-referrer\t\">" RM, 1},
+    {"referrer never", "<meta name=referrer content=\"never\">", "<meta name=referrer content=\"never\">" RM, 1},
+    {"referrer list last", "<meta name=referrer content=\"origin, no-referrer\">",
+     "<meta name=referrer content=\"origin, no-referrer\">" RM, 1},
+    {"referrer list other", "<meta name=referrer content=\"no-referrer, origin\">",
+     "<meta name=referrer content=\"no-referrer, origin\">", 0},
+    {"referrer refs", "<meta name=\"&#114;eferrer\" content=\"no&#x2d;referrer\">",
+     "<meta name=\"&#114;eferrer\" content=\"no&#x2d;referrer\">" RM, 1},
+    {"referrer same-origin", "<meta name=referrer content=same-origin>", "<meta name=referrer content=same-origin>", 0},
+    {"referrer strict-origin", "<meta name=referrer content=strict-origin>",
+     "<meta name=referrer content=strict-origin>", 0},
+    {"referrer default", "<meta name=referrer content=default>", "<meta name=referrer content=default>", 0},
+    {"referrer empty", "<meta name=referrer content>", "<meta name=referrer content>", 0},
+    {"referrer no content", "<meta name=referrer>", "<meta name=referrer>", 0},
+    {"referrer other name", "<meta name=referer content=no-referrer>", "<meta name=referer content=no-referrer>", 0},
+    {"referrer name blanks", "<meta name=\" referrer\" content=no-referrer>",
+     "<meta name=\" referrer\" content=no-referrer>", 0},
+    {"referrer http-equiv", "<meta http-equiv=Referrer-Policy content=no-referrer>",
+     "<meta http-equiv=Referrer-Policy content=no-referrer>", 0},
+    {"referrer first name wins", "<meta name=description name=referrer content=no-referrer>",
+     "<meta name=description name=referrer content=no-referrer>", 0},
+    {"referrer first content wins", "<meta name=referrer content=origin content=no-referrer>",
+     "<meta name=referrer content=origin content=no-referrer>", 0},
+    {"referrer end tag", "</meta name=referrer content=no-referrer>", "</meta name=referrer content=no-referrer>", 0},
+    {"referrer metadata", "<metadata name=referrer content=no-referrer>",
+     "<metadata name=referrer content=no-referrer>", 0},
+    {"referrer after head", "<head></head><body><p>" NRM, "<head>" MT "</head><body><p>" NRM RM, 2},
+    {"referrer two", "<head>" NRM "<meta name=referrer content=origin>" NRM,
+     "<head>" MT NRM RM "<meta name=referrer content=origin>" NRM RM, 3},
+    {"referrer in comment", "<!--" NRM "-->", "<!--" NRM "-->", 0},
+    {"referrer in script", "<script>'" NRM "'</script>", "<script>'" NRM "'</script>", 0},
+    {"referrer in title", "<title>" NRM "</title>" NRM, "<title>" NRM "</title>" NRM RM, 1},
+    {"referrer in svg", "<svg>" NRM "</svg>", "<svg>" NRM RM "</svg>", 1},
+    {"referrer in template", "<template>" NRM "</template>", "<template>" NRM RM "</template>", 1},
+    /* inside a form whose bytes are held: at its place, once it is let out */
+    {"referrer held form", PF "<input name=a>" NRM "<input name=b>" CL,
+     PF IN "<input name=a>" NRM RM "<input name=b>" CL, 2},
+    {"referrer held form twice", PF NRM "<i>" NRM "<b>" CL, PF IN NRM "<i>" NRM RM "<b>" CL, 2},
+    {"referrer held form no token", PF NRM "<button formmethod=get>" CL, PF NRM RM "<button formmethod=get>" CL, 1},
+    {"referrer held form unclosed", PF NRM "<input>", PF NRM RM "<input>", 1},
+    {"referrer held form with head", PF NRM "<head>" NRM CL, PF IN NRM "<head>" MT NRM RM CL, 3},
+    {"referrer held form head first", PF "<head>" NRM CL, PF IN "<head>" MT NRM RM CL, 3},
+    {"referrer get form", "<form>" NRM CL, "<form>" NRM RM CL, 1},
+    {"referrer after form", PF CL NRM, PF IN CL NRM RM, 2},
+};
+
+static void test_referrer(void **state)
+{
+	(void)state;
+	options = CSRF_INJECT_OPT_RAISE_REFERRER;
+	for (size_t i = 0; i < sizeof referrer_rows / sizeof referrer_rows[0]; i++) {
+		const row *r = &referrer_rows[i];
+		check_doc(r->name, r->in, strlen(r->in), r->want, strlen(r->want), r->count);
+	}
+	/* off (the default): every meta passes alone */
+	options = 0;
+	check_doc("referrer off", "<head>" NRM, strlen("<head>" NRM), "<head>" MT NRM, strlen("<head>" MT NRM), 1);
+}
+
+/* csrf_inject_options: known bits only, before the stream is fed; they
+ * last through finish and reset. */
+static void test_options(void **state)
+{
+	(void)state;
+	char *mem;
+	sink s;
+	unsigned count;
+	csrf_inject *inj = new_injector(&mem);
+	assert_int_equal(csrf_inject_options(NULL, 0), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_options(inj, 0x2), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_options(inj, ~0u), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_options(inj, CSRF_INJECT_OPT_RAISE_REFERRER), CSRF_OK);
+	for (int round = 0; round < 2; round++) {
+		sink_init(&s, mem);
+		assert_int_equal(csrf_inject_feed(inj, NRM, strlen(NRM), sink_emit, &s), CSRF_OK);
+		assert_int_equal(csrf_inject_options(inj, 0), CSRF_ERR_ARG); /* fed */
+		assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
+		assert_int_equal(count, 1);
+		assert_int_equal(s.len, strlen(NRM RM));
+		assert_memory_equal(s.out, NRM RM, s.len);
+		sink_free(&s);
+	}
+	/* between streams they may change */
+	assert_int_equal(csrf_inject_options(inj, 0), CSRF_OK);
+	sink_init(&s, mem);
+	assert_int_equal(csrf_inject_feed(inj, NRM, strlen(NRM), sink_emit, &s), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
+	assert_int_equal(count, 0);
+	assert_int_equal(s.len, strlen(NRM));
+	sink_free(&s);
+	tu_guard_free(mem);
 }
 
 /* Builds "<form method=post action=\"" pre + fill x n + post "\">". */
@@ -1539,6 +1688,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_referrer),
+	    cmocka_unit_test(test_options),
 	    cmocka_unit_test(test_long_actions),
 	    cmocka_unit_test(test_long_blank_action),
 	    cmocka_unit_test(test_init_args),
