@@ -1397,6 +1397,88 @@ static void test_long_form(void **state)
 	tu_guard_free(mem);
 }
 
+/* The status of in[0..len) fed in the chunks the cuts at[0..n) make. */
+static unsigned status_of(const char *in, size_t len, const size_t *at, size_t n)
+{
+	char *mem;
+	csrf_inject *inj = new_injector(&mem);
+	sink s;
+	sink_init(&s, mem);
+	size_t from = 0;
+	for (size_t k = 0; k <= n; k++) {
+		size_t to = k < n ? at[k] : len;
+		s.chunk = in + from;
+		s.chunk_len = to - from;
+		assert_int_equal(csrf_inject_feed(inj, in + from, to - from, sink_emit, &s), CSRF_OK);
+		from = to;
+	}
+	unsigned count;
+	s.chunk = NULL;
+	s.chunk_len = 0;
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
+	unsigned status = csrf_inject_status(inj);
+	sink_free(&s);
+	tu_guard_free(mem);
+	return status;
+}
+
+/* A held form that something other than its end tag settles (a submitter
+ * that sends it by GET, <plaintext>, a stop) near the hold's limit: too
+ * long or not is judged by its bytes up to there, so the status is the
+ * same however the stream is cut (before, fed whole it said GET_BUTTON or
+ * UNCLOSED, fed in pieces LONG_FORM). */
+static void test_long_form_stops(void **state)
+{
+	(void)state;
+	static const char *const tails[] = {"<button formmethod=get>",
+	                                    "<plaintext>",
+	                                    "<svg></p>",
+	                                    "<noscript><button formmethod=get></noscript>",
+	                                    "\x1b",
+	                                    "<select><table>"};
+	for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+		size_t tl = strlen(tails[t]);
+		const size_t fills[] = {CSRF_INJECT_HOLD_MAX - 64,     CSRF_INJECT_HOLD_MAX - tl,
+		                        CSRF_INJECT_HOLD_MAX - tl + 1, CSRF_INJECT_HOLD_MAX - tl + 2,
+		                        CSRF_INJECT_HOLD_MAX - 1,      CSRF_INJECT_HOLD_MAX,
+		                        CSRF_INJECT_HOLD_MAX + 1,      CSRF_INJECT_HOLD_MAX + 64};
+		for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+			size_t fill = fills[f], pl = strlen(PF), len = pl + fill + tl + strlen(CL);
+			char *in = malloc(len);
+			assert_non_null(in);
+			memcpy(in, PF, pl);
+			memset(in + pl, 'x', fill);
+			memcpy(in + pl + fill, tails[t], tl);
+			memcpy(in + pl + fill + tl, CL, strlen(CL));
+			unsigned whole = status_of(in, len, NULL, 0);
+			if (fill < CSRF_INJECT_HOLD_MAX - tl && (whole & CSRF_INJECT_LONG_FORM))
+				fail_msg("tail %zu, fill %zu: too long already", t, fill);
+			if (fill > CSRF_INJECT_HOLD_MAX && !(whole & CSRF_INJECT_LONG_FORM))
+				fail_msg("tail %zu, fill %zu: not too long (%#x)", t, fill, whole);
+			/* every cut around the limit and inside the tail, one at a time and all at once */
+			size_t at[96], n = 0;
+			for (size_t k = pl + fill - 8; k < len && n < 96; k++)
+				at[n++] = k;
+			for (size_t k = 0; k < n; k++) {
+				unsigned st = status_of(in, len, &at[k], 1);
+				if (st != whole)
+					fail_msg("tail %zu, fill %zu, cut at %zu: %#x, whole %#x", t, fill, at[k], st,
+					         whole);
+			}
+			unsigned bytes = status_of(in, len, at, n);
+			if (bytes != whole)
+				fail_msg("tail %zu, fill %zu, in pieces: %#x, whole %#x", t, fill, bytes, whole);
+			size_t pages[8], np = 0;
+			for (size_t k = 4096; k < len && np < 8; k += 4096)
+				pages[np++] = k;
+			unsigned paged = status_of(in, len, pages, np);
+			if (paged != whole)
+				fail_msg("tail %zu, fill %zu, in pages: %#x, whole %#x", t, fill, paged, whole);
+			free(in);
+		}
+	}
+}
+
 /* A stopped stream passes the rest through untouched: no meta, no field. */
 static void test_stopped_passes(void **state)
 {
@@ -1625,6 +1707,7 @@ int main(void)
 	    cmocka_unit_test(test_emit_stops),
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
+	    cmocka_unit_test(test_long_form_stops),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_random_docs),
