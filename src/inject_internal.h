@@ -213,23 +213,24 @@ enum { TC_NONE, TC_TD, TC_TH, TC_CAPTION };
 enum { TS_NONE, TS_TBODY, TS_THEAD, TS_TFOOT };
 
 struct inj_tree {
-	uint8_t ptr;       /* the form element pointer is set */
-	uint8_t cur_form;  /* what the pointer's form is: CF_* */
-	uint8_t base;      /* B_* */
-	uint8_t rel_token; /* a form with a relative action got the token */
-	uint8_t cur_rel;   /* the pointer's form, or one of its buttons, has a relative action */
-	uint8_t cur_id;    /* the pointer's form has an id */
-	uint8_t id_token;  /* a form with an id got the token */
-	uint8_t any_token; /* a form got the token */
-	uint8_t owner_out; /* a form="" button that sends by GET or elsewhere was seen */
-	uint8_t head_done; /* the meta tags went in */
-	uint8_t stopped;   /* lost track of the page: no more tokens */
-	uint8_t select;    /* inside a select element */
-	uint8_t templates; /* open template elements */
-	uint8_t depth;     /* open foreign elements */
-	uint8_t tables;    /* open tables (outside template contents), at most INJ_TABLE_MAX */
-	unsigned count;    /* insertions */
-	unsigned status;   /* CSRF_INJECT_* reasons */
+	uint8_t ptr;         /* the form element pointer is set */
+	uint8_t cur_form;    /* what the pointer's form is: CF_* */
+	uint8_t base;        /* B_* */
+	uint8_t rel_token;   /* a form with a relative action got the token */
+	uint8_t cur_rel;     /* the pointer's form, or one of its buttons, has a relative action */
+	uint8_t cur_id;      /* the pointer's form has an id */
+	uint8_t id_token;    /* a form with an id got the token */
+	uint8_t any_token;   /* a form got the token */
+	uint8_t owner_out;   /* a form="" button that sends by GET or elsewhere was seen */
+	uint8_t head_done;   /* the meta tags went in */
+	uint8_t stopped;     /* lost track of the page: no more tokens */
+	uint8_t select;      /* inside a select element */
+	uint8_t templates;   /* open template elements */
+	uint8_t depth;       /* open foreign elements */
+	uint8_t tables;      /* open tables (outside template contents), at most INJ_TABLE_MAX */
+	uint8_t base_tables; /* tables open when the first base was read */
+	unsigned count;      /* insertions */
+	unsigned status;     /* CSRF_INJECT_* reasons */
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
 	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */

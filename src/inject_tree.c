@@ -495,12 +495,26 @@ unsigned inj_tree_finish(const struct inj_tree *t)
 
 static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 {
-	if (t->base != B_NONE || t->templates > 0)
+	if (t->templates > 0)
 		return;
+	if (t->base != B_NONE) {
+		/* A base read in a table outside a cell is foster-parented: put
+		 * before the table, ahead in tree order of a first base read
+		 * inside it (in a cell of it, or of a table in one), which then
+		 * is no longer the first. The model keeps no tree: one read while
+		 * a table this deep was open may be inside this one. */
+		if (t->base == B_SAME && !maybe && table_mode(t) && t->base_tables >= t->tables &&
+		    inj_policy_base(tag, t->self) == B_OTHER) {
+			t->base = B_NONE;
+			base_start(t, tag, 0);
+		}
+		return;
+	}
 	int b = inj_policy_base(tag, t->self);
 	if (b == B_NONE || (maybe && b == B_SAME)) /* a maybe-base that is ours: a later one may still count */
 		return;
 	t->base = (uint8_t)b;
+	t->base_tables = t->tables;
 	if (b == B_OTHER && t->ptr && t->cur_rel)
 		hold_back(t, CSRF_INJECT_BASE);
 	if (b == B_OTHER && t->rel_token)

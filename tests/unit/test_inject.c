@@ -464,6 +464,13 @@ static const row rows[] = {
     {"noscript table left open", "<noscript><table></noscript>" SITE, "<noscript><table></noscript>" SITE, 0},
     {"noscript cell end", "<table><tr><td><noscript></td></noscript>" SITE,
      "<table><tr><td><noscript></td></noscript>" SITE, 0},
+    /* a base in a table outside a cell goes before the table: ahead of one read in a cell */
+    {"foster-parented base", "<table><tr><td>" EB "</td><base href=\"/app/\"></table>" SITE,
+     "<table><tr><td>" EB "</td><base href=\"/app/\"></table>" SITE, 0},
+    {"foster-parented base first", "<table><tr><td><base href=\"/app/\"></td>" EB "</table>" SITE,
+     "<table><tr><td><base href=\"/app/\"></td>" EB "</table>" SITE, 0},
+    {"base in a later cell", "<table><tr><td><base href=\"/app/\"><td>" EB "</table>" SITE,
+     "<table><tr><td><base href=\"/app/\"><td>" EB "</table>" SITE_IN, 1},
 #undef EG
 #undef SITE
 #undef SF
@@ -1275,6 +1282,7 @@ static void test_status(void **state)
 	    {"<table>" EF CL, 0},
 	    {"<table><tr><td><select><table>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
 	    {"<noscript><table></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
+	    {"<table><tr><td><base href=/app/></td>" EB "</table>" RF CL, CSRF_INJECT_BASE},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
@@ -1475,6 +1483,39 @@ static void test_long_form_stops(void **state)
 			if (paged != whole)
 				fail_msg("tail %zu, fill %zu, in pages: %#x, whole %#x", t, fill, paged, whole);
 			free(in);
+		}
+	}
+}
+
+/* Tables nested through cells: 32 are followed, and a form in the
+ * innermost cell keeps its token; one more stops the injector (fail
+ * closed: no token from there on, and the status says why). */
+static void test_deep_tables(void **state)
+{
+	(void)state;
+	static const char open[] = "<table><tr><td>";
+	for (size_t depth = 31; depth <= 33; depth++) {
+		char in[33 * sizeof open + 64];
+		size_t n = 0;
+		for (size_t k = 0; k < depth; k++) {
+			memcpy(in + n, open, strlen(open));
+			n += strlen(open);
+		}
+		memcpy(in + n, PF CL, strlen(PF CL));
+		n += strlen(PF CL);
+		unsigned count;
+		sink s;
+		run(in, n, NULL, 0, &s, &count);
+		sink_free(&s);
+		unsigned status = status_of(in, n, NULL, 0);
+		size_t at[] = {n / 2, n - 4};
+		assert_int_equal(status_of(in, n, at, 2), status);
+		if (depth <= 32) {
+			assert_int_equal(count, 1);
+			assert_int_equal(status, 0);
+		} else {
+			assert_int_equal(count, 0);
+			assert_int_equal(status, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
 		}
 	}
 }
@@ -1708,6 +1749,7 @@ int main(void)
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_long_form_stops),
+	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_random_docs),
