@@ -547,7 +547,7 @@ static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_f
 STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                  uint8_t *st)
 {
-	if (inj_tree_plain(&inj->tree, &inj->tag)) {
+	if (inj_tree_plain(&inj->tree, &inj->tag) || inj_tree_table_tag(&inj->tree, &inj->tag)) {
 		*st = S_DATA;
 		return 0;
 	}

@@ -279,6 +279,12 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
 	}
 }
 
+/* A table tag in HTML content outside select (a table page's most
+ * common tags: <tr>, <td>, </td>): moves the table modes and returns 1
+ * when that is all it does (it inserts nothing, settles no form, stops
+ * nothing); 0 for any other tag, which goes to inj_tree_tag. */
+int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag);
+
 void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
  * (*next) and the element to insert after it (returned). */

@@ -664,6 +664,20 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 	}
 }
 
+int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
+{
+	/* a <table> start tag may stop the model (too deep): inj_tree_tag */
+	if (!is_table_tag(tag->id) || (tag->id == T_TABLE && !tag->is_end) || t->depth > 0 || t->select || t->stopped)
+		return 0;
+	if (t->templates == 0) {
+		if (tag->is_end)
+			table_end(t, tag->id);
+		else
+			table_start(t, tag->id);
+	}
+	return 1;
+}
+
 int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 {
 	int ins = INS_NONE;
