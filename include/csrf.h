@@ -805,7 +805,8 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  *   (whose content older and newer browsers parse differently), noscript
  *   (raw text with scripting on; its content is also read as markup, as
  *   a browser with scripting off reads it, where a form, template or
- *   select end tag would move the form element pointer: a stop);
+ *   select end tag would move the form element pointer, or a table tag
+ *   the table modes around it, or a table left open in it: a stop);
  * - attribute values are decoded as the browser decodes them (numeric
  *   character references, and every named one that expands to ASCII:
  *   action="index.php&#x3F;route&#x3D;&#x2F;x" is a relative URL);
@@ -843,7 +844,9 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * <noscript> that has a formmethod or formaction
  * (CSRF_INJECT_NOSCRIPT_BUTTON: a browser without scripting builds it),
  * a form never closed (CSRF_INJECT_UNCLOSED), a form longer than the
- * hold (CSRF_INJECT_LONG_FORM). Their POST buttons then pass on origin
+ * hold (CSRF_INJECT_LONG_FORM: judged by its bytes up to whatever settles
+ * it, its end tag, a button or a stop, so the status is the same however
+ * the stream is cut). Their POST buttons then pass on origin
  * evidence or fail with CSRF_TOKEN_MISSING. A button with a form=""
  * attribute sends the form with that id wherever it stands; no ids are
  * kept: one that sends by GET or elsewhere takes the token from an open
