@@ -42,6 +42,16 @@ wrapped to do so), an input inserted while a template is open is inert
 A <base> to another origin that comes after a form got its token is
 accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
 
+Placement. The injector's promise is that a field is its form's because
+it is the form's child: every field must be, in the final tree, a
+descendant of the form the pointer gave it when it was inserted. A
+<form> start tag that a table holds outside a cell is inserted and
+popped at once (the field after it is a sibling owned through the
+pointer, which the adoption agency or foster parenting later takes
+away): such a form must get no token. The first pages (LEGIT) are
+ordinary table layouts that must keep theirs (a form in a cell, in a
+caption, around a table, in a nested table's cell).
+
 Submitters. A form whose fields can leave by GET or to another origin
 must not hold the field: its method must be POST, and every submit
 button it owns (as above, or by a form="" attribute naming its id, the
@@ -648,7 +658,7 @@ def main():
         for scripting in (True, False):
             bad, good = leaks(out, scripting, status)
             if bad:
-                print("page %d (seed %d, scripting %s): an injected field's form posts to %s" %
+                print("page %d (seed %d, scripting %s): an injected field leaks: %s" %
                       (n, args.seed, "on" if scripting else "off", bad[0]))
                 print("input:  " + page.decode("latin-1"))
                 print("output: " + out)
