@@ -477,8 +477,8 @@ int inj_tree_noscript_table(const struct inj_tree *t, uint8_t id, int is_end, ui
 			*open = (uint8_t)(is_end ? *open - 1 : *open + 1);
 		return id == T_TABLE && !is_end && *open == UINT8_MAX;
 	}
-	if (id == T_TABLE && !is_end &&
-	    !table_mode(t)) { /* a table inside it (a "<table>" replaces: counted as one more) */
+	/* a table inside it (one that replaces another is counted as one more) */
+	if (id == T_TABLE && !is_end && !table_mode(t)) {
 		(*open)++;
 		return 0;
 	}
