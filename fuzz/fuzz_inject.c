@@ -10,13 +10,19 @@
  * a form's start tag (it follows a '>' of the input, with a "<form" before
  * it) or the meta pair (it follows a '>'), or, with the referrer raise
  * on (inputs of odd length), the same-origin referrer meta (it follows a
- * '>', with a "<meta" before it); the meta pair comes at most once; finish counts the insertions; the output does not
- * depend on how the input was split (one chunk, random chunks, byte by byte); a cross-origin or GET form written before
- * the input gets no token, a same-origin POST form closed before the input gets one after its start tag whatever
- * follows; an emit callback that refuses stops the feed with CSRF_ERR_STOPPED. Form ownership, without an HTML oracle:
- * once a cross-origin POST form is open, only a "</form" can clear the browser's form element pointer, so no hidden
- * field goes in before or at the input's first "</form" (in any case); and none goes in after an ESC byte. A stop in
- * the status comes with the reason for it, and finish keeps the status for the caller.
+ * '>', with a "<meta" before it); the meta pair comes at most once;
+ * finish counts the insertions; the output does not depend on how the
+ * input was split (one chunk, random chunks, byte by byte); a
+ * cross-origin or GET form written before the input gets no token, a
+ * same-origin POST form closed before the input gets one after its start
+ * tag whatever follows, one a table holds outside a cell gets none; the
+ * status does not depend on the splits either; an emit callback that
+ * refuses stops the feed with CSRF_ERR_STOPPED.
+ * Form ownership, without an HTML oracle: once a cross-origin POST form is
+ * open, only a "</form" can clear the browser's form element pointer, so
+ * no hidden field goes in before or at the input's first "</form" (in any
+ * case); and none goes in after an ESC byte. A stop in the status comes
+ * with the reason for it, and finish keeps the status for the caller.
  */
 #include "fuzz_util.h"
 
@@ -46,6 +52,7 @@ typedef struct {
 	size_t first_input_at, last_input_at; /* input bytes before the first / last hidden field */
 	int stop_after;                       /* > 0: refuse the stop_after-th emit */
 	int emits;
+	unsigned status; /* after finish */
 } sink;
 
 static int on_emit(void *ud, const char *p, size_t n, int inserted)
@@ -160,9 +167,10 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 	FZ_ASSERT(!(csrf_inject_status(inj) & CSRF_INJECT_UNCLOSED) || !(status & CSRF_INJECT_STOPPED));
 	if (status & CSRF_INJECT_STOPPED)
 		FZ_ASSERT(status & (CSRF_INJECT_FOREIGN | CSRF_INJECT_SELECT | CSRF_INJECT_NOSCRIPT |
-		                    CSRF_INJECT_ESCAPE | CSRF_INJECT_TEMPLATE));
+		                    CSRF_INJECT_ESCAPE | CSRF_INJECT_TEMPLATE | CSRF_INJECT_TABLE_FORM));
 	FZ_ASSERT(injected == s->inserted);
 	FZ_ASSERT(s->pass_n == n && memcmp(s->pass, html, n) == 0);
+	s->status = csrf_inject_status(inj);
 	free(mem);
 }
 
@@ -240,10 +248,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(html, n, NULL, 0, &whole);
 	run(html, n, splits, 0, &split);
 	FZ_ASSERT(whole.all_n == split.all_n && memcmp(whole.all, split.all, whole.all_n) == 0);
+	FZ_ASSERT(whole.status == split.status); /* why, too, whatever the cuts */
 	if (n <= 2048) {
 		sink bytes;
 		run(html, n, NULL, 1, &bytes);
 		FZ_ASSERT(whole.all_n == bytes.all_n && memcmp(whole.all, bytes.all, whole.all_n) == 0);
+		FZ_ASSERT(whole.status == bytes.status);
 		free(bytes.all);
 		free(bytes.pass);
 	}
@@ -257,6 +267,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(no_token("<form action=\"/vote\"><button formmethod=post>", html, n));
 	FZ_ASSERT(no_token("<form method=post action=\"/vote\"><button formmethod=get>", html, n));
 	FZ_ASSERT(no_token("<form method=post><input type=image formaction=//evil.example/>", html, n));
+	/* a form start tag a table holds outside a cell: popped at once, no child of it */
+	FZ_ASSERT(no_token("<table><form method=post action=\"/vote\">", html, n));
+	FZ_ASSERT(no_token("<table><tr><td></td><form method=post action=\"/vote\">", html, n));
 	FZ_ASSERT(token_closed("<form method=post action=\"/vote\"></form>", html, n));
 	FZ_ASSERT(
 	    token_closed("<form action='http://127.0.0.1:8080/x' method='POST'><button>go</button></form>", html, n));

@@ -805,12 +805,18 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  *   (whose content older and newer browsers parse differently), noscript
  *   (raw text with scripting on; its content is also read as markup, as
  *   a browser with scripting off reads it, where a form, template or
- *   select end tag would move the form element pointer: a stop);
+ *   select end tag would move the form element pointer, or a table tag
+ *   the table modes around it, or a table left open in it: a stop);
  * - attribute values are decoded as the browser decodes them (numeric
  *   character references, and every named one that expands to ASCII:
  *   action="index.php&#x3F;route&#x3D;&#x2F;x" is a relative URL);
  * - the first <base href> the browser honours: a relative action gets the
- *   token only while no base points to another origin.
+ *   token only while no base points to another origin;
+ * - the table modes: a <form> start tag inside a table but outside a
+ *   cell or caption (<table><form>, <tr><form>) is inserted and popped at
+ *   once by the browser, so nothing becomes its child; such a form gets no
+ *   token (CSRF_INJECT_TABLE_FORM; see Submitters). A form inside a
+ *   <td>, <th> or <caption>, or one around a whole table, keeps its own.
  * Where the injector cannot be sure what the browser builds, it adds no
  * token to that form, or to any later one, and says why in
  * csrf_inject_status (adapters log it once per response).
@@ -818,10 +824,19 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * Submitters: a form is judged by every submit button (<button>, <input
  * type=submit|image>) that can send it. The decision is made at the
  * form's end tag, with every button inside it read, but the field goes
- * right after the start tag: a child of the form, it stays the form's
- * wherever the tree builder later moves the form (a field written where
- * the form ends can be handed to another form that markup before it left
- * open). No token goes into a form whose fields could leave by GET or to
+ * right after the start tag, where the browser makes it a child of the
+ * form: wherever the tree builder later moves the form the field moves
+ * with it, and its nearest ancestor form stays that form (a field written
+ * where the form ends can be handed to another form that markup before
+ * it left open). The field is owned by its form only because it is a
+ * descendant of it: where the browser would not make it one (a form
+ * start tag a table holds outside a cell, which the browser pops at once
+ * and whose fields then belong to it only through the form element
+ * pointer, until the adoption agency or foster parenting moves them to a
+ * form left open earlier: CSRF_INJECT_TABLE_FORM), and where the injector
+ * cannot tell, the form gets no token. Tables nested more than 32 deep
+ * stop the injector (CSRF_INJECT_TABLE_FORM and CSRF_INJECT_STOPPED).
+ * No token goes into a form whose fields could leave by GET or to
  * another origin: a GET form (also one with a formmethod=post button: its
  * own submission is a GET), a POST form with a button whose formmethod
  * is not post or dialog (CSRF_INJECT_GET_BUTTON) or whose formaction
@@ -829,7 +844,9 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * <noscript> that has a formmethod or formaction
  * (CSRF_INJECT_NOSCRIPT_BUTTON: a browser without scripting builds it),
  * a form never closed (CSRF_INJECT_UNCLOSED), a form longer than the
- * hold (CSRF_INJECT_LONG_FORM). Their POST buttons then pass on origin
+ * hold (CSRF_INJECT_LONG_FORM: judged by its bytes up to whatever settles
+ * it, its end tag, a button or a stop, so the status is the same however
+ * the stream is cut). Their POST buttons then pass on origin
  * evidence or fail with CSRF_TOKEN_MISSING. A button with a form=""
  * attribute sends the form with that id wherever it stands; no ids are
  * kept: one that sends by GET or elsewhere takes the token from an open
@@ -914,6 +931,7 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_LONG_FORM 0x4000u   /* a POST form longer than CSRF_INJECT_HOLD_MAX bytes: no token */
 #define CSRF_INJECT_LATE_BUTTON 0x8000u /* a GET/elsewhere button after a form got the token (or a stop) */
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
+#define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.

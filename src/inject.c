@@ -158,6 +158,7 @@ struct csrf_inject {
 	uint8_t ns_bits;   /* NSB_* of its attributes */
 	uint8_t ns_attr_len;
 	char ns_attr[INJ_ATTR_MAX];
+	uint8_t ns_tables; /* tables opened in the noscript and still open */
 
 	unsigned last_status; /* of the stream finish ended */
 	struct inj_tag tag;
@@ -303,7 +304,7 @@ STEP size_t name_run(struct inj_tag *t, const char *p, size_t n, int foreign)
 	if (t->skip_name)
 		return k;
 	uint8_t nl = t->name_len;
-	if (!foreign && k < n && (nl + k < 3 || nl + k > 9)) {
+	if (!foreign && k < n && (nl + k < 2 || nl + k > 9)) {
 		/* complete, and of no length a name that matters in HTML has */
 		t->name_len = INJ_NAME_MAX + 1;
 		return k;
@@ -337,8 +338,8 @@ static int attrs_matter(const struct inj_tag *t)
  * to know (outside foreign content, few names matter). */
 static void name_done(struct inj_tag *t, int foreign)
 {
-	if (t->skip_name || t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 3 || t->name_len > 9)))
-		t->id = T_OTHER; /* "a", "p", "br", "li": no name that matters in HTML content */
+	if (t->skip_name || t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 2 || t->name_len > 9)))
+		t->id = T_OTHER; /* "a", "p", "b": no name that matters in HTML content */
 	else
 		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
 	t->keep = t->id != T_OTHER && attrs_matter(t);
@@ -489,12 +490,24 @@ static int emit_input(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, cons
 	return out(inj, emit, ud, chunk + from, to - from, 0);
 }
 
+/* A held form's bytes up to chunk[i] (those held, and those of this
+ * chunk from start on, not passed on yet) do not fit the hold: no token
+ * for it. Called before whatever else could settle the form (its end
+ * tag, a submitter, a stop), so that its status is the same however the
+ * stream was cut: fed byte by byte, those bytes are all held by then. */
+static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
+{
+	if (inj->holding && inj_tree_pending(&inj->tree) && i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
+		inj_tree_too_long(&inj->tree);
+}
+
 static void begin_noscript(struct csrf_inject *inj)
 {
 	inj->ns_match = 0;
 	inj->ns_lt_clean = 0;
 	inj->ns_state = M_TEXT;
 	inj->ns_raw = 0;
+	inj->ns_tables = 0;
 }
 
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
@@ -503,6 +516,7 @@ static void begin_noscript(struct csrf_inject *inj)
 static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
 {
 	uint8_t next;
+	hold_check(inj, i, *start);
 	int ins = inj_tree_tag(&inj->tree, &inj->tag, &next);
 	switch (next) {
 	case NEXT_RAW:
@@ -548,12 +562,9 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
  * stopped. */
 static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
 {
-	if (inj->holding && inj_tree_pending(&inj->tree)) {
-		if (i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
-			inj_tree_too_long(&inj->tree);
-		else if (inj_tree_form_end(&inj->tree))
-			return release(inj, emit, ud, 1);
-	}
+	hold_check(inj, i, start);
+	if (inj->holding && inj_tree_pending(&inj->tree) && inj_tree_form_end(&inj->tree))
+		return release(inj, emit, ud, 1);
 	return settle(inj, emit, ud);
 }
 
@@ -605,7 +616,7 @@ STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *s
                  uint8_t *st)
 {
 	int meta = inj->tag.id == T_META && inj->tag.keep;
-	if (inj_tree_plain(&inj->tree, &inj->tag)) {
+	if (inj_tree_plain(&inj->tree, &inj->tag) || inj_tree_table_tag(&inj->tree, &inj->tag)) {
 		*st = S_DATA;
 		return meta ? referrer_raise(inj, chunk, i, start, emit, ud) : 0;
 	}
@@ -704,6 +715,10 @@ static void ns_name_done(struct csrf_inject *inj)
 	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
 	inj->ns_button = !inj->ns_is_end && (id == T_BUTTON || id == T_INPUT);
 	inj->ns_bits = 0;
+	if (id >= T_TABLE && id <= T_TH && inj_tree_noscript_table(&inj->tree, id, inj->ns_is_end, &inj->ns_tables)) {
+		inj->ns_state = M_BAD;
+		return;
+	}
 	if (inj->ns_is_end) {
 		if (id == T_FORM || id == T_TEMPLATE || id == T_SELECT)
 			inj->ns_state = M_BAD;
@@ -1374,14 +1389,17 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_NOSCRIPT:
 			/* byte by byte: noscript content is short */
-			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD)
+			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD) {
+				hold_check(inj, i, *start); /* a button read here may settle the form */
 				ns_off_byte(inj, (unsigned char)chunk[i++]);
+			}
 			if (i == len && inj->ns_state != M_BAD)
 				break;
 			/* a browser without scripting may already have built what the
 			 * reading could not follow; or the raw text ends where that
 			 * reading is not back in its data state */
-			if (inj->ns_state == M_BAD || !inj->ns_lt_clean) {
+			if (inj->ns_state == M_BAD || !inj->ns_lt_clean || inj->ns_tables > 0) {
+				hold_check(inj, i, *start);
 				inj_tree_stop(&inj->tree, CSRF_INJECT_NOSCRIPT);
 				st = S_PASS;
 				break;
@@ -1505,6 +1523,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		return CSRF_ERR_STOPPED;
 	}
 	if (lim < len && inj->state != S_PASS) { /* not when plaintext or a stop came first */
+		hold_check(inj, lim, start);
 		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
 		inj->state = S_PASS;
 	}
@@ -1590,6 +1609,11 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 	case CSRF_INJECT_NOSCRIPT_BUTTON:
 		return "a POST form got no token: a button inside <noscript> in it has a formmethod or formaction "
 		       "(a browser without scripting builds it)";
+	case CSRF_INJECT_TABLE_FORM:
+		return "a POST form got no token: its start tag is inside a <table> but outside any <td>, <th> or "
+		       "<caption> (the browser pops such a form at once, so markup around it can hand its fields to "
+		       "another form); move the form into a cell or around the whole table (or tables were nested "
+		       "too deep to follow)";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

