@@ -37,10 +37,9 @@ typedef struct {
 	ngx_int_t status;
 	time_t max_age;
 	ngx_flag_t form_action_csp;
+	ngx_flag_t retry_token;
 
-	csrf_ctx *ctx;       /* built in merge when enable is on */
-	csrf_slice *origins; /* the trusted origins as slices, for the CSP */
-	size_t csp_len;      /* the length of the CSP value without an upstream one */
+	csrf_ctx *ctx; /* built in merge when enable is on */
 
 	/* this worker's: a session cookie seen at this location, the warning
 	 * about one never seen given */
@@ -72,12 +71,10 @@ typedef struct {
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
-	ngx_str_t content_type; /* as the browser receives it, for the charset */
-	u_char *held;           /* the body's first bytes while the charset is unknown */
-	size_t held_len;
-	ngx_chain_t *held_cl; /* their buf, with the flags of the input bufs they came from */
+	csrf_response *resp;  /* the library's state of the response exchange */
+	ngx_chain_t *held_cl; /* the held bytes' buf, with the flags of the input bufs they came from */
 	ngx_uint_t holding;   /* the header waits with the first bytes for the charset */
-	csrf_inject *inj;
+	ngx_uint_t inject;    /* the library prepared the page: the body goes through it */
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
 	ngx_chain_t *busy;
