@@ -308,6 +308,8 @@ void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
 /* "scheme://host[:port]" (no default port) and a NUL into out; its length,
  * 0 when cap is short. */
 size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap);
+/* Wipes the token an injector holds (inject.c); it inserts nothing after. */
+void csrf_inject_wipe(csrf_inject *inj);
 /* csrf_csp_form_action with the context's trusted origins (csp.c). */
 csrf_reason csrf_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
                                      size_t cap, size_t *out_len);

@@ -20,11 +20,11 @@ struct csrf_response {
 	state st;
 	csrf_reason failed; /* why the page could not be prepared (CSRF_OK: it was) */
 	unsigned inject_status;
-	char ct[CT_MAX];
 	size_t ct_len;
 	int ct_absent;
 	int ct_long;
 	csrf_charset cs;
+	char ct[CT_MAX];
 	char held[CSRF_CHARSET_PRESCAN_MAX];
 	size_t held_len;
 	csrf_page page;
@@ -88,7 +88,12 @@ CSRF_API csrf_reason csrf_response_init(void *mem, size_t mem_len, const csrf_ct
 	    (uintptr_t)mem % alignof(struct csrf_response) != 0)
 		return CSRF_ERR_ARG;
 	csrf_response *resp = mem;
-	memset(resp, 0, offsetof(struct csrf_response, inj_mem));
+	/* the scalars; the buffers are written before they are read */
+	memset(resp, 0, offsetof(struct csrf_response, ct));
+	resp->held_len = 0;
+	resp->inj = NULL;
+	resp->page.set_cookie_len = 0;
+	resp->page.token[0] = '\0';
 	resp->ctx = ctx;
 	resp->st = ST_HOLD;
 	resp->ct_absent = content_type == NULL;
@@ -335,8 +340,8 @@ CSRF_API void csrf_response_wipe(csrf_response *resp)
 		return;
 	csrf_page_wipe(&resp->page);
 	if (resp->inj) {
-		/* the injector's copy of the token (and anything it held) */
-		csrf_wipe(resp->inj_mem, sizeof resp->inj_mem);
+		/* the injector's copy of the token */
+		csrf_inject_wipe(resp->inj);
 		resp->inj = NULL;
 	}
 }
