@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """casetable - the shared table of response cases (response.json) and its
 checks, for the two drivers: tests/nginx/test_cases.py (nginx.cases) and
-cgi/tests/test_cases.py (cgi.cases). A driver turns a case into its
+tests/cgi/test_cases.py (cgi.cases). A driver turns a case into its
 adapter's configuration, request and upstream answer, and hands what the
 client got to check(). CSRF_CASES=REGEX runs only the matching cases.
 Never prints a token or a cookie value."""

@@ -9,7 +9,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "../../tests/cases"))
+sys.path.insert(0, os.path.join(HERE, "../cases"))
 import casetable as C  # noqa: E402
 import cgitest as T  # noqa: E402
 
