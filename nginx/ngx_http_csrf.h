@@ -126,6 +126,7 @@ ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable
 /* ngx_http_csrf_filter.c */
 extern ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 void ngx_http_csrf_filter_init(void);
+ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value);
 
 /* ngx_http_csrf_output.c */
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl);

@@ -229,7 +229,6 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 {
 	ngx_uint_t i;
 	ngx_str_t type;
-	ngx_table_elt_t *h;
 	ngx_pool_cleanup_t *cln;
 	csrf_reject_answer_t *a;
 	ngx_http_csrf_ctx_t *ctx;
@@ -271,18 +270,9 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 
 		/* Cache-Control comes again from the header filter's rule for
 		 * a rejection, after add_header's */
-		h = ngx_list_push(&r->headers_out.headers);
-		if (h == NULL) {
+		if (ngx_http_csrf_add_header(r, a->headers[i].name, a->headers[i].value) != NGX_OK) {
 			return NGX_HTTP_INTERNAL_SERVER_ERROR;
 		}
-		h->hash = 1;
-		h->key.data = (u_char *)a->headers[i].name.ptr;
-		h->key.len = a->headers[i].name.len;
-		h->value.data = (u_char *)a->headers[i].value.ptr;
-		h->value.len = a->headers[i].value.len;
-#if (nginx_version >= 1023000)
-		h->next = NULL;
-#endif
 	}
 
 	ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));

@@ -69,7 +69,7 @@ static void ngx_http_csrf_session_unseen(ngx_http_request_t *r, ngx_http_csrf_lo
 	}
 }
 
-static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value)
+ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value)
 {
 	ngx_table_elt_t *h;
 
@@ -90,24 +90,62 @@ static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key,
 	return NGX_OK;
 }
 
-/* The response's headers as the library reads them, with the list
- * elements they came from. */
+/* The response's headers for the library: those of the list, each with
+ * its element, and with fields set those nginx keeps only in fields (a
+ * length, a modification time; no element); room for the library's
+ * answer about each. */
 typedef struct {
 	csrf_header *headers;
 	ngx_table_elt_t **elts;
+	u_char *action;
+	csrf_slice *value;
 	ngx_uint_t n;
-} ngx_http_csrf_cache_t;
+} ngx_http_csrf_headers_t;
 
-static ngx_int_t ngx_http_csrf_cache_header(ngx_table_elt_t *h, void *data)
+static ngx_int_t ngx_http_csrf_list_header(ngx_table_elt_t *h, void *data)
 {
-	ngx_http_csrf_cache_t *c = data;
+	ngx_http_csrf_headers_t *c = data;
 
 	if (h->hash != 0) {
-		c->headers[c->n].name.ptr = (const char *)h->key.data;
-		c->headers[c->n].name.len = h->key.len;
-		c->headers[c->n].value.ptr = (const char *)h->value.data;
-		c->headers[c->n].value.len = h->value.len;
+		c->headers[c->n].name = ngx_http_csrf_slice(&h->key);
+		c->headers[c->n].value = ngx_http_csrf_slice(&h->value);
 		c->elts[c->n++] = h;
+	}
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_headers(ngx_http_request_t *r, ngx_http_csrf_headers_t *c, ngx_uint_t fields)
+{
+	ngx_uint_t n;
+	ngx_list_part_t *part;
+	ngx_http_headers_out_t *ho = &r->headers_out;
+
+	n = 2;
+	for (part = &ho->headers.part; part; part = part->next) {
+		n += part->nelts;
+	}
+
+	c->headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
+	c->elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
+	c->action = ngx_pnalloc(r->pool, n);
+	c->value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
+	if (c->headers == NULL || c->elts == NULL || c->action == NULL || c->value == NULL) {
+		return NGX_ERROR;
+	}
+
+	c->n = 0;
+	(void)ngx_http_csrf_each_header(&ho->headers, ngx_http_csrf_list_header, c);
+
+	if (fields && ho->content_length == NULL && ho->content_length_n >= 0) {
+		c->headers[c->n].name = (csrf_slice){"Content-Length", 14};
+		c->headers[c->n].value = (csrf_slice){"", 0};
+		c->elts[c->n++] = NULL;
+	}
+	if (fields && ho->last_modified == NULL && ho->last_modified_time != -1) {
+		c->headers[c->n].name = (csrf_slice){"Last-Modified", 13};
+		c->headers[c->n].value = (csrf_slice){"", 0};
+		c->elts[c->n++] = NULL;
 	}
 
 	return NGX_OK;
@@ -117,33 +155,17 @@ static ngx_int_t ngx_http_csrf_cache_header(ngx_table_elt_t *h, void *data)
  * (csrf_rejection_cache): every cache field goes, then no-store. */
 static ngx_int_t ngx_http_csrf_rejection_cache(ngx_http_request_t *r)
 {
-	u_char *drop;
-	ngx_uint_t i, n;
+	ngx_uint_t i;
 	csrf_slice add;
-	ngx_list_part_t *part;
-	ngx_http_csrf_cache_t c;
+	ngx_http_csrf_headers_t c;
 
-	n = 0;
-	for (part = &r->headers_out.headers.part; part; part = part->next) {
-		n += part->nelts;
-	}
-
-	c.headers = ngx_palloc(r->pool, (n ? n : 1) * sizeof(csrf_header));
-	c.elts = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_table_elt_t *));
-	drop = ngx_pnalloc(r->pool, n ? n : 1);
-	if (c.headers == NULL || c.elts == NULL || drop == NULL) {
-		return NGX_ERROR;
-	}
-
-	c.n = 0;
-	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_cache_header, &c);
-
-	if (csrf_rejection_cache(c.headers, c.n, drop, &add) != CSRF_OK) {
+	if (ngx_http_csrf_headers(r, &c, 0) != NGX_OK ||
+	    csrf_rejection_cache(c.headers, c.n, c.action, &add) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
 	for (i = 0; i < c.n; i++) {
-		if (drop[i]) {
+		if (c.action[i]) {
 			c.elts[i]->hash = 0;
 		}
 	}
@@ -266,27 +288,6 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	return NGX_OK;
 }
 
-/* The response's headers for the library: the list's, and those nginx
- * keeps only in fields (a length, a modification time). */
-typedef struct {
-	csrf_header *headers;
-	ngx_table_elt_t **elts; /* NULL for a field */
-	ngx_uint_t n;
-} ngx_http_csrf_headers_t;
-
-static ngx_int_t ngx_http_csrf_list_header(ngx_table_elt_t *h, void *data)
-{
-	ngx_http_csrf_headers_t *c = data;
-
-	if (h->hash != 0) {
-		c->headers[c->n].name = ngx_http_csrf_slice(&h->key);
-		c->headers[c->n].value = ngx_http_csrf_slice(&h->value);
-		c->elts[c->n++] = h;
-	}
-
-	return NGX_OK;
-}
-
 /* What the library said of a header nginx also keeps in a field. */
 static void ngx_http_csrf_drop(ngx_http_request_t *r, csrf_slice name)
 {
@@ -308,43 +309,16 @@ static void ngx_http_csrf_drop(ngx_http_request_t *r, csrf_slice name)
 static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 {
 	size_t n_add;
-	u_char *action;
-	ngx_uint_t i, n;
-	csrf_slice *value;
+	ngx_uint_t i;
 	csrf_request req;
 	csrf_header add[CSRF_RESPONSE_ADD_MAX];
-	ngx_list_part_t *part;
 	ngx_http_csrf_headers_t c;
 	ngx_http_csrf_loc_conf_t *clcf;
-	ngx_http_headers_out_t *ho = &r->headers_out;
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
-	n = 2;
-	for (part = &ho->headers.part; part; part = part->next) {
-		n += part->nelts;
-	}
-
-	c.headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
-	c.elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
-	action = ngx_pnalloc(r->pool, n);
-	value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
-	if (c.headers == NULL || c.elts == NULL || action == NULL || value == NULL) {
+	if (ngx_http_csrf_headers(r, &c, 1) != NGX_OK) {
 		return NGX_ERROR;
-	}
-
-	c.n = 0;
-	(void)ngx_http_csrf_each_header(&ho->headers, ngx_http_csrf_list_header, &c);
-
-	if (ho->content_length == NULL && ho->content_length_n >= 0) {
-		c.headers[c.n].name = (csrf_slice){"Content-Length", 14};
-		c.headers[c.n].value = (csrf_slice){"", 0};
-		c.elts[c.n++] = NULL;
-	}
-	if (ho->last_modified == NULL && ho->last_modified_time != -1) {
-		c.headers[c.n].name = (csrf_slice){"Last-Modified", 13};
-		c.headers[c.n].value = (csrf_slice){"", 0};
-		c.elts[c.n++] = NULL;
 	}
 
 	/* the request's own headers (after an internal redirect the access
@@ -355,9 +329,9 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	 * end (the chunked encoding's last chunk) leaves in the same write
 	 * as that byte, not in one of its own when the upstream's empty last
 	 * buf comes. */
-	ctx->left = ho->content_length_n;
+	ctx->left = r->headers_out.content_length_n;
 
-	if (csrf_response_headers(ctx->resp, &req, c.headers, c.n, action, value, add, &n_add) != CSRF_OK) {
+	if (csrf_response_headers(ctx->resp, &req, c.headers, c.n, c.action, c.value, add, &n_add) != CSRF_OK) {
 		ngx_http_csrf_session_unseen(r, clcf, &req);
 		ctx->left = -1;
 		return NGX_OK;
@@ -366,15 +340,15 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	ngx_http_csrf_session_unseen(r, clcf, &req);
 
 	for (i = 0; i < c.n; i++) {
-		if (action[i] == CSRF_HEADER_DROP) {
+		if (c.action[i] == CSRF_HEADER_DROP) {
 			if (c.elts[i]) {
 				c.elts[i]->hash = 0;
 			}
 			ngx_http_csrf_drop(r, c.headers[i].name);
 
-		} else if (action[i] == CSRF_HEADER_REPLACE && c.elts[i]) {
-			c.elts[i]->value.data = (u_char *)value[i].ptr;
-			c.elts[i]->value.len = value[i].len;
+		} else if (c.action[i] == CSRF_HEADER_REPLACE && c.elts[i]) {
+			c.elts[i]->value.data = (u_char *)c.value[i].ptr;
+			c.elts[i]->value.len = c.value[i].len;
 		}
 	}
 
