@@ -288,16 +288,19 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	return NGX_OK;
 }
 
-/* What the library said of a header nginx also keeps in a field. */
-static void ngx_http_csrf_drop(ngx_http_request_t *r, csrf_slice name)
+/* A header the library drops that nginx also keeps in a field: the
+ * field goes too (elt NULL: a header nginx keeps only in a field). */
+static void ngx_http_csrf_drop(ngx_http_request_t *r, ngx_table_elt_t *elt, csrf_slice name)
 {
-	if (name.len == 14 && ngx_strncasecmp((u_char *)name.ptr, (u_char *)"Content-Length", 14) == 0) {
+	ngx_http_headers_out_t *ho = &r->headers_out;
+
+	if (elt == NULL ? name.len == 14 : elt == ho->content_length) {
 		ngx_http_clear_content_length(r);
-	} else if (name.len == 4 && ngx_strncasecmp((u_char *)name.ptr, (u_char *)"ETag", 4) == 0) {
-		ngx_http_clear_etag(r);
-	} else if (name.len == 13 && ngx_strncasecmp((u_char *)name.ptr, (u_char *)"Last-Modified", 13) == 0) {
+	} else if (elt == NULL ? name.len == 13 : elt == ho->last_modified) {
 		ngx_http_clear_last_modified(r);
-	} else if (name.len == 13 && ngx_strncasecmp((u_char *)name.ptr, (u_char *)"Accept-Ranges", 13) == 0) {
+	} else if (elt != NULL && elt == ho->etag) {
+		ngx_http_clear_etag(r);
+	} else if (elt != NULL && elt == ho->accept_ranges) {
 		ngx_http_clear_accept_ranges(r);
 	}
 }
@@ -344,7 +347,7 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 			if (c.elts[i]) {
 				c.elts[i]->hash = 0;
 			}
-			ngx_http_csrf_drop(r, c.headers[i].name);
+			ngx_http_csrf_drop(r, c.elts[i], c.headers[i].name);
 
 		} else if (c.action[i] == CSRF_HEADER_REPLACE && c.elts[i]) {
 			c.elts[i]->value.data = (u_char *)c.value[i].ptr;
