@@ -19,15 +19,11 @@
 typedef struct {
 	csrf_ctx *ctx;      /* the library's context, as the file configures it */
 	int inject;         /* inject on (default) | off */
-	int tokens;         /* 0 in mode origin: pages need no token */
 	int session_cookie; /* session_cookie given: REMOTE_USER is not the session */
-	size_t body_max;    /* body_max, as given to the context */
 	char **unsafe_get;  /* unsafe_get paths (see cgi_conf_unsafe_get) */
 	size_t n_unsafe_get;
-	int form_action_csp; /* form_action_csp on (default) | off */
-	char **trusted;      /* the trusted_origin values, for the CSP */
-	size_t n_trusted;
-	char *csp;                /* the Content-Security-Policy of injected pages, or NULL */
+	/* the mode, the body limit, the trusted origins, form_action_csp
+	 * (off by default) and retry_token live in ctx */
 	int referrer_same_origin; /* referrer_same_origin on | off (default): raise no-referrer */
 } cgi_conf;
 

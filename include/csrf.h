@@ -1076,6 +1076,160 @@ CSRF_MUST_CHECK csrf_reason csrf_charset_sniff(const char *content_type, size_t 
 CSRF_MUST_CHECK csrf_reason csrf_csp_form_action(const char *existing, size_t existing_len, const csrf_slice *trusted,
                                                  size_t n_trusted, char *out, size_t cap, size_t *out_len);
 
+/* ------------------------------------------------------------------ */
+/* Decisions every adapter shares                                      */
+/* ------------------------------------------------------------------ */
+
+/* The mode the adapters (the nginx module, csrf-cgi, the demo) start in
+ * when the configuration names none: origin evidence, else a token. The
+ * library's own default stays CSRF_MODE_BOTH (csrf_ctx_new): a program
+ * that calls csrf_check itself can put the token into every request it
+ * makes, while an adapter in front of an unchanged application cannot
+ * put one into its scripts' requests (docs/architecture.md). */
+#define CSRF_MODE_ADAPTER_DEFAULT CSRF_MODE_ORIGIN_OR_TOKEN
+
+/* 1 when pages answered under ctx need tokens: every mode but
+ * CSRF_MODE_ORIGIN. An adapter injects only then. */
+int csrf_ctx_injects(const csrf_ctx *ctx);
+
+/* The HTTP status a rejection for reason is answered with: 413 for
+ * CSRF_BODY_TOO_LARGE, 500 for an error of the API or the environment
+ * (codes 64 and up), else deny_status (the adapter's configured status,
+ * 400..599; anything else gives 403). 0 for a code that allows. */
+unsigned csrf_reason_http_status(csrf_reason reason, unsigned deny_status);
+
+/* The form-action policy (csrf_csp_form_action) on injected pages, with
+ * the context's own trusted origins: merged by csrf_response_headers into
+ * the upstream's first Content-Security-Policy header, or a header of its
+ * own. Off by default in the library and in every adapter: an upstream
+ * that posts to a third origin on purpose (a payment provider) would
+ * break. */
+void csrf_ctx_set_form_action_csp(csrf_ctx *ctx, int on);
+
+/* Pages csrf_response_headers injects also get a same-origin referrer
+ * meta after every meta that says no-referrer
+ * (CSRF_INJECT_OPT_RAISE_REFERRER). Off by default. The adapter raises
+ * the Referrer-Policy header lines itself, on every response
+ * (csrf_response_referrer), not only on injected pages. */
+void csrf_ctx_set_referrer_same_origin(csrf_ctx *ctx, int on);
+
+/* A rejection's answer, complete: status, the headers, the page. With
+ * the context's retry token on (csrf_ctx_set_retry_token) and a stale
+ * token, the page carries a fresh token (its csrf-token meta) and
+ * headers list X-CSRF-Token (CSRF_HEADER_NAME) with it, and its secret
+ * cookie when a new one is needed (csrf_retry_prepare decides when that
+ * is safe). Holds a token: csrf_reject_answer_wipe it. Headers:
+ * Content-Type, Content-Security-Policy CSRF_REJECT_PAGE_CSP,
+ * Cache-Control CSRF_REJECT_PAGE_CACHE_CONTROL, then the retry ones; the
+ * adapter adds Content-Length. */
+#define CSRF_REJECT_ANSWER_HEADERS_MAX 5
+typedef struct {
+	unsigned status;
+	csrf_header headers[CSRF_REJECT_ANSWER_HEADERS_MAX];
+	size_t n_headers;
+	int retry; /* 1 when a fresh token is offered */
+	char body[CSRF_REJECT_PAGE_MAX + 2 * (CSRF_FIELD_NAME_MAX + CSRF_TOKEN_LEN) + 128];
+	size_t body_len;
+	csrf_page page; /* the retry token and cookie the headers point into */
+} csrf_reject_answer_t;
+
+/* Fills out for a rejection of req (NULL: no retry) with reason;
+ * deny_status as csrf_reason_http_status. CSRF_OK, CSRF_ERR_ARG. */
+CSRF_MUST_CHECK csrf_reason csrf_reject_answer(const csrf_ctx *ctx, const csrf_request *req, csrf_reason reason,
+                                               unsigned deny_status, csrf_reject_answer_t *out);
+void csrf_reject_answer_wipe(csrf_reject_answer_t *answer);
+
+/* ------------------------------------------------------------------ */
+/* The response exchange                                               */
+/* ------------------------------------------------------------------ */
+
+/* The response half of the protocol, as csrf_request_header and
+ * csrf_check are the request half: the adapter hands over slices, the
+ * library decides. One response:
+ *
+ *   1. csrf_response_begin(ctx, method, status, Content-Type,
+ *      Content-Encoding): PASS (send the response untouched; nothing to
+ *      allocate), COMPRESSED (the same, but worth a log line: an HTML page
+ *      that came compressed gets no tokens), or INJECT.
+ *   2. INJECT: csrf_response_size() bytes of memory (aligned as malloc's),
+ *      csrf_response_init. Hold the response's header.
+ *   3. csrf_response_hold with the body's first chunks until it says
+ *      INJECT or PASS (never more than CSRF_CHARSET_PRESCAN_MAX bytes are
+ *      held, in the state; *used tells how much of each chunk it took).
+ *   4. INJECT: csrf_response_headers judges every upstream header (keep,
+ *      drop, replace), hands the Set-Cookie values to req, prepares the
+ *      page and lists the headers to add. When it fails (or on PASS) the
+ *      response goes out untouched: the held bytes, csrf_response_held,
+ *      then the rest.
+ *   5. csrf_response_feed the held bytes, then every chunk; emit gets the
+ *      output. csrf_response_end at the end of the body (it ends every
+ *      stream: a held form goes out).
+ *   6. csrf_response_log: one line of text when something is worth a
+ *      warning (the charset, a page that could not be prepared, forms
+ *      without a token), "" otherwise; never a token or a cookie.
+ *
+ * The state is bounded (csrf_response_size() <= CSRF_RESPONSE_STATE_MAX,
+ * the injector inside), nothing is allocated. */
+#define CSRF_RESPONSE_STATE_MAX (CSRF_INJECT_STATE_MAX + 12288)
+#define CSRF_RESPONSE_ADD_MAX 4    /* headers csrf_response_headers adds */
+#define CSRF_RESPONSE_CSP_MAX 4096 /* a merged policy longer goes apart */
+#define CSRF_RESPONSE_LOG_MAX (CSRF_INJECT_STATUS_TEXT_MAX + 256)
+typedef struct csrf_response csrf_response;
+
+typedef enum { CSRF_RESPONSE_PASS = 0, CSRF_RESPONSE_INJECT = 1, CSRF_RESPONSE_COMPRESSED = 2 } csrf_response_verdict;
+
+/* What one upstream header becomes (csrf_response_headers). */
+#define CSRF_HEADER_KEEP 0
+#define CSRF_HEADER_DROP 1
+#define CSRF_HEADER_REPLACE 2
+
+/* Step 1. method as the request sent it (a HEAD answer has no body, and
+ * so no token and no cookie); NULL pointers are absent values. */
+csrf_response_verdict csrf_response_begin(const csrf_ctx *ctx, const char *method, size_t method_len, unsigned status,
+                                          const char *content_type, size_t ct_len, const char *content_encoding,
+                                          size_t ce_len);
+
+size_t csrf_response_size(void);
+
+/* Step 2. The Content-Type value is copied (one longer than 512 bytes
+ * makes the response pass). CSRF_OK, CSRF_ERR_ARG. */
+CSRF_MUST_CHECK csrf_reason csrf_response_init(void *mem, size_t mem_len, const csrf_ctx *ctx, const char *content_type,
+                                               size_t ct_len, csrf_response **out);
+
+/* Step 3. complete: the body ends with this chunk. CSRF_CHARSET_MORE (all
+ * of it taken), CSRF_CHARSET_INJECT or CSRF_CHARSET_PASS (*used bytes
+ * taken, the rest still the adapter's). */
+csrf_charset_verdict csrf_response_hold(csrf_response *resp, const char *chunk, size_t len, int complete, size_t *used);
+
+/* The bytes hold took, in the state. */
+csrf_slice csrf_response_held(const csrf_response *resp);
+
+/* Step 4. headers: the upstream's n response headers; action[i] gets
+ * CSRF_HEADER_KEEP, _DROP or _REPLACE (then value[i] is the new value,
+ * in the state); add (CSRF_RESPONSE_ADD_MAX entries) the *n_add headers
+ * to add, their values in the state. req is the request the response
+ * answers; the response's Set-Cookie values go into it
+ * (csrf_response_cookie). CSRF_OK: inject. Anything else: the page could
+ * not be prepared, the response passes (every action KEEP, nothing to
+ * add) and csrf_response_log says why. */
+CSRF_MUST_CHECK csrf_reason csrf_response_headers(csrf_response *resp, csrf_request *req, const csrf_header *headers,
+                                                  size_t n, unsigned char *action, csrf_slice *value, csrf_header *add,
+                                                  size_t *n_add);
+
+/* Step 5, as csrf_inject_feed and csrf_inject_finish; end wipes the
+ * token. *status: the CSRF_INJECT_* bits (NULL: not wanted). */
+CSRF_MUST_CHECK csrf_reason csrf_response_feed(csrf_response *resp, const char *chunk, size_t len, csrf_emit_fn emit,
+                                               void *ud);
+CSRF_MUST_CHECK csrf_reason csrf_response_end(csrf_response *resp, csrf_emit_fn emit, void *ud, unsigned *status);
+
+/* Step 6. Writes the log text NUL-terminated into out (at most cap
+ * bytes; CSRF_RESPONSE_LOG_MAX always suffices); its length, 0 when
+ * there is nothing to say. */
+size_t csrf_response_log(const csrf_response *resp, char *out, size_t cap);
+
+/* Wipes the token a response holds (csrf_response_end does). */
+void csrf_response_wipe(csrf_response *resp);
+
 #ifdef CSRF_VISIBILITY_PUSHED
 #pragma GCC visibility pop
 #undef CSRF_VISIBILITY_PUSHED

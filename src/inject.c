@@ -1501,6 +1501,15 @@ CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
 	return CSRF_OK;
 }
 
+void csrf_inject_wipe(csrf_inject *inj)
+{
+	/* the token lives only in the two elements the injector inserts */
+	csrf_wipe(inj->input_el, sizeof inj->input_el);
+	csrf_wipe(inj->meta_el, sizeof inj->meta_el);
+	inj->input_len = 0;
+	inj->meta_len = 0;
+}
+
 CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud)
 {
 	if (!inj || !emit || (!chunk && len > 0))

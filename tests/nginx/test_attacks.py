@@ -42,7 +42,7 @@ HTTP = """
     }}
 """
 
-STATUS_LINE = 'not every form of "%s" got a token: '
+STATUS_LINE = '"%s": not every form got a token: '
 
 
 def owners(port, uri, out, status=0):
