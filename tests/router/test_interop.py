@@ -22,14 +22,14 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "cgi", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "cgi"))
 import qemu_cgi  # noqa: E402
 import cgitest as T  # noqa: E402
 
 ARCH, DIST, X86_KEY = sys.argv[1], sys.argv[2], sys.argv[4]
 X86_CGIS = [sys.argv[3]] + sys.argv[5:]
 del sys.argv[1:]
-WWW = os.path.join(HERE, "..", "..", "cgi", "tests", "www", "cgi-bin")
+WWW = os.path.join(HERE, "..", "cgi", "www", "cgi-bin")
 ORIGIN = "http://192.168.1.1"
 
 
