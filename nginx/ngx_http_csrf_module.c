@@ -19,6 +19,7 @@
 #include <ngx_http.h>
 
 #include "csrf.h"
+#include "ngx_http_csrf_metrics.h"
 
 #define NGX_HTTP_CSRF_ACTION_DENY 0
 #define NGX_HTTP_CSRF_ACTION_LOG 1
@@ -487,6 +488,8 @@ static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_co
 	v->reason = res.reason;
 	v->report_only = res.report_only;
 
+	ngx_http_csrf_metrics_check(r, &res);
+
 	if (res.report_only) {
 		ngx_http_csrf_log(NGX_LOG_WARN, r, "would reject %V \"%V\": %s (csrf_action log)", &r->method_name,
 		                  &r->uri, csrf_reason_name(res.reason));
@@ -806,6 +809,7 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 			v->pending = NGX_HTTP_INTERNAL_SERVER_ERROR;
 			v->rejected = 1;
 			v->reason = CSRF_ERR_INTERNAL;
+			ngx_http_csrf_metrics_verdict(r, CSRF_METRICS_REJECTED, CSRF_ERR_INTERNAL);
 		}
 
 	} else {
@@ -1120,6 +1124,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	if (!ngx_http_csrf_html(r, 0)) {
 		if (ngx_http_csrf_html(r, 1)) {
+			ngx_http_csrf_metrics_passed(r, CSRF_METRICS_PASS_ENCODING);
 			/* the upstream compressed it after all (an operator's
 			 * Accept-Encoding, or an upstream that ignores it) */
 			ngx_http_csrf_log(NGX_LOG_WARN, r,
@@ -1359,6 +1364,7 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 		}
 
 	} else {
+		ngx_http_csrf_metrics_passed(r, CSRF_METRICS_PASS_CHARSET);
 		ngx_http_csrf_log(NGX_LOG_WARN, r,
 		                  "no tokens in \"%V\": its charset (%s, from the %s) is not one the injector reads, "
 		                  "passed through untouched",
@@ -1611,6 +1617,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",
 			               (ngx_uint_t)injected);
 			ngx_http_csrf_log_status(r, csrf_inject_status(ctx->inj));
+			ngx_http_csrf_metrics_page(r, injected, csrf_inject_status(ctx->inj));
 		}
 	}
 

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ngx_http_csrf_metrics_module - the counters of ngx_http_csrf_module in
+ * a shared memory zone, and the location handler that serves them in the
+ * Prometheus text format.
+ *
+ *     http {
+ *         csrf_metrics_zone csrf;          # every worker counts into one set
+ *         server {
+ *             location = /csrf-metrics {
+ *                 csrf_metrics;            # as stub_status is configured
+ *                 allow 127.0.0.1;
+ *                 deny all;
+ *             }
+ *         }
+ *     }
+ *
+ * The zone holds one csrf_metrics (the library's fixed, pointer-free
+ * struct); the counting calls are the library's relaxed atomic adds, so
+ * no lock is taken on a request's path. A reload keeps the zone (same
+ * name, same size) and so the counts; a restart starts them again
+ * (csrf_metrics_start_time_seconds says when). What is counted and what
+ * the names mean is the library's (csrf.h, csrf_metrics_render).
+ */
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include "csrf.h"
+#include "ngx_http_csrf_metrics.h"
+
+typedef struct {
+	ngx_shm_zone_t *zone; /* NULL: nothing is counted */
+	ngx_uint_t served;    /* a csrf_metrics location exists */
+} ngx_http_csrf_metrics_main_conf_t;
+
+static char *ngx_http_csrf_metrics_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_csrf_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static void *ngx_http_csrf_metrics_create_main_conf(ngx_conf_t *cf);
+static char *ngx_http_csrf_metrics_init_main_conf(ngx_conf_t *cf, void *conf);
+
+static ngx_command_t ngx_http_csrf_metrics_commands[] = {
+    {ngx_string("csrf_metrics_zone"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_http_csrf_metrics_zone,
+     NGX_HTTP_MAIN_CONF_OFFSET, 0, NULL},
+
+    {ngx_string("csrf_metrics"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, ngx_http_csrf_metrics, 0, 0, NULL},
+
+    ngx_null_command};
+
+static ngx_http_module_t ngx_http_csrf_metrics_module_ctx = {
+    NULL,                                   /* preconfiguration */
+    NULL,                                   /* postconfiguration */
+    ngx_http_csrf_metrics_create_main_conf, /* create main configuration */
+    ngx_http_csrf_metrics_init_main_conf,   /* init main configuration */
+    NULL,                                   /* create server configuration */
+    NULL,                                   /* merge server configuration */
+    NULL,                                   /* create location configuration */
+    NULL                                    /* merge location configuration */
+};
+
+ngx_module_t ngx_http_csrf_metrics_module = {NGX_MODULE_V1,
+                                             &ngx_http_csrf_metrics_module_ctx, /* module context */
+                                             ngx_http_csrf_metrics_commands,    /* module directives */
+                                             NGX_HTTP_MODULE,                   /* module type */
+                                             NULL,                              /* init master */
+                                             NULL,                              /* init module */
+                                             NULL,                              /* init process */
+                                             NULL,                              /* init thread */
+                                             NULL,                              /* exit thread */
+                                             NULL,                              /* exit process */
+                                             NULL,                              /* exit master */
+                                             NGX_MODULE_V1_PADDING};
+
+/* ------------------------------------------------------------------ */
+/* Counting                                                            */
+/* ------------------------------------------------------------------ */
+
+static csrf_metrics *ngx_http_csrf_metrics_of(ngx_http_request_t *r)
+{
+	ngx_http_csrf_metrics_main_conf_t *mcf;
+
+	mcf = ngx_http_get_module_main_conf(r, ngx_http_csrf_metrics_module);
+
+	return mcf->zone ? mcf->zone->data : NULL;
+}
+
+void ngx_http_csrf_metrics_check(ngx_http_request_t *r, const csrf_result *res)
+{
+	csrf_metrics_count_check(ngx_http_csrf_metrics_of(r), res);
+}
+
+void ngx_http_csrf_metrics_verdict(ngx_http_request_t *r, csrf_metrics_verdict verdict, csrf_reason reason)
+{
+	csrf_metrics_count(ngx_http_csrf_metrics_of(r), verdict, reason);
+}
+
+void ngx_http_csrf_metrics_page(ngx_http_request_t *r, unsigned injected, unsigned status)
+{
+	csrf_metrics_count_page(ngx_http_csrf_metrics_of(r), injected, status);
+}
+
+void ngx_http_csrf_metrics_passed(ngx_http_request_t *r, csrf_metrics_pass cause)
+{
+	csrf_metrics_count_passed(ngx_http_csrf_metrics_of(r), cause);
+}
+
+/* ------------------------------------------------------------------ */
+/* The endpoint                                                        */
+/* ------------------------------------------------------------------ */
+
+static ngx_int_t ngx_http_csrf_metrics_handler(ngx_http_request_t *r)
+{
+	size_t len;
+	ngx_int_t rc;
+	ngx_buf_t *b;
+	ngx_chain_t out;
+	csrf_metrics *m;
+	ngx_table_elt_t *h;
+	static ngx_str_t type = ngx_string(CSRF_METRICS_CONTENT_TYPE);
+
+	if (!(r->method & (NGX_HTTP_GET | NGX_HTTP_HEAD))) {
+		return NGX_HTTP_NOT_ALLOWED;
+	}
+
+	rc = ngx_http_discard_request_body(r);
+	if (rc != NGX_OK) {
+		return rc;
+	}
+
+	m = ngx_http_csrf_metrics_of(r);
+	if (m == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	b = ngx_create_temp_buf(r->pool, CSRF_METRICS_TEXT_MAX);
+	if (b == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	if (csrf_metrics_render(m, (char *)b->pos, CSRF_METRICS_TEXT_MAX, &len) != CSRF_OK) {
+		ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot render the counters");
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	b->last = b->pos + len;
+	b->last_buf = (r == r->main) ? 1 : 0;
+	b->last_in_chain = 1;
+
+	/* counters of a moment: no cache keeps them */
+	h = ngx_list_push(&r->headers_out.headers);
+	if (h == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	h->hash = 1;
+	ngx_str_set(&h->key, "Cache-Control");
+	ngx_str_set(&h->value, "no-store");
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	r->headers_out.status = NGX_HTTP_OK;
+	r->headers_out.content_length_n = len;
+	r->headers_out.content_type = type;
+	r->headers_out.content_type_len = type.len;
+	r->headers_out.content_type_lowcase = NULL;
+
+	rc = ngx_http_send_header(r);
+	if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+		return rc;
+	}
+
+	out.buf = b;
+	out.next = NULL;
+
+	return ngx_http_output_filter(r, &out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The zone's counters: those of the zone of the same name before a
+ * reload (data), kept when their layout is this library's; else new ones
+ * from the zone's slab pool. */
+static ngx_int_t ngx_http_csrf_metrics_init_zone(ngx_shm_zone_t *shm_zone, void *data)
+{
+	csrf_metrics *m;
+	ngx_slab_pool_t *shpool;
+
+	shpool = (ngx_slab_pool_t *)shm_zone->shm.addr;
+
+	if (data && csrf_metrics_valid(data, sizeof(csrf_metrics))) {
+		shm_zone->data = data;
+		return NGX_OK;
+	}
+
+	if (data == NULL && shm_zone->shm.exists) {
+		shm_zone->data = shpool->data;
+		return NGX_OK;
+	}
+
+	/* a new zone, or one whose counters a module of another layout left */
+	m = ngx_slab_alloc(shpool, sizeof(csrf_metrics));
+	if (m == NULL) {
+		return NGX_ERROR;
+	}
+
+	csrf_metrics_init(m, (int64_t)ngx_time());
+	shpool->data = m;
+	shm_zone->data = m;
+
+	return NGX_OK;
+}
+
+static char *ngx_http_csrf_metrics_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_str_t *value;
+	ngx_http_csrf_metrics_main_conf_t *mcf = conf;
+
+	(void)cmd;
+
+	if (mcf->zone) {
+		return "is duplicate";
+	}
+
+	value = cf->args->elts;
+
+	if (value[1].len == 0) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf_metrics_zone needs a name");
+		return NGX_CONF_ERROR;
+	}
+
+	/* a fixed size, so that a reload finds the zone again and keeps its
+	 * counts: one csrf_metrics in a slab pool */
+	mcf->zone = ngx_shared_memory_add(cf, &value[1], 8 * ngx_pagesize, &ngx_http_csrf_metrics_module);
+	if (mcf->zone == NULL) {
+		return NGX_CONF_ERROR;
+	}
+
+	if (mcf->zone->init) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the shared memory zone \"%V\" is already in use", &value[1]);
+		return NGX_CONF_ERROR;
+	}
+
+	mcf->zone->init = ngx_http_csrf_metrics_init_zone;
+	mcf->zone->data = NULL;
+
+	return NGX_CONF_OK;
+}
+
+static char *ngx_http_csrf_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+	ngx_http_core_loc_conf_t *clcf;
+	ngx_http_csrf_metrics_main_conf_t *mcf;
+
+	(void)cmd;
+	(void)conf;
+
+	clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+	clcf->handler = ngx_http_csrf_metrics_handler;
+
+	mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_metrics_module);
+	mcf->served = 1;
+
+	return NGX_CONF_OK;
+}
+
+static void *ngx_http_csrf_metrics_create_main_conf(ngx_conf_t *cf)
+{
+	return ngx_pcalloc(cf->pool, sizeof(ngx_http_csrf_metrics_main_conf_t));
+}
+
+static char *ngx_http_csrf_metrics_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+	ngx_http_csrf_metrics_main_conf_t *mcf = conf;
+
+	if (mcf->served && mcf->zone == NULL) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+		                   "\"csrf_metrics\" serves the counters of a \"csrf_metrics_zone\": "
+		                   "add \"csrf_metrics_zone NAME;\" to the http block");
+		return NGX_CONF_ERROR;
+	}
+
+	return NGX_CONF_OK;
+}
