@@ -2,7 +2,8 @@
 /*
  * cgi.h - what the files of csrf-cgi share: the configuration file
  * (conf.c), running the protected program and relaying its answer
- * (run.c), and the answers csrf-cgi makes itself (csrf-cgi.c).
+ * (run.c), the answers csrf-cgi makes itself (csrf-cgi.c), and the
+ * optional counters file (metrics.c).
  */
 #ifndef CSRF_CGI_H
 #define CSRF_CGI_H
@@ -27,7 +28,8 @@ typedef struct {
 	int form_action_csp; /* form_action_csp on (default) | off */
 	char **trusted;      /* the trusted_origin values, for the CSP */
 	size_t n_trusted;
-	char *csp; /* the Content-Security-Policy of injected pages, or NULL */
+	char *csp;          /* the Content-Security-Policy of injected pages, or NULL */
+	char *metrics_file; /* metrics_file: the counters file, or NULL (none) */
 } cgi_conf;
 
 /* Reads the configuration file at path into conf (zeroed here; conf->ctx
@@ -74,5 +76,24 @@ void cgi_reject(const cgi_conf *conf, const csrf_request *req, csrf_reason reaso
  * the exit status csrf-cgi should end with: the program's own. */
 int cgi_run(const cgi_conf *conf, csrf_request *req, const char *program, int body_fd, const char *method,
             const char *path);
+
+/* This request's counts (metrics.c), kept in memory until
+ * cgi_metrics_flush: csrf_check's final answer, a verdict reached without
+ * it, an HTML page through the injector at its end, a page passed
+ * untouched. */
+void cgi_metrics_check(const csrf_result *res);
+void cgi_metrics_verdict(csrf_metrics_verdict verdict, csrf_reason reason);
+void cgi_metrics_page(unsigned injected, unsigned status);
+void cgi_metrics_passed(csrf_metrics_pass cause);
+
+/* Adds this request's counts to the counters file at path (created mode
+ * 0640 when missing; restarted when it holds another layout) under an
+ * exclusive flock. NULL path or nothing counted: nothing done. 0, or -1
+ * after a line on stderr; the request's answer is never affected. */
+int cgi_metrics_flush(const char *path);
+
+/* csrf-cgi --metrics FILE: prints the counters file in the Prometheus text
+ * format on stdout. The exit status: 0, or 1 after a line on stderr. */
+int cgi_metrics_print(const char *path);
 
 #endif /* CSRF_CGI_H */

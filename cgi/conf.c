@@ -213,6 +213,16 @@ static const char *d_body_max(cgi_conf *c, args *x)
 	return NULL;
 }
 
+/* The optional counters file: an absolute path. */
+static const char *d_metrics_file(cgi_conf *c, args *x)
+{
+	if (x->a[0][0] != '/')
+		return "metrics_file takes an absolute path";
+	free(c->metrics_file);
+	c->metrics_file = strdup(x->a[0]);
+	return c->metrics_file ? NULL : "out of memory";
+}
+
 static const struct {
 	const char *name;
 	size_t min, max;
@@ -232,6 +242,7 @@ static const struct {
     {"inject", 1, 1, 0, d_inject},
     {"form_action_csp", 1, 1, 0, d_form_action_csp},
     {"retry_token", 1, 1, 0, d_retry_token},
+    {"metrics_file", 1, 1, 0, d_metrics_file},
 };
 #define N_DIRECTIVES (sizeof directives / sizeof directives[0])
 #define D_KEY_FILE 1
@@ -365,6 +376,7 @@ void cgi_conf_free(cgi_conf *c)
 		free(c->trusted[i]);
 	free(c->trusted);
 	free(c->csp);
+	free(c->metrics_file);
 	csrf_ctx_free(c->ctx);
 	memset(c, 0, sizeof *c);
 }

@@ -236,6 +236,7 @@ static int readable(int fd, const headers *hs, char *buf, size_t head, size_t *g
 			snprintf(why, sizeof why, "the injector cannot read its charset, %s (from the %s)",
 			         cs.encoding ? cs.encoding : "an unknown label", cs.source ? cs.source : "page");
 			cgi_log("page passed without tokens for", method, path, why);
+			cgi_metrics_passed(CSRF_METRICS_PASS_CHARSET);
 			return 0;
 		}
 		ssize_t n = read_some(fd, buf + *got, head + CSRF_CHARSET_PRESCAN_MAX - *got);
@@ -270,8 +271,10 @@ static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *
 	unsigned injected;
 	if (inj && (csrf_inject_finish(inj, emit, NULL, &injected) != CSRF_OK || fflush(stdout) != 0))
 		return -1;
-	if (inj)
+	if (inj) {
 		log_held_back(csrf_inject_status(inj), method, path);
+		cgi_metrics_page(injected, csrf_inject_status(inj));
+	}
 	return 0;
 }
 
