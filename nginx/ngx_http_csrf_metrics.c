@@ -23,12 +23,7 @@
  * the names mean is the library's (csrf.h, csrf_metrics_render).
  */
 
-#include <ngx_config.h>
-#include <ngx_core.h>
-#include <ngx_http.h>
-
-#include "csrf.h"
-#include "ngx_http_csrf_metrics.h"
+#include "ngx_http_csrf.h"
 
 typedef struct {
 	ngx_shm_zone_t *zone; /* NULL: nothing is counted */

@@ -890,8 +890,6 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 		close(lock); /* not held: the name is left to its holder */
 		lock = -1;
 	}
-	if (r == CSRF_OK)
-		remove_leftovers(t.dir);
 	if (r == CSRF_OK && follow) {
 		r = open_target(&t, err);
 	} else if (r == CSRF_OK) {
@@ -900,8 +898,10 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 		t.st.st_uid = geteuid();
 		r = check_dir(&t, err);
 	}
-	if (r == CSRF_OK)
+	if (r == CSRF_OK) {
+		remove_leftovers(t.dir); /* in a directory the checks above accepted */
 		r = op(&t, a, err);
+	}
 	if (t.rfd >= 0)
 		close(t.rfd);
 	if (lock >= 0)

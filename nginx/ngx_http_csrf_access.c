@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ngx_http_csrf_module: the access phase. The request handed to the
+ * library header by header, the body read when the library asks for it,
+ * the verdict kept across internal redirects (a rejected request goes on
+ * neutralized), the upstream asked for an uncompressed page where tokens
+ * go in, and the $csrf_result variable.
+ */
+
+#include "ngx_http_csrf.h"
+
+static void ngx_http_csrf_body_handler(ngx_http_request_t *r);
+static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r);
+
+/* Calls handler for every header of list; stops at the first that does
+ * not answer NGX_OK and returns what it answered. */
+ngx_int_t ngx_http_csrf_each_header(ngx_list_t *list, ngx_http_csrf_header_pt handler, void *data)
+{
+	ngx_int_t rc;
+	ngx_uint_t i;
+	ngx_list_part_t *part;
+	ngx_table_elt_t *h;
+
+	part = &list->part;
+	h = part->elts;
+
+	for (i = 0; /* void */; i++) {
+		if (i >= part->nelts) {
+			if (part->next == NULL) {
+				break;
+			}
+			part = part->next;
+			h = part->elts;
+			i = 0;
+		}
+		rc = handler(&h[i], data);
+		if (rc != NGX_OK) {
+			return rc;
+		}
+	}
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_file_header(ngx_table_elt_t *h, void *data)
+{
+	csrf_request_header(data, (const char *)h->key.data, h->key.len, (const char *)h->value.data, h->value.len);
+	return NGX_OK;
+}
+
+/* The request as the library reads it: method, target, the connection's
+ * scheme, and every request header handed over by name. */
+void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+{
+	csrf_request_init(req);
+
+	req->method = ngx_http_csrf_slice(&r->method_name);
+	req->target = ngx_http_csrf_slice(&r->unparsed_uri);
+
+#if (NGX_HTTP_SSL)
+	if (r->connection->ssl) {
+		req->scheme.ptr = "https";
+		req->scheme.len = 5;
+	} else
+#endif
+	{
+		req->scheme.ptr = "http";
+		req->scheme.len = 4;
+	}
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, req);
+
+	if (r->headers_in.chunked && req->transfer_encoding.ptr == NULL) {
+		/* an HTTP/2 body without Content-Length */
+		csrf_request_header(req, "Transfer-Encoding", 17, "chunked", 7);
+	}
+}
+
+static void ngx_http_csrf_verdict_cleanup(void *data)
+{
+	(void)data;
+}
+
+/* The request's verdict, created on demand (NULL when create is 0 and
+ * there is none, or when memory runs out). */
+ngx_http_csrf_verdict_t *ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_uint_t create)
+{
+	ngx_pool_cleanup_t *cln;
+
+	for (cln = r->main->pool->cleanup; cln; cln = cln->next) {
+		if (cln->handler == ngx_http_csrf_verdict_cleanup) {
+			return cln->data;
+		}
+	}
+
+	if (!create) {
+		return NULL;
+	}
+
+	cln = ngx_pool_cleanup_add(r->main->pool, sizeof(ngx_http_csrf_verdict_t));
+	if (cln == NULL) {
+		return NULL;
+	}
+
+	ngx_memzero(cln->data, sizeof(ngx_http_csrf_verdict_t));
+	cln->handler = ngx_http_csrf_verdict_cleanup;
+
+	return cln->data;
+}
+
+ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
+{
+	ngx_http_csrf_ctx_t *ctx;
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+	if (ctx) {
+		return ctx;
+	}
+
+	ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_csrf_ctx_t));
+	if (ctx == NULL) {
+		return NULL;
+	}
+
+	ctx->left = -1;
+	ngx_http_set_ctx(r, ctx, ngx_http_csrf_module);
+
+	return ctx;
+}
+
+/* ------------------------------------------------------------------ */
+/* Access phase                                                        */
+/* ------------------------------------------------------------------ */
+
+/* A rejected request that an internal redirect (error_page) sends on
+ * continues as a GET without its body or a method override (a named
+ * location would otherwise keep the method and the body this module
+ * read): the upstream never receives the forged request. */
+/* The headers a rejected request loses before it goes on: the method
+ * overrides, and its credentials (Cookie, Authorization), so that where an
+ * error_page sends it the application sees an anonymous visitor. A header
+ * is renamed and emptied: upstreams copy the list, so it must not stay. */
+static ngx_int_t ngx_http_csrf_drop_for_neutral(ngx_table_elt_t *h, void *data)
+{
+	(void)data;
+
+	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len) ||
+	    (h->key.len == 6 && ngx_strncasecmp(h->key.data, (u_char *)"Cookie", 6) == 0) ||
+	    (h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Authorization", 13) == 0)) {
+		ngx_str_set(&h->key, "X-CSRF-Dropped");
+		h->lowcase_key = (u_char *)"x-csrf-dropped";
+		h->hash = ngx_hash_key(h->lowcase_key, h->key.len);
+		ngx_str_null(&h->value);
+	}
+
+	return NGX_OK;
+}
+
+/* A rejected request that an internal redirect (error_page, a named
+ * location, try_files) sends on goes as what it cannot abuse: a GET of
+ * the same path, without its query, body, method override or credentials.
+ * The error location can render a page; it cannot act for the user (an
+ * unsafe_get path's query, a POST turned into a GET with parameters). */
+static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
+{
+	u_char *q;
+
+	r->method = NGX_HTTP_GET;
+	ngx_str_set(&r->method_name, "GET");
+
+	if (r->request_body) {
+		/* read by this module: dropped */
+		r->request_body->bufs = NULL;
+		r->headers_in.content_length_n = 0;
+		r->headers_in.content_length = NULL;
+		r->headers_in.chunked = 0;
+		r->preserve_body = 0;
+	}
+
+	ngx_str_null(&r->args);
+	q = ngx_strlchr(r->unparsed_uri.data, r->unparsed_uri.data + r->unparsed_uri.len, '?');
+	if (q) {
+		r->unparsed_uri.len = q - r->unparsed_uri.data;
+	}
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_for_neutral, NULL);
+	r->headers_in.authorization = NULL;
+	ngx_str_null(&r->headers_in.user);
+	ngx_str_null(&r->headers_in.passwd);
+#if defined(nginx_version) && nginx_version >= 1023000
+	r->headers_in.cookie = NULL;
+#else
+	r->headers_in.cookies.nelts = 0;
+#endif
+}
+
+/* 1 when error_page handles status in this location. */
+static ngx_uint_t ngx_http_csrf_error_page(ngx_http_request_t *r, ngx_int_t status)
+{
+	ngx_uint_t i;
+	ngx_http_err_page_t *err;
+	ngx_http_core_loc_conf_t *clcf;
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+	if (clcf->error_pages == NULL || r->uri_changes == 0) {
+		return 0;
+	}
+
+	err = clcf->error_pages->elts;
+	for (i = 0; i < clcf->error_pages->nelts; i++) {
+		if (err[i].status == status) {
+			return 1;
+		}
+	}
+
+	return 0;
+}
+
+/* The module's own rejection page: the library's words, escaped, with a
+ * strict CSP; error_page for the status replaces it. */
+static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
+{
+	size_t len;
+	u_char *page;
+	ngx_table_elt_t *h;
+	ngx_http_complex_value_t cv;
+	static ngx_str_t type = ngx_string("text/html; charset=utf-8");
+
+	if (ngx_http_csrf_error_page(r, status)) {
+		return status;
+	}
+
+	page = ngx_pnalloc(r->pool, CSRF_REJECT_PAGE_MAX);
+	if (page == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	if (csrf_reject_page(v->reason, (unsigned)status, (char *)page, CSRF_REJECT_PAGE_MAX, &len) != CSRF_OK) {
+		return status;
+	}
+
+	h = ngx_list_push(&r->headers_out.headers);
+	if (h == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+	h->hash = 1;
+	ngx_str_set(&h->key, "Content-Security-Policy");
+	ngx_str_set(&h->value, CSRF_REJECT_PAGE_CSP);
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	/* its cache headers: the header filter's, after add_header's */
+
+	ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));
+	cv.value.data = page;
+	cv.value.len = len;
+
+	return ngx_http_send_response(r, status, &type, &cv);
+}
+
+/* Records the library's answer, logs a rejection with its reason (never
+ * a token or a cookie), and returns what the access phase answers:
+ * NGX_DECLINED to go on, or a status. */
+static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, ngx_http_csrf_verdict_t *v,
+                                     csrf_result res)
+{
+	v->checked = 1;
+	v->ctx = clcf->ctx;
+	v->reason = res.reason;
+	v->report_only = res.report_only;
+
+	ngx_http_csrf_metrics_check(r, &res);
+
+	if (res.report_only) {
+		ngx_http_csrf_log(NGX_LOG_WARN, r, "would reject %V \"%V\": %s (csrf_action log)", &r->method_name,
+		                  &r->uri, csrf_reason_name(res.reason));
+		return NGX_DECLINED;
+	}
+
+	if (res.allowed) {
+		return NGX_DECLINED;
+	}
+
+	ngx_http_csrf_log(NGX_LOG_ERR, r, "rejected %V \"%V\": %s", &r->method_name, &r->uri,
+	                  csrf_reason_name(res.reason));
+
+	v->rejected = 1;
+
+	return res.reason == CSRF_BODY_TOO_LARGE ? NGX_HTTP_REQUEST_ENTITY_TOO_LARGE : clcf->status;
+}
+
+/* Finalizes with a rejection, or lets the phase go on. A rejection is
+ * final even under "satisfy any": it never counts as one failed access
+ * method among others. */
+static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
+{
+	ngx_int_t rc;
+
+	if (status == NGX_DECLINED) {
+		return NGX_DECLINED;
+	}
+
+	if (ngx_http_csrf_error_page(r, status) && r->request_body == NULL &&
+	    (r->headers_in.content_length_n > 0 || r->headers_in.chunked)) {
+		/* error_page sends the request on: its body is read (and
+		 * dropped) first, so that where it goes no upstream can be
+		 * handed the forged body */
+		v->pending = status;
+		rc = ngx_http_read_client_request_body(r, ngx_http_csrf_reject_body_handler);
+		if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+			return rc;
+		}
+		ngx_http_finalize_request(r, NGX_DONE);
+		return NGX_DONE;
+	}
+
+	ngx_http_finalize_request(r, ngx_http_csrf_send_reject(r, v, status));
+
+	return NGX_DONE;
+}
+
+static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r)
+{
+	ngx_int_t status;
+	ngx_http_csrf_verdict_t *v;
+
+	v = ngx_http_csrf_verdict(r, 0);
+	status = v && v->pending ? v->pending : NGX_HTTP_FORBIDDEN;
+	if (v) {
+		v->pending = 0;
+	}
+
+	ngx_http_csrf_neutralize(r);
+	ngx_http_finalize_request(r, status);
+}
+
+/* Where the module may inject, the upstream is asked for an uncompressed
+ * response (a compressed one could not get its tokens): every
+ * Accept-Encoding request header reads "identity" for proxy_pass,
+ * fastcgi_pass and the others, which copy the request's header list,
+ * and one is added when the client sent none. nginx's gzip filter still
+ * sees the client's own value (r->headers_in.accept_encoding becomes a
+ * copy outside the list). proxy_set_header Accept-Encoding and
+ * fastcgi_param HTTP_ACCEPT_ENCODING still override it. */
+typedef struct {
+	ngx_http_request_t *r;
+	ngx_uint_t found;
+	ngx_uint_t failed;
+} ngx_http_csrf_identity_t;
+
+static ngx_int_t ngx_http_csrf_identity_header(ngx_table_elt_t *h, void *data)
+{
+	ngx_table_elt_t *copy;
+	ngx_http_csrf_identity_t *id = data;
+	ngx_http_request_t *r = id->r;
+
+	if (h->key.len != sizeof("Accept-Encoding") - 1 ||
+	    ngx_strncasecmp(h->key.data, (u_char *)"Accept-Encoding", h->key.len) != 0) {
+		return NGX_OK;
+	}
+
+	id->found = 1;
+
+	if (r->headers_in.accept_encoding == h) {
+		copy = ngx_palloc(r->pool, sizeof(ngx_table_elt_t));
+		if (copy == NULL) {
+			id->failed = 1;
+			return NGX_ERROR;
+		}
+		*copy = *h;
+#if (nginx_version >= 1023000)
+		copy->next = NULL;
+#endif
+		r->headers_in.accept_encoding = copy;
+	}
+
+	ngx_str_set(&h->value, "identity");
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
+{
+	ngx_table_elt_t *h;
+	ngx_http_csrf_identity_t id = {r, 0, 0};
+	static u_char lowcase[] = "accept-encoding";
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
+
+	if (id.failed) {
+		return NGX_ERROR;
+	}
+
+	if (id.found) {
+		return NGX_OK;
+	}
+
+	h = ngx_list_push(&r->headers_in.headers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	ngx_str_set(&h->key, "Accept-Encoding");
+	ngx_str_set(&h->value, "identity");
+	h->lowcase_key = lowcase;
+	h->hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	return NGX_OK;
+}
+
+/* 1 where the module injects into HTML responses. */
+ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf)
+{
+	return clcf->enable && clcf->inject && clcf->ctx != NULL && clcf->mode != CSRF_MODE_ORIGIN;
+}
+
+ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
+{
+	ngx_int_t rc, status;
+	csrf_result res;
+	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_verdict_t *v;
+	ngx_http_csrf_loc_conf_t *clcf;
+
+	if (r != r->main) {
+		return NGX_DECLINED;
+	}
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+	if (ngx_http_csrf_injects(clcf) && ngx_http_csrf_identity(r) != NGX_OK) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	v = ngx_http_csrf_verdict(r, 0);
+
+	if (v && v->checked) {
+		if (v->pending) {
+			/* re-entry after the body was read */
+			status = v->pending;
+			v->pending = 0;
+			return ngx_http_csrf_answer(r, v, status);
+		}
+
+		/* an internal redirect after the verdict (error_page, a named
+		 * location, try_files): a rejected request goes on only as a
+		 * GET without its body */
+		if (v->rejected) {
+			ngx_http_csrf_neutralize(r);
+			return NGX_DECLINED;
+		}
+
+		/* an allowed one is judged again where the new location's
+		 * settings differ (a stricter mode, csrf_unsafe_get, other
+		 * trusted origins): the first location's verdict does not
+		 * cover it */
+		clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+		if (!clcf->enable || clcf->ctx == NULL || clcf->ctx == v->ctx) {
+			return NGX_DECLINED;
+		}
+		v->checked = 0;
+	}
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	if (!clcf->enable || clcf->ctx == NULL) {
+		return NGX_DECLINED;
+	}
+
+	ctx = ngx_http_csrf_get_ctx(r);
+	v = ngx_http_csrf_verdict(r, 1);
+	if (ctx == NULL || v == NULL) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
+
+	ngx_http_csrf_request(r, &ctx->req);
+
+	res = csrf_check(clcf->ctx, &ctx->req);
+
+	if (res.needs_body) {
+		/* the token is in the body: read it, intact for the upstream */
+		v->checked = 1;
+		v->ctx = clcf->ctx;
+		v->pending = NGX_DECLINED;
+		r->request_body_in_single_buf = 1;
+
+		rc = ngx_http_read_client_request_body(r, ngx_http_csrf_body_handler);
+
+		if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+			return rc;
+		}
+
+		ngx_http_finalize_request(r, NGX_DONE);
+		return NGX_DONE;
+	}
+
+	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res));
+}
+
+/* The read body as one piece of at most max bytes: its buffer when it is
+ * one in memory, else its memory and temporary-file buffers gathered into
+ * a pool buffer; NGX_DECLINED when it is larger. */
+static ngx_int_t ngx_http_csrf_body(ngx_http_request_t *r, size_t max, ngx_str_t *body)
+{
+	off_t size;
+	ssize_t n;
+	u_char *p;
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	body->data = (u_char *)"";
+	body->len = 0;
+
+	if (r->request_body == NULL || r->request_body->bufs == NULL) {
+		return NGX_OK;
+	}
+
+	size = 0;
+	for (cl = r->request_body->bufs; cl; cl = cl->next) {
+		size += ngx_buf_size(cl->buf);
+	}
+
+	if (size > (off_t)max) {
+		return NGX_DECLINED;
+	}
+
+	if (size == 0) {
+		return NGX_OK;
+	}
+
+	b = r->request_body->bufs->buf;
+
+	if (r->request_body->bufs->next == NULL && ngx_buf_in_memory_only(b)) {
+		/* the usual case (request_body_in_single_buf): no copy */
+		body->data = b->pos;
+		body->len = b->last - b->pos;
+		return NGX_OK;
+	}
+
+	p = ngx_pnalloc(r->pool, (size_t)size);
+	if (p == NULL) {
+		return NGX_ERROR;
+	}
+
+	body->data = p;
+
+	for (cl = r->request_body->bufs; cl; cl = cl->next) {
+		b = cl->buf;
+
+		if (ngx_buf_in_memory(b)) {
+			p = ngx_cpymem(p, b->pos, b->last - b->pos);
+			continue;
+		}
+
+		if (b->in_file && b->file_last > b->file_pos) {
+			n = ngx_read_file(b->file, p, (size_t)(b->file_last - b->file_pos), b->file_pos);
+			if (n != (ssize_t)(b->file_last - b->file_pos)) {
+				return NGX_ERROR;
+			}
+			p += n;
+		}
+	}
+
+	body->len = p - body->data;
+
+	return NGX_OK;
+}
+
+static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
+{
+	off_t size;
+	ngx_int_t rc;
+	ngx_str_t body;
+	ngx_chain_t *cl;
+	csrf_result res;
+	ngx_http_csrf_ctx_t *ctx;
+	ngx_http_csrf_verdict_t *v;
+	ngx_http_csrf_loc_conf_t *clcf;
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+	v = ngx_http_csrf_verdict(r, 0);
+
+	rc = ngx_http_csrf_body(r, clcf->body_max, &body);
+
+	if (rc == NGX_ERROR || ctx == NULL || v == NULL) {
+		if (v) {
+			v->pending = NGX_HTTP_INTERNAL_SERVER_ERROR;
+			v->rejected = 1;
+			v->reason = CSRF_ERR_INTERNAL;
+			ngx_http_csrf_metrics_verdict(r, CSRF_METRICS_REJECTED, CSRF_ERR_INTERNAL);
+		}
+
+	} else {
+		if (rc == NGX_DECLINED) {
+			/* larger than the library reads: it judges by the size */
+			size = 0;
+			for (cl = r->request_body->bufs; cl; cl = cl->next) {
+				size += ngx_buf_size(cl->buf);
+			}
+			ctx->req.body.ptr = NULL;
+			ctx->req.content_length.ptr = (const char *)ctx->body_size;
+			ctx->req.content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
+
+		} else {
+			ctx->req.body.ptr = (const char *)body.data;
+			ctx->req.body.len = body.len;
+		}
+
+		res = csrf_check(clcf->ctx, &ctx->req);
+		if (res.needs_body) {
+			/* cannot happen with a body given: fail closed */
+			res.allowed = 0;
+			res.report_only = 0;
+			res.reason = CSRF_ERR_INTERNAL;
+		}
+		v->pending = ngx_http_csrf_judge(r, clcf, v, res);
+	}
+
+	r->preserve_body = 1;
+
+	r->write_event_handler = ngx_http_core_run_phases;
+	ngx_http_core_run_phases(r);
+}
+
+ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data)
+{
+	const char *name;
+	ngx_http_csrf_verdict_t *verdict;
+
+	(void)data;
+
+	verdict = ngx_http_csrf_verdict(r, 0);
+
+	if (verdict == NULL || !verdict->checked || verdict->pending) {
+		v->not_found = 1;
+		return NGX_OK;
+	}
+
+	name = csrf_reason_name(verdict->reason);
+
+	v->len = ngx_strlen(name);
+	v->valid = 1;
+	v->no_cacheable = 0;
+	v->not_found = 0;
+	v->data = (u_char *)name;
+
+	return NGX_OK;
+}

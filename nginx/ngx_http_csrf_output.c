@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ngx_http_csrf_module: the body filter's output. The injector's bytes
+ * are copied into bufs of NGX_HTTP_CSRF_BUF_SIZE; ngx_http_csrf_output
+ * passes them on and takes back the sent ones (busy to free, and the
+ * input bufs they shadow released), as ngx_http_sub_output does.
+ */
+
+#include "ngx_http_csrf.h"
+
+/* Appends cl to the output chain being built. */
+void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl)
+{
+	cl->next = NULL;
+	*ctx->last_out = cl;
+	ctx->last_out = &cl->next;
+}
+
+/* An output buf of NGX_HTTP_CSRF_BUF_SIZE bytes, a sent one when there is
+ * one, else a new one from the request pool. */
+static ngx_chain_t *ngx_http_csrf_get_buf(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	if (ctx->free) {
+		cl = ctx->free;
+		ctx->free = cl->next;
+		b = cl->buf;
+		b->pos = b->start;
+		b->last = b->start;
+		return cl;
+	}
+
+	cl = ngx_alloc_chain_link(r->pool);
+	if (cl == NULL) {
+		return NULL;
+	}
+
+	b = ngx_create_temp_buf(r->pool, NGX_HTTP_CSRF_BUF_SIZE);
+	if (b == NULL) {
+		return NULL;
+	}
+
+	b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+	cl->buf = b;
+
+	return cl;
+}
+
+/* The injector's emit callback: pass-through runs and inserted elements
+ * are copied into ctx->cur, a new output buf whenever it is full. The
+ * input buf stays unsent (its shadow is the last output buf made from
+ * it, see the body filter) until that copy has gone out, so memory stays
+ * bounded by the upstream's own buffers plus the insertions. */
+int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
+{
+	size_t k;
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+	ngx_http_request_t *r = ud;
+	ngx_http_csrf_ctx_t *ctx;
+
+	(void)inserted;
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	while (n) {
+		b = ctx->cur;
+
+		if (b == NULL || b->last == b->end) {
+			cl = ngx_http_csrf_get_buf(r, ctx);
+			if (cl == NULL) {
+				return 1;
+			}
+			ngx_http_csrf_out(ctx, cl);
+			b = cl->buf;
+			ctx->cur = b;
+		}
+
+		k = ngx_min(n, (size_t)(b->end - b->last));
+		b->last = ngx_cpymem(b->last, p, k);
+		p += k;
+		n -= k;
+	}
+
+	return 0;
+}
+
+/* Passes the output chain built for this call on, then reclaims what the
+ * next filters have sent: an output buf goes to the free list, and the
+ * input buf it shadows is released. */
+ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ngx_int_t rc;
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	if (ctx->out == NULL && ctx->ended && r->out == NULL) {
+		/* the upstream's own end after ours: nothing to pass on (an
+		 * empty chain down to the write filter would be an alert) */
+		rc = NGX_OK;
+	} else {
+		rc = ngx_http_csrf_next_body_filter(r, ctx->out);
+	}
+
+	if (ctx->busy == NULL) {
+		ctx->busy = ctx->out;
+	} else {
+		for (cl = ctx->busy; cl->next; cl = cl->next) {
+			/* void */
+		}
+		cl->next = ctx->out;
+	}
+
+	ctx->out = NULL;
+	ctx->last_out = &ctx->out;
+
+	while (ctx->busy) {
+		cl = ctx->busy;
+		b = cl->buf;
+
+		if (ngx_buf_size(b) != 0) {
+			break;
+		}
+
+		if (b->shadow) {
+			b->shadow->pos = b->shadow->last;
+			b->shadow = NULL;
+		}
+
+		ctx->busy = cl->next;
+
+		if (b->start) {
+			/* an output buf: reused for this response's next bytes */
+			b->last_buf = 0;
+			b->last_in_chain = 0;
+			b->flush = 0;
+			b->recycled = 0;
+			cl->next = ctx->free;
+			ctx->free = cl;
+		}
+	}
+
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Configuration                                                       */
+/* ------------------------------------------------------------------ */
