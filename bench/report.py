@@ -86,6 +86,8 @@ lines = ["| benchmark | variant | requests/s | p99 | non-2xx/3xx | ratio |", "|-
 pairs = [("nginx_get", "plain", "module", "nginx GET of a page with 20 forms (injection)"),
          ("nginx_real", "plain", "module", "nginx GET of a real 242 KB page (bench/pages/socat.html)"),
          ("nginx_post", "plain", "module", "nginx POST with a valid token"),
+         ("nginx_count_get", "off", "on", "nginx GET of the 20-form page with the module, counters off and on (csrf_metrics_zone)"),
+         ("nginx_count_post", "off", "on", "nginx POST with a valid token, counters off and on (csrf_metrics_zone)"),
          ("demo_get", "unprotected", "protected", "csrf-demo GET / (logged in)"),
          ("demo_store", "memory", "redis", "csrf-demo GET / (logged in), wrk -c64: sessions in memory, in Redis")]
 ratios = {}
@@ -185,6 +187,8 @@ if verify and peer_verify:
 for bench, need, text in [("nginx_get", 0.95, "nginx GET with injection at least 95% of plain nginx"),
                           ("nginx_real", 0.85, "nginx GET of the real page at least 85% of plain nginx"),
                           ("nginx_post", 0.95, "nginx POST at least 95% of plain nginx"),
+                          ("nginx_count_get", 0.99, "nginx GET with counting on at least 99% of off"),
+                          ("nginx_count_post", 0.99, "nginx POST with counting on at least 99% of off"),
                           ("demo_get", 0.95, "the demo protected at least 95% of unprotected (GET /, logged in)"),
                           ("demo_store", 0.80, "the demo with Redis at least 80% of the memory store (wrk -c64)")]:
     if bench in ratios:
@@ -243,7 +247,8 @@ with open(dat, "w") as f:
     for impl in impls:
         if (impl, "verify") in ops:
             f.write(f"\"{impl}\" {ops[(impl, 'verify')] / 1000:.4f}\n")
-short = {"nginx_get": "nginx GET (injecting)", "nginx_real": "nginx GET (real page)", "nginx_post": "nginx POST (token)", "demo_get": "csrf-demo GET /",
+short = {"nginx_get": "nginx GET (injecting)", "nginx_real": "nginx GET (real page)", "nginx_post": "nginx POST (token)",
+         "nginx_count_get": "nginx GET, counting", "nginx_count_post": "nginx POST, counting", "demo_get": "csrf-demo GET /",
          "demo_store": "csrf-demo Redis / memory"}
 srv = os.path.join(tmp, "servers.dat")
 with open(srv, "w") as f:
