@@ -116,6 +116,15 @@ for bench, base, var, title in pairs:
         vs_sub[bench] = paired(servers[(bench, "sub_filter")], servers[(bench, var)])[0]
         lines.append(f"| | stock `sub_filter` | {sf['rps']:.0f} | {sf['p99']} | {sf['bad']} | {sf_ratio * 100:.1f}% |")
         lines.append(f"| | module ÷ `sub_filter` | | | | {vs_sub[bench]:.2f}× |")
+count = ops.get(("libcsrf", "count"))
+if count and ("nginx_get", "module") in servers:
+    # one worker: a request takes 1e9 / rps ns of it; counting adds count ns
+    rps = med(servers[("nginx_get", "module")])["rps"]
+    lines.append("")
+    lines.append(f"Counting (`csrf_metrics_zone`) adds {count:.1f} ns to a request (`bench/micro.c`: "
+                 f"`csrf_metrics_count_check` and `csrf_metrics_count_page`, uncontended): at the module's "
+                 f"{rps:.0f} GET requests/s on one worker, {count * rps / 1e7:.3f}% of its time, an expected "
+                 f"ratio of {(1 - count * rps / 1e9) * 100:.2f}%.")
 srv_table = "\n".join(lines)
 
 
