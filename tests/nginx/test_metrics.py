@@ -6,7 +6,6 @@ parser (promtext.py) accepts; a metrics location that is not allowed
 refuses (403); the configuration errors say what is missing."""
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -145,7 +144,9 @@ class Metrics(unittest.TestCase):
     def test_2_reload_keeps_counts(self):
         _, before = scrape(self.mport)
         old = set(self.ngx.worker_pids())
-        os.kill(self.ngx.proc.pid, signal.SIGHUP)
+        rc = subprocess.run([NGINX, "-p", self.ngx.prefix, "-c", self.ngx.conf, "-s", "reload"],
+                            capture_output=True, text=True)
+        self.assertEqual(rc.returncode, 0, rc.stderr)
         end = time.time() + 15
         while time.time() < end:
             now = set(self.ngx.worker_pids())
