@@ -13,7 +13,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ngxtest import NGINX, Nginx, request, session_tokens  # noqa: E402
+from ngxtest import NGINX, Nginx, ProxyCase, request, send_whole, session_tokens  # noqa: E402
 from promtext import parse  # noqa: E402
 
 HTTP = """
@@ -195,6 +195,52 @@ class Metrics(unittest.TestCase):
         self.assertEqual(requests_total(fams, "allowed", "safe_method"),
                          requests_total(before, "allowed", "safe_method") + 1)
         self.assertEqual(self.ngx.crashed(), [])
+
+
+class Upstream(ProxyCase):
+    """Pages from an upstream: one that arrives compressed (the operator
+    forced gzip) is passed for its encoding; a form longer than the hold
+    and a page that ends inside a form are withheld by their status."""
+
+    HTTP = """
+    csrf_metrics_zone up;
+    server {{
+        listen 127.0.0.1:{port};
+        csrf on;
+        location / {{ proxy_pass http://127.0.0.1:{upstream}; }}
+        location /forced/ {{ proxy_pass http://127.0.0.1:{upstream}; proxy_set_header Accept-Encoding gzip; }}
+        location = /metrics {{ csrf off; csrf_metrics; allow 127.0.0.1; deny all; }}
+    }}
+"""
+
+    @classmethod
+    def upstream(cls, c, head, body):
+        import gzip
+        path = head.split(b" ")[1]
+        if path.startswith(b"/forced/"):
+            send_whole(c, gzip.compress(PAGE), "text/html", extra=b"Content-Encoding: gzip\r\n")
+        elif path == b"/long":
+            send_whole(c, b"<html><head></head><body><form method=post action=/x>" + b"x" * 40000 + b"</form>")
+        else:
+            send_whole(c, b"<html><head></head><body><form method=post action=/x><input name=a>")
+
+    def test_passed_and_withheld(self):
+        _, before = scrape(self.ngx.port)
+        for path in ("/forced/a", "/forced/b", "/long", "/open"):
+            r = request(self.ngx.port, "GET", path)
+            self.assertEqual(r.status, 200, path)
+        _, after = scrape(self.ngx.port)
+
+        def delta(name, **labels):
+            return after[name].value(**labels) - before[name].value(**labels)
+
+        self.assertEqual(delta("csrf_inject_passed_total", cause="encoding"), 2)
+        self.assertEqual(delta("csrf_inject_passed_total", cause="charset"), 0)
+        self.assertEqual(delta("csrf_inject_pages_total"), 2)
+        self.assertEqual(delta("csrf_inject_withheld_total", status="long_form"), 1)
+        self.assertEqual(delta("csrf_inject_withheld_total", status="unclosed"), 1)
+        self.assertEqual(delta("csrf_inject_insertions_total"), 2)  # the meta tags of each
+        self.assertEqual(delta("csrf_requests_total", verdict="allowed", reason="safe_method"), 4)
 
 
 class Config(unittest.TestCase):
