@@ -97,6 +97,13 @@ def short_title(title):
     return title.split(":")[0].split(" (")[0] + (", wrk -c64" if "-c64" in title else "")
 
 
+def cpu_med(bench, variant, who):
+    """The median over the runs of what process `who` spent per request
+    (µs of CPU, user + system, from /proc), or None."""
+    v = [r[f"cpu_{who}"] for r in servers.get((bench, variant), []) if f"cpu_{who}" in r]
+    return statistics.median(v) if v else None
+
+
 # The third nginx server, stock sub_filter with a comparable static
 # insertion: module / sub_filter per page (above 1: the module is faster).
 vs_sub = {}
@@ -125,14 +132,13 @@ if count and ("nginx_get", "module") in servers:
                  f"`csrf_metrics_count_check` and `csrf_metrics_count_page`, uncontended): at the module's "
                  f"{rps:.0f} GET requests/s on one worker, {count * rps / 1e7:.3f}% of its time, an expected "
                  f"ratio of {(1 - count * rps / 1e9) * 100:.2f}%.")
+for bench in ("nginx_count_get", "nginx_count_post"):
+    off, on = cpu_med(bench, "off", "worker"), cpu_med(bench, "on", "worker")
+    if off and on:
+        lines.append("")
+        lines.append(f"{short_title(dict((p[0], p[3]) for p in pairs)[bench])}: the worker's CPU per request, "
+                     f"median of the runs: {off:.1f} µs with the counters off, {on:.1f} µs on ({on / off * 100:.1f}%).")
 srv_table = "\n".join(lines)
-
-
-def cpu_med(bench, variant, who):
-    """The median over the runs of what process `who` spent per request
-    (µs of CPU, user + system, from /proc), or None."""
-    v = [r[f"cpu_{who}"] for r in servers.get((bench, variant), []) if f"cpu_{who}" in r]
-    return statistics.median(v) if v else None
 
 
 cores = os.cpu_count() or 1

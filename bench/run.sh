@@ -168,9 +168,11 @@ if [ -f "$module" ]; then
   # insertion (the meta tags after <head>, a hidden input after each POST
   # form start tag of the 20-form page), written once the module has shown
   # the field's name and a token of the real length.
+  declare -A master=()
   for c in backend plain module counted; do
     /usr/sbin/nginx -p "$ng" -c "$ng/$c.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
     pids+=($!)
+    master[$c]=$!
   done
   waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nc"; waitport "$nq"
   # A client of the protected site: its secret cookie and a token from a page.
@@ -232,19 +234,21 @@ if [ -f "$module" ]; then
     wrk_run nginx_post module "http://127.0.0.1:$nm/submit" -s "$work/post.lua"
   done
   # Counting off and on, alternating (which goes first swaps every pair),
-  # then the counters must hold what was sent.
+  # with the CPU each one's worker spends per request; then the counters
+  # must hold what was sent.
+  declare -A worker=([off]=$(pgrep -P "${master[module]}" | head -n1) [on]=$(pgrep -P "${master[counted]}" | head -n1))
   for i in $(seq 1 "$COUNT_PAIRS"); do
     order="off on"
     [ $((i % 2)) = 0 ] && order="on off"
     for v in $order; do
       p=$nm
       [ "$v" = on ] && p=$nc
-      secs=$COUNT_SECONDS wrk_run nginx_count_get "$v" "http://127.0.0.1:$p/form.html" -H "Cookie: $cookie"
+      cpu="worker:${worker[$v]}" secs=$COUNT_SECONDS wrk_run nginx_count_get "$v" "http://127.0.0.1:$p/form.html" -H "Cookie: $cookie"
     done
     for v in $order; do
       p=$nm
       [ "$v" = on ] && p=$nc
-      secs=$COUNT_SECONDS wrk_run nginx_count_post "$v" "http://127.0.0.1:$p/submit" -s "$work/post.lua"
+      cpu="worker:${worker[$v]}" secs=$COUNT_SECONDS wrk_run nginx_count_post "$v" "http://127.0.0.1:$p/submit" -s "$work/post.lua"
     done
   done
   counted=$(curl -s "http://127.0.0.1:$nq/metrics" |
