@@ -105,8 +105,12 @@ int cgi_metrics_flush(const char *path)
 		fprintf(stderr, CGI_NAME ": cannot open the counters file %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (lock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (lock(fd, LOCK_EX) != 0 || fstat(fd, &st) != 0) {
 		fprintf(stderr, CGI_NAME ": cannot lock the counters file %s: %s\n", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, CGI_NAME ": the counters file %s is not a regular file\n", path);
 		goto out;
 	}
 	/* a new file, or one of another layout (an older csrf-cgi): counting
