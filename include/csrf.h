@@ -1077,6 +1077,20 @@ void csrf_metrics_count_passed(csrf_metrics *m, csrf_metrics_pass cause);
 #define CSRF_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 CSRF_MUST_CHECK csrf_reason csrf_metrics_render(const csrf_metrics *m, char *out, size_t cap, size_t *out_len);
 
+/* The same for n sets of counters (an adapter's zones: per location, per
+ * site), each sample labelled zone="NAME" first, NAME escaped as the
+ * format asks (a backslash, a double quote and a line feed): every family
+ * once, its samples zone by zone. At most CSRF_METRICS_ZONES_MAX sets,
+ * names of at most CSRF_METRICS_ZONE_NAME_MAX bytes, no name twice;
+ * n * CSRF_METRICS_ZONE_TEXT_MAX bytes always suffice. CSRF_OK,
+ * CSRF_ERR_BUFFER as above, CSRF_ERR_ARG (a NULL, n 0 or over the
+ * maximum, a set not valid, a name too long or given twice). */
+#define CSRF_METRICS_ZONE_TEXT_MAX 49152
+#define CSRF_METRICS_ZONES_MAX 64
+#define CSRF_METRICS_ZONE_NAME_MAX 64
+CSRF_MUST_CHECK csrf_reason csrf_metrics_render_zones(const csrf_metrics *const *sets, const char *const *zones,
+                                                      size_t n, char *out, size_t cap, size_t *out_len);
+
 #ifdef CSRF_VISIBILITY_PUSHED
 #pragma GCC visibility pop
 #undef CSRF_VISIBILITY_PUSHED

@@ -136,18 +136,42 @@ static void family(writer *w, const char *name, const char *type, const char *he
 	put(w, "\n", 1);
 }
 
-/* name{l1="v1"[,l2="v2"]} value: label values here are names of ours,
- * [a-z_] only, so none needs escaping. */
-static void sample(writer *w, const char *name, const char *l1, const char *v1, const char *l2, const char *v2,
-                   uint64_t value)
+/* A label value, escaped as the text format asks: \\, \" and \n. */
+static void put_label_value(writer *w, const char *v)
 {
+	for (; *v; v++) {
+		if (*v == '\\')
+			put(w, "\\\\", 2);
+		else if (*v == '"')
+			put(w, "\\\"", 2);
+		else if (*v == '\n')
+			put(w, "\\n", 2);
+		else
+			put(w, v, 1);
+	}
+}
+
+/* name{zone="z",l1="v1",l2="v2"} value, each label optional (NULL). l1
+ * and l2 values are names of ours, [a-z_] only; the zone is escaped. */
+static void sample(writer *w, const char *name, const char *zone, const char *l1, const char *v1, const char *l2,
+                   const char *v2, uint64_t value)
+{
+	const char *sep = "{";
+
 	puts_(w, name);
+	if (zone) {
+		puts_(w, "{zone=\"");
+		put_label_value(w, zone);
+		put(w, "\"", 1);
+		sep = ",";
+	}
 	if (l1) {
-		put(w, "{", 1);
+		puts_(w, sep);
 		puts_(w, l1);
 		put(w, "=\"", 2);
 		puts_(w, v1);
 		put(w, "\"", 1);
+		sep = ",";
 		if (l2) {
 			put(w, ",", 1);
 			puts_(w, l2);
@@ -155,8 +179,9 @@ static void sample(writer *w, const char *name, const char *l1, const char *v1, 
 			puts_(w, v2);
 			put(w, "\"", 1);
 		}
-		put(w, "}", 1);
 	}
+	if (zone || l1)
+		put(w, "}", 1);
 	put(w, " ", 1);
 	put_u64(w, value);
 	put(w, "\n", 1);
@@ -171,6 +196,92 @@ static int always_listed(unsigned verdict, unsigned code)
 	return code >= 16 && code < 64;
 }
 
+static int named(unsigned code)
+{
+	return strcmp(csrf_reason_name((csrf_reason)code), "unknown") != 0;
+}
+
+/* Every family once, its HELP and TYPE, then its samples for every set
+ * in turn: a family's lines stay together, as the format requires. */
+static void render(writer *w, const csrf_metrics *const *sets, const char *const *zones, size_t n)
+{
+	family(w, "csrf_requests_total", "counter",
+	       "Requests libcsrf judged, by verdict (allowed, report_only: rejected by the checks but let through "
+	       "by report-only, rejected) and reason.");
+	for (size_t z = 0; z < n; z++) {
+		const csrf_metrics *m = sets[z];
+		const char *zone = zones ? zones[z] : NULL;
+
+		for (unsigned v = 0; v < CSRF_METRICS_VERDICTS; v++) {
+			for (unsigned c = 0; c < CSRF_METRICS_REASONS; c++) {
+				uint64_t k = METRICS_LOAD(&m->requests[v][c]);
+
+				/* a code without a name yet: with the unknown ones, below */
+				if (named(c) && (k || always_listed(v, c)))
+					sample(w, "csrf_requests_total", zone, "verdict", verdict_names[v], "reason",
+					       csrf_reason_name((csrf_reason)c), k);
+			}
+		}
+		for (unsigned v = 0; v < CSRF_METRICS_VERDICTS; v++) {
+			uint64_t k = METRICS_LOAD(&m->requests[v][CSRF_METRICS_REASONS]);
+
+			for (unsigned c = 0; c < CSRF_METRICS_REASONS; c++)
+				if (!named(c))
+					k += METRICS_LOAD(&m->requests[v][c]);
+			if (k)
+				sample(w, "csrf_requests_total", zone, "verdict", verdict_names[v], "reason", "unknown",
+				       k);
+		}
+	}
+
+	family(w, "csrf_inject_pages_total", "counter", "HTML pages streamed through the token injector.");
+	for (size_t z = 0; z < n; z++)
+		sample(w, "csrf_inject_pages_total", zones ? zones[z] : NULL, NULL, NULL, NULL, NULL,
+		       METRICS_LOAD(&sets[z]->inject_pages));
+
+	family(w, "csrf_inject_insertions_total", "counter",
+	       "Elements the injector inserted: one per hidden token field, one per pair of meta tags.");
+	for (size_t z = 0; z < n; z++)
+		sample(w, "csrf_inject_insertions_total", zones ? zones[z] : NULL, NULL, NULL, NULL, NULL,
+		       METRICS_LOAD(&sets[z]->inject_insertions));
+
+	family(w, "csrf_inject_withheld_total", "counter",
+	       "HTML pages where the injector left a form without a token, or stopped, by its status (once per "
+	       "page and status).");
+	for (size_t z = 0; z < n; z++)
+		for (unsigned i = 0; i < sizeof status_names / sizeof status_names[0]; i++)
+			sample(w, "csrf_inject_withheld_total", zones ? zones[z] : NULL, "status", status_names[i],
+			       NULL, NULL, METRICS_LOAD(&sets[z]->inject_withheld[i]));
+
+	family(w, "csrf_inject_passed_total", "counter",
+	       "HTML pages passed through without tokens, by cause (a charset the injector does not read, a "
+	       "compressed body).");
+	for (size_t z = 0; z < n; z++)
+		for (unsigned i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
+			sample(w, "csrf_inject_passed_total", zones ? zones[z] : NULL, "cause", pass_names[i], NULL,
+			       NULL, METRICS_LOAD(&sets[z]->inject_passed[i]));
+
+	family(w, "csrf_metrics_start_time_seconds", "gauge", "Unix time at which these counters started.");
+	for (size_t z = 0; z < n; z++)
+		sample(w, "csrf_metrics_start_time_seconds", zones ? zones[z] : NULL, NULL, NULL, NULL, NULL,
+		       sets[z]->start_time);
+}
+
+static csrf_reason finish(writer *w, char *out, size_t cap, size_t *out_len)
+{
+	if (w->len >= cap) {
+		if (cap)
+			out[0] = '\0';
+		if (out_len)
+			*out_len = w->len + 1;
+		return CSRF_ERR_BUFFER;
+	}
+	out[w->len] = '\0';
+	if (out_len)
+		*out_len = w->len;
+	return CSRF_OK;
+}
+
 CSRF_API csrf_reason csrf_metrics_render(const csrf_metrics *m, char *out, size_t cap, size_t *out_len)
 {
 	writer w = {out, cap, 0};
@@ -179,66 +290,27 @@ CSRF_API csrf_reason csrf_metrics_render(const csrf_metrics *m, char *out, size_
 		*out_len = 0;
 	if (!m || !out || !csrf_metrics_valid(m, sizeof *m))
 		return CSRF_ERR_ARG;
+	render(&w, &m, NULL, 1);
+	return finish(&w, out, cap, out_len);
+}
 
-	family(&w, "csrf_requests_total", "counter",
-	       "Requests libcsrf judged, by verdict (allowed, report_only: rejected by the checks but let through "
-	       "by report-only, rejected) and reason.");
-	for (unsigned v = 0; v < CSRF_METRICS_VERDICTS; v++) {
-		for (unsigned c = 0; c < CSRF_METRICS_REASONS; c++) {
-			const char *name = csrf_reason_name((csrf_reason)c);
-			uint64_t n = METRICS_LOAD(&m->requests[v][c]);
+CSRF_API csrf_reason csrf_metrics_render_zones(const csrf_metrics *const *sets, const char *const *zones, size_t n,
+                                               char *out, size_t cap, size_t *out_len)
+{
+	writer w = {out, cap, 0};
 
-			if (strcmp(name, "unknown") == 0) {
-				/* a code without a name yet: with the unknown ones */
-				continue;
-			}
-			if (n || always_listed(v, c))
-				sample(&w, "csrf_requests_total", "verdict", verdict_names[v], "reason", name, n);
-		}
-	}
-	for (unsigned v = 0; v < CSRF_METRICS_VERDICTS; v++) {
-		uint64_t n = METRICS_LOAD(&m->requests[v][CSRF_METRICS_REASONS]);
-
-		for (unsigned c = 0; c < CSRF_METRICS_REASONS; c++)
-			if (strcmp(csrf_reason_name((csrf_reason)c), "unknown") == 0)
-				n += METRICS_LOAD(&m->requests[v][c]);
-		if (n)
-			sample(&w, "csrf_requests_total", "verdict", verdict_names[v], "reason", "unknown", n);
-	}
-
-	family(&w, "csrf_inject_pages_total", "counter", "HTML pages streamed through the token injector.");
-	sample(&w, "csrf_inject_pages_total", NULL, NULL, NULL, NULL, METRICS_LOAD(&m->inject_pages));
-
-	family(&w, "csrf_inject_insertions_total", "counter",
-	       "Elements the injector inserted: one per hidden token field, one per pair of meta tags.");
-	sample(&w, "csrf_inject_insertions_total", NULL, NULL, NULL, NULL, METRICS_LOAD(&m->inject_insertions));
-
-	family(&w, "csrf_inject_withheld_total", "counter",
-	       "HTML pages where the injector left a form without a token, or stopped, by its status (once per "
-	       "page and status).");
-	for (unsigned i = 0; i < sizeof status_names / sizeof status_names[0]; i++)
-		sample(&w, "csrf_inject_withheld_total", "status", status_names[i], NULL, NULL,
-		       METRICS_LOAD(&m->inject_withheld[i]));
-
-	family(&w, "csrf_inject_passed_total", "counter",
-	       "HTML pages passed through without tokens, by cause (a charset the injector does not read, a "
-	       "compressed body).");
-	for (unsigned i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
-		sample(&w, "csrf_inject_passed_total", "cause", pass_names[i], NULL, NULL,
-		       METRICS_LOAD(&m->inject_passed[i]));
-
-	family(&w, "csrf_metrics_start_time_seconds", "gauge", "Unix time at which these counters started.");
-	sample(&w, "csrf_metrics_start_time_seconds", NULL, NULL, NULL, NULL, m->start_time);
-
-	if (w.len >= cap) {
-		if (cap)
-			out[0] = '\0';
-		if (out_len)
-			*out_len = w.len + 1;
-		return CSRF_ERR_BUFFER;
-	}
-	out[w.len] = '\0';
 	if (out_len)
-		*out_len = w.len;
-	return CSRF_OK;
+		*out_len = 0;
+	if (!sets || !zones || !out || n == 0 || n > CSRF_METRICS_ZONES_MAX)
+		return CSRF_ERR_ARG;
+	for (size_t i = 0; i < n; i++) {
+		if (!sets[i] || !zones[i] || !csrf_metrics_valid(sets[i], sizeof *sets[i]) ||
+		    strlen(zones[i]) > CSRF_METRICS_ZONE_NAME_MAX)
+			return CSRF_ERR_ARG;
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(zones[i], zones[j]) == 0)
+				return CSRF_ERR_ARG; /* one series twice */
+	}
+	render(&w, sets, zones, n);
+	return finish(&w, out, cap, out_len);
 }

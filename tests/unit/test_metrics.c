@@ -335,6 +335,136 @@ static void test_every_status_bit_named(void **state)
 	}
 }
 
+/* golden with every sample labelled zone="a" first. */
+static char *zoned_golden(void)
+{
+	static char out[2 * sizeof golden];
+	size_t n = 0;
+	for (const char *line = golden; *line;) {
+		const char *eol = strchr(line, '\n');
+		size_t len = (size_t)(eol - line) + 1;
+		if (line[0] == '#') {
+			memcpy(out + n, line, len);
+			n += len;
+		} else {
+			size_t name = strcspn(line, "{ ");
+			memcpy(out + n, line, name);
+			n += name;
+			if (line[name] == '{') {
+				memcpy(out + n, "{zone=\"a\",", 10);
+				n += 10;
+				memcpy(out + n, line + name + 1, len - name - 1);
+				n += len - name - 1;
+			} else {
+				memcpy(out + n, "{zone=\"a\"}", 10);
+				n += 10;
+				memcpy(out + n, line + name, len - name);
+				n += len - name;
+			}
+		}
+		line = eol + 1;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static void test_render_zones(void **state)
+{
+	(void)state;
+	static char out[4 * CSRF_METRICS_ZONE_TEXT_MAX];
+	csrf_metrics a, b;
+	size_t len;
+
+	fill(&a);
+	csrf_metrics_init(&b, T0 + 1);
+	csrf_metrics_count(&b, CSRF_METRICS_REJECTED, CSRF_CROSS_SITE);
+
+	/* one zone: the golden text with the label in front */
+	const csrf_metrics *one[] = {&a};
+	const char *za[] = {"a"};
+	assert_int_equal(csrf_metrics_render_zones(one, za, 1, out, sizeof out, &len), CSRF_OK);
+	assert_string_equal(out, zoned_golden());
+	assert_int_equal(len, strlen(out));
+
+	/* two zones: six families, each once, zone a's samples then b's */
+	const csrf_metrics *two[] = {&a, &b};
+	const char *zab[] = {"a", "b\"\\\n"};
+	assert_int_equal(csrf_metrics_render_zones(two, zab, 2, out, sizeof out, &len), CSRF_OK);
+	size_t types = 0;
+	for (const char *p = out; (p = strstr(p, "# TYPE ")) != NULL; p++)
+		types++;
+	assert_int_equal(types, 6);
+	const char *ra = strstr(
+	    out, "csrf_requests_total{zone=\"a\",verdict=\"rejected\",reason=\"cross_site\"} 18446744073709551615\n");
+	const char *rb =
+	    strstr(out, "csrf_requests_total{zone=\"b\\\"\\\\\\n\",verdict=\"rejected\",reason=\"cross_site\"} 1\n");
+	const char *pages = strstr(out, "# HELP csrf_inject_pages_total");
+	assert_non_null(ra);
+	assert_non_null(rb);
+	assert_true(ra < rb && rb < pages);
+	assert_non_null(strstr(out, "csrf_metrics_start_time_seconds{zone=\"a\"} 1700000000\n"
+	                            "csrf_metrics_start_time_seconds{zone=\"b\\\"\\\\\\n\"} 1700000001\n"));
+
+	/* a short buffer: the size needed, "" left */
+	char small[100];
+	assert_int_equal(csrf_metrics_render_zones(two, zab, 2, small, sizeof small, &len), CSRF_ERR_BUFFER);
+	assert_int_equal(len, strlen(out) + 1);
+	assert_string_equal(small, "");
+
+	/* bad arguments */
+	const csrf_metrics *with_null[] = {&a, NULL};
+	const char *dup[] = {"a", "a"};
+	const char *null_name[] = {"a", NULL};
+	char long_name[CSRF_METRICS_ZONE_NAME_MAX + 2];
+	memset(long_name, 'z', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	const char *too_long[] = {long_name};
+	csrf_metrics bad;
+	memset(&bad, 0, sizeof bad);
+	const csrf_metrics *invalid[] = {&bad};
+	assert_int_equal(csrf_metrics_render_zones(two, zab, 0, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(two, zab, CSRF_METRICS_ZONES_MAX + 1, out, sizeof out, &len),
+	                 CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(NULL, zab, 1, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(two, NULL, 1, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(two, zab, 2, NULL, 0, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(with_null, zab, 2, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(two, dup, 2, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(two, null_name, 2, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(one, too_long, 1, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(csrf_metrics_render_zones(invalid, za, 1, out, sizeof out, &len), CSRF_ERR_ARG);
+	assert_int_equal(len, 0);
+}
+
+/* The largest zoned text: every zone at CSRF_METRICS_ZONES_MAX, every
+ * counter at its maximum, every name the longest and all escapes. */
+static void test_zones_text_max(void **state)
+{
+	(void)state;
+	static csrf_metrics sets[CSRF_METRICS_ZONES_MAX];
+	static char names[CSRF_METRICS_ZONES_MAX][CSRF_METRICS_ZONE_NAME_MAX + 1];
+	const csrf_metrics *ptrs[CSRF_METRICS_ZONES_MAX];
+	const char *zones[CSRF_METRICS_ZONES_MAX];
+	size_t cap = (size_t)CSRF_METRICS_ZONES_MAX * CSRF_METRICS_ZONE_TEXT_MAX, len;
+	char *out = malloc(cap);
+
+	assert_non_null(out);
+	for (int i = 0; i < CSRF_METRICS_ZONES_MAX; i++) {
+		memset(&sets[i], 0xff, sizeof sets[i]);
+		sets[i].magic = CSRF_METRICS_MAGIC;
+		memset(names[i], '"', CSRF_METRICS_ZONE_NAME_MAX);
+		names[i][0] = (char)('0' + i % 10); /* all different */
+		names[i][1] = (char)('0' + i / 10);
+		ptrs[i] = &sets[i];
+		zones[i] = names[i];
+	}
+	assert_int_equal(csrf_metrics_render_zones(ptrs, zones, CSRF_METRICS_ZONES_MAX, out, cap, &len), CSRF_OK);
+	assert_true(len < cap);
+	/* and one zone alone within one zone's share */
+	assert_int_equal(csrf_metrics_render_zones(ptrs, zones, 1, out, CSRF_METRICS_ZONE_TEXT_MAX, &len), CSRF_OK);
+	free(out);
+}
+
 #define THREADS 4
 #define PER_THREAD 100000
 
@@ -402,11 +532,27 @@ int main(int argc, char **argv)
 			return 1;
 		return fwrite(out, 1, len, stdout) == len ? 0 : 1;
 	}
+	if (argc == 2 && strcmp(argv[1], "--render-zones") == 0) {
+		static char out[3 * CSRF_METRICS_ZONE_TEXT_MAX];
+		csrf_metrics m[3];
+		const csrf_metrics *sets[] = {&m[0], &m[1], &m[2]};
+		const char *zones[] = {"app", "admin \"x\"", "line\\\nbreak"};
+		size_t len;
+		fill(&m[0]);
+		csrf_metrics_init(&m[1], T0);
+		csrf_metrics_count(&m[1], CSRF_METRICS_REPORT_ONLY, CSRF_SAME_SITE);
+		memset(&m[2], 0xff, sizeof m[2]);
+		m[2].magic = CSRF_METRICS_MAGIC;
+		if (csrf_metrics_render_zones(sets, zones, 3, out, sizeof out, &len) != CSRF_OK)
+			return 1;
+		return fwrite(out, 1, len, stdout) == len ? 0 : 1;
+	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_render_exact),  cmocka_unit_test(test_position_independent),
-	    cmocka_unit_test(test_valid),         cmocka_unit_test(test_buffer_too_small),
-	    cmocka_unit_test(test_text_max),      cmocka_unit_test(test_every_status_bit_named),
-	    cmocka_unit_test(test_counts_add_up),
+	    cmocka_unit_test(test_render_exact),   cmocka_unit_test(test_position_independent),
+	    cmocka_unit_test(test_valid),          cmocka_unit_test(test_buffer_too_small),
+	    cmocka_unit_test(test_text_max),       cmocka_unit_test(test_every_status_bit_named),
+	    cmocka_unit_test(test_counts_add_up),  cmocka_unit_test(test_render_zones),
+	    cmocka_unit_test(test_zones_text_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
