@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ngx_http_csrf_metrics_module - the counters of ngx_http_csrf_module in
- * a shared memory zone, and the location handler that serves them in the
+ * shared memory zones, and the location handler that serves them in the
  * Prometheus text format.
  *
  *     http {
  *         csrf_metrics_zone csrf;          # every worker counts into one set
  *         server {
+ *             location /admin/ {
+ *                 csrf_metrics_zone admin; # this location's own counters
+ *             }
  *             location = /csrf-metrics {
  *                 csrf_metrics;            # as stub_status is configured
  *                 allow 127.0.0.1;
@@ -15,29 +18,37 @@
  *         }
  *     }
  *
- * The zone holds one csrf_metrics (the library's fixed, pointer-free
- * struct); the counting calls are the library's relaxed atomic adds, so
- * no lock is taken on a request's path. A reload keeps the zone (same
- * name, same size) and so the counts; a restart starts them again
- * (csrf_metrics_start_time_seconds says when). What is counted and what
- * the names mean is the library's (csrf.h, csrf_metrics_render).
+ * A location counts into the zone its own level or the nearest enclosing
+ * one names. Each zone holds one csrf_metrics (the library's fixed,
+ * pointer-free struct); the counting calls are the library's relaxed
+ * atomic adds, so no lock is taken on a request's path. A reload keeps a
+ * zone (same name, same size) and so its counts; a restart starts them
+ * again (csrf_metrics_start_time_seconds says when). The endpoint serves
+ * every zone, each sample labelled zone="NAME". What is counted and what
+ * the names mean is the library's (csrf.h, csrf_metrics_render_zones).
  */
 
 #include "ngx_http_csrf.h"
 
 typedef struct {
-	ngx_shm_zone_t *zone; /* NULL: nothing is counted */
-	ngx_uint_t served;    /* a csrf_metrics location exists */
+	ngx_array_t zones; /* of ngx_shm_zone_t *: every zone, once, in the order first named */
+	ngx_uint_t served; /* a csrf_metrics location exists */
 } ngx_http_csrf_metrics_main_conf_t;
+
+typedef struct {
+	ngx_shm_zone_t *zone; /* where this location counts; NULL: nowhere */
+} ngx_http_csrf_metrics_loc_conf_t;
 
 static char *ngx_http_csrf_metrics_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static char *ngx_http_csrf_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 static void *ngx_http_csrf_metrics_create_main_conf(ngx_conf_t *cf);
 static char *ngx_http_csrf_metrics_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *ngx_http_csrf_metrics_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_csrf_metrics_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child);
 
 static ngx_command_t ngx_http_csrf_metrics_commands[] = {
-    {ngx_string("csrf_metrics_zone"), NGX_HTTP_MAIN_CONF | NGX_CONF_TAKE1, ngx_http_csrf_metrics_zone,
-     NGX_HTTP_MAIN_CONF_OFFSET, 0, NULL},
+    {ngx_string("csrf_metrics_zone"), NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF | NGX_CONF_TAKE1,
+     ngx_http_csrf_metrics_zone, NGX_HTTP_LOC_CONF_OFFSET, 0, NULL},
 
     {ngx_string("csrf_metrics"), NGX_HTTP_LOC_CONF | NGX_CONF_NOARGS, ngx_http_csrf_metrics, 0, 0, NULL},
 
@@ -50,8 +61,8 @@ static ngx_http_module_t ngx_http_csrf_metrics_module_ctx = {
     ngx_http_csrf_metrics_init_main_conf,   /* init main configuration */
     NULL,                                   /* create server configuration */
     NULL,                                   /* merge server configuration */
-    NULL,                                   /* create location configuration */
-    NULL                                    /* merge location configuration */
+    ngx_http_csrf_metrics_create_loc_conf,  /* create location configuration */
+    ngx_http_csrf_metrics_merge_loc_conf    /* merge location configuration */
 };
 
 ngx_module_t ngx_http_csrf_metrics_module = {NGX_MODULE_V1,
@@ -73,11 +84,11 @@ ngx_module_t ngx_http_csrf_metrics_module = {NGX_MODULE_V1,
 
 static csrf_metrics *ngx_http_csrf_metrics_of(ngx_http_request_t *r)
 {
-	ngx_http_csrf_metrics_main_conf_t *mcf;
+	ngx_http_csrf_metrics_loc_conf_t *lcf;
 
-	mcf = ngx_http_get_module_main_conf(r, ngx_http_csrf_metrics_module);
+	lcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_metrics_module);
 
-	return mcf->zone ? mcf->zone->data : NULL;
+	return lcf->zone ? lcf->zone->data : NULL;
 }
 
 void ngx_http_csrf_metrics_check(ngx_http_request_t *r, const csrf_result *res)
@@ -106,12 +117,16 @@ void ngx_http_csrf_metrics_passed(ngx_http_request_t *r, csrf_metrics_pass cause
 
 static ngx_int_t ngx_http_csrf_metrics_handler(ngx_http_request_t *r)
 {
-	size_t len;
+	size_t len, cap;
 	ngx_int_t rc;
 	ngx_buf_t *b;
+	ngx_uint_t i;
 	ngx_chain_t out;
-	csrf_metrics *m;
 	ngx_table_elt_t *h;
+	ngx_shm_zone_t **zone;
+	const char **names;
+	const csrf_metrics **sets;
+	ngx_http_csrf_metrics_main_conf_t *mcf;
 	static ngx_str_t type = ngx_string(CSRF_METRICS_CONTENT_TYPE);
 
 	if (!(r->method & (NGX_HTTP_GET | NGX_HTTP_HEAD))) {
@@ -123,17 +138,24 @@ static ngx_int_t ngx_http_csrf_metrics_handler(ngx_http_request_t *r)
 		return rc;
 	}
 
-	m = ngx_http_csrf_metrics_of(r);
-	if (m == NULL) {
+	mcf = ngx_http_get_module_main_conf(r, ngx_http_csrf_metrics_module);
+	zone = mcf->zones.elts;
+
+	sets = ngx_palloc(r->pool, mcf->zones.nelts * sizeof(csrf_metrics *));
+	names = ngx_palloc(r->pool, mcf->zones.nelts * sizeof(char *));
+	cap = mcf->zones.nelts * CSRF_METRICS_ZONE_TEXT_MAX;
+	b = ngx_create_temp_buf(r->pool, cap);
+	if (sets == NULL || names == NULL || b == NULL) {
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	b = ngx_create_temp_buf(r->pool, CSRF_METRICS_TEXT_MAX);
-	if (b == NULL) {
-		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	for (i = 0; i < mcf->zones.nelts; i++) {
+		sets[i] = zone[i]->data;
+		/* the zone's name, NUL-terminated by the directive's handler */
+		names[i] = (const char *)zone[i]->shm.name.data;
 	}
 
-	if (csrf_metrics_render(m, (char *)b->pos, CSRF_METRICS_TEXT_MAX, &len) != CSRF_OK) {
+	if (csrf_metrics_render_zones(sets, names, mcf->zones.nelts, (char *)b->pos, cap, &len) != CSRF_OK) {
 		ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "csrf: cannot render the counters");
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
@@ -208,38 +230,69 @@ static ngx_int_t ngx_http_csrf_metrics_init_zone(ngx_shm_zone_t *shm_zone, void 
 	return NGX_OK;
 }
 
+/* csrf_metrics_zone NAME: the zone this level counts into. The same name
+ * at several levels is one zone (their counts add up in it). */
 static char *ngx_http_csrf_metrics_zone(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-	ngx_str_t *value;
-	ngx_http_csrf_metrics_main_conf_t *mcf = conf;
+	ngx_str_t *value, name;
+	ngx_shm_zone_t **slot;
+	ngx_http_csrf_metrics_loc_conf_t *lcf = conf;
+	ngx_http_csrf_metrics_main_conf_t *mcf;
 
 	(void)cmd;
 
-	if (mcf->zone) {
+	if (lcf->zone != NGX_CONF_UNSET_PTR) {
 		return "is duplicate";
 	}
 
 	value = cf->args->elts;
 
-	if (value[1].len == 0) {
-		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf_metrics_zone needs a name");
+	if (value[1].len == 0 || value[1].len > CSRF_METRICS_ZONE_NAME_MAX) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf_metrics_zone takes a name of 1 to %d bytes",
+		                   CSRF_METRICS_ZONE_NAME_MAX);
 		return NGX_CONF_ERROR;
 	}
+
+	/* a copy with a NUL after it: the zone's name is also its label */
+	name.len = value[1].len;
+	name.data = ngx_pnalloc(cf->pool, name.len + 1);
+	if (name.data == NULL) {
+		return NGX_CONF_ERROR;
+	}
+	ngx_memcpy(name.data, value[1].data, name.len);
+	name.data[name.len] = '\0';
 
 	/* a fixed size, so that a reload finds the zone again and keeps its
 	 * counts: one csrf_metrics in a slab pool */
-	mcf->zone = ngx_shared_memory_add(cf, &value[1], 8 * ngx_pagesize, &ngx_http_csrf_metrics_module);
-	if (mcf->zone == NULL) {
+	lcf->zone = ngx_shared_memory_add(cf, &name, 8 * ngx_pagesize, &ngx_http_csrf_metrics_module);
+	if (lcf->zone == NULL) {
 		return NGX_CONF_ERROR;
 	}
 
-	if (mcf->zone->init) {
+	if (lcf->zone->init == ngx_http_csrf_metrics_init_zone) {
+		/* named before: the same zone */
+		return NGX_CONF_OK;
+	}
+
+	if (lcf->zone->init) {
 		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "the shared memory zone \"%V\" is already in use", &value[1]);
 		return NGX_CONF_ERROR;
 	}
 
-	mcf->zone->init = ngx_http_csrf_metrics_init_zone;
-	mcf->zone->data = NULL;
+	mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_metrics_module);
+	if (mcf->zones.nelts == CSRF_METRICS_ZONES_MAX) {
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "more than %d csrf_metrics_zone names", CSRF_METRICS_ZONES_MAX);
+		return NGX_CONF_ERROR;
+	}
+
+	slot = ngx_array_push(&mcf->zones);
+	if (slot == NULL) {
+		return NGX_CONF_ERROR;
+	}
+	*slot = lcf->zone;
+
+	lcf->zone->init = ngx_http_csrf_metrics_init_zone;
+	lcf->zone->data = NULL;
 
 	return NGX_CONF_OK;
 }
@@ -263,17 +316,50 @@ static char *ngx_http_csrf_metrics(ngx_conf_t *cf, ngx_command_t *cmd, void *con
 
 static void *ngx_http_csrf_metrics_create_main_conf(ngx_conf_t *cf)
 {
-	return ngx_pcalloc(cf->pool, sizeof(ngx_http_csrf_metrics_main_conf_t));
+	ngx_http_csrf_metrics_main_conf_t *mcf;
+
+	mcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_csrf_metrics_main_conf_t));
+	if (mcf == NULL || ngx_array_init(&mcf->zones, cf->pool, 4, sizeof(ngx_shm_zone_t *)) != NGX_OK) {
+		return NULL;
+	}
+
+	return mcf;
+}
+
+static void *ngx_http_csrf_metrics_create_loc_conf(ngx_conf_t *cf)
+{
+	ngx_http_csrf_metrics_loc_conf_t *lcf;
+
+	lcf = ngx_palloc(cf->pool, sizeof(ngx_http_csrf_metrics_loc_conf_t));
+	if (lcf == NULL) {
+		return NULL;
+	}
+
+	lcf->zone = NGX_CONF_UNSET_PTR;
+
+	return lcf;
+}
+
+static char *ngx_http_csrf_metrics_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+	ngx_http_csrf_metrics_loc_conf_t *prev = parent;
+	ngx_http_csrf_metrics_loc_conf_t *conf = child;
+
+	(void)cf;
+
+	ngx_conf_merge_ptr_value(conf->zone, prev->zone, NULL);
+
+	return NGX_CONF_OK;
 }
 
 static char *ngx_http_csrf_metrics_init_main_conf(ngx_conf_t *cf, void *conf)
 {
 	ngx_http_csrf_metrics_main_conf_t *mcf = conf;
 
-	if (mcf->served && mcf->zone == NULL) {
+	if (mcf->served && mcf->zones.nelts == 0) {
 		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-		                   "\"csrf_metrics\" serves the counters of a \"csrf_metrics_zone\": "
-		                   "add \"csrf_metrics_zone NAME;\" to the http block");
+		                   "\"csrf_metrics\" serves the counters of the \"csrf_metrics_zone\" zones, and there is "
+		                   "none: add \"csrf_metrics_zone NAME;\" to the http block");
 		return NGX_CONF_ERROR;
 	}
 

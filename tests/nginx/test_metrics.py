@@ -25,7 +25,7 @@ HTTP = """
         access_log {prefix}/pids.log pids;
         csrf on;
         location / {{ }}
-        location /ro/ {{ csrf_action log; }}
+        location /ro/ {{ csrf_action log; csrf_metrics_zone ro; }}
     }}
     server {{
         listen 127.0.0.1:{port1};
@@ -68,8 +68,12 @@ def scrape(port, path="/metrics"):
     return r, (parse(r.body) if r is not None and r.status == 200 else None)
 
 
-def requests_total(fams, verdict, reason):
-    return fams["csrf_requests_total"].value(verdict=verdict, reason=reason)
+def requests_total(fams, verdict, reason, zone="csrf"):
+    return fams["csrf_requests_total"].value(zone=zone, verdict=verdict, reason=reason)
+
+
+def zone_total(fams, zone):
+    return sum(v for (_, labels), v in fams["csrf_requests_total"].samples.items() if ("zone", zone) in labels)
 
 
 class Metrics(unittest.TestCase):
@@ -123,27 +127,31 @@ class Metrics(unittest.TestCase):
         self.assertEqual(r.header("content-type"), "text/plain; version=0.0.4; charset=utf-8")
         self.assertEqual(r.header("cache-control"), "no-store")
         extra = {("allowed", "safe_method"): 1 + 3 + 2}  # session_tokens, get.html, sjis.html
+        # /ro/ counts into its own zone, the rest into the http block's
         for kind in KINDS:
-            got = requests_total(after, *kind) - requests_total(before, *kind)
+            zone = "ro" if kind[0] == "report_only" else "csrf"
+            got = requests_total(after, *kind, zone=zone) - requests_total(before, *kind, zone=zone)
             self.assertEqual(got, per_kind + extra.get(kind, 0), kind)
         # nothing else was counted
-        total = sum(after["csrf_requests_total"].samples.values()) - \
-            sum(before["csrf_requests_total"].samples.values())
-        self.assertEqual(total, per_kind * len(KINDS) + 6)
+        self.assertEqual(zone_total(after, "csrf") - zone_total(before, "csrf"), per_kind * (len(KINDS) - 1) + 6)
+        self.assertEqual(zone_total(after, "ro") - zone_total(before, "ro"), per_kind)
         # every worker counted into the one set
         pids = {l.split()[0] for l in open(self.ngx.path("pids.log")).read().splitlines()}
         self.assertEqual(len(pids), 2, "requests should have reached both workers")
 
-        def delta(name, **labels):
-            return after[name].value(**labels) - before[name].value(**labels)
+        def delta(name, zone="csrf", **labels):
+            return after[name].value(zone=zone, **labels) - before[name].value(zone=zone, **labels)
 
         # pages: every GET of index.html (meta tags and a field) and
         # get.html (meta tags only) streamed through the injector, and so
         # did nginx's 405 page (meta tags) for each POST let through to the
-        # static files; sjis.html passed for its charset
-        let_through = 3 * per_kind
+        # static files, in the zone of the POST's location; sjis.html
+        # passed for its charset
+        let_through = 2 * per_kind
         self.assertEqual(delta("csrf_inject_pages_total"), (per_kind + 1) + 3 + let_through)
         self.assertEqual(delta("csrf_inject_insertions_total"), 2 * (per_kind + 1) + 3 + let_through)
+        self.assertEqual(delta("csrf_inject_pages_total", zone="ro"), per_kind)
+        self.assertEqual(delta("csrf_inject_insertions_total", zone="ro"), per_kind)
         self.assertEqual(delta("csrf_inject_withheld_total", status="get_button"), 3)
         self.assertEqual(delta("csrf_inject_passed_total", cause="charset"), 2)
         self.assertEqual(delta("csrf_inject_passed_total", cause="encoding"), 0)
@@ -165,8 +173,9 @@ class Metrics(unittest.TestCase):
         r, after = scrape(self.mport)
         self.assertIsNotNone(after, r and r.status)
         self.assertEqual(after["csrf_requests_total"].samples, before["csrf_requests_total"].samples)
-        self.assertEqual(after["csrf_metrics_start_time_seconds"].value(),
-                         before["csrf_metrics_start_time_seconds"].value())
+        for zone in ("csrf", "ro"):
+            self.assertEqual(after["csrf_metrics_start_time_seconds"].value(zone=zone),
+                             before["csrf_metrics_start_time_seconds"].value(zone=zone))
         KINDS[("rejected", "cross_site")](self.port, None)
         _, later = scrape(self.mport)
         self.assertEqual(requests_total(later, "rejected", "cross_site"),
@@ -239,7 +248,7 @@ class Upstream(ProxyCase):
         _, after = scrape(self.ngx.port)
 
         def delta(name, **labels):
-            return after[name].value(**labels) - before[name].value(**labels)
+            return after[name].value(zone="up", **labels) - before[name].value(zone="up", **labels)
 
         self.assertEqual(delta("csrf_inject_passed_total", cause="encoding"), 2)
         self.assertEqual(delta("csrf_inject_passed_total", cause="charset"), 0)
@@ -268,10 +277,23 @@ class Config(unittest.TestCase):
         self.assertNotEqual(rc, 0)
         self.assertIn("is duplicate", out)
 
-    def test_zone_in_server(self):
-        rc, out = self.check("server {{ listen 127.0.0.1:{port}; csrf_metrics_zone a; }}")
+    def test_zone_twice_in_a_location(self):
+        rc, out = self.check("server {{ listen 127.0.0.1:{port}; location / {{ csrf_metrics_zone a; "
+                             "csrf_metrics_zone b; }} }}")
         self.assertNotEqual(rc, 0)
-        self.assertIn("not allowed here", out)
+        self.assertIn("is duplicate", out)
+
+    def test_zone_name_too_long(self):
+        rc, out = self.check("csrf_metrics_zone %s; server {{ listen 127.0.0.1:{port}; }}" % ("z" * 65))
+        self.assertNotEqual(rc, 0)
+        self.assertIn("takes a name of 1 to 64 bytes", out)
+
+    def test_zones_at_every_level(self):
+        """One name at several levels is one zone."""
+        rc, out = self.check("csrf_metrics_zone all; server {{ listen 127.0.0.1:{port}; csrf_metrics_zone site; "
+                             "location /a/ {{ csrf_metrics_zone a; }} location /b/ {{ csrf_metrics_zone a; }} "
+                             "location = /m {{ csrf_metrics; allow 127.0.0.1; deny all; }} }}")
+        self.assertEqual(rc, 0, out)
 
     def test_zone_name_taken(self):
         rc, out = self.check("limit_req_zone $binary_remote_addr zone=m:1m rate=1r/s; csrf_metrics_zone m; "
