@@ -252,7 +252,7 @@ if [ -f "$module" ]; then
     done
   done
   counted=$(curl -s "http://127.0.0.1:$nq/metrics" |
-    awk '/^csrf_requests_total\{verdict="allowed",reason="origin_verified"\}/ {print $2}')
+    awk '/^csrf_requests_total\{zone="bench",verdict="allowed",reason="origin_verified"\}/ {print $2}')
   if [ -z "$counted" ] || [ "$counted" -lt 1 ]; then
     echo "bench: the counting server counted no POST" >&2
     exit 1
