@@ -17,7 +17,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then runs=10 warmup=2; else runs=${CGI_RUNS:-300
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-progs="$root/cgi/tests/www/cgi-bin"
+progs="$root/tests/cgi/www/cgi-bin"
 "$build/csrf-key" new "$work/keys" >/dev/null
 printf 'origin http://192.168.1.1\nkey_file %s\nunsafe_get /cgi-bin/reset.cgi\n' "$work/keys" >"$work/conf"
 export CSRF_CGI_CONFIG="$work/conf" CGI_TEST_DIR="$work" HTTP_HOST=192.168.1.1 REMOTE_USER=admin
@@ -93,7 +93,7 @@ print(f"""## csrf-cgi (the CGI adapter)
 ({os.path.getsize(cgi) / 1024:.0f} KiB as built, with debug information), the library linked in
 statically; it loads {", ".join(libs)}. Time per request, median (and
 fastest) of {runs} runs (hyperfine), run as a server runs a CGI program; the
-program is a small shell script (`cgi/tests/www/cgi-bin`), as on a router.
+program is a small shell script (`tests/cgi/www/cgi-bin`), as on a router.
 CPU is user + system of both processes, mean; instructions are csrf-cgi's
 own (callgrind), which no load on the machine changes:
 

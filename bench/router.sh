@@ -39,7 +39,7 @@ ROUTER_OUT="$dist" "$root/scripts/router.sh" >/dev/null
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-progs="$root/cgi/tests/www/cgi-bin"
+progs="$root/tests/cgi/www/cgi-bin"
 "$build/csrf-key" new "$work/keys" >/dev/null
 printf 'origin http://192.168.1.1\nkey_file %s\n' "$work/keys" >"$work/conf"
 export CSRF_CGI_CONFIG="$work/conf" CGI_TEST_DIR="$work" HTTP_HOST=192.168.1.1 REMOTE_USER=admin

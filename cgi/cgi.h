@@ -20,16 +20,13 @@
 typedef struct {
 	csrf_ctx *ctx;      /* the library's context, as the file configures it */
 	int inject;         /* inject on (default) | off */
-	int tokens;         /* 0 in mode origin: pages need no token */
 	int session_cookie; /* session_cookie given: REMOTE_USER is not the session */
-	size_t body_max;    /* body_max, as given to the context */
 	char **unsafe_get;  /* unsafe_get paths (see cgi_conf_unsafe_get) */
 	size_t n_unsafe_get;
-	int form_action_csp; /* form_action_csp on (default) | off */
-	char **trusted;      /* the trusted_origin values, for the CSP */
-	size_t n_trusted;
-	char *csp;          /* the Content-Security-Policy of injected pages, or NULL */
-	char *metrics_file; /* metrics_file: the counters file, or NULL (none) */
+	/* the mode, the body limit, the trusted origins, form_action_csp
+	 * (off by default) and retry_token live in ctx */
+	int referrer_same_origin; /* referrer_same_origin on | off (default): raise no-referrer */
+	char *metrics_file;       /* metrics_file: the counters file, or NULL (none) */
 } cgi_conf;
 
 /* Reads the configuration file at path into conf (zeroed here; conf->ctx
@@ -79,12 +76,11 @@ int cgi_run(const cgi_conf *conf, csrf_request *req, const char *program, int bo
 
 /* This request's counts (metrics.c), kept in memory until
  * cgi_metrics_flush: csrf_check's final answer, a verdict reached without
- * it, an HTML page through the injector at its end, a page passed
- * untouched. */
+ * it, the response by the outcome of its exchange
+ * (csrf_metrics_count_response). */
 void cgi_metrics_check(const csrf_result *res);
 void cgi_metrics_verdict(csrf_metrics_verdict verdict, csrf_reason reason);
-void cgi_metrics_page(unsigned injected, unsigned status);
-void cgi_metrics_passed(csrf_metrics_pass cause);
+void cgi_metrics_response(csrf_response_verdict verdict, const csrf_response *resp);
 
 /* Adds this request's counts to the counters file at path (created mode
  * 0640 when missing; restarted when it holds another layout) under an

@@ -112,8 +112,8 @@ static const char *keep(char ***v, size_t *n, const char *s)
 
 static const char *d_trusted_origin(cgi_conf *c, args *x)
 {
-	const char *err = library(c, csrf_ctx_add_trusted_origin(c->ctx, x->a[0], strlen(x->a[0])));
-	return err != NULL ? err : keep(&c->trusted, &c->n_trusted, x->a[0]);
+	/* the context keeps them, for the check and for the policy */
+	return library(c, csrf_ctx_add_trusted_origin(c->ctx, x->a[0], strlen(x->a[0])));
 }
 
 static const char *d_exempt(cgi_conf *c, args *x)
@@ -139,7 +139,6 @@ static const char *d_mode(cgi_conf *c, args *x)
 	if (m < 0)
 		return x->msg;
 	csrf_ctx_set_mode(c->ctx, (csrf_mode)m);
-	c->tokens = m != CSRF_MODE_ORIGIN;
 	return NULL;
 }
 
@@ -166,7 +165,19 @@ static const char *d_form_action_csp(cgi_conf *c, args *x)
 	int v = pick("form_action_csp", x->a[0], flags, x->msg);
 	if (v < 0)
 		return x->msg;
-	c->form_action_csp = v;
+	csrf_ctx_set_form_action_csp(c->ctx, v);
+	return NULL;
+}
+
+/* A program's no-referrer policy raised to same-origin (off by default):
+ * its own forms then send their Origin instead of null. */
+static const char *d_referrer_same_origin(cgi_conf *c, args *x)
+{
+	int v = pick("referrer_same_origin", x->a[0], flags, x->msg);
+	if (v < 0)
+		return x->msg;
+	c->referrer_same_origin = v;
+	csrf_ctx_set_referrer_same_origin(c->ctx, v);
 	return NULL;
 }
 
@@ -209,7 +220,6 @@ static const char *d_body_max(cgi_conf *c, args *x)
 	if (cgi_parse_number(x->a[0], strlen(x->a[0]), SIZE_MAX, "k1024K1024m1048576M1048576", &v) != 0 || v == 0)
 		return "body_max takes a size in bytes (or with k or m), at least 1";
 	csrf_ctx_set_body_max(c->ctx, (size_t)v);
-	c->body_max = (size_t)v;
 	return NULL;
 }
 
@@ -243,6 +253,7 @@ static const struct {
     {"form_action_csp", 1, 1, 0, d_form_action_csp},
     {"retry_token", 1, 1, 0, d_retry_token},
     {"metrics_file", 1, 1, 0, d_metrics_file},
+    {"referrer_same_origin", 1, 1, 0, d_referrer_same_origin},
 };
 #define N_DIRECTIVES (sizeof directives / sizeof directives[0])
 #define D_KEY_FILE 1
@@ -290,26 +301,6 @@ static const char *line(cgi_conf *c, char *s, unsigned *seen, char *msg)
 	return msg;
 }
 
-/* The form-action policy of injected pages (the library's), for this
- * origin and the trusted ones, into c->csp. 0 or -1. */
-static int make_csp(cgi_conf *c)
-{
-	char probe[1];
-	size_t len = 0;
-	int rc = -1;
-	csrf_slice *t = calloc(c->n_trusted + 1, sizeof *t);
-	if (t == NULL)
-		return -1;
-	for (size_t i = 0; i < c->n_trusted; i++)
-		t[i] = (csrf_slice){c->trusted[i], strlen(c->trusted[i])};
-	if (csrf_csp_form_action(NULL, 0, t, c->n_trusted, probe, sizeof probe, &len) == CSRF_ERR_BUFFER &&
-	    (c->csp = malloc(len)) != NULL &&
-	    csrf_csp_form_action(NULL, 0, t, c->n_trusted, c->csp, len, &len) == CSRF_OK)
-		rc = 0;
-	free(t);
-	return rc;
-}
-
 int cgi_conf_load(cgi_conf *c, const char *path)
 {
 	char buf[CGI_CONF_LINE_MAX + 2], msg[MSG_MAX];
@@ -319,9 +310,6 @@ int cgi_conf_load(cgi_conf *c, const char *path)
 
 	memset(c, 0, sizeof *c);
 	c->inject = 1;
-	c->form_action_csp = 1;
-	c->tokens = 1;
-	c->body_max = CSRF_DEFAULT_BODY_MAX;
 	FILE *f = fopen(path, "r");
 	if (f == NULL) {
 		fprintf(stderr, CGI_NAME ": %s: cannot read the configuration: %s\n", path, strerror(errno));
@@ -332,7 +320,7 @@ int cgi_conf_load(cgi_conf *c, const char *path)
 		fprintf(stderr, CGI_NAME ": cannot create the libcsrf context\n");
 		return -1;
 	}
-	csrf_ctx_set_mode(c->ctx, CSRF_MODE_ORIGIN_OR_TOKEN);
+	csrf_ctx_set_mode(c->ctx, CSRF_MODE_ADAPTER_DEFAULT);
 	while (err == NULL && fgets(buf, sizeof buf, f) != NULL) {
 		lineno++;
 		size_t len = strlen(buf);
@@ -359,11 +347,6 @@ int cgi_conf_load(cgi_conf *c, const char *path)
 		cgi_conf_free(c);
 		return -1;
 	}
-	if (c->form_action_csp && c->inject && make_csp(c) != 0) {
-		fprintf(stderr, CGI_NAME ": %s: cannot build the form-action policy from the trusted origins\n", path);
-		cgi_conf_free(c);
-		return -1;
-	}
 	return 0;
 }
 
@@ -372,10 +355,6 @@ void cgi_conf_free(cgi_conf *c)
 	for (size_t i = 0; i < c->n_unsafe_get; i++)
 		free(c->unsafe_get[i]);
 	free(c->unsafe_get);
-	for (size_t i = 0; i < c->n_trusted; i++)
-		free(c->trusted[i]);
-	free(c->trusted);
-	free(c->csp);
 	free(c->metrics_file);
 	csrf_ctx_free(c->ctx);
 	memset(c, 0, sizeof *c);

@@ -119,17 +119,16 @@ static char *request_target(size_t *path_len)
 /* Reads the body the library asked for: CONTENT_LENGTH bytes (none when
  * it is absent) into *body, and the same bytes into a memory file for
  * the program (*fd). CSRF_OK, or the reason and status to reject with. */
-static csrf_reason read_body(const cgi_conf *conf, char **body, size_t *len, int *fd, unsigned *status)
+static csrf_reason read_body(char **body, size_t *len, int *fd, unsigned *status)
 {
 	const char *cl = getenv("CONTENT_LENGTH");
 	uint64_t want = 0;
 	*status = 400;
-	if (cl != NULL && cgi_parse_number(cl, strlen(cl), UINT64_MAX, NULL, &want) != 0)
+	/* csrf_check asks for the body only when its length is within the
+	 * context's body limit; a value that is not a plain decimal is
+	 * refused here */
+	if (cl != NULL && cgi_parse_number(cl, strlen(cl), SIZE_MAX / 2, NULL, &want) != 0)
 		return CSRF_BODY_MALFORMED;
-	if (want > conf->body_max) {
-		*status = 413;
-		return CSRF_BODY_TOO_LARGE;
-	}
 	*body = malloc(want ? (size_t)want : 1);
 	if (*body == NULL) {
 		*status = 500;
@@ -195,7 +194,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 	csrf_result res = csrf_check(conf->ctx, &req);
 	if (res.needs_body) {
 		unsigned code;
-		csrf_reason r = read_body(conf, &body, &body_len, &body_fd, &code);
+		csrf_reason r = read_body(&body, &body_len, &body_fd, &code);
 		if (r != CSRF_OK && code == 500) {
 			cgi_log("cannot keep the body of", method, path, strerror(errno));
 			cgi_fail(500, "csrf-cgi: cannot keep the request body");
@@ -213,7 +212,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 	}
 	cgi_metrics_check(&res);
 	if (!res.allowed) {
-		cgi_reject(conf, &req, res.reason, res.reason == CSRF_BODY_TOO_LARGE ? 413 : 403, method, path);
+		cgi_reject(conf, &req, res.reason, csrf_reason_http_status(res.reason, 403), method, path);
 		status = 0;
 		goto out;
 	}

@@ -46,14 +46,9 @@ void cgi_metrics_verdict(csrf_metrics_verdict verdict, csrf_reason reason)
 	csrf_metrics_count(counts(), verdict, reason);
 }
 
-void cgi_metrics_page(unsigned injected, unsigned status)
+void cgi_metrics_response(csrf_response_verdict verdict, const csrf_response *resp)
 {
-	csrf_metrics_count_page(counts(), injected, status);
-}
-
-void cgi_metrics_passed(csrf_metrics_pass cause)
-{
-	csrf_metrics_count_passed(counts(), cause);
+	csrf_metrics_count_response(counts(), verdict, resp);
 }
 
 static int read_all(int fd, void *buf, size_t len)

@@ -2,10 +2,10 @@
 /*
  * run.c - the protected program: started with the request's environment
  * and body, its CGI headers read and passed on (Status first, which
- * busybox httpd needs), each Set-Cookie shown to the library, and an HTML
- * body streamed through the library's injector as it is read (bounded
- * memory: only the first bytes, at most CSRF_CHARSET_PRESCAN_MAX, wait
- * until the page's charset is known), with the form-action policy.
+ * busybox httpd needs), and its answer put through the library's response
+ * exchange (csrf.h): the library says which answers get tokens, holds the
+ * first bytes until the charset is known, judges every header and names
+ * the ones to add, and injects as the body is read (bounded memory).
  * Anything else passes untouched.
  */
 #include <errno.h>
@@ -44,8 +44,8 @@ static int is_named(const line *l, const char *name)
 }
 
 /* Parses buf[0..len), the header block up to its blank line. NULL, or
- * what is wrong. Set-Cookie values go to the library as they are met. */
-static const char *parse(const cgi_conf *conf, csrf_request *req, char *buf, size_t len, headers *hs)
+ * what is wrong. */
+static const char *parse(char *buf, size_t len, headers *hs)
 {
 	memset(hs, 0, sizeof *hs);
 	for (size_t i = 0; i < len;) {
@@ -87,8 +87,6 @@ static const char *parse(const cgi_conf *conf, csrf_request *req, char *buf, siz
 			return "a Status, Content-Type, Content-Encoding or Location header twice";
 		if (slot != NULL)
 			*slot = l;
-		if (is_named(l, "Set-Cookie"))
-			csrf_response_cookie(conf->ctx, req, l->value, l->value_len);
 		i = end + 1;
 	}
 	if (hs->status != NULL) {
@@ -115,35 +113,17 @@ static unsigned status_of(const headers *hs)
 	return (unsigned)code;
 }
 
-/* 1 when the answer is an HTML page the injector should see (the
- * library's rule). */
-static int is_html(const headers *hs)
-{
-	const line *ct = hs->content_type, *ce = hs->content_encoding;
-	return ct != NULL && csrf_response_injectable(status_of(hs), ct->value, ct->value_len, ce ? ce->value : NULL,
-	                                              ce ? ce->value_len : 0);
-}
-
-/* Headers an injected page must not keep: its length and validators
- * change. */
-static int dropped_when_injecting(const line *l)
-{
-	return is_named(l, "Content-Length") || is_named(l, "ETag") || is_named(l, "Last-Modified") ||
-	       is_named(l, "Accept-Ranges");
-}
-
-/* The library's cache rule for a page with a token
- * (csrf_response_cache): which of the program's headers go (drop, one a
- * header) and the Cache-Control that comes (*add, absent for none).
- * -1 when the library refuses them (not expected: parse made them). */
-static int cache_rule(const headers *hs, unsigned char *drop, csrf_slice *add)
+/* referrer_same_origin: which Referrer-Policy lines of the program's
+ * answer say same-origin instead (csrf_response_referrer: all of them,
+ * when together they say no-referrer). -1 as cache_rule. */
+static int referrer_rule(const headers *hs, unsigned char *raise)
 {
 	csrf_header h[HEADERS_MAX];
 	for (size_t i = 0; i < hs->n; i++) {
 		h[i].name = (csrf_slice){hs->h[i].name, hs->h[i].name_len};
 		h[i].value = (csrf_slice){hs->h[i].value, hs->h[i].value_len};
 	}
-	return csrf_response_cache(h, hs->n, drop, add) == CSRF_OK ? 0 : -1;
+	return csrf_response_referrer(h, hs->n, raise) == CSRF_OK ? 0 : -1;
 }
 
 static void put_line(const char *name, size_t name_len, const char *value, size_t value_len)
@@ -154,27 +134,27 @@ static void put_line(const char *name, size_t name_len, const char *value, size_
 	fwrite("\r\n", 1, 2, stdout);
 }
 
-/* With a page, drop and add are the cache rule's. */
-static void put_headers(const cgi_conf *conf, const headers *hs, const csrf_page *page, const unsigned char *drop,
-                        csrf_slice add)
+/* The program's headers (Status first), as the library judged them when
+ * action is set, then the ones it adds; the lines raise marks
+ * (referrer_rule) say same-origin. */
+static void put_headers(const headers *hs, const unsigned char *action, const csrf_slice *value, const csrf_header *add,
+                        size_t n_add, const unsigned char *raise)
 {
 	if (hs->status != NULL)
 		put_line("Status", 6, hs->status->value, hs->status->value_len);
 	for (size_t i = 0; i < hs->n; i++) {
 		const line *l = &hs->h[i];
-		if (l != hs->status && !(page != NULL && (drop[i] || dropped_when_injecting(l))))
+		if (l == hs->status || (action && action[i] == CSRF_HEADER_DROP))
+			continue;
+		if (action && action[i] == CSRF_HEADER_REPLACE)
+			put_line(l->name, l->name_len, value[i].ptr, value[i].len);
+		else if (raise[i])
+			put_line(l->name, l->name_len, CSRF_REFERRER_RAISED, strlen(CSRF_REFERRER_RAISED));
+		else
 			put_line(l->name, l->name_len, l->value, l->value_len);
 	}
-	if (page != NULL) {
-		if (page->set_cookie_len > 0)
-			put_line("Set-Cookie", 10, page->set_cookie, page->set_cookie_len);
-		put_line("Vary", 4, "Cookie", 6);
-		/* Beside any policy of the program's: the browser enforces both. */
-		if (conf->csp != NULL)
-			put_line("Content-Security-Policy", 23, conf->csp, strlen(conf->csp));
-		if (add.ptr != NULL)
-			put_line("Cache-Control", 13, add.ptr, add.len);
-	}
+	for (size_t i = 0; i < n_add; i++)
+		put_line(add[i].name.ptr, add[i].name.len, add[i].value.ptr, add[i].value.len);
 	fwrite("\r\n", 1, 2, stdout);
 }
 
@@ -194,88 +174,14 @@ static ssize_t read_some(int fd, char *buf, size_t cap)
 	return n;
 }
 
-/* One line when the injector held a token back from a form, or stopped,
- * with its reasons (the library's words). */
-static void log_held_back(unsigned status, const char *method, const char *path)
+/* Writes p[0..n) through the exchange when resp is set, else as it is;
+ * -1 when the client went away. */
+static int put_body(csrf_response *resp, const char *p, size_t n)
 {
-	char why[CSRF_INJECT_STATUS_TEXT_MAX]; /* every reason's phrase at once fits */
-	size_t len = 0;
-	why[0] = '\0';
-	for (unsigned bit = 1; bit != 0 && status != 0; bit <<= 1) {
-		if ((status & bit) == 0)
-			continue;
-		int n = snprintf(why + len, sizeof why - len, "%s%s", len ? "; " : "", csrf_inject_status_str(bit));
-		if (n < 0 || (size_t)n >= sizeof why - len)
-			break;
-		len += (size_t)n;
-		status &= ~bit;
-	}
-	if (len > 0)
-		cgi_log("not every form got a token in", method, path, why);
-}
-
-/* Reads on until the library can tell the page's charset, as a browser
- * would (at most CSRF_CHARSET_PRESCAN_MAX bytes of the body, or its end),
- * into buf after *got: 1 when the injector can read the page; 0 after a
- * log line when it cannot, and the page then goes out untouched. */
-static int readable(int fd, const headers *hs, char *buf, size_t head, size_t *got, const char *method,
-                    const char *path)
-{
-	const line *ct = hs->content_type;
-	int complete = 0;
-	for (;;) {
-		csrf_charset cs;
-		if (csrf_charset_sniff(ct->value, ct->value_len, buf + head, *got - head, complete, &cs) != CSRF_OK) {
-			cgi_log("page passed without tokens for", method, path, "its charset could not be judged");
-			return 0;
-		}
-		if (cs.verdict == CSRF_CHARSET_INJECT)
-			return 1;
-		if (cs.verdict == CSRF_CHARSET_PASS) {
-			char why[128];
-			snprintf(why, sizeof why, "the injector cannot read its charset, %s (from the %s)",
-			         cs.encoding ? cs.encoding : "an unknown label", cs.source ? cs.source : "page");
-			cgi_log("page passed without tokens for", method, path, why);
-			cgi_metrics_passed(CSRF_METRICS_PASS_CHARSET);
-			return 0;
-		}
-		ssize_t n = read_some(fd, buf + *got, head + CSRF_CHARSET_PRESCAN_MAX - *got);
-		if (n <= 0)
-			complete = 1;
-		else
-			*got += (size_t)n;
-	}
-}
-
-/* The body: first the bytes read with the headers, then the rest of the
- * program's output, each piece written (through inj when set) and flushed
- * as it comes. 0, or -1 when the client went away. */
-static int relay_body(int fd, const char *first, size_t first_len, csrf_inject *inj, const char *method,
-                      const char *path)
-{
-	static char chunk[CHUNK];
-	const char *p = first;
-	ssize_t n = (ssize_t)first_len;
-	for (;;) {
-		if (n > 0) {
-			int bad = inj ? csrf_inject_feed(inj, p, (size_t)n, emit, NULL) != CSRF_OK
-			              : fwrite(p, 1, (size_t)n, stdout) != (size_t)n;
-			if (bad || fflush(stdout) != 0)
-				return -1;
-		}
-		n = read_some(fd, chunk, sizeof chunk);
-		p = chunk;
-		if (n <= 0)
-			break;
-	}
-	unsigned injected;
-	if (inj && (csrf_inject_finish(inj, emit, NULL, &injected) != CSRF_OK || fflush(stdout) != 0))
-		return -1;
-	if (inj) {
-		log_held_back(csrf_inject_status(inj), method, path);
-		cgi_metrics_page(injected, csrf_inject_status(inj));
-	}
-	return 0;
+	if (n == 0)
+		return 0;
+	int bad = resp ? csrf_response_feed(resp, p, n, emit, NULL) != CSRF_OK : fwrite(p, 1, n, stdout) != n;
+	return bad || fflush(stdout) != 0 ? -1 : 0;
 }
 
 /* Reads the program's headers into buf: the length of the header block
@@ -303,57 +209,100 @@ static size_t read_headers(int fd, char *buf, size_t cap, size_t *got)
 	}
 }
 
-/* Answers and relays the program's output; 0 or -1 when csrf-cgi
- * answered an error instead. */
+/* The library's log line for the page, when it has one. */
+static void log_response(const csrf_response *resp, const char *method, const char *path)
+{
+	char text[CSRF_RESPONSE_LOG_MAX];
+	if (csrf_response_log(resp, text, sizeof text) > 0)
+		cgi_log("page of", method, path, text);
+}
+
+/* Answers and relays the program's output through the library's
+ * response exchange; 0 or -1 when csrf-cgi answered an error instead or
+ * the client went away. */
 static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *method, const char *path)
 {
-	/* Room after the headers for the body bytes the charset needs. */
-	static char buf[HEADERS_BYTES + CSRF_CHARSET_PRESCAN_MAX];
-	headers hs;
-	size_t got, head = read_headers(fd, buf, HEADERS_BYTES, &got);
+	static char buf[HEADERS_BYTES];
+	static char chunk[CHUNK];
+	static _Alignas(64) unsigned char mem[CSRF_RESPONSE_STATE_MAX];
+	static headers hs;
+	size_t got, head = read_headers(fd, buf, sizeof buf, &got);
 	const char *bad = head == 0 ? (got == HEADERS_BYTES ? "headers longer than 16384 bytes"
 	                                                    : "the output ended before a blank line after the headers")
-	                            : parse(conf, req, buf, head, &hs);
+	                            : parse(buf, head, &hs);
 	if (bad != NULL) {
 		cgi_log("bad answer of the program to", method, path, bad);
 		cgi_fail(502, "csrf-cgi: the program did not answer with CGI headers");
 		return -1;
 	}
-	csrf_page page;
-	csrf_inject *inj = NULL;
-	void *mem = NULL;
-	unsigned char drop[HEADERS_MAX] = {0};
-	csrf_slice add = {NULL, 0};
-	/* HEAD: the server sends no body, so no token, and no cookie */
-	int html = conf->inject && conf->tokens && strcmp(method, "HEAD") != 0 && is_html(&hs) &&
-	           readable(fd, &hs, buf, head, &got, method, path);
-	if (html && cache_rule(&hs, drop, &add) != 0) {
-		cgi_log("page without tokens for", method, path, "its cache headers could not be judged");
-		html = 0;
-	}
-	if (html) {
-		csrf_reason r = csrf_page_prepare(conf->ctx, req, &page);
-		if (r == CSRF_OK) {
-			mem = malloc(csrf_inject_size());
-			r = mem ? csrf_inject_init(mem, csrf_inject_size(), page.origin, page.origin_len, page.field,
-			                           strlen(page.field), page.token, CSRF_TOKEN_LEN, &inj)
-			        : CSRF_ERR_NOMEM;
+	const line *ct = hs.content_type, *ce = hs.content_encoding;
+	csrf_response_verdict v =
+	    conf->inject ? csrf_response_begin(conf->ctx, method, strlen(method), status_of(&hs), ct ? ct->value : NULL,
+	                                       ct ? ct->value_len : 0, ce ? ce->value : NULL, ce ? ce->value_len : 0)
+	                 : CSRF_RESPONSE_PASS;
+	csrf_response *resp = NULL;
+	const char *p = buf + head; /* the body bytes in hand */
+	size_t n = got - head;
+	unsigned char action[HEADERS_MAX];
+	csrf_slice value[HEADERS_MAX];
+	csrf_header add[CSRF_RESPONSE_ADD_MAX];
+	size_t n_add = 0;
+	int inject = 0;
+	if (v == CSRF_RESPONSE_COMPRESSED)
+		cgi_log("page passed without tokens for", method, path, "it came compressed");
+	if (v == CSRF_RESPONSE_INJECT &&
+	    csrf_response_init(mem, sizeof mem, conf->ctx, ct->value, ct->value_len, &resp) == CSRF_OK) {
+		/* the body's first bytes wait until the charset is known */
+		for (int end = 0;;) {
+			size_t used;
+			csrf_charset_verdict cv = csrf_response_hold(resp, p, n, end, &used);
+			p += used;
+			n -= used;
+			if (cv != CSRF_CHARSET_MORE) {
+				inject = cv == CSRF_CHARSET_INJECT;
+				break;
+			}
+			ssize_t k = read_some(fd, chunk, sizeof chunk);
+			p = chunk;
+			n = k > 0 ? (size_t)k : 0;
+			end = k <= 0;
 		}
-		if (r != CSRF_OK) {
-			/* A page without tokens is safe to send: its forms
-			 * will be rejected, never let through. */
-			cgi_log("page without tokens for", method, path, csrf_reason_name(r));
-			html = 0;
+		csrf_header h[HEADERS_MAX];
+		for (size_t i = 0; i < hs.n; i++) {
+			h[i].name = (csrf_slice){hs.h[i].name, hs.h[i].name_len};
+			h[i].value = (csrf_slice){hs.h[i].value, hs.h[i].value_len};
 		}
+		/* a page without tokens is safe to send: its forms will be
+		 * rejected, never let through */
+		if (inject && csrf_response_headers(resp, req, h, hs.n, action, value, add, &n_add) != CSRF_OK)
+			inject = 0;
+		if (!inject)
+			log_response(resp, method, path);
 	}
-	put_headers(conf, &hs, html ? &page : NULL, drop, add);
-	int rc = relay_body(fd, buf + head, got - head, html ? inj : NULL, method, path);
-	if (html)
-		csrf_page_wipe(&page);
-	if (mem != NULL) {
-		explicit_bzero(mem, csrf_inject_size());
-		free(mem);
+	unsigned char raise[HEADERS_MAX] = {0};
+	if (conf->referrer_same_origin && referrer_rule(&hs, raise) != 0)
+		memset(raise, 0, sizeof raise); /* not expected: parse made the lines */
+	put_headers(&hs, inject ? action : NULL, value, add, inject ? n_add : 0, raise);
+	csrf_slice held = resp ? csrf_response_held(resp) : (csrf_slice){NULL, 0};
+	csrf_response *through = inject ? resp : NULL;
+	int rc = put_body(through, held.ptr, held.len);
+	while (rc == 0) {
+		rc = put_body(through, p, n);
+		ssize_t k = read_some(fd, chunk, sizeof chunk);
+		if (k <= 0)
+			break;
+		p = chunk;
+		n = (size_t)k;
 	}
+	if (inject) {
+		unsigned status;
+		if (csrf_response_end(resp, emit, NULL, &status) != CSRF_OK || fflush(stdout) != 0)
+			rc = -1;
+		log_response(resp, method, path);
+	}
+	cgi_metrics_response(v, resp);
+	if (resp)
+		csrf_response_wipe(resp);
 	return rc;
 }
 

@@ -236,7 +236,7 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 		h[n++] = status == 503 ? "1" : DEMO_STR(DEMO_LOGIN_LOCK_S);
 	}
 	if (v->retry_token[0]) {
-		h[n++] = "X-CSRF-Token";
+		h[n++] = CSRF_HEADER_NAME;
 		h[n++] = v->retry_token;
 	}
 	h[n] = NULL;
@@ -392,7 +392,7 @@ static int guard(vreq *v, enum MHD_Result *ret)
 	csrf_result res = csrf_check(v->app->csrf, &v->req);
 	if (res.allowed)
 		return 0;
-	*ret = reject_csrf(v, 403, res.reason);
+	*ret = reject_csrf(v, csrf_reason_http_status(res.reason, 403), res.reason);
 	return -1;
 }
 
@@ -725,7 +725,7 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 	v.r = r;
 	(void)load_session(&v);
 	if (r->too_large) {
-		ret = reject_csrf(&v, 413, CSRF_BODY_TOO_LARGE);
+		ret = reject_csrf(&v, csrf_reason_http_status(CSRF_BODY_TOO_LARGE, 403), CSRF_BODY_TOO_LARGE);
 		goto out;
 	}
 	int get = is_get(&v), post = is_method(&v, "POST");

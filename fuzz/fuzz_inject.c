@@ -8,13 +8,16 @@
  * being fed or, for a form's bytes held until its end tag, into the
  * injector; every inserted piece is exactly the hidden input right after
  * a form's start tag (it follows a '>' of the input, with a "<form" before
- * it) or the meta pair (it follows a '>'); the meta pair comes at most
- * once; finish counts the insertions; the output does not depend on how
- * the input was split (one chunk, random chunks, byte by byte); a
+ * it) or the meta pair (it follows a '>'), or, with the referrer raise
+ * on (inputs of odd length), the same-origin referrer meta (it follows a
+ * '>', with a "<meta" before it); the meta pair comes at most once;
+ * finish counts the insertions; the output does not depend on how the
+ * input was split (one chunk, random chunks, byte by byte); a
  * cross-origin or GET form written before the input gets no token, a
  * same-origin POST form closed before the input gets one after its start
- * tag whatever follows; an emit callback that refuses stops the feed with
- * CSRF_ERR_STOPPED.
+ * tag whatever follows, one a table holds outside a cell gets none; the
+ * status does not depend on the splits either; an emit callback that
+ * refuses stops the feed with CSRF_ERR_STOPPED.
  * Form ownership, without an HTML oracle: once a cross-origin POST form is
  * open, only a "</form" can clear the browser's form element pointer, so
  * no hidden field goes in before or at the input's first "</form" (in any
@@ -32,6 +35,10 @@
 	"9xo1AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDbq7Wm-T_a"
 #define INPUT_EL "<input type=\"hidden\" name=\"" FIELD "\" value=\"" TOKEN "\">"
 #define META_EL "<meta name=\"csrf-param\" content=\"" FIELD "\"><meta name=\"csrf-token\" content=\"" TOKEN "\">"
+#define RM_EL "<meta name=\"referrer\" content=\"same-origin\">"
+
+/* The injector options of this input's runs (LLVMFuzzerTestOneInput). */
+static unsigned options;
 
 typedef struct {
 	char *all; /* everything emitted */
@@ -45,6 +52,7 @@ typedef struct {
 	size_t first_input_at, last_input_at; /* input bytes before the first / last hidden field */
 	int stop_after;                       /* > 0: refuse the stop_after-th emit */
 	int emits;
+	unsigned status; /* after finish */
 } sink;
 
 static int on_emit(void *ud, const char *p, size_t n, int inserted)
@@ -58,7 +66,14 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 	if (inserted) {
 		int is_input = n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0;
 		int is_meta = n == sizeof META_EL - 1 && memcmp(p, META_EL, n) == 0;
-		FZ_ASSERT(is_input || is_meta);
+		int is_rm = n == sizeof RM_EL - 1 && memcmp(p, RM_EL, n) == 0;
+		FZ_ASSERT(is_input || is_meta || (is_rm && options));
+		if (is_rm) {
+			int meta = 0;
+			for (size_t i = 0; i + 5 <= s->pass_n && !meta; i++)
+				meta = s->pass[i] == '<' && strncasecmp(s->pass + i + 1, "meta", 4) == 0;
+			FZ_ASSERT(meta);
+		}
 		/* the meta pair right after a tag of the input, the field right
 		 * after a form's start tag */
 		FZ_ASSERT(s->pass_n > 0 && s->pass[s->pass_n - 1] == '>');
@@ -93,6 +108,7 @@ static csrf_inject *new_injector(void *mem)
 	FZ_ASSERT(csrf_inject_init(mem, csrf_inject_size(), SELF, sizeof SELF - 1, FIELD, sizeof FIELD - 1, TOKEN,
 	                           sizeof TOKEN - 1, &inj) == CSRF_OK);
 	FZ_ASSERT(inj != NULL);
+	FZ_ASSERT(csrf_inject_options(inj, options) == CSRF_OK);
 	return inj;
 }
 
@@ -107,7 +123,7 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 	size_t lt = 0;
 	for (size_t i = 0; i < n; i++)
 		lt += html[i] == '<';
-	s->all_cap = n + sizeof META_EL + lt * sizeof INPUT_EL + 1;
+	s->all_cap = n + sizeof META_EL + lt * (sizeof INPUT_EL + sizeof RM_EL) + 1;
 	s->all = malloc(s->all_cap);
 	s->pass = malloc(n + 1);
 	FZ_ASSERT(s->all && s->pass);
@@ -151,9 +167,10 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 	FZ_ASSERT(!(csrf_inject_status(inj) & CSRF_INJECT_UNCLOSED) || !(status & CSRF_INJECT_STOPPED));
 	if (status & CSRF_INJECT_STOPPED)
 		FZ_ASSERT(status & (CSRF_INJECT_FOREIGN | CSRF_INJECT_SELECT | CSRF_INJECT_NOSCRIPT |
-		                    CSRF_INJECT_ESCAPE | CSRF_INJECT_TEMPLATE));
+		                    CSRF_INJECT_ESCAPE | CSRF_INJECT_TEMPLATE | CSRF_INJECT_TABLE_FORM));
 	FZ_ASSERT(injected == s->inserted);
 	FZ_ASSERT(s->pass_n == n && memcmp(s->pass, html, n) == 0);
+	s->status = csrf_inject_status(inj);
 	free(mem);
 }
 
@@ -225,15 +242,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const fz_piece *splits = &ps.p[0];
 	const char *html = ps.p[1].ptr;
 	size_t n = ps.p[1].len;
+	options = (n & 1) ? CSRF_INJECT_OPT_RAISE_REFERRER : 0;
 
 	sink whole, split;
 	run(html, n, NULL, 0, &whole);
 	run(html, n, splits, 0, &split);
 	FZ_ASSERT(whole.all_n == split.all_n && memcmp(whole.all, split.all, whole.all_n) == 0);
+	FZ_ASSERT(whole.status == split.status); /* why, too, whatever the cuts */
 	if (n <= 2048) {
 		sink bytes;
 		run(html, n, NULL, 1, &bytes);
 		FZ_ASSERT(whole.all_n == bytes.all_n && memcmp(whole.all, bytes.all, whole.all_n) == 0);
+		FZ_ASSERT(whole.status == bytes.status);
 		free(bytes.all);
 		free(bytes.pass);
 	}
@@ -247,6 +267,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(no_token("<form action=\"/vote\"><button formmethod=post>", html, n));
 	FZ_ASSERT(no_token("<form method=post action=\"/vote\"><button formmethod=get>", html, n));
 	FZ_ASSERT(no_token("<form method=post><input type=image formaction=//evil.example/>", html, n));
+	/* a form start tag a table holds outside a cell: popped at once, no child of it */
+	FZ_ASSERT(no_token("<table><form method=post action=\"/vote\">", html, n));
+	FZ_ASSERT(no_token("<table><tr><td></td><form method=post action=\"/vote\">", html, n));
 	FZ_ASSERT(token_closed("<form method=post action=\"/vote\"></form>", html, n));
 	FZ_ASSERT(
 	    token_closed("<form action='http://127.0.0.1:8080/x' method='POST'><button>go</button></form>", html, n));

@@ -3,7 +3,7 @@
 # Included by fuzz/CMakeLists.txt (clang main build) and by
 # fuzz/standalone (the nested clang build of a gcc main build).
 
-set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config cache crypto)
+set(CSRF_FUZZ_HARNESSES cookie form multipart origin token inject inject_policy check html config cache crypto response)
 
 # csrf_fuzz_library(<target> <cflags...>): every file of src/ and of the
 # session part (src/session/, which the valgrind unit tests need) compiled

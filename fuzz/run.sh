@@ -19,7 +19,7 @@ seconds=${FUZZ_SECONDS:-300}
 jobs=${FUZZ_JOBS:-1}
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz/fuzz-clang}
 work=$here/corpus-work
-all=(cookie form multipart origin token inject inject_policy check html config crypto)
+all=(cookie form multipart origin token inject inject_policy check html config crypto response)
 if [ "$#" -gt 0 ]; then
 	harnesses=("$@")
 else

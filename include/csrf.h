@@ -805,12 +805,18 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  *   (whose content older and newer browsers parse differently), noscript
  *   (raw text with scripting on; its content is also read as markup, as
  *   a browser with scripting off reads it, where a form, template or
- *   select end tag would move the form element pointer: a stop);
+ *   select end tag would move the form element pointer, or a table tag
+ *   the table modes around it, or a table left open in it: a stop);
  * - attribute values are decoded as the browser decodes them (numeric
  *   character references, and every named one that expands to ASCII:
  *   action="index.php&#x3F;route&#x3D;&#x2F;x" is a relative URL);
  * - the first <base href> the browser honours: a relative action gets the
- *   token only while no base points to another origin.
+ *   token only while no base points to another origin;
+ * - the table modes: a <form> start tag inside a table but outside a
+ *   cell or caption (<table><form>, <tr><form>) is inserted and popped at
+ *   once by the browser, so nothing becomes its child; such a form gets no
+ *   token (CSRF_INJECT_TABLE_FORM; see Submitters). A form inside a
+ *   <td>, <th> or <caption>, or one around a whole table, keeps its own.
  * Where the injector cannot be sure what the browser builds, it adds no
  * token to that form, or to any later one, and says why in
  * csrf_inject_status (adapters log it once per response).
@@ -818,10 +824,19 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * Submitters: a form is judged by every submit button (<button>, <input
  * type=submit|image>) that can send it. The decision is made at the
  * form's end tag, with every button inside it read, but the field goes
- * right after the start tag: a child of the form, it stays the form's
- * wherever the tree builder later moves the form (a field written where
- * the form ends can be handed to another form that markup before it left
- * open). No token goes into a form whose fields could leave by GET or to
+ * right after the start tag, where the browser makes it a child of the
+ * form: wherever the tree builder later moves the form the field moves
+ * with it, and its nearest ancestor form stays that form (a field written
+ * where the form ends can be handed to another form that markup before
+ * it left open). The field is owned by its form only because it is a
+ * descendant of it: where the browser would not make it one (a form
+ * start tag a table holds outside a cell, which the browser pops at once
+ * and whose fields then belong to it only through the form element
+ * pointer, until the adoption agency or foster parenting moves them to a
+ * form left open earlier: CSRF_INJECT_TABLE_FORM), and where the injector
+ * cannot tell, the form gets no token. Tables nested more than 32 deep
+ * stop the injector (CSRF_INJECT_TABLE_FORM and CSRF_INJECT_STOPPED).
+ * No token goes into a form whose fields could leave by GET or to
  * another origin: a GET form (also one with a formmethod=post button: its
  * own submission is a GET), a POST form with a button whose formmethod
  * is not post or dialog (CSRF_INJECT_GET_BUTTON) or whose formaction
@@ -829,7 +844,9 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * <noscript> that has a formmethod or formaction
  * (CSRF_INJECT_NOSCRIPT_BUTTON: a browser without scripting builds it),
  * a form never closed (CSRF_INJECT_UNCLOSED), a form longer than the
- * hold (CSRF_INJECT_LONG_FORM). Their POST buttons then pass on origin
+ * hold (CSRF_INJECT_LONG_FORM: judged by its bytes up to whatever settles
+ * it, its end tag, a button or a stop, so the status is the same however
+ * the stream is cut). Their POST buttons then pass on origin
  * evidence or fail with CSRF_TOKEN_MISSING. A button with a form=""
  * attribute sends the form with that id wherever it stands; no ids are
  * kept: one that sends by GET or elsewhere takes the token from an open
@@ -870,6 +887,23 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_init(void *mem, size_t mem_len, const ch
                                              const char *field, size_t field_len, const char *token, size_t token_len,
                                              csrf_inject **out);
 
+/* Options of an injector, an OR of CSRF_INJECT_OPT_* bits; none by
+ * default. Set after csrf_inject_init, before the first feed; they last
+ * through csrf_inject_reset and csrf_inject_finish. CSRF_OK, or
+ * CSRF_ERR_ARG (NULL, an unknown bit, or a stream already fed). */
+/* After every <meta name="referrer"> whose content browsers read as
+ * no-referrer (csrf_referrer_policy_parse's rules plus HTML's legacy
+ * keywords: "never" is no-referrer), add <meta name="referrer"
+ * content="same-origin">: a later meta overrides an earlier one, so the
+ * page's forms send its Origin (see csrf_referrer_policy). The raise
+ * goes right after the meta's start tag, in the same parent (a meta in a
+ * template, or one a browser drops, has the same fate as the page's),
+ * except inside a form whose bytes are held: there it goes after the
+ * held bytes, still inside that form, when they leave. Counts as an
+ * insertion. A meta an application's script adds is not seen. */
+#define CSRF_INJECT_OPT_RAISE_REFERRER 0x1u
+CSRF_MUST_CHECK csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options);
+
 /* Feeds the next chunk. Returns CSRF_OK, or CSRF_ERR_STOPPED when emit
  * returned non-zero (the caller stopped the stream: every later feed
  * answers the same until csrf_inject_reset). */
@@ -897,6 +931,7 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_LONG_FORM 0x4000u   /* a POST form longer than CSRF_INJECT_HOLD_MAX bytes: no token */
 #define CSRF_INJECT_LATE_BUTTON 0x8000u /* a GET/elsewhere button after a form got the token (or a stop) */
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
+#define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.
@@ -908,8 +943,8 @@ const char *csrf_inject_status_str(unsigned reason);
 /* Ends a stream: emits what the injector still holds (a form whose end
  * tag never came, without the field: CSRF_INJECT_UNCLOSED), then resets
  * as csrf_inject_reset does. Every stream ends here; *injected is the
- * number of insertions it got: one per hidden input and one for the pair
- * of meta tags. CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
+ * number of insertions it got: one per hidden input, one for the pair
+ * of meta tags, and one per referrer meta raised. CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
  * in an earlier feed: the output is incomplete), CSRF_ERR_ARG. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn emit, void *ud, unsigned *injected);
 
@@ -918,6 +953,70 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn em
  * *injected as csrf_inject_finish says. The injector is then ready for a
  * new stream with the same field, token and origin. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected);
+
+/* ------------------------------------------------------------------ */
+/* Referrer policy: keeping the Origin of a page's own forms           */
+/* ------------------------------------------------------------------ */
+
+/* A page whose referrer policy is no-referrer (phpMyAdmin's, in its
+ * Referrer-Policy header and in a <meta name="referrer">) makes the
+ * browser send "Origin: null" with its form POSTs, also to itself
+ * (Fetch, "append a request Origin header"); the other policies keep a
+ * same-origin POST's Origin (strict-origin, no-referrer-when-downgrade
+ * and strict-origin-when-cross-origin drop it only from HTTPS to HTTP,
+ * same-origin only across origins, XHR and fetch() in cors mode never).
+ * Where no Sec-Fetch-Site comes (plain HTTP under a name), nothing then
+ * speaks for the page's forms but a token, which forms an application's
+ * scripts build or fetch as JSON do not carry. An adapter may raise such
+ * a policy to same-origin (opt-in): the browser then sends the site's
+ * own Origin with them, and still nothing of the page's URL to any other
+ * origin, so the application's privacy toward other sites is kept; only
+ * its own origin gets the Referer. */
+typedef enum {
+	CSRF_REFERRER_UNSET = 0, /* no policy recognized: the one before it, or the browser's default */
+	CSRF_REFERRER_NO_REFERRER = 1,
+	CSRF_REFERRER_NO_REFERRER_WHEN_DOWNGRADE = 2,
+	CSRF_REFERRER_SAME_ORIGIN = 3,
+	CSRF_REFERRER_ORIGIN = 4,
+	CSRF_REFERRER_STRICT_ORIGIN = 5,
+	CSRF_REFERRER_ORIGIN_WHEN_CROSS_ORIGIN = 6,
+	CSRF_REFERRER_STRICT_ORIGIN_WHEN_CROSS_ORIGIN = 7,
+	CSRF_REFERRER_UNSAFE_URL = 8
+} csrf_referrer_policy;
+
+/* The policy the raise writes: the header value, and the content of the
+ * <meta name="referrer"> the injector adds. */
+#define CSRF_REFERRER_RAISED "same-origin"
+
+/* The policy of one Referrer-Policy header line (value, len; no NUL
+ * needed), as browsers read it: tokens separated by commas, whitespace
+ * around each ignored, ASCII case ignored (Chromium and Firefox; the
+ * spec's list is lower case), tokens that name no policy (misspelt,
+ * quoted, empty, a <meta>-only legacy keyword such as "never") skipped,
+ * and the last policy named wins. Returns prev when the line names none,
+ * so that several lines fold: start with CSRF_REFERRER_UNSET and pass
+ * each line's answer to the next (the browser reads them as one list).
+ * NULL reads as empty. Allocates nothing; any length. */
+csrf_referrer_policy csrf_referrer_policy_parse(const char *value, size_t len, csrf_referrer_policy prev);
+
+/* 1 when one Referrer-Policy value makes the page's own form POSTs say
+ * "Origin: null" (its policy is no-referrer), 0 otherwise: the value an
+ * adapter would replace by CSRF_REFERRER_RAISED. For several header
+ * lines, fold them with csrf_referrer_policy_parse and compare with
+ * CSRF_REFERRER_NO_REFERRER. */
+int csrf_referrer_raises(const char *value, size_t len);
+
+/* Which Referrer-Policy lines of a response an adapter raises (its
+ * opt-in; the nginx module's csrf_referrer_same_origin): given the
+ * response's n headers, sets raise[i] to 1 for every Referrer-Policy
+ * line (name in any case) when the lines together, read as one list as
+ * csrf_referrer_policy_parse folds them, make no-referrer, and to 0 for
+ * every other header and in every other case. The adapter gives each
+ * line marked the value CSRF_REFERRER_RAISED, so the policy is
+ * same-origin whichever line a browser reads last. CSRF_OK, or
+ * CSRF_ERR_ARG (headers or raise NULL with n > 0, a NULL pointer with a
+ * length; raise untouched). */
+CSRF_MUST_CHECK csrf_reason csrf_response_referrer(const csrf_header *headers, size_t n, unsigned char *raise);
 
 /* ------------------------------------------------------------------ */
 /* Charset and Content-Security-Policy for injected responses          */
@@ -978,6 +1077,160 @@ CSRF_MUST_CHECK csrf_reason csrf_csp_form_action(const char *existing, size_t ex
                                                  size_t n_trusted, char *out, size_t cap, size_t *out_len);
 
 /* ------------------------------------------------------------------ */
+/* Decisions every adapter shares                                      */
+/* ------------------------------------------------------------------ */
+
+/* The mode the adapters (the nginx module, csrf-cgi, the demo) start in
+ * when the configuration names none: origin evidence, else a token. The
+ * library's own default stays CSRF_MODE_BOTH (csrf_ctx_new): a program
+ * that calls csrf_check itself can put the token into every request it
+ * makes, while an adapter in front of an unchanged application cannot
+ * put one into its scripts' requests (docs/architecture.md). */
+#define CSRF_MODE_ADAPTER_DEFAULT CSRF_MODE_ORIGIN_OR_TOKEN
+
+/* 1 when pages answered under ctx need tokens: every mode but
+ * CSRF_MODE_ORIGIN. An adapter injects only then. */
+int csrf_ctx_injects(const csrf_ctx *ctx);
+
+/* The HTTP status a rejection for reason is answered with: 413 for
+ * CSRF_BODY_TOO_LARGE, 500 for an error of the API or the environment
+ * (codes 64 and up), else deny_status (the adapter's configured status,
+ * 400..599; anything else gives 403). 0 for a code that allows. */
+unsigned csrf_reason_http_status(csrf_reason reason, unsigned deny_status);
+
+/* The form-action policy (csrf_csp_form_action) on injected pages, with
+ * the context's own trusted origins: merged by csrf_response_headers into
+ * the upstream's first Content-Security-Policy header, or a header of its
+ * own. Off by default in the library and in every adapter: an upstream
+ * that posts to a third origin on purpose (a payment provider) would
+ * break. */
+void csrf_ctx_set_form_action_csp(csrf_ctx *ctx, int on);
+
+/* Pages csrf_response_headers injects also get a same-origin referrer
+ * meta after every meta that says no-referrer
+ * (CSRF_INJECT_OPT_RAISE_REFERRER). Off by default. The adapter raises
+ * the Referrer-Policy header lines itself, on every response
+ * (csrf_response_referrer), not only on injected pages. */
+void csrf_ctx_set_referrer_same_origin(csrf_ctx *ctx, int on);
+
+/* A rejection's answer, complete: status, the headers, the page. With
+ * the context's retry token on (csrf_ctx_set_retry_token) and a stale
+ * token, the page carries a fresh token (its csrf-token meta) and
+ * headers list X-CSRF-Token (CSRF_HEADER_NAME) with it, and its secret
+ * cookie when a new one is needed (csrf_retry_prepare decides when that
+ * is safe). Holds a token: csrf_reject_answer_wipe it. Headers:
+ * Content-Type, Content-Security-Policy CSRF_REJECT_PAGE_CSP,
+ * Cache-Control CSRF_REJECT_PAGE_CACHE_CONTROL, then the retry ones; the
+ * adapter adds Content-Length. */
+#define CSRF_REJECT_ANSWER_HEADERS_MAX 5
+typedef struct {
+	unsigned status;
+	csrf_header headers[CSRF_REJECT_ANSWER_HEADERS_MAX];
+	size_t n_headers;
+	int retry; /* 1 when a fresh token is offered */
+	char body[CSRF_REJECT_PAGE_MAX + 2 * (CSRF_FIELD_NAME_MAX + CSRF_TOKEN_LEN) + 128];
+	size_t body_len;
+	csrf_page page; /* the retry token and cookie the headers point into */
+} csrf_reject_answer_t;
+
+/* Fills out for a rejection of req (NULL: no retry) with reason;
+ * deny_status as csrf_reason_http_status. CSRF_OK, CSRF_ERR_ARG. */
+CSRF_MUST_CHECK csrf_reason csrf_reject_answer(const csrf_ctx *ctx, const csrf_request *req, csrf_reason reason,
+                                               unsigned deny_status, csrf_reject_answer_t *out);
+void csrf_reject_answer_wipe(csrf_reject_answer_t *answer);
+
+/* ------------------------------------------------------------------ */
+/* The response exchange                                               */
+/* ------------------------------------------------------------------ */
+
+/* The response half of the protocol, as csrf_request_header and
+ * csrf_check are the request half: the adapter hands over slices, the
+ * library decides. One response:
+ *
+ *   1. csrf_response_begin(ctx, method, status, Content-Type,
+ *      Content-Encoding): PASS (send the response untouched; nothing to
+ *      allocate), COMPRESSED (the same, but worth a log line: an HTML page
+ *      that came compressed gets no tokens), or INJECT.
+ *   2. INJECT: csrf_response_size() bytes of memory (aligned as malloc's),
+ *      csrf_response_init. Hold the response's header.
+ *   3. csrf_response_hold with the body's first chunks until it says
+ *      INJECT or PASS (never more than CSRF_CHARSET_PRESCAN_MAX bytes are
+ *      held, in the state; *used tells how much of each chunk it took).
+ *   4. INJECT: csrf_response_headers judges every upstream header (keep,
+ *      drop, replace), hands the Set-Cookie values to req, prepares the
+ *      page and lists the headers to add. When it fails (or on PASS) the
+ *      response goes out untouched: the held bytes, csrf_response_held,
+ *      then the rest.
+ *   5. csrf_response_feed the held bytes, then every chunk; emit gets the
+ *      output. csrf_response_end at the end of the body (it ends every
+ *      stream: a held form goes out).
+ *   6. csrf_response_log: one line of text when something is worth a
+ *      warning (the charset, a page that could not be prepared, forms
+ *      without a token), "" otherwise; never a token or a cookie.
+ *
+ * The state is bounded (csrf_response_size() <= CSRF_RESPONSE_STATE_MAX,
+ * the injector inside), nothing is allocated. */
+#define CSRF_RESPONSE_STATE_MAX (CSRF_INJECT_STATE_MAX + 12288)
+#define CSRF_RESPONSE_ADD_MAX 4    /* headers csrf_response_headers adds */
+#define CSRF_RESPONSE_CSP_MAX 4096 /* a merged policy longer goes apart */
+#define CSRF_RESPONSE_LOG_MAX (CSRF_INJECT_STATUS_TEXT_MAX + 256)
+typedef struct csrf_response csrf_response;
+
+typedef enum { CSRF_RESPONSE_PASS = 0, CSRF_RESPONSE_INJECT = 1, CSRF_RESPONSE_COMPRESSED = 2 } csrf_response_verdict;
+
+/* What one upstream header becomes (csrf_response_headers). */
+#define CSRF_HEADER_KEEP 0
+#define CSRF_HEADER_DROP 1
+#define CSRF_HEADER_REPLACE 2
+
+/* Step 1. method as the request sent it (a HEAD answer has no body, and
+ * so no token and no cookie); NULL pointers are absent values. */
+csrf_response_verdict csrf_response_begin(const csrf_ctx *ctx, const char *method, size_t method_len, unsigned status,
+                                          const char *content_type, size_t ct_len, const char *content_encoding,
+                                          size_t ce_len);
+
+size_t csrf_response_size(void);
+
+/* Step 2. The Content-Type value is copied (one longer than 512 bytes
+ * makes the response pass). CSRF_OK, CSRF_ERR_ARG. */
+CSRF_MUST_CHECK csrf_reason csrf_response_init(void *mem, size_t mem_len, const csrf_ctx *ctx, const char *content_type,
+                                               size_t ct_len, csrf_response **out);
+
+/* Step 3. complete: the body ends with this chunk. CSRF_CHARSET_MORE (all
+ * of it taken), CSRF_CHARSET_INJECT or CSRF_CHARSET_PASS (*used bytes
+ * taken, the rest still the adapter's). */
+csrf_charset_verdict csrf_response_hold(csrf_response *resp, const char *chunk, size_t len, int complete, size_t *used);
+
+/* The bytes hold took, in the state. */
+csrf_slice csrf_response_held(const csrf_response *resp);
+
+/* Step 4. headers: the upstream's n response headers; action[i] gets
+ * CSRF_HEADER_KEEP, _DROP or _REPLACE (then value[i] is the new value,
+ * in the state); add (CSRF_RESPONSE_ADD_MAX entries) the *n_add headers
+ * to add, their values in the state. req is the request the response
+ * answers; the response's Set-Cookie values go into it
+ * (csrf_response_cookie). CSRF_OK: inject. Anything else: the page could
+ * not be prepared, the response passes (every action KEEP, nothing to
+ * add) and csrf_response_log says why. */
+CSRF_MUST_CHECK csrf_reason csrf_response_headers(csrf_response *resp, csrf_request *req, const csrf_header *headers,
+                                                  size_t n, unsigned char *action, csrf_slice *value, csrf_header *add,
+                                                  size_t *n_add);
+
+/* Step 5, as csrf_inject_feed and csrf_inject_finish; end wipes the
+ * token. *status: the CSRF_INJECT_* bits (NULL: not wanted). */
+CSRF_MUST_CHECK csrf_reason csrf_response_feed(csrf_response *resp, const char *chunk, size_t len, csrf_emit_fn emit,
+                                               void *ud);
+CSRF_MUST_CHECK csrf_reason csrf_response_end(csrf_response *resp, csrf_emit_fn emit, void *ud, unsigned *status);
+
+/* Step 6. Writes the log text NUL-terminated into out (at most cap
+ * bytes; CSRF_RESPONSE_LOG_MAX always suffices); its length, 0 when
+ * there is nothing to say. */
+size_t csrf_response_log(const csrf_response *resp, char *out, size_t cap);
+
+/* Wipes the token a response holds (csrf_response_end does). */
+void csrf_response_wipe(csrf_response *resp);
+
+/* ------------------------------------------------------------------ */
 /* Counters and their Prometheus text                                  */
 /* ------------------------------------------------------------------ */
 
@@ -1009,9 +1262,14 @@ typedef enum { CSRF_METRICS_ALLOWED = 0, CSRF_METRICS_REPORT_ONLY = 1, CSRF_METR
 #define CSRF_METRICS_VERDICTS 3
 
 /* Why an HTML page went out without tokens, untouched: its charset is not
- * one the injector reads (csrf_charset_sniff said PASS), or it arrived
- * compressed. */
-typedef enum { CSRF_METRICS_PASS_CHARSET = 0, CSRF_METRICS_PASS_ENCODING = 1 } csrf_metrics_pass;
+ * one the injector reads (csrf_charset_sniff said PASS), it arrived
+ * compressed, or the page could not be prepared (csrf_response_headers
+ * failed: its forms will be rejected). */
+typedef enum {
+	CSRF_METRICS_PASS_CHARSET = 0,
+	CSRF_METRICS_PASS_ENCODING = 1,
+	CSRF_METRICS_PASS_ERROR = 2
+} csrf_metrics_pass;
 
 typedef struct {
 	uint64_t magic;      /* CSRF_METRICS_MAGIC */
@@ -1053,6 +1311,20 @@ void csrf_metrics_count_page(csrf_metrics *m, unsigned injected, unsigned status
 /* Counts one HTML page passed through untouched, for cause. */
 void csrf_metrics_count_passed(csrf_metrics *m, csrf_metrics_pass cause);
 
+/* Counts one response by the outcome of its exchange, the call every
+ * adapter makes once the exchange is over for the response: verdict is
+ * csrf_response_begin's; resp (NULL unless verdict is
+ * CSRF_RESPONSE_INJECT) the state after csrf_response_end, or after
+ * csrf_response_hold said PASS or csrf_response_headers failed.
+ *   CSRF_RESPONSE_COMPRESSED            a page passed for its encoding
+ *   INJECT, ended (csrf_response_end)   a page: its insertions and each
+ *                                       CSRF_INJECT_* bit of its status
+ *   INJECT, passed for its charset      a page passed for its charset
+ *   INJECT, headers failed              a page passed for an error
+ *   anything else (PASS, a response that stopped before its end, resp
+ *   NULL with INJECT): nothing. m NULL: nothing. */
+void csrf_metrics_count_response(csrf_metrics *m, csrf_response_verdict verdict, const csrf_response *resp);
+
 /* Renders m in the Prometheus text exposition format (version 0.0.4;
  * serve it with Content-Type CSRF_METRICS_CONTENT_TYPE): every family
  * with its # HELP and # TYPE lines, then its samples.
@@ -1067,7 +1339,7 @@ void csrf_metrics_count_passed(csrf_metrics *m, csrf_metrics_pass cause);
  *   csrf_inject_withheld_total{status="..."}          counter
  *     pages with that CSRF_INJECT_* bit, by its lower-case name without
  *     the prefix ("get_button", "long_form"); every defined bit, always.
- *   csrf_inject_passed_total{cause="charset"|"encoding"}   counter
+ *   csrf_inject_passed_total{cause="charset"|"encoding"|"error"}   counter
  *   csrf_metrics_start_time_seconds                   gauge
  * Written into out NUL-terminated; *out_len (may be NULL) is its length,
  * or on CSRF_ERR_BUFFER the cap needed (NUL included) and out holds "".

@@ -39,10 +39,10 @@ typedef struct {
 	ngx_int_t status;
 	time_t max_age;
 	ngx_flag_t form_action_csp;
+	ngx_flag_t referrer_same_origin;
+	ngx_flag_t retry_token;
 
-	csrf_ctx *ctx;       /* built in merge when enable is on */
-	csrf_slice *origins; /* the trusted origins as slices, for the CSP */
-	size_t csp_len;      /* the length of the CSP value without an upstream one */
+	csrf_ctx *ctx; /* built in merge when enable is on */
 
 	/* this worker's: a session cookie seen at this location, the warning
 	 * about one never seen given */
@@ -74,12 +74,10 @@ typedef struct {
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
-	ngx_str_t content_type; /* as the browser receives it, for the charset */
-	u_char *held;           /* the body's first bytes while the charset is unknown */
-	size_t held_len;
-	ngx_chain_t *held_cl; /* their buf, with the flags of the input bufs they came from */
+	csrf_response *resp;  /* the library's state of the response exchange */
+	ngx_chain_t *held_cl; /* the held bytes' buf, with the flags of the input bufs they came from */
 	ngx_uint_t holding;   /* the header waits with the first bytes for the charset */
-	csrf_inject *inj;
+	ngx_uint_t inject;    /* the library prepared the page: the body goes through it */
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
 	ngx_chain_t *busy;
@@ -131,6 +129,7 @@ ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable
 /* ngx_http_csrf_filter.c */
 extern ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 void ngx_http_csrf_filter_init(void);
+ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value);
 
 /* ngx_http_csrf_output.c */
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl);
@@ -143,9 +142,7 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);
 void ngx_http_csrf_metrics_check(ngx_http_request_t *r, const csrf_result *res);
 /* A verdict the module reached without csrf_check (an internal error). */
 void ngx_http_csrf_metrics_verdict(ngx_http_request_t *r, csrf_metrics_verdict verdict, csrf_reason reason);
-/* One HTML page streamed through the injector, at its end. */
-void ngx_http_csrf_metrics_page(ngx_http_request_t *r, unsigned injected, unsigned status);
-/* One HTML page passed through without tokens, for cause. */
-void ngx_http_csrf_metrics_passed(ngx_http_request_t *r, csrf_metrics_pass cause);
+/* One response by the outcome of its exchange (csrf_metrics_count_response). */
+void ngx_http_csrf_metrics_response(ngx_http_request_t *r, csrf_response_verdict verdict, const csrf_response *resp);
 
 #endif /* NGX_HTTP_CSRF_H_INCLUDED_ */

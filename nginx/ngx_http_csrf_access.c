@@ -216,47 +216,70 @@ static ngx_uint_t ngx_http_csrf_error_page(ngx_http_request_t *r, ngx_int_t stat
 	return 0;
 }
 
-/* The module's own rejection page: the library's words, escaped, with a
- * strict CSP; error_page for the status replaces it. */
+static void ngx_http_csrf_answer_cleanup(void *data)
+{
+	csrf_reject_answer_wipe(data);
+}
+
+/* The module's own rejection page: the library's answer
+ * (csrf_reject_answer: the page, its CSP and no-store, and with
+ * csrf_retry_token on a fresh token for a stale one); error_page for the
+ * status replaces it. */
 static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
 {
-	size_t len;
-	u_char *page;
-	ngx_table_elt_t *h;
+	ngx_uint_t i;
+	ngx_str_t type;
+	ngx_pool_cleanup_t *cln;
+	csrf_reject_answer_t *a;
+	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_complex_value_t cv;
-	static ngx_str_t type = ngx_string("text/html; charset=utf-8");
 
 	if (ngx_http_csrf_error_page(r, status)) {
 		return status;
 	}
 
-	page = ngx_pnalloc(r->pool, CSRF_REJECT_PAGE_MAX);
-	if (page == NULL) {
+	cln = ngx_pool_cleanup_add(r->pool, sizeof(csrf_reject_answer_t));
+	if (cln == NULL) {
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
+	a = cln->data;
+	ngx_memzero(&a->page, sizeof(a->page));
+	a->retry = 0;
+	cln->handler = ngx_http_csrf_answer_cleanup;
 
-	if (csrf_reject_page(v->reason, (unsigned)status, (char *)page, CSRF_REJECT_PAGE_MAX, &len) != CSRF_OK) {
+	/* the request as the access phase read it, for the retry token */
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	if (csrf_reject_answer(v->ctx, ctx ? &ctx->req : NULL, v->reason, (unsigned)status, a) != CSRF_OK) {
 		return status;
 	}
 
-	h = ngx_list_push(&r->headers_out.headers);
-	if (h == NULL) {
-		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	if (a->retry) {
+		ngx_http_csrf_log(NGX_LOG_INFO, r, "offered a fresh token to %V \"%V\": %s", &r->method_name, &r->uri,
+		                  csrf_reason_name(v->reason));
 	}
-	h->hash = 1;
-	ngx_str_set(&h->key, "Content-Security-Policy");
-	ngx_str_set(&h->value, CSRF_REJECT_PAGE_CSP);
-#if (nginx_version >= 1023000)
-	h->next = NULL;
-#endif
 
-	/* its cache headers: the header filter's, after add_header's */
+	ngx_str_set(&type, "text/html");
+	for (i = 0; i < a->n_headers; i++) {
+		if (a->headers[i].name.len == 12 &&
+		    ngx_strncasecmp((u_char *)a->headers[i].name.ptr, (u_char *)"Content-Type", 12) == 0) {
+			type.data = (u_char *)a->headers[i].value.ptr;
+			type.len = a->headers[i].value.len;
+			continue;
+		}
+
+		/* Cache-Control comes again from the header filter's rule for
+		 * a rejection, after add_header's */
+		if (ngx_http_csrf_add_header(r, a->headers[i].name, a->headers[i].value) != NGX_OK) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
+	}
 
 	ngx_memzero(&cv, sizeof(ngx_http_complex_value_t));
-	cv.value.data = page;
-	cv.value.len = len;
+	cv.value.data = (u_char *)a->body;
+	cv.value.len = a->body_len;
 
-	return ngx_http_send_response(r, status, &type, &cv);
+	return ngx_http_send_response(r, (ngx_uint_t)a->status, &type, &cv);
 }
 
 /* Records the library's answer, logs a rejection with its reason (never
@@ -287,7 +310,7 @@ static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_co
 
 	v->rejected = 1;
 
-	return res.reason == CSRF_BODY_TOO_LARGE ? NGX_HTTP_REQUEST_ENTITY_TOO_LARGE : clcf->status;
+	return csrf_reason_http_status(res.reason, (unsigned)clcf->status);
 }
 
 /* Finalizes with a rejection, or lets the phase go on. A rejection is
@@ -415,7 +438,7 @@ static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
 /* 1 where the module injects into HTML responses. */
 ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf)
 {
-	return clcf->enable && clcf->inject && clcf->ctx != NULL && clcf->mode != CSRF_MODE_ORIGIN;
+	return clcf->enable && clcf->inject && csrf_ctx_injects(clcf->ctx);
 }
 
 ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)

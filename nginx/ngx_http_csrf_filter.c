@@ -11,31 +11,6 @@
 static ngx_http_output_header_filter_pt ngx_http_next_header_filter;
 ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 
-/* Hands the response's Set-Cookie values to the library, so a page
- * that logs a user in gets tokens for the new session. */
-typedef struct {
-	csrf_ctx *ctx;
-	csrf_request *req;
-} ngx_http_csrf_cookies_t;
-
-static ngx_int_t ngx_http_csrf_response_cookie(ngx_table_elt_t *h, void *data)
-{
-	ngx_http_csrf_cookies_t *c = data;
-
-	if (h->hash != 0 && h->key.len == 10 && ngx_strncasecmp(h->key.data, (u_char *)"Set-Cookie", 10) == 0) {
-		csrf_response_cookie(c->ctx, c->req, (const char *)h->value.data, h->value.len);
-	}
-
-	return NGX_OK;
-}
-
-static void ngx_http_csrf_response_cookies(ngx_http_request_t *r, csrf_ctx *cctx, csrf_request *req)
-{
-	ngx_http_csrf_cookies_t c = {cctx, req};
-
-	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_response_cookie, &c);
-}
-
 typedef struct {
 	csrf_ctx *ctx;
 	csrf_request *req;
@@ -93,21 +68,7 @@ static void ngx_http_csrf_session_unseen(ngx_http_request_t *r, ngx_http_csrf_lo
 	}
 }
 
-/* 1 for an HTML response this module may rewrite (with any_encoding,
- * whatever its Content-Encoding). */
-static ngx_uint_t ngx_http_csrf_html(ngx_http_request_t *r, ngx_uint_t any_encoding)
-{
-	ngx_str_t *ct;
-	ngx_table_elt_t *ce;
-
-	ct = &r->headers_out.content_type;
-	ce = any_encoding ? NULL : r->headers_out.content_encoding;
-
-	return csrf_response_injectable((unsigned)r->headers_out.status, (const char *)ct->data, ct->len,
-	                                ce ? (const char *)ce->value.data : NULL, ce ? ce->value.len : 0);
-}
-
-static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key, const u_char *value, size_t len)
+ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value)
 {
 	ngx_table_elt_t *h;
 
@@ -117,10 +78,10 @@ static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key
 	}
 
 	h->hash = 1;
-	h->key.data = (u_char *)key;
-	h->key.len = ngx_strlen(key);
-	h->value.data = (u_char *)value;
-	h->value.len = len;
+	h->key.data = (u_char *)key.ptr;
+	h->key.len = key.len;
+	h->value.data = (u_char *)value.ptr;
+	h->value.len = value.len;
 #if (nginx_version >= 1023000)
 	h->next = NULL;
 #endif
@@ -128,66 +89,82 @@ static ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, const char *key
 	return NGX_OK;
 }
 
-/* The response's headers as the library reads them, with the list
- * elements they came from. */
+/* The response's headers for the library: those of the list, each with
+ * its element, and with fields set those nginx keeps only in fields (a
+ * length, a modification time; no element); room for the library's
+ * answer about each. */
 typedef struct {
 	csrf_header *headers;
 	ngx_table_elt_t **elts;
+	u_char *action;
+	csrf_slice *value;
 	ngx_uint_t n;
-} ngx_http_csrf_cache_t;
+} ngx_http_csrf_headers_t;
 
-static ngx_int_t ngx_http_csrf_cache_header(ngx_table_elt_t *h, void *data)
+static ngx_int_t ngx_http_csrf_list_header(ngx_table_elt_t *h, void *data)
 {
-	ngx_http_csrf_cache_t *c = data;
+	ngx_http_csrf_headers_t *c = data;
 
 	if (h->hash != 0) {
-		c->headers[c->n].name.ptr = (const char *)h->key.data;
-		c->headers[c->n].name.len = h->key.len;
-		c->headers[c->n].value.ptr = (const char *)h->value.data;
-		c->headers[c->n].value.len = h->value.len;
+		c->headers[c->n].name = ngx_http_csrf_slice(&h->key);
+		c->headers[c->n].value = ngx_http_csrf_slice(&h->value);
 		c->elts[c->n++] = h;
 	}
 
 	return NGX_OK;
 }
 
-typedef csrf_reason (*ngx_http_csrf_cache_rule_pt)(const csrf_header *headers, size_t n, unsigned char *drop,
-                                                   csrf_slice *add);
-
-/* The library's cache rule for the response says which headers go and
- * what Cache-Control comes: csrf_response_cache for a page with a token
- * (Cache-Control that does not keep the page private, the targeted cache
- * fields CDNs obey over it), csrf_rejection_cache for the answer to a
- * rejected request (every cache field, then no-store). */
-static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r, ngx_http_csrf_cache_rule_pt rule)
+static ngx_int_t ngx_http_csrf_headers(ngx_http_request_t *r, ngx_http_csrf_headers_t *c, ngx_uint_t fields)
 {
-	u_char *drop;
-	ngx_uint_t i, n;
-	csrf_slice add;
+	ngx_uint_t n;
 	ngx_list_part_t *part;
-	ngx_http_csrf_cache_t c;
+	ngx_http_headers_out_t *ho = &r->headers_out;
 
-	n = 0;
-	for (part = &r->headers_out.headers.part; part; part = part->next) {
+	n = 2;
+	for (part = &ho->headers.part; part; part = part->next) {
 		n += part->nelts;
 	}
 
-	c.headers = ngx_palloc(r->pool, (n ? n : 1) * sizeof(csrf_header));
-	c.elts = ngx_palloc(r->pool, (n ? n : 1) * sizeof(ngx_table_elt_t *));
-	drop = ngx_pnalloc(r->pool, n ? n : 1);
-	if (c.headers == NULL || c.elts == NULL || drop == NULL) {
+	c->headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
+	c->elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
+	c->action = ngx_pnalloc(r->pool, n);
+	c->value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
+	if (c->headers == NULL || c->elts == NULL || c->action == NULL || c->value == NULL) {
 		return NGX_ERROR;
 	}
 
-	c.n = 0;
-	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_cache_header, &c);
+	c->n = 0;
+	(void)ngx_http_csrf_each_header(&ho->headers, ngx_http_csrf_list_header, c);
 
-	if (rule(c.headers, c.n, drop, &add) != CSRF_OK) {
+	if (fields && ho->content_length == NULL && ho->content_length_n >= 0) {
+		c->headers[c->n].name = (csrf_slice){"Content-Length", 14};
+		c->headers[c->n].value = (csrf_slice){"", 0};
+		c->elts[c->n++] = NULL;
+	}
+	if (fields && ho->last_modified == NULL && ho->last_modified_time != -1) {
+		c->headers[c->n].name = (csrf_slice){"Last-Modified", 13};
+		c->headers[c->n].value = (csrf_slice){"", 0};
+		c->elts[c->n++] = NULL;
+	}
+
+	return NGX_OK;
+}
+
+/* The library's cache rule for the answer to a rejected request
+ * (csrf_rejection_cache): every cache field goes, then no-store. */
+static ngx_int_t ngx_http_csrf_rejection_cache(ngx_http_request_t *r)
+{
+	ngx_uint_t i;
+	csrf_slice add;
+	ngx_http_csrf_headers_t c;
+
+	if (ngx_http_csrf_headers(r, &c, 0) != NGX_OK ||
+	    csrf_rejection_cache(c.headers, c.n, c.action, &add) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
 	for (i = 0; i < c.n; i++) {
-		if (drop[i]) {
+		if (c.action[i]) {
 			c.elts[i]->hash = 0;
 		}
 	}
@@ -196,7 +173,27 @@ static ngx_int_t ngx_http_csrf_cache(ngx_http_request_t *r, ngx_http_csrf_cache_
 		return NGX_OK;
 	}
 
-	return ngx_http_csrf_add_header(r, "Cache-Control", (const u_char *)add.ptr, add.len);
+	return ngx_http_csrf_add_header(r, (csrf_slice){"Cache-Control", 13}, add);
+}
+
+/* csrf_referrer_same_origin: the Referrer-Policy lines the library says
+ * make the page's own forms send "Origin: null" say same-origin. */
+static ngx_int_t ngx_http_csrf_referrer(ngx_http_request_t *r)
+{
+	ngx_uint_t i;
+	ngx_http_csrf_headers_t c;
+
+	if (ngx_http_csrf_headers(r, &c, 0) != NGX_OK || csrf_response_referrer(c.headers, c.n, c.action) != CSRF_OK) {
+		return NGX_ERROR;
+	}
+
+	for (i = 0; i < c.n; i++) {
+		if (c.action[i]) {
+			ngx_str_set(&c.elts[i]->value, CSRF_REFERRER_RAISED);
+		}
+	}
+
+	return NGX_OK;
 }
 
 /* The Content-Type value the client will receive: nginx keeps a charset
@@ -226,14 +223,19 @@ static ngx_int_t ngx_http_csrf_content_type(ngx_http_request_t *r, ngx_str_t *ou
 	return NGX_OK;
 }
 
-/* An HTML response the module may rewrite: its header waits in the body
- * filter, with at most CSRF_CHARSET_PRESCAN_MAX of its first bytes,
- * until the library knows the charset the browser will read it in. */
+/* An HTML response the module may rewrite (the library's answer,
+ * csrf_response_begin): its header waits in the body filter, with at most
+ * CSRF_CHARSET_PRESCAN_MAX of its first bytes, until the library knows
+ * the charset the browser will read it in. */
 static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 {
+	void *mem;
+	ngx_str_t ct;
+	ngx_table_elt_t *ce;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
+	csrf_response_verdict verdict;
 
 	/* the answer to a rejected request, whatever location makes it (the
 	 * module's page, or error_page's target after an internal redirect:
@@ -245,7 +247,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	 * cross-site form could so break every page the user has open. */
 	v = ngx_http_csrf_verdict(r, 0);
 	if (r == r->main && v && v->rejected) {
-		if (ngx_http_csrf_cache(r, csrf_rejection_cache) != NGX_OK) {
+		if (ngx_http_csrf_rejection_cache(r) != NGX_OK) {
 			return NGX_ERROR;
 		}
 		return ngx_http_next_header_filter(r);
@@ -253,33 +255,52 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
-	/* a HEAD response has no body to put a token in, and so no cookie:
-	 * nginx sets header_only for HEAD only in its last header filter,
-	 * after this one */
-	if (!ngx_http_csrf_injects(clcf) || r != r->main || r->header_only || r->method == NGX_HTTP_HEAD) {
+	if (clcf->enable && clcf->referrer_same_origin && r == r->main && ngx_http_csrf_referrer(r) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	/* nginx sets header_only for HEAD only in its last header filter,
+	 * after this one: the library reads the method */
+	if (!clcf->enable || !clcf->inject || clcf->ctx == NULL || r != r->main || r->header_only) {
 		return ngx_http_next_header_filter(r);
 	}
 
-	if (!ngx_http_csrf_html(r, 0)) {
-		if (ngx_http_csrf_html(r, 1)) {
-			ngx_http_csrf_metrics_passed(r, CSRF_METRICS_PASS_ENCODING);
-			/* the upstream compressed it after all (an operator's
-			 * Accept-Encoding, or an upstream that ignores it) */
-			ngx_http_csrf_log(NGX_LOG_WARN, r,
-			                  "no tokens in \"%V\": it arrived compressed (Content-Encoding: %V), passed "
-			                  "through untouched",
-			                  &r->uri, &r->headers_out.content_encoding->value);
-		}
+	if (ngx_http_csrf_content_type(r, &ct) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	ce = r->headers_out.content_encoding;
+	if (ce && ce->hash == 0) {
+		ce = NULL;
+	}
+
+	verdict = csrf_response_begin(clcf->ctx, (const char *)r->method_name.data, r->method_name.len,
+	                              (unsigned)r->headers_out.status, ct.len ? (const char *)ct.data : NULL, ct.len,
+	                              ce ? (const char *)ce->value.data : NULL, ce ? ce->value.len : 0);
+
+	if (verdict == CSRF_RESPONSE_COMPRESSED) {
+		/* the upstream compressed it after all (an operator's
+		 * Accept-Encoding, or an upstream that ignores it) */
+		ngx_http_csrf_log(NGX_LOG_WARN, r,
+		                  "no tokens in \"%V\": it arrived compressed (Content-Encoding: %V), passed "
+		                  "through untouched",
+		                  &r->uri, &ce->value);
+	}
+
+	if (verdict != CSRF_RESPONSE_INJECT) {
+		ngx_http_csrf_metrics_response(r, verdict, NULL);
 		return ngx_http_next_header_filter(r);
 	}
 
 	ctx = ngx_http_csrf_get_ctx(r);
-	if (ctx == NULL || ngx_http_csrf_content_type(r, &ctx->content_type) != NGX_OK) {
+	mem = ngx_pmemalign(r->pool, csrf_response_size(), 16);
+	if (ctx == NULL || mem == NULL ||
+	    csrf_response_init(mem, csrf_response_size(), clcf->ctx, ct.len ? (const char *)ct.data : NULL, ct.len,
+	                       &ctx->resp) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
-	ctx->inj = NULL;
-	ctx->held_len = 0;
+	ctx->inject = 0;
 	ctx->held_cl = NULL;
 	ctx->holding = 1;
 
@@ -291,160 +312,118 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	return NGX_OK;
 }
 
-static ngx_int_t ngx_http_csrf_find_csp(ngx_table_elt_t *h, void *data)
+/* A header the library drops that nginx also keeps in a field: the
+ * field goes too (elt NULL: a header nginx keeps only in a field). */
+static void ngx_http_csrf_drop(ngx_http_request_t *r, ngx_table_elt_t *elt, csrf_slice name)
 {
-	ngx_table_elt_t **found = data;
+	ngx_http_headers_out_t *ho = &r->headers_out;
 
-	if (h->hash != 0 && h->key.len == sizeof("Content-Security-Policy") - 1 &&
-	    ngx_strncasecmp(h->key.data, (u_char *)"Content-Security-Policy", h->key.len) == 0) {
-		*found = h;
-		return NGX_DONE;
+	if (elt == NULL ? name.len == 14 : elt == ho->content_length) {
+		ngx_http_clear_content_length(r);
+	} else if (elt == NULL ? name.len == 13 : elt == ho->last_modified) {
+		ngx_http_clear_last_modified(r);
+	} else if (elt != NULL && elt == ho->etag) {
+		ngx_http_clear_etag(r);
+	} else if (elt != NULL && elt == ho->accept_ranges) {
+		ngx_http_clear_accept_ranges(r);
 	}
-
-	return NGX_OK;
 }
 
-/* csrf_form_action_csp: the library's form-action and base-uri policy,
- * merged into the upstream's first Content-Security-Policy header as the
- * library writes it, or a header of its own. */
-static ngx_int_t ngx_http_csrf_csp(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf)
-{
-	u_char *p;
-	size_t cap, len;
-	csrf_reason rc;
-	ngx_table_elt_t *h;
-
-	h = NULL;
-	(void)ngx_http_csrf_each_header(&r->headers_out.headers, ngx_http_csrf_find_csp, &h);
-
-	cap = clcf->csp_len + 1 + (h ? h->value.len + 2 : 0);
-	p = ngx_pnalloc(r->pool, cap);
-	if (p == NULL) {
-		return NGX_ERROR;
-	}
-
-	rc = csrf_csp_form_action(h ? (const char *)h->value.data : NULL, h ? h->value.len : 0, clcf->origins,
-	                          clcf->trusted ? clcf->trusted->nelts : 0, (char *)p, cap, &len);
-	if (rc == CSRF_MALFORMED && h) {
-		/* an upstream value the library does not merge: ours apart (the
-		 * browser enforces both) */
-		h = NULL;
-		rc = csrf_csp_form_action(NULL, 0, clcf->origins, clcf->trusted ? clcf->trusted->nelts : 0, (char *)p,
-		                          cap, &len);
-	}
-	if (rc != CSRF_OK) {
-		ngx_http_csrf_log(NGX_LOG_ERR, r, "no Content-Security-Policy for \"%V\": %s", &r->uri,
-		                  csrf_reason_name(rc));
-		return NGX_ERROR;
-	}
-
-	if (h) {
-		h->value.data = p;
-		h->value.len = len;
-		return NGX_OK;
-	}
-
-	return ngx_http_csrf_add_header(r, "Content-Security-Policy", p, len);
-}
-
-/* The charset says the page can take tokens: the page's token and cookie,
- * the injector, and the headers of a rewritten response. ctx->inj stays
- * NULL (the response then goes out untouched) when the library cannot
- * prepare the page. */
+/* The charset says the page can take tokens: the library judges the
+ * response's headers (csrf_response_headers) and this applies what it
+ * said. ctx->inject stays 0 (the response then goes out untouched) when
+ * the library cannot prepare the page. */
 static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 {
-	u_char *mem, *p;
-	csrf_page page;
-	csrf_reason rc;
+	size_t n_add;
+	ngx_uint_t i;
 	csrf_request req;
+	csrf_header add[CSRF_RESPONSE_ADD_MAX];
+	ngx_http_csrf_headers_t c;
 	ngx_http_csrf_loc_conf_t *clcf;
-	static u_char vary[] = "Cookie";
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+
+	if (ngx_http_csrf_headers(r, &c, 1) != NGX_OK) {
+		return NGX_ERROR;
+	}
 
 	/* the request's own headers (after an internal redirect the access
 	 * phase's copy is gone with the module context) */
 	ngx_http_csrf_request(r, &req);
-	ngx_http_csrf_response_cookies(r, clcf->ctx, &req);
-	ngx_http_csrf_session_unseen(r, clcf, &req);
-
-	rc = csrf_page_prepare(clcf->ctx, &req, &page);
-	if (rc != CSRF_OK) {
-		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot prepare the page of \"%V\": %s", &r->uri,
-		                  csrf_reason_name(rc));
-		return NGX_OK;
-	}
-
-	if (page.set_cookie_len) {
-		p = ngx_pnalloc(r->pool, page.set_cookie_len);
-		if (p == NULL || ngx_http_csrf_add_header(r, "Set-Cookie", p, page.set_cookie_len) != NGX_OK) {
-			csrf_page_wipe(&page);
-			return NGX_ERROR;
-		}
-		ngx_memcpy(p, page.set_cookie, page.set_cookie_len);
-	}
-
-	mem = ngx_palloc(r->pool, csrf_inject_size());
-	if (mem == NULL) {
-		csrf_page_wipe(&page);
-		return NGX_ERROR;
-	}
-
-	rc = csrf_inject_init(mem, csrf_inject_size(), page.origin, page.origin_len, page.field, ngx_strlen(page.field),
-	                      page.token, CSRF_TOKEN_LEN, &ctx->inj);
-	csrf_page_wipe(&page);
-
-	if (rc != CSRF_OK) {
-		ngx_http_csrf_log(NGX_LOG_ERR, r, "cannot start the injector for \"%V\": %s", &r->uri,
-		                  csrf_reason_name(rc));
-		ctx->inj = NULL;
-		return NGX_OK;
-	}
-
-	ctx->last_out = &ctx->out;
 
 	/* With its length known, the response ends with its last byte: the
 	 * end (the chunked encoding's last chunk) leaves in the same write
 	 * as that byte, not in one of its own when the upstream's empty last
 	 * buf comes. */
-	ctx->left = r == r->main ? r->headers_out.content_length_n : -1;
-	ngx_http_clear_content_length(r);
-	ngx_http_clear_accept_ranges(r);
-	ngx_http_clear_last_modified(r);
-	ngx_http_clear_etag(r);
+	ctx->left = r->headers_out.content_length_n;
 
-	if (ngx_http_csrf_add_header(r, "Vary", vary, sizeof(vary) - 1) != NGX_OK ||
-	    ngx_http_csrf_cache(r, csrf_response_cache) != NGX_OK) {
-		return NGX_ERROR;
+	if (csrf_response_headers(ctx->resp, &req, c.headers, c.n, c.action, c.value, add, &n_add) != CSRF_OK) {
+		ngx_http_csrf_session_unseen(r, clcf, &req);
+		ctx->left = -1;
+		return NGX_OK;
 	}
 
-	if (clcf->form_action_csp) {
-		return ngx_http_csrf_csp(r, clcf);
+	ngx_http_csrf_session_unseen(r, clcf, &req);
+
+	for (i = 0; i < c.n; i++) {
+		if (c.action[i] == CSRF_HEADER_DROP) {
+			if (c.elts[i]) {
+				c.elts[i]->hash = 0;
+			}
+			ngx_http_csrf_drop(r, c.elts[i], c.headers[i].name);
+
+		} else if (c.action[i] == CSRF_HEADER_REPLACE && c.elts[i]) {
+			c.elts[i]->value.data = (u_char *)c.value[i].ptr;
+			c.elts[i]->value.len = c.value[i].len;
+		}
 	}
+
+	for (i = 0; i < n_add; i++) {
+		if (ngx_http_csrf_add_header(r, add[i].name, add[i].value) != NGX_OK) {
+			return NGX_ERROR;
+		}
+	}
+
+	ctx->inject = 1;
+	ctx->last_out = &ctx->out;
 
 	return NGX_OK;
 }
 
-/* Holds the body's first bytes (a copy of at most
- * CSRF_CHARSET_PRESCAN_MAX, the input bufs consumed) until the library
- * decides the charset; then sends the header, rewritten or not, and
- * leaves in *in the held bytes followed by the rest of the input.
- * ctx->holding stays set (and *in is NULL) while more bytes are needed. */
+/* The end of the exchange for an injectable page (passed, or ended): the
+ * library's warning line, when it has one, and the page's counts. */
+static void ngx_http_csrf_log_response(ngx_http_request_t *r, csrf_response *resp)
+{
+	size_t len;
+	u_char text[CSRF_RESPONSE_LOG_MAX];
+
+	ngx_http_csrf_metrics_response(r, CSRF_RESPONSE_INJECT, resp);
+
+	len = csrf_response_log(resp, (char *)text, sizeof(text));
+	if (len) {
+		ngx_http_csrf_log(NGX_LOG_WARN, r, "\"%V\": %*s", &r->uri, len, text);
+	}
+}
+
+/* Holds the body's first bytes (in the library's state: csrf_response_hold,
+ * the input bufs consumed) until the library decides the charset; then
+ * sends the header, rewritten or not, and leaves in *in the held bytes
+ * followed by the rest of the input. ctx->holding stays set (and *in is
+ * NULL) while more bytes are needed. */
 static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, ngx_chain_t **in)
 {
-	size_t n;
-	int complete;
+	size_t used;
 	ngx_int_t rc;
 	ngx_buf_t *b, *hb;
+	csrf_slice held;
 	ngx_chain_t *cl, *hcl;
-	csrf_charset cs;
-	csrf_reason crc;
+	csrf_charset_verdict cv;
 
 	if (ctx->held_cl == NULL) {
-		ctx->held = ngx_pnalloc(r->pool, CSRF_CHARSET_PRESCAN_MAX);
 		hb = ngx_calloc_buf(r->pool);
 		ctx->held_cl = ngx_alloc_chain_link(r->pool);
-		if (ctx->held == NULL || hb == NULL || ctx->held_cl == NULL) {
+		if (hb == NULL || ctx->held_cl == NULL) {
 			return NGX_ERROR;
 		}
 		ctx->held_cl->buf = hb;
@@ -452,24 +431,20 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 
 	hcl = ctx->held_cl;
 	hb = hcl->buf;
-	complete = hb->last_buf;
+	cv = CSRF_CHARSET_MORE;
 
-	/* the bufs copied whole leave the chain; their flags go with the copy */
+	/* the bufs taken whole leave the chain; their flags go with the copy */
 	for (cl = *in; cl; cl = cl->next) {
 		b = cl->buf;
 
 		if (!ngx_buf_in_memory(b) && ngx_buf_size(b)) {
 			/* cannot happen (filter_need_in_memory): read as the end */
-			complete = 1;
+			cv = csrf_response_hold(ctx->resp, NULL, 0, 1, &used);
 			break;
 		}
 
-		n = ngx_min((size_t)(b->last - b->pos), CSRF_CHARSET_PRESCAN_MAX - ctx->held_len);
-		if (n) {
-			ngx_memcpy(ctx->held + ctx->held_len, b->pos, n);
-			ctx->held_len += n;
-			b->pos += n;
-		}
+		cv = csrf_response_hold(ctx->resp, (const char *)b->pos, b->last - b->pos, b->last_buf, &used);
+		b->pos += used;
 
 		if (b->pos != b->last) {
 			break;
@@ -478,36 +453,28 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 		hb->last_buf |= b->last_buf;
 		hb->last_in_chain |= b->last_in_chain;
 		hb->flush |= b->flush;
-		complete |= b->last_buf;
+
+		if (cv != CSRF_CHARSET_MORE) {
+			cl = cl->next;
+			break;
+		}
 	}
 
-	crc = csrf_charset_sniff((const char *)ctx->content_type.data, ctx->content_type.len, (const char *)ctx->held,
-	                         ctx->held_len, complete, &cs);
-	if (crc != CSRF_OK) {
-		cs.verdict = CSRF_CHARSET_PASS;
-		cs.encoding = NULL;
-		cs.source = csrf_reason_name(crc);
-	}
-
-	if (cs.verdict == CSRF_CHARSET_MORE && cl == NULL) {
+	if (cv == CSRF_CHARSET_MORE) {
 		*in = NULL;
 		return NGX_OK;
 	}
 
 	ctx->holding = 0;
 
-	if (cs.verdict == CSRF_CHARSET_INJECT) {
+	if (cv == CSRF_CHARSET_INJECT) {
 		if (ngx_http_csrf_start(r, ctx) != NGX_OK) {
 			return NGX_ERROR;
 		}
+	}
 
-	} else {
-		ngx_http_csrf_metrics_passed(r, CSRF_METRICS_PASS_CHARSET);
-		ngx_http_csrf_log(NGX_LOG_WARN, r,
-		                  "no tokens in \"%V\": its charset (%s, from the %s) is not one the injector reads, "
-		                  "passed through untouched",
-		                  &r->uri, cs.encoding ? cs.encoding : "an unknown label",
-		                  cs.source ? cs.source : "body");
+	if (!ctx->inject) {
+		ngx_http_csrf_log_response(r, ctx->resp);
 	}
 
 	rc = ngx_http_next_header_filter(r);
@@ -515,11 +482,12 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 		return NGX_ERROR;
 	}
 
-	hb->pos = ctx->held;
-	hb->last = ctx->held + ctx->held_len;
+	held = csrf_response_held(ctx->resp);
+	hb->pos = (u_char *)held.ptr;
+	hb->last = hb->pos + held.len;
 	hb->start = NULL; /* never reused as an output buf */
-	hb->memory = ctx->held_len ? 1 : 0;
-	hb->sync = ctx->held_len ? 0 : 1;
+	hb->memory = held.len ? 1 : 0;
+	hb->sync = held.len ? 0 : 1;
 	hb->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
 	hcl->next = cl;
 	*in = hcl;
@@ -527,36 +495,12 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 	return NGX_OK;
 }
 
-/* One line per response when the injector left forms without a token
- * (or stopped) because it could not be sure how the browser reads them:
- * the library's phrases, never the page's bytes. */
-static void ngx_http_csrf_log_status(ngx_http_request_t *r, unsigned status)
-{
-	unsigned bit;
-	u_char msg[CSRF_INJECT_STATUS_TEXT_MAX], *p; /* every reason's phrase at once fits */
-
-	if (status == 0) {
-		return;
-	}
-
-	p = msg;
-	for (bit = 1; bit; bit <<= 1) {
-		if (status & bit) {
-			p = ngx_slprintf(p, msg + sizeof(msg), "%s%s", p == msg ? "" : "; ",
-			                 csrf_inject_status_str(bit));
-		}
-	}
-
-	ngx_http_csrf_log(NGX_LOG_WARN, r, "not every form of \"%V\" got a token: %*s", &r->uri, (size_t)(p - msg),
-	                  msg);
-}
-
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
 	off_t size;
 	ngx_buf_t *b, *ib;
 	ngx_chain_t *cl;
-	unsigned injected = 0;
+	unsigned status = 0;
 	ngx_http_csrf_ctx_t *ctx;
 
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
@@ -574,7 +518,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 	}
 
-	if (ctx->inj == NULL || ctx->failed) {
+	if (!ctx->inject || ctx->failed) {
 		return ngx_http_csrf_next_body_filter(r, in);
 	}
 
@@ -601,8 +545,8 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		size = ngx_buf_size(ib);
 
 		if (ngx_buf_in_memory(ib) && ib->last > ib->pos) {
-			if (csrf_inject_feed(ctx->inj, (const char *)ib->pos, ib->last - ib->pos, ngx_http_csrf_emit,
-			                     r) != CSRF_OK) {
+			if (csrf_response_feed(ctx->resp, (const char *)ib->pos, ib->last - ib->pos, ngx_http_csrf_emit,
+			                       r) != CSRF_OK) {
 				ctx->failed = 1;
 				return NGX_ERROR;
 			}
@@ -632,7 +576,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			if (ctx->cur != NULL && ctx->cur->start == NULL) {
 				ctx->cur = NULL; /* a file buf is never written to */
 			}
-			if (csrf_inject_finish(ctx->inj, ngx_http_csrf_emit, r, &injected) != CSRF_OK) {
+			if (csrf_response_end(ctx->resp, ngx_http_csrf_emit, r, &status) != CSRF_OK) {
 				ctx->failed = 1;
 				return NGX_ERROR;
 			}
@@ -672,10 +616,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 
 		if (b->last_buf) {
-			ngx_log_debug1(NGX_LOG_DEBUG_HTTP, r->connection->log, 0, "csrf: %ui elements injected",
-			               (ngx_uint_t)injected);
-			ngx_http_csrf_log_status(r, csrf_inject_status(ctx->inj));
-			ngx_http_csrf_metrics_page(r, injected, csrf_inject_status(ctx->inj));
+			ngx_http_csrf_log_response(r, ctx->resp);
 		}
 	}
 

@@ -101,14 +101,9 @@ void ngx_http_csrf_metrics_verdict(ngx_http_request_t *r, csrf_metrics_verdict v
 	csrf_metrics_count(ngx_http_csrf_metrics_of(r), verdict, reason);
 }
 
-void ngx_http_csrf_metrics_page(ngx_http_request_t *r, unsigned injected, unsigned status)
+void ngx_http_csrf_metrics_response(ngx_http_request_t *r, csrf_response_verdict verdict, const csrf_response *resp)
 {
-	csrf_metrics_count_page(ngx_http_csrf_metrics_of(r), injected, status);
-}
-
-void ngx_http_csrf_metrics_passed(ngx_http_request_t *r, csrf_metrics_pass cause)
-{
-	csrf_metrics_count_passed(ngx_http_csrf_metrics_of(r), cause);
+	csrf_metrics_count_response(ngx_http_csrf_metrics_of(r), verdict, resp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -281,7 +276,8 @@ static char *ngx_http_csrf_metrics_zone(ngx_conf_t *cf, ngx_command_t *cmd, void
 
 	mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_csrf_metrics_module);
 	if (mcf->zones.nelts == CSRF_METRICS_ZONES_MAX) {
-		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "more than %d csrf_metrics_zone names", CSRF_METRICS_ZONES_MAX);
+		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "more than %d csrf_metrics_zone names",
+		                   CSRF_METRICS_ZONES_MAX);
 		return NGX_CONF_ERROR;
 	}
 
@@ -357,9 +353,10 @@ static char *ngx_http_csrf_metrics_init_main_conf(ngx_conf_t *cf, void *conf)
 	ngx_http_csrf_metrics_main_conf_t *mcf = conf;
 
 	if (mcf->served && mcf->zones.nelts == 0) {
-		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-		                   "\"csrf_metrics\" serves the counters of the \"csrf_metrics_zone\" zones, and there is "
-		                   "none: add \"csrf_metrics_zone NAME;\" to the http block");
+		ngx_conf_log_error(
+		    NGX_LOG_EMERG, cf, 0,
+		    "\"csrf_metrics\" serves the counters of the \"csrf_metrics_zone\" zones, and there is "
+		    "none: add \"csrf_metrics_zone NAME;\" to the http block");
 		return NGX_CONF_ERROR;
 	}
 

@@ -88,6 +88,12 @@ static ngx_command_t ngx_http_csrf_commands[] = {
     {ngx_string("csrf_form_action_csp"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
      NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, form_action_csp), NULL},
 
+    {ngx_string("csrf_referrer_same_origin"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, referrer_same_origin), NULL},
+
+    {ngx_string("csrf_retry_token"), NGX_HTTP_CSRF_CONF | NGX_CONF_FLAG, ngx_conf_set_flag_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, retry_token), NULL},
+
     ngx_null_command};
 
 static ngx_http_module_t ngx_http_csrf_module_ctx = {
@@ -185,6 +191,8 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	conf->status = NGX_CONF_UNSET;
 	conf->max_age = NGX_CONF_UNSET;
 	conf->form_action_csp = NGX_CONF_UNSET;
+	conf->referrer_same_origin = NGX_CONF_UNSET;
+	conf->retry_token = NGX_CONF_UNSET;
 
 	return conf;
 }
@@ -374,6 +382,9 @@ static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_
 	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
 	csrf_ctx_set_body_max(ctx, conf->body_max);
 	csrf_ctx_set_max_age(ctx, (uint32_t)conf->max_age);
+	csrf_ctx_set_form_action_csp(ctx, (int)conf->form_action_csp);
+	csrf_ctx_set_referrer_same_origin(ctx, (int)conf->referrer_same_origin);
+	csrf_ctx_set_retry_token(ctx, (int)conf->retry_token);
 
 	if (conf->origin.len) {
 		rc = csrf_ctx_set_self_origin(ctx, (const char *)conf->origin.data, conf->origin.len);
@@ -420,6 +431,8 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	if (prev->ctx && prev->mode == conf->mode && prev->action == conf->action &&
 	    prev->unsafe_get == conf->unsafe_get && prev->trusted == conf->trusted &&
 	    prev->body_max == conf->body_max && prev->max_age == conf->max_age &&
+	    prev->form_action_csp == conf->form_action_csp && prev->retry_token == conf->retry_token &&
+	    prev->referrer_same_origin == conf->referrer_same_origin &&
 	    ngx_http_csrf_same_str(&prev->origin, &conf->origin) &&
 	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) && prev->session_cookie == conf->session_cookie) {
 		conf->ctx = prev->ctx;
@@ -464,52 +477,13 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	return NGX_CONF_OK;
 }
 
-/* The trusted origins as the library's slices, and the length of the
- * policy csrf_form_action_csp adds (the library checks it once here). */
-static char *ngx_http_csrf_csp_conf(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *conf)
-{
-	size_t i, n;
-	u_char *p;
-	ngx_str_t *s;
-	csrf_reason rc;
-	char probe[1];
-
-	n = conf->trusted ? conf->trusted->nelts : 0;
-
-	conf->origins = ngx_pcalloc(cf->pool, (n ? n : 1) * sizeof(csrf_slice));
-	if (conf->origins == NULL) {
-		return NGX_CONF_ERROR;
-	}
-
-	for (i = 0; i < n; i++) {
-		s = conf->trusted->elts;
-		conf->origins[i] = ngx_http_csrf_slice(&s[i]);
-	}
-
-	rc = csrf_csp_form_action(NULL, 0, conf->origins, n, probe, sizeof(probe), &conf->csp_len);
-	if (rc == CSRF_ERR_BUFFER) {
-		p = ngx_pnalloc(cf->pool, conf->csp_len);
-		if (p == NULL) {
-			return NGX_CONF_ERROR;
-		}
-		rc = csrf_csp_form_action(NULL, 0, conf->origins, n, (char *)p, conf->csp_len, &conf->csp_len);
-	}
-
-	if (rc != CSRF_OK) {
-		ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "csrf_form_action_csp: %s", csrf_reason_str(rc));
-		return NGX_CONF_ERROR;
-	}
-
-	return NGX_CONF_OK;
-}
-
 static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
 {
 	ngx_http_csrf_loc_conf_t *prev = parent;
 	ngx_http_csrf_loc_conf_t *conf = child;
 
 	ngx_conf_merge_value(conf->enable, prev->enable, 0);
-	ngx_conf_merge_uint_value(conf->mode, prev->mode, CSRF_MODE_ORIGIN_OR_TOKEN);
+	ngx_conf_merge_uint_value(conf->mode, prev->mode, CSRF_MODE_ADAPTER_DEFAULT);
 	ngx_conf_merge_str_value(conf->origin, prev->origin, "");
 	ngx_conf_merge_ptr_value(conf->trusted, prev->trusted, NULL);
 	ngx_conf_merge_str_value(conf->key_file, prev->key_file, "");
@@ -517,18 +491,16 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_str_value(conf->session_names, prev->session_names, "");
 	ngx_conf_merge_value(conf->inject, prev->inject, 1);
 	ngx_conf_merge_uint_value(conf->action, prev->action, NGX_HTTP_CSRF_ACTION_DENY);
-	ngx_conf_merge_size_value(conf->body_max, prev->body_max, 1024 * 1024);
+	ngx_conf_merge_size_value(conf->body_max, prev->body_max, CSRF_DEFAULT_BODY_MAX);
 	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
 	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
 	ngx_conf_merge_value(conf->form_action_csp, prev->form_action_csp, 0);
+	ngx_conf_merge_value(conf->referrer_same_origin, prev->referrer_same_origin, 0);
+	ngx_conf_merge_value(conf->retry_token, prev->retry_token, 0);
 
 	if (!conf->enable) {
 		return NGX_CONF_OK;
-	}
-
-	if (conf->form_action_csp && ngx_http_csrf_csp_conf(cf, conf) != NGX_CONF_OK) {
-		return NGX_CONF_ERROR;
 	}
 
 	return ngx_http_csrf_build_ctx(cf, prev, conf);

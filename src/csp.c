@@ -31,11 +31,11 @@ static int is_ws(unsigned char c)
 	return c == ' ' || c == '\t';
 }
 
-CSRF_API csrf_reason csrf_csp_form_action(const char *existing, size_t existing_len, const csrf_slice *trusted,
-                                          size_t n_trusted, char *out, size_t cap, size_t *out_len)
+/* The policy with the trusted origins given as text (trusted) or parsed
+ * (origins, a context's own): exactly one of them is used. */
+static csrf_reason build(const char *existing, size_t existing_len, const csrf_slice *trusted,
+                         const csrf_origin *origins, size_t n_trusted, char *out, size_t cap, size_t *out_len)
 {
-	if (!out || !out_len || (!existing && existing_len > 0) || (!trusted && n_trusted > 0))
-		return CSRF_ERR_ARG;
 	*out_len = 0;
 	if (cap > 0)
 		out[0] = '\0';
@@ -57,7 +57,9 @@ CSRF_API csrf_reason csrf_csp_form_action(const char *existing, size_t existing_
 	add_str(&b, "form-action 'self'");
 	for (size_t k = 0; k < n_trusted; k++) {
 		csrf_origin o;
-		if (!trusted[k].ptr || csrf_origin_parse(trusted[k].ptr, trusted[k].len, &o) != CSRF_OK)
+		if (origins)
+			o = origins[k];
+		else if (!trusted[k].ptr || csrf_origin_parse(trusted[k].ptr, trusted[k].len, &o) != CSRF_OK)
 			return CSRF_MALFORMED;
 		char port[8] = "";
 		int dflt = (strcmp(o.scheme, "https") == 0 && o.port == 443) ||
@@ -80,4 +82,23 @@ CSRF_API csrf_reason csrf_csp_form_action(const char *existing, size_t existing_
 	out[b.len] = '\0';
 	*out_len = b.len;
 	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_csp_form_action(const char *existing, size_t existing_len, const csrf_slice *trusted,
+                                          size_t n_trusted, char *out, size_t cap, size_t *out_len)
+{
+	if (!out || !out_len || (!existing && existing_len > 0) || (!trusted && n_trusted > 0))
+		return CSRF_ERR_ARG;
+	return build(existing, existing_len, trusted, NULL, n_trusted, out, cap, out_len);
+}
+
+csrf_reason csrf_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
+                                     size_t cap, size_t *out_len)
+{
+	static const csrf_slice none[1];
+	if (!ctx || !out || !out_len || (!existing && existing_len > 0))
+		return CSRF_ERR_ARG;
+	if (ctx->n_trusted == 0)
+		return build(existing, existing_len, none, NULL, 0, out, cap, out_len);
+	return build(existing, existing_len, NULL, ctx->trusted, ctx->n_trusted, out, cap, out_len);
 }

@@ -33,6 +33,8 @@
 #define META_PRE "<meta name=\"csrf-param\" content=\""
 #define META_MID "\"><meta name=\"csrf-token\" content=\""
 #define META_END "\">"
+/* what CSRF_INJECT_OPT_RAISE_REFERRER adds after a no-referrer meta */
+#define REFERRER_EL "<meta name=\"referrer\" content=\"" CSRF_REFERRER_RAISED "\">"
 #define LIT_LEN(s) (sizeof(s) - 1)
 #define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
@@ -156,6 +158,7 @@ struct csrf_inject {
 	uint8_t ns_bits;   /* NSB_* of its attributes */
 	uint8_t ns_attr_len;
 	char ns_attr[INJ_ATTR_MAX];
+	uint8_t ns_tables; /* tables opened in the noscript and still open */
 
 	unsigned last_status; /* of the stream finish ended */
 	struct inj_tag tag;
@@ -163,15 +166,19 @@ struct csrf_inject {
 
 	/* configuration */
 	csrf_origin self;
+	unsigned options; /* CSRF_INJECT_OPT_* */
+	uint8_t fed;      /* the stream has been fed: options are fixed */
 	uint16_t input_len, meta_len;
 	char input_el[INPUT_MAX];
 	char meta_el[META_MAX];
+	char referrer_el[LIT_LEN(REFERRER_EL)];
 
 	/* the bytes of a POST form to this origin, from the end of its start
 	 * tag on, held until every submitter of it has been read */
 	uint8_t holding;
 	uint32_t hold_len;
-	uint32_t hold_meta; /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	uint32_t hold_meta;     /* where the meta tags are in the hold (HOLD_NONE: not there) */
+	uint32_t hold_referrer; /* where the raise goes in the hold, not copied into it (HOLD_NONE: nowhere) */
 	char hold[CSRF_INJECT_HOLD_MAX];
 };
 
@@ -297,7 +304,7 @@ STEP size_t name_run(struct inj_tag *t, const char *p, size_t n, int foreign)
 	if (t->skip_name)
 		return k;
 	uint8_t nl = t->name_len;
-	if (!foreign && k < n && (nl + k < 3 || nl + k > 9)) {
+	if (!foreign && k < n && (nl + k < 2 || nl + k > 9)) {
 		/* complete, and of no length a name that matters in HTML has */
 		t->name_len = INJ_NAME_MAX + 1;
 		return k;
@@ -331,8 +338,8 @@ static int attrs_matter(const struct inj_tag *t)
  * to know (outside foreign content, few names matter). */
 static void name_done(struct inj_tag *t, int foreign)
 {
-	if (t->skip_name || t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 3 || t->name_len > 9)))
-		t->id = T_OTHER; /* "a", "p", "br", "li": no name that matters in HTML content */
+	if (t->skip_name || t->name_len > INJ_NAME_MAX || (!foreign && (t->name_len < 2 || t->name_len > 9)))
+		t->id = T_OTHER; /* "a", "p", "b": no name that matters in HTML content */
 	else
 		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
 	t->keep = t->id != T_OTHER && attrs_matter(t);
@@ -406,25 +413,44 @@ static void value_bytes(struct inj_tag *t, const char *p, size_t n)
 
 #define HOLD_NONE UINT32_MAX
 
+/* Held bytes [from, to) of the page. Non-zero when emit stopped. */
+static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_t from, size_t to)
+{
+	return to > from && emit(ud, inj->hold + from, to - from, 0) != 0;
+}
+
 /* Lets the held bytes go: the field first when the form gets the token
  * (right after its start tag, where the hold began), then the form's
- * bytes as the page had them. Non-zero when emit stopped. */
+ * bytes as the page had them, with the meta tags where they went in
+ * (copied into the hold) and the referrer raise at its place (kept as a
+ * position only, so it takes no room of the hold). Non-zero when emit
+ * stopped. */
 static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
 	inj->holding = 0;
 	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
 		return 1;
-	size_t n = inj->hold_len, m = inj->hold_meta;
+	size_t n = inj->hold_len, m = inj->hold_meta, r = inj->hold_referrer, at = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
-	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
-		if ((m > 0 && emit(ud, inj->hold, m, 0) != 0) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+	inj->hold_referrer = HOLD_NONE;
+	if (r != HOLD_NONE && (m == HOLD_NONE || r <= m)) {
+		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
 			return 1;
-		m += inj->meta_len;
-	} else {
-		m = 0;
+		at = r;
+		r = HOLD_NONE;
 	}
-	return n > m && emit(ud, inj->hold + m, n - m, 0) != 0;
+	if (m != HOLD_NONE) { /* the meta tags went in inside the form: still an insertion */
+		if (emit_held(inj, emit, ud, at, m) || emit(ud, inj->hold + m, inj->meta_len, 1) != 0)
+			return 1;
+		at = m + inj->meta_len;
+	}
+	if (r != HOLD_NONE) {
+		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
+			return 1;
+		at = r;
+	}
+	return emit_held(inj, emit, ud, at, n);
 }
 
 /* Every piece of output: held while a form is pending, else passed on.
@@ -464,12 +490,24 @@ static int emit_input(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, cons
 	return out(inj, emit, ud, chunk + from, to - from, 0);
 }
 
+/* A held form's bytes up to chunk[i] (those held, and those of this
+ * chunk from start on, not passed on yet) do not fit the hold: no token
+ * for it. Called before whatever else could settle the form (its end
+ * tag, a submitter, a stop), so that its status is the same however the
+ * stream was cut: fed byte by byte, those bytes are all held by then. */
+static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
+{
+	if (inj->holding && inj_tree_pending(&inj->tree) && i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
+		inj_tree_too_long(&inj->tree);
+}
+
 static void begin_noscript(struct csrf_inject *inj)
 {
 	inj->ns_match = 0;
 	inj->ns_lt_clean = 0;
 	inj->ns_state = M_TEXT;
 	inj->ns_raw = 0;
+	inj->ns_tables = 0;
 }
 
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
@@ -478,6 +516,7 @@ static void begin_noscript(struct csrf_inject *inj)
 static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
 {
 	uint8_t next;
+	hold_check(inj, i, *start);
 	int ins = inj_tree_tag(&inj->tree, &inj->tag, &next);
 	switch (next) {
 	case NEXT_RAW:
@@ -509,6 +548,7 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 		inj->holding = 1;
 		inj->hold_len = 0;
 		inj->hold_meta = HOLD_NONE;
+		inj->hold_referrer = HOLD_NONE;
 		return 0;
 	}
 	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
@@ -522,26 +562,68 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
  * stopped. */
 static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
 {
-	if (inj->holding && inj_tree_pending(&inj->tree)) {
-		if (i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
-			inj_tree_too_long(&inj->tree);
-		else if (inj_tree_form_end(&inj->tree))
-			return release(inj, emit, ud, 1);
-	}
+	hold_check(inj, i, start);
+	if (inj->holding && inj_tree_pending(&inj->tree) && inj_tree_form_end(&inj->tree))
+		return release(inj, emit, ud, 1);
 	return settle(inj, emit, ud);
 }
 
+/* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
+ * 1 when browsers read it as a referrer policy of no-referrer. Its name
+ * must be "referrer" in any case (no blanks: HTML compares the whole
+ * value); its content is read as csrf_referrer_scan reads it, with the
+ * legacy keywords. A content longer than the tag keeps is raised
+ * unread: same-origin gives no other origin more than any policy does. */
+static int meta_no_referrer(struct inj_tag *t)
+{
+	if (!(t->seen & A_SHORT) || !(t->seen & A_URL) || t->short_over)
+		return 0;
+	size_t n = inj_decode_attr(t->short_val, t->short_len);
+	if (!csrf_ieq(t->short_val, n, "referrer"))
+		return 0;
+	if (t->url_trunc)
+		return 1;
+	n = inj_decode_attr(t->url, t->url_len);
+	return csrf_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
+}
+
+/* The meta tag that ends at chunk[i] says no-referrer: the raise goes
+ * right after it. Inside a held form its place is noted instead (the
+ * bytes up to the tag's end held first) and it goes out with the form's
+ * bytes, once: a later no-referrer meta of the same form moves it there.
+ * Non-zero when emit stopped. */
+static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                          void *ud)
+{
+	if (!meta_no_referrer(&inj->tag))
+		return 0;
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	if (inj->holding) {
+		inj->tree.count += inj->hold_referrer == HOLD_NONE;
+		inj->hold_referrer = inj->hold_len;
+		return 0;
+	}
+	inj->tree.count++;
+	return emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0;
+}
+
 /* Most tags change nothing the model follows: straight back to data.
- * *st: the tokenizer's next state. */
+ * *st: the tokenizer's next state. A meta kept (keep) may need its
+ * referrer policy raised, wherever the model goes. */
 STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                  uint8_t *st)
 {
-	if (inj_tree_plain(&inj->tree, &inj->tag)) {
+	int meta = inj->tag.id == T_META && inj->tag.keep;
+	if (inj_tree_plain(&inj->tree, &inj->tag) || inj_tree_table_tag(&inj->tree, &inj->tag)) {
 		*st = S_DATA;
-		return 0;
+		return meta ? referrer_raise(inj, chunk, i, start, emit, ud) : 0;
 	}
 	int r = tag_move(inj, chunk, i, start, emit, ud);
 	*st = inj->state;
+	if (r == 0 && meta)
+		r = referrer_raise(inj, chunk, i, start, emit, ud);
 	return r;
 }
 
@@ -633,6 +715,10 @@ static void ns_name_done(struct csrf_inject *inj)
 	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
 	inj->ns_button = !inj->ns_is_end && (id == T_BUTTON || id == T_INPUT);
 	inj->ns_bits = 0;
+	if (id >= T_TABLE && id <= T_TH && inj_tree_noscript_table(&inj->tree, id, inj->ns_is_end, &inj->ns_tables)) {
+		inj->ns_state = M_BAD;
+		return;
+	}
 	if (inj->ns_is_end) {
 		if (id == T_FORM || id == T_TEMPLATE || id == T_SELECT)
 			inj->ns_state = M_BAD;
@@ -949,8 +1035,11 @@ STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, 
 	if (i == len)
 		return i;
 	unsigned char c = (unsigned char)chunk[i];
-	if (!tag->skip_name) /* else T_OTHER, and no attributes kept, as begin_tag left it */
+	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		name_done(tag, foreign);
+		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
+			tag->keep = 1; /* its name and content: a referrer policy to raise */
+	}
 	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
 		return SIZE_MAX;
 	if (c == '>')
@@ -1300,14 +1389,17 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_NOSCRIPT:
 			/* byte by byte: noscript content is short */
-			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD)
+			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD) {
+				hold_check(inj, i, *start); /* a button read here may settle the form */
 				ns_off_byte(inj, (unsigned char)chunk[i++]);
+			}
 			if (i == len && inj->ns_state != M_BAD)
 				break;
 			/* a browser without scripting may already have built what the
 			 * reading could not follow; or the raw text ends where that
 			 * reading is not back in its data state */
-			if (inj->ns_state == M_BAD || !inj->ns_lt_clean) {
+			if (inj->ns_state == M_BAD || !inj->ns_lt_clean || inj->ns_tables > 0) {
+				hold_check(inj, i, *start);
 				inj_tree_stop(&inj->tree, CSRF_INJECT_NOSCRIPT);
 				st = S_PASS;
 				break;
@@ -1336,6 +1428,7 @@ static void reset_stream(struct csrf_inject *inj)
 {
 	inj->state = S_DATA;
 	inj->failed = 0;
+	inj->fed = 0;
 	memset(&inj->tag, 0, offsetof(struct inj_tag, short_val));
 	inj_tree_reset(&inj->tree);
 }
@@ -1392,9 +1485,29 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	n = put(inj->meta_el, n, token, token_len);
 	n = put(inj->meta_el, n, META_END, LIT_LEN(META_END));
 	inj->meta_len = (uint16_t)n;
+	memcpy(inj->referrer_el, REFERRER_EL, LIT_LEN(REFERRER_EL));
+	inj->hold_meta = HOLD_NONE;
+	inj->hold_referrer = HOLD_NONE;
 	reset_stream(inj);
 	*out = inj;
 	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
+{
+	if (!inj || inj->fed || (options & ~CSRF_INJECT_OPT_RAISE_REFERRER))
+		return CSRF_ERR_ARG;
+	inj->options = options;
+	return CSRF_OK;
+}
+
+void csrf_inject_wipe(csrf_inject *inj)
+{
+	/* the token lives only in the two elements the injector inserts */
+	csrf_wipe(inj->input_el, sizeof inj->input_el);
+	csrf_wipe(inj->meta_el, sizeof inj->meta_el);
+	inj->input_len = 0;
+	inj->meta_len = 0;
 }
 
 CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_t len, csrf_emit_fn emit, void *ud)
@@ -1404,6 +1517,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 	if (inj->failed)
 		return CSRF_ERR_STOPPED;
 	inj->fresh = 0;
+	inj->fed = 1;
 	size_t start = 0, lim = len;
 	/* An ESC byte: a browser that does not know the charset for sure may
 	 * read the page as ISO-2022-JP, where "ESC $ B <!--" is two letters.
@@ -1418,6 +1532,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		return CSRF_ERR_STOPPED;
 	}
 	if (lim < len && inj->state != S_PASS) { /* not when plaintext or a stop came first */
+		hold_check(inj, lim, start);
 		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
 		inj->state = S_PASS;
 	}
@@ -1448,6 +1563,7 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	inj->holding = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
+	inj->hold_referrer = HOLD_NONE;
 	*injected = inj->tree.count;
 	inj->last_status = inj->tree.status | inj_tree_finish(&inj->tree);
 	reset_stream(inj);
@@ -1502,6 +1618,11 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 	case CSRF_INJECT_NOSCRIPT_BUTTON:
 		return "a POST form got no token: a button inside <noscript> in it has a formmethod or formaction "
 		       "(a browser without scripting builds it)";
+	case CSRF_INJECT_TABLE_FORM:
+		return "a POST form got no token: its start tag is inside a <table> but outside any <td>, <th> or "
+		       "<caption> (the browser pops such a form at once, so markup around it can hand its fields to "
+		       "another form); move the form into a cell or around the whole table (or tables were nested "
+		       "too deep to follow)";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

@@ -26,6 +26,9 @@
 #define INJ_SHORT_MAX 32
 /* Open SVG and MathML elements the model follows; one more and it stops. */
 #define INJ_FOREIGN_MAX 32
+/* Tables open one inside another (through cells) that the model follows;
+ * one more and it stops. */
+#define INJ_TABLE_MAX 32
 
 /* The elements the model tells apart, by their lower-case names. */
 enum inj_tag_id {
@@ -52,6 +55,17 @@ enum inj_tag_id {
 	T_SVG,
 	T_MATH,
 	T_KEYGEN,
+	/* the table modes: where a form start tag is inserted and popped at once */
+	T_TABLE,
+	T_CAPTION,
+	T_COLGROUP,
+	T_COL,
+	T_TBODY,
+	T_THEAD,
+	T_TFOOT,
+	T_TR,
+	T_TD,
+	T_TH,
 	/* foreign content */
 	T_FONT,
 	T_ANNOTATION_XML,
@@ -114,8 +128,10 @@ enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
 /* The tag id of a complete lower-case name (len may be INJ_NAME_MAX + 1:
  * no name we know). */
 uint8_t inj_tag_id(const char *name, size_t len);
-/* The same for HTML content, where only the elements up to T_KEYGEN
- * matter: the others (breakout, integration points, void) are T_OTHER. */
+/* The same for HTML content, where only the elements up to T_TH
+ * matter, and meta (T_META: a referrer policy the injector may raise;
+ * the model treats it as any void element): the others (breakout,
+ * integration points, void) are T_OTHER. */
 uint8_t inj_tag_id_html(const char *name, size_t len);
 
 /* The lower-case letters that start a name inj_tag_id_html knows, one bit
@@ -123,9 +139,9 @@ uint8_t inj_tag_id_html(const char *name, size_t len);
  * other letter is T_OTHER, whatever follows, so the tokenizer keeps none
  * of its name. */
 #define INJ_HTML_FIRST                                                                                                 \
-	((1u << ('b' - 'a')) | (1u << ('f' - 'a')) | (1u << ('h' - 'a')) | (1u << ('i' - 'a')) | (1u << ('k' - 'a')) | \
-	 (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | (1u << ('t' - 'a')) | \
-	 (1u << ('x' - 'a')))
+	((1u << ('b' - 'a')) | (1u << ('c' - 'a')) | (1u << ('f' - 'a')) | (1u << ('h' - 'a')) | (1u << ('i' - 'a')) | \
+	 (1u << ('k' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | \
+	 (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
 /* The attribute slot the value of the attribute just named goes to, for
  * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
@@ -193,25 +209,33 @@ enum {
 	CF_PENDING /* a POST form to this origin, held: the token goes in at its </form> unless a button rules it out */
 };
 
+/* The state of an open table, one byte: the cell or caption open in it
+ * (TC_*, bits 0-1) and its open row group (TS_*, bits 2-3). */
+enum { TC_NONE, TC_TD, TC_TH, TC_CAPTION };
+enum { TS_NONE, TS_TBODY, TS_THEAD, TS_TFOOT };
+
 struct inj_tree {
-	uint8_t ptr;       /* the form element pointer is set */
-	uint8_t cur_form;  /* what the pointer's form is: CF_* */
-	uint8_t base;      /* B_* */
-	uint8_t rel_token; /* a form with a relative action got the token */
-	uint8_t cur_rel;   /* the pointer's form, or one of its buttons, has a relative action */
-	uint8_t cur_id;    /* the pointer's form has an id */
-	uint8_t id_token;  /* a form with an id got the token */
-	uint8_t any_token; /* a form got the token */
-	uint8_t owner_out; /* a form="" button that sends by GET or elsewhere was seen */
-	uint8_t head_done; /* the meta tags went in */
-	uint8_t stopped;   /* lost track of the page: no more tokens */
-	uint8_t select;    /* inside a select element */
-	uint8_t templates; /* open template elements */
-	uint8_t depth;     /* open foreign elements */
-	unsigned count;    /* insertions */
-	unsigned status;   /* CSRF_INJECT_* reasons */
+	uint8_t ptr;         /* the form element pointer is set */
+	uint8_t cur_form;    /* what the pointer's form is: CF_* */
+	uint8_t base;        /* B_* */
+	uint8_t rel_token;   /* a form with a relative action got the token */
+	uint8_t cur_rel;     /* the pointer's form, or one of its buttons, has a relative action */
+	uint8_t cur_id;      /* the pointer's form has an id */
+	uint8_t id_token;    /* a form with an id got the token */
+	uint8_t any_token;   /* a form got the token */
+	uint8_t owner_out;   /* a form="" button that sends by GET or elsewhere was seen */
+	uint8_t head_done;   /* the meta tags went in */
+	uint8_t stopped;     /* lost track of the page: no more tokens */
+	uint8_t select;      /* inside a select element */
+	uint8_t templates;   /* open template elements */
+	uint8_t depth;       /* open foreign elements */
+	uint8_t tables;      /* open tables (outside template contents), at most INJ_TABLE_MAX */
+	uint8_t base_tables; /* tables open when the first base was read */
+	unsigned count;      /* insertions */
+	unsigned status;     /* CSRF_INJECT_* reasons */
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
+	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */
 };
 
 /* What the tokenizer does after a tag. */
@@ -232,6 +256,18 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
 	case T_TEMPLATE:
 	case T_SELECT:
 		return 0;
+	case T_TABLE:
+		return tag->is_end && t->tables == 0;
+	case T_CAPTION:
+	case T_COLGROUP:
+	case T_COL:
+	case T_TBODY:
+	case T_THEAD:
+	case T_TFOOT:
+	case T_TR:
+	case T_TD:
+	case T_TH:
+		return t->tables == 0; /* outside tables: dropped */
 	case T_BASE:
 	case T_HEAD:
 	case T_BUTTON:
@@ -244,6 +280,12 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
 		return tag->id > T_PLAINTEXT || tag->is_end;
 	}
 }
+
+/* A table tag in HTML content outside select (a table page's most
+ * common tags: <tr>, <td>, </td>): moves the table modes and returns 1
+ * when that is all it does (it inserts nothing, settles no form, stops
+ * nothing); 0 for any other tag, which goes to inj_tree_tag. */
+int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag);
 
 void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
@@ -273,6 +315,12 @@ unsigned inj_tree_finish(const struct inj_tree *t);
 int inj_tree_cdata(const struct inj_tree *t);
 /* The model lost track (reason: a CSRF_INJECT_* bit): no more tokens. */
 void inj_tree_stop(struct inj_tree *t, unsigned reason);
+/* A table tag (T_TABLE to T_TH; is_end for an end tag) read inside
+ * <noscript> as a browser without scripting reads it; *open counts the
+ * tables opened inside that noscript and still open. 1 when it could
+ * change the table modes outside the noscript in a way the model does not
+ * follow (a table left open in it, a cell or table outside it closed). */
+int inj_tree_noscript_table(const struct inj_tree *t, uint8_t id, int is_end, uint8_t *open);
 /* 1 when the name of a start tag read inside <noscript> (which scripting
  * makes raw text) could change what a browser without scripting builds in
  * a way the model cannot follow. */

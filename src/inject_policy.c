@@ -27,14 +27,14 @@ static const struct name_id names2[] = {
 static const struct name_id names3[] = {N("svg", T_SVG),      N("img", T_IMG),      N("xmp", T_XMP),
                                         N("big", T_BREAKOUT), N("div", T_BREAKOUT), N("pre", T_BREAKOUT),
                                         N("sub", T_BREAKOUT), N("sup", T_BREAKOUT), N("var", T_BREAKOUT),
-                                        N("wbr", T_VOID),     N("col", T_VOID)};
+                                        N("wbr", T_VOID),     N("col", T_COL)};
 static const struct name_id names4[] = {
     N("form", T_FORM),     N("base", T_BASE),     N("head", T_HEAD),     N("math", T_MATH),     N("font", T_FONT),
     N("desc", T_DESC),     N("meta", T_META),     N("body", T_BREAKOUT), N("code", T_BREAKOUT), N("menu", T_BREAKOUT),
     N("nobr", T_BREAKOUT), N("ruby", T_BREAKOUT), N("span", T_BREAKOUT), N("area", T_VOID),     N("link", T_VOID)};
 static const struct name_id names5[] = {
-    N("style", T_STYLE),    N("title", T_TITLE),    N("input", T_INPUT), N("embed", T_EMBED), N("mtext", T_MTEXT),
-    N("table", T_BREAKOUT), N("small", T_BREAKOUT), N("image", T_VOID),  N("track", T_VOID),  N("param", T_VOID)};
+    N("style", T_STYLE), N("title", T_TITLE),    N("input", T_INPUT), N("embed", T_EMBED), N("mtext", T_MTEXT),
+    N("table", T_TABLE), N("small", T_BREAKOUT), N("image", T_VOID),  N("track", T_VOID),  N("param", T_VOID)};
 static const struct name_id names6[] = {N("script", T_SCRIPT),   N("iframe", T_IFRAME),   N("button", T_BUTTON),
                                         N("select", T_SELECT),   N("keygen", T_KEYGEN),   N("mglyph", T_MGLYPH),
                                         N("strike", T_BREAKOUT), N("strong", T_BREAKOUT), N("center", T_BREAKOUT),
@@ -109,8 +109,12 @@ static int is(const char *name, const char *lit, size_t len)
 uint8_t inj_tag_id_html(const char *n, size_t len)
 {
 	switch (len) {
+	case 2:
+		if (n[0] != 't')
+			return T_OTHER;
+		return n[1] == 'd' ? T_TD : n[1] == 'h' ? T_TH : n[1] == 'r' ? T_TR : T_OTHER;
 	case 3:
-		return is(n, "svg", 3) ? T_SVG : is(n, "xmp", 3) ? T_XMP : T_OTHER;
+		return is(n, "svg", 3) ? T_SVG : is(n, "xmp", 3) ? T_XMP : is(n, "col", 3) ? T_COL : T_OTHER;
 	case 4:
 		switch (n[0]) {
 		case 'f':
@@ -120,7 +124,7 @@ uint8_t inj_tag_id_html(const char *n, size_t len)
 		case 'h':
 			return is(n, "head", 4) ? T_HEAD : T_OTHER;
 		case 'm':
-			return is(n, "math", 4) ? T_MATH : T_OTHER;
+			return is(n, "math", 4) ? T_MATH : is(n, "meta", 4) ? T_META : T_OTHER;
 		default:
 			return T_OTHER;
 		}
@@ -129,7 +133,12 @@ uint8_t inj_tag_id_html(const char *n, size_t len)
 		case 's':
 			return is(n, "style", 5) ? T_STYLE : T_OTHER;
 		case 't':
-			return is(n, "title", 5) ? T_TITLE : T_OTHER;
+			return is(n, "title", 5)   ? T_TITLE
+			       : is(n, "table", 5) ? T_TABLE
+			       : is(n, "tbody", 5) ? T_TBODY
+			       : is(n, "thead", 5) ? T_THEAD
+			       : is(n, "tfoot", 5) ? T_TFOOT
+			                           : T_OTHER;
 		case 'i':
 			return is(n, "input", 5) ? T_INPUT : T_OTHER;
 		default:
@@ -149,9 +158,11 @@ uint8_t inj_tag_id_html(const char *n, size_t len)
 			return T_OTHER;
 		}
 	case 7:
-		return is(n, "noembed", 7) ? T_NOEMBED : T_OTHER;
+		return is(n, "noembed", 7) ? T_NOEMBED : is(n, "caption", 7) ? T_CAPTION : T_OTHER;
 	case 8:
 		switch (n[0]) {
+		case 'c':
+			return is(n, "colgroup", 8) ? T_COLGROUP : T_OTHER;
 		case 't':
 			return is(n, "textarea", 8) ? T_TEXTAREA : is(n, "template", 8) ? T_TEMPLATE : T_OTHER;
 		case 'n':
@@ -204,6 +215,10 @@ uint8_t inj_attr_slot(struct inj_tag *tag)
 		if (attr_is(tag, "form"))
 			tag->has_form = 1;
 		return SLOT_NONE;
+	case T_META: /* kept only when the injector raises referrer policies */
+		if (attr_is(tag, "name"))
+			return take(tag, A_SHORT, SLOT_SHORT);
+		return attr_is(tag, "content") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
 	case T_ANNOTATION_XML:
 		return attr_is(tag, "encoding") ? take(tag, A_SHORT, SLOT_SHORT) : SLOT_NONE;
 	case T_FONT:

@@ -9,7 +9,9 @@
  * math, their integration points, the tags that break out of them, and
  * where raw text and CDATA are real), noscript (raw text with scripting,
  * markup without), the first <base href> the browser honours, and the
- * submit buttons of the pointer's form (and form="" ones anywhere). A
+ * submit buttons of the pointer's form (and form="" ones anywhere), and
+ * the table modes (whether a form start tag stays open or is popped at
+ * once). A
  * POST form to this origin is pending until its end tag, its bytes held
  * back by the tokenizer: the token goes in after its start tag unless a
  * button sends the form by GET or elsewhere. Where the
@@ -101,7 +103,8 @@ static int is_raw(uint8_t id)
 
 static int is_breakout(const struct inj_tag *tag)
 {
-	return (tag->id >= T_BR && tag->id <= T_BREAKOUT) || tag->id == T_HEAD || (tag->id == T_FONT && tag->font_attr);
+	return (tag->id >= T_BR && tag->id <= T_BREAKOUT) || tag->id == T_HEAD || tag->id == T_TABLE ||
+	       (tag->id == T_FONT && tag->font_attr);
 }
 
 /* A start tag an integration point may hold without the model losing
@@ -196,6 +199,148 @@ static void foreign_end(struct inj_tree *t, const struct inj_tag *tag)
 	inj_tree_stop(t, CSRF_INJECT_FOREIGN);
 }
 
+/* ---- the table modes (HTML 13.2.6.4.9 to 13.2.6.4.15) ----
+ * A <form> start tag in "in table" (and in "in table body", "in row" and
+ * "in column group", which hand it there) is inserted and popped at once:
+ * the form stays empty, and the elements after it belong to it only
+ * through the form element pointer. When the tree builder moves them
+ * later (the adoption agency for an <a>, <b>, <nobr>..., foster
+ * parenting), browsers reset their form owner to the nearest form among
+ * their new ancestors: one that markup before it left open. In a cell or
+ * a caption ("in cell", "in caption": the "in body" rules) a form start
+ * tag stays open, and the field after it is its child. So the model
+ * follows, for each open table, whether a cell or caption is open in it,
+ * and which row group (an end tag of another one closes nothing). */
+
+#define TCELL(s) ((unsigned)(s)&3u)
+#define TSECT(s) ((unsigned)(s) >> 2 & 3u)
+
+static uint8_t tstate(unsigned cell, unsigned sect)
+{
+	return (uint8_t)(cell | sect << 2);
+}
+
+/* 1 when a form start tag now is inserted and popped at once: a table is
+ * open and no cell or caption in it. */
+static int table_mode(const struct inj_tree *t)
+{
+	return t->tables > 0 && TCELL(t->table[t->tables - 1]) == TC_NONE;
+}
+
+/* A table start tag (T_TABLE to T_TH) outside template contents. */
+static void table_start(struct inj_tree *t, uint8_t id)
+{
+	if (id == T_TABLE) {
+		if (table_mode(t)) { /* "in table": the open table closes, a new one opens */
+			t->table[t->tables - 1] = 0;
+		} else if (t->tables == INJ_TABLE_MAX) {
+			inj_tree_stop(t, CSRF_INJECT_TABLE_FORM);
+		} else { /* in body, a cell or a caption: a table inside */
+			t->table[t->tables++] = 0;
+		}
+		return;
+	}
+	if (t->tables == 0) /* "in body" drops the others */
+		return;
+	/* an open cell or caption closes first; a row or a cell implies a tbody */
+	uint8_t *s = &t->table[t->tables - 1];
+	unsigned sect = TSECT(*s) != TS_NONE ? TSECT(*s) : TS_TBODY;
+	switch (id) {
+	case T_CAPTION:
+		*s = tstate(TC_CAPTION, TS_NONE);
+		break;
+	case T_TBODY:
+		*s = tstate(TC_NONE, TS_TBODY);
+		break;
+	case T_THEAD:
+		*s = tstate(TC_NONE, TS_THEAD);
+		break;
+	case T_TFOOT:
+		*s = tstate(TC_NONE, TS_TFOOT);
+		break;
+	case T_TR:
+		*s = tstate(TC_NONE, sect);
+		break;
+	case T_TD:
+		*s = tstate(TC_TD, sect);
+		break;
+	case T_TH:
+		*s = tstate(TC_TH, sect);
+		break;
+	default: /* colgroup, col: "in column group" */
+		*s = 0;
+		break;
+	}
+}
+
+/* 1 when a table end tag closes something the model follows (the element
+ * is in table scope); -1 when it may or may not (a </tr>, </tbody>,
+ * </thead>, </tfoot> with no cell open: the model keeps no rows); 0 when
+ * it is dropped. */
+static int table_closes(const struct inj_tree *t, uint8_t id)
+{
+	if (t->tables == 0)
+		return 0;
+	unsigned cell = TCELL(t->table[t->tables - 1]), sect = TSECT(t->table[t->tables - 1]);
+	switch (id) {
+	case T_TABLE:
+		return 1;
+	case T_TD:
+		return cell == TC_TD;
+	case T_TH:
+		return cell == TC_TH;
+	case T_CAPTION:
+		return cell == TC_CAPTION;
+	case T_TR:
+		return cell == TC_TD || cell == TC_TH ? 1 : cell == TC_NONE ? -1 : 0;
+	case T_TBODY:
+	case T_THEAD:
+	case T_TFOOT:
+		/* the model knows the open row group: another one's end tag is dropped */
+		return cell != TC_CAPTION && sect == (unsigned)(id == T_TBODY   ? TS_TBODY
+		                                                : id == T_THEAD ? TS_THEAD
+		                                                                : TS_TFOOT);
+	default: /* colgroup, col: nothing a cell or caption is closed by */
+		return 0;
+	}
+}
+
+static int is_table_tag(uint8_t id)
+{
+	return id >= T_TABLE && id <= T_TH;
+}
+
+/* A table end tag outside template contents. */
+static void table_end(struct inj_tree *t, uint8_t id)
+{
+	if (table_closes(t, id) != 1)
+		return;
+	if (id == T_TABLE) {
+		t->tables--;
+		return;
+	}
+	uint8_t *s = &t->table[t->tables - 1];
+	if (id == T_TBODY || id == T_THEAD || id == T_TFOOT)
+		*s = 0; /* the cell, the row and the row group close */
+	else
+		*s = tstate(TC_NONE, TSECT(*s));
+}
+
+/* A table end tag inside select, outside template contents: inside a
+ * table, one that closes what is open closes the select first (older
+ * parsers: "in select in table"; newer: the cell or table rules); one
+ * that may close a row the model does not follow: a stop. */
+static void select_table_end(struct inj_tree *t, uint8_t id)
+{
+	int c = table_closes(t, id);
+	if (c < 0) {
+		inj_tree_stop(t, CSRF_INJECT_SELECT);
+	} else if (c > 0) {
+		t->select = 0;
+		table_end(t, id);
+	}
+}
+
 static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
 	int relative;
@@ -215,7 +360,9 @@ static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	t->cur_rel = (uint8_t)relative;
 	t->cur_id = tag->has_id;
 	if (v == FP_POST_SELF) {
-		if (tag->has_id && t->owner_out) { /* a button before it may name it */
+		if (table_mode(t)) { /* inserted and popped at once: the field would not be its child */
+			t->status |= CSRF_INJECT_TABLE_FORM;
+		} else if (tag->has_id && t->owner_out) { /* a button before it may name it */
 			t->status |= CSRF_INJECT_FORM_OWNER;
 		} else {
 			t->cur_form = CF_PENDING;
@@ -323,6 +470,22 @@ void inj_tree_noscript_button(struct inj_tree *t, int has_form)
 	stray_button(t);
 }
 
+int inj_tree_noscript_table(const struct inj_tree *t, uint8_t id, int is_end, uint8_t *open)
+{
+	if (*open > 0) { /* inside a table of the noscript's own */
+		if (id == T_TABLE && (is_end || *open < UINT8_MAX))
+			*open = (uint8_t)(is_end ? *open - 1 : *open + 1);
+		return id == T_TABLE && !is_end && *open == UINT8_MAX;
+	}
+	/* a table inside it (one that replaces another is counted as one more) */
+	if (id == T_TABLE && !is_end && !table_mode(t)) {
+		(*open)++;
+		return 0;
+	}
+	/* outside tables the others are dropped; inside one they close or open what the model follows */
+	return t->tables > 0 || (id == T_TABLE && !is_end);
+}
+
 unsigned inj_tree_finish(const struct inj_tree *t)
 {
 	if (!t->stopped && t->ptr && t->cur_form == CF_PENDING)
@@ -332,12 +495,26 @@ unsigned inj_tree_finish(const struct inj_tree *t)
 
 static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 {
-	if (t->base != B_NONE || t->templates > 0)
+	if (t->templates > 0)
 		return;
+	if (t->base != B_NONE) {
+		/* A base read in a table outside a cell is foster-parented: put
+		 * before the table, ahead in tree order of a first base read
+		 * inside it (in a cell of it, or of a table in one), which then
+		 * is no longer the first. The model keeps no tree: one read while
+		 * a table this deep was open may be inside this one. */
+		if (t->base == B_SAME && !maybe && table_mode(t) && t->base_tables >= t->tables &&
+		    inj_policy_base(tag, t->self) == B_OTHER) {
+			t->base = B_NONE;
+			base_start(t, tag, 0);
+		}
+		return;
+	}
 	int b = inj_policy_base(tag, t->self);
 	if (b == B_NONE || (maybe && b == B_SAME)) /* a maybe-base that is ours: a later one may still count */
 		return;
 	t->base = (uint8_t)b;
+	t->base_tables = t->tables;
 	if (b == B_OTHER && t->ptr && t->cur_rel)
 		hold_back(t, CSRF_INJECT_BASE);
 	if (b == B_OTHER && t->rel_token)
@@ -370,7 +547,30 @@ static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 	case T_SELECT:
 	case T_INPUT:
 	case T_KEYGEN:
+	case T_TABLE: /* older parsers close the select (in a table) or drop it, newer may build it */
 		inj_tree_stop(t, CSRF_INJECT_SELECT);
+		return;
+	case T_COLGROUP:
+	case T_COL: /* inside a table: older parsers drop them, newer close the cell */
+		if (t->tables > 0 || t->templates > 0)
+			inj_tree_stop(t, CSRF_INJECT_SELECT);
+		return;
+	case T_CAPTION:
+	case T_TBODY:
+	case T_THEAD:
+	case T_TFOOT:
+	case T_TR:
+	case T_TD:
+	case T_TH:
+		/* inside a table both close the select ("in select in table",
+		 * or the cell or table rules that pop it); outside one both drop
+		 * them; template contents: not followed */
+		if (t->templates > 0) {
+			inj_tree_stop(t, CSRF_INJECT_SELECT);
+		} else if (t->tables > 0) {
+			t->select = 0;
+			table_start(t, tag->id);
+		}
 		return;
 	default:
 		if (is_raw(tag->id))
@@ -410,6 +610,19 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 	case T_FORM:
 		form_start(t, tag, ins);
 		return;
+	case T_TABLE:
+	case T_CAPTION:
+	case T_COLGROUP:
+	case T_COL:
+	case T_TBODY:
+	case T_THEAD:
+	case T_TFOOT:
+	case T_TR:
+	case T_TD:
+	case T_TH:
+		if (t->templates == 0) /* template contents: a tree of their own */
+			table_start(t, tag->id);
+		return;
 	case T_BUTTON:
 	case T_INPUT:
 		button_start(t, tag);
@@ -437,6 +650,8 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			inj_tree_stop(t, CSRF_INJECT_SELECT);
 		else if (tag->id == T_FORM && t->templates == 0) /* older parsers drop it, newer may not */
 			hold_back(t, CSRF_INJECT_SELECT);
+		else if (is_table_tag(tag->id) && t->templates == 0)
+			select_table_end(t, tag->id);
 		return;
 	}
 	if (tag->id == T_FORM && t->templates == 0) {
@@ -444,7 +659,23 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 		t->cur_form = CF_OTHER;
 	} else if (tag->id == T_TEMPLATE && t->templates > 0) {
 		t->templates--;
+	} else if (is_table_tag(tag->id) && t->templates == 0) {
+		table_end(t, tag->id);
 	}
+}
+
+int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
+{
+	/* a <table> start tag may stop the model (too deep): inj_tree_tag */
+	if (!is_table_tag(tag->id) || (tag->id == T_TABLE && !tag->is_end) || t->depth > 0 || t->select || t->stopped)
+		return 0;
+	if (t->templates == 0) {
+		if (tag->is_end)
+			table_end(t, tag->id);
+		else
+			table_start(t, tag->id);
+	}
+	return 1;
 }
 
 int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)

@@ -221,7 +221,9 @@ struct csrf_ctx {
 	int allow_fetch_none;
 	int allow_same_site;
 	int unsafe_get;
-	int retry_token; /* retry.c */
+	int retry_token;          /* retry.c */
+	int form_action_csp;      /* response.c */
+	int referrer_same_origin; /* response.c: the injector raises no-referrer metas */
 	uint32_t max_age;
 	size_t body_max;
 
@@ -307,6 +309,11 @@ void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
 /* "scheme://host[:port]" (no default port) and a NUL into out; its length,
  * 0 when cap is short. */
 size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap);
+/* Wipes the token an injector holds (inject.c); it inserts nothing after. */
+void csrf_inject_wipe(csrf_inject *inj);
+/* csrf_csp_form_action with the context's trusted origins (csp.c). */
+csrf_reason csrf_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
+                                     size_t cap, size_t *out_len);
 /* The secret cookie's name for an HTTP or HTTPS site, NUL-terminated;
  * its length (0 when cap is short). */
 size_t csrf_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap);
@@ -384,5 +391,12 @@ int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN]);
  * rename (fsync). */
 extern unsigned csrf_keyfile_lock_wait_ms;
 extern int (*csrf_keyfile_sync_dir)(int fd);
+
+/* A referrer policy value, read as browsers read it (referrer.c):
+ * comma-separated tokens, whitespace around each ignored, ASCII case
+ * ignored, the last one recognized wins; prev when none is. legacy: also
+ * the <meta> keywords of HTML's legacy table (never, default, always,
+ * origin-when-crossorigin). */
+csrf_referrer_policy csrf_referrer_scan(const char *value, size_t len, int legacy, csrf_referrer_policy prev);
 
 #endif /* CSRF_INTERNAL_H */

@@ -22,10 +22,15 @@
 static const char *const status_names[] = {
     "nested_form", "foreign",    "template",  "select",      "noscript",        "base",
     "late_base",   "formaction", "escape",    "stopped",     "get_button",      "form_owner",
-    "late_owner",  "unclosed",   "long_form", "late_button", "noscript_button",
+    "late_owner",  "unclosed",   "long_form", "late_button", "noscript_button", "table_form",
 };
 
-static const char *const pass_names[] = {"charset", "encoding"};
+/* the last bit named is the last bit defined; unit.test_metrics checks
+ * that every bit with a phrase (csrf_inject_status_str) has its series */
+_Static_assert(1u << (sizeof status_names / sizeof status_names[0] - 1) == CSRF_INJECT_TABLE_FORM,
+               "a name for every CSRF_INJECT_* bit");
+
+static const char *const pass_names[] = {"charset", "encoding", "error"};
 
 static const char *const verdict_names[CSRF_METRICS_VERDICTS] = {"allowed", "report_only", "rejected"};
 
@@ -255,7 +260,7 @@ static void render(writer *w, const csrf_metrics *const *sets, const char *const
 
 	family(w, "csrf_inject_passed_total", "counter",
 	       "HTML pages passed through without tokens, by cause (a charset the injector does not read, a "
-	       "compressed body).");
+	       "compressed body, a page that could not be prepared).");
 	for (size_t z = 0; z < n; z++)
 		for (unsigned i = 0; i < sizeof pass_names / sizeof pass_names[0]; i++)
 			sample(w, "csrf_inject_passed_total", zones ? zones[z] : NULL, "cause", pass_names[i], NULL,

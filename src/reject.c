@@ -143,3 +143,76 @@ CSRF_API csrf_reason csrf_reject_page(csrf_reason reason, unsigned status, char 
 		*out_len = s.len;
 	return CSRF_OK;
 }
+
+static void answer_header(csrf_reject_answer_t *a, const char *name, const char *value, size_t len)
+{
+	a->headers[a->n_headers].name = (csrf_slice){name, strlen(name)};
+	a->headers[a->n_headers].value = (csrf_slice){value, len};
+	a->n_headers++;
+}
+
+/* The retry token into the library's own page, as the injector puts it
+ * into any page: the csrf-param and csrf-token meta after <head>. */
+static int put_retry(csrf_reject_answer_t *a)
+{
+	static const char head[] = "<head>";
+	char *at = strstr(a->body, head);
+	size_t field = strlen(a->page.field), token = strlen(a->page.token);
+	static const char pre[] = "<meta name=\"csrf-param\" content=\"",
+	                  mid[] = "\"><meta name=\"csrf-token\" content=\"", end[] = "\">";
+	size_t add = sizeof pre - 1 + field + sizeof mid - 1 + token + sizeof end - 1;
+	if (at == NULL || a->body_len + add + 1 > sizeof a->body)
+		return 0;
+	at += sizeof head - 1;
+	size_t off = (size_t)(at - a->body);
+	memmove(at + add, at, a->body_len - off + 1);
+	char *p = at;
+	memcpy(p, pre, sizeof pre - 1), p += sizeof pre - 1;
+	memcpy(p, a->page.field, field), p += field;
+	memcpy(p, mid, sizeof mid - 1), p += sizeof mid - 1;
+	memcpy(p, a->page.token, token), p += token;
+	memcpy(p, end, sizeof end - 1);
+	a->body_len += add;
+	return 1;
+}
+
+CSRF_API csrf_reason csrf_reject_answer(const csrf_ctx *ctx, const csrf_request *req, csrf_reason reason,
+                                        unsigned deny_status, csrf_reject_answer_t *out)
+{
+	if (!out)
+		return CSRF_ERR_ARG;
+	memset(out, 0, offsetof(csrf_reject_answer_t, body));
+	memset(&out->page, 0, sizeof out->page);
+	out->body[0] = '\0';
+	out->body_len = 0;
+	if (csrf_reason_allows(reason))
+		return CSRF_ERR_ARG;
+	out->status = csrf_reason_http_status(reason, deny_status);
+	csrf_reason r = csrf_reject_page(reason, out->status, out->body, sizeof out->body, &out->body_len);
+	if (r != CSRF_OK)
+		return r;
+	answer_header(out, "Content-Type", "text/html; charset=utf-8", 24);
+	answer_header(out, "Content-Security-Policy", CSRF_REJECT_PAGE_CSP, sizeof CSRF_REJECT_PAGE_CSP - 1);
+	answer_header(out, "Cache-Control", CSRF_REJECT_PAGE_CACHE_CONTROL, sizeof CSRF_REJECT_PAGE_CACHE_CONTROL - 1);
+	if (ctx && req && csrf_retry_prepare(ctx, req, reason, &out->page) == CSRF_OK) {
+		if (!put_retry(out)) {
+			csrf_page_wipe(&out->page);
+			return CSRF_OK;
+		}
+		out->retry = 1;
+		answer_header(out, CSRF_HEADER_NAME, out->page.token, strlen(out->page.token));
+		if (out->page.set_cookie_len)
+			answer_header(out, "Set-Cookie", out->page.set_cookie, out->page.set_cookie_len);
+	}
+	return CSRF_OK;
+}
+
+CSRF_API void csrf_reject_answer_wipe(csrf_reject_answer_t *answer)
+{
+	if (!answer)
+		return;
+	csrf_page_wipe(&answer->page);
+	if (answer->retry)
+		csrf_wipe(answer->body, sizeof answer->body);
+	answer->retry = 0;
+}

@@ -42,6 +42,16 @@ wrapped to do so), an input inserted while a template is open is inert
 A <base> to another origin that comes after a form got its token is
 accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
 
+Placement. The injector's promise is that a field is its form's because
+it is the form's child: every field must be, in the final tree, a
+descendant of the form the pointer gave it when it was inserted. A
+<form> start tag that a table holds outside a cell is inserted and
+popped at once (the field after it is a sibling owned through the
+pointer, which the adoption agency or foster parenting later takes
+away): such a form must get no token. The first pages (LEGIT) are
+ordinary table layouts that must keep theirs (a form in a cell, in a
+caption, around a table, in a nested table's cell).
+
 Submitters. A form whose fields can leave by GET or to another origin
 must not hold the field: its method must be POST, and every submit
 button it owns (as above, or by a form="" attribute naming its id, the
@@ -131,13 +141,31 @@ MARKUP = [
     '<div></form><a><section><button><div></div>',
     '<div><form method=post action="https://evil.example/"></div></form>',
     "<a>", "</a>", "<section>", "<button>", "</button>", "<nobr>", "<i>", "</i>",
+    # table modes: where a <form> start tag is inserted and popped at once
+    "<tbody>", "</tbody>", "<thead>", "<tfoot>", "<th>", "</th>", "</caption>", "<colgroup>", "<col>",
+    "</colgroup>", "<table><tr><td>", "</td></tr></table>",
+    '<p>comment: <form method=get action=https://evil.example/steal><div></form><table><a><div></p>',
 ]
 RARE = ["<plaintext>", "<frameset>", "\x1b$B"]
 # The outside review's pages, judged first: attacker markup before the
 # site's form, and what comes after it (an end tag that runs the adoption
 # agency moves the real form's content).
 REAL = "<form method=post action=/send><input name=msg><button>Send</button></form>"
-FIXED = [pre + REAL + post for pre in (
+# legitimate table layouts keep their token: a form inside a cell, a form
+# around a whole table
+LEGIT = ["<table><tr><td>" + REAL + "</td></tr></table>",
+         "<table><caption>" + REAL + "</caption><tr><td>x</table>",
+         REAL.replace("<input", "<table><tr><td><input").replace("</form>", "</td></tr></table></form>"),
+         "<table><tr><td><table><tr><th>" + REAL + "</th></tr></table></td></tr></table>"]
+FIXED = LEGIT + [pre + REAL + post for pre in (
+    # the outside review of the held form (issue 24): a <form> start tag in
+    # the "in table" mode is inserted and popped at once, its fields are
+    # siblings owned through the pointer; the adoption agency run by a
+    # later <a> moves them into the attacker's GET form
+    '<p>comment: <form method=get action=https://evil.example/steal><div></form><table><a><div></p>',
+    '<p>comment: <form method=get action=https://evil.example/steal><div></form><table><b><div></p>',
+    '<form method=get action=https://evil.example/steal><div></form><table><tr><nobr><div>',
+    '<form method=get action=https://evil.example/steal><div></form><table><td></td><a><div>',
     '<div class="comment">Nice post! <form action="https://evil.example/steal" method="post" id="evil">'
     '<div></form><a><section><button><div></div>',
     '<div><form action="https://evil.example/steal" method="post" id="evil"></div></form>',
@@ -369,7 +397,8 @@ class Recorder:
 
         self.builder = Builder
         # injected fields: [element, owner by the pointer (None: none, or
-        # lost when moved), inert]
+        # lost when moved), inert, the form the pointer gave it when it was
+        # inserted (never cleared)]
         self.fields = []
         # submit buttons: [attributes, element, owner by the pointer, fields injected before it]
         self.submitters = []
@@ -381,7 +410,8 @@ class Recorder:
         attrs = token["data"]
         inert = template_open(tree)
         if token["name"] == "input" and attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
-            self.fields.append([el._element, None if inert else tree.formPointer, inert])
+            pointer = None if inert else tree.formPointer
+            self.fields.append([el._element, pointer, inert, None if pointer is None else pointer._element])
             return
         if inert or not is_submit(token["name"], attrs):
             return  # inert, or not a submitter
@@ -528,7 +558,21 @@ def leaks(html, scripting, status):
     # each field's owner in the final tree: its pointer's form while it
     # stayed with it, else its nearest ancestor form
     owners = [None if inert else (owner._element if owner is not None else nearest_form(parents, el))
-              for el, owner, inert in rec.fields]
+              for el, owner, inert, _ in rec.fields]
+    # The injector's promise: the field is a child of its form, so that
+    # wherever the tree builder moves things its nearest ancestor form is
+    # that form (a field owned through the pointer alone, as after a <form>
+    # the "in table" mode inserts and pops at once, is handed to another
+    # form when the adoption agency or foster parenting moves it).
+    for el, _, inert, first in rec.fields:
+        if inert or first is None:
+            continue
+        p = parents.get(id(el))
+        while p is not None and p is not first:
+            p = parents.get(id(p))
+        if p is None:
+            found.append("a field that is not a descendant of its form (%s)" %
+                         (first.attrib.get("action", "no action")))
     for attrs, el, owner, fields_before in rec.submitters:
         if "form" in attrs:
             named = by_id(root, attrs["form"])
@@ -603,13 +647,18 @@ def main():
             return 1
         out_len, count, status = (int(x) for x in head.split())
         out = drv.stdout.read(out_len).decode("latin-1")
+        if n < len(LEGIT) and (count != 1 or status != 0):
+            print("page %d: a form in an ordinary table layout lost its token (count %d, status %#x)" %
+                  (n, count, status))
+            print("input:  " + page.decode("latin-1"))
+            return 1
         if count:
             pages_with_token += 1
             tokens += count
         for scripting in (True, False):
             bad, good = leaks(out, scripting, status)
             if bad:
-                print("page %d (seed %d, scripting %s): an injected field's form posts to %s" %
+                print("page %d (seed %d, scripting %s): an injected field leaks: %s" %
                       (n, args.seed, "on" if scripting else "off", bad[0]))
                 print("input:  " + page.decode("latin-1"))
                 print("output: " + out)

@@ -68,7 +68,7 @@ function atEndTag(body) {
 // no control; the module's field is checked on them with the other pages)
 const LEAK_AT_END_TAG = ['review-open-button-a'];
 const LEAK_WITHOUT_MODULE = ['svg-style-breakout', 'math-style-breakout', 'svg-form-nesting', 'template-close',
-  'svg-cdata', 'iso-2022-jp-comment', 'hidden-base', 'base-elsewhere'];
+  'svg-cdata', 'iso-2022-jp-comment', 'hidden-base', 'base-elsewhere', 'review-table-a', 'review-table-b'];
 
 async function startUpstream() {
   const port = await freePort();
@@ -228,6 +228,48 @@ test(`${BROWSER}: a field at the form's end tag goes to the attacker's form on t
   }
 });
 
+// Runs in the page: the form owner (input.form) of the token field, of
+// the page's own text field and of its submit button, by form id.
+function tableOwners() {
+  const meta = document.querySelector('meta[name="csrf-param"]');
+  const field = meta && meta.getAttribute('content');
+  const ownerOf = (el) => (el ? (el.form ? el.form.id || 'a form' : null) : 'absent');
+  const token = [...document.querySelectorAll('input[type=hidden]')]
+    .filter((i) => i.getAttribute('name') === field || i.getAttribute('name') === 'naive');
+  return { token: token.map(ownerOf), amount: ownerOf(document.querySelector('input[name=amount]')),
+    go: ownerOf(document.querySelector('#go')) };
+}
+
+// The outside review of the held form (issue 24): the real form's start
+// tag inside a table but outside a cell is inserted and popped at once;
+// the adoption agency for a later <a> (or </b>) moves its fields and its
+// button, and the browser gives them to the nearest form among their new
+// ancestors: the attacker's GET form. The control (the field right after
+// the start tag, where the injector put it before) goes there too; the
+// module's output has no field. In a cell, or around the table, every
+// control stays the real form's, the token too.
+test(`${BROWSER}: a form a table holds outside a cell gets no token; in a cell or around it, it does`, async () => {
+  const page = await browser.newPage();
+  try {
+    for (const name of ['review-table-a', 'review-table-b']) {
+      await page.goto(`${origin}/control/${name}`);
+      assert.deepEqual(await page.evaluate(tableOwners), { token: ['evil'], amount: 'evil', go: 'evil' },
+        `${name}: the control's field, q and the button are not the attacker's`);
+      await page.goto(`${origin}/attack/${name}`);
+      assert.deepEqual(await page.evaluate(tableOwners), { token: [], amount: 'evil', go: 'evil' },
+        `${name}: the module put a token on the page`);
+    }
+    await page.goto(`${origin}/attack/table-row-form`);
+    assert.deepEqual(await page.evaluate(tableOwners), { token: [], amount: 'real', go: 'real' }, 'table-row-form');
+    for (const name of ['table-cell-form', 'table-around-form']) {
+      await page.goto(`${origin}/attack/${name}`);
+      assert.deepEqual(await page.evaluate(tableOwners), { token: ['real'], amount: 'real', go: 'real' }, name);
+    }
+  } finally {
+    await page.close();
+  }
+});
+
 // noscript is parsed as markup when scripting is off: the attacker's form
 // inside it is then open when the real form starts. DevTools evaluation
 // still runs with the page's scripts disabled. Firefox ESR's WebDriver
@@ -254,7 +296,7 @@ test(`${BROWSER}: scripting off, noscript markup owns no token`, { skip: NO_SCRI
 test(`${BROWSER}: ordinary pages still post their token`, async () => {
   const page = await browser.newPage();
   try {
-    for (const name of ['ordinary', 'plain-attacker-form']) {
+    for (const name of ['ordinary', 'plain-attacker-form', 'table-cell-form', 'table-around-form']) {
       await page.goto(`${origin}/attack/${name}`);
       const field = await page.attr('meta[name="csrf-param"]', 'content');
       const before = posted.length;
@@ -311,6 +353,18 @@ test(`${BROWSER}: a form that can leave by GET puts no token into the URL; its P
         assert.equal(r.status, 403, `${name}: a POST without a token passed csrf_mode both`);
         assert.equal(posted.length, before, `${name}: the refused POST reached the upstream`);
       }
+      // a form a table holds outside a cell: no token; its POST passes on
+      // the browser's evidence, and csrf_mode both refuses it clearly
+      await page.goto(`${evidenceOrigin}/attack/table-row-form`);
+      let before = posted.length;
+      let r = await page.clickAndWait('#go');
+      assert.equal(r.status, 200, 'table-row-form: the POST was refused in origin_or_token');
+      assert.deepEqual(posted.slice(before), [['amount']], 'table-row-form: the upstream got no POST, or a token');
+      await page.goto(`${origin}/attack/table-row-form`);
+      before = posted.length;
+      r = await page.clickAndWait('#go');
+      assert.equal(r.status, 403, 'table-row-form: a POST without a token passed csrf_mode both');
+      assert.equal(posted.length, before, 'table-row-form: the refused POST reached the upstream');
       assert.match(ngx.errorLog(), /rejected POST "\/echo": token_missing/);
     } finally {
       await page.close();

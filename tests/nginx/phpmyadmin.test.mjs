@@ -18,9 +18,14 @@
 // E2E_MODE=named (ctest nginx.phpmyadmin.named): phpMyAdmin reached as
 // http://pma.test:PORT, the way a LAN or an intranet reaches it; the
 // attacker's page on http://evil.pma.test:PORT (the same site). No
-// Sec-Fetch-* comes, and phpMyAdmin's Referrer-Policy: no-referrer makes
-// the browser send Origin: null with its form POSTs: no evidence either
-// way, the injected token decides (result ok); the forged form is refused
+// Sec-Fetch-* comes (the page is no secure context). phpMyAdmin's
+// Referrer-Policy: no-referrer (header and meta) would make the browser
+// send Origin: null with its form POSTs, and the Settings form (fetched
+// as JSON, never injected) and the logout (a form its script builds)
+// would carry no token either: 403 token_missing. The README's block
+// turns csrf_referrer_same_origin on, which raises the policy to
+// same-origin, so every form POST of the session carries the site's own
+// Origin and passes on it (origin_verified); the forged form is refused
 // on its Origin (origin_mismatch).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,8 +36,6 @@ import { freePort } from './net.mjs';
 import { startStack, DB_USER, DB_NAME } from './pma_stack.mjs';
 
 const named = process.env.E2E_MODE === 'named';
-const skipPreference = process.env.PMA_PREFERENCE === 'skip';
-if (!['skip', 'run', undefined].includes(process.env.PMA_PREFERENCE)) throw new Error('PMA_PREFERENCE: skip or run');
 if (!['loopback', 'named', undefined].includes(process.env.E2E_MODE)) throw new Error('loopback or named');
 // the answer the forged form gets: Sec-Fetch-Site on loopback, Origin by name
 const FORGED = named ? 'origin_mismatch' : 'same_site';
@@ -105,7 +108,16 @@ async function cookieHeader(url) {
 }
 
 async function login(page) {
-  await page.goto(`${stack.url}/`);
+  const res = await page.goto(`${stack.url}/`);
+  // phpMyAdmin's no-referrer policy, raised by csrf_referrer_same_origin
+  // (the README's block): the header says same-origin, and a meta saying
+  // same-origin follows the application's own no-referrer meta
+  assert.equal(res.headers()['referrer-policy'], 'same-origin', 'the Referrer-Policy header was raised');
+  const metas = await page.evaluate(() =>
+    [...document.querySelectorAll('meta[name="referrer"]')].map((m) => m.content));
+  assert.deepEqual(metas, ['no-referrer', 'same-origin'], 'phpMyAdmin\'s no-referrer meta, then the raise');
+  if (named)
+    assert.equal(await page.evaluate(() => window.isSecureContext), false, 'by name over plain HTTP: no secure context');
   await page.fill('#input_username', DB_USER);
   await page.fill('#input_password', stack.password);
   await Promise.all([page.waitForURL(/route=%2F|route=\/|index\.php$/), page.click('#input_go')]);
@@ -175,30 +187,23 @@ async function session(page) {
   assert.deepEqual(rows(), ['1:apple', '2:quince', '3:plum'], 'the SQL tab query ran');
 
   step = 'preference';
-  // a preference: the Settings form (a full-page POST). By name it meets a
-  // false 403 the module cannot avoid yet (PMA_PREFERENCE=skip leaves it
-  // and the logout out; see the nginx README's limits): phpMyAdmin loads
-  // this form through its AJAX page loader (JSON, never injected), and its
-  // no-referrer policy makes the form's POST say Origin: null, so nothing
-  // speaks for it.
-  if (!skipPreference) {
-    await page.click('#pma_navigation_header a[title="Home"]');
-    await page.click('a:has-text("More settings")');
-    await page.click('a[href$="route=/preferences/features"]');
-    await page.waitForSelector('form.config-form #DisableShortcutKeys');
-    assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), false);
-    await page.check('form.config-form #DisableShortcutKeys');
-    await Promise.all([page.waitForURL(/saved=1/), page.click('#General input[name=submit_save]')]);
-    await page.waitForSelector('.alert:has-text("Configuration has been saved")');
-    assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), true, 'the preference was kept');
-  }
+  // a preference: the Settings form (a full-page POST). phpMyAdmin loads
+  // this form through its AJAX page loader (JSON, never injected), so it
+  // has no token: by name it passes only on the Origin the raised
+  // referrer policy lets the browser send
+  await page.click('#pma_navigation_header a[title="Home"]');
+  await page.click('a:has-text("More settings")');
+  await page.click('a[href$="route=/preferences/features"]');
+  await page.waitForSelector('form.config-form #DisableShortcutKeys');
+  assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), false);
+  await page.check('form.config-form #DisableShortcutKeys');
+  await Promise.all([page.waitForURL(/saved=1/), page.click('#General input[name=submit_save]')]);
+  await page.waitForSelector('.alert:has-text("Configuration has been saved")');
+  assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), true, 'the preference was kept');
 
   step = 'logout';
   // logout (its script builds a form and POSTs it, so no injected field:
-  // by name the same false 403 as the Settings form), then the session
-  // is gone
-  if (skipPreference)
-    return;
+  // by name the same as the Settings form), then the session is gone
   await page.click('#pma_navigation_header a.logout');
   await page.waitForSelector('#input_username');
   await page.goto(`${stack.url}/index.php?route=/preferences/features`);
@@ -211,6 +216,18 @@ test(`${named ? 'by name: ' : ''}a logged-in phpMyAdmin session with its AJAX fe
   const refused = [];
   page.on('response', (r) => {
     if (r.status() === 403) refused.push(what({ method: r.request().method(), uri: r.url() }));
+  });
+  // what the browser sent with each unsafe request (names of headers and
+  // the Origin only: no cookie or token values)
+  const sent = [];
+  page.on('request', (q) => {
+    if (q.method() === 'GET' || q.method() === 'HEAD') return;
+    sent.push(q.allHeaders().then((h) => ({
+      what: what({ method: q.method(), uri: q.url() }),
+      navigation: q.isNavigationRequest(),
+      origin: h.origin,
+      fetchSite: h['sec-fetch-site'],
+    })));
   });
 
   try {
@@ -236,23 +253,33 @@ test(`${named ? 'by name: ' : ''}a logged-in phpMyAdmin session with its AJAX fe
   assert.deepEqual(seen.filter((e) => e.status === 403).map(what), [], 'nginx answered no 403');
   assert.doesNotMatch(stack.nginxErrorLog(), /csrf: (rejected|would reject)/, 'the module rejected nothing');
   const routes = ['/', '/navigation', '/table/replace', '/import', '/preferences/features', '/logout'];
-  for (const route of routes.filter((r) => !(skipPreference && ['/preferences/features', '/logout'].includes(r)))) {
+  for (const route of routes) {
     assert.ok(unsafe.some((e) => new URL(e.uri, 'http://x').searchParams.get('route') === route),
       `the session POSTed to route=${route}`);
   }
-  if (!named) {
-    // Every unsafe request of the session was proved same-origin by the
-    // browser itself: none of them needed a token.
-    assert.deepEqual(unsafe.filter((e) => e.result !== 'origin_verified').map((e) => `${what(e)} ${e.result}`), [],
-      'every unsafe request passed on origin evidence');
-    return;
+  // Every unsafe request of the session was proved same-origin by the
+  // browser itself: none of them needed a token. On loopback by
+  // Sec-Fetch-Site; by name by the Origin, also on the form POSTs (the
+  // login, the Settings form, the logout), which the page's no-referrer
+  // policy would have made say null.
+  assert.deepEqual(unsafe.filter((e) => e.result !== 'origin_verified').map((e) => `${what(e)} ${e.result}`), [],
+    'every unsafe request passed on origin evidence');
+  const requests = await Promise.all(sent);
+  const forms = requests.filter((q) => q.navigation);
+  for (const [w, ok] of [['POST /index.php?route=/', 'the login form'],
+    ['POST /index.php?route=/preferences/features', 'the Settings form'],
+    ['POST /index.php?route=/logout', 'the logout']])
+    assert.ok(forms.some((q) => q.what === w), `${ok} was a form POST (${w})`);
+  for (const q of forms) t.diagnostic(`${q.what}: Origin ${q.origin}, Sec-Fetch-Site ${q.fetchSite ?? '(none)'}`);
+  if (named) {
+    assert.deepEqual(requests.filter((q) => q.fetchSite !== undefined).map((q) => q.what), [],
+      'by name over plain HTTP the browser sends no Sec-Fetch-Site');
+    assert.deepEqual(requests.filter((q) => q.origin !== stack.url).map((q) => `${q.what} Origin ${q.origin}`), [],
+      'every unsafe request carried the site\'s own Origin (the raised referrer policy: never null)');
+  } else {
+    assert.deepEqual(requests.filter((q) => q.fetchSite !== 'same-origin').map((q) => q.what), [],
+      'on loopback every unsafe request says Sec-Fetch-Site: same-origin');
   }
-  // By name: the scripts' POSTs carry the site's Origin; the forms' carry
-  // Origin: null (no-referrer) and pass on the injected token (ok).
-  assert.deepEqual(unsafe.filter((e) => !['origin_verified', 'ok'].includes(e.result)).map((e) => `${what(e)} ${e.result}`),
-    [], 'every unsafe request passed on its Origin or on the token');
-  assert.ok(unsafe.some((e) => e.result === 'ok' && what(e) === 'POST /index.php?route=/'),
-    'the login form (Origin: null) passed on the token');
 });
 
 test(`${named ? 'by name: ' : ''}forged requests are rejected by the module and change nothing`, async (t) => {

@@ -42,7 +42,7 @@ HTTP = """
     }}
 """
 
-STATUS_LINE = 'not every form of "%s" got a token: '
+STATUS_LINE = '"%s": not every form got a token: '
 
 
 def owners(port, uri, out, status=0):
@@ -140,6 +140,8 @@ class AttackTest(T.ProxyCase):
             ("svg-form-nesting", "inside an open form"),
             ("noscript", "noscript"),
             ("esc-undeclared", "ESC byte"),
+            ("review-table-a", "outside any <td>, <th> or <caption>"),
+            ("table-row-form", "move the form into a cell"),
         ]
         for name, word in rows:
             with self.subTest(name):

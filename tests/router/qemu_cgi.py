@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""csrf-cgi's own tests (cgi/tests) on a router build run under qemu-user:
+"""csrf-cgi's own tests (tests/cgi) on a router build run under qemu-user:
 csrf-cgi and csrf-key of dist/router/<arch> behind wrappers that run them
 with qemu-<arch> -L /usr/<triplet> (the target's loader and libc), as
 the CGI interpreter of the x86 busybox httpd (test_servers, every attack
@@ -25,7 +25,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CGI_TESTS = os.path.join(HERE, "..", "..", "cgi", "tests")
+CGI_TESTS = os.path.join(HERE, "..", "cgi")
 TRIPLETS = {"mips": ("qemu-mips", "mips-linux-gnu"), "mipsel": ("qemu-mipsel", "mipsel-linux-gnu"),
             "armhf": ("qemu-arm", "arm-linux-gnueabihf"), "aarch64": ("qemu-aarch64", "aarch64-linux-gnu")}
 LEFT_OUT = {

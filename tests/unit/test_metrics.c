@@ -120,11 +120,13 @@ static const char golden[] =
     "csrf_inject_withheld_total{status=\"long_form\"} 1\n"
     "csrf_inject_withheld_total{status=\"late_button\"} 0\n"
     "csrf_inject_withheld_total{status=\"noscript_button\"} 0\n"
+    "csrf_inject_withheld_total{status=\"table_form\"} 0\n"
     "# HELP csrf_inject_passed_total HTML pages passed through without tokens, by cause (a charset the "
-    "injector does not read, a compressed body).\n"
+    "injector does not read, a compressed body, a page that could not be prepared).\n"
     "# TYPE csrf_inject_passed_total counter\n"
     "csrf_inject_passed_total{cause=\"charset\"} 1\n"
     "csrf_inject_passed_total{cause=\"encoding\"} 2\n"
+    "csrf_inject_passed_total{cause=\"error\"} 1\n"
     "# HELP csrf_metrics_start_time_seconds Unix time at which these counters started.\n"
     "# TYPE csrf_metrics_start_time_seconds gauge\n"
     "csrf_metrics_start_time_seconds 1700000000\n";
@@ -166,6 +168,7 @@ static void fill(csrf_metrics *m)
 	csrf_metrics_count_passed(m, CSRF_METRICS_PASS_CHARSET);
 	csrf_metrics_count_passed(m, CSRF_METRICS_PASS_ENCODING);
 	csrf_metrics_count_passed(m, CSRF_METRICS_PASS_ENCODING);
+	csrf_metrics_count_passed(m, CSRF_METRICS_PASS_ERROR);
 	csrf_metrics_count_passed(m, (csrf_metrics_pass)CSRF_METRICS_PASS_CAUSES); /* nothing */
 }
 
@@ -326,6 +329,7 @@ static void test_every_status_bit_named(void **state)
 	    {CSRF_INJECT_NOSCRIPT_BUTTON, "{status=\"noscript_button\"} 1\n"},
 	    {CSRF_INJECT_UNCLOSED, "{status=\"unclosed\"} 1\n"},
 	    {CSRF_INJECT_ESCAPE, "{status=\"escape\"} 1\n"},
+	    {CSRF_INJECT_TABLE_FORM, "{status=\"table_form\"} 1\n"},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		csrf_metrics_init(&m, T0);
@@ -333,6 +337,114 @@ static void test_every_status_bit_named(void **state)
 		assert_int_equal(csrf_metrics_render(&m, out, sizeof out, &len), CSRF_OK);
 		assert_non_null(strstr(out, rows[i].line));
 	}
+}
+
+static csrf_ctx *exchange_ctx(int keyed)
+{
+	csrf_ctx *ctx;
+	assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+	if (keyed)
+		assert_int_equal(csrf_ctx_generate_key(ctx), CSRF_OK);
+	assert_int_equal(csrf_ctx_set_self_origin(ctx, "https://app.example", 19), CSRF_OK);
+	csrf_ctx_set_mode(ctx, CSRF_MODE_ORIGIN_OR_TOKEN);
+	return ctx;
+}
+
+static int discard(void *ud, const char *p, size_t n, int inserted)
+{
+	(void)ud, (void)p, (void)n, (void)inserted;
+	return 0;
+}
+
+/* How far exchange() takes a response. */
+enum { TO_HOLD, TO_HEADERS, TO_FEED, TO_END };
+
+/* One response through the exchange up to step, then counted into m as
+ * an adapter counts it: by csrf_response_begin's verdict and the state. */
+static void exchange(csrf_metrics *m, csrf_ctx *ctx, const char *ce, const char *body, int step)
+{
+	static _Alignas(64) unsigned char mem[CSRF_RESPONSE_STATE_MAX];
+	csrf_response *resp = NULL;
+	csrf_response_verdict v = csrf_response_begin(ctx, "GET", 3, 200, "text/html", 9, ce, ce ? strlen(ce) : 0);
+	if (v == CSRF_RESPONSE_INJECT) {
+		csrf_request req;
+		csrf_request_init(&req);
+		req.method = (csrf_slice){"GET", 3};
+		req.target = (csrf_slice){"/", 1};
+		req.scheme = (csrf_slice){"https", 5};
+		assert_int_equal(csrf_request_header(&req, "Host", 4, "app.example", 11), CSRF_OK);
+		assert_int_equal(csrf_response_init(mem, csrf_response_size(), ctx, "text/html", 9, &resp), CSRF_OK);
+		size_t used;
+		csrf_charset_verdict cv = csrf_response_hold(resp, body, strlen(body), 1, &used);
+		unsigned char action[1];
+		csrf_slice value[1];
+		csrf_header add[CSRF_RESPONSE_ADD_MAX];
+		size_t n_add;
+		if (cv == CSRF_CHARSET_INJECT && step >= TO_HEADERS &&
+		    csrf_response_headers(resp, &req, NULL, 0, action, value, add, &n_add) == CSRF_OK &&
+		    step >= TO_FEED) {
+			csrf_slice held = csrf_response_held(resp);
+			assert_int_equal(csrf_response_feed(resp, held.ptr, held.len, discard, NULL), CSRF_OK);
+			if (step >= TO_END)
+				assert_int_equal(csrf_response_end(resp, discard, NULL, NULL), CSRF_OK);
+		}
+	}
+	csrf_metrics_count_response(m, v, resp);
+	if (resp)
+		csrf_response_wipe(resp);
+}
+
+/* csrf_metrics_count_response counts each outcome of the exchange the
+ * way csrf_metrics_count_page and _passed would, and nothing else. */
+static void test_count_response(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = exchange_ctx(1), *keyless = exchange_ctx(0);
+	csrf_metrics m;
+	const char *forms = "<html><head></head><body><form method=post></form><form method=post action=/x "
+	                    "></form><table><form method=post></form></table></body></html>";
+	csrf_metrics_init(&m, T0);
+
+	exchange(&m, ctx, NULL, forms, TO_END); /* a page: its insertions, its status */
+	assert_int_equal(m.inject_pages, 1);
+	assert_true(m.inject_insertions >= 3); /* two fields and the meta pair */
+	assert_int_equal(m.inject_withheld[17], 1);
+	assert_int_equal(1u << 17, CSRF_INJECT_TABLE_FORM);
+	uint64_t insertions = m.inject_insertions;
+
+	exchange(&m, ctx, NULL, "<p>no form</p>", TO_END); /* a page without a form: counted, no status */
+	assert_int_equal(m.inject_pages, 2);
+	assert_int_equal(m.inject_withheld[17], 1);
+
+	exchange(&m, ctx, "gzip", forms, TO_END); /* compressed */
+	assert_int_equal(m.inject_passed[CSRF_METRICS_PASS_ENCODING], 1);
+
+	exchange(&m, ctx, NULL, "<meta charset=shift_jis><form method=post></form>", TO_END); /* charset */
+	assert_int_equal(m.inject_passed[CSRF_METRICS_PASS_CHARSET], 1);
+
+	exchange(&m, keyless, NULL, forms, TO_END); /* the page could not be prepared */
+	assert_int_equal(m.inject_passed[CSRF_METRICS_PASS_ERROR], 1);
+
+	/* stopped before its end (a client gone): nothing */
+	exchange(&m, ctx, NULL, forms, TO_HOLD);
+	exchange(&m, ctx, NULL, forms, TO_HEADERS);
+	exchange(&m, ctx, NULL, forms, TO_FEED);
+	/* a response the exchange passes at once (HEAD, not HTML) */
+	csrf_metrics_count_response(&m, CSRF_RESPONSE_PASS, NULL);
+	csrf_metrics_count_response(&m, CSRF_RESPONSE_INJECT, NULL);
+	csrf_metrics_count_response(NULL, CSRF_RESPONSE_COMPRESSED, NULL);
+	csrf_metrics_count_response(&m, (csrf_response_verdict)7, NULL);
+	assert_int_equal(m.inject_pages, 2);
+	assert_int_equal(m.inject_insertions, insertions);
+	assert_int_equal(m.inject_passed[CSRF_METRICS_PASS_ENCODING], 1);
+	assert_int_equal(m.inject_passed[CSRF_METRICS_PASS_CHARSET], 1);
+	assert_int_equal(m.inject_passed[CSRF_METRICS_PASS_ERROR], 1);
+	uint64_t withheld = 0;
+	for (unsigned i = 0; i < CSRF_METRICS_STATUS_BITS; i++)
+		withheld += m.inject_withheld[i];
+	assert_int_equal(withheld, 1);
+	csrf_ctx_free(ctx);
+	csrf_ctx_free(keyless);
 }
 
 /* golden with every sample labelled zone="a" first. */
@@ -551,8 +663,8 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_render_exact),   cmocka_unit_test(test_position_independent),
 	    cmocka_unit_test(test_valid),          cmocka_unit_test(test_buffer_too_small),
 	    cmocka_unit_test(test_text_max),       cmocka_unit_test(test_every_status_bit_named),
-	    cmocka_unit_test(test_counts_add_up),  cmocka_unit_test(test_render_zones),
-	    cmocka_unit_test(test_zones_text_max),
+	    cmocka_unit_test(test_count_response), cmocka_unit_test(test_counts_add_up),
+	    cmocka_unit_test(test_render_zones),   cmocka_unit_test(test_zones_text_max),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "../../tests/nginx"))
+sys.path.insert(0, os.path.join(HERE, "../nginx"))
 import cgitest as T  # noqa: E402
 from promtext import parse  # noqa: E402
 

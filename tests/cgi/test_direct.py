@@ -58,6 +58,8 @@ class ConfigTest(Direct):
         ("action allow\n", ":4: action takes one of deny log"),
         ("inject maybe\n", ":4: inject takes one of on off"),
         ("form_action_csp maybe\n", ":4: form_action_csp takes one of on off"),
+        ("referrer_same_origin yes\n", ":4: referrer_same_origin takes one of on off"),
+        ("referrer_same_origin\n", ":4: referrer_same_origin takes 1 argument"),
         ("exempt POST /a /b\n", ":4: exempt takes 1 or 2 arguments"),
         ("origin a b c d e f\n", ":4: too many arguments"),
         ("origin a b\n", ":4: origin takes 1 argument"),
@@ -468,8 +470,10 @@ class PageTest(Direct):
         self.assertEqual(r.body, body, "a page the injector cannot read was changed")
         self.assertIsNone(r.header("content-security-policy"))
         self.assertEqual([c for c in r.all("set-cookie") if "csrf_secret" in c], [])
-        self.assertIn("page passed without tokens for GET /cgi-bin/replay.cgi: the injector cannot read its charset, "
-                      + why, err)
+        # the library's words (csrf_response_log), as the module logs them
+        label, source = why.split(" (from the ")
+        self.assertIn("page of GET /cgi-bin/replay.cgi: no tokens: its charset (" + label + ", from the " + source
+                      + " is not one the injector reads, passed through untouched", err)
 
     def test_pages_whose_charset_the_injector_cannot_read_pass_untouched(self):
         latin = "<p>caf\u00e9</p>".encode("latin-1")
@@ -512,10 +516,20 @@ class PageTest(Direct):
                 self.assertNotIn("page passed without tokens", err)
 
     def test_form_action_policy_on_injected_pages(self):
+        """Issue 25: form_action_csp is off by default (as in the module) and,
+        when on, merged into the program's own policy header (one value, two
+        policies, both enforced), as the module merges it."""
+        r, err = self.answer(b"Content-Type: text/html\r\nContent-Security-Policy: img-src 'self'\r\n", self.FORM_PAGE)
+        self.assertEqual(r.all("content-security-policy"), ["img-src 'self'"], "off by default")
+        with open(self.site.conf) as f:
+            self.conf(f.read() + "form_action_csp on\n")
         r, err = self.answer(b"Content-Type: text/html\r\nContent-Security-Policy: img-src 'self'\r\n", self.FORM_PAGE)
         self.assertEqual(r.all("content-security-policy"),
-                         ["img-src 'self'", "form-action 'self' https://partner.example:8443; base-uri 'self'"],
+                         ["img-src 'self', form-action 'self' https://partner.example:8443; base-uri 'self'"],
                          "the program's policy and ours, each enforced")
+        r, err = self.answer(b"Content-Type: text/html\r\n", self.FORM_PAGE)
+        self.assertEqual(r.all("content-security-policy"),
+                         ["form-action 'self' https://partner.example:8443; base-uri 'self'"], "ours alone")
         r, err = self.answer(b"Content-Type: text/plain\r\n", b"<form method=post>")
         self.assertIsNone(r.header("content-security-policy"), "a page that is not injected gets no policy")
 
@@ -525,6 +539,36 @@ class PageTest(Direct):
         r, err = self.answer(b"Content-Type: text/html\r\n", self.FORM_PAGE)
         self.assertIn(b'<input type="hidden" name="csrf_', r.body)
         self.assertIsNone(r.header("content-security-policy"))
+
+    def test_referrer_same_origin(self):
+        """referrer_same_origin (off by default): a program's no-referrer
+        policy, in its Referrer-Policy lines and its <meta name=referrer>,
+        becomes same-origin, so its own forms send their Origin instead of
+        null; any other policy passes as the program wrote it."""
+        nrm = b"<meta name=referrer content=no-referrer>"
+        rm = b'<meta name="referrer" content="same-origin">'
+        page = b"<html><head>" + nrm + b"</head><body>" + self.FORM_PAGE
+        two = b"Content-Type: text/html\r\nReferrer-Policy: origin\r\nReferrer-Policy: No-Referrer\r\n"
+        # off: untouched
+        r, err = self.answer(two, page)
+        self.assertEqual(r.all("referrer-policy"), ["origin", "No-Referrer"])
+        self.assertNotIn(rm, r.body)
+        with open(self.site.conf) as f:
+            self.conf(f.read() + "referrer_same_origin on\n")
+        r, err = self.answer(two, page)
+        self.assertEqual(r.all("referrer-policy"), ["same-origin", "same-origin"])
+        self.assertIn(nrm + rm, r.body)
+        self.assertEqual(T.strip_injected(r.text()).replace(rm.decode(), ""), page.decode())
+        for policy in ("same-origin", "strict-origin", "no-referrer, origin"):
+            with self.subTest(policy):
+                r, err = self.answer(b"Content-Type: text/html\r\nReferrer-Policy: " + policy.encode() + b"\r\n",
+                                     b"<meta name=referrer content=origin>" + self.FORM_PAGE)
+                self.assertEqual(r.all("referrer-policy"), [policy])
+                self.assertNotIn(rm, r.body)
+        # an answer that is no page: the header all the same, the body as written
+        r, err = self.answer(b"Content-Type: text/plain\r\nReferrer-Policy: no-referrer\r\n", nrm)
+        self.assertEqual(r.all("referrer-policy"), ["same-origin"])
+        self.assertEqual(r.body, nrm)
 
     def test_forms_held_back_are_logged_once_with_their_reasons(self):
         body = (b"<form method=post action=https://evil.example/><form method=post action=/x></form>"

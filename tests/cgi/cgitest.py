@@ -191,7 +191,7 @@ class MiniHttpd(Server):
     """ACME's mini_httpd (Debian's mini-httpd) -D, its CGI pattern
     cgi-bin/*. mini_httpd has no interpreter setting: it runs whatever the
     pattern matches. So each name under its cgi-bin is a two-line shell
-    script that runs csrf-cgi with the real program (in cgi/tests/www,
+    script that runs csrf-cgi with the real program (in tests/cgi/www,
     outside mini_httpd's document root, so no URL reaches it unprotected);
     the script also names the configuration, since mini_httpd gives CGI
     programs a fresh environment, and sends standard error to the error

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""casetable - the shared table of response cases (response.json) and its
+checks, for the two drivers: tests/nginx/test_cases.py (nginx.cases) and
+tests/cgi/test_cases.py (cgi.cases). A driver turns a case into its
+adapter's configuration, request and upstream answer, and hands what the
+client got to check(). CSRF_CASES=REGEX runs only the matching cases.
+Never prints a token or a cookie value."""
+
+import copy
+import json
+import os
+import re
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE = os.path.join(HERE, "response.json")
+ORIGIN = "http://app.test"
+HOST = "app.test"
+SECRET = re.compile(r"^(__Host-)?csrf_secret=")
+META_TOKEN = re.compile(rb'<meta name="csrf-token" content="([^"]+)">')
+FIELD_TOKEN = re.compile(rb'<input type="hidden" name="csrf_[0-9a-f]+" value="([^"]+)">')
+
+
+def expand(s):
+    """"pad=@2000" is pad= and 2000 x."""
+    return re.sub(r"@(\d+)", lambda m: "x" * int(m.group(1)), s)
+
+
+def load():
+    with open(TABLE) as f:
+        table = json.load(f)
+    d = table["defaults"]
+    want = os.environ.get("CSRF_CASES")
+    out = []
+    for c in table["cases"]:
+        if want and not re.search(want, c["name"]):
+            continue
+        case = {"name": c["name"], "drift": c.get("drift"), "expect": c["expect"]}
+        for part in ("conf", "request", "upstream"):
+            merged = copy.deepcopy(d[part])
+            merged.update(c.get(part, {}))
+            case[part] = merged
+        case["request"]["body"] = expand(case["request"]["body"]).encode()
+        case["upstream"]["body"] = case["upstream"]["body"].encode("latin-1")
+        out.append(case)
+    return out
+
+
+def strip_injected(body):
+    body = re.sub(rb'<meta name="csrf-param" content="[^"]*"><meta name="csrf-token" content="[^"]*">', b"", body)
+    return re.sub(rb'<input type="hidden" name="csrf_[0-9a-f]+" value="[^"]*">', b"", body)
+
+
+def tamper(token):
+    """A token of the right shape whose MAC no longer verifies."""
+    i = len(token) - 4  # in the MAC: the middle can make the token malformed instead
+    return token[:i] + ("A" if token[i] != "A" else "B") + token[i + 1:]
+
+
+def check(t, case, r, log, reached):
+    """t: the unittest.TestCase; r: .status, .headers (lower-case names),
+    .body, .all(name); log: the adapter's warnings for this case; reached:
+    whether the application ran."""
+    e = case["expect"]
+    name = case["name"]
+    t.assertEqual(r.status, e["status"], name)
+    for h, values in e.get("headers", {}).items():
+        t.assertEqual(r.all(h), values, "%s: %s" % (name, h))
+    cookies = r.all("set-cookie")
+    if "secret_cookie" in e:
+        t.assertEqual(any(SECRET.match(c) for c in cookies), e["secret_cookie"], "%s: the secret cookie" % name)
+    for c in e.get("set_cookie_has", []):
+        t.assertIn(c, cookies, name)
+    if case["request"]["method"] != "HEAD":
+        if "body" in e:
+            t.assertEqual(r.body, e["body"].encode("latin-1"), name)
+        if "injected" in e:
+            t.assertEqual(r.body.count(b'<input type="hidden" name="csrf_'), e["injected"], "%s: fields" % name)
+        if "body_stripped" in e:
+            t.assertEqual(strip_injected(r.body), e["body_stripped"].encode("latin-1"), name)
+        if "body_has" in e:
+            t.assertIn(e["body_has"].encode(), r.body, name)
+    if "log" in e:
+        t.assertIn(e["log"], log, name)
+    if "upstream_reached" in e:
+        t.assertEqual(reached, e["upstream_reached"], "%s: the application ran" % name)
+    if "retry_token" in e:
+        token = r.header("x-csrf-token")
+        t.assertEqual(token is not None, e["retry_token"], "%s: X-CSRF-Token" % name)
+        if token:
+            m = META_TOKEN.search(r.body)
+            t.assertTrue(m and m.group(1).decode() == token, "%s: the page's token is the header's" % name)

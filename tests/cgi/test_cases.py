@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""cgi.cases: the shared table of response cases (tests/cases/response.json)
+through csrf-cgi, run as a server runs it; the module runs the same table
+(nginx.cases). CSRF_CASES=REGEX picks cases by name."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "../cases"))
+import casetable as C  # noqa: E402
+import cgitest as T  # noqa: E402
+
+REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
+
+
+def conf_lines(conf):
+    lines = []
+    if conf["mode"]:
+        lines.append("mode " + conf["mode"])
+    if conf["form_action_csp"] is not None:
+        lines.append("form_action_csp " + ("on" if conf["form_action_csp"] else "off"))
+    for t in conf["trusted"]:
+        lines.append("trusted_origin " + t)
+    if conf["retry_token"]:
+        lines.append("retry_token on")
+    if conf["body_max"]:
+        lines.append("body_max %d" % conf["body_max"])
+    return lines
+
+
+class Cases(unittest.TestCase):
+    def run_case(self, site, case, method, headers, body):
+        env = {"REQUEST_METHOD": method, "SCRIPT_NAME": "/cgi-bin/case.cgi", "HTTP_HOST": C.HOST,
+               "CSRF_CGI_CONFIG": site.conf, "CGI_TEST_DIR": site.dir}
+        for k, v in headers:
+            if k.lower() == "content-type":
+                env["CONTENT_TYPE"] = v
+            else:
+                env["HTTP_" + k.upper().replace("-", "_")] = v
+        if body:
+            env["CONTENT_LENGTH"] = str(len(body))
+        site.clear()
+        return T.run_direct(env, "./case.cgi", body)
+
+    def test_cases(self):
+        cases = C.load()
+        self.assertTrue(cases, "no case matches CSRF_CASES")
+        for case in cases:
+            with self.subTest(case=case["name"]):
+                site = T.Site(conf_lines(case["conf"]))
+                try:
+                    site.configure(C.ORIGIN)
+                    up = case["upstream"]
+                    answer = b"Status: %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
+                    for k, v in up["headers"]:
+                        answer += ("%s: %s\r\n" % (k, v)).encode("latin-1")
+                    with open(site.path("answer"), "wb") as f:
+                        f.write(answer + b"\r\n" + up["body"])
+                    req = case["request"]
+                    headers = list(map(tuple, req["headers"]))
+                    if req.get("prime"):
+                        rc, page, err = self.run_case(site, case, "GET", [], b"")
+                        cookie = [c.split(";")[0] for c in page.all("set-cookie") if C.SECRET.match(c)]
+                        m = C.FIELD_TOKEN.search(page.body)
+                        self.assertTrue(cookie and m, "the priming page has no token")
+                        headers.append(("Cookie", cookie[0]))
+                        if req["prime"] == "tampered":
+                            headers.append(("X-CSRF-Token", C.tamper(m.group(1).decode())))
+                    rc, r, err = self.run_case(site, case, req["method"], headers, req["body"])
+                    self.assertEqual(rc, 0, err)
+                    C.check(self, case, r, err, bool(site.ran()))
+                finally:
+                    site.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()

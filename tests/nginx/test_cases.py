@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""nginx.cases: the shared table of response cases (tests/cases/response.json)
+through the module in front of a python upstream that gives each case's
+answer; csrf-cgi runs the same table (cgi.cases). CSRF_CASES=REGEX picks
+cases by name."""
+
+import os
+import re
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "../cases"))
+import casetable as C  # noqa: E402
+import ngxtest as T  # noqa: E402
+
+CASES = C.load()
+BY_PATH = {"/case/" + c["name"]: c for c in CASES}
+REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
+
+
+def location(case):
+    conf = case["conf"]
+    lines = ["csrf on;", "csrf_origin %s;" % C.ORIGIN]
+    if conf["mode"]:
+        lines.append("csrf_mode %s;" % conf["mode"])
+    if conf["form_action_csp"] is not None:
+        lines.append("csrf_form_action_csp %s;" % ("on" if conf["form_action_csp"] else "off"))
+    for t in conf["trusted"]:
+        lines.append("csrf_trusted_origin %s;" % t)
+    if conf["retry_token"]:
+        lines.append("csrf_retry_token on;")
+    if conf["body_max"]:
+        lines.append("csrf_body_max %d;" % conf["body_max"])
+    lines.append("proxy_pass http://127.0.0.1:{upstream};")
+    # braces doubled: the configuration goes through str.format ({port}, {upstream})
+    return "        location = /case/%s {{\n            %s\n        }}\n" % (case["name"], "\n            ".join(lines))
+
+
+def answer(c, head, body):
+    path = head.split(b" ", 2)[1].decode("latin-1")
+    case = BY_PATH.get(path)
+    if case is None:
+        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        return
+    up = case["upstream"]
+    out = b"HTTP/1.1 %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
+    for k, v in up["headers"]:
+        out += ("%s: %s\r\n" % (k, v)).encode("latin-1")
+    out += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(up["body"])
+    if not head.startswith(b"HEAD "):
+        out += up["body"]
+    c.sendall(out)
+
+
+class Cases(T.ProxyCase):
+    HTTP = ("    server {{\n        listen 127.0.0.1:{port};\n        server_name %s;\n" % C.HOST
+            + "".join(location(c) for c in CASES) + "    }}\n")
+
+    @classmethod
+    def upstream(cls, c, head, body):
+        answer(c, head, body)
+
+    def reached(self, path, before):
+        return any(h.split(b" ", 2)[1].decode("latin-1") == path for h, _ in self.up.requests[before:])
+
+    def log_of(self, path, before):
+        time.sleep(0.1)
+        return "\n".join(l for l in self.ngx.error_log()[before:].splitlines() if '"%s"' % path in l)
+
+    def test_cases(self):
+        self.assertTrue(CASES, "no case matches CSRF_CASES")
+        for case in CASES:
+            with self.subTest(case=case["name"]):
+                path = "/case/" + case["name"]
+                req = case["request"]
+                headers = list(map(tuple, req["headers"]))
+                if req.get("prime"):
+                    page = T.request(self.ngx.port, "GET", path, host=C.HOST)
+                    cookie = T.secret_cookie(page)
+                    m = C.FIELD_TOKEN.search(page.body)
+                    self.assertTrue(cookie and m, "the priming page has no token")
+                    headers.append(("Cookie", cookie))
+                    if req["prime"] == "tampered":
+                        headers.append(("X-CSRF-Token", C.tamper(m.group(1).decode())))
+                before, log_before = len(self.up.requests), len(self.ngx.error_log())
+                r = T.request(self.ngx.port, req["method"], path, headers, req["body"], host=C.HOST)
+                self.assertIsNotNone(r, "no answer")
+                C.check(self, case, r, self.log_of(path, log_before), self.reached(path, before))
+        self.assertFalse(self.ngx.crashed())
+
+
+if __name__ == "__main__":
+    unittest.main()
