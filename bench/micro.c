@@ -6,6 +6,9 @@
  * library keeps and once through OpenSSL's one-shot HMAC(). Prints one JSON
  * object per line: {"impl":..., "op":..., "ns":...}, the median of ROUNDS
  * rounds of ITERS operations each, all operations interleaved per round.
+ * "count" is what counting adds to a request of an adapter with counters:
+ * csrf_metrics_count_check and csrf_metrics_count_page (relaxed atomic
+ * adds, one thread: the uncontended cost).
  * Usage: csrf-bench-micro [ROUNDS ITERS]
  */
 #include "internal.h"
@@ -85,6 +88,17 @@ static void op_check(bench_state *s)
 	sink++;
 }
 
+static csrf_metrics counters;
+
+static void op_count(bench_state *s)
+{
+	csrf_result r = {1, CSRF_ORIGIN_VERIFIED, 0, 0};
+	(void)s;
+	csrf_metrics_count_check(&counters, &r);
+	csrf_metrics_count_page(&counters, 21, 0);
+	sink++;
+}
+
 typedef struct {
 	const char *impl;
 	const char *op;
@@ -135,8 +149,9 @@ int main(int argc, char **argv)
 	bench_row rows[] = {
 	    {"libcsrf", "mac_floor", op_mac_floor, {0}}, {"openssl", "hmac_oneshot", op_hmac_oneshot, {0}},
 	    {"libcsrf", "issue", op_issue, {0}},         {"libcsrf", "verify", op_verify, {0}},
-	    {"libcsrf", "check", op_check, {0}},
+	    {"libcsrf", "check", op_check, {0}},         {"libcsrf", "count", op_count, {0}},
 	};
+	csrf_metrics_init(&counters, 0);
 	size_t n = sizeof rows / sizeof rows[0];
 	for (size_t i = 0; i < n; i++) /* warm-up */
 		for (long k = 0; k < iters / 10 + 1; k++)

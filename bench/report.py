@@ -86,6 +86,8 @@ lines = ["| benchmark | variant | requests/s | p99 | non-2xx/3xx | ratio |", "|-
 pairs = [("nginx_get", "plain", "module", "nginx GET of a page with 20 forms (injection)"),
          ("nginx_real", "plain", "module", "nginx GET of a real 242 KB page (bench/pages/socat.html)"),
          ("nginx_post", "plain", "module", "nginx POST with a valid token"),
+         ("nginx_count_get", "off", "on", "nginx GET of the 20-form page with the module, counters off and on (csrf_metrics_zone)"),
+         ("nginx_count_post", "off", "on", "nginx POST with a valid token, counters off and on (csrf_metrics_zone)"),
          ("demo_get", "unprotected", "protected", "csrf-demo GET / (logged in)"),
          ("demo_store", "memory", "redis", "csrf-demo GET / (logged in), wrk -c64: sessions in memory, in Redis")]
 ratios = {}
@@ -93,6 +95,13 @@ ratios = {}
 
 def short_title(title):
     return title.split(":")[0].split(" (")[0] + (", wrk -c64" if "-c64" in title else "")
+
+
+def cpu_med(bench, variant, who):
+    """The median over the runs of what process `who` spent per request
+    (µs of CPU, user + system, from /proc), or None."""
+    v = [r[f"cpu_{who}"] for r in servers.get((bench, variant), []) if f"cpu_{who}" in r]
+    return statistics.median(v) if v else None
 
 
 # The third nginx server, stock sub_filter with a comparable static
@@ -114,14 +123,22 @@ for bench, base, var, title in pairs:
         vs_sub[bench] = paired(servers[(bench, "sub_filter")], servers[(bench, var)])[0]
         lines.append(f"| | stock `sub_filter` | {sf['rps']:.0f} | {sf['p99']} | {sf['bad']} | {sf_ratio * 100:.1f}% |")
         lines.append(f"| | module ÷ `sub_filter` | | | | {vs_sub[bench]:.2f}× |")
+count = ops.get(("libcsrf", "count"))
+if count and ("nginx_get", "module") in servers:
+    # one worker: a request takes 1e9 / rps ns of it; counting adds count ns
+    rps = med(servers[("nginx_get", "module")])["rps"]
+    lines.append("")
+    lines.append(f"Counting (`csrf_metrics_zone`) adds {count:.1f} ns to a request (`bench/micro.c`: "
+                 f"`csrf_metrics_count_check` and `csrf_metrics_count_page`, uncontended): at the module's "
+                 f"{rps:.0f} GET requests/s on one worker, {count * rps / 1e7:.3f}% of its time, an expected "
+                 f"ratio of {(1 - count * rps / 1e9) * 100:.2f}%.")
+for bench in ("nginx_count_get", "nginx_count_post"):
+    off, on = cpu_med(bench, "off", "worker"), cpu_med(bench, "on", "worker")
+    if off and on:
+        lines.append("")
+        lines.append(f"{short_title(dict((p[0], p[3]) for p in pairs)[bench])}: the worker's CPU per request, "
+                     f"median of the runs: {off:.1f} µs with the counters off, {on:.1f} µs on ({on / off * 100:.1f}%).")
 srv_table = "\n".join(lines)
-
-
-def cpu_med(bench, variant, who):
-    """The median over the runs of what process `who` spent per request
-    (µs of CPU, user + system, from /proc), or None."""
-    v = [r[f"cpu_{who}"] for r in servers.get((bench, variant), []) if f"cpu_{who}" in r]
-    return statistics.median(v) if v else None
 
 
 cores = os.cpu_count() or 1
@@ -185,6 +202,8 @@ if verify and peer_verify:
 for bench, need, text in [("nginx_get", 0.95, "nginx GET with injection at least 95% of plain nginx"),
                           ("nginx_real", 0.85, "nginx GET of the real page at least 85% of plain nginx"),
                           ("nginx_post", 0.95, "nginx POST at least 95% of plain nginx"),
+                          ("nginx_count_get", 0.99, "nginx GET with counting on at least 99% of off"),
+                          ("nginx_count_post", 0.99, "nginx POST with counting on at least 99% of off"),
                           ("demo_get", 0.95, "the demo protected at least 95% of unprotected (GET /, logged in)"),
                           ("demo_store", 0.80, "the demo with Redis at least 80% of the memory store (wrk -c64)")]:
     if bench in ratios:
@@ -243,7 +262,8 @@ with open(dat, "w") as f:
     for impl in impls:
         if (impl, "verify") in ops:
             f.write(f"\"{impl}\" {ops[(impl, 'verify')] / 1000:.4f}\n")
-short = {"nginx_get": "nginx GET (injecting)", "nginx_real": "nginx GET (real page)", "nginx_post": "nginx POST (token)", "demo_get": "csrf-demo GET /",
+short = {"nginx_get": "nginx GET (injecting)", "nginx_real": "nginx GET (real page)", "nginx_post": "nginx POST (token)",
+         "nginx_count_get": "nginx GET, counting", "nginx_count_post": "nginx POST, counting", "demo_get": "csrf-demo GET /",
          "demo_store": "csrf-demo Redis / memory"}
 srv = os.path.join(tmp, "servers.dat")
 with open(srv, "w") as f:

@@ -40,13 +40,15 @@ trap cleanup EXIT
 
 if [ "$quick" = 1 ]; then
   ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1 STORE_ROUNDS=1 STORE_SECONDS=0.3
-  DEMO_PAIRS=1 DEMO_SECONDS=1
+  DEMO_PAIRS=1 DEMO_SECONDS=1 COUNT_PAIRS=1 COUNT_SECONDS=1
 else
   ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
   WRK_SECONDS=${WRK_SECONDS:-8} WRK_RUNS=${WRK_RUNS:-3} STORE_ROUNDS=${STORE_ROUNDS:-5} STORE_SECONDS=${STORE_SECONDS:-2}
   # The demo's variants differ by a few per cent, less than this machine's
   # run-to-run noise: many short runs, alternating, compared pair by pair.
   DEMO_PAIRS=${DEMO_PAIRS:-20} DEMO_SECONDS=${DEMO_SECONDS:-3}
+  # Counting (csrf_metrics_zone) off and on: the same kind of difference.
+  COUNT_PAIRS=${COUNT_PAIRS:-10} COUNT_SECONDS=${COUNT_SECONDS:-4}
 fi
 
 # Peers, pinned by the committed lock file, in a folder git ignores.
@@ -139,7 +141,7 @@ wrk_run() {
 module="$build/nginx/ngx_http_csrf_module.so"
 if [ -f "$module" ]; then
   echo "bench: nginx with and without the module" >&2
-  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport)
+  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport) nc=$(freeport) nq=$(freeport)
   ng="$work/nginx"
   mkdir -p "$ng/html" "$ng/logs"
   python3 "$here/page.py" >"$ng/html/form.html"
@@ -157,15 +159,22 @@ if [ -f "$module" ]; then
     "$head" "$ng/plain.pid" "$up" "$np" "$loc" >"$ng/plain.conf"
   printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } }\n' \
     "$module" "$head" "$ng/module.pid" "$up" "$nm" "$ng/keys" "$loc" >"$ng/module.conf"
+  # The module again with its counters in a shared zone (csrf_metrics_zone)
+  # and their endpoint on a port of their own: counting off (the module
+  # server above) against on.
+  printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; csrf_metrics_zone bench; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } server { listen 127.0.0.1:%s; location = /metrics { csrf_metrics; allow 127.0.0.1; deny all; } } }\n' \
+    "$module" "$head" "$ng/counted.pid" "$up" "$nc" "$ng/keys" "$loc" "$nq" >"$ng/counted.conf"
   # The third server: stock nginx's sub_filter doing a comparable static
   # insertion (the meta tags after <head>, a hidden input after each POST
   # form start tag of the 20-form page), written once the module has shown
   # the field's name and a token of the real length.
-  for c in backend plain module; do
+  declare -A master=()
+  for c in backend plain module counted; do
     /usr/sbin/nginx -p "$ng" -c "$ng/$c.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
     pids+=($!)
+    master[$c]=$!
   done
-  waitport "$nb"; waitport "$np"; waitport "$nm"
+  waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nc"; waitport "$nq"
   # A client of the protected site: its secret cookie and a token from a page.
   curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$nm/form.html"
   field=$(meta csrf-param "$work/page.html")
@@ -206,7 +215,7 @@ if [ -f "$module" ]; then
     echo "bench: the module rejected a valid POST ($code)" >&2
     exit 1
   fi
-  for p in "$np" "$nm" "$ns"; do
+  for p in "$np" "$nm" "$ns" "$nc"; do
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "http://127.0.0.1:$p/form.html")
     if [ "$code" != 200 ]; then
       echo "bench: GET through port $p answered $code" >&2
@@ -224,6 +233,30 @@ if [ -f "$module" ]; then
     wrk_run nginx_post plain "http://127.0.0.1:$np/submit" -s "$work/post.lua"
     wrk_run nginx_post module "http://127.0.0.1:$nm/submit" -s "$work/post.lua"
   done
+  # Counting off and on, alternating (which goes first swaps every pair),
+  # with the CPU each one's worker spends per request; then the counters
+  # must hold what was sent.
+  declare -A worker=([off]=$(pgrep -P "${master[module]}" | head -n1) [on]=$(pgrep -P "${master[counted]}" | head -n1))
+  for i in $(seq 1 "$COUNT_PAIRS"); do
+    order="off on"
+    [ $((i % 2)) = 0 ] && order="on off"
+    for v in $order; do
+      p=$nm
+      [ "$v" = on ] && p=$nc
+      cpu="worker:${worker[$v]}" secs=$COUNT_SECONDS wrk_run nginx_count_get "$v" "http://127.0.0.1:$p/form.html" -H "Cookie: $cookie"
+    done
+    for v in $order; do
+      p=$nm
+      [ "$v" = on ] && p=$nc
+      cpu="worker:${worker[$v]}" secs=$COUNT_SECONDS wrk_run nginx_count_post "$v" "http://127.0.0.1:$p/submit" -s "$work/post.lua"
+    done
+  done
+  counted=$(curl -s "http://127.0.0.1:$nq/metrics" |
+    awk '/^csrf_requests_total\{zone="bench",verdict="allowed",reason="origin_verified"\}/ {print $2}')
+  if [ -z "$counted" ] || [ "$counted" -lt 1 ]; then
+    echo "bench: the counting server counted no POST" >&2
+    exit 1
+  fi
 else
   echo "bench: $module is missing; nginx rows skipped" >&2
 fi
@@ -336,4 +369,4 @@ fi
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 python3 "$here/report.py" --ops "$results" --servers "$servers" --inject "$inject_speed" --stores "$stores" \
   --out "$out" --cpu "$cpu" --quick "$quick" --cgi "$cgi_md" \
-  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS; wrk -t2 -c32)"
+  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS COUNT_PAIRS=$COUNT_PAIRS COUNT_SECONDS=$COUNT_SECONDS; wrk -t2 -c32)"

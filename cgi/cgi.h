@@ -2,7 +2,8 @@
 /*
  * cgi.h - what the files of csrf-cgi share: the configuration file
  * (conf.c), running the protected program and relaying its answer
- * (run.c), and the answers csrf-cgi makes itself (csrf-cgi.c).
+ * (run.c), the answers csrf-cgi makes itself (csrf-cgi.c), and the
+ * optional counters file (metrics.c).
  */
 #ifndef CSRF_CGI_H
 #define CSRF_CGI_H
@@ -25,6 +26,7 @@ typedef struct {
 	/* the mode, the body limit, the trusted origins, form_action_csp
 	 * (off by default) and retry_token live in ctx */
 	int referrer_same_origin; /* referrer_same_origin on | off (default): raise no-referrer */
+	char *metrics_file;       /* metrics_file: the counters file, or NULL (none) */
 } cgi_conf;
 
 /* Reads the configuration file at path into conf (zeroed here; conf->ctx
@@ -71,5 +73,23 @@ void cgi_reject(const cgi_conf *conf, const csrf_request *req, csrf_reason reaso
  * the exit status csrf-cgi should end with: the program's own. */
 int cgi_run(const cgi_conf *conf, csrf_request *req, const char *program, int body_fd, const char *method,
             const char *path);
+
+/* This request's counts (metrics.c), kept in memory until
+ * cgi_metrics_flush: csrf_check's final answer, a verdict reached without
+ * it, the response by the outcome of its exchange
+ * (csrf_metrics_count_response). */
+void cgi_metrics_check(const csrf_result *res);
+void cgi_metrics_verdict(csrf_metrics_verdict verdict, csrf_reason reason);
+void cgi_metrics_response(csrf_response_verdict verdict, const csrf_response *resp);
+
+/* Adds this request's counts to the counters file at path (created mode
+ * 0640 when missing; restarted when it holds another layout) under an
+ * exclusive flock. NULL path or nothing counted: nothing done. 0, or -1
+ * after a line on stderr; the request's answer is never affected. */
+int cgi_metrics_flush(const char *path);
+
+/* csrf-cgi --metrics FILE: prints the counters file in the Prometheus text
+ * format on stdout. The exit status: 0, or 1 after a line on stderr. */
+int cgi_metrics_print(const char *path);
 
 #endif /* CSRF_CGI_H */

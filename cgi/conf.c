@@ -223,6 +223,16 @@ static const char *d_body_max(cgi_conf *c, args *x)
 	return NULL;
 }
 
+/* The optional counters file: an absolute path. */
+static const char *d_metrics_file(cgi_conf *c, args *x)
+{
+	if (x->a[0][0] != '/')
+		return "metrics_file takes an absolute path";
+	free(c->metrics_file);
+	c->metrics_file = strdup(x->a[0]);
+	return c->metrics_file ? NULL : "out of memory";
+}
+
 static const struct {
 	const char *name;
 	size_t min, max;
@@ -242,6 +252,7 @@ static const struct {
     {"inject", 1, 1, 0, d_inject},
     {"form_action_csp", 1, 1, 0, d_form_action_csp},
     {"retry_token", 1, 1, 0, d_retry_token},
+    {"metrics_file", 1, 1, 0, d_metrics_file},
     {"referrer_same_origin", 1, 1, 0, d_referrer_same_origin},
 };
 #define N_DIRECTIVES (sizeof directives / sizeof directives[0])
@@ -344,6 +355,7 @@ void cgi_conf_free(cgi_conf *c)
 	for (size_t i = 0; i < c->n_unsafe_get; i++)
 		free(c->unsafe_get[i]);
 	free(c->unsafe_get);
+	free(c->metrics_file);
 	csrf_ctx_free(c->ctx);
 	memset(c, 0, sizeof *c);
 }

@@ -31,8 +31,10 @@
 extern char **environ;
 
 static const char usage[] = "usage: csrf-cgi [--config FILE] [PROGRAM]\n"
+                            "       csrf-cgi --metrics FILE\n"
                             "  run by a web server as the CGI interpreter of PROGRAM (default $SCRIPT_FILENAME);\n"
-                            "  configuration: --config FILE, else $CSRF_CGI_CONFIG, else " CGI_DEFAULT_CONFIG "\n";
+                            "  configuration: --config FILE, else $CSRF_CGI_CONFIG, else " CGI_DEFAULT_CONFIG "\n"
+                            "  --metrics FILE prints the counters file (metrics_file) as Prometheus text\n";
 
 static void header(csrf_request *req, const char *name, size_t name_len, const char *value)
 {
@@ -199,6 +201,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 			goto out;
 		}
 		if (r != CSRF_OK) {
+			cgi_metrics_verdict(CSRF_METRICS_REJECTED, r);
 			cgi_reject(NULL, NULL, r, code, method, path);
 			status = 0;
 			goto out;
@@ -207,6 +210,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 		req.body.len = body_len;
 		res = csrf_check(conf->ctx, &req);
 	}
+	cgi_metrics_check(&res);
 	if (!res.allowed) {
 		cgi_reject(conf, &req, res.reason, csrf_reason_http_status(res.reason, 403), method, path);
 		status = 0;
@@ -216,6 +220,7 @@ static int handle(cgi_conf *conf, const char *program, const char *method)
 		cgi_log("would reject (action log)", method, path, csrf_reason_name(res.reason));
 	status = cgi_run(conf, &req, program, body_fd, method, path);
 out:
+	cgi_metrics_flush(conf->metrics_file);
 	if (body_fd >= 0)
 		close(body_fd);
 	if (body != NULL)
@@ -234,6 +239,13 @@ int main(int argc, char **argv)
 	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		fputs(usage, stdout);
 		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "--metrics") == 0) {
+		if (argc != 3) {
+			fputs(usage, stderr);
+			return 2;
+		}
+		return cgi_metrics_print(argv[2]);
 	}
 	if (i + 1 < argc && strcmp(argv[i], "--config") == 0) {
 		config = argv[i + 1];

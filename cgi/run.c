@@ -300,6 +300,7 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			rc = -1;
 		log_response(resp, method, path);
 	}
+	cgi_metrics_response(v, resp);
 	if (resp)
 		csrf_response_wipe(resp);
 	return rc;

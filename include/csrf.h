@@ -1230,6 +1230,139 @@ size_t csrf_response_log(const csrf_response *resp, char *out, size_t cap);
 /* Wipes the token a response holds (csrf_response_end does). */
 void csrf_response_wipe(csrf_response *resp);
 
+/* ------------------------------------------------------------------ */
+/* Counters and their Prometheus text                                  */
+/* ------------------------------------------------------------------ */
+
+/* Counters an adapter keeps of what the library decided, for an
+ * operator who rolls the defence out in report-only mode and watches
+ * what it would reject: requests by verdict and reason, and what the
+ * injector did with HTML pages. A csrf_metrics is plain data of a fixed
+ * size: only uint64_t fields, no pointers, so it may live in memory that
+ * several processes map at different addresses (an nginx shared memory
+ * zone) or in a file (csrf-cgi's counters file), and a copy means the
+ * same everywhere on one machine. Its size is bounded whatever the
+ * traffic. Start one with csrf_metrics_init; keep one found in a zone or
+ * a file only when csrf_metrics_valid says it has this layout.
+ *
+ * The counting calls are lock-free: a relaxed atomic add of 1 (or n) per
+ * counter, where the target has 64-bit atomics (every 64-bit target,
+ * ARMv7, i686). On a target without them (32-bit MIPS) they are plain
+ * adds, and the caller serialises them (csrf-cgi counts under a file
+ * lock). Rendering reads every counter atomically where it can, while
+ * others count. */
+#define CSRF_METRICS_MAGIC UINT64_C(0x637372666d657401) /* "csrfmet", layout 1 */
+#define CSRF_METRICS_REASONS 96                         /* reason codes counted by value */
+#define CSRF_METRICS_STATUS_BITS 32                     /* CSRF_INJECT_* bits counted one by one */
+#define CSRF_METRICS_PASS_CAUSES 4
+
+/* How a request was judged: allowed; allowed by report-only although the
+ * checks rejected it (csrf_result.report_only); rejected. */
+typedef enum { CSRF_METRICS_ALLOWED = 0, CSRF_METRICS_REPORT_ONLY = 1, CSRF_METRICS_REJECTED = 2 } csrf_metrics_verdict;
+#define CSRF_METRICS_VERDICTS 3
+
+/* Why an HTML page went out without tokens, untouched: its charset is not
+ * one the injector reads (csrf_charset_sniff said PASS), it arrived
+ * compressed, or the page could not be prepared (csrf_response_headers
+ * failed: its forms will be rejected). */
+typedef enum {
+	CSRF_METRICS_PASS_CHARSET = 0,
+	CSRF_METRICS_PASS_ENCODING = 1,
+	CSRF_METRICS_PASS_ERROR = 2
+} csrf_metrics_pass;
+
+typedef struct {
+	uint64_t magic;      /* CSRF_METRICS_MAGIC */
+	uint64_t start_time; /* unix seconds of csrf_metrics_init */
+	/* [verdict][reason code]; the last column: codes >= CSRF_METRICS_REASONS */
+	uint64_t requests[CSRF_METRICS_VERDICTS][CSRF_METRICS_REASONS + 1];
+	uint64_t inject_pages;                              /* pages streamed through the injector */
+	uint64_t inject_insertions;                         /* hidden fields and meta pairs inserted */
+	uint64_t inject_withheld[CSRF_METRICS_STATUS_BITS]; /* pages per CSRF_INJECT_* bit (bit i: 1u << i) */
+	uint64_t inject_passed[CSRF_METRICS_PASS_CAUSES];   /* pages passed untouched, per csrf_metrics_pass */
+} csrf_metrics;
+
+/* Zeroes m and stamps it with CSRF_METRICS_MAGIC and now (unix seconds;
+ * 0: the current time). Not atomic: before anyone else counts into m. */
+void csrf_metrics_init(csrf_metrics *m, int64_t now);
+
+/* 1 when the len bytes at mem are a csrf_metrics of this layout (the size
+ * and CSRF_METRICS_MAGIC), to keep counting into a zone or a file that
+ * outlived the process; 0 otherwise (NULL, another size, another
+ * version, never initialised): csrf_metrics_init it. */
+int csrf_metrics_valid(const void *mem, size_t len);
+
+/* Counts one request by its verdict and reason. A reason code at or over
+ * CSRF_METRICS_REASONS counts as reason "unknown"; a verdict that is not
+ * a csrf_metrics_verdict counts nothing. m NULL: nothing. */
+void csrf_metrics_count(csrf_metrics *m, csrf_metrics_verdict verdict, csrf_reason reason);
+
+/* Counts csrf_check's final answer: report_only set is
+ * CSRF_METRICS_REPORT_ONLY, else allowed or rejected, with its reason.
+ * An answer that asks for the body (needs_body) counts nothing: count the
+ * answer of the call that follows. m or res NULL: nothing. */
+void csrf_metrics_count_check(csrf_metrics *m, const csrf_result *res);
+
+/* Counts one HTML page streamed through the injector, at its end:
+ * injected is csrf_inject_finish's count, status csrf_inject_status's
+ * bits (each bit counts the page once). */
+void csrf_metrics_count_page(csrf_metrics *m, unsigned injected, unsigned status);
+
+/* Counts one HTML page passed through untouched, for cause. */
+void csrf_metrics_count_passed(csrf_metrics *m, csrf_metrics_pass cause);
+
+/* Counts one response by the outcome of its exchange, the call every
+ * adapter makes once the exchange is over for the response: verdict is
+ * csrf_response_begin's; resp (NULL unless verdict is
+ * CSRF_RESPONSE_INJECT) the state after csrf_response_end, or after
+ * csrf_response_hold said PASS or csrf_response_headers failed.
+ *   CSRF_RESPONSE_COMPRESSED            a page passed for its encoding
+ *   INJECT, ended (csrf_response_end)   a page: its insertions and each
+ *                                       CSRF_INJECT_* bit of its status
+ *   INJECT, passed for its charset      a page passed for its charset
+ *   INJECT, headers failed              a page passed for an error
+ *   anything else (PASS, a response that stopped before its end, resp
+ *   NULL with INJECT): nothing. m NULL: nothing. */
+void csrf_metrics_count_response(csrf_metrics *m, csrf_response_verdict verdict, const csrf_response *resp);
+
+/* Renders m in the Prometheus text exposition format (version 0.0.4;
+ * serve it with Content-Type CSRF_METRICS_CONTENT_TYPE): every family
+ * with its # HELP and # TYPE lines, then its samples.
+ *   csrf_requests_total{verdict="...",reason="..."}   counter
+ *     verdict "allowed", "report_only" or "rejected"; reason the stable
+ *     name of csrf_reason_name ("cross_site"), "unknown" beyond the table.
+ *     Always present, 0 until counted: allowed with each allowing reason,
+ *     report_only and rejected with each rejection of a request (codes
+ *     16..63). Other pairs (an error code) appear once counted.
+ *   csrf_inject_pages_total                           counter
+ *   csrf_inject_insertions_total                      counter
+ *   csrf_inject_withheld_total{status="..."}          counter
+ *     pages with that CSRF_INJECT_* bit, by its lower-case name without
+ *     the prefix ("get_button", "long_form"); every defined bit, always.
+ *   csrf_inject_passed_total{cause="charset"|"encoding"|"error"}   counter
+ *   csrf_metrics_start_time_seconds                   gauge
+ * Written into out NUL-terminated; *out_len (may be NULL) is its length,
+ * or on CSRF_ERR_BUFFER the cap needed (NUL included) and out holds "".
+ * CSRF_METRICS_TEXT_MAX always suffices. CSRF_OK, CSRF_ERR_BUFFER,
+ * CSRF_ERR_ARG (m or out NULL, or m not valid). */
+#define CSRF_METRICS_TEXT_MAX 32768
+#define CSRF_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+CSRF_MUST_CHECK csrf_reason csrf_metrics_render(const csrf_metrics *m, char *out, size_t cap, size_t *out_len);
+
+/* The same for n sets of counters (an adapter's zones: per location, per
+ * site), each sample labelled zone="NAME" first, NAME escaped as the
+ * format asks (a backslash, a double quote and a line feed): every family
+ * once, its samples zone by zone. At most CSRF_METRICS_ZONES_MAX sets,
+ * names of at most CSRF_METRICS_ZONE_NAME_MAX bytes, no name twice;
+ * n * CSRF_METRICS_ZONE_TEXT_MAX bytes always suffice. CSRF_OK,
+ * CSRF_ERR_BUFFER as above, CSRF_ERR_ARG (a NULL, n 0 or over the
+ * maximum, a set not valid, a name too long or given twice). */
+#define CSRF_METRICS_ZONE_TEXT_MAX 49152
+#define CSRF_METRICS_ZONES_MAX 64
+#define CSRF_METRICS_ZONE_NAME_MAX 64
+CSRF_MUST_CHECK csrf_reason csrf_metrics_render_zones(const csrf_metrics *const *sets, const char *const *zones,
+                                                      size_t n, char *out, size_t cap, size_t *out_len);
+
 #ifdef CSRF_VISIBILITY_PUSHED
 #pragma GCC visibility pop
 #undef CSRF_VISIBILITY_PUSHED

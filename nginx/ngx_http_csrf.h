@@ -8,6 +8,8 @@
  *   ngx_http_csrf_access.c  the access phase: verdict, body, redirects
  *   ngx_http_csrf_filter.c  the header and body filters
  *   ngx_http_csrf_output.c  the filters' output bufs (busy/free reclaim)
+ *   ngx_http_csrf_metrics.c the counters' shared zone and their endpoint
+ *                           (a module of its own in the same object)
  */
 
 #ifndef NGX_HTTP_CSRF_H_INCLUDED_
@@ -133,5 +135,14 @@ ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_s
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl);
 int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted);
 ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);
+
+/* ngx_http_csrf_metrics.c: counting into the csrf_metrics_zone; each is
+ * a no-op without one, and a relaxed atomic add with one. */
+/* csrf_check's final answer for r (never one that asks for the body). */
+void ngx_http_csrf_metrics_check(ngx_http_request_t *r, const csrf_result *res);
+/* A verdict the module reached without csrf_check (an internal error). */
+void ngx_http_csrf_metrics_verdict(ngx_http_request_t *r, csrf_metrics_verdict verdict, csrf_reason reason);
+/* One response by the outcome of its exchange (csrf_metrics_count_response). */
+void ngx_http_csrf_metrics_response(ngx_http_request_t *r, csrf_response_verdict verdict, const csrf_response *resp);
 
 #endif /* NGX_HTTP_CSRF_H_INCLUDED_ */

@@ -293,6 +293,8 @@ static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_co
 	v->reason = res.reason;
 	v->report_only = res.report_only;
 
+	ngx_http_csrf_metrics_check(r, &res);
+
 	if (res.report_only) {
 		ngx_http_csrf_log(NGX_LOG_WARN, r, "would reject %V \"%V\": %s (csrf_action log)", &r->method_name,
 		                  &r->uri, csrf_reason_name(res.reason));
@@ -612,6 +614,7 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 			v->pending = NGX_HTTP_INTERNAL_SERVER_ERROR;
 			v->rejected = 1;
 			v->reason = CSRF_ERR_INTERNAL;
+			ngx_http_csrf_metrics_verdict(r, CSRF_METRICS_REJECTED, CSRF_ERR_INTERNAL);
 		}
 
 	} else {

@@ -288,6 +288,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	}
 
 	if (verdict != CSRF_RESPONSE_INJECT) {
+		ngx_http_csrf_metrics_response(r, verdict, NULL);
 		return ngx_http_next_header_filter(r);
 	}
 
@@ -390,11 +391,14 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	return NGX_OK;
 }
 
-/* The library's warning line for the response, when it has one. */
+/* The end of the exchange for an injectable page (passed, or ended): the
+ * library's warning line, when it has one, and the page's counts. */
 static void ngx_http_csrf_log_response(ngx_http_request_t *r, csrf_response *resp)
 {
 	size_t len;
 	u_char text[CSRF_RESPONSE_LOG_MAX];
+
+	ngx_http_csrf_metrics_response(r, CSRF_RESPONSE_INJECT, resp);
 
 	len = csrf_response_log(resp, (char *)text, sizeof(text));
 	if (len) {

@@ -20,6 +20,7 @@ struct csrf_response {
 	state st;
 	csrf_reason failed; /* why the page could not be prepared (CSRF_OK: it was) */
 	unsigned inject_status;
+	unsigned injected; /* csrf_inject_finish's count, at the end */
 	size_t ct_len;
 	int ct_absent;
 	int ct_long;
@@ -283,12 +284,32 @@ CSRF_API csrf_reason csrf_response_end(csrf_response *resp, csrf_emit_fn emit, v
 	if (!resp || resp->st != ST_INJECT || !resp->inj)
 		return CSRF_ERR_ARG;
 	csrf_reason r = csrf_inject_finish(resp->inj, emit, ud, &injected);
+	resp->injected = injected;
 	resp->inject_status = csrf_inject_status(resp->inj);
 	if (status)
 		*status = resp->inject_status;
 	resp->st = ST_ENDED;
 	csrf_response_wipe(resp);
 	return r;
+}
+
+CSRF_API void csrf_metrics_count_response(csrf_metrics *m, csrf_response_verdict verdict, const csrf_response *resp)
+{
+	if (!m)
+		return;
+	if (verdict == CSRF_RESPONSE_COMPRESSED) {
+		csrf_metrics_count_passed(m, CSRF_METRICS_PASS_ENCODING);
+		return;
+	}
+	if (verdict != CSRF_RESPONSE_INJECT || !resp)
+		return;
+	if (resp->st == ST_ENDED)
+		csrf_metrics_count_page(m, resp->injected, resp->inject_status);
+	else if (resp->st == ST_PASS)
+		csrf_metrics_count_passed(m, resp->failed == CSRF_OK ? CSRF_METRICS_PASS_CHARSET
+		                                                     : CSRF_METRICS_PASS_ERROR);
+	/* ST_HOLD, ST_INJECT: the response stopped before its end (a client
+	 * gone, an error): nothing to count */
 }
 
 typedef struct {

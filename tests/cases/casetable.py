@@ -4,6 +4,10 @@ checks, for the two drivers: tests/nginx/test_cases.py (nginx.cases) and
 tests/cgi/test_cases.py (cgi.cases). A driver turns a case into its
 adapter's configuration, request and upstream answer, and hands what the
 client got to check(). CSRF_CASES=REGEX runs only the matching cases.
+A case's expect.metrics is what the adapter's counters (the nginx zone,
+csrf-cgi's counters file) gain from its request: check_metrics compares
+them exactly, so the two adapters count each outcome the same way
+(CSRF_CASES_SHOW_METRICS=1 prints each case's, to write a new row's).
 Never prints a token or a cookie value."""
 
 import copy
@@ -89,3 +93,29 @@ def check(t, case, r, log, reached):
         if token:
             m = META_TOKEN.search(r.body)
             t.assertTrue(m and m.group(1).decode() == token, "%s: the page's token is the header's" % name)
+
+
+def counters(fams):
+    """The counter series of a parsed exposition (promtext.parse; None: no
+    counters yet) as {'name{label=value,...}': value}, labels sorted by
+    name, the zone label left out."""
+    out = {}
+    for f in (fams or {}).values():
+        if f.type != "counter":
+            continue
+        for (name, labels), v in f.samples.items():
+            key = "%s{%s}" % (name, ",".join("%s=%s" % kv for kv in labels if kv[0] != "zone"))
+            out[key] = out.get(key, 0) + v
+    return out
+
+
+def check_metrics(t, case, before, after):
+    """The counters the case's request changed (before and after as
+    counters() gives them) are exactly its expect.metrics, when it has
+    one."""
+    want = case["expect"].get("metrics")
+    got = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)}
+    if os.environ.get("CSRF_CASES_SHOW_METRICS"):
+        print(case["name"], json.dumps({k: v for k, v in sorted(got.items()) if v}))
+    if want is not None:
+        t.assertEqual({k: v for k, v in got.items() if v}, want, "%s: the counters" % case["name"])

@@ -4,14 +4,17 @@ through csrf-cgi, run as a server runs it; the module runs the same table
 (nginx.cases). CSRF_CASES=REGEX picks cases by name."""
 
 import os
+import subprocess
 import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "../cases"))
+sys.path.insert(0, os.path.join(HERE, "../nginx"))
 import casetable as C  # noqa: E402
 import cgitest as T  # noqa: E402
+from promtext import parse  # noqa: E402
 
 REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
 
@@ -29,6 +32,13 @@ def conf_lines(conf):
     if conf["body_max"]:
         lines.append("body_max %d" % conf["body_max"])
     return lines
+
+
+def counters(path):
+    """The counters file's series (casetable.counters); {} before the first
+    request is counted."""
+    p = subprocess.run([T.CGI, "--metrics", path], capture_output=True)
+    return C.counters(parse(p.stdout)) if p.returncode == 0 else {}
 
 
 class Cases(unittest.TestCase):
@@ -51,6 +61,7 @@ class Cases(unittest.TestCase):
         for case in cases:
             with self.subTest(case=case["name"]):
                 site = T.Site(conf_lines(case["conf"]))
+                site.lines.append("metrics_file " + site.path("counters"))
                 try:
                     site.configure(C.ORIGIN)
                     up = case["upstream"]
@@ -69,9 +80,11 @@ class Cases(unittest.TestCase):
                         headers.append(("Cookie", cookie[0]))
                         if req["prime"] == "tampered":
                             headers.append(("X-CSRF-Token", C.tamper(m.group(1).decode())))
+                    before = counters(site.path("counters"))
                     rc, r, err = self.run_case(site, case, req["method"], headers, req["body"])
                     self.assertEqual(rc, 0, err)
                     C.check(self, case, r, err, bool(site.ran()))
+                    C.check_metrics(self, case, before, counters(site.path("counters")))
                 finally:
                     site.cleanup()
 

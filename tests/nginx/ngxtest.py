@@ -43,7 +43,7 @@ def wait_port(port, timeout=10.0):
 
 MAIN_TEMPLATE = """
 load_module {module};
-worker_processes 1;
+worker_processes {workers};
 error_log {prefix}/error.log {log_level};
 pid {prefix}/nginx.pid;
 {user}
@@ -64,10 +64,10 @@ http {{
 
 
 class Nginx:
-    """One nginx master with one worker; http is the body of the http
-    block ({port}, {prefix} and {upstream} are substituted)."""
+    """One nginx master with one worker (or workers); http is the body of
+    the http block ({port}, {prefix} and {upstream} are substituted)."""
 
-    def __init__(self, http, upstream_port=None, log_level="info", ports=1):
+    def __init__(self, http, upstream_port=None, log_level="info", ports=1, workers=1):
         self.prefix = tempfile.mkdtemp(prefix="csrf-ngx-")
         os.chmod(self.prefix, 0o755)
         self.ports = [free_port() for _ in range(ports)]
@@ -79,7 +79,7 @@ class Nginx:
         self.conf = os.path.join(self.prefix, "nginx.conf")
         with open(self.conf, "w") as f:
             f.write(MAIN_TEMPLATE.format(module=MODULE, prefix=self.prefix, log_level=log_level, user=user,
-                                         http=http.format(**fmt)))
+                                         workers=workers, http=http.format(**fmt)))
         self.proc = None
 
     def path(self, name):

@@ -15,6 +15,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "../cases"))
 import casetable as C  # noqa: E402
 import ngxtest as T  # noqa: E402
+from promtext import parse  # noqa: E402
 
 CASES = C.load()
 BY_PATH = {"/case/" + c["name"]: c for c in CASES}
@@ -56,7 +57,9 @@ def answer(c, head, body):
 
 
 class Cases(T.ProxyCase):
-    HTTP = ("    server {{\n        listen 127.0.0.1:{port};\n        server_name %s;\n" % C.HOST
+    HTTP = ("    csrf_metrics_zone cases;\n"
+            "    server {{\n        listen 127.0.0.1:{port};\n        server_name %s;\n" % C.HOST
+            + "        location = /metrics {{ csrf off; csrf_metrics; }}\n"
             + "".join(location(c) for c in CASES) + "    }}\n")
 
     @classmethod
@@ -69,6 +72,11 @@ class Cases(T.ProxyCase):
     def log_of(self, path, before):
         time.sleep(0.1)
         return "\n".join(l for l in self.ngx.error_log()[before:].splitlines() if '"%s"' % path in l)
+
+    def counters(self):
+        r = T.request(self.ngx.port, "GET", "/metrics", host=C.HOST)
+        self.assertEqual(r.status, 200)
+        return C.counters(parse(r.body))
 
     def test_cases(self):
         self.assertTrue(CASES, "no case matches CSRF_CASES")
@@ -85,10 +93,12 @@ class Cases(T.ProxyCase):
                     headers.append(("Cookie", cookie))
                     if req["prime"] == "tampered":
                         headers.append(("X-CSRF-Token", C.tamper(m.group(1).decode())))
+                counted = self.counters()
                 before, log_before = len(self.up.requests), len(self.ngx.error_log())
                 r = T.request(self.ngx.port, req["method"], path, headers, req["body"], host=C.HOST)
                 self.assertIsNotNone(r, "no answer")
                 C.check(self, case, r, self.log_of(path, log_before), self.reached(path, before))
+                C.check_metrics(self, case, counted, self.counters())
         self.assertFalse(self.ngx.crashed())
 
 
