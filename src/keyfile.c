@@ -495,6 +495,12 @@ again:
 		return op_fail(err, CSRF_ERR_IO, "cannot stat the lock file %s: %s", KF_LOCK_NAME, strerror(errno));
 	if (!S_ISREG(ls.st_mode))
 		return op_fail(err, CSRF_ERR_IO, "the lock file %s is not a regular file: remove it", KF_LOCK_NAME);
+	/* a hard link names another file too (one of root's, where a user
+	 * may link it): never given away below, whatever it is (0 links: its
+	 * holder removed it just now, the check after the flock retries) */
+	if (ls.st_nlink > 1)
+		return op_fail(err, CSRF_ERR_IO, "the lock file %s has %lu hard links: remove it", KF_LOCK_NAME,
+		               (unsigned long)ls.st_nlink);
 	if (geteuid() == 0 && ls.st_uid != 0 && ls.st_uid != ds.st_uid)
 		return op_fail(err, CSRF_ERR_IO,
 		               "the lock file %s belongs to uid %u, neither root nor the directory's owner; as "

@@ -1286,6 +1286,41 @@ static void test_locked_directory_times_out(void **state)
 	csrf_wipe(after, sizeof after);
 }
 
+/* As root, a lock file in another user's directory that is a hard link
+ * (to a file of root's the user could link, where fs.protected_hardlinks
+ * is 0) is refused before anything is done to it: it is not given to the
+ * directory's owner, whatever file it names. */
+static void test_root_refuses_linked_lock_file(void **state)
+{
+	(void)state;
+	char dir[128], path[160], lock[160], victim[160];
+	struct stat st;
+	csrf_error err;
+
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	snprintf(dir, sizeof dir, "%s/user", tmpdir);
+	snprintf(path, sizeof path, "%s/keys", dir);
+	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", dir);
+	snprintf(victim, sizeof victim, "%s/victim", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	int fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(link(victim, lock), 0);
+	assert_int_equal(csrf_keyfile_new(path, &err), CSRF_ERR_IO);
+	assert_non_null(strstr(err.msg, "lock file"));
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_nlink, 2); /* the link is left for the operator */
+	assert_int_equal(unlink(lock), 0);
+	assert_int_equal(unlink(victim), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* A rewrite killed between writing its temporary file and the rename
  * leaves that file (it holds keys) in the directory; the next rewrite
  * removes it, under the lock, and only names of that exact form. */
@@ -1400,6 +1435,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_rewrite_keeps_acl, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_drops_inherited_acl, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_locked_directory_times_out, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_root_refuses_linked_lock_file, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_removes_leftover_tmp, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_rewrite_refuses_hard_link, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
