@@ -594,7 +594,8 @@ typedef struct {
  * with its cache headers, so that no shared cache stores one user's
  * token and serves it to another. Given the response's n headers, sets
  * drop[i] to 1 for each one the response must lose (0 for the others),
- * and *add to the Cache-Control value it must gain ("private", static),
+ * and *add to the Cache-Control value it must gain ("private", or
+ * "private, no-store" when a line it replaces says no-store; static),
  * or absent (ptr NULL) when it keeps its own. The rule:
  * - Cache-Control stays only when it already keeps the page out of shared
  *   caches, in a form every cache reads alike: exactly one Cache-Control
@@ -608,7 +609,9 @@ typedef struct {
  *   "no-store" with an argument is not the standard's directive: neither
  *   counts. Otherwise every Cache-Control line goes, and so does Expires
  *   (a cache that reads it and not the new line would keep the page), and
- *   "private" comes; beside a kept line Expires stays (private wins).
+ *   "private" comes, with "no-store" when a replaced line has that token
+ *   between spaces, tabs, commas or semicolons (as Firefox finds it, even
+ *   in a malformed line); beside a kept line Expires stays (private wins).
  * - Targeted cache fields always go, whatever they say: CDNs and proxies
  *   obey them over Cache-Control. They are any field whose name ends in
  *   "-Cache-Control" (RFC 9213's CDN-Cache-Control, and the fields a CDN

@@ -86,6 +86,24 @@ static cc_verdict cache_control_line(const char *v, size_t len)
 	}
 }
 
+/* 1 when a Cache-Control line says no-store the way browsers find it in
+ * their own cache's reading (Firefox looks for the token between spaces,
+ * tabs, commas and semicolons, even in a line RFC 9111 would call
+ * malformed): a line that is replaced must not take it along. */
+static int says_no_store(const char *v, size_t len)
+{
+	static const char word[] = "no-store", seps[] = " \t,;";
+	size_t n = sizeof word - 1;
+
+	for (size_t i = 0; i + n <= len; i++) {
+		if (i > 0 && !memchr(seps, v[i - 1], sizeof seps - 1))
+			continue;
+		if (csrf_ieq(v + i, n, word) && (i + n == len || memchr(seps, v[i + n], sizeof seps - 1)))
+			return 1;
+	}
+	return 0;
+}
+
 CSRF_API int csrf_cache_control_is_private(const char *value, size_t len)
 {
 	if (!value)
@@ -140,7 +158,7 @@ static void mark_drops(const csrf_header *headers, size_t n, unsigned char *drop
 CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, unsigned char *drop, csrf_slice *add)
 {
 	size_t lines = 0;
-	int kept = 0;
+	int kept = 0, no_store = 0;
 
 	if (cache_args(headers, n, drop, add) != CSRF_OK)
 		return CSRF_ERR_ARG;
@@ -153,6 +171,7 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 		if (!csrf_slice_ieq(headers[i].name, "Cache-Control"))
 			continue;
 		lines++;
+		no_store |= headers[i].value.ptr && says_no_store(headers[i].value.ptr, headers[i].value.len);
 		kept = cache_control_line(headers[i].value.ptr ? headers[i].value.ptr : "", headers[i].value.len) ==
 		       CC_PRIVATE;
 	}
@@ -164,8 +183,11 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 	 * that says private or no-store (RFC 9111 §3). */
 	mark_drops(headers, n, drop, !kept);
 	if (!kept) {
-		add->ptr = "private";
-		add->len = sizeof "private" - 1;
+		/* a no-store of a replaced line stays: private alone would let
+		 * the browser's cache keep what the application never wanted
+		 * stored */
+		add->ptr = no_store ? "private, no-store" : "private";
+		add->len = strlen(add->ptr);
 	}
 	return CSRF_OK;
 }

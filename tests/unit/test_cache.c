@@ -132,7 +132,7 @@ static const struct {
 	csrf_header h[MAXH];
 	size_t n;
 	unsigned char drop[MAXH];
-	int add;
+	int add; /* 1: "private" comes, 2: "private, no-store" */
 } responses[] = {
     {"no headers", {{{NULL, 0}, {NULL, 0}}}, 0, {0}, 1},
     {"no Cache-Control", {H("Content-Type", "text/html"), H("Set-Cookie", "private=1")}, 2, {0, 0}, 1},
@@ -148,7 +148,21 @@ static const struct {
     /* a cache that reads only the first line would see "public" */
     {"two lines, the second private", {H("Cache-Control", "public"), H("Cache-Control", "private")}, 2, {1, 1}, 1},
     {"two lines, the first private", {H("Cache-Control", "private"), H("Cache-Control", "no-cache")}, 2, {1, 1}, 1},
-    {"two private lines", {H("Cache-Control", "no-store"), H("Cache-Control", "private")}, 2, {1, 1}, 1},
+    /* a replaced line's no-store stays: the browser's own cache must not
+     * keep what the application said never to store */
+    {"two private lines", {H("Cache-Control", "no-store"), H("Cache-Control", "private")}, 2, {1, 1}, 2},
+    {"no-store on the second of two lines",
+     {H("Cache-Control", "no-cache"), H("Cache-Control", "No-Store")},
+     2,
+     {1, 1},
+     2},
+    {"no-store in a line left malformed", {H("Cache-Control", "no-store, no-cache, private=\"Set-Cookie")}, 1, {1}, 2},
+    {"no-store; as browsers split it", {H("Cache-Control", "no-store; max-age=0")}, 1, {1}, 2},
+    {"no-store with an argument, or in a longer name, is not it",
+     {H("Cache-Control", "no-store=1, x-no-store, no-stored"), H("Cache-Control", "y")},
+     2,
+     {1, 1},
+     1},
     {"Expires goes with a replaced Cache-Control",
      {H("Expires", "Thu, 01 Jan 2099 00:00:00 GMT"), H("Cache-Control", "public, max-age=600"), H("Pragma", "x")},
      3,
@@ -282,8 +296,9 @@ static void test_response_cache(void **state)
 		if (responses[r].n < MAXH)
 			assert_int_equal(drop[responses[r].n], 0xee); /* nothing past n written */
 		if (responses[r].add) {
-			if (add.ptr == NULL || add.len != 7 || memcmp(add.ptr, "private", 7) != 0)
-				fail_msg("%s: no \"private\" added", responses[r].what);
+			const char *want = responses[r].add == 2 ? "private, no-store" : "private";
+			if (add.ptr == NULL || add.len != strlen(want) || memcmp(add.ptr, want, add.len) != 0)
+				fail_msg("%s: not \"%s\" added", responses[r].what, want);
 		} else if (add.ptr != NULL) {
 			fail_msg("%s: \"private\" added to a private page", responses[r].what);
 		}
