@@ -484,10 +484,20 @@ static csrf_reason kf_resolve(const char *path, int follow, char *dir, size_t di
 static csrf_reason lock_dir(int dir, int *lock, csrf_error *err)
 {
 	unsigned waited = 0;
+	int created;
 	struct stat ls, ds, now;
 
 again:
-	*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+	/* created here, or another's (then never given away below) */
+	created = 1;
+	*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+	               0600);
+	if (*lock < 0 && errno == EEXIST) {
+		created = 0;
+		*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (*lock < 0 && errno == ENOENT && waited++ < csrf_keyfile_lock_wait_ms)
+			goto again; /* its holder removed it between the two opens */
+	}
 	if (*lock < 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot open the lock file %s in the key file's directory: %s",
 		               KF_LOCK_NAME, strerror(errno));
@@ -508,8 +518,10 @@ again:
 		               KF_LOCK_NAME, (unsigned)ls.st_uid);
 	/* root's lock file in another user's directory goes to that user,
 	 * who may rewrite the key files there too (and could replace the
-	 * lock file anyway) */
-	if (geteuid() == 0 && ls.st_uid != ds.st_uid && fchown(*lock, ds.st_uid, (gid_t)-1) != 0)
+	 * lock file anyway), should root's rewrite die before removing it;
+	 * only a file this call created: whatever else is there is not
+	 * root's to give */
+	if (created && geteuid() == 0 && ls.st_uid != ds.st_uid && fchown(*lock, ds.st_uid, (gid_t)-1) != 0)
 		return op_fail(err, CSRF_ERR_IO, "cannot give the lock file %s to the directory's owner: %s",
 		               KF_LOCK_NAME, strerror(errno));
 	for (;;) {
