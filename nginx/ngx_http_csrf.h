@@ -124,14 +124,14 @@ ngx_http_csrf_verdict_t *ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_uint_t
 ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r);
 ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf);
 ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value);
 ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 
 /* ngx_http_csrf_filter.c */
-extern ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 void ngx_http_csrf_filter_init(void);
-ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value);
 
 /* ngx_http_csrf_output.c */
+extern ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl);
 int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted);
 ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);

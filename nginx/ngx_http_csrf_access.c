@@ -42,6 +42,28 @@ ngx_int_t ngx_http_csrf_each_header(ngx_list_t *list, ngx_http_csrf_header_pt ha
 	return NGX_OK;
 }
 
+/* Adds a header to the response (the rejection's, the page's). */
+ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value)
+{
+	ngx_table_elt_t *h;
+
+	h = ngx_list_push(&r->headers_out.headers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	h->hash = 1;
+	h->key.data = (u_char *)key.ptr;
+	h->key.len = key.len;
+	h->value.data = (u_char *)value.ptr;
+	h->value.len = value.len;
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	return NGX_OK;
+}
+
 static ngx_int_t ngx_http_csrf_file_header(ngx_table_elt_t *h, void *data)
 {
 	csrf_request_header(data, (const char *)h->key.data, h->key.len, (const char *)h->value.data, h->value.len);

@@ -9,7 +9,6 @@
 #include "ngx_http_csrf.h"
 
 static ngx_http_output_header_filter_pt ngx_http_next_header_filter;
-ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 
 typedef struct {
 	csrf_ctx *ctx;
@@ -66,27 +65,6 @@ static void ngx_http_csrf_session_unseen(ngx_http_request_t *r, ngx_http_csrf_lo
 		                  "its session cookie, name it in csrf_session_cookie (said once per worker)",
 		                  &clcf->session_names, u.name.len, u.name.ptr);
 	}
-}
-
-ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value)
-{
-	ngx_table_elt_t *h;
-
-	h = ngx_list_push(&r->headers_out.headers);
-	if (h == NULL) {
-		return NGX_ERROR;
-	}
-
-	h->hash = 1;
-	h->key.data = (u_char *)key.ptr;
-	h->key.len = key.len;
-	h->value.data = (u_char *)value.ptr;
-	h->value.len = value.len;
-#if (nginx_version >= 1023000)
-	h->next = NULL;
-#endif
-
-	return NGX_OK;
 }
 
 /* The response's headers for the library: those of the list, each with

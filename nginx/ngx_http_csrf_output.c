@@ -8,6 +8,9 @@
 
 #include "ngx_http_csrf.h"
 
+/* the next body filter, set by ngx_http_csrf_filter_init */
+ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
+
 /* Appends cl to the output chain being built. */
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl)
 {

@@ -48,6 +48,14 @@
 
 #define KF_FIELDS_MAX 5
 
+/* An all-zero key is a placeholder or a buffer never filled: anyone can
+ * guess it. */
+int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN])
+{
+	static const uint8_t zero[CSRF_KEY_LEN];
+	return csrf_ct_eq(key, zero, CSRF_KEY_LEN);
+}
+
 /* ---- the parser ---- */
 
 typedef struct {

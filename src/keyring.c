@@ -24,14 +24,6 @@ const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id)
 	return NULL;
 }
 
-/* An all-zero key is a placeholder or a buffer never filled: anyone can
- * guess it. */
-int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN])
-{
-	static const uint8_t zero[CSRF_KEY_LEN];
-	return csrf_ct_eq(key, zero, CSRF_KEY_LEN);
-}
-
 static void ring_wipe(csrf_keyring *ring)
 {
 	for (size_t i = 0; i < ring->n; i++)
