@@ -122,9 +122,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	csrf_slice add;
 	memset(drop, 0xee, sizeof drop);
 	FZ_ASSERT(csrf_response_cache(h, n, drop, &add) == CSRF_OK);
-	FZ_ASSERT(add.ptr == NULL || (add.len == 7 && memcmp(add.ptr, "private", 7) == 0));
+	/* private, and no-store when a replaced line said it */
+	FZ_ASSERT(add.ptr == NULL || (add.len == 7 && memcmp(add.ptr, "private", 7) == 0) ||
+	          (add.len == 17 && memcmp(add.ptr, "private, no-store", 17) == 0));
 
-	int lines = 0, dropped_lines = 0, private_lines = 0;
+	int lines = 0, dropped_lines = 0, private_lines = 0, no_store_lines = 0;
 	for (size_t i = 0; i < n; i++) {
 		FZ_ASSERT(drop[i] == 0 || drop[i] == 1);
 		int cc = ieq(h[i].name.ptr, h[i].name.len, "cache-control");
@@ -139,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lines++;
 			dropped_lines += drop[i];
 			private_lines += is_private(h[i].value.ptr, h[i].value.len);
+			no_store_lines += contains(h[i].value.ptr, h[i].value.len, "no-store");
 			line_invariants(h[i].value.ptr, h[i].value.len);
 		}
 	}
@@ -146,6 +149,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_ASSERT(drop[i] == 0xee);
 	if (add.ptr != NULL) {
 		FZ_ASSERT(dropped_lines == lines);
+		/* no-store is added only when some line had those letters */
+		if (add.len == 17)
+			FZ_ASSERT(no_store_lines > 0);
 	} else {
 		/* kept: one line, and it says private */
 		FZ_ASSERT(dropped_lines == 0 && lines == 1 && private_lines == 1);
