@@ -48,10 +48,10 @@ static int reads_as_method_once(const char *p, size_t n, int encoded, int leadin
 		unsigned char c = (unsigned char)p[i];
 		if (encoded && c == '+') {
 			c = ' ';
-		} else if (encoded && c == '%' && n - i >= 3 && csrf_hexval((unsigned char)p[i + 1]) >= 0 &&
-		           csrf_hexval((unsigned char)p[i + 2]) >= 0) {
-			c = (unsigned char)(csrf_hexval((unsigned char)p[i + 1]) << 4 |
-			                    csrf_hexval((unsigned char)p[i + 2]));
+		} else if (encoded && c == '%' && n - i >= 3 && csrfx_hexval((unsigned char)p[i + 1]) >= 0 &&
+		           csrfx_hexval((unsigned char)p[i + 2]) >= 0) {
+			c = (unsigned char)(csrfx_hexval((unsigned char)p[i + 1]) << 4 |
+			                    csrfx_hexval((unsigned char)p[i + 2]));
 			i += 2;
 		}
 		if (leading && c == ' ')
@@ -157,7 +157,7 @@ static csrf_reason declared_length(const csrf_request *req, uint64_t *declared, 
 	csrf_slice cl = csrf_trim(req->content_length);
 	*declared = 0;
 	*known = cl.ptr != NULL;
-	return cl.ptr ? csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, declared) : CSRF_OK;
+	return cl.ptr ? csrfx_parse_u64(cl.ptr, cl.len, UINT64_MAX, declared) : CSRF_OK;
 }
 
 static int method_field(void *ud, const char *name, size_t len, int encoded)

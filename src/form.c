@@ -38,7 +38,7 @@ static int urlenc_name_eq(const char *p, size_t n, const char *name, size_t name
 		if (c == '%') {
 			if (n - i < 3)
 				return -1;
-			int h = csrf_hexval((unsigned char)p[i + 1]), l = csrf_hexval((unsigned char)p[i + 2]);
+			int h = csrfx_hexval((unsigned char)p[i + 1]), l = csrfx_hexval((unsigned char)p[i + 2]);
 			if (h < 0 || l < 0)
 				return -1;
 			c = (unsigned char)(h << 4 | l);
@@ -117,8 +117,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++, need++) {
 		if (in[i] != '%')
 			continue;
-		if (len - i < 3 || csrf_hexval((unsigned char)in[i + 1]) < 0 ||
-		    csrf_hexval((unsigned char)in[i + 2]) < 0) {
+		if (len - i < 3 || csrfx_hexval((unsigned char)in[i + 1]) < 0 ||
+		    csrfx_hexval((unsigned char)in[i + 2]) < 0) {
 			clear_out(out, cap, out_len);
 			return CSRF_MALFORMED;
 		}
@@ -132,7 +132,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++) {
 		char c = in[i];
 		if (c == '%') {
-			c = (char)(csrf_hexval((unsigned char)in[i + 1]) << 4 | csrf_hexval((unsigned char)in[i + 2]));
+			c = (char)(csrfx_hexval((unsigned char)in[i + 1]) << 4 |
+			           csrfx_hexval((unsigned char)in[i + 2]));
 			i += 2;
 		} else if (c == '+') {
 			c = ' ';

@@ -8,6 +8,7 @@
 #define CSRF_INTERNAL_H
 
 #include "csrf.h"
+#include "csrfx.h"
 
 /* Exported definitions; csrf.h's declarations already carry default
  * visibility when CSRF_BUILDING, so this is documentation at the
@@ -130,12 +131,6 @@ void csrf_b64url_encode(const uint8_t *in, size_t n, char *out);
  * character outside the alphabet or an impossible length; constant time
  * in the content (no table lookups indexed by secret data). */
 csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
-/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
- * lookups on the data. */
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
-/* Exactly 2n hex digits (either case) into n bytes, constant time in the
- * content; CSRF_MALFORMED (out wiped) on a bad digit. */
-csrf_reason csrf_hex_decode(const char *in, size_t n, uint8_t *out);
 
 /* ---- randomness (random.c) ---- */
 
@@ -165,9 +160,6 @@ static inline int csrf_is_digit(unsigned char c)
 int csrf_is_tchar(unsigned char c);
 /* 1 when (s, n) is a non-empty run of tchar. */
 int csrf_is_token(const char *s, size_t n);
-/* The value of a hex digit, -1 for anything else (not constant time: for
- * percent-escapes, never key material). */
-int csrf_hexval(unsigned char c);
 /* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal. */
 int csrf_ieq(const char *p, size_t n, const char *lit);
 /* 1 when the NUL-terminated word occurs in (p, n), ASCII case ignored. */
@@ -184,12 +176,6 @@ void csrf_wipe(void *p, size_t n);
  * NUL-terminated literal; csrf_slice_eq exact. Absent is never equal. */
 int csrf_slice_ieq(csrf_slice s, const char *lit);
 int csrf_slice_eq(csrf_slice s, const char *lit);
-/* (text.c) A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
- * "0"), at most max. CSRF_OK and *out, or CSRF_MALFORMED. */
-csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
-/* (text.c) The same with an optional '-' (not "-0"): a stored counter or
- * time, as Redis writes integers. CSRF_OK and *out, or CSRF_MALFORMED. */
-csrf_reason csrf_parse_i64(const char *s, size_t len, int64_t *out);
 /* (text.c) The slice without leading and trailing spaces and tabs;
  * absent stays absent. */
 csrf_slice csrf_trim(csrf_slice s);

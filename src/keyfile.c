@@ -141,9 +141,9 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "expected \"key ID CREATED HEX64 [sign]\"");
 	if (nf < 4)
 		return kf_fail(p, "missing fields (expected \"key ID CREATED HEX64 [sign]\")");
-	if (!(csrf_parse_u64(f[1], fl[1], UINT32_MAX, &id) == CSRF_OK) || id == 0)
+	if (!(csrfx_parse_u64(f[1], fl[1], UINT32_MAX, &id) == CSRF_OK) || id == 0)
 		return kf_fail(p, "key id must be a decimal number from 1 to 4294967295");
-	if (!(csrf_parse_u64(f[2], fl[2], INT64_MAX, &created) == CSRF_OK))
+	if (!(csrfx_parse_u64(f[2], fl[2], INT64_MAX, &created) == CSRF_OK))
 		return kf_fail(p, "creation time must be decimal unix seconds");
 	if (fl[3] != 2 * CSRF_KEY_LEN)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
@@ -158,7 +158,7 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "a second key flagged sign (line %zu has the first)", p->sign_line);
 
 	csrf_keyfile_entry *e = &d->keys[d->n];
-	if (csrf_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
+	if (csrfx_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
 	if (csrf_key_is_zero(e->key)) {
 		csrf_wipe(e->key, sizeof e->key);
@@ -687,7 +687,7 @@ static int kf_format(const csrf_keyfile_data *d, char *buf, size_t cap, size_t *
 		o += (size_t)w;
 		if (cap - o < 2 * CSRF_KEY_LEN + sizeof " sign\n")
 			return 0;
-		csrf_hex_encode(e->key, CSRF_KEY_LEN, buf + o);
+		csrfx_hex_encode(e->key, CSRF_KEY_LEN, buf + o);
 		o += 2 * CSRF_KEY_LEN;
 		if (e->signing) {
 			memcpy(buf + o, " sign", 5);
@@ -774,7 +774,7 @@ static csrf_reason tmp_name(char *name, size_t cap)
 
 	if (csrf_random(rnd, sizeof rnd) != CSRF_OK)
 		return CSRF_ERR_RANDOM;
-	csrf_hex_encode(rnd, sizeof rnd, hex);
+	csrfx_hex_encode(rnd, sizeof rnd, hex);
 	hex[2 * sizeof rnd] = '\0';
 	snprintf(name, cap, ".csrf-key-%s.tmp", hex);
 	return CSRF_OK;

@@ -260,7 +260,7 @@ static void bind_several(const csrf_slice *v, size_t n, char buf[CSRF_SESSION_BI
 		csrf_sha256_update(&h, v[i].ptr, v[i].len);
 	}
 	csrf_sha256_final(&h, d);
-	csrf_hex_encode(d, sizeof d, buf);
+	csrfx_hex_encode(d, sizeof d, buf);
 	buf[CSRF_SESSION_BIND_LEN] = '\0';
 	csrf_wipe(&h, sizeof h);
 	csrf_wipe(d, sizeof d);
@@ -324,7 +324,7 @@ static int64_t expires_year(csrf_slice v)
 		uint64_t y;
 		int edge_ok = (i == 0 || !csrf_is_digit((unsigned char)v.ptr[i - 1])) &&
 		              (i + 4 == v.len || !csrf_is_digit((unsigned char)v.ptr[i + 4]));
-		if (edge_ok && csrf_parse_u64(v.ptr + i, 4, 9999, &y) == CSRF_OK)
+		if (edge_ok && csrfx_parse_u64(v.ptr + i, 4, 9999, &y) == CSRF_OK)
 			return (int64_t)y;
 	}
 	return 0;

@@ -23,7 +23,7 @@ int csrf_is_token(const char *s, size_t n)
 	return 1;
 }
 
-int csrf_hexval(unsigned char c)
+int csrfx_hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -73,7 +73,7 @@ int csrf_slice_eq(csrf_slice s, const char *lit)
 	return s.ptr && s.len == n && memcmp(s.ptr, lit, n) == 0;
 }
 
-csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
+csrf_reason csrfx_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
 	if (!s || len == 0 || len > 20 || (len > 1 && s[0] == '0'))
@@ -88,17 +88,17 @@ csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *ou
 	return CSRF_OK;
 }
 
-csrf_reason csrf_parse_i64(const char *s, size_t len, int64_t *out)
+csrf_reason csrfx_parse_i64(const char *s, size_t len, int64_t *out)
 {
 	uint64_t v;
 	if (s && len > 0 && s[0] == '-') {
 		/* "-0" is no number Redis writes either. */
-		if (csrf_parse_u64(s + 1, len - 1, (uint64_t)INT64_MAX + 1, &v) != CSRF_OK || v == 0)
+		if (csrfx_parse_u64(s + 1, len - 1, (uint64_t)INT64_MAX + 1, &v) != CSRF_OK || v == 0)
 			return CSRF_MALFORMED;
 		*out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
 		return CSRF_OK;
 	}
-	if (csrf_parse_u64(s, len, INT64_MAX, &v) != CSRF_OK)
+	if (csrfx_parse_u64(s, len, INT64_MAX, &v) != CSRF_OK)
 		return CSRF_MALFORMED;
 	*out = (int64_t)v;
 	return CSRF_OK;

@@ -272,7 +272,7 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	csrf_sha256_update(&h, secret, CSRF_SECRET_LEN);
 	csrf_sha256_final(&h, digest);
 	memcpy(out, FIELD_PREFIX, plen);
-	csrf_hex_encode(digest, FIELD_HASH_BYTES, out + plen);
+	csrfx_hex_encode(digest, FIELD_HASH_BYTES, out + plen);
 	out[plen + 2 * FIELD_HASH_BYTES] = '\0';
 	csrf_wipe(&h, sizeof h);
 	csrf_wipe(digest, sizeof digest);

@@ -118,7 +118,7 @@ static csrf_reason get_number(csrf_store *st, const char *key, size_t key_len, i
 	}
 	if (r != CSRF_OK)
 		return CSRF_STORE_UNAVAILABLE;
-	if (csrf_parse_i64(buf, n, v) != CSRF_OK)
+	if (csrfx_parse_i64(buf, n, v) != CSRF_OK)
 		*bad = 1;
 	return CSRF_OK;
 }

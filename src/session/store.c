@@ -13,13 +13,13 @@
 
 #define STORE_URL_MAX 1024
 
-/* Strict unsigned decimal (csrf_parse_u64) of at most digits_max digits,
+/* Strict unsigned decimal (csrfx_parse_u64) of at most digits_max digits,
  * within [lo, hi]. */
 static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	uint64_t v;
 
-	if (len > digits_max || csrf_parse_u64(s, len, hi, &v) != CSRF_OK || v < lo)
+	if (len > digits_max || csrfx_parse_u64(s, len, hi, &v) != CSRF_OK || v < lo)
 		return 0;
 	*out = v;
 	return 1;
@@ -154,7 +154,7 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 			return 0;
 		for (size_t i = 0; i < host_len; i++) {
 			char c = host[i];
-			if (csrf_hexval((unsigned char)c) < 0 && c != ':' && c != '.')
+			if (csrfx_hexval((unsigned char)c) < 0 && c != ':' && c != '.')
 				return 0;
 		}
 		/* the right characters are not yet an address ("1::2::3") */
@@ -206,8 +206,8 @@ static int decode_cred(const char *s, size_t len, char *out)
 			int hi, lo;
 			if (len - i < 3)
 				return 0;
-			hi = csrf_hexval((unsigned char)s[i + 1]);
-			lo = csrf_hexval((unsigned char)s[i + 2]);
+			hi = csrfx_hexval((unsigned char)s[i + 1]);
+			lo = csrfx_hexval((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return 0;
 			c = hi * 16 + lo;

@@ -501,7 +501,7 @@ static csrf_reason mem_incr(csrf_store *st, const char *key, size_t key_len, uin
 	if (e != NULL) {
 		/* an existing key keeps its TTL, as with Redis INCR */
 		expires = e->expires;
-		r = csrf_parse_i64((const char *)e->data + e->key_len, e->val_len, &v);
+		r = csrfx_parse_i64((const char *)e->data + e->key_len, e->val_len, &v);
 		if (r == CSRF_OK && v == INT64_MAX)
 			r = CSRF_MALFORMED;
 	}

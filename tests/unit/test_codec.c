@@ -263,16 +263,16 @@ static void test_hex(void **state)
 	uint8_t in[32], out[32];
 	char hex[65];
 	fill(in, sizeof in, 3);
-	csrf_hex_encode(in, sizeof in, hex);
+	csrfx_hex_encode(in, sizeof in, hex);
 	hex[64] = '\0';
 	for (size_t i = 0; i < 64; i++)
 		assert_true((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f'));
-	assert_int_equal(csrf_hex_decode(hex, sizeof out, out), CSRF_OK);
+	assert_int_equal(csrfx_hex_decode(hex, sizeof out, out), CSRF_OK);
 	assert_memory_equal(in, out, sizeof in);
 	for (size_t i = 0; i < 64; i++)
 		if (hex[i] >= 'a')
 			hex[i] = (char)(hex[i] - 32);
-	assert_int_equal(csrf_hex_decode(hex, sizeof out, out), CSRF_OK);
+	assert_int_equal(csrfx_hex_decode(hex, sizeof out, out), CSRF_OK);
 	assert_memory_equal(in, out, sizeof in);
 	const char bad[] = {'g', 'G', '/', ':', '@', '`', ' ', '\0', '\xff'};
 	for (size_t pos = 0; pos < 64; pos++)
@@ -281,10 +281,42 @@ static void test_hex(void **state)
 			memcpy(copy, hex, sizeof copy);
 			copy[pos] = bad[b];
 			memset(out, 0x5a, sizeof out);
-			assert_int_equal(csrf_hex_decode(copy, sizeof out, out), CSRF_MALFORMED);
+			assert_int_equal(csrfx_hex_decode(copy, sizeof out, out), CSRF_MALFORMED);
 			for (size_t i = 0; i < sizeof out; i++)
 				assert_int_equal(out[i], 0);
 		}
+}
+
+/* csrfx_is_hex_lower: what the demo's session ids and records accept;
+ * every byte value in every position of a run, empty and huge runs, each
+ * flush against a guard page. */
+static void test_hex_lower(void **state)
+{
+	(void)state;
+	assert_int_equal(csrfx_is_hex_lower("", 0), 0);
+	assert_int_equal(csrfx_is_hex_lower("0123456789abcdef", 16), 1);
+	for (int c = 0; c < 256; c++) {
+		int want = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+		for (size_t pos = 0; pos < 4; pos++) {
+			char run[4] = {'a', '0', 'f', '9'};
+			run[pos] = (char)c;
+			char *g = tu_guard_copy(run, sizeof run);
+			assert_int_equal(csrfx_is_hex_lower(g, sizeof run), want);
+			tu_guard_free(g);
+		}
+	}
+	size_t big = 1u << 20;
+	char *b = malloc(big);
+	assert_non_null(b);
+	memset(b, 'e', big);
+	char *g = tu_guard_copy(b, big);
+	assert_int_equal(csrfx_is_hex_lower(g, big), 1);
+	tu_guard_free(g);
+	b[big - 1] = 'E';
+	g = tu_guard_copy(b, big);
+	assert_int_equal(csrfx_is_hex_lower(g, big), 0);
+	tu_guard_free(g);
+	free(b);
 }
 
 int main(void)
@@ -296,6 +328,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated_prefixes),
 	    cmocka_unit_test(test_oversized),
 	    cmocka_unit_test(test_hex),
+	    cmocka_unit_test(test_hex_lower),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -366,7 +366,7 @@ static void write_file(const char *path, const char *text)
 static void key_line(char *out, size_t cap, uint32_t id, const uint8_t *key, int sign)
 {
 	char hex[2 * CSRF_KEY_LEN + 1];
-	csrf_hex_encode(key, CSRF_KEY_LEN, hex);
+	csrfx_hex_encode(key, CSRF_KEY_LEN, hex);
 	hex[2 * CSRF_KEY_LEN] = '\0';
 	int n = snprintf(out, cap, "key %u %d %s%s\n", (unsigned)id, T0, hex, sign ? " sign" : "");
 	assert_true(n > 0 && (size_t)n < cap);
