@@ -488,7 +488,7 @@ static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_f
 /* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
  * 1 when browsers read it as a referrer policy of no-referrer. Its name
  * must be "referrer" in any case (no blanks: HTML compares the whole
- * value); its content is read as csrf_referrer_scan reads it, with the
+ * value); its content is read as csrfi_referrer_scan reads it, with the
  * legacy keywords. A content longer than the tag keeps is raised
  * unread: same-origin gives no other origin more than any policy does. */
 static int meta_no_referrer(struct inj_tag *t)
@@ -496,12 +496,12 @@ static int meta_no_referrer(struct inj_tag *t)
 	if (!(t->seen & A_SHORT) || !(t->seen & A_URL) || t->short_over)
 		return 0;
 	size_t n = inj_decode_attr(t->short_val, t->short_len);
-	if (!csrf_ieq(t->short_val, n, "referrer"))
+	if (!csrfi_ieq(t->short_val, n, "referrer"))
 		return 0;
 	if (t->url_trunc)
 		return 1;
 	n = inj_decode_attr(t->url, t->url_len);
-	return csrf_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
+	return csrfi_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
 }
 
 /* The meta tag that ends at chunk[i] says no-referrer: the raise goes
@@ -1151,11 +1151,11 @@ CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
 	return CSRF_OK;
 }
 
-void csrf_inject_wipe(csrf_inject *inj)
+void csrfi_inject_wipe(csrf_inject *inj)
 {
 	/* the token lives only in the two elements the injector inserts */
-	csrf_wipe(inj->input_el, sizeof inj->input_el);
-	csrf_wipe(inj->meta_el, sizeof inj->meta_el);
+	csrfi_wipe(inj->input_el, sizeof inj->input_el);
+	csrfi_wipe(inj->meta_el, sizeof inj->meta_el);
 	inj->input_len = 0;
 	inj->meta_len = 0;
 }
@@ -1209,7 +1209,7 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	if (!inj || !injected)
 		return CSRF_ERR_ARG;
 	if (inj->holding) /* abandoned: the held bytes are dropped */
-		csrf_wipe(inj->hold, inj->hold_len);
+		csrfi_wipe(inj->hold, inj->hold_len);
 	inj->holding = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;

@@ -85,7 +85,7 @@ static int memory_param(csrf_store_config *cfg, const char *name, size_t name_le
 
 static int prefix_char_ok(char c)
 {
-	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
+	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
 }
 
 static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
@@ -129,7 +129,7 @@ static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len
 
 static int host_char_ok(char c)
 {
-	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == '.' || c == '-';
+	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) || c == '.' || c == '-';
 }
 
 /* host[:port] of a redis URL; an IPv6 literal comes in brackets. Either
@@ -190,7 +190,7 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 /* RFC 3986 userinfo characters besides pct-encoded ones. */
 static int userinfo_char_ok(char c)
 {
-	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) ||
+	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) ||
 	       (c != '\0' && strchr("-._~!$&'()*+,;=:", c) != NULL);
 }
 
@@ -361,12 +361,12 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 		c.pool = CSRF_STORE_POOL_DEFAULT;
 		memcpy(c.prefix, "csrf:", 6);
 		if (!parse_redis(url + skip, len - skip, &c)) {
-			csrf_wipe(&c, sizeof c);
+			csrfi_wipe(&c, sizeof c);
 			return CSRF_ERR_CONFIG;
 		}
 	}
 	*cfg = c;
-	csrf_wipe(&c, sizeof c);
+	csrfi_wipe(&c, sizeof c);
 	return CSRF_OK;
 }
 
@@ -398,7 +398,7 @@ CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf
 		r = CSRF_ERR_CONFIG;
 #endif
 	}
-	csrf_wipe(&cfg, sizeof cfg);
+	csrfi_wipe(&cfg, sizeof cfg);
 	return r;
 }
 

@@ -137,19 +137,19 @@ static void test_parse_i64(void **state)
 static void test_trim(void **state)
 {
 	(void)state;
-	csrf_slice t = csrf_trim((csrf_slice){" \t a b\t ", 8});
+	csrf_slice t = csrfi_trim((csrf_slice){" \t a b\t ", 8});
 	assert_int_equal(t.len, 3);
 	assert_memory_equal(t.ptr, "a b", 3);
-	t = csrf_trim((csrf_slice){" \t ", 3});
+	t = csrfi_trim((csrf_slice){" \t ", 3});
 	assert_int_equal(t.len, 0);
 	assert_non_null(t.ptr); /* empty, not absent */
-	t = csrf_trim((csrf_slice){NULL, 0});
+	t = csrfi_trim((csrf_slice){NULL, 0});
 	assert_null(t.ptr);
-	t = csrf_trim((csrf_slice){"\r\nx\n", 4}); /* only spaces and tabs */
+	t = csrfi_trim((csrf_slice){"\r\nx\n", 4}); /* only spaces and tabs */
 	assert_int_equal(t.len, 4);
 
 	const char *s = "  xy ", *p = s, *end = s + 5;
-	csrf_trim_ptrs(&p, &end);
+	csrfi_trim_ptrs(&p, &end);
 	assert_int_equal(end - p, 2);
 	assert_memory_equal(p, "xy", 2);
 }
@@ -157,36 +157,36 @@ static void test_trim(void **state)
 static void test_compare(void **state)
 {
 	(void)state;
-	assert_true(csrf_slice_ieq((csrf_slice){"Content-TYPE", 12}, "content-type"));
-	assert_false(csrf_slice_ieq((csrf_slice){"Content-Typ", 11}, "content-type"));
-	assert_false(csrf_slice_ieq((csrf_slice){NULL, 0}, ""));
-	assert_true(csrf_slice_ieq((csrf_slice){"", 0}, ""));
-	assert_true(csrf_slice_eq((csrf_slice){"abc", 3}, "abc"));
-	assert_false(csrf_slice_eq((csrf_slice){"ABC", 3}, "abc"));
-	assert_true(csrf_ieq(NULL, 0, ""));
+	assert_true(csrfi_slice_ieq((csrf_slice){"Content-TYPE", 12}, "content-type"));
+	assert_false(csrfi_slice_ieq((csrf_slice){"Content-Typ", 11}, "content-type"));
+	assert_false(csrfi_slice_ieq((csrf_slice){NULL, 0}, ""));
+	assert_true(csrfi_slice_ieq((csrf_slice){"", 0}, ""));
+	assert_true(csrfi_slice_eq((csrf_slice){"abc", 3}, "abc"));
+	assert_false(csrfi_slice_eq((csrf_slice){"ABC", 3}, "abc"));
+	assert_true(csrfi_ieq(NULL, 0, ""));
 	/* Non-ASCII bytes are never folded: the Kelvin sign is no 'k'. */
-	assert_false(csrf_slice_ieq((csrf_slice){"\xe2\x84\xaa", 3}, "k"));
+	assert_false(csrfi_slice_ieq((csrf_slice){"\xe2\x84\xaa", 3}, "k"));
 
-	assert_true(csrf_contains_ci("multipart/form-data; BOUNDARY=x", 31, "boundary="));
-	assert_true(csrf_contains_ci("no-store", 8, "NO-STORE"));
-	assert_false(csrf_contains_ci("no-stor", 7, "no-store"));
-	assert_false(csrf_contains_ci("", 0, "x"));
+	assert_true(csrfi_contains_ci("multipart/form-data; BOUNDARY=x", 31, "boundary="));
+	assert_true(csrfi_contains_ci("no-store", 8, "NO-STORE"));
+	assert_false(csrfi_contains_ci("no-stor", 7, "no-store"));
+	assert_false(csrfi_contains_ci("", 0, "x"));
 	char *g = tu_guard_copy("private", 7);
-	assert_true(csrf_contains_ci(g, 7, "vate"));
-	assert_false(csrf_contains_ci(g, 7, "vatex"));
+	assert_true(csrfi_contains_ci(g, 7, "vate"));
+	assert_false(csrfi_contains_ci(g, 7, "vatex"));
 	tu_guard_free(g);
 }
 
 static void test_tokens(void **state)
 {
 	(void)state;
-	assert_true(csrf_is_token("X-CSRF-Token", 12));
-	assert_true(csrf_is_token("!#$%&'*+-.^_`|~", 15));
-	assert_false(csrf_is_token("", 0));
-	assert_false(csrf_is_token("a b", 3));
-	assert_false(csrf_is_token("a:b", 3));
-	assert_false(csrf_is_token("a\0b", 3));
-	assert_false(csrf_is_token("\xc3\xa9", 2));
+	assert_true(csrfi_is_token("X-CSRF-Token", 12));
+	assert_true(csrfi_is_token("!#$%&'*+-.^_`|~", 15));
+	assert_false(csrfi_is_token("", 0));
+	assert_false(csrfi_is_token("a b", 3));
+	assert_false(csrfi_is_token("a:b", 3));
+	assert_false(csrfi_is_token("a\0b", 3));
+	assert_false(csrfi_is_token("\xc3\xa9", 2));
 	for (int c = 0; c < 256; c++) {
 		int v = csrfx_hexval((unsigned char)c);
 		int want = c >= '0' && c <= '9'   ? c - '0'
