@@ -42,7 +42,7 @@ typedef struct {
 	uint8_t secret[CSRF_SECRET_LEN];
 	char token[CSRF_TOKEN_LEN + 1];
 	uint8_t key[CSRF_KEY_LEN];
-	csrf_mac_key mac;
+	csrfi_mac_key mac;
 	uint8_t msg[64];
 	csrf_request req;
 	char body[512];
@@ -53,7 +53,7 @@ typedef void (*op_fn)(bench_state *);
 static void op_mac_floor(bench_state *s)
 {
 	uint8_t out[CSRF_MAC_LEN];
-	csrf_mac(&s->mac, s->msg, sizeof s->msg, NULL, 0, NULL, 0, NULL, 0, out);
+	csrfi_mac(&s->mac, s->msg, sizeof s->msg, NULL, 0, NULL, 0, NULL, 0, out);
 	sink += out[0];
 }
 
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 	    csrf_ctx_generate_key(s.ctx) != CSRF_OK || csrf_secret_new(s.secret) != CSRF_OK ||
 	    csrf_random(s.key, sizeof s.key) != CSRF_OK || csrf_random(s.msg, sizeof s.msg) != CSRF_OK)
 		return 1;
-	csrf_mac_init(&s.mac, s.key, sizeof s.key);
+	csrfi_mac_init(&s.mac, s.key, sizeof s.key);
 	if (csrf_token_issue(s.ctx, s.secret, "session-0123456789", 18, 0, s.token, sizeof s.token) != CSRF_OK)
 		return 1;
 	char field[CSRF_FIELD_NAME_MAX + 1];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cgi.h"
+#include "csrfx.h"
 
 #define ARGS_MAX CSRF_SESSION_COOKIES_MAX /* session_cookie takes the most */
 #define MSG_MAX 384
@@ -44,27 +45,17 @@ static int pick(const char *directive, const char *word, const keyword *table, c
 
 int cgi_parse_number(const char *s, size_t len, uint64_t max, const char *units, uint64_t *out)
 {
-	uint64_t v = 0, unit = 1;
+	uint64_t v, unit = 1;
 	if (len > 1 && units && (s[len - 1] < '0' || s[len - 1] > '9')) {
 		const char *u = strchr(units, s[len - 1]);
 		if (u == NULL)
 			return -1;
 		unit = 0;
 		for (u++; *u >= '0' && *u <= '9'; u++)
-			unit = unit * 10 + (uint64_t)(*u - '0');
+			unit = unit * 10 + (uint64_t)(*u - '0'); /* of the literal units table */
 		len--;
 	}
-	if (len == 0 || len > 20 || (len > 1 && s[0] == '0'))
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		uint64_t d = (uint64_t)(s[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	if (unit == 0 || v > max / unit)
+	if (unit == 0 || csrfx_parse_u64(s, len, max / unit, &v) != CSRF_OK)
 		return -1;
 	*out = v * unit;
 	return 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csrfx.h"
 #include "demo.h"
 
 typedef struct {
@@ -90,19 +91,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*con_cls = r;
 		if (s->victim && s->log_requests)
 			log_request(c, method, url);
-		/* A declared length over the cap is refused before reading. */
+		/* A declared length over the cap (or no decimal) is refused before
+		 * reading. */
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl != NULL) {
-			size_t n = 0, i = 0;
-			for (; cl[i] >= '0' && cl[i] <= '9' && n <= DEMO_BODY_MAX; i++)
-				n = n * 10 + (size_t)(cl[i] - '0');
-			if (n > DEMO_BODY_MAX) {
-				r->too_large = 1;
-				r->started = 1;
-				if (s->victim)
-					return victim_handle(s->app, c, url, method, r);
-				return too_large(c);
-			}
+		uint64_t n;
+		if (cl != NULL && csrfx_parse_u64(cl, strlen(cl), DEMO_BODY_MAX, &n) != CSRF_OK) {
+			r->too_large = 1;
+			r->started = 1;
+			if (s->victim)
+				return victim_handle(s->app, c, url, method, r);
+			return too_large(c);
 		}
 		return MHD_YES;
 	}

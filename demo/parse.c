@@ -10,49 +10,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csrfx.h"
 #include "demo.h"
-
-static const char hexdig[] = "0123456789abcdef";
 
 void demo_hex_encode(const uint8_t *in, size_t n, char *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hexdig[in[i] >> 4];
-		out[2 * i + 1] = hexdig[in[i] & 15];
-	}
+	csrfx_hex_encode(in, n, out);
 	out[2 * n] = '\0';
-}
-
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 int demo_hex_decode(const char *in, size_t len, uint8_t *out, size_t n)
 {
-	if (len != 2 * n)
+	if (len != 2 * n || !csrfx_is_hex_lower(in, len) || csrfx_hex_decode(in, n, out) != CSRF_OK)
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		int hi = hex_val(in[2 * i]), lo = hex_val(in[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
 	return 0;
 }
 
 int demo_sid_ok(const char *s, size_t len)
 {
-	if (len != DEMO_SID_LEN)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (hex_val(s[i]) < 0)
-			return 0;
-	return 1;
+	return len == DEMO_SID_LEN && csrfx_is_hex_lower(s, len);
 }
 
 int demo_utf8_ok(const char *s, size_t n)
@@ -101,17 +77,10 @@ int demo_utf8_ok(const char *s, size_t n)
 
 int demo_parse_positive(const char *s, size_t len, int64_t max, int64_t *out)
 {
-	int64_t v = 0;
-	if (len == 0 || len > 12 || s[0] == '0')
+	uint64_t v;
+	if (len > 12 || max < 1 || csrfx_parse_u64(s, len, (uint64_t)max, &v) != CSRF_OK || v == 0)
 		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v > max)
-		return -1;
-	*out = v;
+	*out = (int64_t)v;
 	return 0;
 }
 
@@ -119,7 +88,7 @@ int demo_parse_listen(const char *arg, size_t len, struct sockaddr_in *sa, char 
 {
 	char host[INET_ADDRSTRLEN];
 	size_t colon = len;
-	unsigned port = 0;
+	uint64_t port;
 	for (size_t i = len; i > 0; i--) {
 		if (arg[i - 1] == ':') {
 			colon = i - 1;
@@ -130,19 +99,14 @@ int demo_parse_listen(const char *arg, size_t len, struct sockaddr_in *sa, char 
 		return -1;
 	memcpy(host, arg, colon);
 	host[colon] = '\0';
-	for (size_t i = colon + 1; i < len; i++) {
-		if (arg[i] < '0' || arg[i] > '9')
-			return -1;
-		port = port * 10 + (unsigned)(arg[i] - '0');
-	}
-	if (port == 0 || port > 65535)
+	if (csrfx_parse_u64(arg + colon + 1, len - colon - 1, 65535, &port) != CSRF_OK || port == 0)
 		return -1;
 	memset(sa, 0, sizeof *sa);
 	sa->sin_family = AF_INET;
 	sa->sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
 		return -1;
-	int n = snprintf(origin, cap, "http://%s:%u", host, port);
+	int n = snprintf(origin, cap, "http://%s:%u", host, (unsigned)port);
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
@@ -162,15 +126,10 @@ static const char *word(const char **p, const char *end, size_t *len)
 
 static int parse_count(const char *s, size_t len, int64_t *out)
 {
-	int64_t v = 0;
-	if (len == 0 || len > 18)
+	uint64_t v;
+	if (len > 18 || csrfx_parse_u64(s, len, INT64_MAX, &v) != CSRF_OK)
 		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
+	*out = (int64_t)v;
 	return 0;
 }
 

@@ -32,29 +32,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* SHA-256 of the whole input, fed in pieces */
 	uint8_t want[32], got[32];
 	SHA256(data, size, want);
-	csrf_sha256_builtin_ctx c;
-	csrf_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_ctx c;
+	csrfi_sha256_builtin_init(&c);
 	for (size_t off = 0; off < size; off += piece)
-		csrf_sha256_builtin_update(&c, data + off, piece < size - off ? piece : size - off);
-	csrf_sha256_builtin_final(&c, got);
+		csrfi_sha256_builtin_update(&c, data + off, piece < size - off ? piece : size - off);
+	csrfi_sha256_builtin_final(&c, got);
 	FZ_ASSERT(memcmp(want, got, sizeof want) == 0);
 
 	/* HMAC-SHA256 through mac.c, the message split in up to four parts */
 	unsigned int want_len = 0;
 	FZ_ASSERT(HMAC(EVP_sha256(), key, (int)key_len, msg, msg_len, want, &want_len) != NULL);
 	FZ_ASSERT(want_len == CSRF_MAC_LEN);
-	csrf_mac_key k;
-	csrf_mac_init(&k, key, key_len);
+	csrfi_mac_key k;
+	csrfi_mac_init(&k, key, key_len);
 	size_t a = piece < msg_len ? piece : msg_len, b = a + (msg_len - a) / 2;
-	csrf_mac(&k, msg, a, msg + a, b - a, NULL, 0, msg + b, msg_len - b, got);
+	csrfi_mac(&k, msg, a, msg + a, b - a, NULL, 0, msg + b, msg_len - b, got);
 	FZ_ASSERT(memcmp(want, got, sizeof want) == 0);
 	/* again with the same key state: precomputed pads are not consumed */
-	csrf_mac(&k, msg, msg_len, NULL, 0, NULL, 0, NULL, 0, got);
+	csrfi_mac(&k, msg, msg_len, NULL, 0, NULL, 0, NULL, 0, got);
 	FZ_ASSERT(memcmp(want, got, sizeof want) == 0);
-	csrf_mac_wipe(&k);
+	csrfi_mac_wipe(&k);
 
 	/* the constant-time comparison says what memcmp says */
 	size_t half = size / 2;
-	FZ_ASSERT(csrf_ct_eq(data, data + half, half) == (memcmp(data, data + half, half) == 0));
+	FZ_ASSERT(csrfi_ct_eq(data, data + half, half) == (memcmp(data, data + half, half) == 0));
 	return 0;
 }

@@ -50,12 +50,12 @@ static cc_verdict cache_control_line(const char *v, size_t len)
 	if (len > CSRF_CACHE_CONTROL_MAX)
 		return CC_MALFORMED;
 	for (;;) {
-		while (i < len && (csrf_is_ows(v[i]) || v[i] == ','))
+		while (i < len && (csrfi_is_ows(v[i]) || v[i] == ','))
 			i++;
 		if (i == len)
 			return verdict;
 		size_t start = i;
-		while (i < len && csrf_is_tchar((unsigned char)v[i]))
+		while (i < len && csrfi_is_tchar((unsigned char)v[i]))
 			i++;
 		if (i == start)
 			return CC_MALFORMED;
@@ -68,7 +68,7 @@ static cc_verdict cache_control_line(const char *v, size_t len)
 					return CC_MALFORMED;
 			} else {
 				size_t arg = i;
-				while (i < len && csrf_is_tchar((unsigned char)v[i]))
+				while (i < len && csrfi_is_tchar((unsigned char)v[i]))
 					i++;
 				if (i == arg)
 					return CC_MALFORMED;
@@ -77,9 +77,9 @@ static cc_verdict cache_control_line(const char *v, size_t len)
 		/* private="Set-Cookie" makes only the named fields private
 		 * (§5.2.2.7); no-store takes no argument, and one with an
 		 * argument is not the directive a cache is sure to honour. */
-		if (!argument && (csrf_slice_ieq(name, "private") || csrf_slice_ieq(name, "no-store")))
+		if (!argument && (csrfi_slice_ieq(name, "private") || csrfi_slice_ieq(name, "no-store")))
 			verdict = CC_PRIVATE;
-		while (i < len && csrf_is_ows(v[i]))
+		while (i < len && csrfi_is_ows(v[i]))
 			i++;
 		if (i < len && v[i] != ',')
 			return CC_MALFORMED;
@@ -98,7 +98,7 @@ static int says_no_store(const char *v, size_t len)
 	for (size_t i = 0; i + n <= len; i++) {
 		if (i > 0 && !memchr(seps, v[i - 1], sizeof seps - 1))
 			continue;
-		if (csrf_ieq(v + i, n, word) && (i + n == len || memchr(seps, v[i + n], sizeof seps - 1)))
+		if (csrfi_ieq(v + i, n, word) && (i + n == len || memchr(seps, v[i + n], sizeof seps - 1)))
 			return 1;
 	}
 	return 0;
@@ -121,10 +121,10 @@ static int targeted(csrf_slice name)
 	static const char suffix[] = "-cache-control";
 	size_t n = sizeof suffix - 1;
 
-	if (name.len >= n && csrf_ieq(name.ptr + name.len - n, n, suffix))
+	if (name.len >= n && csrfi_ieq(name.ptr + name.len - n, n, suffix))
 		return 1;
-	return csrf_slice_ieq(name, "Surrogate-Control") || csrf_slice_ieq(name, "Edge-Control") ||
-	       csrf_slice_ieq(name, "X-Accel-Expires");
+	return csrfi_slice_ieq(name, "Surrogate-Control") || csrfi_slice_ieq(name, "Edge-Control") ||
+	       csrfi_slice_ieq(name, "X-Accel-Expires");
 }
 
 /* The arguments of csrf_response_cache and csrf_rejection_cache: CSRF_OK,
@@ -150,8 +150,8 @@ static void mark_drops(const csrf_header *headers, size_t n, unsigned char *drop
 {
 	for (size_t i = 0; i < n; i++) {
 		csrf_slice name = headers[i].name;
-		drop[i] = (unsigned char)(targeted(name) || (replace && (csrf_slice_ieq(name, "Cache-Control") ||
-		                                                         csrf_slice_ieq(name, "Expires"))));
+		drop[i] = (unsigned char)(targeted(name) || (replace && (csrfi_slice_ieq(name, "Cache-Control") ||
+		                                                         csrfi_slice_ieq(name, "Expires"))));
 	}
 }
 
@@ -168,7 +168,7 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 	 * quote left open in one would swallow the "private" of the next:
 	 * only a single line is trusted, and it must be a clean list. */
 	for (size_t i = 0; i < n; i++) {
-		if (!csrf_slice_ieq(headers[i].name, "Cache-Control"))
+		if (!csrfi_slice_ieq(headers[i].name, "Cache-Control"))
 			continue;
 		lines++;
 		no_store |= headers[i].value.ptr && says_no_store(headers[i].value.ptr, headers[i].value.len);

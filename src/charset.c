@@ -164,7 +164,7 @@ static int ct_charset(const char *ct, size_t n, const char **v, size_t *vl)
 			len = i - q;
 		}
 		csrf_slice name = {ct + ns, ne - ns};
-		if (!csrf_slice_ieq(name, "charset"))
+		if (!csrfi_slice_ieq(name, "charset"))
 			continue;
 		if (found && (len != *vl || (len && memcmp(val, *v, len) != 0)))
 			return -1;
@@ -307,14 +307,14 @@ static int meta_tag(scan *s)
 	unsigned seen = 0; /* http-equiv, content, charset */
 	while (get_attr(s, name, &nl, sizeof name, value, &vl, sizeof value)) {
 		csrf_slice n = {name, nl};
-		if (csrf_slice_eq(n, "http-equiv")) {
+		if (csrfi_slice_eq(n, "http-equiv")) {
 			if (seen & 1)
 				continue;
 			seen |= 1;
 			csrf_slice v = {value, vl};
-			if (csrf_slice_eq(v, "content-type"))
+			if (csrfi_slice_eq(v, "content-type"))
 				got_pragma = 1;
-		} else if (csrf_slice_eq(n, "content")) {
+		} else if (csrfi_slice_eq(n, "content")) {
 			if (seen & 2)
 				continue;
 			seen |= 2;
@@ -325,7 +325,7 @@ static int meta_tag(scan *s)
 					need_pragma = 1;
 				}
 			}
-		} else if (csrf_slice_eq(n, "charset")) {
+		} else if (csrfi_slice_eq(n, "charset")) {
 			if (seen & 4)
 				continue;
 			seen |= 4;

@@ -15,7 +15,7 @@
 static int is_safe_method(const char *p, size_t n)
 {
 	csrf_slice s = {p, n};
-	return csrf_slice_eq(s, "GET") || csrf_slice_eq(s, "HEAD") || csrf_slice_eq(s, "OPTIONS");
+	return csrfi_slice_eq(s, "GET") || csrfi_slice_eq(s, "HEAD") || csrfi_slice_eq(s, "OPTIONS");
 }
 
 /* An override value: CSRF_METHOD_OVERRIDE unless it is a word of 1 to
@@ -26,7 +26,7 @@ static csrf_reason judge_override(const char *p, size_t n, int *unsafe)
 	if (n == 0 || n > METHOD_OVERRIDE_MAX)
 		return CSRF_METHOD_OVERRIDE;
 	for (size_t i = 0; i < n; i++)
-		if (!csrf_is_alpha((unsigned char)p[i]))
+		if (!csrfi_is_alpha((unsigned char)p[i]))
 			return CSRF_METHOD_OVERRIDE;
 	if (!is_safe_method(p, n))
 		*unsafe = 1;
@@ -48,10 +48,10 @@ static int reads_as_method_once(const char *p, size_t n, int encoded, int leadin
 		unsigned char c = (unsigned char)p[i];
 		if (encoded && c == '+') {
 			c = ' ';
-		} else if (encoded && c == '%' && n - i >= 3 && csrf_hexval((unsigned char)p[i + 1]) >= 0 &&
-		           csrf_hexval((unsigned char)p[i + 2]) >= 0) {
-			c = (unsigned char)(csrf_hexval((unsigned char)p[i + 1]) << 4 |
-			                    csrf_hexval((unsigned char)p[i + 2]));
+		} else if (encoded && c == '%' && n - i >= 3 && csrfx_hexval((unsigned char)p[i + 1]) >= 0 &&
+		           csrfx_hexval((unsigned char)p[i + 2]) >= 0) {
+			c = (unsigned char)(csrfx_hexval((unsigned char)p[i + 1]) << 4 |
+			                    csrfx_hexval((unsigned char)p[i + 2]));
 			i += 2;
 		}
 		if (leading && c == ' ')
@@ -129,7 +129,7 @@ static csrf_reason effective_method(const csrf_request *req, int *safe, int *ove
 	if (req->repeated & CSRF_HDR_OVERRIDE)
 		return CSRF_METHOD_OVERRIDE;
 	if (req->method_override.ptr) {
-		csrf_slice v = csrf_trim(req->method_override);
+		csrf_slice v = csrfi_trim(req->method_override);
 		csrf_reason r = judge_override(v.ptr, v.len, &unsafe_override);
 		if (r != CSRF_OK)
 			return r;
@@ -154,10 +154,10 @@ CSRF_API int csrf_request_is_safe(const csrf_request *req)
  * header; CSRF_MALFORMED for a value that is not a strict decimal. */
 static csrf_reason declared_length(const csrf_request *req, uint64_t *declared, int *known)
 {
-	csrf_slice cl = csrf_trim(req->content_length);
+	csrf_slice cl = csrfi_trim(req->content_length);
 	*declared = 0;
 	*known = cl.ptr != NULL;
-	return cl.ptr ? csrf_parse_u64(cl.ptr, cl.len, UINT64_MAX, declared) : CSRF_OK;
+	return cl.ptr ? csrfx_parse_u64(cl.ptr, cl.len, UINT64_MAX, declared) : CSRF_OK;
 }
 
 static int method_field(void *ud, const char *name, size_t len, int encoded)
@@ -176,9 +176,9 @@ static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
 {
 	if (req->repeated & (CSRF_HDR_CONTENT_TYPE | CSRF_HDR_CONTENT_LENGTH))
 		return 1;
-	csrf_form_kind kind = CSRF_FORM_URLENCODED;
+	csrfi_form_kind kind = CSRF_FORM_URLENCODED;
 	if (req->content_type.ptr) {
-		kind = csrf_form_kind_of(req->content_type.ptr, req->content_type.len);
+		kind = csrfi_form_kind_of(req->content_type.ptr, req->content_type.len);
 		if (kind == CSRF_FORM_NONE)
 			return 0;
 	}
@@ -196,8 +196,8 @@ static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
 	}
 	if (req->body.len > ctx->body_max)
 		return 1;
-	return csrf_form_each_name(kind, req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
-	                           method_field, NULL) != CSRF_OK;
+	return csrfi_form_each_name(kind, req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
+	                            method_field, NULL) != CSRF_OK;
 }
 
 /* Step 2: exact (method, path); the path is the target up to '?' or '#'.
@@ -213,12 +213,12 @@ static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridde
 	while (path_len < req->target.len && req->target.ptr[path_len] != '?' && req->target.ptr[path_len] != '#')
 		path_len++;
 	for (size_t i = 0; i < ctx->n_exempt; i++) {
-		const csrf_exemption *e = &ctx->exempt[i];
+		const csrfi_exemption *e = &ctx->exempt[i];
 		if (e->path_len != path_len || memcmp(e->path, req->target.ptr, path_len) != 0)
 			continue;
 		if (!e->method)
 			return 1;
-		if (csrf_slice_eq(req->method, e->method) && !overridden) {
+		if (csrfi_slice_eq(req->method, e->method) && !overridden) {
 			int b = body_overrides(ctx, req);
 			if (b != 1)
 				return b == 2 ? 2 : 1;
@@ -240,8 +240,8 @@ static int is_trusted(const csrf_ctx *ctx, const csrf_origin *o)
 /* Parses the Origin header (present). */
 static csrf_reason parse_origin_header(csrf_slice origin, csrf_origin *o)
 {
-	origin = csrf_trim(origin);
-	if (csrf_slice_eq(origin, "null"))
+	origin = csrfi_trim(origin);
+	if (csrfi_slice_eq(origin, "null"))
 		return CSRF_NULL_ORIGIN;
 	if (csrf_origin_parse(origin.ptr, origin.len, o) != CSRF_OK)
 		return CSRF_ORIGIN_MALFORMED;
@@ -249,7 +249,7 @@ static csrf_reason parse_origin_header(csrf_slice origin, csrf_origin *o)
 }
 
 /* CSRF_OK when the Origin header (present) is self or trusted. */
-static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site)
+static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
 {
 	csrf_origin o;
 	if (req->repeated & CSRF_HDR_ORIGIN)
@@ -267,9 +267,9 @@ static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *
 /* CSRF_OK when the Referer is same-origin or trusted. An http:// Referer
  * to an HTTPS site is insecure even when it would otherwise match (as in
  * Django: it may have been rewritten by anyone on the path). */
-static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site)
+static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
 {
-	csrf_slice ref = csrf_trim(req->referer);
+	csrf_slice ref = csrfi_trim(req->referer);
 	if (!ref.ptr)
 		return CSRF_REFERER_MISSING;
 	if (req->repeated & CSRF_HDR_REFERER)
@@ -277,7 +277,7 @@ static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, c
 	csrf_origin o;
 	if (csrf_url_origin(ref.ptr, ref.len, &o) != CSRF_OK) {
 		csrf_slice head = {ref.ptr, ref.len < 7 ? ref.len : 7};
-		if (site->https && csrf_slice_ieq(head, "http://"))
+		if (site->https && csrfi_slice_ieq(head, "http://"))
 			return CSRF_REFERER_INSECURE;
 		return CSRF_REFERER_MALFORMED;
 	}
@@ -321,8 +321,8 @@ static int unplantable(const csrf_ctx *ctx, const csrf_request *req)
 		return 1;
 	csrf_slice sid = {NULL, 0};
 	char buf[CSRF_SESSION_BIND_LEN + 1];
-	int bound = csrf_request_session(ctx, req, &sid, buf) == CSRF_OK && sid.ptr && sid.len > 0;
-	csrf_wipe(buf, sizeof buf);
+	int bound = csrfi_request_session(ctx, req, &sid, buf) == CSRF_OK && sid.ptr && sid.len > 0;
+	csrfi_wipe(buf, sizeof buf);
 	return bound;
 }
 
@@ -344,26 +344,26 @@ static int unplantable(const csrf_ctx *ctx, const csrf_request *req)
 static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, int evidence_only, int *evidence)
 {
 	*evidence = 0;
-	csrf_slice sfs = csrf_trim(req->sec_fetch_site);
+	csrf_slice sfs = csrfi_trim(req->sec_fetch_site);
 	if (sfs.ptr) {
 		if (req->repeated & CSRF_HDR_FETCH_SITE)
 			return CSRF_FETCH_SITE_MALFORMED;
-		if (csrf_slice_ieq(sfs, "same-origin")) {
+		if (csrfi_slice_ieq(sfs, "same-origin")) {
 			*evidence = 1;
 			return CSRF_OK;
 		}
 		/* A user-initiated request (typed URL, bookmark); when the
 		 * site does not accept those it proves nothing. */
-		if (csrf_slice_ieq(sfs, "none"))
+		if (csrfi_slice_ieq(sfs, "none"))
 			return ctx->allow_fetch_none ? CSRF_OK : unless_trusted(ctx, req, CSRF_NO_EVIDENCE, evidence);
-		if (csrf_slice_ieq(sfs, "same-site"))
+		if (csrfi_slice_ieq(sfs, "same-site"))
 			return ctx->allow_same_site ? CSRF_OK : unless_trusted(ctx, req, CSRF_SAME_SITE, evidence);
-		if (csrf_slice_ieq(sfs, "cross-site"))
+		if (csrfi_slice_ieq(sfs, "cross-site"))
 			return unless_trusted(ctx, req, CSRF_CROSS_SITE, evidence);
 		return CSRF_FETCH_SITE_MALFORMED;
 	}
-	csrf_site site;
-	csrf_site_of(ctx, req, &site);
+	csrfi_site site;
+	csrfi_site_of(ctx, req, &site);
 	int null_origin = 0;
 	if (req->origin.ptr) {
 		csrf_reason r = check_origin_header(ctx, req, &site);
@@ -407,7 +407,7 @@ static int derived_field(void *ud, const char *name, size_t len, int encoded)
 {
 	(void)ud;
 	(void)encoded;
-	return csrf_field_name_derived(name, len);
+	return csrfi_field_name_derived(name, len);
 }
 
 /* No field of this secret's name. With derived names, a field named for
@@ -420,9 +420,9 @@ static csrf_reason missing_field(const csrf_ctx *ctx, const csrf_request *req)
 {
 	if (ctx->field_name[0])
 		return CSRF_TOKEN_MISSING;
-	csrf_form_kind kind = csrf_form_kind_of(req->content_type.ptr, req->content_type.len);
-	return csrf_form_each_name(kind, req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
-	                           derived_field, NULL) == CSRF_NOT_FOUND
+	csrfi_form_kind kind = csrfi_form_kind_of(req->content_type.ptr, req->content_type.len);
+	return csrfi_form_each_name(kind, req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len,
+	                            derived_field, NULL) == CSRF_NOT_FOUND
 	           ? CSRF_TOKEN_SESSION
 	           : CSRF_TOKEN_MISSING;
 }
@@ -438,7 +438,7 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 		return CSRF_TOKEN_MISSING;
 	if (req->repeated & (CSRF_HDR_CONTENT_TYPE | CSRF_HDR_CONTENT_LENGTH))
 		return CSRF_BODY_MALFORMED;
-	if (csrf_form_kind_of(req->content_type.ptr, req->content_type.len) == CSRF_FORM_NONE)
+	if (csrfi_form_kind_of(req->content_type.ptr, req->content_type.len) == CSRF_FORM_NONE)
 		return CSRF_TOKEN_MISSING;
 	uint64_t declared;
 	int known;
@@ -457,7 +457,7 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 		return r;
 	r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
 	                    strnlen(field, sizeof field), out, cap, got);
-	csrf_wipe(field, sizeof field);
+	csrfi_wipe(field, sizeof field);
 	switch (r) {
 	case CSRF_OK:
 		return CSRF_OK;
@@ -481,17 +481,17 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	csrf_slice token = {NULL, 0};
-	csrf_site site;
+	csrfi_site site;
 
-	csrf_site_of(ctx, req, &site);
-	csrf_reason r = csrf_request_secret(ctx, req, &site, secret);
+	csrfi_site_of(ctx, req, &site);
+	csrf_reason r = csrfi_request_secret(ctx, req, &site, secret);
 	if (r != CSRF_OK)
 		goto out;
-	r = csrf_request_session(ctx, req, &sid, sid_buf);
+	r = csrfi_request_session(ctx, req, &sid, sid_buf);
 	if (r != CSRF_OK)
 		goto out;
 
-	csrf_slice header = csrf_trim(req->token_header);
+	csrf_slice header = csrfi_trim(req->token_header);
 	if (header.ptr && header.len) {
 		if (req->repeated & CSRF_HDR_TOKEN) {
 			r = CSRF_TOKEN_MALFORMED;
@@ -508,9 +508,9 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 	}
 	r = csrf_token_verify(ctx, secret, sid.ptr, sid.len, token.ptr, token.len, req->now);
 out:
-	csrf_wipe(secret, sizeof secret);
-	csrf_wipe(value, sizeof value);
-	csrf_wipe(sid_buf, sizeof sid_buf);
+	csrfi_wipe(secret, sizeof secret);
+	csrfi_wipe(value, sizeof value);
+	csrfi_wipe(sid_buf, sizeof sid_buf);
 	return r;
 }
 

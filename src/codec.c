@@ -87,7 +87,7 @@ static uint32_t split24(const uint8_t *p)
 }
 #endif
 
-void csrf_b64url_encode(const uint8_t *in, size_t n, char *out)
+void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out)
 {
 	size_t i = 0;
 
@@ -142,7 +142,7 @@ static __m128i dec16(__m128i c, __m128i *valid)
 }
 #endif
 
-csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
 {
 	const uint8_t *p = (const uint8_t *)in;
 	size_t rem = len % 4;
@@ -219,7 +219,7 @@ csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t 
 
 	if (bad & 0x100) {
 		/* Nothing half-decoded is left behind. */
-		csrf_wipe(out, need);
+		csrfi_wipe(out, need);
 		return CSRF_MALFORMED;
 	}
 	if (out_len)
@@ -235,7 +235,7 @@ static char hex_digit(uint32_t v)
 	return (char)(v + '0' + (mask_lt(9, v) & 39));
 }
 
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out)
+void csrfx_hex_encode(const uint8_t *in, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++) {
 		out[2 * i] = hex_digit(in[i] >> 4);
@@ -254,7 +254,7 @@ static uint32_t hex_value(uint8_t ch, uint32_t *bad)
 	return (m_digit & (c - '0')) | (m_lower & (c - 'a' + 10)) | (m_upper & (c - 'A' + 10));
 }
 
-csrf_reason csrf_hex_decode(const char *s, size_t n, uint8_t *out)
+csrf_reason csrfx_hex_decode(const char *s, size_t n, uint8_t *out)
 {
 	uint32_t bad = 0;
 
@@ -264,8 +264,19 @@ csrf_reason csrf_hex_decode(const char *s, size_t n, uint8_t *out)
 		out[i] = (uint8_t)(hi << 4 | lo);
 	}
 	if (bad) {
-		csrf_wipe(out, n);
+		csrfi_wipe(out, n);
 		return CSRF_MALFORMED;
 	}
 	return CSRF_OK;
+}
+
+int csrfx_is_hex_lower(const char *s, size_t n)
+{
+	uint32_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = (uint8_t)s[i];
+		bad |= ~(mask_in(c, '0', '9') | mask_in(c, 'a', 'f'));
+	}
+	return n > 0 && bad == 0;
 }

@@ -44,8 +44,8 @@ CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char 
 		if (eq) {
 			const char *n = p, *n_end = eq;
 			const char *v = eq + 1, *v_end = pair_end;
-			csrf_trim_ptrs(&n, &n_end);
-			csrf_trim_ptrs(&v, &v_end);
+			csrfi_trim_ptrs(&n, &n_end);
+			csrfi_trim_ptrs(&v, &v_end);
 			if ((size_t)(n_end - n) == name_len && memcmp(n, name, name_len) == 0) {
 				if (v_end - v >= 2 && v[0] == '"' && v_end[-1] == '"') {
 					v++;

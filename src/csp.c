@@ -92,8 +92,8 @@ CSRF_API csrf_reason csrf_csp_form_action(const char *existing, size_t existing_
 	return build(existing, existing_len, trusted, NULL, n_trusted, out, cap, out_len);
 }
 
-csrf_reason csrf_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
-                                     size_t cap, size_t *out_len)
+csrf_reason csrfi_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
+                                      size_t cap, size_t *out_len)
 {
 	static const csrf_slice none[1];
 	if (!ctx || !out || !out_len || (!existing && existing_len > 0))

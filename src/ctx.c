@@ -8,18 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-void *csrf_alloc(const csrf_ctx *ctx, size_t n)
+void *csrfi_alloc(const csrf_ctx *ctx, size_t n)
 {
 	return ctx->alloc.alloc(n ? n : 1, ctx->alloc.ud);
 }
 
-void csrf_free(const csrf_ctx *ctx, void *p)
+void csrfi_free(const csrf_ctx *ctx, void *p)
 {
 	if (p)
 		ctx->alloc.free(p, ctx->alloc.ud);
 }
 
-csrf_reason csrf_config_error(csrf_ctx *ctx, csrf_reason code, const char *fmt, ...)
+csrf_reason csrfi_config_error(csrf_ctx *ctx, csrf_reason code, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -33,7 +33,7 @@ CSRF_API csrf_reason csrf_ctx_new(csrf_ctx **out, const csrf_allocator *alloc)
 	if (!out)
 		return CSRF_ERR_ARG;
 	*out = NULL;
-	csrf_allocator a = csrf_default_allocator;
+	csrf_allocator a = csrfi_default_allocator;
 	if (alloc) {
 		if (!alloc->alloc || !alloc->free)
 			return CSRF_ERR_ARG;
@@ -63,17 +63,17 @@ CSRF_API void csrf_ctx_free(csrf_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	csrf_free(ctx, ctx->trusted);
+	csrfi_free(ctx, ctx->trusted);
 	for (size_t i = 0; i < ctx->n_exempt; i++) {
-		csrf_free(ctx, ctx->exempt[i].method);
-		csrf_free(ctx, ctx->exempt[i].path);
+		csrfi_free(ctx, ctx->exempt[i].method);
+		csrfi_free(ctx, ctx->exempt[i].path);
 	}
-	csrf_free(ctx, ctx->exempt);
+	csrfi_free(ctx, ctx->exempt);
 	for (size_t i = 0; i < ctx->ring.n; i++)
-		csrf_mac_wipe(&ctx->ring.keys[i].mac);
+		csrfi_mac_wipe(&ctx->ring.keys[i].mac);
 	pthread_rwlock_destroy(&ctx->ring_lock);
 	csrf_allocator a = ctx->alloc;
-	csrf_wipe(ctx, sizeof *ctx);
+	csrfi_wipe(ctx, sizeof *ctx);
 	a.free(ctx, a.ud);
 }
 
@@ -117,7 +117,7 @@ static csrf_reason check_origin(const char *s, size_t len, const char *what, csr
 		return bad_setting(err, "%s \"%.*s\" has no scheme: write a full origin such as https://%.*s", what,
 		                   shown, s, shown, s);
 	csrf_slice scheme = {s, (size_t)(sep - s)};
-	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
+	if (!csrfi_slice_ieq(scheme, "http") && !csrfi_slice_ieq(scheme, "https"))
 		return bad_setting(err, "%s \"%.*s\": the scheme must be http or https", what, shown, s);
 	const char *rest = sep + 3;
 	size_t rest_len = len - (size_t)(rest - s);
@@ -173,7 +173,7 @@ CSRF_API csrf_reason csrf_cookie_name_validate(const char *name, const char *wha
 	if (!name)
 		return CSRF_ERR_ARG;
 	size_t n = strlen(name);
-	if (n > CSRF_FIELD_NAME_MAX || !csrf_is_token(name, n))
+	if (n > CSRF_FIELD_NAME_MAX || !csrfi_is_token(name, n))
 		return bad_setting(err, "%s name must be 1 to %d cookie-name characters", what ? what : "cookie",
 		                   CSRF_FIELD_NAME_MAX);
 	return CSRF_OK;
@@ -214,13 +214,13 @@ CSRF_API csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const char *orig
 	csrf_reason r = origin_config(ctx, "trusted origin", origin, len, &o);
 	if (r != CSRF_OK)
 		return r;
-	csrf_origin *grown = csrf_alloc(ctx, (ctx->n_trusted + 1) * sizeof *grown);
+	csrf_origin *grown = csrfi_alloc(ctx, (ctx->n_trusted + 1) * sizeof *grown);
 	if (!grown)
-		return csrf_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
+		return csrfi_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
 	if (ctx->n_trusted)
 		memcpy(grown, ctx->trusted, ctx->n_trusted * sizeof *grown);
 	grown[ctx->n_trusted] = o;
-	csrf_free(ctx, ctx->trusted);
+	csrfi_free(ctx, ctx->trusted);
 	ctx->trusted = grown;
 	ctx->n_trusted++;
 	return CSRF_OK;
@@ -228,7 +228,7 @@ CSRF_API csrf_reason csrf_ctx_add_trusted_origin(csrf_ctx *ctx, const char *orig
 
 static char *copy_bytes(const csrf_ctx *ctx, const char *s, size_t n)
 {
-	char *p = csrf_alloc(ctx, n + 1);
+	char *p = csrfi_alloc(ctx, n + 1);
 	if (p) {
 		if (n)
 			memcpy(p, s, n);
@@ -242,32 +242,32 @@ CSRF_API csrf_reason csrf_ctx_add_exemption(csrf_ctx *ctx, const char *method, c
 	if (!ctx || !path)
 		return CSRF_ERR_ARG;
 	if (path_len == 0 || path[0] != '/')
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "exempt path must start with '/'");
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "exempt path must start with '/'");
 	for (size_t i = 0; i < path_len; i++) {
 		unsigned char c = (unsigned char)path[i];
 		if (c <= 0x20 || c >= 0x7f || c == '?' || c == '#')
-			return csrf_config_error(ctx, CSRF_ERR_CONFIG,
-			                         "exempt path may not contain spaces, controls, '?' or '#'");
+			return csrfi_config_error(ctx, CSRF_ERR_CONFIG,
+			                          "exempt path may not contain spaces, controls, '?' or '#'");
 	}
-	if (method && !csrf_is_token(method, strlen(method)))
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "exempt method is not an HTTP method token");
-	csrf_exemption e = {NULL, NULL, path_len};
+	if (method && !csrfi_is_token(method, strlen(method)))
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "exempt method is not an HTTP method token");
+	csrfi_exemption e = {NULL, NULL, path_len};
 	if (method && !(e.method = copy_bytes(ctx, method, strlen(method))))
-		return csrf_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
+		return csrfi_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
 	if (!(e.path = copy_bytes(ctx, path, path_len))) {
-		csrf_free(ctx, e.method);
-		return csrf_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
+		csrfi_free(ctx, e.method);
+		return csrfi_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
 	}
-	csrf_exemption *grown = csrf_alloc(ctx, (ctx->n_exempt + 1) * sizeof *grown);
+	csrfi_exemption *grown = csrfi_alloc(ctx, (ctx->n_exempt + 1) * sizeof *grown);
 	if (!grown) {
-		csrf_free(ctx, e.method);
-		csrf_free(ctx, e.path);
-		return csrf_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
+		csrfi_free(ctx, e.method);
+		csrfi_free(ctx, e.path);
+		return csrfi_config_error(ctx, CSRF_ERR_NOMEM, "out of memory");
 	}
 	if (ctx->n_exempt)
 		memcpy(grown, ctx->exempt, ctx->n_exempt * sizeof *grown);
 	grown[ctx->n_exempt] = e;
-	csrf_free(ctx, ctx->exempt);
+	csrfi_free(ctx, ctx->exempt);
 	ctx->exempt = grown;
 	ctx->n_exempt++;
 	return CSRF_OK;
@@ -326,13 +326,13 @@ CSRF_API csrf_reason csrf_ctx_set_field_name(csrf_ctx *ctx, const char *name)
 	}
 	size_t n = strlen(name);
 	if (n == 0 || n > CSRF_FIELD_NAME_MAX)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "field name must be 1 to %d characters",
-		                         CSRF_FIELD_NAME_MAX);
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "field name must be 1 to %d characters",
+		                          CSRF_FIELD_NAME_MAX);
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)name[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
 		      c == '-'))
-			return csrf_config_error(ctx, CSRF_ERR_CONFIG, "field name may only contain [A-Za-z0-9_-]");
+			return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "field name may only contain [A-Za-z0-9_-]");
 	}
 	memcpy(ctx->field_name, name, n + 1);
 	return CSRF_OK;
@@ -377,11 +377,11 @@ CSRF_API csrf_reason csrf_ctx_add_session_cookie(csrf_ctx *ctx, const char *name
 	if (!ctx || !name)
 		return CSRF_ERR_ARG;
 	if (ctx->n_session_cookies == CSRF_SESSION_COOKIES_MAX)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "at most %d session cookies", CSRF_SESSION_COOKIES_MAX);
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "at most %d session cookies", CSRF_SESSION_COOKIES_MAX);
 	for (size_t i = 0; i < ctx->n_session_cookies; i++)
 		if (strcmp(ctx->session_cookie[i], name) == 0)
-			return csrf_config_error(ctx, CSRF_ERR_CONFIG, "session cookie \"%.*s\" is named twice",
-			                         CSRF_FIELD_NAME_MAX, name);
+			return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "session cookie \"%.*s\" is named twice",
+			                          CSRF_FIELD_NAME_MAX, name);
 	csrf_reason r = set_cookie_name(ctx, ctx->session_cookie[ctx->n_session_cookies], name, "session cookie");
 	if (r == CSRF_OK)
 		ctx->n_session_cookies++;

@@ -38,7 +38,7 @@ static int urlenc_name_eq(const char *p, size_t n, const char *name, size_t name
 		if (c == '%') {
 			if (n - i < 3)
 				return -1;
-			int h = csrf_hexval((unsigned char)p[i + 1]), l = csrf_hexval((unsigned char)p[i + 2]);
+			int h = csrfx_hexval((unsigned char)p[i + 1]), l = csrfx_hexval((unsigned char)p[i + 2]);
 			if (h < 0 || l < 0)
 				return -1;
 			c = (unsigned char)(h << 4 | l);
@@ -117,8 +117,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++, need++) {
 		if (in[i] != '%')
 			continue;
-		if (len - i < 3 || csrf_hexval((unsigned char)in[i + 1]) < 0 ||
-		    csrf_hexval((unsigned char)in[i + 2]) < 0) {
+		if (len - i < 3 || csrfx_hexval((unsigned char)in[i + 1]) < 0 ||
+		    csrfx_hexval((unsigned char)in[i + 2]) < 0) {
 			clear_out(out, cap, out_len);
 			return CSRF_MALFORMED;
 		}
@@ -132,7 +132,8 @@ CSRF_API csrf_reason csrf_form_decode(const char *in, size_t len, char *out, siz
 	for (size_t i = 0; i < len; i++) {
 		char c = in[i];
 		if (c == '%') {
-			c = (char)(csrf_hexval((unsigned char)in[i + 1]) << 4 | csrf_hexval((unsigned char)in[i + 2]));
+			c = (char)(csrfx_hexval((unsigned char)in[i + 1]) << 4 |
+			           csrfx_hexval((unsigned char)in[i + 2]));
 			i += 2;
 		} else if (c == '+') {
 			c = ' ';
@@ -186,7 +187,7 @@ static long read_param_value(const char **pp, const char *e, char *copy, size_t 
 				c = (unsigned char)p[1];
 				p++;
 			}
-		} else if (c == ';' || csrf_is_ows((char)c)) {
+		} else if (c == ';' || csrfi_is_ows((char)c)) {
 			break;
 		} else if (c == '"') {
 			return -1;
@@ -231,41 +232,41 @@ typedef struct {
 static int parse_params(const char *p, const char *e, params *ps)
 {
 	for (;;) {
-		while (p < e && csrf_is_ows(*p))
+		while (p < e && csrfi_is_ows(*p))
 			p++;
 		if (p >= e)
 			return 0;
 		if (*p != ';')
 			return -1;
 		p++;
-		while (p < e && csrf_is_ows(*p))
+		while (p < e && csrfi_is_ows(*p))
 			p++;
 		if (p >= e)
 			return 0; /* a trailing ';' is tolerated */
 		const char *pn = p;
-		while (p < e && csrf_is_tchar((unsigned char)*p))
+		while (p < e && csrfi_is_tchar((unsigned char)*p))
 			p++;
 		const char *pn_end = p;
 		if (pn_end == pn)
 			return -1;
-		while (p < e && csrf_is_ows(*p))
+		while (p < e && csrfi_is_ows(*p))
 			p++;
 		if (p >= e || *p != '=')
 			return -1;
 		p++;
-		while (p < e && csrf_is_ows(*p))
+		while (p < e && csrfi_is_ows(*p))
 			p++;
 		size_t pnl = (size_t)(pn_end - pn);
 		long n;
-		if (ps->boundary && csrf_contains_ci(pn, pnl, "boundary")) {
-			if (ps->has_boundary || !csrf_ieq(pn, pnl, "boundary"))
+		if (ps->boundary && csrfi_contains_ci(pn, pnl, "boundary")) {
+			if (ps->has_boundary || !csrfi_ieq(pn, pnl, "boundary"))
 				return -1;
 			n = read_param_value(&p, e, ps->boundary, BOUNDARY_MAX, NULL, 0, NULL);
 			if (n < 0)
 				return -1;
 			ps->boundary_len = (size_t)n;
 			ps->has_boundary = 1;
-		} else if (ps->name && csrf_ieq(pn, pnl, "name")) {
+		} else if (ps->name && csrfi_ieq(pn, pnl, "name")) {
 			if (ps->has_name)
 				return -1;
 			n = read_param_value(&p, e, ps->name, ps->name_cap, NULL, 0, NULL);
@@ -276,7 +277,7 @@ static int parse_params(const char *p, const char *e, params *ps)
 		} else {
 			if (read_param_value(&p, e, NULL, 0, NULL, 0, NULL) < 0)
 				return -1;
-			if (ps->name && (csrf_ieq(pn, pnl, "filename") || csrf_ieq(pn, pnl, "filename*")))
+			if (ps->name && (csrfi_ieq(pn, pnl, "filename") || csrfi_ieq(pn, pnl, "filename*")))
 				ps->has_filename = 1;
 		}
 	}
@@ -288,7 +289,7 @@ static void media_type(const char *ct, size_t ct_len, const char **mt, size_t *m
 	const char *e = ct + ct_len;
 	const char *semi = memchr(ct, ';', ct_len);
 	const char *p = ct, *me = semi ? semi : e;
-	csrf_trim_ptrs(&p, &me);
+	csrfi_trim_ptrs(&p, &me);
 	*mt = p;
 	*mt_len = (size_t)(me - p);
 }
@@ -300,7 +301,7 @@ static size_t parse_boundary(const char *ct, size_t ct_len, char buf[BOUNDARY_MA
 	const char *mt;
 	size_t mt_len;
 	media_type(ct, ct_len, &mt, &mt_len);
-	if (!csrf_ieq(mt, mt_len, "multipart/form-data"))
+	if (!csrfi_ieq(mt, mt_len, "multipart/form-data"))
 		return 0;
 	params ps = {.boundary = buf};
 	if (parse_params(mt + mt_len, ct + ct_len, &ps) < 0 || !ps.has_boundary)
@@ -320,7 +321,7 @@ static int delimiter_tail(const char *p, const char *e, const char **next)
 {
 	if (e - p >= 2 && p[0] == '-' && p[1] == '-')
 		return 2;
-	while (p < e && csrf_is_ows(*p))
+	while (p < e && csrfi_is_ows(*p))
 		p++;
 	if (e - p < 2 || p[0] != '\r' || p[1] != '\n')
 		return -1;
@@ -347,30 +348,30 @@ static int part_header(const char *p, const char *e, part_info *pi)
 		if ((c < 0x20 && c != '\t') || c == 0x7f)
 			return -1;
 	}
-	if (csrf_is_ows(*p))
+	if (csrfi_is_ows(*p))
 		return -1; /* obsolete line folding */
 	const char *colon = memchr(p, ':', (size_t)(e - p));
 	if (!colon || colon == p)
 		return -1;
 	const char *hn = p, *hn_end = colon;
-	csrf_trim_ptrs(&hn, &hn_end);
-	if (!csrf_ieq(hn, (size_t)(hn_end - hn), "content-disposition"))
+	csrfi_trim_ptrs(&hn, &hn_end);
+	if (!csrfi_ieq(hn, (size_t)(hn_end - hn), "content-disposition"))
 		return 0;
 	if (pi->seen)
 		return -1;
 	pi->seen = 1;
 	const char *v = colon + 1;
-	while (v < e && csrf_is_ows(*v))
+	while (v < e && csrfi_is_ows(*v))
 		v++;
 	const char *t = v;
-	while (t < e && csrf_is_tchar((unsigned char)*t))
+	while (t < e && csrfi_is_tchar((unsigned char)*t))
 		t++;
 	if (t == v)
 		return -1;
 	params ps = {.name = pi->name, .name_cap = sizeof pi->name};
 	if (parse_params(t, e, &ps) < 0)
 		return -1;
-	pi->field = csrf_ieq(v, (size_t)(t - v), "form-data") && ps.has_name;
+	pi->field = csrfi_ieq(v, (size_t)(t - v), "form-data") && ps.has_name;
 	pi->file = ps.has_filename;
 	pi->name_len = ps.name_len;
 	return 0;
@@ -470,7 +471,7 @@ CSRF_API csrf_reason csrf_multipart_get(const char *content_type, size_t ct_len,
 }
 
 typedef struct {
-	csrf_name_fn fn;
+	csrfi_name_fn fn;
 	void *ud;
 } each_part;
 
@@ -482,8 +483,8 @@ static int visit_part(void *ud, const part_info *pi, const char *v, size_t n)
 	return pi->field ? ep->fn(ep->ud, pi->name, pi->name_len, 0) : 0;
 }
 
-csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, size_t ct_len, const char *body,
-                                size_t len, csrf_name_fn fn, void *ud)
+csrf_reason csrfi_form_each_name(csrfi_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                                 size_t len, csrfi_name_fn fn, void *ud)
 {
 	if (kind == CSRF_FORM_MULTIPART) {
 		each_part ep = {fn, ud};
@@ -502,16 +503,16 @@ csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, s
 
 /* ---- dispatch ---- */
 
-csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len)
+csrfi_form_kind csrfi_form_kind_of(const char *content_type, size_t ct_len)
 {
 	if (!content_type)
 		return CSRF_FORM_NONE;
 	const char *mt;
 	size_t mt_len;
 	media_type(content_type, ct_len, &mt, &mt_len);
-	if (csrf_ieq(mt, mt_len, "application/x-www-form-urlencoded"))
+	if (csrfi_ieq(mt, mt_len, "application/x-www-form-urlencoded"))
 		return CSRF_FORM_URLENCODED;
-	if (csrf_ieq(mt, mt_len, "multipart/form-data"))
+	if (csrfi_ieq(mt, mt_len, "multipart/form-data"))
 		return CSRF_FORM_MULTIPART;
 	return CSRF_FORM_NONE;
 }
@@ -522,7 +523,7 @@ CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, co
 	clear_out(out, cap, out_len);
 	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
 		return CSRF_ERR_ARG;
-	csrf_form_kind kind = csrf_form_kind_of(content_type, ct_len);
+	csrfi_form_kind kind = csrfi_form_kind_of(content_type, ct_len);
 	csrf_slice v;
 	csrf_reason rc;
 	if (kind == CSRF_FORM_URLENCODED) {

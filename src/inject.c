@@ -3,13 +3,14 @@
  * inject.c - the streaming HTML injector's tokenizer: the states of the
  * HTML5 tokenizer that decide where a tag starts and ends (data, tags and
  * attributes, comments, CDATA, raw text, script data and its escapes),
- * character classes, and the output. Runs of text, names and values are
- * scanned in tight loops; every complete tag goes to the tree builder
- * model (inject_tree.c), which says what the browser does with it and
- * what goes in after it; the name of a form's end tag asks it whether the
- * hidden field goes in there. The input passes through unchanged; nothing is
- * held between chunks: the whole state is struct csrf_inject, bounded by
- * CSRF_INJECT_STATE_MAX (csrf.h).
+ * and the output. Runs of text, names and values are scanned in tight
+ * loops (the character classes are in inject_internal.h); every complete
+ * tag goes to the tree builder model (inject_tree.c), which says what the
+ * browser does with it and what goes in after it; the name of a form's
+ * end tag asks it whether the hidden field goes in there. The content of
+ * a noscript element is read as markup too (inject_noscript.c). The input
+ * passes through unchanged; nothing is held between chunks: the whole
+ * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX (csrf.h).
  */
 #include "inject_internal.h"
 
@@ -39,101 +40,64 @@
 #define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
 
-/* Tokenizer states, named after the HTML5 states they follow. */
+/* Tokenizer states, named and numbered after the sections of the HTML
+ * standard's tokenizer (WHATWG HTML, 13.2.5 Tokenization) they follow,
+ * as lexbor numbers its states. Where one state here stands for several
+ * of the standard's, all are named; the states it leaves out (DOCTYPE,
+ * character references, the comment's less-than sign states) cannot end
+ * a tag, a comment or raw text elsewhere than the state they are folded
+ * into does. */
 enum {
-	S_DATA,
-	S_TAG_OPEN,
-	S_END_TAG_OPEN,
-	S_TAG_NAME,
-	S_BEFORE_ATTR_NAME,
-	S_ATTR_NAME,
-	S_AFTER_ATTR_NAME,
-	S_BEFORE_ATTR_VALUE,
-	S_ATTR_VALUE_DQ,
-	S_ATTR_VALUE_SQ,
-	S_ATTR_VALUE_UQ,
-	S_AFTER_ATTR_VALUE_Q,
-	S_SELF_CLOSING,
-	S_MARKUP_DECL,   /* after "<!" */
-	S_MARKUP_DASH,   /* after "<!-" */
-	S_CDATA_OPEN,    /* matching "[CDATA[" in foreign content */
-	S_BOGUS_COMMENT, /* also DOCTYPE, and CDATA in HTML content: all end at the first '>' */
-	S_COMMENT_START,
-	S_COMMENT_START_DASH,
-	S_COMMENT,
-	S_COMMENT_END_DASH,
-	S_COMMENT_END,
-	S_COMMENT_END_BANG,
-	S_CDATA,
-	S_CDATA_BRACKET,
-	S_CDATA_END,
-	S_RAW, /* RCDATA and RAWTEXT: textarea, title, style, ... */
-	S_RAW_LT,
-	S_END_MATCH, /* "</" seen in raw text or script: matching the name */
-	S_SCRIPT,
-	S_SD_LT,
-	S_SD_ESC_START,
-	S_SD_ESC_START_DASH,
-	S_SD_ESC,
-	S_SD_ESC_DASH,
-	S_SD_ESC_DASH_DASH,
-	S_SD_ESC_LT,
-	S_SD_DESC_START,
-	S_SD_DESC,
-	S_SD_DESC_DASH,
-	S_SD_DESC_DASH_DASH,
-	S_SD_DESC_LT,
-	S_SD_DESC_END,
-	S_NOSCRIPT, /* raw text with scripting on; watched as markup too */
-	S_PASS      /* plaintext, or the model stopped: the rest passes */
+	S_DATA,               /* 13.2.5.1 Data state */
+	S_TAG_OPEN,           /* 13.2.5.6 Tag open state */
+	S_END_TAG_OPEN,       /* 13.2.5.7 End tag open state */
+	S_TAG_NAME,           /* 13.2.5.8 Tag name state */
+	S_BEFORE_ATTR_NAME,   /* 13.2.5.32 Before attribute name state */
+	S_ATTR_NAME,          /* 13.2.5.33 Attribute name state */
+	S_AFTER_ATTR_NAME,    /* 13.2.5.34 After attribute name state */
+	S_BEFORE_ATTR_VALUE,  /* 13.2.5.35 Before attribute value state */
+	S_ATTR_VALUE_DQ,      /* 13.2.5.36 Attribute value (double-quoted) state */
+	S_ATTR_VALUE_SQ,      /* 13.2.5.37 Attribute value (single-quoted) state */
+	S_ATTR_VALUE_UQ,      /* 13.2.5.38 Attribute value (unquoted) state */
+	S_AFTER_ATTR_VALUE_Q, /* 13.2.5.39 After attribute value (quoted) state */
+	S_SELF_CLOSING,       /* 13.2.5.40 Self-closing start tag state */
+	S_MARKUP_DECL,        /* 13.2.5.42 Markup declaration open state: after "<!" */
+	S_MARKUP_DASH,        /* 13.2.5.42 Markup declaration open state: after "<!-" */
+	S_CDATA_OPEN,         /* 13.2.5.42 Markup declaration open state: matching "[CDATA[" in foreign content */
+	S_BOGUS_COMMENT,      /* 13.2.5.41 Bogus comment state; also 13.2.5.53-68 DOCTYPE states, and CDATA in
+	                         HTML content: all end at the first '>' */
+	S_COMMENT_START,      /* 13.2.5.43 Comment start state */
+	S_COMMENT_START_DASH, /* 13.2.5.44 Comment start dash state */
+	S_COMMENT,            /* 13.2.5.45 Comment state (13.2.5.46-49, its less-than sign states, folded in) */
+	S_COMMENT_END_DASH,   /* 13.2.5.50 Comment end dash state */
+	S_COMMENT_END,        /* 13.2.5.51 Comment end state */
+	S_COMMENT_END_BANG,   /* 13.2.5.52 Comment end bang state */
+	S_CDATA,              /* 13.2.5.69 CDATA section state */
+	S_CDATA_BRACKET,      /* 13.2.5.70 CDATA section bracket state */
+	S_CDATA_END,          /* 13.2.5.71 CDATA section end state */
+	S_RAW,                /* 13.2.5.2 RCDATA state and 13.2.5.3 RAWTEXT state: textarea, title, style, ... */
+	S_RAW_LT,             /* 13.2.5.9 RCDATA and 13.2.5.12 RAWTEXT less-than sign states */
+	S_END_MATCH,          /* "</" seen in raw text or script: matching the name; 13.2.5.10-11 RCDATA,
+	                         13.2.5.13-14 RAWTEXT, 13.2.5.16-17 script data, 13.2.5.24-25 script data escaped
+	                         end tag open and end tag name states */
+	S_SCRIPT,             /* 13.2.5.4 Script data state */
+	S_SD_LT,              /* 13.2.5.15 Script data less-than sign state */
+	S_SD_ESC_START,       /* 13.2.5.18 Script data escape start state */
+	S_SD_ESC_START_DASH,  /* 13.2.5.19 Script data escape start dash state */
+	S_SD_ESC,             /* 13.2.5.20 Script data escaped state */
+	S_SD_ESC_DASH,        /* 13.2.5.21 Script data escaped dash state */
+	S_SD_ESC_DASH_DASH,   /* 13.2.5.22 Script data escaped dash dash state */
+	S_SD_ESC_LT,          /* 13.2.5.23 Script data escaped less-than sign state */
+	S_SD_DESC_START,      /* 13.2.5.26 Script data double escape start state */
+	S_SD_DESC,            /* 13.2.5.27 Script data double escaped state */
+	S_SD_DESC_DASH,       /* 13.2.5.28 Script data double escaped dash state */
+	S_SD_DESC_DASH_DASH,  /* 13.2.5.29 Script data double escaped dash dash state */
+	S_SD_DESC_LT,         /* 13.2.5.30 Script data double escaped less-than sign state */
+	S_SD_DESC_END,        /* 13.2.5.31 Script data double escape end state */
+	S_NOSCRIPT,           /* 13.2.5.3 RAWTEXT state of noscript with scripting on; read as markup too
+	                         (inject_noscript.c) */
+	S_PASS                /* 13.2.5.5 PLAINTEXT state, or the model stopped: the rest passes */
 };
-
-/* The noscript content as a browser without scripting tokenizes it:
- * enough to know whether it is back in its data state where the raw
- * text ends for a browser with scripting. */
-enum {
-	M_TEXT,
-	M_LT,
-	M_END_OPEN,
-	M_NAME,
-	M_BEFORE_ATTR,
-	M_ATTR,
-	M_AFTER_ATTR,
-	M_BEFORE_VALUE,
-	M_DQ,
-	M_SQ,
-	M_UQ,
-	M_AFTER_VALUE,
-	M_SELF_CLOSING,
-	M_RAW,
-	M_RAW_LT,
-	M_RAW_END,
-	M_BAD /* something the injector does not follow: stop at the end */
-};
-
-/* Character classes, one table lookup a byte, so the states that read
- * names and values scan a run of bytes in a tight loop. */
-enum {
-	C_WS = 1,        /* HTML whitespace */
-	C_ALPHA = 2,     /* ASCII letter */
-	C_SAFE = 4,      /* [A-Za-z0-9_-]: field names and tokens */
-	C_NAME_END = 8,  /* ends a tag name: whitespace, '/', '>' */
-	C_ATTR_END = 16, /* ends an attribute name: those and '=' */
-	C_UQ_END = 32,   /* ends an unquoted value: whitespace, '>' */
-	C_FIRST = 64     /* a letter that starts a name inj_tag_id_html knows */
-};
-#define CLS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\f' || (c) == '\r')
-#define CLS_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
-#define CLS_FIRST(c) (CLS_ALPHA(c) && ((INJ_HTML_FIRST >> ((((c) | 0x20) - 'a') & 31)) & 1))
-#define CLS(c)                                                                                                         \
-	((CLS_WS(c) ? C_WS | C_NAME_END | C_ATTR_END | C_UQ_END : 0) | (CLS_ALPHA(c) ? C_ALPHA | C_SAFE : 0) |         \
-	 (((c) >= '0' && (c) <= '9') || (c) == '_' || (c) == '-' ? C_SAFE : 0) |                                       \
-	 ((c) == '/' ? C_NAME_END | C_ATTR_END : 0) | ((c) == '>' ? C_NAME_END | C_ATTR_END | C_UQ_END : 0) |          \
-	 ((c) == '=' ? C_ATTR_END : 0) | (CLS_FIRST(c) ? C_FIRST : 0))
-#define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
-#define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
-#define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
-static const uint8_t cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)};
 
 struct csrf_inject {
 	/* tokenizer */
@@ -145,20 +109,7 @@ struct csrf_inject {
 	uint8_t failed;   /* emit stopped a feed: the stream is broken */
 	uint8_t fresh;    /* finish ran: the next feed starts a new stream */
 
-	/* noscript: the raw text's end, and the same bytes read as markup */
-	uint8_t ns_match;    /* of "</noscript" */
-	uint8_t ns_lt_clean; /* the markup reading was in its data state at that '<' */
-	uint8_t ns_state;    /* M_* */
-	uint8_t ns_is_end;
-	uint8_t ns_raw; /* T_IFRAME or T_STYLE: its raw text, read as markup */
-	uint8_t ns_rmatch;
-	uint8_t ns_name_len;
-	char ns_name[INJ_NAME_MAX];
-	uint8_t ns_button; /* the tag is a button or input start tag: its attribute names are read */
-	uint8_t ns_bits;   /* NSB_* of its attributes */
-	uint8_t ns_attr_len;
-	char ns_attr[INJ_ATTR_MAX];
-	uint8_t ns_tables; /* tables opened in the noscript and still open */
+	struct inj_noscript ns; /* noscript: the raw text's end, and the same bytes read as markup */
 
 	unsigned last_status; /* of the stream finish ended */
 	struct inj_tag tag;
@@ -185,27 +136,12 @@ struct csrf_inject {
 _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
-static int is_ws(unsigned char c)
-{
-	return cls[c] & C_WS;
-}
-
-static int is_alpha(unsigned char c)
-{
-	return cls[c] & C_ALPHA;
-}
-
-static unsigned char lower(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-}
-
 /* The length of the run of bytes from p on (at most n) that are not of
  * the classes in stop (C_NAME_END, C_ATTR_END or C_UQ_END). With SSE2,
  * 16 bytes at a time: the bytes up to ' ' (whitespace among them), '>',
  * and '/' and '=' where they end the run, found at once; a control byte
  * that is not whitespace is passed over. The candidates found must hold
- * every byte of the stop classes (cls[] then sorts them): a byte missed
+ * every byte of the stop classes (inj_cls[] then sorts them): a byte missed
  * here is read differently than byte by byte. */
 STEP size_t span_until(const char *p, size_t n, uint8_t stop)
 {
@@ -222,12 +158,12 @@ STEP size_t span_until(const char *p, size_t n, uint8_t stop)
 			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('=')));
 		for (unsigned m = (unsigned)_mm_movemask_epi8(hit); m; m &= m - 1) {
 			size_t b = k + (size_t)__builtin_ctz(m);
-			if (cls[(unsigned char)p[b]] & stop)
+			if (inj_cls[(unsigned char)p[b]] & stop)
 				return b;
 		}
 	}
 #endif
-	while (k < n && !(cls[(unsigned char)p[k]] & stop))
+	while (k < n && !(inj_cls[(unsigned char)p[k]] & stop))
 		k++;
 	return k;
 }
@@ -257,16 +193,6 @@ STEP size_t find_byte(const char *p, size_t n, char ch)
 	return q ? (size_t)(q - p) : n;
 }
 
-/* The raw-text element names, by tag id, for matching their end tag. */
-static const char *raw_name(uint8_t id, uint8_t *len)
-{
-	static const char *const names[] = {"script", "style",   "textarea", "title",   "xmp",
-	                                    "iframe", "noembed", "noframes", "noscript"};
-	const char *n = names[id - T_SCRIPT];
-	*len = (uint8_t)strlen(n);
-	return n;
-}
-
 /* ---- the tag being read ---- */
 
 /* A tag's first letter: in HTML content, a name no element we follow
@@ -277,16 +203,16 @@ STEP void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	_Static_assert(T_OTHER == 0 && SLOT_NONE == 0, "begin_tag clears to these");
 	memset(t, 0, offsetof(struct inj_tag, name));
 	t->is_end = (uint8_t)is_end;
-	t->name[0] = (char)lower(first);
+	t->name[0] = (char)inj_lower(first);
 	t->name_len = 1;
-	t->skip_name = inj->tree.depth == 0 && !(cls[first] & C_FIRST);
+	t->skip_name = inj->tree.depth == 0 && !(inj_cls[first] & C_FIRST);
 }
 
 /* The end tag of the open raw-text element, as if read in full. */
 static void begin_raw_end_tag(struct csrf_inject *inj, uint8_t id)
 {
 	uint8_t n;
-	const char *name = raw_name(id, &n);
+	const char *name = inj_raw_name(id, &n);
 	begin_tag(inj, 1, (unsigned char)name[0]);
 	memcpy(inj->tag.name, name, n);
 	inj->tag.name_len = n;
@@ -311,7 +237,7 @@ STEP size_t name_run(struct inj_tag *t, const char *p, size_t n, int foreign)
 	}
 	size_t room = INJ_NAME_MAX - (nl < INJ_NAME_MAX ? nl : INJ_NAME_MAX), m = k < room ? k : room;
 	for (size_t j = 0; j < m; j++)
-		t->name[nl + j] = (char)lower((unsigned char)p[j]);
+		t->name[nl + j] = (char)inj_lower((unsigned char)p[j]);
 	t->name_len = k > room ? INJ_NAME_MAX + 1 : (uint8_t)(nl + m);
 	return k;
 }
@@ -361,10 +287,10 @@ static size_t attr_run(struct inj_tag *t, const char *p, size_t n)
 	uint8_t al = t->attr_len;
 	for (k = 0; k < n; k++) {
 		unsigned char ch = (unsigned char)p[k];
-		if (cls[ch] & C_ATTR_END)
+		if (inj_cls[ch] & C_ATTR_END)
 			break;
 		if (al < INJ_ATTR_MAX)
-			t->attr[al++] = (char)lower(ch);
+			t->attr[al++] = (char)inj_lower(ch);
 		else
 			al = INJ_ATTR_MAX + 1;
 	}
@@ -501,15 +427,6 @@ static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
 		inj_tree_too_long(&inj->tree);
 }
 
-static void begin_noscript(struct csrf_inject *inj)
-{
-	inj->ns_match = 0;
-	inj->ns_lt_clean = 0;
-	inj->ns_state = M_TEXT;
-	inj->ns_raw = 0;
-	inj->ns_tables = 0;
-}
-
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
  * to and including the '>', then what goes in after it. Non-zero when
  * emit stopped. */
@@ -527,7 +444,7 @@ static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t
 	case NEXT_NOSCRIPT:
 		inj->raw = T_NOSCRIPT;
 		inj->state = S_NOSCRIPT;
-		begin_noscript(inj);
+		inj_noscript_begin(&inj->ns);
 		break;
 	case NEXT_PLAINTEXT:
 	case NEXT_PASS:
@@ -571,7 +488,7 @@ static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_f
 /* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
  * 1 when browsers read it as a referrer policy of no-referrer. Its name
  * must be "referrer" in any case (no blanks: HTML compares the whole
- * value); its content is read as csrf_referrer_scan reads it, with the
+ * value); its content is read as csrfi_referrer_scan reads it, with the
  * legacy keywords. A content longer than the tag keeps is raised
  * unread: same-origin gives no other origin more than any policy does. */
 static int meta_no_referrer(struct inj_tag *t)
@@ -579,12 +496,12 @@ static int meta_no_referrer(struct inj_tag *t)
 	if (!(t->seen & A_SHORT) || !(t->seen & A_URL) || t->short_over)
 		return 0;
 	size_t n = inj_decode_attr(t->short_val, t->short_len);
-	if (!csrf_ieq(t->short_val, n, "referrer"))
+	if (!csrfi_ieq(t->short_val, n, "referrer"))
 		return 0;
 	if (t->url_trunc)
 		return 1;
 	n = inj_decode_attr(t->url, t->url_len);
-	return csrf_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
+	return csrfi_referrer_scan(t->url, n, 1, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
 }
 
 /* The meta tag that ends at chunk[i] says no-referrer: the raise goes
@@ -660,7 +577,7 @@ static inline size_t skip_to(const char *chunk, size_t i, size_t len, char ch, u
 static void script_byte(struct csrf_inject *inj, unsigned char c)
 {
 	static const char s[] = "script";
-	if (!inj->mismatch && inj->match < LIT_LEN(s) && lower(c) == (unsigned char)s[inj->match])
+	if (!inj->mismatch && inj->match < LIT_LEN(s) && inj_lower(c) == (unsigned char)s[inj->match])
 		inj->match++;
 	else
 		inj->mismatch = 1;
@@ -671,272 +588,6 @@ static int script_matched(const struct csrf_inject *inj)
 	return !inj->mismatch && inj->match == LIT_LEN("script");
 }
 
-/* ---- noscript read as markup ---- */
-
-static void ns_name_byte(struct csrf_inject *inj, unsigned char c)
-{
-	if (inj->ns_name_len < INJ_NAME_MAX)
-		inj->ns_name[inj->ns_name_len++] = (char)lower(c);
-	else
-		inj->ns_name_len = INJ_NAME_MAX + 1;
-}
-
-/* What a submitter inside noscript has: only names are read. */
-enum { NSB_ROUTE = 1 /* formmethod or formaction */, NSB_FORM = 2 /* form="" */ };
-
-static void ns_attr_byte(struct csrf_inject *inj, unsigned char c)
-{
-	if (inj->ns_attr_len < INJ_ATTR_MAX)
-		inj->ns_attr[inj->ns_attr_len++] = (char)lower(c);
-	else
-		inj->ns_attr_len = INJ_ATTR_MAX + 1;
-}
-
-/* An attribute name of a button or input in noscript ended. */
-static void ns_attr_done(struct csrf_inject *inj)
-{
-	const char *a = inj->ns_attr;
-	size_t n = inj->ns_attr_len;
-	if (!inj->ns_button)
-		return;
-	if (n == 10 && (memcmp(a, "formmethod", 10) == 0 || memcmp(a, "formaction", 10) == 0))
-		inj->ns_bits |= NSB_ROUTE;
-	else if (n == 4 && memcmp(a, "form", 4) == 0)
-		inj->ns_bits |= NSB_FORM;
-}
-
-/* The name of a tag ended: a start tag the model cannot follow spoils the
- * reading, and so does an end tag that moves the form element pointer or
- * what it depends on (</form> clears it, </template> and </select> end
- * what keeps it); iframe and style start their raw text at the tag's end. */
-static void ns_name_done(struct csrf_inject *inj)
-{
-	inj->ns_raw = 0;
-	uint8_t id = inj->ns_name_len <= INJ_NAME_MAX ? inj_tag_id_html(inj->ns_name, inj->ns_name_len) : T_OTHER;
-	inj->ns_button = !inj->ns_is_end && (id == T_BUTTON || id == T_INPUT);
-	inj->ns_bits = 0;
-	if (id >= T_TABLE && id <= T_TH && inj_tree_noscript_table(&inj->tree, id, inj->ns_is_end, &inj->ns_tables)) {
-		inj->ns_state = M_BAD;
-		return;
-	}
-	if (inj->ns_is_end) {
-		if (id == T_FORM || id == T_TEMPLATE || id == T_SELECT)
-			inj->ns_state = M_BAD;
-		return;
-	}
-	if (inj_tree_noscript_unsafe(id))
-		inj->ns_state = M_BAD;
-	else if (id == T_IFRAME || id == T_STYLE)
-		inj->ns_raw = id;
-}
-
-/* A tag in noscript ended: a submitter there that may send its form by
- * GET or elsewhere is judged as such (a browser without scripting builds
- * it: a submitter of the pointer's form). */
-static void ns_tag_end(struct csrf_inject *inj)
-{
-	inj->ns_state = inj->ns_raw ? M_RAW : M_TEXT;
-	if (inj->ns_button && (inj->ns_bits & NSB_ROUTE))
-		inj_tree_noscript_button(&inj->tree, inj->ns_bits & NSB_FORM);
-	inj->ns_button = 0;
-}
-
-/* One byte of noscript content through the markup reading. */
-static void ns_off_byte(struct csrf_inject *inj, unsigned char c)
-{
-	for (;;) {
-		switch (inj->ns_state) {
-		case M_TEXT:
-			if (c == '<')
-				inj->ns_state = M_LT;
-			return;
-		case M_LT:
-			if (is_alpha(c)) {
-				inj->ns_is_end = 0;
-				inj->ns_name_len = 0;
-				ns_name_byte(inj, c);
-				inj->ns_state = M_NAME;
-				return;
-			}
-			if (c == '/') {
-				inj->ns_state = M_END_OPEN;
-				return;
-			}
-			if (c == '!' || c == '?') { /* comments swallow what follows */
-				inj->ns_state = M_BAD;
-				return;
-			}
-			inj->ns_state = M_TEXT;
-			continue;
-		case M_END_OPEN:
-			if (is_alpha(c)) {
-				inj->ns_is_end = 1;
-				inj->ns_name_len = 0;
-				ns_name_byte(inj, c);
-				inj->ns_state = M_NAME;
-			} else {
-				inj->ns_state = c == '>' ? M_TEXT : M_BAD;
-			}
-			return;
-		case M_NAME:
-			if (is_ws(c) || c == '/' || c == '>') {
-				ns_name_done(inj);
-				if (inj->ns_state == M_BAD)
-					return;
-				inj->ns_state = c == '/' ? M_SELF_CLOSING : M_BEFORE_ATTR;
-				if (c == '>')
-					ns_tag_end(inj);
-			} else {
-				ns_name_byte(inj, c);
-			}
-			return;
-		case M_BEFORE_ATTR:
-			if (is_ws(c))
-				return;
-			if (c == '/') {
-				inj->ns_state = M_SELF_CLOSING;
-			} else if (c == '>') {
-				ns_tag_end(inj);
-			} else {
-				inj->ns_state = M_ATTR; /* '=' first is part of the name */
-				inj->ns_attr_len = 0;
-				ns_attr_byte(inj, c);
-			}
-			return;
-		case M_ATTR:
-			if (is_ws(c) || c == '/' || c == '=' || c == '>')
-				ns_attr_done(inj);
-			else
-				ns_attr_byte(inj, c);
-			if (is_ws(c))
-				inj->ns_state = M_AFTER_ATTR;
-			else if (c == '/')
-				inj->ns_state = M_SELF_CLOSING;
-			else if (c == '=')
-				inj->ns_state = M_BEFORE_VALUE;
-			else if (c == '>')
-				ns_tag_end(inj);
-			return;
-		case M_AFTER_ATTR:
-			if (is_ws(c))
-				return;
-			if (c == '/')
-				inj->ns_state = M_SELF_CLOSING;
-			else if (c == '=')
-				inj->ns_state = M_BEFORE_VALUE;
-			else if (c == '>')
-				ns_tag_end(inj);
-			else {
-				inj->ns_state = M_ATTR;
-				inj->ns_attr_len = 0;
-				ns_attr_byte(inj, c);
-			}
-			return;
-		case M_BEFORE_VALUE:
-			if (is_ws(c))
-				return;
-			if (c == '"')
-				inj->ns_state = M_DQ;
-			else if (c == '\'')
-				inj->ns_state = M_SQ;
-			else if (c == '>')
-				ns_tag_end(inj);
-			else
-				inj->ns_state = M_UQ;
-			return;
-		case M_DQ:
-		case M_SQ:
-			if (c == (inj->ns_state == M_DQ ? '"' : '\''))
-				inj->ns_state = M_AFTER_VALUE;
-			return;
-		case M_UQ:
-			if (is_ws(c))
-				inj->ns_state = M_BEFORE_ATTR;
-			else if (c == '>')
-				ns_tag_end(inj);
-			return;
-		case M_AFTER_VALUE:
-			if (is_ws(c)) {
-				inj->ns_state = M_BEFORE_ATTR;
-				return;
-			}
-			if (c == '/') {
-				inj->ns_state = M_SELF_CLOSING;
-				return;
-			}
-			if (c == '>') {
-				ns_tag_end(inj);
-				return;
-			}
-			inj->ns_state = M_BEFORE_ATTR;
-			continue;
-		case M_SELF_CLOSING:
-			if (c == '>') {
-				ns_tag_end(inj);
-				return;
-			}
-			inj->ns_state = M_BEFORE_ATTR;
-			continue;
-		case M_RAW:
-			if (c == '<')
-				inj->ns_state = M_RAW_LT;
-			return;
-		case M_RAW_LT:
-			if (c == '/') {
-				inj->ns_rmatch = 0;
-				inj->ns_state = M_RAW_END;
-				return;
-			}
-			inj->ns_state = M_RAW;
-			continue;
-		case M_RAW_END: {
-			uint8_t rl;
-			const char *rn = raw_name(inj->ns_raw, &rl);
-			if (inj->ns_rmatch < rl && lower(c) == (unsigned char)rn[inj->ns_rmatch]) {
-				inj->ns_rmatch++;
-				return;
-			}
-			if (inj->ns_rmatch == rl && (is_ws(c) || c == '/' || c == '>')) {
-				inj->ns_raw = 0;
-				inj->ns_is_end = 1;
-				inj->ns_state = c == '/' ? M_SELF_CLOSING : M_BEFORE_ATTR;
-				if (c == '>')
-					ns_tag_end(inj);
-				return;
-			}
-			inj->ns_state = M_RAW;
-			continue;
-		}
-		default: /* M_BAD stays */
-			return;
-		}
-	}
-}
-
-/* One byte of noscript content through the matcher of its end,
- * "</noscript" and a space, '/' or '>'; 1 when c completes it. */
-static int ns_end_byte(struct csrf_inject *inj, unsigned char c)
-{
-	static const char n[] = "noscript";
-	uint8_t m = inj->ns_match;
-	if (m == 1 && c == '/') {
-		inj->ns_match = 2;
-		return 0;
-	}
-	if (m >= 2 && m < 2 + LIT_LEN(n) && lower(c) == (unsigned char)n[m - 2]) {
-		inj->ns_match++;
-		return 0;
-	}
-	if (m == 2 + LIT_LEN(n) && (is_ws(c) || c == '/' || c == '>'))
-		return 1;
-	inj->ns_match = 0;
-	if (c == '<') {
-		inj->ns_match = 1;
-		inj->ns_lt_clean = inj->ns_state == M_TEXT;
-	}
-	return 0;
-}
-
 /* ---- the tokenizer ---- */
 
 /* An end tag name was matched in raw text; c ends it. */
@@ -944,7 +595,7 @@ static int raw_end(struct csrf_inject *inj, unsigned char c, const char *chunk, 
                    csrf_emit_fn emit, void *ud, uint8_t *st)
 {
 	begin_raw_end_tag(inj, inj->raw);
-	if (is_ws(c)) {
+	if (inj_is_ws(c)) {
 		*st = S_BEFORE_ATTR_NAME;
 		return 0;
 	}
@@ -967,7 +618,7 @@ STEP size_t after_value_step(struct csrf_inject *inj, const char *chunk, size_t 
                              void *ud, uint8_t *st)
 {
 	unsigned char c = (unsigned char)chunk[i];
-	if (is_ws(c) || c == '/') {
+	if (inj_is_ws(c) || c == '/') {
 		*st = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_NAME;
 		return i + 1;
 	}
@@ -1006,7 +657,7 @@ STEP size_t before_attr_step(struct csrf_inject *inj, const char *chunk, size_t 
 {
 	struct inj_tag *tag = &inj->tag;
 	*st = S_BEFORE_ATTR_NAME;
-	while (i < len && is_ws((unsigned char)chunk[i]))
+	while (i < len && inj_is_ws((unsigned char)chunk[i]))
 		i++;
 	if (i == len)
 		return i;
@@ -1065,13 +716,13 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 		switch (st) {
 		case S_DATA:
 			i += find_byte(chunk + i, len - i, '<');
-			if (i + 2 < len && (is_alpha((unsigned char)chunk[i + 1]) ||
-			                    (chunk[i + 1] == '/' && is_alpha((unsigned char)chunk[i + 2])))) {
+			if (i + 2 < len && (inj_is_alpha((unsigned char)chunk[i + 1]) ||
+			                    (chunk[i + 1] == '/' && inj_is_alpha((unsigned char)chunk[i + 2])))) {
 				/* the usual: a start or end tag */
 				int end = chunk[i + 1] == '/';
 				begin_tag(inj, end, (unsigned char)chunk[i + 1 + end]);
 				i = tag_name_step(inj, chunk, i + 2 + end, len, start, emit, ud, &st);
-			} else if (i + 1 < len && is_alpha((unsigned char)chunk[i + 1])) {
+			} else if (i + 1 < len && inj_is_alpha((unsigned char)chunk[i + 1])) {
 				begin_tag(inj, 0, (unsigned char)chunk[i + 1]);
 				st = S_TAG_NAME;
 				i += 2;
@@ -1081,7 +732,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_TAG_OPEN:
-			if (is_alpha(c)) {
+			if (inj_is_alpha(c)) {
 				begin_tag(inj, 0, c);
 				st = S_TAG_NAME;
 				i++;
@@ -1093,7 +744,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_END_TAG_OPEN:
-			if (is_alpha(c)) {
+			if (inj_is_alpha(c)) {
 				begin_tag(inj, 1, c);
 				st = S_TAG_NAME;
 			} else {
@@ -1111,7 +762,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			i = attr_name_step(inj, chunk, i, len, start, emit, ud, &st);
 			break;
 		case S_AFTER_ATTR_NAME:
-			if (is_ws(c)) {
+			if (inj_is_ws(c)) {
 				i++;
 			} else if (c == '/' || c == '=') {
 				st = c == '/' ? S_SELF_CLOSING : S_BEFORE_ATTR_VALUE;
@@ -1126,7 +777,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_BEFORE_ATTR_VALUE:
-			if (is_ws(c)) {
+			if (inj_is_ws(c)) {
 				i++;
 			} else if (c == '"' || c == '\'') {
 				i = quoted_value(inj, chunk, i + 1, len, (char)c, &st);
@@ -1271,11 +922,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			/* Only the open element's own end tag, in any case, followed by
 			 * a space, '/' or '>' ends raw text ("</scripts" does not). */
 			uint8_t rl;
-			const char *rn = raw_name(inj->raw, &rl);
-			if (inj->match < rl && lower(c) == (unsigned char)rn[inj->match]) {
+			const char *rn = inj_raw_name(inj->raw, &rl);
+			if (inj->match < rl && inj_lower(c) == (unsigned char)rn[inj->match]) {
 				inj->match++;
 				i++;
-			} else if (inj->match == rl && (is_ws(c) || c == '/' || c == '>')) {
+			} else if (inj->match == rl && (inj_is_ws(c) || c == '/' || c == '>')) {
 				if (raw_end(inj, c, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
 				i++;
@@ -1334,7 +985,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				inj->ret = S_SD_ESC;
 				st = S_END_MATCH;
 				i++;
-			} else if (is_alpha(c)) {
+			} else if (inj_is_alpha(c)) {
 				inj->match = 0;
 				inj->mismatch = 0;
 				st = S_SD_DESC_START;
@@ -1344,13 +995,13 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_SD_DESC_START:
 		case S_SD_DESC_END:
-			if (is_ws(c) || c == '/' || c == '>') {
+			if (inj_is_ws(c) || c == '/' || c == '>') {
 				if (st == S_SD_DESC_START)
 					st = script_matched(inj) ? S_SD_DESC : S_SD_ESC;
 				else
 					st = script_matched(inj) ? S_SD_ESC : S_SD_DESC;
 				i++;
-			} else if (is_alpha(c)) {
+			} else if (inj_is_alpha(c)) {
 				script_byte(inj, c);
 				i++;
 			} else {
@@ -1388,17 +1039,16 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			}
 			break;
 		case S_NOSCRIPT:
-			/* byte by byte: noscript content is short */
-			while (i < len && !ns_end_byte(inj, (unsigned char)chunk[i]) && inj->ns_state != M_BAD) {
-				hold_check(inj, i, *start); /* a button read here may settle the form */
-				ns_off_byte(inj, (unsigned char)chunk[i++]);
-			}
-			if (i == len && inj->ns_state != M_BAD)
+			/* hold_check as the content is read: a button read there may
+			 * settle the form */
+			i = inj_noscript_scan(&inj->ns, &inj->tree, chunk, i, len, *start,
+			                      inj->holding ? CSRF_INJECT_HOLD_MAX - inj->hold_len : SIZE_MAX);
+			if (i == len && inj->ns.state != M_BAD)
 				break;
 			/* a browser without scripting may already have built what the
 			 * reading could not follow; or the raw text ends where that
 			 * reading is not back in its data state */
-			if (inj->ns_state == M_BAD || !inj->ns_lt_clean || inj->ns_tables > 0) {
+			if (inj->ns.state == M_BAD || !inj->ns.lt_clean || inj->ns.tables > 0) {
 				hold_check(inj, i, *start);
 				inj_tree_stop(&inj->tree, CSRF_INJECT_NOSCRIPT);
 				st = S_PASS;
@@ -1438,7 +1088,7 @@ static int valid_safe(const char *s, size_t len, size_t max)
 	if (!s || len == 0 || len > max)
 		return 0;
 	for (size_t i = 0; i < len; i++)
-		if (!(cls[(unsigned char)s[i]] & C_SAFE))
+		if (!(inj_cls[(unsigned char)s[i]] & C_SAFE))
 			return 0;
 	return 1;
 }
@@ -1501,11 +1151,11 @@ CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
 	return CSRF_OK;
 }
 
-void csrf_inject_wipe(csrf_inject *inj)
+void csrfi_inject_wipe(csrf_inject *inj)
 {
 	/* the token lives only in the two elements the injector inserts */
-	csrf_wipe(inj->input_el, sizeof inj->input_el);
-	csrf_wipe(inj->meta_el, sizeof inj->meta_el);
+	csrfi_wipe(inj->input_el, sizeof inj->input_el);
+	csrfi_wipe(inj->meta_el, sizeof inj->meta_el);
 	inj->input_len = 0;
 	inj->meta_len = 0;
 }
@@ -1559,7 +1209,7 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	if (!inj || !injected)
 		return CSRF_ERR_ARG;
 	if (inj->holding) /* abandoned: the held bytes are dropped */
-		csrf_wipe(inj->hold, inj->hold_len);
+		csrfi_wipe(inj->hold, inj->hold_len);
 	inj->holding = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * inject_internal.h - what the injector's three files share and callers
+ * inject_internal.h - what the injector's four files share and callers
  * never see: the tag the tokenizer (inject.c) hands over, the model of the
  * HTML tree builder that decides what the browser does with it
  * (inject_tree.c), and the form policy that judges attribute values
  * (inject_policy.c). Calls point one way: inject.c -> inject_tree.c ->
- * inject_policy.c.
+ * inject_policy.c; inject.c -> inject_noscript.c (noscript content read
+ * as markup) -> inject_tree.c.
  */
 #ifndef CSRF_INJECT_INTERNAL_H
 #define CSRF_INJECT_INTERNAL_H
@@ -325,5 +326,113 @@ int inj_tree_noscript_table(const struct inj_tree *t, uint8_t id, int is_end, ui
  * makes raw text) could change what a browser without scripting builds in
  * a way the model cannot follow. */
 int inj_tree_noscript_unsafe(uint8_t id);
+
+/* ---- what the tokenizer (inject.c) and the noscript reading
+ * (inject_noscript.c) both scan with: inlined in each ---- */
+
+/* Character classes, one table lookup a byte, so the states that read
+ * names and values scan a run of bytes in a tight loop. */
+enum {
+	C_WS = 1,        /* HTML whitespace */
+	C_ALPHA = 2,     /* ASCII letter */
+	C_SAFE = 4,      /* [A-Za-z0-9_-]: field names and tokens */
+	C_NAME_END = 8,  /* ends a tag name: whitespace, '/', '>' */
+	C_ATTR_END = 16, /* ends an attribute name: those and '=' */
+	C_UQ_END = 32,   /* ends an unquoted value: whitespace, '>' */
+	C_FIRST = 64     /* a letter that starts a name inj_tag_id_html knows */
+};
+#define CLS_WS(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\f' || (c) == '\r')
+#define CLS_ALPHA(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z'))
+#define CLS_FIRST(c) (CLS_ALPHA(c) && ((INJ_HTML_FIRST >> ((((c) | 0x20) - 'a') & 31)) & 1))
+#define CLS(c)                                                                                                         \
+	((CLS_WS(c) ? C_WS | C_NAME_END | C_ATTR_END | C_UQ_END : 0) | (CLS_ALPHA(c) ? C_ALPHA | C_SAFE : 0) |         \
+	 (((c) >= '0' && (c) <= '9') || (c) == '_' || (c) == '-' ? C_SAFE : 0) |                                       \
+	 ((c) == '/' ? C_NAME_END | C_ATTR_END : 0) | ((c) == '>' ? C_NAME_END | C_ATTR_END | C_UQ_END : 0) |          \
+	 ((c) == '=' ? C_ATTR_END : 0) | (CLS_FIRST(c) ? C_FIRST : 0))
+#define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
+#define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
+#define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
+static const uint8_t inj_cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)};
+
+static inline int inj_is_ws(unsigned char c)
+{
+	return inj_cls[c] & C_WS;
+}
+
+static inline int inj_is_alpha(unsigned char c)
+{
+	return inj_cls[c] & C_ALPHA;
+}
+
+static inline unsigned char inj_lower(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+/* The raw-text element names, by tag id (T_SCRIPT to T_NOSCRIPT), for
+ * matching their end tag. */
+static inline const char *inj_raw_name(uint8_t id, uint8_t *len)
+{
+	static const char *const names[] = {"script", "style",   "textarea", "title",   "xmp",
+	                                    "iframe", "noembed", "noframes", "noscript"};
+	const char *n = names[id - T_SCRIPT];
+	*len = (uint8_t)strlen(n);
+	return n;
+}
+
+/* ---- the noscript reading (inject_noscript.c) ---- */
+
+/* The content of a noscript element as a browser without scripting
+ * tokenizes it (HTML, 13.2.5 Tokenization), while the tokenizer reads it
+ * as raw text, as a browser with scripting does (13.2.5.3 RAWTEXT
+ * state): enough to know whether it is back in its data state where the
+ * raw text ends. */
+enum {
+	M_TEXT,         /* 13.2.5.1 Data state */
+	M_LT,           /* 13.2.5.6 Tag open state */
+	M_END_OPEN,     /* 13.2.5.7 End tag open state */
+	M_NAME,         /* 13.2.5.8 Tag name state */
+	M_BEFORE_ATTR,  /* 13.2.5.32 Before attribute name state */
+	M_ATTR,         /* 13.2.5.33 Attribute name state */
+	M_AFTER_ATTR,   /* 13.2.5.34 After attribute name state */
+	M_BEFORE_VALUE, /* 13.2.5.35 Before attribute value state */
+	M_DQ,           /* 13.2.5.36 Attribute value (double-quoted) state */
+	M_SQ,           /* 13.2.5.37 Attribute value (single-quoted) state */
+	M_UQ,           /* 13.2.5.38 Attribute value (unquoted) state */
+	M_AFTER_VALUE,  /* 13.2.5.39 After attribute value (quoted) state */
+	M_SELF_CLOSING, /* 13.2.5.40 Self-closing start tag state */
+	M_RAW,          /* 13.2.5.3 RAWTEXT state (iframe, style) */
+	M_RAW_LT,       /* 13.2.5.12 RAWTEXT less-than sign state */
+	M_RAW_END,      /* 13.2.5.13 RAWTEXT end tag open and 13.2.5.14 RAWTEXT end tag name states */
+	M_BAD           /* none: something the injector does not follow: stop at the end */
+};
+
+struct inj_noscript {
+	uint8_t match;    /* of "</noscript" */
+	uint8_t lt_clean; /* the markup reading was in its data state at that '<' */
+	uint8_t state;    /* M_* */
+	uint8_t is_end;
+	uint8_t raw; /* T_IFRAME or T_STYLE: its raw text, read as markup */
+	uint8_t rmatch;
+	uint8_t name_len;
+	char name[INJ_NAME_MAX];
+	uint8_t button; /* the tag is a button or input start tag: its attribute names are read */
+	uint8_t bits;   /* NSB_* of its attributes */
+	uint8_t attr_len;
+	char attr[INJ_ATTR_MAX];
+	uint8_t tables; /* tables opened in the noscript and still open */
+};
+
+/* A noscript start tag ended: its content begins. */
+void inj_noscript_begin(struct inj_noscript *ns);
+/* Reads noscript content from chunk[i] on (i <= len) through the matcher
+ * of its end ("</noscript" and a space, '/' or '>') and the markup
+ * reading, whose finds (a submitter, tables) go to the tree model.
+ * Returns the index of the byte that completes the end (not read by the
+ * markup reading), or where the reading went M_BAD (past that byte), or
+ * len. The tokenizer's hold check, byte by byte: a held form whose bytes
+ * from start on pass room (SIZE_MAX: no form held) is too long. */
+size_t inj_noscript_scan(struct inj_noscript *ns, struct inj_tree *tree, const char *chunk, size_t i, size_t len,
+                         size_t start, size_t room);
 
 #endif /* CSRF_INJECT_INTERNAL_H */

@@ -438,7 +438,7 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 	if (i == n)
 		return trunc ? U_CROSS : U_RELATIVE;
 	csrf_slice scheme = {a, i};
-	if (!csrf_slice_ieq(scheme, "http") && !csrf_slice_ieq(scheme, "https"))
+	if (!csrfi_slice_ieq(scheme, "http") && !csrfi_slice_ieq(scheme, "https"))
 		return U_CROSS; /* javascript:, data:, mailto:, ... */
 	/* Exactly "scheme://"; browsers also read "https:host", "https:\\host"
 	 * and "https:///host" as URLs, but never as ours for certain. */
@@ -482,7 +482,7 @@ static int tag_url(struct inj_tag *tag, const csrf_origin *self)
 static int short_is(const char *v, uint8_t len, int over, const char *lit)
 {
 	csrf_slice s = {v, len};
-	return !over && csrf_slice_ieq(s, lit);
+	return !over && csrfi_slice_ieq(s, lit);
 }
 
 static int url_ok(int u, int base)

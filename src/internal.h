@@ -8,6 +8,7 @@
 #define CSRF_INTERNAL_H
 
 #include "csrf.h"
+#include "csrfx.h"
 
 /* Exported definitions; csrf.h's declarations already carry default
  * visibility when CSRF_BUILDING, so this is documentation at the
@@ -24,7 +25,7 @@
  * but libc (a router's csrf-cgi). CSRF_CRYPTO_MBEDTLS=1 (CSRF_CRYPTO=mbedtls):
  * mbedTLS's libmbedcrypto, for firmware that ships it anyway. Otherwise (CSRF_CRYPTO=openssl, the
  * default and the Debian packages'): libcrypto's SHA-256, which uses the
- * CPU's SHA extensions. Every file of src/ hashes through csrf_sha256_*,
+ * CPU's SHA extensions. Every file of src/ hashes through csrfi_sha256_*,
  * and only this header and util.c know which backend it is. */
 
 #define CSRF_SHA256_LEN 32
@@ -34,25 +35,25 @@ typedef struct {
 	uint32_t h[8];
 	uint64_t len; /* bytes absorbed */
 	uint8_t buf[64];
-} csrf_sha256_builtin_ctx;
-void csrf_sha256_builtin_init(csrf_sha256_builtin_ctx *c);
-void csrf_sha256_builtin_update(csrf_sha256_builtin_ctx *c, const void *data, size_t n);
+} csrfi_sha256_builtin_ctx;
+void csrfi_sha256_builtin_init(csrfi_sha256_builtin_ctx *c);
+void csrfi_sha256_builtin_update(csrfi_sha256_builtin_ctx *c, const void *data, size_t n);
 /* Writes the digest and wipes c. */
-void csrf_sha256_builtin_final(csrf_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA256_LEN]);
+void csrfi_sha256_builtin_final(csrfi_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA256_LEN]);
 
 #if defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN
-typedef csrf_sha256_builtin_ctx csrf_sha256_ctx;
-static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+typedef csrfi_sha256_builtin_ctx csrfi_sha256_ctx;
+static inline void csrfi_sha256_init(csrfi_sha256_ctx *c)
 {
-	csrf_sha256_builtin_init(c);
+	csrfi_sha256_builtin_init(c);
 }
-static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+static inline void csrfi_sha256_update(csrfi_sha256_ctx *c, const void *data, size_t n)
 {
-	csrf_sha256_builtin_update(c, data, n);
+	csrfi_sha256_builtin_update(c, data, n);
 }
-static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
 {
-	csrf_sha256_builtin_final(c, out);
+	csrfi_sha256_builtin_final(c, out);
 }
 #elif defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS
 /* mbedTLS (OpenWrt's own crypto library): its SHA-256 context is a plain
@@ -65,17 +66,17 @@ static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256
 #define mbedtls_sha256_update mbedtls_sha256_update_ret
 #define mbedtls_sha256_finish mbedtls_sha256_finish_ret
 #endif
-typedef mbedtls_sha256_context csrf_sha256_ctx;
-static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+typedef mbedtls_sha256_context csrfi_sha256_ctx;
+static inline void csrfi_sha256_init(csrfi_sha256_ctx *c)
 {
 	mbedtls_sha256_init(c);
 	(void)mbedtls_sha256_starts(c, 0);
 }
-static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+static inline void csrfi_sha256_update(csrfi_sha256_ctx *c, const void *data, size_t n)
 {
 	(void)mbedtls_sha256_update(c, data, n);
 }
-static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
 {
 	(void)mbedtls_sha256_finish(c, out);
 	mbedtls_sha256_free(c);
@@ -88,16 +89,16 @@ static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256
 /* also where a file included libcrypto's headers before this one */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-typedef SHA256_CTX csrf_sha256_ctx;
-static inline void csrf_sha256_init(csrf_sha256_ctx *c)
+typedef SHA256_CTX csrfi_sha256_ctx;
+static inline void csrfi_sha256_init(csrfi_sha256_ctx *c)
 {
 	SHA256_Init(c);
 }
-static inline void csrf_sha256_update(csrf_sha256_ctx *c, const void *data, size_t n)
+static inline void csrfi_sha256_update(csrfi_sha256_ctx *c, const void *data, size_t n)
 {
 	SHA256_Update(c, data, n);
 }
-static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
 {
 	SHA256_Final(out, c);
 }
@@ -109,110 +110,95 @@ static inline void csrf_sha256_final(csrf_sha256_ctx *c, uint8_t out[CSRF_SHA256
 /* The inner and outer hash states after absorbing key^ipad and key^opad:
  * each MAC then costs only the message's blocks plus one. */
 typedef struct {
-	csrf_sha256_ctx inner;
-	csrf_sha256_ctx outer;
-} csrf_mac_key;
+	csrfi_sha256_ctx inner;
+	csrfi_sha256_ctx outer;
+} csrfi_mac_key;
 
 #define CSRF_MAC_LEN 32
 
-void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len);
+void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len);
 /* MAC over the concatenation of up to 4 parts (NULL/0 parts skipped). */
-void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
-              const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
-void csrf_mac_wipe(csrf_mac_key *k);
+void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
+               const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
+void csrfi_mac_wipe(csrfi_mac_key *k);
 
 /* ---- codecs (codec.c): base64url without padding, hex ---- */
 
 #define CSRF_B64_ENC_LEN(n) (((n) / 3) * 4 + (((n) % 3) ? ((n) % 3) + 1 : 0))
 /* Writes CSRF_B64_ENC_LEN(n) characters, no NUL. */
-void csrf_b64url_encode(const uint8_t *in, size_t n, char *out);
+void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out);
 /* Decodes exactly len characters into out (cap bytes); CSRF_MALFORMED on a
  * character outside the alphabet or an impossible length; constant time
  * in the content (no table lookups indexed by secret data). */
-csrf_reason csrf_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
-/* Lower-case hex of n bytes into out: 2n characters, no NUL; no table
- * lookups on the data. */
-void csrf_hex_encode(const uint8_t *in, size_t n, char *out);
-/* Exactly 2n hex digits (either case) into n bytes, constant time in the
- * content; CSRF_MALFORMED (out wiped) on a bad digit. */
-csrf_reason csrf_hex_decode(const char *in, size_t n, uint8_t *out);
+csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
 
 /* ---- randomness (random.c) ---- */
 
 /* n fresh random bytes for a masking pad: public by construction (pads
  * travel in the clear), never for secrets or keys. */
-csrf_reason csrf_random_pad(uint8_t *out, size_t n);
+csrf_reason csrfi_random_pad(uint8_t *out, size_t n);
 
 /* ---- text (text.c): the one home of the small text helpers ---- */
 
-static inline int csrf_is_ows(char c)
+static inline int csrfi_is_ows(char c)
 {
 	return c == ' ' || c == '\t';
 }
-static inline unsigned char csrf_lower(unsigned char c)
+static inline unsigned char csrfi_lower(unsigned char c)
 {
 	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
 }
-static inline int csrf_is_alpha(unsigned char c)
+static inline int csrfi_is_alpha(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
-static inline int csrf_is_digit(unsigned char c)
+static inline int csrfi_is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 /* RFC 9110 tchar: what methods, header names and cookie names are made of. */
-int csrf_is_tchar(unsigned char c);
+int csrfi_is_tchar(unsigned char c);
 /* 1 when (s, n) is a non-empty run of tchar. */
-int csrf_is_token(const char *s, size_t n);
-/* The value of a hex digit, -1 for anything else (not constant time: for
- * percent-escapes, never key material). */
-int csrf_hexval(unsigned char c);
+int csrfi_is_token(const char *s, size_t n);
 /* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal. */
-int csrf_ieq(const char *p, size_t n, const char *lit);
+int csrfi_ieq(const char *p, size_t n, const char *lit);
 /* 1 when the NUL-terminated word occurs in (p, n), ASCII case ignored. */
-int csrf_contains_ci(const char *p, size_t n, const char *word);
+int csrfi_contains_ci(const char *p, size_t n, const char *word);
 /* Moves *p forward and *end back over spaces and tabs. */
-void csrf_trim_ptrs(const char **p, const char **end);
+void csrfi_trim_ptrs(const char **p, const char **end);
 
 /* ---- constant time and wiping (util.c) ---- */
 
 /* 1 when equal; time depends only on n. */
-int csrf_ct_eq(const void *a, const void *b, size_t n);
-void csrf_wipe(void *p, size_t n);
+int csrfi_ct_eq(const void *a, const void *b, size_t n);
+void csrfi_wipe(void *p, size_t n);
 /* (text.c) ASCII case-insensitive equality of a slice with a
- * NUL-terminated literal; csrf_slice_eq exact. Absent is never equal. */
-int csrf_slice_ieq(csrf_slice s, const char *lit);
-int csrf_slice_eq(csrf_slice s, const char *lit);
-/* (text.c) A strict decimal: 1 to 20 digits, no sign, space or leading zero (but
- * "0"), at most max. CSRF_OK and *out, or CSRF_MALFORMED. */
-csrf_reason csrf_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
-/* (text.c) The same with an optional '-' (not "-0"): a stored counter or
- * time, as Redis writes integers. CSRF_OK and *out, or CSRF_MALFORMED. */
-csrf_reason csrf_parse_i64(const char *s, size_t len, int64_t *out);
+ * NUL-terminated literal; csrfi_slice_eq exact. Absent is never equal. */
+int csrfi_slice_ieq(csrf_slice s, const char *lit);
+int csrfi_slice_eq(csrf_slice s, const char *lit);
 /* (text.c) The slice without leading and trailing spaces and tabs;
  * absent stays absent. */
-csrf_slice csrf_trim(csrf_slice s);
+csrf_slice csrfi_trim(csrf_slice s);
 
 /* ---- the context (ctx.c) ---- */
 
 typedef struct {
 	uint32_t id;
 	int64_t created;
-	csrf_mac_key mac;
-} csrf_key_slot;
+	csrfi_mac_key mac;
+} csrfi_key_slot;
 
 typedef struct {
-	csrf_key_slot keys[CSRF_KEYS_MAX];
+	csrfi_key_slot keys[CSRF_KEYS_MAX];
 	size_t n;
 	size_t signing; /* index into keys; valid when n > 0 */
-} csrf_keyring;
+} csrfi_keyring;
 
 typedef struct {
 	char *method; /* NULL: any unsafe method */
 	char *path;
 	size_t path_len;
-} csrf_exemption;
+} csrfi_exemption;
 
 struct csrf_ctx {
 	csrf_allocator alloc;
@@ -233,7 +219,7 @@ struct csrf_ctx {
 	csrf_origin *trusted;
 	size_t n_trusted;
 
-	csrf_exemption *exempt;
+	csrfi_exemption *exempt;
 	size_t n_exempt;
 
 	char field_name[CSRF_FIELD_NAME_MAX + 1]; /* "" : derived */
@@ -251,45 +237,45 @@ struct csrf_ctx {
 	uint32_t login_lock_max;
 
 	pthread_rwlock_t ring_lock;
-	csrf_keyring ring;
+	csrfi_keyring ring;
 
 	char err[256];
 };
 
 /* malloc and free, as a csrf_allocator: what a NULL allocator means. */
-extern const csrf_allocator csrf_default_allocator;
+extern const csrf_allocator csrfi_default_allocator;
 
-void *csrf_alloc(const csrf_ctx *ctx, size_t n);
-void csrf_free(const csrf_ctx *ctx, void *p);
+void *csrfi_alloc(const csrf_ctx *ctx, size_t n);
+void csrfi_free(const csrf_ctx *ctx, void *p);
 /* Sets ctx->err (printf-style, truncated) and returns code. */
-csrf_reason csrf_config_error(csrf_ctx *ctx, csrf_reason code, const char *fmt, ...)
+csrf_reason csrfi_config_error(csrf_ctx *ctx, csrf_reason code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Key ring access under the read lock (keyring.c). */
-const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id);
+const csrfi_key_slot *csrfi_ring_find(const csrfi_keyring *ring, uint32_t id);
 
 /* Current unix time when now == 0. */
-int64_t csrf_now(int64_t now);
+int64_t csrfi_now(int64_t now);
 
 /* ---- forms (form.c) ---- */
 
-typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrf_form_kind;
+typedef enum { CSRF_FORM_NONE = 0, CSRF_FORM_URLENCODED = 1, CSRF_FORM_MULTIPART = 2 } csrfi_form_kind;
 /* The kind of form body a Content-Type value announces (NULL: none). */
-csrf_form_kind csrf_form_kind_of(const char *content_type, size_t ct_len);
+csrfi_form_kind csrfi_form_kind_of(const char *content_type, size_t ct_len);
 /* 1 when name has the shape of a derived hidden-field name ("csrf_" and
  * 12 lower-case hex characters; token.c): the field of a page rendered for
  * some secret, perhaps not this request's. */
-int csrf_field_name_derived(const char *name, size_t len);
+int csrfi_field_name_derived(const char *name, size_t len);
 
 /* Called with each field name of a form body: urlencoded names raw
  * (encoded = 1, still percent-encoded), multipart names as written in the
  * part (encoded = 0). Non-zero stops. */
-typedef int (*csrf_name_fn)(void *ud, const char *name, size_t len, int encoded);
+typedef int (*csrfi_name_fn)(void *ud, const char *name, size_t len, int encoded);
 /* Every field name of a body of that kind (urlencoded also for NONE):
  * CSRF_OK when all were seen, CSRF_NOT_FOUND when fn stopped the walk,
  * CSRF_MALFORMED when the body (multipart) does not parse. */
-csrf_reason csrf_form_each_name(csrf_form_kind kind, const char *content_type, size_t ct_len, const char *body,
-                                size_t len, csrf_name_fn fn, void *ud);
+csrf_reason csrfi_form_each_name(csrfi_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                                 size_t len, csrfi_name_fn fn, void *ud);
 
 /* ---- the request as the decision reads it (request.c) ---- */
 
@@ -302,46 +288,46 @@ typedef struct {
 	int known; /* self holds the site's origin */
 	int https; /* the site is served over HTTPS */
 	csrf_origin self;
-} csrf_site;
+} csrfi_site;
 
 /* The configured self origin, else the request's scheme plus Host. */
-void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site);
+void csrfi_site_of(const csrf_ctx *ctx, const csrf_request *req, csrfi_site *site);
 /* "scheme://host[:port]" (no default port) and a NUL into out; its length,
  * 0 when cap is short. */
-size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap);
+size_t csrfi_origin_format(const csrf_origin *o, char *out, size_t cap);
 /* Wipes the token an injector holds (inject.c); it inserts nothing after. */
-void csrf_inject_wipe(csrf_inject *inj);
+void csrfi_inject_wipe(csrf_inject *inj);
 /* csrf_csp_form_action with the context's trusted origins (csp.c). */
-csrf_reason csrf_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
-                                     size_t cap, size_t *out_len);
+csrf_reason csrfi_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing, size_t existing_len, char *out,
+                                      size_t cap, size_t *out_len);
 /* The secret cookie's name for an HTTP or HTTPS site, NUL-terminated;
  * its length (0 when cap is short). */
-size_t csrf_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap);
+size_t csrfi_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap);
 /* A cookie that must appear once over all Cookie lines: CSRF_OK,
  * CSRF_NOT_FOUND, CSRF_COOKIE_AMBIGUOUS, CSRF_TOO_LARGE, CSRF_MALFORMED. */
-csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v);
+csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v);
 /* The session secret: the caller's, or decoded from the signed cookie.
  * CSRF_OK, or the token stage's reason. */
-csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
-                                uint8_t secret[CSRF_SECRET_LEN]);
+csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
+                                 uint8_t secret[CSRF_SECRET_LEN]);
 /* The session id tokens are bound to: the caller's, else the value of
  * the one configured session cookie the request carries, else (several
  * of them) a digest of all they carry, written into buf; else empty.
  * CSRF_OK, CSRF_HEADER_TOO_LARGE, CSRF_COOKIE_AMBIGUOUS. */
 #define CSRF_SESSION_BIND_LEN 64
-csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid,
-                                 char buf[CSRF_SESSION_BIND_LEN + 1]);
+csrf_reason csrfi_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid,
+                                  char buf[CSRF_SESSION_BIND_LEN + 1]);
 
 /* The secret cookie at a given time (now 0: the clock), token.c. */
-csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
-                                         char *out, size_t cap);
-csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
-                                         uint8_t secret[CSRF_SECRET_LEN]);
+csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
+                                          char *out, size_t cap);
+csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
+                                          uint8_t secret[CSRF_SECRET_LEN]);
 
 /* ---- SipHash-2-4 (siphash.c) ---- */
 
 #define CSRF_SIPHASH_KEY_LEN 16
-uint64_t csrf_siphash24(const uint8_t key[CSRF_SIPHASH_KEY_LEN], const void *in, size_t len);
+uint64_t csrfi_siphash24(const uint8_t key[CSRF_SIPHASH_KEY_LEN], const void *in, size_t len);
 
 /* ---- tokens: key files (keyfile.c; shared with keyring.c, token.c) ---- */
 
@@ -354,13 +340,13 @@ typedef struct {
 	int64_t created;
 	int signing;
 	uint8_t key[CSRF_KEY_LEN];
-} csrf_keyfile_entry;
+} csrfi_keyfile_entry;
 
 typedef struct {
-	csrf_keyfile_entry keys[CSRF_KEYS_MAX];
+	csrfi_keyfile_entry keys[CSRF_KEYS_MAX];
 	size_t n;
 	size_t signing; /* index of the one key flagged sign; valid when n > 0 */
-} csrf_keyfile_data;
+} csrfi_keyfile_data;
 
 /* Parses a whole key file held in memory (pointer, length). Lines are
  * "key ID CREATED HEX64 [sign]" (fields separated by spaces or tabs, a
@@ -370,33 +356,33 @@ typedef struct {
  * CSRF_KEYFILE_LINE_MAX bytes, files of at most CSRF_KEYFILE_MAX. CSRF_OK
  * and *out, or CSRF_ERR_CONFIG with "line N: ..." (or a message about the
  * whole file) in err (NUL-terminated, never key material) and *out wiped. */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf_keyfile_data *out, char *err,
-                                               size_t err_cap);
+CSRF_MUST_CHECK csrf_reason csrfi_keyfile_parse(const char *buf, size_t len, csrfi_keyfile_data *out, char *err,
+                                                size_t err_cap);
 
-/* Reads and parses the key file at path, as csrf_keyfile_parse; a file
+/* Reads and parses the key file at path, as csrfi_keyfile_parse; a file
  * that cannot be opened or read is CSRF_ERR_IO with the system's reason
  * in err, a file the world may read or write or the group may write
  * CSRF_ERR_CONFIG (the message names it and the chmod that fixes it).
  * Allocates nothing. */
-CSRF_MUST_CHECK csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap);
+CSRF_MUST_CHECK csrf_reason csrfi_keyfile_read(const char *path, csrfi_keyfile_data *out, char *err, size_t err_cap);
 
-void csrf_keyfile_data_wipe(csrf_keyfile_data *d);
+void csrfi_keyfile_data_wipe(csrfi_keyfile_data *d);
 
 /* Whether key is all zero bytes (keyring.c): refused by the key file
  * parser and csrf_ctx_add_key. */
-int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN]);
+int csrfi_key_is_zero(const uint8_t key[CSRF_KEY_LEN]);
 
 /* For the unit tests (keyfile.c): how long a rewrite waits for a locked
  * directory (ms, 10000) and the call that syncs the directory after the
  * rename (fsync). */
-extern unsigned csrf_keyfile_lock_wait_ms;
-extern int (*csrf_keyfile_sync_dir)(int fd);
+extern unsigned csrfi_keyfile_lock_wait_ms;
+extern int (*csrfi_keyfile_sync_dir)(int fd);
 
 /* A referrer policy value, read as browsers read it (referrer.c):
  * comma-separated tokens, whitespace around each ignored, ASCII case
  * ignored, the last one recognized wins; prev when none is. legacy: also
  * the <meta> keywords of HTML's legacy table (never, default, always,
  * origin-when-crossorigin). */
-csrf_referrer_policy csrf_referrer_scan(const char *value, size_t len, int legacy, csrf_referrer_policy prev);
+csrf_referrer_policy csrfi_referrer_scan(const char *value, size_t len, int legacy, csrf_referrer_policy prev);
 
 #endif /* CSRF_INTERNAL_H */

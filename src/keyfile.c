@@ -22,7 +22,7 @@
  * rename, sync) goes through that descriptor, so a user who owns a
  * directory of the path cannot swap it for a symlink midway. Calls that
  * rewrite a file hold an flock on the lock file .csrf-key.lock in its
- * directory (mode 0600; waiting at most csrf_keyfile_lock_wait_ms for
+ * directory (mode 0600; waiting at most csrfi_keyfile_lock_wait_ms for
  * it; the file is removed when the rewrite is done, and temporary
  * files a killed rewrite left are removed by the next), so two
  * operators rotating at once both get their key. A
@@ -50,16 +50,16 @@
 
 /* An all-zero key is a placeholder or a buffer never filled: anyone can
  * guess it. */
-int csrf_key_is_zero(const uint8_t key[CSRF_KEY_LEN])
+int csrfi_key_is_zero(const uint8_t key[CSRF_KEY_LEN])
 {
 	static const uint8_t zero[CSRF_KEY_LEN];
-	return csrf_ct_eq(key, zero, CSRF_KEY_LEN);
+	return csrfi_ct_eq(key, zero, CSRF_KEY_LEN);
 }
 
 /* ---- the parser ---- */
 
 typedef struct {
-	csrf_keyfile_data *d;
+	csrfi_keyfile_data *d;
 	size_t lineno;
 	size_t sign_line; /* line of the key flagged sign; 0 none yet */
 	char line[CSRF_KEYFILE_LINE_MAX];
@@ -94,7 +94,7 @@ static int is_blank(char c)
 static int field_is(const char *s, size_t n, const char *lit)
 {
 	csrf_slice f = {s, n};
-	return csrf_slice_eq(f, lit);
+	return csrfi_slice_eq(f, lit);
 }
 
 /* One line without its newline. */
@@ -105,7 +105,7 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 	size_t nf = 0;
 	size_t i = 0;
 	uint64_t id, created;
-	csrf_keyfile_data *d = p->d;
+	csrfi_keyfile_data *d = p->d;
 
 	if (n > 0 && s[n - 1] == '\r')
 		n--;
@@ -141,9 +141,9 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 		return kf_fail(p, "expected \"key ID CREATED HEX64 [sign]\"");
 	if (nf < 4)
 		return kf_fail(p, "missing fields (expected \"key ID CREATED HEX64 [sign]\")");
-	if (!(csrf_parse_u64(f[1], fl[1], UINT32_MAX, &id) == CSRF_OK) || id == 0)
+	if (!(csrfx_parse_u64(f[1], fl[1], UINT32_MAX, &id) == CSRF_OK) || id == 0)
 		return kf_fail(p, "key id must be a decimal number from 1 to 4294967295");
-	if (!(csrf_parse_u64(f[2], fl[2], INT64_MAX, &created) == CSRF_OK))
+	if (!(csrfx_parse_u64(f[2], fl[2], INT64_MAX, &created) == CSRF_OK))
 		return kf_fail(p, "creation time must be decimal unix seconds");
 	if (fl[3] != 2 * CSRF_KEY_LEN)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
@@ -157,11 +157,11 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 	if (nf == 5 && p->sign_line)
 		return kf_fail(p, "a second key flagged sign (line %zu has the first)", p->sign_line);
 
-	csrf_keyfile_entry *e = &d->keys[d->n];
-	if (csrf_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
+	csrfi_keyfile_entry *e = &d->keys[d->n];
+	if (csrfx_hex_decode(f[3], CSRF_KEY_LEN, e->key) != CSRF_OK)
 		return kf_fail(p, "key must be exactly %d hex digits", 2 * CSRF_KEY_LEN);
-	if (csrf_key_is_zero(e->key)) {
-		csrf_wipe(e->key, sizeof e->key);
+	if (csrfi_key_is_zero(e->key)) {
+		csrfi_wipe(e->key, sizeof e->key);
 		return kf_fail(p, "the key is all zero (a placeholder, not a secret): make keys with csrf-key");
 	}
 	e->id = (uint32_t)id;
@@ -175,7 +175,7 @@ static csrf_reason kf_line(kf_parser *p, const char *s, size_t n)
 	return CSRF_OK;
 }
 
-static void kf_begin(kf_parser *p, csrf_keyfile_data *d, char *err, size_t err_cap)
+static void kf_begin(kf_parser *p, csrfi_keyfile_data *d, char *err, size_t err_cap)
 {
 	memset(p, 0, sizeof *p);
 	memset(d, 0, sizeof *d);
@@ -225,21 +225,21 @@ static csrf_reason kf_end(kf_parser *p)
 	return r;
 }
 
-void csrf_keyfile_data_wipe(csrf_keyfile_data *d)
+void csrfi_keyfile_data_wipe(csrfi_keyfile_data *d)
 {
 	if (d)
-		csrf_wipe(d, sizeof *d);
+		csrfi_wipe(d, sizeof *d);
 }
 
 static csrf_reason kf_done(kf_parser *p, csrf_reason r)
 {
 	if (r != CSRF_OK)
-		csrf_keyfile_data_wipe(p->d);
-	csrf_wipe(p->line, sizeof p->line);
+		csrfi_keyfile_data_wipe(p->d);
+	csrfi_wipe(p->line, sizeof p->line);
 	return r;
 }
 
-csrf_reason csrf_keyfile_parse(const char *buf, size_t len, csrf_keyfile_data *out, char *err, size_t err_cap)
+csrf_reason csrfi_keyfile_parse(const char *buf, size_t len, csrfi_keyfile_data *out, char *err, size_t err_cap)
 {
 	kf_parser p;
 	csrf_reason r;
@@ -262,7 +262,7 @@ static csrf_reason io_fail(char *err, size_t err_cap, const char *what, int e)
 
 /* Reads and parses the open file fd (a regular file: the caller
  * checked). */
-static csrf_reason kf_read_fd(int fd, csrf_keyfile_data *out, char *err, size_t err_cap)
+static csrf_reason kf_read_fd(int fd, csrfi_keyfile_data *out, char *err, size_t err_cap)
 {
 	kf_parser p;
 	char chunk[4096];
@@ -285,7 +285,7 @@ static csrf_reason kf_read_fd(int fd, csrf_keyfile_data *out, char *err, size_t 
 		if (r != CSRF_OK)
 			break;
 	}
-	csrf_wipe(chunk, sizeof chunk);
+	csrfi_wipe(chunk, sizeof chunk);
 	return kf_done(&p, r);
 }
 
@@ -297,7 +297,7 @@ static csrf_reason kf_read_fd(int fd, csrf_keyfile_data *out, char *err, size_t 
 
 /* Reads path's file; strict (servers loading keys) refuses a file with
  * KF_LOOSE_MODE bits. */
-static csrf_reason kf_read_path(const char *path, int strict, csrf_keyfile_data *out, char *err, size_t err_cap)
+static csrf_reason kf_read_path(const char *path, int strict, csrfi_keyfile_data *out, char *err, size_t err_cap)
 {
 	struct stat st;
 	csrf_reason r;
@@ -335,7 +335,7 @@ static csrf_reason kf_read_path(const char *path, int strict, csrf_keyfile_data 
 	return r;
 }
 
-csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *err, size_t err_cap)
+csrf_reason csrfi_keyfile_read(const char *path, csrfi_keyfile_data *out, char *err, size_t err_cap)
 {
 	return kf_read_path(path, 1, out, err, err_cap);
 }
@@ -346,8 +346,8 @@ csrf_reason csrf_keyfile_read(const char *path, csrf_keyfile_data *out, char *er
  * (milliseconds), and the call that syncs the directory after the
  * rename. Variables so that the unit tests can shorten the wait and make
  * the sync fail. */
-unsigned csrf_keyfile_lock_wait_ms = 10000;
-int (*csrf_keyfile_sync_dir)(int fd) = fsync;
+unsigned csrfi_keyfile_lock_wait_ms = 10000;
+int (*csrfi_keyfile_sync_dir)(int fd) = fsync;
 
 /* The file a call works on: its directory, opened once and locked, and
  * its name there. Every later step is relative to dir, so renaming or
@@ -503,7 +503,7 @@ again:
 	if (*lock < 0 && errno == EEXIST) {
 		created = 0;
 		*lock = openat(dir, KF_LOCK_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (*lock < 0 && errno == ENOENT && waited++ < csrf_keyfile_lock_wait_ms)
+		if (*lock < 0 && errno == ENOENT && waited++ < csrfi_keyfile_lock_wait_ms)
 			goto again; /* its holder removed it between the two opens */
 	}
 	if (*lock < 0)
@@ -539,7 +539,7 @@ again:
 			continue;
 		if (errno != EWOULDBLOCK)
 			return op_fail(err, CSRF_ERR_IO, "cannot lock %s: %s", KF_LOCK_NAME, strerror(errno));
-		if (waited >= csrf_keyfile_lock_wait_ms)
+		if (waited >= csrfi_keyfile_lock_wait_ms)
 			return op_fail(err, CSRF_ERR_IO,
 			               "the key file's directory is locked by another process (it holds %s; waited %u "
 			               "ms); nothing was changed",
@@ -554,7 +554,7 @@ again:
 	    now.st_ino != ls.st_ino) {
 		close(*lock);
 		*lock = -1;
-		if (waited >= csrf_keyfile_lock_wait_ms)
+		if (waited >= csrfi_keyfile_lock_wait_ms)
 			return op_fail(err, CSRF_ERR_IO,
 			               "the key file's directory is locked by another process (it holds %s; waited %u "
 			               "ms); nothing was changed",
@@ -671,7 +671,7 @@ static int write_all(int fd, const char *p, size_t n)
 }
 
 /* The text of a key file; *len its length. 0 when cap is too small. */
-static int kf_format(const csrf_keyfile_data *d, char *buf, size_t cap, size_t *len)
+static int kf_format(const csrfi_keyfile_data *d, char *buf, size_t cap, size_t *len)
 {
 	static const char head[] = "# libcsrf key file: key ID CREATED HEX64 [sign]. Secret: keep it mode 0600.\n";
 	size_t o = sizeof head - 1;
@@ -680,14 +680,14 @@ static int kf_format(const csrf_keyfile_data *d, char *buf, size_t cap, size_t *
 		return 0;
 	memcpy(buf, head, o);
 	for (size_t i = 0; i < d->n; i++) {
-		const csrf_keyfile_entry *e = &d->keys[i];
+		const csrfi_keyfile_entry *e = &d->keys[i];
 		int w = snprintf(buf + o, cap - o, "key %u %lld ", (unsigned)e->id, (long long)e->created);
 		if (w < 0 || (size_t)w >= cap - o)
 			return 0;
 		o += (size_t)w;
 		if (cap - o < 2 * CSRF_KEY_LEN + sizeof " sign\n")
 			return 0;
-		csrf_hex_encode(e->key, CSRF_KEY_LEN, buf + o);
+		csrfx_hex_encode(e->key, CSRF_KEY_LEN, buf + o);
 		o += 2 * CSRF_KEY_LEN;
 		if (e->signing) {
 			memcpy(buf + o, " sign", 5);
@@ -774,7 +774,7 @@ static csrf_reason tmp_name(char *name, size_t cap)
 
 	if (csrf_random(rnd, sizeof rnd) != CSRF_OK)
 		return CSRF_ERR_RANDOM;
-	csrf_hex_encode(rnd, sizeof rnd, hex);
+	csrfx_hex_encode(rnd, sizeof rnd, hex);
 	hex[2 * sizeof rnd] = '\0';
 	snprintf(name, cap, ".csrf-key-%s.tmp", hex);
 	return CSRF_OK;
@@ -784,7 +784,7 @@ static csrf_reason tmp_name(char *name, size_t cap)
  * exclusive: create the file, mode 0600, failing when it exists; else
  * replace the file t->rfd was read from, keeping its owner, group, ACL
  * and mode (keep_access), and only if the name still holds that file. */
-static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int exclusive, csrf_error *err)
+static csrf_reason kf_write(const kf_target *t, const csrfi_keyfile_data *d, int exclusive, csrf_error *err)
 {
 	char tmp[64];
 	char text[4096];
@@ -794,16 +794,16 @@ static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int 
 	int fd, e, linked = 0;
 
 	if (!kf_format(d, text, sizeof text, &len)) {
-		csrf_wipe(text, sizeof text);
+		csrfi_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_INTERNAL, "%s", csrf_reason_str(CSRF_ERR_INTERNAL));
 	}
 	if (tmp_name(tmp, sizeof tmp) != CSRF_OK) {
-		csrf_wipe(text, sizeof text);
+		csrfi_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_RANDOM, "the random generator failed");
 	}
 	fd = openat(t->dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		csrf_wipe(text, sizeof text);
+		csrfi_wipe(text, sizeof text);
 		return op_fail(err, CSRF_ERR_IO, "cannot write the file: %s", strerror(errno));
 	}
 	r = drop_inherited_acl(fd, err);
@@ -838,7 +838,7 @@ static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int 
 			op_fail(err, r, "cannot write the file: %s", strerror(errno));
 		}
 	}
-	csrf_wipe(text, sizeof text);
+	csrfi_wipe(text, sizeof text);
 	if (fd >= 0)
 		close(fd);
 	if (r != CSRF_OK) {
@@ -848,7 +848,7 @@ static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int 
 	if (linked)
 		unlinkat(t->dir, tmp, 0);
 	/* Some file systems cannot sync a directory; the rename stands. */
-	if (csrf_keyfile_sync_dir(t->dir) != 0 && errno != EINVAL && errno != EROFS)
+	if (csrfi_keyfile_sync_dir(t->dir) != 0 && errno != EINVAL && errno != EROFS)
 		return op_fail(err, CSRF_ERR_IO,
 		               "the file was replaced, but syncing its directory failed (%s): a crash before the "
 		               "system writes it back may bring the old file back",
@@ -858,19 +858,19 @@ static csrf_reason kf_write(const kf_target *t, const csrf_keyfile_data *d, int 
 
 /* ---- the operator's calls ---- */
 
-static csrf_reason new_key(csrf_keyfile_entry *e, uint32_t id)
+static csrf_reason new_key(csrfi_keyfile_entry *e, uint32_t id)
 {
 	csrf_reason r = csrf_random(e->key, sizeof e->key);
 	if (r != CSRF_OK)
 		return r;
 	e->id = id;
-	e->created = csrf_now(0);
+	e->created = csrfi_now(0);
 	e->signing = 1;
 	return CSRF_OK;
 }
 
 /* Reads the file for a read-modify-write, the reason in err. */
-static csrf_reason read_for(const kf_target *t, csrf_keyfile_data *d, csrf_error *err)
+static csrf_reason read_for(const kf_target *t, csrfi_keyfile_data *d, csrf_error *err)
 {
 	char msg[CSRF_ERROR_MAX];
 	csrf_reason r = kf_read_fd(t->rfd, d, msg, sizeof msg);
@@ -938,7 +938,7 @@ static csrf_reason with_lock(const char *path, int follow, locked_op op, op_args
 
 static csrf_reason new_locked(const kf_target *t, op_args *a, csrf_error *err)
 {
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 	(void)a;
 	memset(&d, 0, sizeof d);
 	csrf_reason r = new_key(&d.keys[0], 1);
@@ -947,7 +947,7 @@ static csrf_reason new_locked(const kf_target *t, op_args *a, csrf_error *err)
 	d.n = 1;
 	d.signing = 0;
 	r = kf_write(t, &d, 1, err);
-	csrf_keyfile_data_wipe(&d);
+	csrfi_keyfile_data_wipe(&d);
 	return r;
 }
 
@@ -959,7 +959,7 @@ CSRF_API csrf_reason csrf_keyfile_new(const char *path, csrf_error *err)
 /* A staged key: one that does not sign yet but is newer than the signing
  * key (csrf_keyfile_stage adds them; rotate promotes the oldest). The
  * index of the oldest, or d->n when there is none. */
-static size_t oldest_staged(const csrf_keyfile_data *d)
+static size_t oldest_staged(const csrfi_keyfile_data *d)
 {
 	size_t best = d->n;
 	uint32_t sign_id = d->keys[d->signing].id;
@@ -972,7 +972,7 @@ static size_t oldest_staged(const csrf_keyfile_data *d)
 /* Adds a key with the next id; it signs when a->signing is set. */
 static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 {
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 	uint32_t max = 0;
 	csrf_reason r = read_for(t, &d, err);
 	if (r != CSRF_OK)
@@ -988,7 +988,7 @@ static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 			d.signing = st;
 			a->id = d.keys[st].id;
 			r = kf_write(t, &d, 0, err);
-			csrf_keyfile_data_wipe(&d);
+			csrfi_keyfile_data_wipe(&d);
 			return r;
 		}
 	}
@@ -996,19 +996,19 @@ static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 		if (d.keys[i].id > max)
 			max = d.keys[i].id;
 	if (max == UINT32_MAX) {
-		csrf_keyfile_data_wipe(&d);
+		csrfi_keyfile_data_wipe(&d);
 		return op_fail(err, CSRF_ERR_CONFIG,
 		               "key id 4294967295, the last one, is in use: no id is left for a new key; start a "
 		               "new file with csrf-key new (its key has id 1) and give it to the servers");
 	}
 	if (d.n == CSRF_KEYS_MAX) {
-		csrf_keyfile_data_wipe(&d);
+		csrfi_keyfile_data_wipe(&d);
 		return op_fail(err, CSRF_ERR_CONFIG, "the file holds %d keys already; retire an old one first",
 		               CSRF_KEYS_MAX);
 	}
 	r = new_key(&d.keys[d.n], max + 1);
 	if (r != CSRF_OK) {
-		csrf_keyfile_data_wipe(&d);
+		csrfi_keyfile_data_wipe(&d);
 		return op_fail(err, r, "the random generator failed");
 	}
 	if (a->signing) {
@@ -1021,13 +1021,13 @@ static csrf_reason add_locked(const kf_target *t, op_args *a, csrf_error *err)
 	d.n++;
 	a->id = max + 1;
 	r = kf_write(t, &d, 0, err);
-	csrf_keyfile_data_wipe(&d);
+	csrfi_keyfile_data_wipe(&d);
 	return r;
 }
 
 static csrf_reason retire_locked(const kf_target *t, op_args *a, csrf_error *err)
 {
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 	size_t i;
 	csrf_reason r = read_for(t, &d, err);
 	if (r != CSRF_OK)
@@ -1037,18 +1037,18 @@ static csrf_reason retire_locked(const kf_target *t, op_args *a, csrf_error *err
 			break;
 	if (i == d.n || d.keys[i].signing) {
 		int unknown = i == d.n;
-		csrf_keyfile_data_wipe(&d);
+		csrfi_keyfile_data_wipe(&d);
 		if (unknown)
 			return op_fail(err, CSRF_ERR_CONFIG, "no key with id %u", (unsigned)a->id);
 		return op_fail(err, CSRF_ERR_CONFIG, "key %u is the signing key; rotate first", (unsigned)a->id);
 	}
 	memmove(&d.keys[i], &d.keys[i + 1], (d.n - i - 1) * sizeof d.keys[0]);
 	d.n--;
-	csrf_wipe(&d.keys[d.n], sizeof d.keys[0]);
+	csrfi_wipe(&d.keys[d.n], sizeof d.keys[0]);
 	if (d.signing > i)
 		d.signing--;
 	r = kf_write(t, &d, 0, err);
-	csrf_keyfile_data_wipe(&d);
+	csrfi_keyfile_data_wipe(&d);
 	return r;
 }
 
@@ -1078,7 +1078,7 @@ CSRF_API csrf_reason csrf_keyfile_retire(const char *path, uint32_t id, csrf_err
 
 CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, size_t cap, size_t *n, csrf_error *err)
 {
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 	csrf_reason r;
 
 	if (err)
@@ -1097,7 +1097,7 @@ CSRF_API csrf_reason csrf_keyfile_list(const char *path, csrf_key_info *out, siz
 		out[i].created = d.keys[i].created;
 		out[i].signing = d.keys[i].signing;
 	}
-	csrf_keyfile_data_wipe(&d);
+	csrfi_keyfile_data_wipe(&d);
 	if (*n > cap)
 		return op_fail(err, CSRF_ERR_BUFFER, "the file holds %zu keys, more than %zu", *n, cap);
 	return CSRF_OK;

@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id)
+const csrfi_key_slot *csrfi_ring_find(const csrfi_keyring *ring, uint32_t id)
 {
 	if (!ring || id == 0)
 		return NULL;
@@ -24,11 +24,11 @@ const csrf_key_slot *csrf_ring_find(const csrf_keyring *ring, uint32_t id)
 	return NULL;
 }
 
-static void ring_wipe(csrf_keyring *ring)
+static void ring_wipe(csrfi_keyring *ring)
 {
 	for (size_t i = 0; i < ring->n; i++)
-		csrf_mac_wipe(&ring->keys[i].mac);
-	csrf_wipe(ring, sizeof *ring);
+		csrfi_mac_wipe(&ring->keys[i].mac);
+	csrfi_wipe(ring, sizeof *ring);
 }
 
 CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t key[CSRF_KEY_LEN], int signing)
@@ -38,22 +38,22 @@ CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t 
 	if (!ctx || !key)
 		return CSRF_ERR_ARG;
 	if (id == 0)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "key id 0 is reserved; ids start at 1");
-	if (csrf_key_is_zero(key))
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG,
-		                         "key %u is all zero (a placeholder, not a secret): give it random bytes",
-		                         (unsigned)id);
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "key id 0 is reserved; ids start at 1");
+	if (csrfi_key_is_zero(key))
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG,
+		                          "key %u is all zero (a placeholder, not a secret): give it random bytes",
+		                          (unsigned)id);
 
 	pthread_rwlock_wrlock(&ctx->ring_lock);
-	if (csrf_ring_find(&ctx->ring, id)) {
-		r = csrf_config_error(ctx, CSRF_ERR_CONFIG, "key id %u is already in the ring", (unsigned)id);
+	if (csrfi_ring_find(&ctx->ring, id)) {
+		r = csrfi_config_error(ctx, CSRF_ERR_CONFIG, "key id %u is already in the ring", (unsigned)id);
 	} else if (ctx->ring.n == CSRF_KEYS_MAX) {
-		r = csrf_config_error(ctx, CSRF_ERR_CONFIG, "the key ring is full (%d keys)", CSRF_KEYS_MAX);
+		r = csrfi_config_error(ctx, CSRF_ERR_CONFIG, "the key ring is full (%d keys)", CSRF_KEYS_MAX);
 	} else {
-		csrf_key_slot *slot = &ctx->ring.keys[ctx->ring.n];
+		csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.n];
 		slot->id = id;
-		slot->created = csrf_now(0);
-		csrf_mac_init(&slot->mac, key, CSRF_KEY_LEN);
+		slot->created = csrfi_now(0);
+		csrfi_mac_init(&slot->mac, key, CSRF_KEY_LEN);
 		if (signing || ctx->ring.n == 0)
 			ctx->ring.signing = ctx->ring.n;
 		ctx->ring.n++;
@@ -76,38 +76,38 @@ CSRF_API csrf_reason csrf_ctx_generate_key(csrf_ctx *ctx)
 			max = ctx->ring.keys[i].id;
 	pthread_rwlock_unlock(&ctx->ring_lock);
 	if (max == UINT32_MAX)
-		return csrf_config_error(ctx, CSRF_ERR_CONFIG, "no key id left after %u", (unsigned)max);
+		return csrfi_config_error(ctx, CSRF_ERR_CONFIG, "no key id left after %u", (unsigned)max);
 
 	r = csrf_random(key, sizeof key);
 	if (r == CSRF_OK)
 		r = csrf_ctx_add_key(ctx, max + 1, key, 1);
-	csrf_wipe(key, sizeof key);
+	csrfi_wipe(key, sizeof key);
 	return r;
 }
 
 CSRF_API csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path)
 {
-	csrf_keyfile_data d;
-	csrf_keyring ring;
+	csrfi_keyfile_data d;
+	csrfi_keyring ring;
 	char msg[200];
 	csrf_reason r;
 
 	if (!ctx || !path)
 		return CSRF_ERR_ARG;
-	r = csrf_keyfile_read(path, &d, msg, sizeof msg);
+	r = csrfi_keyfile_read(path, &d, msg, sizeof msg);
 	if (r != CSRF_OK)
-		return csrf_config_error(ctx, r, "key file %s: %s", path, msg);
+		return csrfi_config_error(ctx, r, "key file %s: %s", path, msg);
 
 	/* Build the whole new ring before touching the old one. */
 	memset(&ring, 0, sizeof ring);
 	for (size_t i = 0; i < d.n; i++) {
 		ring.keys[i].id = d.keys[i].id;
 		ring.keys[i].created = d.keys[i].created;
-		csrf_mac_init(&ring.keys[i].mac, d.keys[i].key, CSRF_KEY_LEN);
+		csrfi_mac_init(&ring.keys[i].mac, d.keys[i].key, CSRF_KEY_LEN);
 	}
 	ring.n = d.n;
 	ring.signing = d.signing;
-	csrf_keyfile_data_wipe(&d);
+	csrfi_keyfile_data_wipe(&d);
 
 	pthread_rwlock_wrlock(&ctx->ring_lock);
 	ring_wipe(&ctx->ring);

@@ -9,7 +9,7 @@
 
 #define HMAC_BLOCK 64
 
-void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len)
+void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len)
 {
 	uint8_t block[HMAC_BLOCK];
 	uint8_t pad[HMAC_BLOCK];
@@ -17,53 +17,53 @@ void csrf_mac_init(csrf_mac_key *k, const uint8_t *key, size_t key_len)
 	memset(block, 0, sizeof block);
 	if (key_len > HMAC_BLOCK) {
 		/* RFC 2104: a key longer than the block is replaced by its hash. */
-		csrf_sha256_ctx h;
-		csrf_sha256_init(&h);
-		csrf_sha256_update(&h, key, key_len);
-		csrf_sha256_final(&h, block);
-		csrf_wipe(&h, sizeof h);
+		csrfi_sha256_ctx h;
+		csrfi_sha256_init(&h);
+		csrfi_sha256_update(&h, key, key_len);
+		csrfi_sha256_final(&h, block);
+		csrfi_wipe(&h, sizeof h);
 	} else if (key_len > 0) {
 		memcpy(block, key, key_len);
 	}
 
 	for (size_t i = 0; i < HMAC_BLOCK; i++)
 		pad[i] = block[i] ^ 0x36;
-	csrf_sha256_init(&k->inner);
-	csrf_sha256_update(&k->inner, pad, sizeof pad);
+	csrfi_sha256_init(&k->inner);
+	csrfi_sha256_update(&k->inner, pad, sizeof pad);
 
 	for (size_t i = 0; i < HMAC_BLOCK; i++)
 		pad[i] = block[i] ^ 0x5c;
-	csrf_sha256_init(&k->outer);
-	csrf_sha256_update(&k->outer, pad, sizeof pad);
+	csrfi_sha256_init(&k->outer);
+	csrfi_sha256_update(&k->outer, pad, sizeof pad);
 
-	csrf_wipe(block, sizeof block);
-	csrf_wipe(pad, sizeof pad);
+	csrfi_wipe(block, sizeof block);
+	csrfi_wipe(pad, sizeof pad);
 }
 
-void csrf_mac(const csrf_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
-              const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN])
+void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
+               const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN])
 {
 	const void *parts[4] = {p1, p2, p3, p4};
 	const size_t lens[4] = {n1, n2, n3, n4};
 	uint8_t inner_hash[CSRF_MAC_LEN];
-	csrf_sha256_ctx h;
+	csrfi_sha256_ctx h;
 
 	h = k->inner;
 	for (size_t i = 0; i < 4; i++)
 		if (parts[i] && lens[i])
-			csrf_sha256_update(&h, parts[i], lens[i]);
-	csrf_sha256_final(&h, inner_hash);
+			csrfi_sha256_update(&h, parts[i], lens[i]);
+	csrfi_sha256_final(&h, inner_hash);
 
 	h = k->outer;
-	csrf_sha256_update(&h, inner_hash, sizeof inner_hash);
-	csrf_sha256_final(&h, out);
+	csrfi_sha256_update(&h, inner_hash, sizeof inner_hash);
+	csrfi_sha256_final(&h, out);
 
-	csrf_wipe(&h, sizeof h);
-	csrf_wipe(inner_hash, sizeof inner_hash);
+	csrfi_wipe(&h, sizeof h);
+	csrfi_wipe(inner_hash, sizeof inner_hash);
 }
 
-void csrf_mac_wipe(csrf_mac_key *k)
+void csrfi_mac_wipe(csrfi_mac_key *k)
 {
 	if (k)
-		csrf_wipe(k, sizeof *k);
+		csrfi_wipe(k, sizeof *k);
 }

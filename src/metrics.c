@@ -40,7 +40,7 @@ CSRF_API void csrf_metrics_init(csrf_metrics *m, int64_t now)
 		return;
 	memset(m, 0, sizeof *m);
 	m->magic = CSRF_METRICS_MAGIC;
-	now = csrf_now(now);
+	now = csrfi_now(now);
 	m->start_time = now > 0 ? (uint64_t)now : 0;
 }
 

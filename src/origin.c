@@ -21,13 +21,13 @@
 static int parse_scheme(const char *s, size_t len, csrf_origin *o, const char **rest)
 {
 	size_t i = 0;
-	while (i < len && i < 6 && csrf_is_alpha((unsigned char)s[i]))
+	while (i < len && i < 6 && csrfi_is_alpha((unsigned char)s[i]))
 		i++;
 	if (len - i < 3 || memcmp(s + i, "://", 3) != 0)
 		return -1;
 	char sc[6];
 	for (size_t j = 0; j < i; j++)
-		sc[j] = (char)csrf_lower((unsigned char)(s[j]));
+		sc[j] = (char)csrfi_lower((unsigned char)(s[j]));
 	if (i == 4 && memcmp(sc, "http", 4) == 0)
 		o->port = 80;
 	else if (i == 5 && memcmp(sc, "https", 5) == 0)
@@ -48,7 +48,7 @@ static int parse_port(const char *p, const char *e, uint16_t *port)
 		return -1;
 	uint32_t v = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!csrf_is_digit((unsigned char)p[i]))
+		if (!csrfi_is_digit((unsigned char)p[i]))
 			return -1;
 		v = v * 10 + (uint32_t)(p[i] - '0');
 	}
@@ -67,7 +67,7 @@ static int valid_ipv4(const char *p, size_t n)
 	while (parts < 4) {
 		size_t start = i;
 		uint32_t v = 0;
-		while (i < n && csrf_is_digit((unsigned char)p[i]) && i - start < 3)
+		while (i < n && csrfi_is_digit((unsigned char)p[i]) && i - start < 3)
 			v = v * 10 + (uint32_t)(p[i++] - '0');
 		size_t d = i - start;
 		if (d == 0 || v > 255 || (d > 1 && p[start] == '0'))
@@ -98,7 +98,7 @@ static int parse_reg_host(const char *p, size_t n, char host[HOST_MAX + 1])
 	int last_numeric = 1;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		host[i] = (char)csrf_lower(c);
+		host[i] = (char)csrfi_lower(c);
 		if (c == '.') {
 			if (label == 0)
 				return -1;
@@ -108,9 +108,9 @@ static int parse_reg_host(const char *p, size_t n, char host[HOST_MAX + 1])
 			}
 			continue;
 		}
-		if (!csrf_is_alpha(c) && !csrf_is_digit(c) && c != '-')
+		if (!csrfi_is_alpha(c) && !csrfi_is_digit(c) && c != '-')
 			return -1;
-		if (!csrf_is_digit(c))
+		if (!csrfi_is_digit(c))
 			last_numeric = 0;
 		label++;
 	}
@@ -131,7 +131,7 @@ static int parse_ipv6_host(const char *p, size_t n, char host[HOST_MAX + 1])
 		return -1;
 	for (size_t i = 1; i + 1 < n; i++) {
 		unsigned char c = (unsigned char)p[i];
-		if (!csrf_is_digit(c) && !((char)csrf_lower(c) >= 'a' && (char)csrf_lower(c) <= 'f') && c != ':' &&
+		if (!csrfi_is_digit(c) && !((char)csrfi_lower(c) >= 'a' && (char)csrfi_lower(c) <= 'f') && c != ':' &&
 		    c != '.')
 			return -1;
 	}

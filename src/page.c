@@ -10,11 +10,11 @@
 
 /* The secret of the page: the caller's, the valid cookie's, or a new one
  * (*fresh set, its cookie to be sent). */
-static csrf_reason page_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
+static csrf_reason page_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
                                uint8_t secret[CSRF_SECRET_LEN], int *fresh)
 {
 	*fresh = 0;
-	csrf_reason r = csrf_request_secret(ctx, req, site, secret);
+	csrf_reason r = csrfi_request_secret(ctx, req, site, secret);
 	if (r == CSRF_OK)
 		return CSRF_OK;
 	/* None, two, forged, expired or of a retired key: a new secret. */
@@ -22,15 +22,15 @@ static csrf_reason page_secret(const csrf_ctx *ctx, const csrf_request *req, con
 	return csrf_secret_new(secret);
 }
 
-static csrf_reason page_cookie(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
+static csrf_reason page_cookie(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
                                const uint8_t secret[CSRF_SECRET_LEN], csrf_page *out)
 {
 	char value[CSRF_SECRET_COOKIE_LEN + 1];
 	char name[CSRF_SECRET_COOKIE_NAME_MAX];
-	csrf_reason r = csrf_secret_cookie_encode_at(ctx, secret, req->now, value, sizeof value);
+	csrf_reason r = csrfi_secret_cookie_encode_at(ctx, secret, req->now, value, sizeof value);
 	if (r != CSRF_OK)
 		return r;
-	size_t nlen = csrf_secret_cookie_name(ctx, site->https, name, sizeof name);
+	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
 	csrf_cookie_opts opts = {0};
 	opts.secure = site->https;
 	opts.http_only = 1;
@@ -44,14 +44,14 @@ static csrf_reason page_cookie(const csrf_ctx *ctx, const csrf_request *req, con
 	}
 	r = csrf_set_cookie_build(bare, value, CSRF_SECRET_COOKIE_LEN, &opts, out->set_cookie, sizeof out->set_cookie,
 	                          &out->set_cookie_len);
-	csrf_wipe(value, sizeof value);
+	csrfi_wipe(value, sizeof value);
 	return r == CSRF_OK ? CSRF_OK : r == CSRF_ERR_BUFFER ? CSRF_ERR_INTERNAL : CSRF_ERR_CONFIG;
 }
 
 CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out)
 {
 	uint8_t secret[CSRF_SECRET_LEN];
-	csrf_site site;
+	csrfi_site site;
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	int fresh;
@@ -62,14 +62,14 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 	if (!ctx || !req)
 		return CSRF_ERR_ARG;
 
-	csrf_site_of(ctx, req, &site);
+	csrfi_site_of(ctx, req, &site);
 	if (site.known)
-		out->origin_len = csrf_origin_format(&site.self, out->origin, sizeof out->origin);
+		out->origin_len = csrfi_origin_format(&site.self, out->origin, sizeof out->origin);
 
 	csrf_reason r = page_secret(ctx, req, &site, secret, &fresh);
 	if (r != CSRF_OK)
 		goto out;
-	if (csrf_request_session(ctx, req, &sid, sid_buf) != CSRF_OK) {
+	if (csrfi_request_session(ctx, req, &sid, sid_buf) != CSRF_OK) {
 		/* Two session cookies: the token is bound to none; the check
 		 * rejects the request as ambiguous anyway. */
 		sid.ptr = "";
@@ -84,8 +84,8 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 	if (r == CSRF_OK)
 		r = csrf_token_issue(ctx, secret, sid.ptr, sid.len, req->now, out->token, sizeof out->token);
 out:
-	csrf_wipe(secret, sizeof secret);
-	csrf_wipe(sid_buf, sizeof sid_buf);
+	csrfi_wipe(secret, sizeof secret);
+	csrfi_wipe(sid_buf, sizeof sid_buf);
 	if (r != CSRF_OK)
 		csrf_page_wipe(out);
 	return r;
@@ -98,17 +98,17 @@ CSRF_API int csrf_response_injectable(unsigned status, const char *content_type,
 		return 0;
 	if (!content_type)
 		return 0;
-	csrf_slice ct = csrf_trim((csrf_slice){content_type, ct_len});
+	csrf_slice ct = csrfi_trim((csrf_slice){content_type, ct_len});
 	const char *semi = memchr(ct.ptr, ';', ct.len);
-	csrf_slice mt = csrf_trim((csrf_slice){ct.ptr, semi ? (size_t)(semi - ct.ptr) : ct.len});
-	if (!csrf_slice_ieq(mt, "text/html"))
+	csrf_slice mt = csrfi_trim((csrf_slice){ct.ptr, semi ? (size_t)(semi - ct.ptr) : ct.len});
+	if (!csrfi_slice_ieq(mt, "text/html"))
 		return 0;
-	csrf_slice ce = csrf_trim((csrf_slice){content_encoding, ce_len});
-	return !content_encoding || ce.len == 0 || csrf_slice_ieq(ce, "identity");
+	csrf_slice ce = csrfi_trim((csrf_slice){content_encoding, ce_len});
+	return !content_encoding || ce.len == 0 || csrfi_slice_ieq(ce, "identity");
 }
 
 CSRF_API void csrf_page_wipe(csrf_page *page)
 {
 	if (page)
-		csrf_wipe(page, sizeof *page);
+		csrfi_wipe(page, sizeof *page);
 }

@@ -47,7 +47,7 @@ static int pad_fork_failed;
  * draws a fresh block at its first pad. */
 static void pad_pool_forget(void)
 {
-	csrf_wipe(pad_pool, sizeof pad_pool);
+	csrfi_wipe(pad_pool, sizeof pad_pool);
 	pad_used = PAD_POOL;
 }
 
@@ -59,7 +59,7 @@ static void pad_fork_register(void)
 		pad_fork_failed = 1; /* then every pad is drawn on its own */
 }
 
-csrf_reason csrf_random_pad(uint8_t *out, size_t n)
+csrf_reason csrfi_random_pad(uint8_t *out, size_t n)
 {
 	if (n > PAD_POOL)
 		return csrf_random(out, n);

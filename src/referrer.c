@@ -44,12 +44,12 @@ static csrf_referrer_policy token_policy(const char *p, size_t n, int legacy)
 	while (n > 0 && is_space(p[n - 1]))
 		n--;
 	for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++)
-		if ((legacy || !policies[i].legacy) && csrf_ieq(p, n, policies[i].name))
+		if ((legacy || !policies[i].legacy) && csrfi_ieq(p, n, policies[i].name))
 			return policies[i].policy;
 	return CSRF_REFERRER_UNSET;
 }
 
-csrf_referrer_policy csrf_referrer_scan(const char *value, size_t len, int legacy, csrf_referrer_policy prev)
+csrf_referrer_policy csrfi_referrer_scan(const char *value, size_t len, int legacy, csrf_referrer_policy prev)
 {
 	if (!value)
 		return prev;
@@ -67,12 +67,12 @@ csrf_referrer_policy csrf_referrer_scan(const char *value, size_t len, int legac
 
 CSRF_API csrf_referrer_policy csrf_referrer_policy_parse(const char *value, size_t len, csrf_referrer_policy prev)
 {
-	return csrf_referrer_scan(value, len, 0, prev);
+	return csrfi_referrer_scan(value, len, 0, prev);
 }
 
 CSRF_API int csrf_referrer_raises(const char *value, size_t len)
 {
-	return csrf_referrer_scan(value, len, 0, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
+	return csrfi_referrer_scan(value, len, 0, CSRF_REFERRER_UNSET) == CSRF_REFERRER_NO_REFERRER;
 }
 
 CSRF_API csrf_reason csrf_response_referrer(const csrf_header *headers, size_t n, unsigned char *raise)
@@ -87,9 +87,9 @@ CSRF_API csrf_reason csrf_response_referrer(const csrf_header *headers, size_t n
 			return CSRF_ERR_ARG;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (csrf_slice_ieq(headers[i].name, "Referrer-Policy"))
-			p = csrf_referrer_scan(headers[i].value.ptr, headers[i].value.len, 0, p);
+		if (csrfi_slice_ieq(headers[i].name, "Referrer-Policy"))
+			p = csrfi_referrer_scan(headers[i].value.ptr, headers[i].value.len, 0, p);
 	for (size_t i = 0; i < n; i++)
-		raise[i] = p == CSRF_REFERRER_NO_REFERRER && csrf_slice_ieq(headers[i].name, "Referrer-Policy");
+		raise[i] = p == CSRF_REFERRER_NO_REFERRER && csrfi_slice_ieq(headers[i].name, "Referrer-Policy");
 	return CSRF_OK;
 }

@@ -213,6 +213,6 @@ CSRF_API void csrf_reject_answer_wipe(csrf_reject_answer_t *answer)
 		return;
 	csrf_page_wipe(&answer->page);
 	if (answer->retry)
-		csrf_wipe(answer->body, sizeof answer->body);
+		csrfi_wipe(answer->body, sizeof answer->body);
 	answer->retry = 0;
 }

@@ -41,43 +41,43 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	csrf_slice v = {value ? value : "", value_len};
 	switch (name_len) {
 	case 4:
-		if (csrf_slice_ieq(n, "Host"))
+		if (csrfi_slice_ieq(n, "Host"))
 			file_once(req, &req->host, CSRF_HDR_HOST, v);
 		break;
 	case 6:
-		if (csrf_slice_ieq(n, "Origin"))
+		if (csrfi_slice_ieq(n, "Origin"))
 			file_once(req, &req->origin, CSRF_HDR_ORIGIN, v);
-		else if (csrf_slice_ieq(n, "Cookie"))
+		else if (csrfi_slice_ieq(n, "Cookie"))
 			file_cookie(req, v);
 		break;
 	case 7:
-		if (csrf_slice_ieq(n, "Referer"))
+		if (csrfi_slice_ieq(n, "Referer"))
 			file_once(req, &req->referer, CSRF_HDR_REFERER, v);
 		break;
 	case 12:
-		if (csrf_slice_ieq(n, "Content-Type"))
+		if (csrfi_slice_ieq(n, "Content-Type"))
 			file_once(req, &req->content_type, CSRF_HDR_CONTENT_TYPE, v);
-		else if (csrf_slice_ieq(n, CSRF_HEADER_NAME))
+		else if (csrfi_slice_ieq(n, CSRF_HEADER_NAME))
 			file_once(req, &req->token_header, CSRF_HDR_TOKEN, v);
 		break;
 	case 13:
-		if (csrf_slice_ieq(n, "X-HTTP-Method"))
+		if (csrfi_slice_ieq(n, "X-HTTP-Method"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
 		break;
 	case 14:
-		if (csrf_slice_ieq(n, "Sec-Fetch-Site"))
+		if (csrfi_slice_ieq(n, "Sec-Fetch-Site"))
 			file_once(req, &req->sec_fetch_site, CSRF_HDR_FETCH_SITE, v);
-		else if (csrf_slice_ieq(n, "Content-Length"))
+		else if (csrfi_slice_ieq(n, "Content-Length"))
 			file_once(req, &req->content_length, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
 	case 17:
-		if (csrf_slice_ieq(n, "X-Method-Override"))
+		if (csrfi_slice_ieq(n, "X-Method-Override"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
-		else if (csrf_slice_ieq(n, "Transfer-Encoding"))
+		else if (csrfi_slice_ieq(n, "Transfer-Encoding"))
 			file_once(req, &req->transfer_encoding, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
 	case 22:
-		if (csrf_slice_ieq(n, "X-HTTP-Method-Override"))
+		if (csrfi_slice_ieq(n, "X-HTTP-Method-Override"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
 		break;
 	default:
@@ -89,13 +89,13 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 CSRF_API int csrf_header_is_method_override(const char *name, size_t len)
 {
 	csrf_slice n = {name, len};
-	return name && (csrf_slice_ieq(n, "X-HTTP-Method-Override") || csrf_slice_ieq(n, "X-HTTP-Method") ||
-	                csrf_slice_ieq(n, "X-Method-Override"));
+	return name && (csrfi_slice_ieq(n, "X-HTTP-Method-Override") || csrfi_slice_ieq(n, "X-HTTP-Method") ||
+	                csrfi_slice_ieq(n, "X-Method-Override"));
 }
 
 /* ---- the site ---- */
 
-void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
+void csrfi_site_of(const csrf_ctx *ctx, const csrf_request *req, csrfi_site *site)
 {
 	memset(site, 0, sizeof *site);
 	if (ctx->has_self) {
@@ -104,11 +104,11 @@ void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
 		site->https = strcmp(ctx->self.scheme, "https") == 0;
 		return;
 	}
-	csrf_slice scheme = csrf_trim(req->scheme);
-	csrf_slice host = csrf_trim(req->host);
+	csrf_slice scheme = csrfi_trim(req->scheme);
+	csrf_slice host = csrfi_trim(req->host);
 	/* The scheme is never guessed from headers; without one the site
 	 * counts as HTTPS so that the Referer rule applies (fail closed). */
-	site->https = !csrf_slice_ieq(scheme, "http");
+	site->https = !csrfi_slice_ieq(scheme, "http");
 	if (!scheme.ptr || !host.ptr || host.len == 0 || (req->repeated & CSRF_HDR_HOST))
 		return;
 	char buf[sizeof site->self.scheme + 3 + sizeof site->self.host + 8];
@@ -120,7 +120,7 @@ void csrf_site_of(const csrf_ctx *ctx, const csrf_request *req, csrf_site *site)
 	site->known = csrf_origin_parse(buf, scheme.len + 3 + host.len, &site->self) == CSRF_OK;
 }
 
-size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap)
+size_t csrfi_origin_format(const csrf_origin *o, char *out, size_t cap)
 {
 	size_t sl = strnlen(o->scheme, sizeof o->scheme), hl = strnlen(o->host, sizeof o->host);
 	int dflt =
@@ -154,7 +154,7 @@ size_t csrf_origin_format(const csrf_origin *o, char *out, size_t cap)
 
 /* ---- cookies ---- */
 
-size_t csrf_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap)
+size_t csrfi_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap)
 {
 	size_t n = strnlen(ctx->secret_cookie, sizeof ctx->secret_cookie);
 	size_t pre = (https && !ctx->secret_cookie_set) ? sizeof CSRF_HOST_PREFIX - 1 : 0;
@@ -182,7 +182,7 @@ static csrf_reason find_in_line(csrf_slice line, const char *name, size_t nlen, 
  * another port shows itself (the browser sends both, in an order the
  * attacker can influence), so that is CSRF_COOKIE_AMBIGUOUS rather than
  * a guess at which one is ours; across Cookie lines too. */
-csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v)
+csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v)
 {
 	v->ptr = NULL;
 	v->len = 0;
@@ -207,17 +207,17 @@ csrf_reason csrf_request_cookie(const csrf_request *req, const char *name, size_
 	return found ? CSRF_OK : CSRF_NOT_FOUND;
 }
 
-csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrf_site *site,
-                                uint8_t secret[CSRF_SECRET_LEN])
+csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
+                                 uint8_t secret[CSRF_SECRET_LEN])
 {
 	if (req->secret) {
 		memcpy(secret, req->secret, CSRF_SECRET_LEN);
 		return CSRF_OK;
 	}
 	char name[CSRF_SECRET_COOKIE_NAME_MAX];
-	size_t nlen = csrf_secret_cookie_name(ctx, site->https, name, sizeof name);
+	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
 	csrf_slice v;
-	csrf_reason r = csrf_request_cookie(req, name, nlen, &v);
+	csrf_reason r = csrfi_request_cookie(req, name, nlen, &v);
 	if (r == CSRF_NOT_FOUND)
 		return CSRF_SECRET_MISSING;
 	if (r == CSRF_TOO_LARGE)
@@ -226,7 +226,7 @@ csrf_reason csrf_request_secret(const csrf_ctx *ctx, const csrf_request *req, co
 		return r;
 	if (r != CSRF_OK)
 		return CSRF_SECRET_INVALID;
-	r = csrf_secret_cookie_decode_at(ctx, v.ptr, v.len, req->now, secret);
+	r = csrfi_secret_cookie_decode_at(ctx, v.ptr, v.len, req->now, secret);
 	if (r == CSRF_OK || r == CSRF_UNKNOWN_KEY || r == CSRF_SECRET_EXPIRED)
 		return r;
 	return CSRF_SECRET_INVALID;
@@ -247,27 +247,27 @@ static void bind_several(const csrf_slice *v, size_t n, char buf[CSRF_SESSION_BI
 {
 	static const char label[] = "libcsrf sessions v1";
 	uint8_t d[CSRF_SHA256_LEN];
-	csrf_sha256_ctx h;
-	csrf_sha256_init(&h);
-	csrf_sha256_update(&h, label, sizeof label);
+	csrfi_sha256_ctx h;
+	csrfi_sha256_init(&h);
+	csrfi_sha256_update(&h, label, sizeof label);
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].ptr)
 			continue;
 		uint8_t head[9] = {(uint8_t)i};
 		for (int k = 0; k < 8; k++)
 			head[1 + k] = (uint8_t)((uint64_t)v[i].len >> (56 - 8 * k));
-		csrf_sha256_update(&h, head, sizeof head);
-		csrf_sha256_update(&h, v[i].ptr, v[i].len);
+		csrfi_sha256_update(&h, head, sizeof head);
+		csrfi_sha256_update(&h, v[i].ptr, v[i].len);
 	}
-	csrf_sha256_final(&h, d);
-	csrf_hex_encode(d, sizeof d, buf);
+	csrfi_sha256_final(&h, d);
+	csrfx_hex_encode(d, sizeof d, buf);
 	buf[CSRF_SESSION_BIND_LEN] = '\0';
-	csrf_wipe(&h, sizeof h);
-	csrf_wipe(d, sizeof d);
+	csrfi_wipe(&h, sizeof h);
+	csrfi_wipe(d, sizeof d);
 }
 
-csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid,
-                                 char buf[CSRF_SESSION_BIND_LEN + 1])
+csrf_reason csrfi_request_session(const csrf_ctx *ctx, const csrf_request *req, csrf_slice *sid,
+                                  char buf[CSRF_SESSION_BIND_LEN + 1])
 {
 	static const char empty[1] = "";
 	sid->ptr = empty;
@@ -280,7 +280,7 @@ csrf_reason csrf_request_session(const csrf_ctx *ctx, const csrf_request *req, c
 	size_t present = 0, last = 0;
 	for (size_t i = 0; i < ctx->n_session_cookies; i++) {
 		const char *name = ctx->session_cookie[i];
-		csrf_reason r = csrf_request_cookie(req, name, strnlen(name, CSRF_FIELD_NAME_MAX + 1), &v[i]);
+		csrf_reason r = csrfi_request_cookie(req, name, strnlen(name, CSRF_FIELD_NAME_MAX + 1), &v[i]);
 		if (r == CSRF_TOO_LARGE || r == CSRF_COOKIE_AMBIGUOUS)
 			return r == CSRF_TOO_LARGE ? CSRF_HEADER_TOO_LARGE : r;
 		/* Missing or unreadable: not sent, so a token bound to a real
@@ -322,9 +322,9 @@ static int64_t expires_year(csrf_slice v)
 {
 	for (size_t i = 0; i + 4 <= v.len; i++) {
 		uint64_t y;
-		int edge_ok = (i == 0 || !csrf_is_digit((unsigned char)v.ptr[i - 1])) &&
-		              (i + 4 == v.len || !csrf_is_digit((unsigned char)v.ptr[i + 4]));
-		if (edge_ok && csrf_parse_u64(v.ptr + i, 4, 9999, &y) == CSRF_OK)
+		int edge_ok = (i == 0 || !csrfi_is_digit((unsigned char)v.ptr[i - 1])) &&
+		              (i + 4 == v.len || !csrfi_is_digit((unsigned char)v.ptr[i + 4]));
+		if (edge_ok && csrfx_parse_u64(v.ptr + i, 4, 9999, &y) == CSRF_OK)
 			return (int64_t)y;
 	}
 	return 0;
@@ -337,12 +337,12 @@ static int expires_now(const char *p, const char *end, int64_t now)
 {
 	while (p < end) {
 		const char *semi = memchr(p + 1, ';', (size_t)(end - p - 1));
-		csrf_slice attr = csrf_trim((csrf_slice){p + 1, (size_t)((semi ? semi : end) - p - 1)});
+		csrf_slice attr = csrfi_trim((csrf_slice){p + 1, (size_t)((semi ? semi : end) - p - 1)});
 		const char *eq = memchr(attr.ptr, '=', attr.len);
 		if (eq) {
-			csrf_slice name = csrf_trim((csrf_slice){attr.ptr, (size_t)(eq - attr.ptr)});
-			csrf_slice v = csrf_trim((csrf_slice){eq + 1, attr.len - (size_t)(eq + 1 - attr.ptr)});
-			if (csrf_slice_ieq(name, "max-age") && v.len) {
+			csrf_slice name = csrfi_trim((csrf_slice){attr.ptr, (size_t)(eq - attr.ptr)});
+			csrf_slice v = csrfi_trim((csrf_slice){eq + 1, attr.len - (size_t)(eq + 1 - attr.ptr)});
+			if (csrfi_slice_ieq(name, "max-age") && v.len) {
 				if (v.ptr[0] == '-')
 					return 1;
 				int zero = 1;
@@ -352,7 +352,7 @@ static int expires_now(const char *p, const char *end, int64_t now)
 				if (zero)
 					return 1;
 			}
-			if (csrf_slice_ieq(name, "expires")) {
+			if (csrfi_slice_ieq(name, "expires")) {
 				int64_t year = expires_year(v);
 				/* days since 1970 / 365.2425, as a year */
 				int64_t this_year = 1970 + now / 31556952;
@@ -370,17 +370,17 @@ CSRF_API void csrf_response_cookie(const csrf_ctx *ctx, csrf_request *req, const
 	if (!ctx || !req || !value || !ctx->n_session_cookies)
 		return;
 	size_t nlen = 0;
-	csrf_slice s = csrf_trim((csrf_slice){value, len});
+	csrf_slice s = csrfi_trim((csrf_slice){value, len});
 	if (session_cookie_set(ctx, s, &nlen) < 0)
 		return;
 	const char *v = s.ptr + nlen + 1, *end = s.ptr + s.len;
 	const char *semi = memchr(v, ';', (size_t)(end - v));
-	csrf_slice val = csrf_trim((csrf_slice){v, (size_t)((semi ? semi : end) - v)});
+	csrf_slice val = csrfi_trim((csrf_slice){v, (size_t)((semi ? semi : end) - v)});
 	if (val.len >= 2 && val.ptr[0] == '"' && val.ptr[val.len - 1] == '"') {
 		val.ptr++;
 		val.len -= 2;
 	}
-	if (expires_now(semi ? semi : end, end, csrf_now(req->now)))
+	if (expires_now(semi ? semi : end, end, csrfi_now(req->now)))
 		val.len = 0; /* a logout: the page belongs to no session */
 	req->session_id = val;
 }
@@ -399,25 +399,25 @@ CSRF_API int csrf_session_cookie_unseen(const csrf_ctx *ctx, const csrf_request 
 	for (size_t i = 0; i < ctx->n_session_cookies; i++) {
 		csrf_slice v;
 		const char *n = ctx->session_cookie[i];
-		csrf_reason r = csrf_request_cookie(req, n, strnlen(n, CSRF_FIELD_NAME_MAX + 1), &v);
+		csrf_reason r = csrfi_request_cookie(req, n, strnlen(n, CSRF_FIELD_NAME_MAX + 1), &v);
 		if (r == CSRF_OK || r == CSRF_COOKIE_AMBIGUOUS)
 			return -1;
 	}
 	if (!set_cookie)
 		return 0;
-	csrf_slice s = csrf_trim((csrf_slice){set_cookie, len});
+	csrf_slice s = csrfi_trim((csrf_slice){set_cookie, len});
 	const char *eq = memchr(s.ptr, '=', s.len);
 	if (!eq || eq == s.ptr)
 		return 0;
-	csrf_slice n = csrf_trim((csrf_slice){s.ptr, (size_t)(eq - s.ptr)});
+	csrf_slice n = csrfi_trim((csrf_slice){s.ptr, (size_t)(eq - s.ptr)});
 	if (n.len == 0 || n.len > CSRF_FIELD_NAME_MAX + sizeof CSRF_HOST_PREFIX)
 		return 0;
 	for (size_t i = 0; i < n.len; i++)
-		if (!csrf_is_tchar((unsigned char)n.ptr[i]))
+		if (!csrfi_is_tchar((unsigned char)n.ptr[i]))
 			return 0;
-	if (csrf_slice_eq(n, CSRF_DEFAULT_SECRET_COOKIE) ||
-	    csrf_slice_eq(n, CSRF_HOST_PREFIX CSRF_DEFAULT_SECRET_COOKIE) ||
-	    (ctx->secret_cookie_set && csrf_slice_eq(n, ctx->secret_cookie)))
+	if (csrfi_slice_eq(n, CSRF_DEFAULT_SECRET_COOKIE) ||
+	    csrfi_slice_eq(n, CSRF_HOST_PREFIX CSRF_DEFAULT_SECRET_COOKIE) ||
+	    (ctx->secret_cookie_set && csrfi_slice_eq(n, ctx->secret_cookie)))
 		return 0;
 	if (name)
 		*name = n;

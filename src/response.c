@@ -72,7 +72,7 @@ CSRF_API csrf_response_verdict csrf_response_begin(const csrf_ctx *ctx, const ch
                                                    unsigned status, const char *content_type, size_t ct_len,
                                                    const char *content_encoding, size_t ce_len)
 {
-	if (!csrf_ctx_injects(ctx) || (method && csrf_slice_ieq((csrf_slice){method, method_len}, "HEAD")))
+	if (!csrf_ctx_injects(ctx) || (method && csrfi_slice_ieq((csrf_slice){method, method_len}, "HEAD")))
 		return CSRF_RESPONSE_PASS;
 	if (csrf_response_injectable(status, content_type, ct_len, content_encoding, ce_len))
 		return CSRF_RESPONSE_INJECT;
@@ -156,7 +156,7 @@ CSRF_API csrf_slice csrf_response_held(const csrf_response *resp)
 }
 
 /* A header's name is lit: lengths first, most names differ there. */
-#define named(h, lit) ((h)->name.len == sizeof(lit) - 1 && (h)->name.ptr && csrf_slice_ieq((h)->name, lit))
+#define named(h, lit) ((h)->name.len == sizeof(lit) - 1 && (h)->name.ptr && csrfi_slice_ieq((h)->name, lit))
 
 /* Headers an injected page loses: its length and validators change, and
  * no range of it is served. */
@@ -182,11 +182,11 @@ static csrf_reason policy(csrf_response *resp, const csrf_header *headers, size_
 	for (i = 0; i < n && !named(&headers[i], "Content-Security-Policy"); i++)
 		;
 	*merged = i;
-	if (i < n && csrf_csp_form_action_ctx(resp->ctx, headers[i].value.ptr, headers[i].value.len, resp->csp,
-	                                      sizeof resp->csp, len) == CSRF_OK)
+	if (i < n && csrfi_csp_form_action_ctx(resp->ctx, headers[i].value.ptr, headers[i].value.len, resp->csp,
+	                                       sizeof resp->csp, len) == CSRF_OK)
 		return CSRF_OK;
 	*merged = n;
-	return csrf_csp_form_action_ctx(resp->ctx, NULL, 0, resp->csp, sizeof resp->csp, len);
+	return csrfi_csp_form_action_ctx(resp->ctx, NULL, 0, resp->csp, sizeof resp->csp, len);
 }
 
 static csrf_reason headers_fail(csrf_response *resp, csrf_reason r)
@@ -249,7 +249,7 @@ CSRF_API csrf_reason csrf_response_headers(csrf_response *resp, csrf_request *re
 		return headers_fail(resp, r);
 	}
 	/* the injector keeps its own copy of the token */
-	csrf_wipe(resp->page.token, sizeof resp->page.token);
+	csrfi_wipe(resp->page.token, sizeof resp->page.token);
 
 	for (size_t i = 0; i < n; i++) {
 		if (changes_with_body(&headers[i]))
@@ -368,7 +368,7 @@ CSRF_API void csrf_response_wipe(csrf_response *resp)
 	csrf_page_wipe(&resp->page);
 	if (resp->inj) {
 		/* the injector's copy of the token */
-		csrf_inject_wipe(resp->inj);
+		csrfi_inject_wipe(resp->inj);
 		resp->inj = NULL;
 	}
 }

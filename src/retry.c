@@ -33,15 +33,15 @@ static int stale_token(csrf_reason r)
 /* The browser's own proof that req came from a page of the site itself. */
 static int same_origin_proof(const csrf_ctx *ctx, const csrf_request *req)
 {
-	csrf_slice sfs = csrf_trim(req->sec_fetch_site);
+	csrf_slice sfs = csrfi_trim(req->sec_fetch_site);
 	if (sfs.ptr)
-		return !(req->repeated & CSRF_HDR_FETCH_SITE) && csrf_slice_ieq(sfs, "same-origin");
-	csrf_slice origin = csrf_trim(req->origin);
+		return !(req->repeated & CSRF_HDR_FETCH_SITE) && csrfi_slice_ieq(sfs, "same-origin");
+	csrf_slice origin = csrfi_trim(req->origin);
 	if (!origin.ptr || (req->repeated & CSRF_HDR_ORIGIN))
 		return 0;
-	csrf_site site;
+	csrfi_site site;
 	csrf_origin o;
-	csrf_site_of(ctx, req, &site);
+	csrfi_site_of(ctx, req, &site);
 	return site.known && csrf_origin_parse(origin.ptr, origin.len, &o) == CSRF_OK &&
 	       csrf_origin_equal(&o, &site.self);
 }
@@ -58,10 +58,10 @@ CSRF_API csrf_reason csrf_retry_prepare(const csrf_ctx *ctx, const csrf_request 
 	    !same_origin_proof(ctx, req))
 		return CSRF_NOT_FOUND;
 	uint8_t secret[CSRF_SECRET_LEN];
-	csrf_site site;
-	csrf_site_of(ctx, req, &site);
-	csrf_reason r = csrf_request_secret(ctx, req, &site, secret);
-	csrf_wipe(secret, sizeof secret);
+	csrfi_site site;
+	csrfi_site_of(ctx, req, &site);
+	csrf_reason r = csrfi_request_secret(ctx, req, &site, secret);
+	csrfi_wipe(secret, sizeof secret);
 	if (r != CSRF_OK)
 		return CSRF_NOT_FOUND;
 	r = csrf_page_prepare(ctx, req, out);

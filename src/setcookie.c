@@ -23,7 +23,7 @@ static int is_cookie_octet(unsigned char c)
 static int has_prefix_ci(const char *s, size_t n, const char *prefix)
 {
 	size_t l = strlen(prefix);
-	return n >= l && csrf_ieq(s, l, prefix);
+	return n >= l && csrfi_ieq(s, l, prefix);
 }
 
 /* Output with its capacity; an overflow is remembered, never written. */
@@ -71,7 +71,7 @@ CSRF_API csrf_reason csrf_set_cookie_build(const char *name, const char *value, 
 	if (name_len == 0 || name_len > COOKIE_NAME_MAX)
 		return CSRF_MALFORMED;
 	for (size_t i = 0; i < name_len; i++)
-		if (!csrf_is_tchar((unsigned char)name[i]))
+		if (!csrfi_is_tchar((unsigned char)name[i]))
 			return CSRF_MALFORMED;
 	for (size_t i = 0; i < value_len; i++)
 		if (!is_cookie_octet((unsigned char)value[i]))

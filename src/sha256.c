@@ -4,7 +4,7 @@
  * crypto backend (CSRF_CRYPTO=builtin: a router's csrf-cgi with nothing but
  * libc). Compiled in every build under its own names, so the OpenSSL build
  * can compare the two (fuzz/fuzz_crypto.c, tests/unit/test_sha256.c); the
- * library's csrf_sha256_* reach it only in the builtin backend.
+ * library's csrfi_sha256_* reach it only in the builtin backend.
  *
  * Portable C, no table indexed by data and no branch on data: the same
  * time for every message of a length. Byte order is explicit (big-endian
@@ -82,10 +82,10 @@ static void compress(uint32_t h[8], const uint8_t *block, size_t nblocks)
 		h[7] += hh;
 		block += 64;
 	}
-	csrf_wipe(w, sizeof w);
+	csrfi_wipe(w, sizeof w);
 }
 
-void csrf_sha256_builtin_init(csrf_sha256_builtin_ctx *c)
+void csrfi_sha256_builtin_init(csrfi_sha256_builtin_ctx *c)
 {
 	static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
 	                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -93,7 +93,7 @@ void csrf_sha256_builtin_init(csrf_sha256_builtin_ctx *c)
 	c->len = 0;
 }
 
-void csrf_sha256_builtin_update(csrf_sha256_builtin_ctx *c, const void *data, size_t n)
+void csrfi_sha256_builtin_update(csrfi_sha256_builtin_ctx *c, const void *data, size_t n)
 {
 	const uint8_t *p = data;
 	size_t used = (size_t)(c->len & 63);
@@ -121,7 +121,7 @@ void csrf_sha256_builtin_update(csrf_sha256_builtin_ctx *c, const void *data, si
 
 /* Pads with 0x80, zeros and the length in bits (64-bit big-endian),
  * writes the digest and wipes the state. */
-void csrf_sha256_builtin_final(csrf_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA256_LEN])
+void csrfi_sha256_builtin_final(csrfi_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA256_LEN])
 {
 	uint64_t bits = c->len << 3;
 	size_t used = (size_t)(c->len & 63);
@@ -138,5 +138,5 @@ void csrf_sha256_builtin_final(csrf_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA2
 	compress(c->h, c->buf, 1);
 	for (unsigned i = 0; i < 8; i++)
 		store_be32(out + 4 * i, c->h[i]);
-	csrf_wipe(c, sizeof *c);
+	csrfi_wipe(c, sizeof *c);
 }

@@ -51,7 +51,7 @@ static void sip_absorb(sip_state *s, uint64_t m)
 	s->v0 ^= m;
 }
 
-uint64_t csrf_siphash24(const uint8_t key[CSRF_SIPHASH_KEY_LEN], const void *in, size_t len)
+uint64_t csrfi_siphash24(const uint8_t key[CSRF_SIPHASH_KEY_LEN], const void *in, size_t len)
 {
 	const uint8_t *p = in;
 	uint64_t k0 = load_le64(key), k1 = load_le64(key + 8);

@@ -11,7 +11,7 @@
  * verify allocates nothing and costs three SHA-256 compressions. Secrets
  * and masks come from the kernel's getrandom (random.c). libsodium is used
  * only for Argon2id (re-authentication, another file). Comparisons of MACs
- * are constant time (csrf_ct_eq).
+ * are constant time (csrfi_ct_eq).
  *
  * Raw token, CSRF_TOKEN_RAW_LEN = 54 bytes:
  *   version(1) = 1 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
@@ -98,19 +98,19 @@ static void ring_unlock(const csrf_ctx *ctx)
 	pthread_rwlock_unlock((pthread_rwlock_t *)&ctx->ring_lock);
 }
 
-static void compute_bind(const csrf_mac_key *k, const char *sid, size_t sid_len, uint8_t out[BIND_LEN])
+static void compute_bind(const csrfi_mac_key *k, const char *sid, size_t sid_len, uint8_t out[BIND_LEN])
 {
 	uint8_t len4[4];
 	uint8_t mac[CSRF_MAC_LEN];
 
 	put_be32(len4, (uint32_t)sid_len);
-	csrf_mac(k, label_bind, sizeof label_bind - 1, len4, sizeof len4, sid, sid_len, NULL, 0, mac);
+	csrfi_mac(k, label_bind, sizeof label_bind - 1, len4, sizeof len4, sid, sid_len, NULL, 0, mac);
 	memcpy(out, mac, BIND_LEN);
-	csrf_wipe(mac, sizeof mac);
+	csrfi_wipe(mac, sizeof mac);
 }
 
 /* The tag covers everything before it: header and bind. */
-static void compute_tag(const csrf_mac_key *k, const uint8_t secret[CSRF_SECRET_LEN], const uint8_t hdr[TAG_OFF],
+static void compute_tag(const csrfi_mac_key *k, const uint8_t secret[CSRF_SECRET_LEN], const uint8_t hdr[TAG_OFF],
                         const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
 {
 	uint8_t msg[CSRF_SECRET_LEN + TAG_OFF + 4];
@@ -118,8 +118,8 @@ static void compute_tag(const csrf_mac_key *k, const uint8_t secret[CSRF_SECRET_
 	memcpy(msg, secret, CSRF_SECRET_LEN);
 	memcpy(msg + CSRF_SECRET_LEN, hdr, TAG_OFF);
 	put_be32(msg + CSRF_SECRET_LEN + TAG_OFF, (uint32_t)sid_len);
-	csrf_mac(k, label_token, sizeof label_token - 1, msg, sizeof msg, sid, sid_len, NULL, 0, out);
-	csrf_wipe(msg, sizeof msg);
+	csrfi_mac(k, label_token, sizeof label_token - 1, msg, sizeof msg, sid, sid_len, NULL, 0, out);
+	csrfi_wipe(msg, sizeof msg);
 }
 
 CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
@@ -133,24 +133,24 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 		return CSRF_ERR_ARG;
 	if (cap < CSRF_TOKEN_LEN + 1)
 		return CSRF_ERR_BUFFER;
-	now = csrf_now(now);
+	now = csrfi_now(now);
 
-	r = csrf_random_pad(buf, CSRF_TOKEN_RAW_LEN);
+	r = csrfi_random_pad(buf, CSRF_TOKEN_RAW_LEN);
 	if (r != CSRF_OK) {
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return r;
 	}
 
 	if (ring_rdlock(ctx) != 0) {
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_ERR_INTERNAL;
 	}
 	if (ctx->ring.n == 0) {
 		ring_unlock(ctx);
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_ERR_CONFIG;
 	}
-	const csrf_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
+	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
 	raw[0] = TOKEN_VERSION;
 	raw[1] = 0;
 	put_be32(raw + 2, slot->id);
@@ -161,9 +161,9 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 
 	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
 		raw[i] ^= buf[i];
-	csrf_b64url_encode(buf, sizeof buf, out);
+	csrfi_b64url_encode(buf, sizeof buf, out);
 	out[CSRF_TOKEN_LEN] = '\0';
-	csrf_wipe(buf, sizeof buf);
+	csrfi_wipe(buf, sizeof buf);
 	return CSRF_OK;
 }
 
@@ -183,13 +183,13 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	if (!token)
 		return CSRF_TOKEN_MALFORMED;
 	if (token_len == CSRF_TOKEN_LEN) {
-		if (csrf_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
+		if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
 			return CSRF_TOKEN_MALFORMED;
 		raw = buf + CSRF_TOKEN_RAW_LEN;
 		for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
 			raw[i] ^= buf[i];
 	} else if (token_len == CSRF_TOKEN_UNMASKED_LEN) {
-		if (csrf_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
+		if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
 			return CSRF_TOKEN_MALFORMED;
 		raw = buf;
 	} else {
@@ -197,39 +197,39 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	}
 
 	if (raw[0] != TOKEN_VERSION || raw[1] != 0) {
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_TOKEN_MALFORMED;
 	}
 
 	if (ring_rdlock(ctx) != 0) {
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_ERR_INTERNAL;
 	}
-	const csrf_key_slot *slot = csrf_ring_find(&ctx->ring, get_be32(raw + 2));
+	const csrfi_key_slot *slot = csrfi_ring_find(&ctx->ring, get_be32(raw + 2));
 	if (!slot) {
 		ring_unlock(ctx);
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_UNKNOWN_KEY;
 	}
 	compute_tag(&slot->mac, secret, raw, sid, sid_len, tag);
-	tag_ok = csrf_ct_eq(tag, raw + TAG_OFF, CSRF_MAC_LEN);
+	tag_ok = csrfi_ct_eq(tag, raw + TAG_OFF, CSRF_MAC_LEN);
 	bind_ok = 1;
 	if (!tag_ok) {
 		/* Only a failure pays for the second MAC: a bind that is not
 		 * this session's marks a token of another session. */
 		compute_bind(&slot->mac, sid, sid_len, bind);
-		bind_ok = csrf_ct_eq(bind, raw + BIND_OFF, BIND_LEN);
-		csrf_wipe(bind, sizeof bind);
+		bind_ok = csrfi_ct_eq(bind, raw + BIND_OFF, BIND_LEN);
+		csrfi_wipe(bind, sizeof bind);
 	}
 	ring_unlock(ctx);
 	iat = (int64_t)get_be64(raw + 6);
-	csrf_wipe(buf, sizeof buf);
-	csrf_wipe(tag, sizeof tag);
+	csrfi_wipe(buf, sizeof buf);
+	csrfi_wipe(tag, sizeof tag);
 
 	if (!tag_ok)
 		return bind_ok ? CSRF_TOKEN_INVALID : CSRF_TOKEN_SESSION;
 
-	now = csrf_now(now);
+	now = csrfi_now(now);
 	if (iat > now && (uint64_t)iat - (uint64_t)now > SKEW_SECONDS)
 		return CSRF_TOKEN_EXPIRED;
 	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age)
@@ -237,7 +237,7 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	return CSRF_OK;
 }
 
-int csrf_field_name_derived(const char *name, size_t len)
+int csrfi_field_name_derived(const char *name, size_t len)
 {
 	const size_t plen = sizeof FIELD_PREFIX - 1;
 	if (len != plen + 2 * FIELD_HASH_BYTES || memcmp(name, FIELD_PREFIX, plen) != 0)
@@ -266,21 +266,21 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	if (cap < plen + 2 * FIELD_HASH_BYTES + 1)
 		return CSRF_ERR_BUFFER;
 	uint8_t digest[CSRF_SHA256_LEN];
-	csrf_sha256_ctx h;
-	csrf_sha256_init(&h);
-	csrf_sha256_update(&h, label_field, sizeof label_field - 1);
-	csrf_sha256_update(&h, secret, CSRF_SECRET_LEN);
-	csrf_sha256_final(&h, digest);
+	csrfi_sha256_ctx h;
+	csrfi_sha256_init(&h);
+	csrfi_sha256_update(&h, label_field, sizeof label_field - 1);
+	csrfi_sha256_update(&h, secret, CSRF_SECRET_LEN);
+	csrfi_sha256_final(&h, digest);
 	memcpy(out, FIELD_PREFIX, plen);
-	csrf_hex_encode(digest, FIELD_HASH_BYTES, out + plen);
+	csrfx_hex_encode(digest, FIELD_HASH_BYTES, out + plen);
 	out[plen + 2 * FIELD_HASH_BYTES] = '\0';
-	csrf_wipe(&h, sizeof h);
-	csrf_wipe(digest, sizeof digest);
+	csrfi_wipe(&h, sizeof h);
+	csrfi_wipe(digest, sizeof digest);
 	return CSRF_OK;
 }
 
-csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
-                                         char *out, size_t cap)
+csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
+                                          char *out, size_t cap)
 {
 	uint8_t buf[COOKIE_RAW];
 
@@ -288,7 +288,7 @@ csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secr
 		return CSRF_ERR_ARG;
 	if (cap < CSRF_SECRET_COOKIE_LEN + 1)
 		return CSRF_ERR_BUFFER;
-	now = csrf_now(now);
+	now = csrfi_now(now);
 
 	if (ring_rdlock(ctx) != 0)
 		return CSRF_ERR_INTERNAL;
@@ -296,29 +296,29 @@ csrf_reason csrf_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secr
 		ring_unlock(ctx);
 		return CSRF_ERR_CONFIG;
 	}
-	const csrf_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
+	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
 	buf[0] = COOKIE_VERSION;
 	put_be32(buf + 1, slot->id);
 	put_be64(buf + COOKIE_IAT_OFF, (uint64_t)now);
 	memcpy(buf + COOKIE_SECRET_OFF, secret, CSRF_SECRET_LEN);
-	csrf_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0,
-	         buf + COOKIE_SIGNED);
+	csrfi_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0,
+	          buf + COOKIE_SIGNED);
 	ring_unlock(ctx);
 
-	csrf_b64url_encode(buf, sizeof buf, out);
+	csrfi_b64url_encode(buf, sizeof buf, out);
 	out[CSRF_SECRET_COOKIE_LEN] = '\0';
-	csrf_wipe(buf, sizeof buf);
+	csrfi_wipe(buf, sizeof buf);
 	return CSRF_OK;
 }
 
 CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
                                                size_t cap)
 {
-	return csrf_secret_cookie_encode_at(ctx, secret, 0, out, cap);
+	return csrfi_secret_cookie_encode_at(ctx, secret, 0, out, cap);
 }
 
-csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
-                                         uint8_t secret[CSRF_SECRET_LEN])
+csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
+                                          uint8_t secret[CSRF_SECRET_LEN])
 {
 	uint8_t buf[COOKIE_RAW];
 	uint8_t mac[CSRF_MAC_LEN];
@@ -327,42 +327,42 @@ csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value,
 
 	if (!ctx || !secret)
 		return CSRF_ERR_ARG;
-	csrf_wipe(secret, CSRF_SECRET_LEN);
+	csrfi_wipe(secret, CSRF_SECRET_LEN);
 	if (!value || len != CSRF_SECRET_COOKIE_LEN)
 		return CSRF_SECRET_INVALID;
-	if (csrf_b64url_decode(value, len, buf, sizeof buf, &got) != CSRF_OK)
+	if (csrfi_b64url_decode(value, len, buf, sizeof buf, &got) != CSRF_OK)
 		return CSRF_SECRET_INVALID;
 	if (buf[0] != COOKIE_VERSION) {
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_SECRET_INVALID;
 	}
 
 	if (ring_rdlock(ctx) != 0) {
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_ERR_INTERNAL;
 	}
-	const csrf_key_slot *slot = csrf_ring_find(&ctx->ring, get_be32(buf + 1));
+	const csrfi_key_slot *slot = csrfi_ring_find(&ctx->ring, get_be32(buf + 1));
 	if (!slot) {
 		ring_unlock(ctx);
-		csrf_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, sizeof buf);
 		return CSRF_UNKNOWN_KEY;
 	}
-	csrf_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, mac);
+	csrfi_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, mac);
 	ring_unlock(ctx);
 
-	ok = csrf_ct_eq(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);
+	ok = csrfi_ct_eq(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);
 	int64_t iat = (int64_t)get_be64(buf + COOKIE_IAT_OFF);
 	if (ok)
 		memcpy(secret, buf + COOKIE_SECRET_OFF, CSRF_SECRET_LEN);
-	csrf_wipe(buf, sizeof buf);
-	csrf_wipe(mac, sizeof mac);
+	csrfi_wipe(buf, sizeof buf);
+	csrfi_wipe(mac, sizeof mac);
 	if (!ok)
 		return CSRF_SECRET_INVALID;
-	now = csrf_now(now);
+	now = csrfi_now(now);
 	/* Only age counts: a cookie is ours by its signature, and a fleet's
 	 * clocks may disagree about when it was issued. */
 	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age) {
-		csrf_wipe(secret, CSRF_SECRET_LEN);
+		csrfi_wipe(secret, CSRF_SECRET_LEN);
 		return CSRF_SECRET_EXPIRED;
 	}
 	return CSRF_OK;
@@ -371,5 +371,5 @@ csrf_reason csrf_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value,
 CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
                                                uint8_t secret[CSRF_SECRET_LEN])
 {
-	return csrf_secret_cookie_decode_at(ctx, value, len, 0, secret);
+	return csrfi_secret_cookie_decode_at(ctx, value, len, 0, secret);
 }

@@ -18,12 +18,12 @@ static void default_free(void *p, void *ud)
 	free(p);
 }
 
-const csrf_allocator csrf_default_allocator = {default_alloc, default_free, NULL};
+const csrf_allocator csrfi_default_allocator = {default_alloc, default_free, NULL};
 
 #if (defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN) || (defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS)
 /* Without libcrypto (builtin and mbedTLS backends). Every byte is read and or-ed in whatever the data; the volatile
  * accumulator keeps the compiler from stopping at the first difference. */
-int csrf_ct_eq(const void *a, const void *b, size_t n)
+int csrfi_ct_eq(const void *a, const void *b, size_t n)
 {
 	const uint8_t *x = a, *y = b;
 	volatile uint8_t d = 0;
@@ -35,7 +35,7 @@ int csrf_ct_eq(const void *a, const void *b, size_t n)
 #else
 #include <openssl/crypto.h>
 
-int csrf_ct_eq(const void *a, const void *b, size_t n)
+int csrfi_ct_eq(const void *a, const void *b, size_t n)
 {
 	return CRYPTO_memcmp(a, b, n) == 0;
 }
@@ -44,13 +44,13 @@ int csrf_ct_eq(const void *a, const void *b, size_t n)
 /* glibc's explicit_bzero is memset that the compiler may not drop: as
  * sure as OPENSSL_cleanse and cheaper on the small buffers of the hot
  * path. */
-void csrf_wipe(void *p, size_t n)
+void csrfi_wipe(void *p, size_t n)
 {
 	if (p && n)
 		explicit_bzero(p, n);
 }
 
-int64_t csrf_now(int64_t now)
+int64_t csrfi_now(int64_t now)
 {
 	if (now)
 		return now;

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "csrf.h"
+#include "csrfx.h"
 
 static const char *prog = "csrf-key";
 
@@ -45,17 +46,8 @@ static int usage(FILE *out, int status)
 /* Strict decimal 1..UINT32_MAX: no sign, no leading zero, nothing else. */
 static int parse_id(const char *s, uint32_t *out)
 {
-	uint64_t v = 0;
-	size_t n = strlen(s);
-
-	if (n == 0 || n > 10 || s[0] == '0')
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return 0;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
+	uint64_t v;
+	if (csrfx_parse_u64(s, strlen(s), UINT32_MAX, &v) != CSRF_OK || v == 0)
 		return 0;
 	*out = (uint32_t)v;
 	return 1;

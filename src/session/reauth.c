@@ -118,7 +118,7 @@ static csrf_reason get_number(csrf_store *st, const char *key, size_t key_len, i
 	}
 	if (r != CSRF_OK)
 		return CSRF_STORE_UNAVAILABLE;
-	if (csrf_parse_i64(buf, n, v) != CSRF_OK)
+	if (csrfx_parse_i64(buf, n, v) != CSRF_OK)
 		*bad = 1;
 	return CSRF_OK;
 }
@@ -212,7 +212,7 @@ CSRF_API csrf_reason csrf_reauth(const csrf_ctx *ctx, csrf_store *st, const char
 		return CSRF_ERR_INTERNAL;
 	max = ctx->reauth_max_failures ? ctx->reauth_max_failures : 1;
 	ttl = ctx->reauth_lockout;
-	now = csrf_now(now);
+	now = csrfi_now(now);
 
 	/* Already locked: refused before anything is counted, so attempts
 	 * during a lockout neither add up nor lengthen it. */
@@ -269,7 +269,7 @@ CSRF_API csrf_reason csrf_reauth_recent(const csrf_ctx *ctx, csrf_store *st, con
 	key_len = make_key(key, KEY_RECENT, sid, sid_len);
 	if (key_len == 0)
 		return CSRF_TOO_LARGE;
-	now = csrf_now(now);
+	now = csrfi_now(now);
 	r = get_number(st, key, key_len, &at, &bad);
 	if (r == CSRF_NOT_FOUND)
 		return CSRF_REAUTH_REQUIRED;
@@ -302,19 +302,19 @@ static void dummy_setup(void)
 static size_t login_key(char *buf, const char *prefix, const char *account, size_t account_len, const char *client,
                         size_t client_len)
 {
-	csrf_sha256_ctx c;
+	csrfi_sha256_ctx c;
 	uint8_t len_be[4] = {(uint8_t)(account_len >> 24), (uint8_t)(account_len >> 16), (uint8_t)(account_len >> 8),
 	                     (uint8_t)account_len};
 	uint8_t digest[CSRF_SHA256_LEN];
 	size_t p = strlen(prefix);
 
-	csrf_sha256_init(&c);
-	csrf_sha256_update(&c, len_be, sizeof len_be);
-	csrf_sha256_update(&c, account, account_len);
-	csrf_sha256_update(&c, client, client_len);
-	csrf_sha256_final(&c, digest);
+	csrfi_sha256_init(&c);
+	csrfi_sha256_update(&c, len_be, sizeof len_be);
+	csrfi_sha256_update(&c, account, account_len);
+	csrfi_sha256_update(&c, client, client_len);
+	csrfi_sha256_final(&c, digest);
 	memcpy(buf, prefix, p);
-	csrf_b64url_encode(digest, sizeof digest, buf + p);
+	csrfi_b64url_encode(digest, sizeof digest, buf + p);
 	return p + CSRF_B64_ENC_LEN(sizeof digest);
 }
 

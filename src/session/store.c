@@ -13,13 +13,13 @@
 
 #define STORE_URL_MAX 1024
 
-/* Strict unsigned decimal (csrf_parse_u64) of at most digits_max digits,
+/* Strict unsigned decimal (csrfx_parse_u64) of at most digits_max digits,
  * within [lo, hi]. */
 static int parse_uint(const char *s, size_t len, size_t digits_max, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	uint64_t v;
 
-	if (len > digits_max || csrf_parse_u64(s, len, hi, &v) != CSRF_OK || v < lo)
+	if (len > digits_max || csrfx_parse_u64(s, len, hi, &v) != CSRF_OK || v < lo)
 		return 0;
 	*out = v;
 	return 1;
@@ -85,7 +85,7 @@ static int memory_param(csrf_store_config *cfg, const char *name, size_t name_le
 
 static int prefix_char_ok(char c)
 {
-	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
+	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
 }
 
 static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
@@ -129,7 +129,7 @@ static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len
 
 static int host_char_ok(char c)
 {
-	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) || c == '.' || c == '-';
+	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) || c == '.' || c == '-';
 }
 
 /* host[:port] of a redis URL; an IPv6 literal comes in brackets. Either
@@ -154,7 +154,7 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 			return 0;
 		for (size_t i = 0; i < host_len; i++) {
 			char c = host[i];
-			if (csrf_hexval((unsigned char)c) < 0 && c != ':' && c != '.')
+			if (csrfx_hexval((unsigned char)c) < 0 && c != ':' && c != '.')
 				return 0;
 		}
 		/* the right characters are not yet an address ("1::2::3") */
@@ -190,7 +190,7 @@ static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf
 /* RFC 3986 userinfo characters besides pct-encoded ones. */
 static int userinfo_char_ok(char c)
 {
-	return csrf_is_alpha((unsigned char)c) || csrf_is_digit((unsigned char)c) ||
+	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) ||
 	       (c != '\0' && strchr("-._~!$&'()*+,;=:", c) != NULL);
 }
 
@@ -206,8 +206,8 @@ static int decode_cred(const char *s, size_t len, char *out)
 			int hi, lo;
 			if (len - i < 3)
 				return 0;
-			hi = csrf_hexval((unsigned char)s[i + 1]);
-			lo = csrf_hexval((unsigned char)s[i + 2]);
+			hi = csrfx_hexval((unsigned char)s[i + 1]);
+			lo = csrfx_hexval((unsigned char)s[i + 2]);
 			if (hi < 0 || lo < 0)
 				return 0;
 			c = hi * 16 + lo;
@@ -361,12 +361,12 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 		c.pool = CSRF_STORE_POOL_DEFAULT;
 		memcpy(c.prefix, "csrf:", 6);
 		if (!parse_redis(url + skip, len - skip, &c)) {
-			csrf_wipe(&c, sizeof c);
+			csrfi_wipe(&c, sizeof c);
 			return CSRF_ERR_CONFIG;
 		}
 	}
 	*cfg = c;
-	csrf_wipe(&c, sizeof c);
+	csrfi_wipe(&c, sizeof c);
 	return CSRF_OK;
 }
 
@@ -398,7 +398,7 @@ CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf
 		r = CSRF_ERR_CONFIG;
 #endif
 	}
-	csrf_wipe(&cfg, sizeof cfg);
+	csrfi_wipe(&cfg, sizeof cfg);
 	return r;
 }
 

@@ -117,13 +117,13 @@ static size_t entry_size(size_t key_len, size_t val_len)
 
 static void entry_free(const mem_store *m, mem_entry *e)
 {
-	csrf_wipe(e, entry_size(e->key_len, e->val_len));
+	csrfi_wipe(e, entry_size(e->key_len, e->val_len));
 	m_free(m, e);
 }
 
 static uint64_t key_hash(const mem_store *m, const char *key, size_t key_len)
 {
-	return csrf_siphash24(m->hash_key, key, key_len);
+	return csrfi_siphash24(m->hash_key, key, key_len);
 }
 
 /* ---- the heaps ---- */
@@ -234,7 +234,7 @@ static mem_entry **chain_find(mem_store *m, uint64_t h, const char *key, size_t 
 
 	for (; *pp != NULL; pp = &(*pp)->next) {
 		const mem_entry *e = *pp;
-		if (e->hash == h && e->key_len == key_len && csrf_ct_eq(e->data, key, key_len))
+		if (e->hash == h && e->key_len == key_len && csrfi_ct_eq(e->data, key, key_len))
 			return pp;
 	}
 	return pp;
@@ -501,7 +501,7 @@ static csrf_reason mem_incr(csrf_store *st, const char *key, size_t key_len, uin
 	if (e != NULL) {
 		/* an existing key keeps its TTL, as with Redis INCR */
 		expires = e->expires;
-		r = csrf_parse_i64((const char *)e->data + e->key_len, e->val_len, &v);
+		r = csrfx_parse_i64((const char *)e->data + e->key_len, e->val_len, &v);
 		if (r == CSRF_OK && v == INT64_MAX)
 			r = CSRF_MALFORMED;
 	}
@@ -526,7 +526,7 @@ static void mem_destroy(mem_store *m)
 		m_free(m, m->heap[k].a);
 	}
 	m_free(m, m->buckets);
-	csrf_wipe(m, sizeof *m);
+	csrfi_wipe(m, sizeof *m);
 	a.free(m, a.ud);
 }
 
@@ -548,7 +548,7 @@ static const csrf_store_ops mem_ops = {
 
 csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc)
 {
-	csrf_allocator a = csrf_default_allocator;
+	csrf_allocator a = csrfi_default_allocator;
 	mem_store *m;
 
 	if (out == NULL)

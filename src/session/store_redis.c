@@ -298,7 +298,7 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 		*sent = 1;
 		off += (size_t)n;
 	}
-	csrf_wipe(buf, len); /* values and passwords */
+	csrfi_wipe(buf, len); /* values and passwords */
 	if (st != RS_OK)
 		return st;
 	csrf_resp_scan_init(&sc);
@@ -339,7 +339,7 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 			break;
 		}
 	}
-	csrf_wipe(in, sizeof in); /* values */
+	csrfi_wipe(in, sizeof in); /* values */
 	return st;
 }
 
@@ -933,7 +933,7 @@ static csrf_reason redis_get(csrf_store *st, const char *key, size_t key_len, vo
 		*len = (size_t)rep->len;
 	}
 	if (rep->type == REDIS_REPLY_STRING && rep->str != NULL)
-		csrf_wipe(rep->str, (size_t)rep->len);
+		csrfi_wipe(rep->str, (size_t)rep->len);
 	freeReplyObject(rep);
 	return res;
 }
@@ -1010,7 +1010,7 @@ static void redis_close(csrf_store *st)
 	pthread_mutex_destroy(&r->lock);
 	free(r->conns);
 	free(r->idle);
-	csrf_wipe(r, sizeof *r);
+	csrfi_wipe(r, sizeof *r);
 	free(r);
 }
 
@@ -1087,7 +1087,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	if (res != CSRF_OK) {
 		free(r->conns);
 		free(r->idle);
-		csrf_wipe(r, sizeof *r);
+		csrfi_wipe(r, sizeof *r);
 		free(r);
 		return res;
 	}

@@ -159,6 +159,9 @@ static const struct {
     {"[::1]:8080", NULL, 0},
     {"127.0.0.1.5:80", NULL, 0},
     {"127.0.0.1:8080:9", NULL, 0},
+    {"127.0.0.1:08080", NULL, 0}, /* a leading zero: no strict decimal */
+    {"127.0.0.1:+80", NULL, 0},
+    {"127.0.0.1: 80", NULL, 0},
     {"", NULL, 0},
 };
 

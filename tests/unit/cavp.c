@@ -138,26 +138,26 @@ static FILE *open_vectors(const char *dir, const char *name)
 
 static void sha256_once(const uint8_t *msg, size_t n, uint8_t out[32])
 {
-	csrf_sha256_builtin_ctx c;
-	csrf_sha256_builtin_init(&c);
-	csrf_sha256_builtin_update(&c, msg, n);
-	csrf_sha256_builtin_final(&c, out);
+	csrfi_sha256_builtin_ctx c;
+	csrfi_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_update(&c, msg, n);
+	csrfi_sha256_builtin_final(&c, out);
 }
 
 /* The same message in pieces of 1 to 131 bytes, the size changing from
  * one piece to the next (every offset in the 64-byte buffer is met). */
 static void sha256_pieces(const uint8_t *msg, size_t n, unsigned seed, uint8_t out[32])
 {
-	csrf_sha256_builtin_ctx c;
+	csrfi_sha256_builtin_ctx c;
 	size_t off = 0, piece = seed % 131 + 1;
-	csrf_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_init(&c);
 	while (off < n) {
 		size_t take = piece < n - off ? piece : n - off;
-		csrf_sha256_builtin_update(&c, msg + off, take);
+		csrfi_sha256_builtin_update(&c, msg + off, take);
 		off += take;
 		piece = (piece * 37 + 11) % 131 + 1;
 	}
-	csrf_sha256_builtin_final(&c, out);
+	csrfi_sha256_builtin_final(&c, out);
 }
 
 /* ShortMsg and LongMsg: records of Len (bits), Msg, MD. */
@@ -327,17 +327,17 @@ static void check_hmac(const char *dir)
 			if (kn < 0 || mn < 0 || dn != CSRF_MAC_LEN || len_bits != mn * 8) {
 				FAIL("%s:%d: a malformed record (Len, Key, Msg, MD)", name, lineno);
 			} else {
-				csrf_mac_key k;
+				csrfi_mac_key k;
 				size_t n = (size_t)mn, a = n / 3, b = n / 2 + 1 < n ? n / 2 + 1 : n;
-				csrf_mac_init(&k, key, (size_t)kn);
-				csrf_mac(&k, msg, n, NULL, 0, NULL, 0, NULL, 0, got);
+				csrfi_mac_init(&k, key, (size_t)kn);
+				csrfi_mac(&k, msg, n, NULL, 0, NULL, 0, NULL, 0, got);
 				if (memcmp(got, md, sizeof got) != 0)
 					FAIL("%s:%d: key of %ld bytes: the MAC differs", name, lineno, kn);
-				csrf_mac(&k, msg, a, NULL, 0, msg + a, b - a, msg + b, n - b, got);
+				csrfi_mac(&k, msg, a, NULL, 0, msg + a, b - a, msg + b, n - b, got);
 				if (memcmp(got, md, sizeof got) != 0)
 					FAIL("%s:%d: key of %ld bytes, message in parts: the MAC differs", name, lineno,
 					     kn);
-				csrf_mac_wipe(&k);
+				csrfi_mac_wipe(&k);
 				count++;
 			}
 			free(key);

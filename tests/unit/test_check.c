@@ -174,11 +174,11 @@ static void unmask(const char *masked, char *out)
 {
 	uint8_t both[2 * CSRF_TOKEN_RAW_LEN], raw[CSRF_TOKEN_RAW_LEN];
 	size_t n = 0;
-	assert_int_equal(csrf_b64url_decode(masked, strlen(masked), both, sizeof both, &n), CSRF_OK);
+	assert_int_equal(csrfi_b64url_decode(masked, strlen(masked), both, sizeof both, &n), CSRF_OK);
 	assert_int_equal(n, sizeof both);
 	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
 		raw[i] = both[i] ^ both[CSRF_TOKEN_RAW_LEN + i];
-	csrf_b64url_encode(raw, sizeof raw, out);
+	csrfi_b64url_encode(raw, sizeof raw, out);
 	out[CSRF_TOKEN_UNMASKED_LEN] = '\0';
 }
 
@@ -323,7 +323,7 @@ static int teardown(void **state)
 	csrf_ctx_free(g.foreign);
 	csrf_ctx_free(g.foreign_id);
 	free(g.huge_cookie);
-	csrf_wipe(&g, sizeof g);
+	csrfi_wipe(&g, sizeof g);
 	return 0;
 }
 

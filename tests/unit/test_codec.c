@@ -71,7 +71,7 @@ static void test_round_trip_all_lengths(void **state)
 		fill(data, n, (unsigned)n);
 		size_t elen = CSRF_B64_ENC_LEN(n);
 		memset(enc, '#', sizeof enc);
-		csrf_b64url_encode(data, n, enc);
+		csrfi_b64url_encode(data, n, enc);
 		assert_int_equal(enc[elen], '#'); /* wrote exactly elen characters */
 		assert_int_equal(ref_encode(data, n, ref), elen);
 		if (memcmp(enc, ref, elen) != 0)
@@ -80,25 +80,25 @@ static void test_round_trip_all_lengths(void **state)
 		/* Decode from a guard page: the last character is flush against
 		 * unreadable memory. */
 		char *g = gcopy(enc, elen);
-		assert_int_equal(csrf_b64url_decode(g, elen, back, sizeof back, &back_len), CSRF_OK);
+		assert_int_equal(csrfi_b64url_decode(g, elen, back, sizeof back, &back_len), CSRF_OK);
 		assert_int_equal(back_len, n);
 		assert_memory_equal(back, data, n);
 
 		/* Exactly the needed capacity works, one less is a buffer error. */
 		if (n > 0) {
-			assert_int_equal(csrf_b64url_decode(g, elen, back, n, &back_len), CSRF_OK);
-			assert_int_equal(csrf_b64url_decode(g, elen, back, n - 1, &back_len), CSRF_ERR_BUFFER);
+			assert_int_equal(csrfi_b64url_decode(g, elen, back, n, &back_len), CSRF_OK);
+			assert_int_equal(csrfi_b64url_decode(g, elen, back, n - 1, &back_len), CSRF_ERR_BUFFER);
 		}
 		gfree(g, elen);
 
 		/* Output flush against a guard page: encoding writes no more. */
 		char *go = gcopy(enc, elen);
-		csrf_b64url_encode(data, n, go);
+		csrfi_b64url_encode(data, n, go);
 		assert_memory_equal(go, enc, elen);
 		gfree(go, elen);
 
 		uint8_t *gb = (uint8_t *)gcopy(data, n);
-		assert_int_equal(csrf_b64url_decode(enc, elen, gb, n, &back_len), CSRF_OK);
+		assert_int_equal(csrfi_b64url_decode(enc, elen, gb, n, &back_len), CSRF_OK);
 		assert_memory_equal(gb, data, n);
 		gfree((char *)gb, n);
 	}
@@ -149,7 +149,7 @@ static void test_table(void **state)
 		uint8_t out[64];
 		size_t len = strlen(rows[i].in), out_len = 777;
 		char *g = gcopy(rows[i].in, len);
-		csrf_reason r = csrf_b64url_decode(g, len, out, sizeof out, &out_len);
+		csrf_reason r = csrfi_b64url_decode(g, len, out, sizeof out, &out_len);
 		gfree(g, len);
 		if (r != rows[i].want)
 			fail_msg("row %zu (\"%s\"): got %d, want %d", i, rows[i].in, r, rows[i].want);
@@ -163,11 +163,11 @@ static void test_table(void **state)
 	/* A NUL inside the given length is a character like any other. */
 	uint8_t out[8];
 	size_t out_len;
-	assert_int_equal(csrf_b64url_decode("AA\0A", 4, out, sizeof out, &out_len), CSRF_MALFORMED);
+	assert_int_equal(csrfi_b64url_decode("AA\0A", 4, out, sizeof out, &out_len), CSRF_MALFORMED);
 	/* NULL input with a length is an argument error; NULL with 0 decodes
 	 * to nothing. */
-	assert_int_equal(csrf_b64url_decode(NULL, 4, out, sizeof out, &out_len), CSRF_ERR_ARG);
-	assert_int_equal(csrf_b64url_decode(NULL, 0, out, sizeof out, &out_len), CSRF_OK);
+	assert_int_equal(csrfi_b64url_decode(NULL, 4, out, sizeof out, &out_len), CSRF_ERR_ARG);
+	assert_int_equal(csrfi_b64url_decode(NULL, 0, out, sizeof out, &out_len), CSRF_OK);
 	assert_int_equal(out_len, 0);
 }
 
@@ -184,7 +184,7 @@ static void test_every_bad_character(void **state)
 			size_t out_len;
 			memcpy(in, good, 8);
 			in[pos] = (char)c;
-			csrf_reason r = csrf_b64url_decode(in, 8, out, sizeof out, &out_len);
+			csrf_reason r = csrfi_b64url_decode(in, 8, out, sizeof out, &out_len);
 			if (in_alphabet(c)) {
 				assert_int_equal(r, CSRF_OK);
 			} else {
@@ -207,18 +207,18 @@ static void test_truncated_prefixes(void **state)
 		char enc[64], re[64];
 		fill(data, n, (unsigned)(n * 31));
 		size_t elen = CSRF_B64_ENC_LEN(n);
-		csrf_b64url_encode(data, n, enc);
+		csrfi_b64url_encode(data, n, enc);
 		for (size_t l = 0; l <= elen; l++) {
 			size_t out_len;
 			char *g = gcopy(enc, l);
-			csrf_reason r = csrf_b64url_decode(g, l, out, sizeof out, &out_len);
+			csrf_reason r = csrfi_b64url_decode(g, l, out, sizeof out, &out_len);
 			gfree(g, l);
 			csrf_reason want;
 			if (l % 4 == 1) {
 				want = CSRF_MALFORMED;
 			} else {
 				size_t bytes = l / 4 * 3 + (l % 4 ? l % 4 - 1 : 0);
-				csrf_b64url_encode(data, bytes, re);
+				csrfi_b64url_encode(data, bytes, re);
 				want = memcmp(re, enc, l) == 0 ? CSRF_OK : CSRF_MALFORMED;
 			}
 			if (r != want)
@@ -241,13 +241,13 @@ static void test_oversized(void **state)
 	assert_non_null(out);
 	assert_non_null(enc);
 	fill(data, n, 7);
-	csrf_b64url_encode(data, n, enc);
+	csrfi_b64url_encode(data, n, enc);
 	size_t out_len;
-	assert_int_equal(csrf_b64url_decode(enc, CSRF_B64_ENC_LEN(n), out, n, &out_len), CSRF_OK);
+	assert_int_equal(csrfi_b64url_decode(enc, CSRF_B64_ENC_LEN(n), out, n, &out_len), CSRF_OK);
 	assert_int_equal(out_len, n);
 	assert_memory_equal(out, data, n);
 	memset(out, 0x5a, n);
-	assert_int_equal(csrf_b64url_decode(enc, CSRF_B64_ENC_LEN(n), out, 54, &out_len), CSRF_ERR_BUFFER);
+	assert_int_equal(csrfi_b64url_decode(enc, CSRF_B64_ENC_LEN(n), out, 54, &out_len), CSRF_ERR_BUFFER);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(out[i], 0x5a);
 	free(data);
@@ -263,16 +263,16 @@ static void test_hex(void **state)
 	uint8_t in[32], out[32];
 	char hex[65];
 	fill(in, sizeof in, 3);
-	csrf_hex_encode(in, sizeof in, hex);
+	csrfx_hex_encode(in, sizeof in, hex);
 	hex[64] = '\0';
 	for (size_t i = 0; i < 64; i++)
 		assert_true((hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f'));
-	assert_int_equal(csrf_hex_decode(hex, sizeof out, out), CSRF_OK);
+	assert_int_equal(csrfx_hex_decode(hex, sizeof out, out), CSRF_OK);
 	assert_memory_equal(in, out, sizeof in);
 	for (size_t i = 0; i < 64; i++)
 		if (hex[i] >= 'a')
 			hex[i] = (char)(hex[i] - 32);
-	assert_int_equal(csrf_hex_decode(hex, sizeof out, out), CSRF_OK);
+	assert_int_equal(csrfx_hex_decode(hex, sizeof out, out), CSRF_OK);
 	assert_memory_equal(in, out, sizeof in);
 	const char bad[] = {'g', 'G', '/', ':', '@', '`', ' ', '\0', '\xff'};
 	for (size_t pos = 0; pos < 64; pos++)
@@ -281,10 +281,42 @@ static void test_hex(void **state)
 			memcpy(copy, hex, sizeof copy);
 			copy[pos] = bad[b];
 			memset(out, 0x5a, sizeof out);
-			assert_int_equal(csrf_hex_decode(copy, sizeof out, out), CSRF_MALFORMED);
+			assert_int_equal(csrfx_hex_decode(copy, sizeof out, out), CSRF_MALFORMED);
 			for (size_t i = 0; i < sizeof out; i++)
 				assert_int_equal(out[i], 0);
 		}
+}
+
+/* csrfx_is_hex_lower: what the demo's session ids and records accept;
+ * every byte value in every position of a run, empty and huge runs, each
+ * flush against a guard page. */
+static void test_hex_lower(void **state)
+{
+	(void)state;
+	assert_int_equal(csrfx_is_hex_lower("", 0), 0);
+	assert_int_equal(csrfx_is_hex_lower("0123456789abcdef", 16), 1);
+	for (int c = 0; c < 256; c++) {
+		int want = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+		for (size_t pos = 0; pos < 4; pos++) {
+			char run[4] = {'a', '0', 'f', '9'};
+			run[pos] = (char)c;
+			char *g = tu_guard_copy(run, sizeof run);
+			assert_int_equal(csrfx_is_hex_lower(g, sizeof run), want);
+			tu_guard_free(g);
+		}
+	}
+	size_t big = 1u << 20;
+	char *b = malloc(big);
+	assert_non_null(b);
+	memset(b, 'e', big);
+	char *g = tu_guard_copy(b, big);
+	assert_int_equal(csrfx_is_hex_lower(g, big), 1);
+	tu_guard_free(g);
+	b[big - 1] = 'E';
+	g = tu_guard_copy(b, big);
+	assert_int_equal(csrfx_is_hex_lower(g, big), 0);
+	tu_guard_free(g);
+	free(b);
 }
 
 int main(void)
@@ -296,6 +328,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated_prefixes),
 	    cmocka_unit_test(test_oversized),
 	    cmocka_unit_test(test_hex),
+	    cmocka_unit_test(test_hex_lower),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,11 +127,11 @@ static void test_parse_table(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		size_t len = rows[i].len;
-		csrf_keyfile_data d;
+		csrfi_keyfile_data d;
 		char err[256];
 		char *g = gcopy(rows[i].text, len);
 		memset(&d, 0x5a, sizeof d);
-		csrf_reason r = csrf_keyfile_parse(g, len, &d, err, sizeof err);
+		csrf_reason r = csrfi_keyfile_parse(g, len, &d, err, sizeof err);
 		gfree(g, len);
 		if (r != rows[i].want)
 			fail_msg("row %zu: got %s (%s), want %s", i, csrf_reason_name(r), err,
@@ -148,17 +148,17 @@ static void test_parse_table(void **state)
 			/* No key material in the message, and none left behind. */
 			assert_null(strstr(err, "00112233"));
 			assert_null(strstr(err, "ffeeddcc"));
-			static const csrf_keyfile_data zero;
+			static const csrfi_keyfile_data zero;
 			assert_memory_equal(&d, &zero, sizeof d);
 		}
-		csrf_keyfile_data_wipe(&d);
+		csrfi_keyfile_data_wipe(&d);
 	}
 }
 
 static void test_parse_material_and_limits(void **state)
 {
 	(void)state;
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 	char err[256];
 	char text[8192];
 	size_t o = 0;
@@ -166,9 +166,9 @@ static void test_parse_material_and_limits(void **state)
 	/* Material decodes in both cases to the same bytes. */
 	const char *lower = "key 1 1 " HEX_A " sign\n";
 	const char *upper = "key 1 1 " HEX_U " sign\n";
-	csrf_keyfile_data d2;
-	assert_int_equal(csrf_keyfile_parse(lower, strlen(lower), &d, err, sizeof err), CSRF_OK);
-	assert_int_equal(csrf_keyfile_parse(upper, strlen(upper), &d2, err, sizeof err), CSRF_OK);
+	csrfi_keyfile_data d2;
+	assert_int_equal(csrfi_keyfile_parse(lower, strlen(lower), &d, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_parse(upper, strlen(upper), &d2, err, sizeof err), CSRF_OK);
 	assert_memory_equal(d.keys[0].key, d2.keys[0].key, CSRF_KEY_LEN);
 	assert_int_equal(d.keys[0].key[0], 0x00);
 	assert_int_equal(d.keys[0].key[1], 0x11);
@@ -180,10 +180,10 @@ static void test_parse_material_and_limits(void **state)
 		o +=
 		    (size_t)snprintf(text + o, sizeof text - o, "key %d %d %s%s\n", i, i, HEX_A, i == 3 ? " sign" : "");
 	size_t sixteen = (size_t)(strchr(strstr(text, "key 16 "), '\n') - text) + 1;
-	assert_int_equal(csrf_keyfile_parse(text, sixteen, &d, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_parse(text, sixteen, &d, err, sizeof err), CSRF_OK);
 	assert_int_equal(d.n, 16);
 	assert_int_equal(d.keys[d.signing].id, 3);
-	assert_int_equal(csrf_keyfile_parse(text, o, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(text, o, &d, err, sizeof err), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(err, "line 17: more than 16 keys"));
 
 	/* Lines of 512 bytes are fine, 513 is too long (before any parsing). */
@@ -191,14 +191,14 @@ static void test_parse_material_and_limits(void **state)
 	const char *kl = "key 1 1 " HEX_A " sign";
 	memcpy(text, kl, strlen(kl));
 	text[512] = '\n';
-	assert_int_equal(csrf_keyfile_parse(text, 513, &d, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_parse(text, 513, &d, err, sizeof err), CSRF_OK);
 	text[512] = ' ';
 	text[513] = '\n';
-	assert_int_equal(csrf_keyfile_parse(text, 514, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(text, 514, &d, err, sizeof err), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(err, "line 1: longer than 512 bytes"));
 	/* Even a comment may not be longer; nor an endless line. */
 	memset(text, '#', sizeof text);
-	assert_int_equal(csrf_keyfile_parse(text, sizeof text, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(text, sizeof text, &d, err, sizeof err), CSRF_ERR_CONFIG);
 	assert_non_null(strstr(err, "longer than"));
 
 	/* The whole file is capped too, whatever its lines; whole-file
@@ -206,21 +206,21 @@ static void test_parse_material_and_limits(void **state)
 	char *huge = malloc(CSRF_KEYFILE_MAX + 1);
 	assert_non_null(huge);
 	memset(huge, '\n', CSRF_KEYFILE_MAX + 1);
-	assert_int_equal(csrf_keyfile_parse(huge, CSRF_KEYFILE_MAX, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(huge, CSRF_KEYFILE_MAX, &d, err, sizeof err), CSRF_ERR_CONFIG);
 	assert_string_equal(err, "no keys in the file");
-	assert_int_equal(csrf_keyfile_parse(huge, CSRF_KEYFILE_MAX + 1, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(huge, CSRF_KEYFILE_MAX + 1, &d, err, sizeof err), CSRF_ERR_CONFIG);
 	assert_string_equal(err, "larger than 65536 bytes");
 	free(huge);
 
 	/* A tiny or absent message buffer is fine. */
-	assert_int_equal(csrf_keyfile_parse("x", 1, &d, err, 4), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse("x", 1, &d, err, 4), CSRF_ERR_CONFIG);
 	assert_int_equal(strlen(err), 3);
-	assert_int_equal(csrf_keyfile_parse("x", 1, &d, NULL, 0), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_parse(NULL, 0, &d, err, sizeof err), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_keyfile_parse(NULL, 1, &d, err, sizeof err), CSRF_ERR_ARG);
-	assert_int_equal(csrf_keyfile_parse(lower, strlen(lower), NULL, err, sizeof err), CSRF_ERR_ARG);
-	csrf_keyfile_data_wipe(&d);
-	csrf_keyfile_data_wipe(&d2);
+	assert_int_equal(csrfi_keyfile_parse("x", 1, &d, NULL, 0), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(NULL, 0, &d, err, sizeof err), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_keyfile_parse(NULL, 1, &d, err, sizeof err), CSRF_ERR_ARG);
+	assert_int_equal(csrfi_keyfile_parse(lower, strlen(lower), NULL, err, sizeof err), CSRF_ERR_ARG);
+	csrfi_keyfile_data_wipe(&d);
+	csrfi_keyfile_data_wipe(&d2);
 }
 
 /* Every prefix of a good file, flush against a guard page: parsed or
@@ -236,10 +236,10 @@ static void test_parse_prefixes(void **state)
 	const char *k3 = strstr(text, "key 3");
 
 	for (size_t l = 0; l <= len; l++) {
-		csrf_keyfile_data d;
+		csrfi_keyfile_data d;
 		char err[256];
 		char *g = gcopy(text, l);
-		csrf_reason r = csrf_keyfile_parse(g, l, &d, err, sizeof err);
+		csrf_reason r = csrfi_keyfile_parse(g, l, &d, err, sizeof err);
 		gfree(g, l);
 		const char *cut = text + l;
 		csrf_reason want;
@@ -265,7 +265,7 @@ static void test_parse_prefixes(void **state)
 			assert_int_equal(d.keys[d.signing].id, 2);
 			assert_int_equal(d.keys[1].created, 20);
 		}
-		csrf_keyfile_data_wipe(&d);
+		csrfi_keyfile_data_wipe(&d);
 	}
 }
 
@@ -331,7 +331,7 @@ static void test_new_rotate_retire_list(void **state)
 	csrf_key_info info[CSRF_KEYS_MAX];
 	size_t n = 99;
 	uint32_t id = 0;
-	csrf_keyfile_data before, after;
+	csrfi_keyfile_data before, after;
 	char err[256];
 
 	memset(info, 0, sizeof info); /* padding too: scanned below */
@@ -347,12 +347,12 @@ static void test_new_rotate_retire_list(void **state)
 	assert_int_equal(info[0].id, 1);
 	assert_int_equal(info[0].signing, 1);
 	assert_true(info[0].created > 1700000000);
-	assert_true(info[0].created <= csrf_now(0));
+	assert_true(info[0].created <= csrfi_now(0));
 
 	/* new refuses an existing file and leaves it alone. */
-	assert_int_equal(csrf_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
 	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_ERR_IO);
-	assert_int_equal(csrf_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
 	assert_memory_equal(&before, &after, sizeof before);
 	assert_int_equal(dir_entries(), 1);
 
@@ -364,7 +364,7 @@ static void test_new_rotate_retire_list(void **state)
 	assert_int_equal(csrf_keyfile_rotate(path, NULL, NULL), CSRF_OK);
 	assert_mode_0600(path);
 	assert_int_equal(dir_entries(), 1);
-	assert_int_equal(csrf_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_read(path, &after, err, sizeof err), CSRF_OK);
 	assert_int_equal(after.n, 4);
 	assert_int_equal(after.keys[after.signing].id, 4);
 	assert_memory_equal(after.keys[0].key, before.keys[0].key, CSRF_KEY_LEN);
@@ -400,7 +400,7 @@ static void test_new_rotate_retire_list(void **state)
 	assert_int_equal(info[2].id, 4);
 	assert_int_equal(info[2].signing, 1);
 	assert_mode_0600(path);
-	assert_int_equal(csrf_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
+	assert_int_equal(csrfi_keyfile_read(path, &before, err, sizeof err), CSRF_OK);
 	assert_memory_equal(before.keys[1].key, after.keys[2].key, CSRF_KEY_LEN);
 	assert_memory_equal(before.keys[2].key, after.keys[3].key, CSRF_KEY_LEN);
 
@@ -417,8 +417,8 @@ static void test_new_rotate_retire_list(void **state)
 	assert_int_equal(n, CSRF_KEYS_MAX);
 	assert_int_equal(dir_entries(), 1);
 
-	csrf_keyfile_data_wipe(&before);
-	csrf_keyfile_data_wipe(&after);
+	csrfi_keyfile_data_wipe(&before);
+	csrfi_keyfile_data_wipe(&after);
 	unlink(path);
 }
 
@@ -542,16 +542,16 @@ static void test_io_errors(void **state)
 	csrf_key_info info[CSRF_KEYS_MAX];
 	size_t n;
 	uint32_t id;
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 	char err[256];
 
 	snprintf(path, sizeof path, "%s/missing", tmpdir);
 	assert_int_equal(csrf_keyfile_list(path, info, CSRF_KEYS_MAX, &n, NULL), CSRF_ERR_IO);
 	assert_int_equal(csrf_keyfile_rotate(path, &id, NULL), CSRF_ERR_IO);
 	assert_int_equal(csrf_keyfile_retire(path, 1, NULL), CSRF_ERR_IO);
-	assert_int_equal(csrf_keyfile_read(path, &d, err, sizeof err), CSRF_ERR_IO);
+	assert_int_equal(csrfi_keyfile_read(path, &d, err, sizeof err), CSRF_ERR_IO);
 	assert_non_null(strstr(err, "cannot open"));
-	assert_int_equal(csrf_keyfile_read(tmpdir, &d, err, sizeof err), CSRF_ERR_IO);
+	assert_int_equal(csrfi_keyfile_read(tmpdir, &d, err, sizeof err), CSRF_ERR_IO);
 	snprintf(bad, sizeof bad, "%s/no/such/dir/keys", tmpdir);
 	assert_int_equal(csrf_keyfile_new(bad, NULL), CSRF_ERR_IO);
 	assert_int_equal(csrf_keyfile_new(NULL, NULL), CSRF_ERR_ARG);
@@ -782,8 +782,8 @@ static void test_rewrite_refuses_to_drop_readers(void **state)
 		assert_int_equal(unlink(path), 0);
 	}
 	assert_int_equal(rmdir(sub), 0);
-	csrf_wipe(before, sizeof before);
-	csrf_wipe(after, sizeof after);
+	csrfi_wipe(before, sizeof before);
+	csrfi_wipe(after, sizeof after);
 }
 
 /* A key file reached through a symlink (a configuration-management
@@ -885,7 +885,7 @@ static void test_last_id_message(void **state)
 	unlink(path);
 }
 
-/* Readers (csrf_keyfile_read: csrf_ctx_load_key_file, csrf-key list)
+/* Readers (csrfi_keyfile_read: csrf_ctx_load_key_file, csrf-key list)
  * refuse a key file the world may read or write, or the group may
  * write: anyone who reads a signing key forges tokens. The message names
  * the file's mode and the fix. */
@@ -898,13 +898,13 @@ static void test_readers_refuse_loose_modes(void **state)
 	} modes[] = {{0600, 1}, {0640, 1}, {0400, 1}, {0440, 1}, {0644, 0}, {0604, 0},
 	             {0660, 0}, {0620, 0}, {0602, 0}, {0601, 0}, {0666, 0}, {0610, 1}};
 	char path[128], msg[CSRF_ERROR_MAX];
-	csrf_keyfile_data d;
+	csrfi_keyfile_data d;
 
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
 	put_file(path, "key 1 1 " HEX_A " sign\n");
 	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
 		assert_int_equal(chmod(path, modes[i].mode), 0);
-		csrf_reason r = csrf_keyfile_read(path, &d, msg, sizeof msg);
+		csrf_reason r = csrfi_keyfile_read(path, &d, msg, sizeof msg);
 		if (modes[i].ok) {
 			if (r != CSRF_OK)
 				fail_msg("mode %04o refused: %s", (unsigned)modes[i].mode, msg);
@@ -1059,8 +1059,8 @@ static void test_root_refuses_unsafe_directory(void **state)
 		assert_int_equal(unlink(path), 0);
 		assert_int_equal(rmdir(sub), 0);
 	}
-	csrf_wipe(before, sizeof before);
-	csrf_wipe(after, sizeof after);
+	csrfi_wipe(before, sizeof before);
+	csrfi_wipe(after, sizeof after);
 }
 
 /* A POSIX ACL in the xattr's form: version 2, then (tag, perm, id). */
@@ -1164,7 +1164,7 @@ static void test_rewrite_drops_inherited_acl(void **state)
 
 /* Starts a rotation of path in a child (a blocking lock would hang: it
  * is killed after 5 s); rotate_wait gives the child's verdict: 0 done,
- * 1 refused as locked after waiting about csrf_keyfile_lock_wait_ms, 91
+ * 1 refused as locked after waiting about csrfi_keyfile_lock_wait_ms, 91
  * anything else. */
 static pid_t rotate_start(const char *path)
 {
@@ -1227,8 +1227,8 @@ static void test_locked_directory_times_out(void **state)
 	snprintf(lock, sizeof lock, "%s/.csrf-key.lock", tmpdir);
 	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
 	assert_int_equal(lstat(lock, &st), -1); /* new leaves no lock file */
-	unsigned saved = csrf_keyfile_lock_wait_ms;
-	csrf_keyfile_lock_wait_ms = 200;
+	unsigned saved = csrfi_keyfile_lock_wait_ms;
+	csrfi_keyfile_lock_wait_ms = 200;
 	/* someone holds the directory: no matter */
 	int holder = open(tmpdir, O_RDONLY | O_DIRECTORY);
 	assert_true(holder >= 0);
@@ -1264,7 +1264,7 @@ static void test_locked_directory_times_out(void **state)
 	close(second);
 	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
 	assert_int_equal(lstat(lock, &st), -1);
-	csrf_keyfile_lock_wait_ms = saved;
+	csrfi_keyfile_lock_wait_ms = saved;
 	if (geteuid() == 0) {
 		/* as root: a lock file another user planted, or a link; both
 		 * refused and left for the operator to remove */
@@ -1282,8 +1282,8 @@ static void test_locked_directory_times_out(void **state)
 	}
 	assert_int_equal(dir_entries(), 1);
 	unlink(path);
-	csrf_wipe(before, sizeof before);
-	csrf_wipe(after, sizeof after);
+	csrfi_wipe(before, sizeof before);
+	csrfi_wipe(after, sizeof after);
 }
 
 /* As root, a lock file in another user's directory that is a hard link
@@ -1379,8 +1379,8 @@ static void test_rewrite_refuses_hard_link(void **state)
 	assert_int_equal(unlink(other), 0);
 	assert_int_equal(csrf_keyfile_rotate(path, NULL, &err), CSRF_OK);
 	unlink(path);
-	csrf_wipe(before, sizeof before);
-	csrf_wipe(after, sizeof after);
+	csrfi_wipe(before, sizeof before);
+	csrfi_wipe(after, sizeof after);
 }
 
 static int sync_fails(int fd)
@@ -1402,10 +1402,10 @@ static void test_dir_sync_failure_message(void **state)
 
 	snprintf(path, sizeof path, "%s/keys", tmpdir);
 	assert_int_equal(csrf_keyfile_new(path, NULL), CSRF_OK);
-	int (*saved)(int) = csrf_keyfile_sync_dir;
-	csrf_keyfile_sync_dir = sync_fails;
+	int (*saved)(int) = csrfi_keyfile_sync_dir;
+	csrfi_keyfile_sync_dir = sync_fails;
 	csrf_reason r = csrf_keyfile_rotate(path, NULL, &err);
-	csrf_keyfile_sync_dir = saved;
+	csrfi_keyfile_sync_dir = saved;
 	assert_int_equal(r, CSRF_ERR_IO);
 	if (!strstr(err.msg, "the file was replaced") || strstr(err.msg, "cannot write"))
 		fail_msg("message \"%s\"", err.msg);

@@ -71,7 +71,7 @@ static uint32_t signing_id(const csrf_ctx *ctx)
 	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN];
 	size_t n;
 	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
-	assert_int_equal(csrf_b64url_decode(t, CSRF_TOKEN_LEN, buf, sizeof buf, &n), CSRF_OK);
+	assert_int_equal(csrfi_b64url_decode(t, CSRF_TOKEN_LEN, buf, sizeof buf, &n), CSRF_OK);
 	uint8_t *raw = buf + CSRF_TOKEN_RAW_LEN;
 	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
 		raw[i] ^= buf[i];
@@ -105,13 +105,13 @@ static void test_add_key(void **state)
 	assert_non_null(strstr(csrf_ctx_error(ctx), "key id 3 is already"));
 	assert_int_equal(signing_id(ctx), 9);
 
-	/* csrf_ring_find */
+	/* csrfi_ring_find */
 	pthread_rwlock_rdlock(&ctx->ring_lock);
-	assert_non_null(csrf_ring_find(&ctx->ring, 3));
-	assert_int_equal(csrf_ring_find(&ctx->ring, 3)->id, 3);
-	assert_null(csrf_ring_find(&ctx->ring, 4));
-	assert_null(csrf_ring_find(&ctx->ring, 0));
-	assert_null(csrf_ring_find(NULL, 3));
+	assert_non_null(csrfi_ring_find(&ctx->ring, 3));
+	assert_int_equal(csrfi_ring_find(&ctx->ring, 3)->id, 3);
+	assert_null(csrfi_ring_find(&ctx->ring, 4));
+	assert_null(csrfi_ring_find(&ctx->ring, 0));
+	assert_null(csrfi_ring_find(NULL, 3));
 	pthread_rwlock_unlock(&ctx->ring_lock);
 
 	/* Full at CSRF_KEYS_MAX. */

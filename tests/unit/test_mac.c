@@ -74,11 +74,11 @@ static void test_rfc4231(void **state)
 		size_t klen = unhex(rfc4231[t].key, key, sizeof key);
 		size_t dlen = unhex(rfc4231[t].data, data, sizeof data);
 		size_t wlen = unhex(rfc4231[t].mac, want, sizeof want);
-		csrf_mac_key k;
+		csrfi_mac_key k;
 
 		assert_int_equal(wlen, rfc4231[t].cmp_len);
-		csrf_mac_init(&k, key, klen);
-		csrf_mac(&k, data, dlen, NULL, 0, NULL, 0, NULL, 0, got);
+		csrfi_mac_init(&k, key, klen);
+		csrfi_mac(&k, data, dlen, NULL, 0, NULL, 0, NULL, 0, got);
 		if (memcmp(got, want, wlen) != 0)
 			fail_msg("RFC 4231 %s", rfc4231[t].name);
 
@@ -87,22 +87,22 @@ static void test_rfc4231(void **state)
 			for (size_t b = a; b <= dlen; b += 7) {
 				uint8_t split[CSRF_MAC_LEN];
 				size_t c = b + (dlen - b) / 2;
-				csrf_mac(&k, data, a, data + a, b - a, data + b, c - b, data + c, dlen - c, split);
+				csrfi_mac(&k, data, a, data + a, b - a, data + b, c - b, data + c, dlen - c, split);
 				if (memcmp(split, got, sizeof got) != 0)
 					fail_msg("%s split at %zu/%zu/%zu", rfc4231[t].name, a, b, c);
 			}
 		}
 		/* One bit of key or data changes the MAC. */
 		key[0] ^= 1;
-		csrf_mac_key k2;
-		csrf_mac_init(&k2, key, klen);
-		csrf_mac(&k2, data, dlen, NULL, 0, NULL, 0, NULL, 0, got);
+		csrfi_mac_key k2;
+		csrfi_mac_init(&k2, key, klen);
+		csrfi_mac(&k2, data, dlen, NULL, 0, NULL, 0, NULL, 0, got);
 		assert_true(memcmp(got, want, wlen) != 0);
 		data[dlen - 1] ^= 0x80;
-		csrf_mac(&k, data, dlen, NULL, 0, NULL, 0, NULL, 0, got);
+		csrfi_mac(&k, data, dlen, NULL, 0, NULL, 0, NULL, 0, got);
 		assert_true(memcmp(got, want, wlen) != 0);
-		csrf_mac_wipe(&k);
-		csrf_mac_wipe(&k2);
+		csrfi_mac_wipe(&k);
+		csrfi_mac_wipe(&k2);
 	}
 }
 
@@ -119,18 +119,18 @@ static void test_against_openssl(void **state)
 	for (size_t i = 0; i < sizeof msg; i++)
 		msg[i] = (uint8_t)(i * 13 + 5);
 	for (size_t ki = 0; ki < sizeof key_lens / sizeof key_lens[0]; ki++) {
-		csrf_mac_key k;
-		csrf_mac_init(&k, key, key_lens[ki]);
+		csrfi_mac_key k;
+		csrfi_mac_init(&k, key, key_lens[ki]);
 		for (size_t m = 0; m <= sizeof msg; m += 17) {
 			uint8_t got[CSRF_MAC_LEN], want[EVP_MAX_MD_SIZE];
 			unsigned wlen = 0;
-			csrf_mac(&k, msg, m, NULL, 0, NULL, 0, NULL, 0, got);
+			csrfi_mac(&k, msg, m, NULL, 0, NULL, 0, NULL, 0, got);
 			assert_non_null(HMAC(EVP_sha256(), key, (int)key_lens[ki], msg, m, want, &wlen));
 			assert_int_equal(wlen, CSRF_MAC_LEN);
 			if (memcmp(got, want, CSRF_MAC_LEN) != 0)
 				fail_msg("key length %zu, message length %zu", key_lens[ki], m);
 		}
-		csrf_mac_wipe(&k);
+		csrfi_mac_wipe(&k);
 	}
 }
 
@@ -140,19 +140,19 @@ static void test_reuse_and_wipe(void **state)
 {
 	(void)state;
 	static const uint8_t key[32] = {1, 2, 3};
-	static const uint8_t zero[sizeof(csrf_mac_key)];
+	static const uint8_t zero[sizeof(csrfi_mac_key)];
 	uint8_t a[CSRF_MAC_LEN], b[CSRF_MAC_LEN];
-	csrf_mac_key k;
+	csrfi_mac_key k;
 
-	csrf_mac_init(&k, key, sizeof key);
-	csrf_mac(&k, "abc", 3, NULL, 0, NULL, 0, NULL, 0, a);
-	csrf_mac(&k, "abc", 3, NULL, 0, NULL, 0, NULL, 0, b);
+	csrfi_mac_init(&k, key, sizeof key);
+	csrfi_mac(&k, "abc", 3, NULL, 0, NULL, 0, NULL, 0, a);
+	csrfi_mac(&k, "abc", 3, NULL, 0, NULL, 0, NULL, 0, b);
 	assert_memory_equal(a, b, sizeof a);
-	csrf_mac(&k, "abd", 3, NULL, 0, NULL, 0, NULL, 0, b);
+	csrfi_mac(&k, "abd", 3, NULL, 0, NULL, 0, NULL, 0, b);
 	assert_memory_not_equal(a, b, sizeof a);
-	csrf_mac_wipe(&k);
+	csrfi_mac_wipe(&k);
 	assert_memory_equal(&k, zero, sizeof k);
-	csrf_mac_wipe(NULL);
+	csrfi_mac_wipe(NULL);
 }
 
 int main(void)

@@ -40,12 +40,12 @@ static void test_pads(void **state)
 	enum { N = 400, LEN = 54 };
 	static uint8_t pads[N][LEN];
 	for (size_t i = 0; i < N; i++)
-		assert_int_equal(csrf_random_pad(pads[i], LEN), CSRF_OK);
+		assert_int_equal(csrfi_random_pad(pads[i], LEN), CSRF_OK);
 	for (size_t i = 0; i < N; i++)
 		for (size_t j = 0; j < i; j++)
 			assert_memory_not_equal(pads[i], pads[j], LEN);
 	static uint8_t big[10000], zero[10000];
-	assert_int_equal(csrf_random_pad(big, sizeof big), CSRF_OK);
+	assert_int_equal(csrfi_random_pad(big, sizeof big), CSRF_OK);
 	assert_memory_not_equal(big, zero, sizeof big);
 }
 
@@ -63,13 +63,13 @@ static void test_pads_differ_after_fork(void **state)
 	uint8_t warm[LEN], mine[LEN], theirs[LEN];
 	int fds[2];
 
-	assert_int_equal(csrf_random_pad(warm, LEN), CSRF_OK); /* fills the pool */
+	assert_int_equal(csrfi_random_pad(warm, LEN), CSRF_OK); /* fills the pool */
 	assert_int_equal(pipe(fds), 0);
 	pid_t kid = fork();
 	assert_true(kid >= 0);
 	if (kid == 0) {
 		uint8_t pad[LEN];
-		int ok = csrf_random_pad(pad, LEN) == CSRF_OK && write(fds[1], pad, LEN) == LEN;
+		int ok = csrfi_random_pad(pad, LEN) == CSRF_OK && write(fds[1], pad, LEN) == LEN;
 		_exit(ok ? 0 : 1);
 	}
 	close(fds[1]);
@@ -78,7 +78,7 @@ static void test_pads_differ_after_fork(void **state)
 	int status = -1;
 	assert_int_equal(waitpid(kid, &status, 0), kid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_int_equal(csrf_random_pad(mine, LEN), CSRF_OK);
+	assert_int_equal(csrfi_random_pad(mine, LEN), CSRF_OK);
 	if (memcmp(mine, theirs, LEN) == 0)
 		fail_msg("parent and child cut the same pad after fork");
 }

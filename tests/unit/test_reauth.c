@@ -146,7 +146,7 @@ static int64_t counter(fixture *f, const char *key)
 	if (r == CSRF_NOT_FOUND)
 		return 0;
 	assert_int_equal(r, CSRF_OK);
-	assert_int_equal(csrf_parse_i64(buf, len, &v), CSRF_OK);
+	assert_int_equal(csrfx_parse_i64(buf, len, &v), CSRF_OK);
 	return v;
 }
 

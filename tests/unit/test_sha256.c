@@ -69,10 +69,10 @@ static void tohex(const uint8_t *in, size_t n, char *out)
 
 static void builtin(const void *msg, size_t n, uint8_t out[32])
 {
-	csrf_sha256_builtin_ctx c;
-	csrf_sha256_builtin_init(&c);
-	csrf_sha256_builtin_update(&c, msg, n);
-	csrf_sha256_builtin_final(&c, out);
+	csrfi_sha256_builtin_ctx c;
+	csrfi_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_update(&c, msg, n);
+	csrfi_sha256_builtin_final(&c, out);
 }
 
 static void expect_digest(const char *what, const uint8_t got[32], const char *want)
@@ -128,16 +128,16 @@ static void test_long_msgs(void)
 
 	static uint8_t a[1000000];
 	memset(a, 'a', sizeof a);
-	csrf_sha256_builtin_ctx c;
-	csrf_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_ctx c;
+	csrfi_sha256_builtin_init(&c);
 	size_t off = 0, step = 1;
 	while (off < sizeof a) {
 		size_t n = step < sizeof a - off ? step : sizeof a - off;
-		csrf_sha256_builtin_update(&c, a + off, n);
+		csrfi_sha256_builtin_update(&c, a + off, n);
 		off += n;
 		step = step * 7 % 997 + 1;
 	}
-	csrf_sha256_builtin_final(&c, md);
+	csrfi_sha256_builtin_final(&c, md);
 	expect_digest("a million 'a'", md, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 	builtin(a, sizeof a, md);
 	expect_digest("a million 'a' at once", md, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
@@ -202,11 +202,11 @@ static void test_against_openssl(void)
 		builtin(buf, n, got);
 		CHECK(memcmp(want, got, 32) == 0, "length %zu differs from OpenSSL", n);
 		for (size_t piece = 1; piece <= 70 && n <= 300; piece++) {
-			csrf_sha256_builtin_ctx c;
-			csrf_sha256_builtin_init(&c);
+			csrfi_sha256_builtin_ctx c;
+			csrfi_sha256_builtin_init(&c);
 			for (size_t off = 0; off < n; off += piece)
-				csrf_sha256_builtin_update(&c, buf + off, piece < n - off ? piece : n - off);
-			csrf_sha256_builtin_final(&c, got);
+				csrfi_sha256_builtin_update(&c, buf + off, piece < n - off ? piece : n - off);
+			csrfi_sha256_builtin_final(&c, got);
 			CHECK(memcmp(want, got, 32) == 0, "length %zu in pieces of %zu differs from OpenSSL", n, piece);
 		}
 	}
@@ -216,12 +216,12 @@ static void test_against_openssl(void)
 /* The state is wiped by final: nothing of the message stays behind. */
 static void test_final_wipes(void)
 {
-	csrf_sha256_builtin_ctx c, zero;
+	csrfi_sha256_builtin_ctx c, zero;
 	uint8_t md[32];
 	memset(&zero, 0, sizeof zero);
-	csrf_sha256_builtin_init(&c);
-	csrf_sha256_builtin_update(&c, "secret key material", 19);
-	csrf_sha256_builtin_final(&c, md);
+	csrfi_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_update(&c, "secret key material", 19);
+	csrfi_sha256_builtin_final(&c, md);
 	CHECK(memcmp(&c, &zero, sizeof c) == 0, "the hash state was not wiped");
 }
 
@@ -263,11 +263,11 @@ static void test_rfc4231(void)
 	    {k_aa131, 131, d7, strlen(d7), "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		csrf_mac_key k;
+		csrfi_mac_key k;
 		uint8_t mac[CSRF_MAC_LEN];
 		char hex[65];
-		csrf_mac_init(&k, cases[i].key, cases[i].key_len);
-		csrf_mac(&k, cases[i].data, cases[i].data_len, NULL, 0, NULL, 0, NULL, 0, mac);
+		csrfi_mac_init(&k, cases[i].key, cases[i].key_len);
+		csrfi_mac(&k, cases[i].data, cases[i].data_len, NULL, 0, NULL, 0, NULL, 0, mac);
 		tohex(mac, sizeof mac, hex);
 		/* case 5 gives the first 128 bits only */
 		size_t want_len = strlen(cases[i].mac);
@@ -277,9 +277,9 @@ static void test_rfc4231(void)
 		size_t n = cases[i].data_len, a = n / 3, b = n / 2;
 		const uint8_t *d = cases[i].data;
 		uint8_t mac2[CSRF_MAC_LEN];
-		csrf_mac(&k, d, a, d + a, b - a, NULL, 0, d + b, n - b, mac2);
+		csrfi_mac(&k, d, a, d + a, b - a, NULL, 0, d + b, n - b, mac2);
 		CHECK(memcmp(mac, mac2, sizeof mac) == 0, "RFC 4231 test case %zu in parts differs", i + 1);
-		csrf_mac_wipe(&k);
+		csrfi_mac_wipe(&k);
 	}
 }
 
@@ -305,14 +305,14 @@ static void test_key_at_block_size(void)
 	for (size_t i = 0; i < sizeof key; i++)
 		key[i] = (uint8_t)i;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		csrf_mac_key k;
+		csrfi_mac_key k;
 		uint8_t mac[CSRF_MAC_LEN];
 		char what[64];
-		csrf_mac_init(&k, key, cases[i].key_len);
-		csrf_mac(&k, cases[i].msg, strlen(cases[i].msg), NULL, 0, NULL, 0, NULL, 0, mac);
+		csrfi_mac_init(&k, key, cases[i].key_len);
+		csrfi_mac(&k, cases[i].msg, strlen(cases[i].msg), NULL, 0, NULL, 0, NULL, 0, mac);
 		snprintf(what, sizeof what, "HMAC, key of %zu bytes, message \"%s\"", cases[i].key_len, cases[i].msg);
 		expect_digest(what, mac, cases[i].mac);
-		csrf_mac_wipe(&k);
+		csrfi_mac_wipe(&k);
 	}
 }
 

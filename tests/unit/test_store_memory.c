@@ -856,7 +856,7 @@ static void test_against_model(void **state)
 			int64_t mv = 0;
 			int is_num = 1;
 			if (model[k].live)
-				is_num = csrf_parse_i64(model[k].val, model[k].len, &mv) == CSRF_OK;
+				is_num = csrfx_parse_i64(model[k].val, model[k].len, &mv) == CSRF_OK;
 			r = csrf_store_incr(st, key, (size_t)klen, ttl, &v);
 			if (!is_num) {
 				assert_int_equal(r, CSRF_MALFORMED);

@@ -39,6 +39,17 @@ static void test_parse_u64(void **state)
 	    {"1 ", 10, CSRF_MALFORMED, 0},
 	    {"1a", 10, CSRF_MALFORMED, 0},
 	    {"\xd9\xa1", 10, CSRF_MALFORMED, 0}, /* ARABIC-INDIC DIGIT ONE */
+	    {"\t1", 10, CSRF_MALFORMED, 0},
+	    {"1\n", 10, CSRF_MALFORMED, 0},
+	    {"0x1", 100, CSRF_MALFORMED, 0},
+	    {"1e3", 5000, CSRF_MALFORMED, 0},
+	    {"1.5", 10, CSRF_MALFORMED, 0},
+	    {"--1", 10, CSRF_MALFORMED, 0},
+	    {"4294967295", UINT32_MAX, CSRF_OK, UINT32_MAX},
+	    {"4294967296", UINT32_MAX, CSRF_MALFORMED, 0},
+	    {"65536", 65535, CSRF_MALFORMED, 0},
+	    {"99999999999999999999", UINT64_MAX, CSRF_MALFORMED, 0}, /* 20 digits, over UINT64_MAX */
+	    {"00000000000000000001", UINT64_MAX, CSRF_MALFORMED, 0},
 	};
 
 	(void)state;
@@ -46,14 +57,28 @@ static void test_parse_u64(void **state)
 		uint64_t v = 12345;
 		size_t len = strlen(rows[i].s);
 		char *g = tu_guard_copy(rows[i].s, len);
-		csrf_reason r = csrf_parse_u64(g, len, rows[i].max, &v);
+		csrf_reason r = csrfx_parse_u64(g, len, rows[i].max, &v);
 		tu_guard_free(g);
 		if (r != rows[i].want)
 			fail_msg("row %zu (%s): got %s", i, rows[i].s, csrf_reason_name(r));
 		assert_true(r == CSRF_OK ? v == rows[i].v : v == 12345); /* no partial write */
 	}
 	uint64_t v = 7;
-	assert_int_equal(csrf_parse_u64(NULL, 0, 10, &v), CSRF_MALFORMED);
+	assert_int_equal(csrfx_parse_u64(NULL, 0, 10, &v), CSRF_MALFORMED);
+	assert_true(v == 7);
+	/* Huge: a megabyte of digits, and one of them with a NUL inside. */
+	size_t big = 1u << 20;
+	char *b = malloc(big);
+	assert_non_null(b);
+	memset(b, '9', big);
+	char *g = tu_guard_copy(b, big);
+	assert_int_equal(csrfx_parse_u64(g, big, UINT64_MAX, &v), CSRF_MALFORMED);
+	tu_guard_free(g);
+	b[1] = '\0';
+	g = tu_guard_copy(b, 3);
+	assert_int_equal(csrfx_parse_u64(g, 3, UINT64_MAX, &v), CSRF_MALFORMED);
+	tu_guard_free(g);
+	free(b);
 	assert_true(v == 7);
 }
 
@@ -89,7 +114,7 @@ static void test_parse_i64(void **state)
 		int64_t v = 12345;
 		size_t len = strlen(rows[i].s);
 		char *g = tu_guard_copy(rows[i].s, len);
-		csrf_reason r = csrf_parse_i64(g, len, &v);
+		csrf_reason r = csrfx_parse_i64(g, len, &v);
 		tu_guard_free(g);
 		if (r != rows[i].want)
 			fail_msg("row %zu (%s): got %s", i, rows[i].s, csrf_reason_name(r));
@@ -103,7 +128,7 @@ static void test_parse_i64(void **state)
 		int n = snprintf(buf, sizeof buf, "%lld", (long long)samples[i]);
 		int64_t v = 0;
 		char *g = tu_guard_copy(buf, (size_t)n);
-		assert_int_equal(csrf_parse_i64(g, (size_t)n, &v), CSRF_OK);
+		assert_int_equal(csrfx_parse_i64(g, (size_t)n, &v), CSRF_OK);
 		tu_guard_free(g);
 		assert_true(v == samples[i]);
 	}
@@ -112,19 +137,19 @@ static void test_parse_i64(void **state)
 static void test_trim(void **state)
 {
 	(void)state;
-	csrf_slice t = csrf_trim((csrf_slice){" \t a b\t ", 8});
+	csrf_slice t = csrfi_trim((csrf_slice){" \t a b\t ", 8});
 	assert_int_equal(t.len, 3);
 	assert_memory_equal(t.ptr, "a b", 3);
-	t = csrf_trim((csrf_slice){" \t ", 3});
+	t = csrfi_trim((csrf_slice){" \t ", 3});
 	assert_int_equal(t.len, 0);
 	assert_non_null(t.ptr); /* empty, not absent */
-	t = csrf_trim((csrf_slice){NULL, 0});
+	t = csrfi_trim((csrf_slice){NULL, 0});
 	assert_null(t.ptr);
-	t = csrf_trim((csrf_slice){"\r\nx\n", 4}); /* only spaces and tabs */
+	t = csrfi_trim((csrf_slice){"\r\nx\n", 4}); /* only spaces and tabs */
 	assert_int_equal(t.len, 4);
 
 	const char *s = "  xy ", *p = s, *end = s + 5;
-	csrf_trim_ptrs(&p, &end);
+	csrfi_trim_ptrs(&p, &end);
 	assert_int_equal(end - p, 2);
 	assert_memory_equal(p, "xy", 2);
 }
@@ -132,38 +157,38 @@ static void test_trim(void **state)
 static void test_compare(void **state)
 {
 	(void)state;
-	assert_true(csrf_slice_ieq((csrf_slice){"Content-TYPE", 12}, "content-type"));
-	assert_false(csrf_slice_ieq((csrf_slice){"Content-Typ", 11}, "content-type"));
-	assert_false(csrf_slice_ieq((csrf_slice){NULL, 0}, ""));
-	assert_true(csrf_slice_ieq((csrf_slice){"", 0}, ""));
-	assert_true(csrf_slice_eq((csrf_slice){"abc", 3}, "abc"));
-	assert_false(csrf_slice_eq((csrf_slice){"ABC", 3}, "abc"));
-	assert_true(csrf_ieq(NULL, 0, ""));
+	assert_true(csrfi_slice_ieq((csrf_slice){"Content-TYPE", 12}, "content-type"));
+	assert_false(csrfi_slice_ieq((csrf_slice){"Content-Typ", 11}, "content-type"));
+	assert_false(csrfi_slice_ieq((csrf_slice){NULL, 0}, ""));
+	assert_true(csrfi_slice_ieq((csrf_slice){"", 0}, ""));
+	assert_true(csrfi_slice_eq((csrf_slice){"abc", 3}, "abc"));
+	assert_false(csrfi_slice_eq((csrf_slice){"ABC", 3}, "abc"));
+	assert_true(csrfi_ieq(NULL, 0, ""));
 	/* Non-ASCII bytes are never folded: the Kelvin sign is no 'k'. */
-	assert_false(csrf_slice_ieq((csrf_slice){"\xe2\x84\xaa", 3}, "k"));
+	assert_false(csrfi_slice_ieq((csrf_slice){"\xe2\x84\xaa", 3}, "k"));
 
-	assert_true(csrf_contains_ci("multipart/form-data; BOUNDARY=x", 31, "boundary="));
-	assert_true(csrf_contains_ci("no-store", 8, "NO-STORE"));
-	assert_false(csrf_contains_ci("no-stor", 7, "no-store"));
-	assert_false(csrf_contains_ci("", 0, "x"));
+	assert_true(csrfi_contains_ci("multipart/form-data; BOUNDARY=x", 31, "boundary="));
+	assert_true(csrfi_contains_ci("no-store", 8, "NO-STORE"));
+	assert_false(csrfi_contains_ci("no-stor", 7, "no-store"));
+	assert_false(csrfi_contains_ci("", 0, "x"));
 	char *g = tu_guard_copy("private", 7);
-	assert_true(csrf_contains_ci(g, 7, "vate"));
-	assert_false(csrf_contains_ci(g, 7, "vatex"));
+	assert_true(csrfi_contains_ci(g, 7, "vate"));
+	assert_false(csrfi_contains_ci(g, 7, "vatex"));
 	tu_guard_free(g);
 }
 
 static void test_tokens(void **state)
 {
 	(void)state;
-	assert_true(csrf_is_token("X-CSRF-Token", 12));
-	assert_true(csrf_is_token("!#$%&'*+-.^_`|~", 15));
-	assert_false(csrf_is_token("", 0));
-	assert_false(csrf_is_token("a b", 3));
-	assert_false(csrf_is_token("a:b", 3));
-	assert_false(csrf_is_token("a\0b", 3));
-	assert_false(csrf_is_token("\xc3\xa9", 2));
+	assert_true(csrfi_is_token("X-CSRF-Token", 12));
+	assert_true(csrfi_is_token("!#$%&'*+-.^_`|~", 15));
+	assert_false(csrfi_is_token("", 0));
+	assert_false(csrfi_is_token("a b", 3));
+	assert_false(csrfi_is_token("a:b", 3));
+	assert_false(csrfi_is_token("a\0b", 3));
+	assert_false(csrfi_is_token("\xc3\xa9", 2));
 	for (int c = 0; c < 256; c++) {
-		int v = csrf_hexval((unsigned char)c);
+		int v = csrfx_hexval((unsigned char)c);
 		int want = c >= '0' && c <= '9'   ? c - '0'
 		           : c >= 'a' && c <= 'f' ? c - 'a' + 10
 		           : c >= 'A' && c <= 'F' ? c - 'A' + 10
