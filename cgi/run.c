@@ -113,17 +113,13 @@ static unsigned status_of(const headers *hs)
 	return (unsigned)code;
 }
 
-/* referrer_same_origin: which Referrer-Policy lines of the program's
- * answer say same-origin instead (csrf_response_referrer: all of them,
- * when together they say no-referrer). -1 as cache_rule. */
-static int referrer_rule(const headers *hs, unsigned char *raise)
+/* The program's headers as the library reads them (h: hs->n slots). */
+static void as_library(const headers *hs, csrf_header *h)
 {
-	csrf_header h[HEADERS_MAX];
 	for (size_t i = 0; i < hs->n; i++) {
 		h[i].name = (csrf_slice){hs->h[i].name, hs->h[i].name_len};
 		h[i].value = (csrf_slice){hs->h[i].value, hs->h[i].value_len};
 	}
-	return csrf_response_referrer(h, hs->n, raise) == CSRF_OK ? 0 : -1;
 }
 
 static void put_line(const char *name, size_t name_len, const char *value, size_t value_len)
@@ -136,7 +132,7 @@ static void put_line(const char *name, size_t name_len, const char *value, size_
 
 /* The program's headers (Status first), as the library judged them when
  * action is set, then the ones it adds; the lines raise marks
- * (referrer_rule) say same-origin. */
+ * (csrf_response_referrer) say same-origin. */
 static void put_headers(const headers *hs, const unsigned char *action, const csrf_slice *value, const csrf_header *add,
                         size_t n_add, const unsigned char *raise)
 {
@@ -241,6 +237,8 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 	                                       ct ? ct->value_len : 0, ce ? ce->value : NULL, ce ? ce->value_len : 0)
 	                 : CSRF_RESPONSE_PASS;
 	csrf_response *resp = NULL;
+	csrf_header h[HEADERS_MAX];
+	as_library(&hs, h);
 	const char *p = buf + head; /* the body bytes in hand */
 	size_t n = got - head;
 	unsigned char action[HEADERS_MAX];
@@ -267,11 +265,6 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			n = k > 0 ? (size_t)k : 0;
 			end = k <= 0;
 		}
-		csrf_header h[HEADERS_MAX];
-		for (size_t i = 0; i < hs.n; i++) {
-			h[i].name = (csrf_slice){hs.h[i].name, hs.h[i].name_len};
-			h[i].value = (csrf_slice){hs.h[i].value, hs.h[i].value_len};
-		}
 		/* a page without tokens is safe to send: its forms will be
 		 * rejected, never let through */
 		if (inject && csrf_response_headers(resp, req, h, hs.n, action, value, add, &n_add) != CSRF_OK)
@@ -280,7 +273,9 @@ static int relay(const cgi_conf *conf, csrf_request *req, int fd, const char *me
 			log_response(resp, method, path);
 	}
 	unsigned char raise[HEADERS_MAX] = {0};
-	if (conf->referrer_same_origin && referrer_rule(&hs, raise) != 0)
+	/* referrer_same_origin: the Referrer-Policy lines that together say
+	 * no-referrer say same-origin instead */
+	if (conf->referrer_same_origin && csrf_response_referrer(h, hs.n, raise) != CSRF_OK)
 		memset(raise, 0, sizeof raise); /* not expected: parse made the lines */
 	put_headers(&hs, inject ? action : NULL, value, add, inject ? n_add : 0, raise);
 	csrf_slice held = resp ? csrf_response_held(resp) : (csrf_slice){NULL, 0};
