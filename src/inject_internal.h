@@ -121,6 +121,13 @@ struct inj_tag {
 	char url[INJ_URL_MAX];
 };
 
+/* table, caption, colgroup, col, tbody, thead, tfoot, tr, td, th: the
+ * tags of the table modes. */
+static inline int inj_is_table_tag(uint8_t id)
+{
+	return id >= T_TABLE && id <= T_TH;
+}
+
 /* Attribute bits of inj_tag.seen. */
 enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
 

@@ -64,7 +64,7 @@ static void name_done(struct inj_noscript *ns, const struct inj_tree *tree)
 	uint8_t id = ns->name_len <= INJ_NAME_MAX ? inj_tag_id_html(ns->name, ns->name_len) : T_OTHER;
 	ns->button = !ns->is_end && (id == T_BUTTON || id == T_INPUT);
 	ns->bits = 0;
-	if (id >= T_TABLE && id <= T_TH && inj_tree_noscript_table(tree, id, ns->is_end, &ns->tables)) {
+	if (inj_is_table_tag(id) && inj_tree_noscript_table(tree, id, ns->is_end, &ns->tables)) {
 		ns->state = M_BAD;
 		return;
 	}

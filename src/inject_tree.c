@@ -305,11 +305,6 @@ static int table_closes(const struct inj_tree *t, uint8_t id)
 	}
 }
 
-static int is_table_tag(uint8_t id)
-{
-	return id >= T_TABLE && id <= T_TH;
-}
-
 /* A table end tag outside template contents. */
 static void table_end(struct inj_tree *t, uint8_t id)
 {
@@ -650,7 +645,7 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			inj_tree_stop(t, CSRF_INJECT_SELECT);
 		else if (tag->id == T_FORM && t->templates == 0) /* older parsers drop it, newer may not */
 			hold_back(t, CSRF_INJECT_SELECT);
-		else if (is_table_tag(tag->id) && t->templates == 0)
+		else if (inj_is_table_tag(tag->id) && t->templates == 0)
 			select_table_end(t, tag->id);
 		return;
 	}
@@ -659,7 +654,7 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 		t->cur_form = CF_OTHER;
 	} else if (tag->id == T_TEMPLATE && t->templates > 0) {
 		t->templates--;
-	} else if (is_table_tag(tag->id) && t->templates == 0) {
+	} else if (inj_is_table_tag(tag->id) && t->templates == 0) {
 		table_end(t, tag->id);
 	}
 }
@@ -667,7 +662,8 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
 {
 	/* a <table> start tag may stop the model (too deep): inj_tree_tag */
-	if (!is_table_tag(tag->id) || (tag->id == T_TABLE && !tag->is_end) || t->depth > 0 || t->select || t->stopped)
+	if (!inj_is_table_tag(tag->id) || (tag->id == T_TABLE && !tag->is_end) || t->depth > 0 || t->select ||
+	    t->stopped)
 		return 0;
 	if (t->templates == 0) {
 		if (tag->is_end)
