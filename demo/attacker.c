@@ -145,7 +145,7 @@ static enum MHD_Result index_page(demo_app *app, struct MHD_Connection *c)
 		page_add(&b, "</li>");
 	}
 	page_add(&b, "</ul></body></html>\n");
-	return demo_respond(c, 200, "text/html; charset=utf-8", &b, NULL);
+	return demo_respond(c, NULL, NULL, 200, "text/html; charset=utf-8", &b, NULL);
 }
 
 static enum MHD_Result attack_page(demo_app *app, struct MHD_Connection *c, const attack *a)
@@ -160,7 +160,7 @@ static enum MHD_Result attack_page(demo_app *app, struct MHD_Connection *c, cons
 	page_add(&b, "</p>");
 	markup(&b, app, a->markup);
 	page_add(&b, "<p><a href=\"/\">more fun</a></p></body></html>\n");
-	return demo_respond(c, 200, "text/html; charset=utf-8", &b, NULL);
+	return demo_respond(c, NULL, NULL, 200, "text/html; charset=utf-8", &b, NULL);
 }
 
 static enum MHD_Result simple(struct MHD_Connection *c, unsigned status, const char *ctype, const char *text)
@@ -168,7 +168,7 @@ static enum MHD_Result simple(struct MHD_Connection *c, unsigned status, const c
 	page b;
 	page_init(&b);
 	page_add(&b, text);
-	return demo_respond(c, status, ctype, &b, NULL);
+	return demo_respond(c, NULL, NULL, status, ctype, &b, NULL);
 }
 
 enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const char *url, const char *method)
