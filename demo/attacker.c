@@ -95,9 +95,8 @@ static int offered(demo_app *app, const attack *a)
 
 static void head(page *b, demo_app *app, const char *title)
 {
-	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
-	page_text(b, title, strlen(title));
-	page_add(b, " - attacker</title><style>body{font-family:Georgia,serif;max-width:46rem;margin:1rem auto;"
+	page_head(b, title, "attacker");
+	page_add(b, "<style>body{font-family:Georgia,serif;max-width:46rem;margin:1rem auto;"
 	            "padding:0 1rem;background:#fff8e8;color:#331}h1{color:#a30}.what{background:#ffe;border:1px "
 	            "dashed #a30;padding:.4rem}</style></head>\n<body data-victim=\"");
 	page_attr(b, app->victim_origin, strlen(app->victim_origin));

@@ -150,6 +150,9 @@ void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Text-node and attribute escaping through csrf_html_escape(_attr). */
 void page_text(page *b, const char *s, size_t n);
 void page_attr(page *b, const char *s, size_t n);
+/* A page's start, through its <title> ("TITLE - SITE", escaped): the
+ * rest of <head> is the caller's. */
+void page_head(page *b, const char *title, const char *site);
 /* Queues body (owned: freed here) with status, Content-Type ctype (NULL:
  * none) and the given headers (a NULL-terminated list of at most
  * DEMO_HEADERS_MAX name, value pairs), beside X-Content-Type-Options:

@@ -115,6 +115,15 @@ void page_attr(page *b, const char *s, size_t n)
 	page_escaped(b, s, n, 1);
 }
 
+void page_head(page *b, const char *title, const char *site)
+{
+	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
+	page_text(b, title, strlen(title));
+	page_add(b, " - ");
+	page_text(b, site, strlen(site));
+	page_add(b, "</title>");
+}
+
 static csrf_header header_of(const char *name, const char *value)
 {
 	return (csrf_header){{name, strlen(name)}, {value, strlen(value)}};

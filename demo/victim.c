@@ -215,10 +215,8 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 
 static void frame_open(vreq *v, page *b, const char *title)
 {
-	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
-	page_text(b, title, strlen(title));
-	page_add(b, " - csrf-demo</title><link rel=\"stylesheet\" href=\"/style.css\"></head>\n<body><header><a "
-	            "class=\"brand\" "
+	page_head(b, title, "csrf-demo");
+	page_add(b, "<link rel=\"stylesheet\" href=\"/style.css\"></head>\n<body><header><a class=\"brand\" "
 	            "href=\"/\">Daily Vote &amp; Bank</a> ");
 	if (v->app->unprotected)
 		page_add(b, "<span class=\"mode off\" id=\"mode\">UNPROTECTED</span>");
