@@ -3,8 +3,9 @@
  * victim.c - the victim site of csrf-demo: a story-voting page and a small
  * bank on one origin. Protected (the default), every unsafe request goes
  * through csrf_check with the session's secret, every page carries the
- * token, GET never changes state, and a transfer needs the password again
- * (csrf_reauth). With --unprotected all of that is off, so the attacker
+ * token (the site writes none: its answers go through the library's
+ * response exchange, demo_respond), GET never changes state, and a
+ * transfer needs the password again (csrf_reauth). With --unprotected all of that is off, so the attacker
  * site's pages visibly work. Every page escapes what it prints and sends a
  * Content-Security-Policy; none has inline script. While the session store
  * does not answer, pages are still served (to everybody as signed out) and
