@@ -318,8 +318,8 @@ static apr_status_t csrf_protect_reject_wipe(void *data)
 	return APR_SUCCESS;
 }
 
-/* No cache keeps a rejection (csrf_rejection_cache), whatever the
- * configuration put beside it. */
+/* No cache keeps a rejection (csrf_rejection_cache): the table loses
+ * every cache field, whatever the configuration put there. */
 static void csrf_protect_rejection_cache(request_rec *r, apr_table_t **t)
 {
 	const apr_array_header_t *a = apr_table_elts(*t);
@@ -342,6 +342,19 @@ static void csrf_protect_rejection_cache(request_rec *r, apr_table_t **t)
 			apr_table_addn(kept, e[i].key, e[i].val);
 	}
 	*t = kept;
+}
+
+/* The rejection's answer on its way out, after mod_headers and the other
+ * content-set filters (AP_FTYPE_CONTENT_SET + 5): only no-store. */
+apr_status_t csrf_protect_reject_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+	request_rec *r = f->r;
+
+	csrf_protect_rejection_cache(r, &r->headers_out);
+	csrf_protect_rejection_cache(r, &r->err_headers_out);
+	apr_table_setn(r->headers_out, "Cache-Control", CSRF_REJECT_PAGE_CACHE_CONTROL);
+	ap_remove_output_filter(f);
+	return ap_pass_brigade(f->next, bb);
 }
 
 int csrf_protect_reject_handler(request_rec *r)
@@ -377,8 +390,7 @@ int csrf_protect_reject_handler(request_rec *r)
 		                 csrf_reason_name(st->reason));
 
 	r->status = (int)a->status;
-	csrf_protect_rejection_cache(r, &r->headers_out);
-	csrf_protect_rejection_cache(r, &r->err_headers_out);
+	ap_add_output_filter(CSRF_PROTECT_REJECT_FILTER, NULL, r, r->connection);
 	for (size_t i = 0; i < a->n_headers; i++) {
 		char *name = apr_pstrmemdup(r->pool, a->headers[i].name.ptr, a->headers[i].name.len);
 		char *value = apr_pstrmemdup(r->pool, a->headers[i].value.ptr, a->headers[i].value.len);

@@ -577,6 +577,8 @@ static void csrf_protect_register_hooks(apr_pool_t *p)
 	/* after mod_include, mod_substitute and mod_sed (AP_FTYPE_RESOURCE),
 	 * before mod_deflate (AP_FTYPE_CONTENT_SET + 1) */
 	ap_register_output_filter(CSRF_PROTECT_FILTER, csrf_protect_output_filter, NULL, AP_FTYPE_CONTENT_SET);
+	ap_register_output_filter(CSRF_PROTECT_REJECT_FILTER, csrf_protect_reject_filter, NULL,
+	                          (ap_filter_type)(AP_FTYPE_CONTENT_SET + 5));
 }
 
 AP_DECLARE_MODULE(csrf_protect) = {

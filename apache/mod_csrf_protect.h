@@ -31,6 +31,7 @@
 /* The body replay filter and the injecting output filter, by name. */
 #define CSRF_PROTECT_BODY_FILTER "CSRF_PROTECT_BODY"
 #define CSRF_PROTECT_FILTER "CSRF_PROTECT"
+#define CSRF_PROTECT_REJECT_FILTER "CSRF_PROTECT_REJECT"
 /* The request note LogFormat reads as %{csrf_result}n. */
 #define CSRF_PROTECT_NOTE "csrf_result"
 
@@ -97,6 +98,7 @@ void csrf_protect_count_response(csrf_response_verdict verdict, const csrf_respo
 /* csrf_protect_request.c */
 int csrf_protect_fixups(request_rec *r);
 int csrf_protect_reject_handler(request_rec *r);
+apr_status_t csrf_protect_reject_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 apr_status_t csrf_protect_body_filter(ap_filter_t *f, apr_bucket_brigade *bb, ap_input_mode_t mode,
                                       apr_read_type_e block, apr_off_t readbytes);
 /* The verdict r (or the request it came from) carries; NULL: none. */
