@@ -48,12 +48,9 @@ void csrf_protect_request(request_rec *r, csrf_request *req)
 	req->target.len = strlen(r->unparsed_uri);
 	req->scheme.ptr = scheme;
 	req->scheme.len = strlen(scheme);
+	/* mod_http2 gives a body without Content-Length a
+	 * "Transfer-Encoding: chunked", as the library wants it */
 	apr_table_do(csrf_protect_file_header, req, r->headers_in, NULL);
-	if (req->transfer_encoding.ptr == NULL && req->content_length.ptr == NULL && r->proto_num >= 2000 &&
-	    r->read_chunked) {
-		/* an HTTP/2 body without Content-Length */
-		csrf_request_header(req, "Transfer-Encoding", 17, "chunked", 7);
-	}
 }
 
 /* ------------------------------------------------------------------ */

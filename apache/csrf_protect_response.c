@@ -162,7 +162,6 @@ static void csrf_protect_start(request_rec *r, csrf_protect_out *o, csrf_protect
 	 * validators of the page before them */
 	apr_table_unset(r->headers_in, "Range");
 	apr_table_unset(r->headers_in, "If-Range");
-	r->clength = 0;
 	o->inject = 1;
 }
 
@@ -241,7 +240,7 @@ static csrf_protect_out *csrf_protect_begin(ap_filter_t *f, csrf_protect_state *
 	o = apr_pcalloc(r->pool, sizeof(*o));
 	mem = apr_palloc(r->pool, size + 16);
 	mem += (16 - ((apr_uintptr_t)mem & 15)) & 15; /* aligned as malloc's */
-	if (csrf_response_init(mem, size, ctx, ct, strlen(ct), &o->resp) != CSRF_OK)
+	if (ct == NULL || csrf_response_init(mem, size, ctx, ct, strlen(ct), &o->resp) != CSRF_OK)
 		return NULL;
 	o->ctx = ctx;
 	o->holding = 1;
@@ -316,6 +315,11 @@ apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 			APR_BRIGADE_INSERT_TAIL(o->out, e);
 			break;
 		}
+		if (!o->holding && !o->inject) {
+			/* passed untouched: the rest as it is */
+			APR_BRIGADE_CONCAT(o->out, bb);
+			break;
+		}
 		if (APR_BUCKET_IS_METADATA(e)) {
 			APR_BUCKET_REMOVE(e);
 			if (o->holding && APR_BUCKET_IS_FLUSH(e))
@@ -370,6 +374,8 @@ apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 	}
 	if (o->holding)
 		return APR_SUCCESS;
+	if (!o->inject)
+		ap_remove_output_filter(f);
 	rv = ap_pass_brigade(f->next, o->out);
 	apr_brigade_cleanup(o->out);
 	return rv;

@@ -12,6 +12,8 @@
 
 #include "mod_csrf_protect.h"
 
+#include <errno.h>
+
 #include "apr_hash.h"
 #include "apr_shm.h"
 #include "apr_thread_mutex.h"
@@ -490,11 +492,10 @@ static int csrf_protect_metrics_handler(request_rec *r)
 /* Startup                                                             */
 /* ------------------------------------------------------------------ */
 
-static int csrf_protect_prebuild(apr_pool_t *ptemp, server_rec *s, ap_conf_vector_t *dir, const char **why)
+/* Makes the context of settled settings c when it is on: 1 when it uses
+ * the random key, 0, or -1 (and *why) when it cannot be made. */
+static int csrf_protect_prebuild(apr_pool_t *ptemp, csrf_protect_conf *c, const char **why)
 {
-	csrf_protect_conf *c = ap_get_module_config(dir, &csrf_protect_module);
-
-	(void)s;
 	if (c == NULL)
 		return 0;
 	c = csrf_protect_settled(ptemp, c);
@@ -528,12 +529,14 @@ static int csrf_protect_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_poo
 		core_server_config *core = ap_get_core_module_config(v->module_config);
 		apr_array_header_t *secs[2] = {core->sec_dir, core->sec_url};
 
-		rc = csrf_protect_prebuild(ptemp, v, v->lookup_defaults, &why);
+		csrf_protect_conf *base = ap_get_module_config(v->lookup_defaults, &csrf_protect_module);
+
+		rc = csrf_protect_prebuild(ptemp, base, &why);
 		for (int k = 0; rc >= 0 && k < 2; k++) {
 			for (int i = 0; rc >= 0 && secs[k] && i < secs[k]->nelts; i++) {
 				ap_conf_vector_t *sec = APR_ARRAY_IDX(secs[k], i, ap_conf_vector_t *);
-				ap_conf_vector_t *m = ap_merge_per_dir_configs(ptemp, v->lookup_defaults, sec);
-				int one = csrf_protect_prebuild(ptemp, v, m, &why);
+				csrf_protect_conf *own = ap_get_module_config(sec, &csrf_protect_module);
+				int one = own ? csrf_protect_prebuild(ptemp, csrf_protect_merge(ptemp, base, own), &why) : 0;
 				rc = one < 0 ? one : rc | one;
 			}
 		}
@@ -589,7 +592,4 @@ AP_DECLARE_MODULE(csrf_protect) = {
     NULL,                /* its merge */
     csrf_protect_cmds,
     csrf_protect_register_hooks,
-#if defined(AP_MODULE_FLAG_ALWAYS_MERGE)
-    AP_MODULE_FLAG_ALWAYS_MERGE
-#endif
 };
