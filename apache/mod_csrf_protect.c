@@ -19,7 +19,6 @@
 #include "apr_thread_mutex.h"
 #include "http_core.h"
 
-APLOG_USE_MODULE(csrf_protect);
 
 /* ------------------------------------------------------------------ */
 /* Directives                                                          */
@@ -592,4 +591,5 @@ AP_DECLARE_MODULE(csrf_protect) = {
     NULL,                /* its merge */
     csrf_protect_cmds,
     csrf_protect_register_hooks,
+    0, /* flags */
 };

@@ -81,7 +81,8 @@ typedef struct {
 	int identity;
 } csrf_protect_state;
 
-extern module AP_MODULE_DECLARE_DATA csrf_protect_module;
+/* The one symbol the module exports (it builds with hidden visibility). */
+extern module AP_MODULE_DECLARE_DATA csrf_protect_module __attribute__((visibility("default")));
 
 /* mod_csrf_protect.c */
 /* The directory's settings with the defaults filled in (a copy in p). */
