@@ -81,7 +81,7 @@ static void csrf_protect_headers_of(request_rec *r, csrf_protect_headers *c, int
 	}
 }
 
-/* A table without the entries drop marks. */
+/* A table without the entries the library's actions drop. */
 static apr_table_t *csrf_protect_without(request_rec *r, apr_table_t *t, const csrf_protect_headers *c,
                                          const unsigned char *drop)
 {
@@ -92,7 +92,7 @@ static apr_table_t *csrf_protect_without(request_rec *r, apr_table_t *t, const c
 	for (int i = 0; i < a->nelts; i++) {
 		int gone = 0;
 		for (size_t k = 0; k < c->n; k++) {
-			if (c->entry[k] == &e[i] && drop[k]) {
+			if (c->entry[k] == &e[i] && drop[k] == CSRF_HEADER_DROP) {
 				gone = 1;
 				break;
 			}
