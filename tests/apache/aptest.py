@@ -107,8 +107,10 @@ class Apache:
         return r.returncode, r.stdout + r.stderr
 
     def start(self):
+        # a session of its own: on SIGTERM apache2 signals its whole
+        # process group, which would otherwise be the test's
         self.proc = subprocess.Popen([APACHE, "-f", self.conf, "-DFOREGROUND"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT, start_new_session=True)
         for p in self.ports:
             if not T.wait_port(p):
                 out = self.stop()

@@ -129,7 +129,7 @@ class PhpFpm:
 
     def start(self):
         args = [PHP_FPM, "-n", "-y", self.conf, "-F"] + (["-R"] if os.geteuid() == 0 else [])
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         end = time.time() + 10
         while not os.path.exists(self.sock) and time.time() < end:
             time.sleep(0.02)

@@ -7,9 +7,9 @@ and without Content-Length over HTTP/2 (mod_http2, h2c; event MPM). A body
 over CSRFBodyMax in report-only goes on whole: the part the module read,
 then the rest."""
 
+import base64
 import os
 import random
-import string
 import subprocess
 import sys
 import unittest
@@ -49,11 +49,15 @@ PHP = """
 </Directory>
 """
 H2 = "Protocols h2c http/1.1\n"
+# php-fpm behind proxy_fcgi gets no body without Content-Length (no
+# CONTENT_LENGTH reaches PHP), with or without the module: Apache's
+# limitation, so those rows send Content-Length only.
+CHUNKED = {"php": (False, True), "fpm": (False,), "cgi": (False, True), "proxy": (False, True)}
 
 
 def payload(n, seed):
     rnd = random.Random(seed)
-    return "".join(rnd.choice(string.ascii_letters + string.digits + "-_.") for _ in range(n)) + "%00%FF%2B+"
+    return base64.urlsafe_b64encode(rnd.randbytes(n * 3 // 4)).decode() + "%00%FF%2B+"
 
 
 def curl(port, path, body, chunked=False, h2=False, headers=()):
@@ -106,7 +110,7 @@ class Body(unittest.TestCase):
 
     def check_rows(self, ap, paths, h2):
         for path in paths:
-            for chunked in (False, True):
+            for chunked in CHUNKED[path.rsplit("/", 2)[-2]]:
                 with self.subTest(path=path, chunked=chunked, h2=h2):
                     body, code, version, text = self.post(ap, path, 300000, chunked, h2)
                     self.assertEqual(code, 200, text[:300])
@@ -126,7 +130,7 @@ class Body(unittest.TestCase):
                                                 "/big/proxy/echo")]
         rows += [(self.ev, p, True) for p in ("/big/fpm/echo.php", "/big/proxy/echo")]
         for ap, path, h2 in rows:
-            for chunked in (False, True):
+            for chunked in CHUNKED[path.rsplit("/", 2)[-2]]:
                 with self.subTest(path=path, chunked=chunked, h2=h2):
                     body, code, _, text = self.post(ap, path, 1 << 20, chunked, h2, token=False)
                     self.assertEqual(code, 200, text[:300])
