@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * mod_csrf_protect: the response half. An output filter at
- * AP_FTYPE_CONTENT_SET (after mod_include, mod_substitute and mod_sed,
- * before mod_deflate) hands each response to the library's exchange
+ * mod_csrf_protect: the response half. An output filter, the last of
+ * the content filters (after mod_include, mod_substitute and mod_sed,
+ * before mod_deflate however it was added) hands each response to the library's exchange
  * (csrf_response_*): the library says which responses get tokens, holds
  * the first bytes until the charset is known, judges every header and
  * names the ones to add, and injects as the body streams through; the
@@ -28,16 +28,45 @@ typedef struct {
 	int failed;
 } csrf_protect_out;
 
+static int csrf_protect_is_compressor(const char *name)
+{
+	static const char *const names[] = {"deflate", "brotli_compress", "bytype:deflate", "bytype:brotli_compress"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (name && strcasecmp(name, names[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The filter goes last among the request's content filters (this hook
+ * runs after core's and mod_filter's): after mod_include,
+ * mod_substitute and mod_sed. A compressor placed among them, as
+ * mod_filter places AddOutputFilterByType DEFLATE (Debian's deflate.conf)
+ * at AP_FTYPE_RESOURCE, is moved after it, so pages are compressed with
+ * their tokens instead of passing without. */
 void csrf_protect_insert_filter(request_rec *r)
 {
 	csrf_protect_conf *c;
+	ap_filter_t *f, *moved[8];
+	size_t n = 0;
 
 	if (r->main)
 		return;
 	c = ap_get_module_config(r->per_dir_config, &csrf_protect_module);
 	if (c == NULL || c->enable != 1)
 		return;
+	for (f = r->output_filters; f && f->r == r && f->frec->ftype <= AP_FTYPE_RESOURCE; f = f->next) {
+		if (csrf_protect_is_compressor(f->frec->name) && n < sizeof(moved) / sizeof(moved[0]))
+			moved[n++] = f;
+	}
 	ap_add_output_filter(CSRF_PROTECT_FILTER, NULL, r, r->connection);
+	for (size_t i = 0; i < n; i++) {
+		ap_filter_rec_t *frec = moved[i]->frec;
+		void *ctx = moved[i]->ctx;
+		ap_remove_output_filter(moved[i]);
+		ap_add_output_filter_handle(frec, ctx, r, r->connection);
+	}
 }
 
 /* The two tables a response's header is made of, as the library reads

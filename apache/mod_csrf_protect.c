@@ -574,11 +574,11 @@ static void csrf_protect_register_hooks(apr_pool_t *p)
 	/* a rejected request gets the module's answer before any handler */
 	ap_hook_handler(csrf_protect_reject_handler, NULL, NULL, APR_HOOK_REALLY_FIRST);
 	ap_hook_handler(csrf_protect_metrics_handler, NULL, NULL, APR_HOOK_MIDDLE);
-	ap_hook_insert_filter(csrf_protect_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
+	ap_hook_insert_filter(csrf_protect_insert_filter, NULL, NULL, APR_HOOK_REALLY_LAST);
 	ap_register_input_filter(CSRF_PROTECT_BODY_FILTER, csrf_protect_body_filter, NULL, AP_FTYPE_CONTENT_SET);
-	/* after mod_include, mod_substitute and mod_sed (AP_FTYPE_RESOURCE),
-	 * before mod_deflate (AP_FTYPE_CONTENT_SET + 1) */
-	ap_register_output_filter(CSRF_PROTECT_FILTER, csrf_protect_output_filter, NULL, AP_FTYPE_CONTENT_SET);
+	/* the last resource filter (csrf_protect_insert_filter): after
+	 * mod_include, mod_substitute and mod_sed, before mod_deflate */
+	ap_register_output_filter(CSRF_PROTECT_FILTER, csrf_protect_output_filter, NULL, AP_FTYPE_RESOURCE);
 	ap_register_output_filter(CSRF_PROTECT_REJECT_FILTER, csrf_protect_reject_filter, NULL,
 	                          (ap_filter_type)(AP_FTYPE_CONTENT_SET + 5));
 }

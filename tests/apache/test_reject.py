@@ -119,7 +119,8 @@ class Reject(unittest.TestCase):
         """413 for a body over CSRFBodyMax whose token has to come from it;
         ErrorDocument 413 to a proxied path is not followed."""
         before_up = len(self.up.requests)
-        r = T.request(self.ap.port, "POST", "/small/index.html", CROSS[2:], b"a=" + b"x" * 5000)
+        cookie, _, _ = T.session_tokens(self.ap.port, "/small/index.html")
+        r = T.request(self.ap.port, "POST", "/small/index.html", [("Cookie", cookie)] + CROSS[2:], b"a=" + b"x" * 5000)
         self.assert_module_page(r, "body_too_large", 413)
         self.assertEqual(self.up.requests[before_up:], [])
 
