@@ -223,7 +223,8 @@ static void csrf_protect_fail(request_rec *r, csrf_protect_state *st, csrf_reaso
 	st->status = status;
 	csrf_protect_count(CSRF_METRICS_REJECTED, reason);
 	csrf_protect_note(r, st);
-	csrf_protect_log(APLOG_ERR, r, "rejected %s \"%s\": %s", r->method, r->parsed_uri.path, csrf_reason_name(reason));
+	csrf_protect_log(APLOG_ERR, r, "rejected %s \"%s\": %s", r->method, r->parsed_uri.path,
+	                 csrf_reason_name(reason));
 }
 
 int csrf_protect_fixups(request_rec *r)
@@ -274,9 +275,9 @@ int csrf_protect_fixups(request_rec *r)
 		rv = csrf_protect_read_body(r, st, c->body_max);
 		if (rv != APR_SUCCESS) {
 			int status = ap_map_http_request_error(rv, HTTP_BAD_REQUEST);
-			csrf_protect_fail(r, st, status == HTTP_REQUEST_ENTITY_TOO_LARGE ? CSRF_BODY_TOO_LARGE
-			                                                                  : CSRF_BODY_MALFORMED,
-			                  (unsigned)(status >= 400 && status <= 599 ? status : HTTP_BAD_REQUEST));
+			csrf_protect_fail(
+			    r, st, status == HTTP_REQUEST_ENTITY_TOO_LARGE ? CSRF_BODY_TOO_LARGE : CSRF_BODY_MALFORMED,
+			    (unsigned)(status >= 400 && status <= 599 ? status : HTTP_BAD_REQUEST));
 			return DECLINED;
 		}
 		res = csrf_check(st->ctx, &st->req);
@@ -378,8 +379,9 @@ int csrf_protect_reject_handler(request_rec *r)
 		a->headers[0] = (csrf_header){{"Content-Type", 12}, {"text/html; charset=utf-8", 24}};
 		a->headers[1] = (csrf_header){{"Content-Security-Policy", 23},
 		                              {CSRF_REJECT_PAGE_CSP, sizeof(CSRF_REJECT_PAGE_CSP) - 1}};
-		a->headers[2] = (csrf_header){{"Cache-Control", 13},
-		                              {CSRF_REJECT_PAGE_CACHE_CONTROL, sizeof(CSRF_REJECT_PAGE_CACHE_CONTROL) - 1}};
+		a->headers[2] =
+		    (csrf_header){{"Cache-Control", 13},
+		                  {CSRF_REJECT_PAGE_CACHE_CONTROL, sizeof(CSRF_REJECT_PAGE_CACHE_CONTROL) - 1}};
 		a->n_headers = 3;
 	}
 	if (a->retry)

@@ -19,7 +19,6 @@
 #include "apr_thread_mutex.h"
 #include "http_core.h"
 
-
 /* ------------------------------------------------------------------ */
 /* Directives                                                          */
 /* ------------------------------------------------------------------ */
@@ -216,10 +215,23 @@ static const char *csrf_protect_set_body_max(cmd_parms *cmd, void *dconf, const 
 	if (apr_strtoff(&n, arg, &end, 10) != APR_SUCCESS || n <= 0 || end == arg)
 		return csrf_protect_error(cmd, "not a size (bytes, or a number with k, m or g)");
 	switch (*end) {
-	case 'k': case 'K': n *= 1024; end++; break;
-	case 'm': case 'M': n *= 1024 * 1024; end++; break;
-	case 'g': case 'G': n *= 1024 * 1024 * 1024; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		n *= 1024;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		n *= 1024 * 1024;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		n *= 1024 * 1024 * 1024;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end != '\0' || n > (apr_off_t)1 << 40)
 		return csrf_protect_error(cmd, "not a size (bytes, or a number with k, m or g)");
@@ -239,11 +251,23 @@ static const char *csrf_protect_set_max_age(cmd_parms *cmd, void *dconf, const c
 	if (errno || n < 0 || end == arg)
 		return csrf_protect_error(cmd, "not a time (seconds, or a number with s, m, h or d)");
 	switch (*end) {
-	case 's': end++; break;
-	case 'm': n *= 60; end++; break;
-	case 'h': n *= 3600; end++; break;
-	case 'd': n *= 86400; end++; break;
-	default: break;
+	case 's':
+		end++;
+		break;
+	case 'm':
+		n *= 60;
+		end++;
+		break;
+	case 'h':
+		n *= 3600;
+		end++;
+		break;
+	case 'd':
+		n *= 86400;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end != '\0' || n > UINT32_MAX)
 		return csrf_protect_error(cmd, "not a time (seconds, or a number with s, m, h or d)");
@@ -274,20 +298,18 @@ static const command_rec csrf_protect_cmds[] = {
                   "the site's own origin, scheme://host[:port]"),
     AP_INIT_ITERATE("CSRFTrustedOrigin", csrf_protect_add_trusted, NULL, CSRF_PROTECT_CONTEXT,
                     "origins whose cross-origin requests are trusted"),
-    AP_INIT_TAKE1("CSRFKeyFile", csrf_protect_set_key_file, NULL, CSRF_PROTECT_CONTEXT,
-                  "the key file (csrf-key new)"),
+    AP_INIT_TAKE1("CSRFKeyFile", csrf_protect_set_key_file, NULL, CSRF_PROTECT_CONTEXT, "the key file (csrf-key new)"),
     AP_INIT_ITERATE("CSRFSessionCookie", csrf_protect_add_session, NULL, CSRF_PROTECT_CONTEXT,
                     "the application's session cookie names tokens are bound to"),
-    AP_INIT_FLAG("CSRFInject", ap_set_flag_slot, (void *)APR_OFFSETOF(csrf_protect_conf, inject),
-                 CSRF_PROTECT_CONTEXT, "Off: no tokens put into pages"),
+    AP_INIT_FLAG("CSRFInject", ap_set_flag_slot, (void *)APR_OFFSETOF(csrf_protect_conf, inject), CSRF_PROTECT_CONTEXT,
+                 "Off: no tokens put into pages"),
     AP_INIT_TAKE1("CSRFAction", csrf_protect_set_action, NULL, CSRF_PROTECT_CONTEXT,
                   "deny (the default) or log: report-only"),
     AP_INIT_TAKE1("CSRFBodyMax", csrf_protect_set_body_max, NULL, CSRF_PROTECT_CONTEXT,
                   "the largest body searched for the token"),
     AP_INIT_FLAG("CSRFUnsafeGet", ap_set_flag_slot, (void *)APR_OFFSETOF(csrf_protect_conf, unsafe_get),
                  CSRF_PROTECT_CONTEXT, "On: GET here changes state and needs same-origin evidence"),
-    AP_INIT_TAKE1("CSRFStatus", csrf_protect_set_status, NULL, CSRF_PROTECT_CONTEXT,
-                  "the status of a rejection (403)"),
+    AP_INIT_TAKE1("CSRFStatus", csrf_protect_set_status, NULL, CSRF_PROTECT_CONTEXT, "the status of a rejection (403)"),
     AP_INIT_TAKE1("CSRFMaxAge", csrf_protect_set_max_age, NULL, CSRF_PROTECT_CONTEXT,
                   "the age after which tokens and secret cookies expire (0: never)"),
     AP_INIT_FLAG("CSRFFormActionCSP", ap_set_flag_slot, (void *)APR_OFFSETOF(csrf_protect_conf, form_action_csp),
@@ -318,10 +340,10 @@ static uint8_t csrf_protect_random_key[CSRF_KEY_LEN];
 
 static const char *csrf_protect_key_of(apr_pool_t *p, const csrf_protect_conf *c)
 {
-	const char *k = apr_psprintf(p, "%d|%d|%d|%d|%d|%d|%" APR_OFF_T_FMT "|%" APR_INT64_T_FMT "|%s|%s", c->mode,
-	                             c->action, c->unsafe_get, c->form_action_csp, c->referrer_same_origin,
-	                             c->retry_token, c->body_max, c->max_age, c->origin ? c->origin : "",
-	                             c->key_file ? c->key_file : "");
+	const char *k =
+	    apr_psprintf(p, "%d|%d|%d|%d|%d|%d|%" APR_OFF_T_FMT "|%" APR_INT64_T_FMT "|%s|%s", c->mode, c->action,
+	                 c->unsafe_get, c->form_action_csp, c->referrer_same_origin, c->retry_token, c->body_max,
+	                 c->max_age, c->origin ? c->origin : "", c->key_file ? c->key_file : "");
 	int i;
 
 	for (i = 0; c->trusted && i < c->trusted->nelts; i++)
@@ -414,7 +436,8 @@ csrf_ctx *csrf_protect_ctx(request_rec *r, const csrf_protect_conf *settled)
 		apr_thread_mutex_unlock(csrf_protect_ctx_lock);
 #endif
 	if (ctx == NULL)
-		csrf_protect_log(APLOG_ERR, r, "cannot configure for %s \"%s\": %s", r->method, r->parsed_uri.path, why);
+		csrf_protect_log(APLOG_ERR, r, "cannot configure for %s \"%s\": %s", r->method, r->parsed_uri.path,
+		                 why);
 	return ctx;
 }
 
@@ -535,7 +558,8 @@ static int csrf_protect_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_poo
 			for (int i = 0; rc >= 0 && secs[k] && i < secs[k]->nelts; i++) {
 				ap_conf_vector_t *sec = APR_ARRAY_IDX(secs[k], i, ap_conf_vector_t *);
 				csrf_protect_conf *own = ap_get_module_config(sec, &csrf_protect_module);
-				int one = own ? csrf_protect_prebuild(ptemp, csrf_protect_merge(ptemp, base, own), &why) : 0;
+				int one =
+				    own ? csrf_protect_prebuild(ptemp, csrf_protect_merge(ptemp, base, own), &why) : 0;
 				rc = one < 0 ? one : rc | one;
 			}
 		}
