@@ -12,12 +12,12 @@
 
 #include "mod_csrf_protect.h"
 
-#include <errno.h>
-
 #include "apr_hash.h"
 #include "apr_shm.h"
 #include "apr_thread_mutex.h"
 #include "http_core.h"
+
+#include "csrfx.h"
 
 /* ------------------------------------------------------------------ */
 /* Directives                                                          */
@@ -205,83 +205,69 @@ static const char *csrf_protect_add_exempt(cmd_parms *cmd, void *dconf, const ch
 	return NULL;
 }
 
-/* A size: bytes, or with k, m or g. */
+typedef struct {
+	char suffix;
+	uint64_t factor;
+} csrf_protect_unit;
+
+static const csrf_protect_unit csrf_protect_sizes[] = {{'k', 1024},
+                                                       {'K', 1024},
+                                                       {'m', 1024 * 1024},
+                                                       {'M', 1024 * 1024},
+                                                       {'g', 1024 * 1024 * 1024},
+                                                       {'G', 1024 * 1024 * 1024},
+                                                       {0, 0}};
+static const csrf_protect_unit csrf_protect_times[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {0, 0}};
+
+/* A decimal with at most one unit suffix of units, at most max in all:
+ * 0 and *out, or -1. */
+static int csrf_protect_number(const char *arg, const csrf_protect_unit *units, uint64_t max, uint64_t *out)
+{
+	size_t len = strlen(arg);
+	uint64_t factor = 1, n;
+
+	for (const csrf_protect_unit *u = units; u && u->suffix && len > 1; u++) {
+		if (arg[len - 1] == u->suffix) {
+			factor = u->factor;
+			len--;
+			break;
+		}
+	}
+	if (csrfx_parse_u64(arg, len, max, &n) != CSRF_OK || n > max / factor)
+		return -1;
+	*out = n * factor;
+	return 0;
+}
+
 static const char *csrf_protect_set_body_max(cmd_parms *cmd, void *dconf, const char *arg)
 {
 	csrf_protect_conf *c = dconf;
-	char *end;
-	apr_off_t n;
+	uint64_t n;
 
-	if (apr_strtoff(&n, arg, &end, 10) != APR_SUCCESS || n <= 0 || end == arg)
+	if (csrf_protect_number(arg, csrf_protect_sizes, (uint64_t)1 << 40, &n) != 0 || n == 0)
 		return csrf_protect_error(cmd, "not a size (bytes, or a number with k, m or g)");
-	switch (*end) {
-	case 'k':
-	case 'K':
-		n *= 1024;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		n *= 1024 * 1024;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		n *= 1024 * 1024 * 1024;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end != '\0' || n > (apr_off_t)1 << 40)
-		return csrf_protect_error(cmd, "not a size (bytes, or a number with k, m or g)");
-	c->body_max = n;
+	c->body_max = (apr_off_t)n;
 	return NULL;
 }
 
-/* A time: seconds, or with s, m, h or d; 0 is never. */
+/* 0 is never. */
 static const char *csrf_protect_set_max_age(cmd_parms *cmd, void *dconf, const char *arg)
 {
 	csrf_protect_conf *c = dconf;
-	char *end;
-	apr_int64_t n;
+	uint64_t n;
 
-	errno = 0;
-	n = apr_strtoi64(arg, &end, 10);
-	if (errno || n < 0 || end == arg)
+	if (csrf_protect_number(arg, csrf_protect_times, UINT32_MAX, &n) != 0)
 		return csrf_protect_error(cmd, "not a time (seconds, or a number with s, m, h or d)");
-	switch (*end) {
-	case 's':
-		end++;
-		break;
-	case 'm':
-		n *= 60;
-		end++;
-		break;
-	case 'h':
-		n *= 3600;
-		end++;
-		break;
-	case 'd':
-		n *= 86400;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end != '\0' || n > UINT32_MAX)
-		return csrf_protect_error(cmd, "not a time (seconds, or a number with s, m, h or d)");
-	c->max_age = n;
+	c->max_age = (apr_int64_t)n;
 	return NULL;
 }
 
 static const char *csrf_protect_set_status(cmd_parms *cmd, void *dconf, const char *arg)
 {
 	csrf_protect_conf *c = dconf;
-	char *end;
-	long n = strtol(arg, &end, 10);
+	uint64_t n;
 
-	if (end == arg || *end != '\0' || n < 400 || n > 599)
+	if (csrf_protect_number(arg, NULL, 599, &n) != 0 || n < 400)
 		return csrf_protect_error(cmd, "must be between 400 and 599");
 	c->status = (int)n;
 	return NULL;

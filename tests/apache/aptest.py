@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../nginx"))
@@ -157,3 +158,38 @@ class Apache:
 
     def __exit__(self, *a):
         self.cleanup()
+
+
+class ApacheCase(unittest.TestCase):
+    """Test classes with one apache2 (the class's CONF, MODULES, MPM) in
+    front of one upstream (make_upstream(), the class's), both started
+    once for the class; prepare(ap) writes what the server needs before it
+    starts."""
+
+    CONF = ""
+    MODULES = ()
+    MPM = "event"
+
+    @classmethod
+    def make_upstream(cls):
+        return T.Upstream(lambda c, head, body: T.send_whole(c, b""))
+
+    @classmethod
+    def prepare(cls, ap):
+        pass
+
+    @classmethod
+    def setUpClass(cls):
+        cls.up = cls.make_upstream()
+        cls.ap = Apache(cls.CONF, modules=cls.MODULES, mpm=cls.MPM, upstream_port=cls.up.port)
+        try:
+            cls.prepare(cls.ap)
+            cls.ap.start()
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ap.cleanup()
+        cls.up.close()

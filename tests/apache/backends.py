@@ -8,10 +8,12 @@ import hashlib
 import os
 import re
 import shutil
-import socket
 import subprocess
-import threading
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../nginx"))
+import ngxtest as T  # noqa: E402
 
 PHP_FPM = os.environ.get("CSRF_PHP_FPM", "/usr/sbin/php-fpm8.2")
 
@@ -59,27 +61,13 @@ def read_chunked(f):
         f.readline()
 
 
-class EchoUpstream:
-    """An HTTP/1.1 upstream that answers every request with the digest of
-    the body it received (Content-Length or chunked) and records the
-    request lines."""
+class EchoUpstream(T.Upstream):
+    """An HTTP/1.1 upstream that answers every request on a connection with
+    the digest of the body it received (Content-Length or chunked) and
+    records (method, target) of each."""
 
     def __init__(self):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        self.requests = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(c,), daemon=True).start()
+        super().__init__(None)
 
     def _one(self, c):
         f = c.makefile("rb")
@@ -107,9 +95,6 @@ class EchoUpstream:
             pass
         finally:
             c.close()
-
-    def close(self):
-        self.sock.close()
 
 
 class PhpFpm:

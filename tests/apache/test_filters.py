@@ -56,13 +56,16 @@ def rss_kb(pid):
     return 0
 
 
-class Filters(unittest.TestCase):
+class Filters(A.ApacheCase):
+    CONF = CONF
+    MODULES = ("filter", "include", "substitute", "sed", "deflate", "proxy", "proxy_http")
+
     @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(upstream)
-        cls.ap = A.Apache(CONF, upstream_port=cls.up.port,
-                          modules=("filter", "include", "substitute", "sed", "deflate", "proxy", "proxy_http"))
-        ap = cls.ap
+    def make_upstream(cls):
+        return T.Upstream(upstream)
+
+    @classmethod
+    def prepare(cls, ap):
         ap.write("htdocs/part.html", FORM)
         ap.write("htdocs/ssi/page.shtml", '<html><head></head><body><!--#include virtual="/part.html" --></body></html>')
         ap.write("htdocs/sub/page.html", "<html><head></head><body>MARK</body></html>")
@@ -74,17 +77,6 @@ class Filters(unittest.TestCase):
                 f.write(chunk)
             f.write(FORM)
         os.chmod(ap.path("htdocs/big.html"), 0o644)
-        try:
-            ap.start()
-        except Exception:
-            ap.cleanup()
-            cls.up.close()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ap.cleanup()
-        cls.up.close()
 
     def test_after_content_filters(self):
         for path, field in (("/ssi/page.shtml", b"name=a"), ("/sub/page.html", b"name=b"), ("/sed/page.html", b"name=c")):

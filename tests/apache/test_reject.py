@@ -54,28 +54,19 @@ CROSS = [("Sec-Fetch-Site", "cross-site"), ("Origin", "https://evil.example"),
          ("Content-Type", "application/x-www-form-urlencoded")]
 
 
-class Reject(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = B.EchoUpstream()
-        cls.ap = A.Apache(CONF, mpm="prefork", upstream_port=cls.up.port,
-                          modules=("php", "alias", "rewrite", "include", "headers", "proxy", "proxy_http"))
-        B.install(cls.ap)
-        cls.ap.write("htdocs/rw/index.html", "x")
-        cls.ap.write("htdocs/ssi/page.shtml", '<p><!--#include virtual="/php/app.php" --></p>')
-        cls.ap.write("htdocs/cached/index.html", "x")
-        cls.ap.write("htdocs/small/index.html", "x")
-        try:
-            cls.ap.start()
-        except Exception:
-            cls.ap.cleanup()
-            cls.up.close()
-            raise
+class Reject(A.ApacheCase):
+    CONF = CONF
+    MPM = "prefork"
+    MODULES = ("php", "alias", "rewrite", "include", "headers", "proxy", "proxy_http")
+    make_upstream = B.EchoUpstream
 
     @classmethod
-    def tearDownClass(cls):
-        cls.ap.cleanup()
-        cls.up.close()
+    def prepare(cls, ap):
+        B.install(ap)
+        ap.write("htdocs/rw/index.html", "x")
+        ap.write("htdocs/ssi/page.shtml", '<p><!--#include virtual="/php/app.php" --></p>')
+        ap.write("htdocs/cached/index.html", "x")
+        ap.write("htdocs/small/index.html", "x")
 
     def hits(self):
         try:

@@ -95,6 +95,48 @@ def check(t, case, r, log, reached):
             t.assertTrue(m and m.group(1).decode() == token, "%s: the page's token is the header's" % name)
 
 
+def secret_pair(r):
+    """'name=value' of the secret cookie r sets (for a Cookie header), or
+    None."""
+    for c in r.all("set-cookie"):
+        if SECRET.match(c):
+            return c.split(";", 1)[0]
+    return None
+
+
+def run(t, send, mark):
+    """Runs every case through an adapter. send(method, path, headers,
+    body) answers one request (Host: HOST); mark() is where the upstream's
+    requests and the adapter's log stand, a pair, before a case's request:
+    t.reached(path, mark[0]) says whether the application ran since,
+    t.log_of(path, mark[1]) gives the adapter's lines since; t.counters()
+    reads its counters. t.adjust(case, r), where t has one, is the
+    adapter's own reading of a response before the checks."""
+    cases = load()
+    t.assertTrue(cases, "no case matches CSRF_CASES")
+    for case in cases:
+        with t.subTest(case=case["name"]):
+            path = "/case/" + case["name"]
+            req = case["request"]
+            headers = list(map(tuple, req["headers"]))
+            if req.get("prime"):
+                page = send("GET", path, [], b"")
+                cookie = secret_pair(page)
+                m = FIELD_TOKEN.search(page.body)
+                t.assertTrue(cookie and m, "the priming page has no token")
+                headers.append(("Cookie", cookie))
+                if req["prime"] == "tampered":
+                    headers.append(("X-CSRF-Token", tamper(m.group(1).decode())))
+            counted = t.counters()
+            where = mark()
+            r = send(req["method"], path, headers, req["body"])
+            t.assertIsNotNone(r, "no answer")
+            if hasattr(t, "adjust"):
+                t.adjust(case, r)
+            check(t, case, r, t.log_of(path, where[1]), t.reached(path, where[0]))
+            check_metrics(t, case, counted, t.counters())
+
+
 def counters(fams):
     """The counter series of a parsed exposition (promtext.parse; None: no
     counters yet) as {'name{label=value,...}': value}, labels sorted by
