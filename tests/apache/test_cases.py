@@ -19,8 +19,6 @@ import ngxtest as T  # noqa: E402
 from promtext import parse  # noqa: E402
 
 CASES = C.load()
-BY_PATH = {"/case/" + c["name"]: c for c in CASES}
-REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
 
 
 def location(case):
@@ -41,22 +39,6 @@ def location(case):
     return "<Location /case/%s>\n    %s\n</Location>\n" % (case["name"], "\n    ".join(lines))
 
 
-def answer(c, head, body):
-    path = head.split(b" ", 2)[1].decode("latin-1")
-    case = BY_PATH.get(path)
-    if case is None:
-        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        return
-    up = case["upstream"]
-    out = b"HTTP/1.1 %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
-    for k, v in up["headers"]:
-        out += ("%s: %s\r\n" % (k, v)).encode("latin-1")
-    out += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(up["body"])
-    if not head.startswith(b"HEAD "):
-        out += up["body"]
-    c.sendall(out)
-
-
 CONF = ("<Location /metrics>\n    CSRF Off\n    SetHandler csrf-metrics\n</Location>\n"
         + "".join(location(c) for c in CASES))
 
@@ -67,7 +49,7 @@ class Cases(A.ApacheCase):
 
     @classmethod
     def make_upstream(cls):
-        return T.Upstream(answer)
+        return T.Upstream(C.answer)
 
     def reached(self, path, before):
         return any(h.split(b" ", 2)[1].decode("latin-1") == path for h, _ in self.up.requests[before:])

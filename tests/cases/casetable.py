@@ -49,6 +49,27 @@ def load():
     return out
 
 
+REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
+
+
+def answer(c, head, body):
+    """The upstream's side (ngxtest.Upstream's handler): writes on c the
+    answer of the case whose path head requests, as raw HTTP/1.1."""
+    path = head.split(b" ", 2)[1].decode("latin-1")
+    case = next((k for k in load() if "/case/" + k["name"] == path), None)
+    if case is None:
+        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        return
+    up = case["upstream"]
+    out = b"HTTP/1.1 %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
+    for k, v in up["headers"]:
+        out += ("%s: %s\r\n" % (k, v)).encode("latin-1")
+    out += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(up["body"])
+    if not head.startswith(b"HEAD "):
+        out += up["body"]
+    c.sendall(out)
+
+
 def strip_injected(body):
     body = re.sub(rb'<meta name="csrf-param" content="[^"]*"><meta name="csrf-token" content="[^"]*">', b"", body)
     return re.sub(rb'<input type="hidden" name="csrf_[0-9a-f]+" value="[^"]*">', b"", body)
