@@ -355,6 +355,39 @@ apr_status_t csrf_protect_reject_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 	return ap_pass_brigade(f->next, bb);
 }
 
+/* The rejected request's body is read and dropped, up to
+ * CSRF_DEFAULT_BODY_MAX, before the answer: a client that is still
+ * sending (an HTTP/2 stream still open) gets the answer after its body,
+ * not a reset in the middle of it. A longer body is not read: the
+ * connection closes after the answer. */
+static void csrf_protect_drain(request_rec *r)
+{
+	apr_bucket_brigade *bb;
+	apr_off_t got = 0;
+	int eos = 0;
+
+	if (!ap_request_has_body(r))
+		return;
+	bb = apr_brigade_create(r->pool, r->connection->bucket_alloc);
+	while (!eos && got <= CSRF_DEFAULT_BODY_MAX) {
+		if (ap_get_brigade(r->input_filters, bb, AP_MODE_READBYTES, APR_BLOCK_READ, HUGE_STRING_LEN) !=
+		    APR_SUCCESS)
+			break;
+		for (apr_bucket *e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb); e = APR_BUCKET_NEXT(e)) {
+			const char *data;
+			apr_size_t len;
+			if (APR_BUCKET_IS_EOS(e))
+				eos = 1;
+			else if (!APR_BUCKET_IS_METADATA(e) &&
+			         apr_bucket_read(e, &data, &len, APR_BLOCK_READ) == APR_SUCCESS)
+				got += (apr_off_t)len;
+		}
+		apr_brigade_cleanup(bb);
+	}
+	if (!eos)
+		r->connection->keepalive = AP_CONN_CLOSE;
+}
+
 int csrf_protect_reject_handler(request_rec *r)
 {
 	csrf_protect_state *st = csrf_protect_state_of(r);
@@ -404,6 +437,8 @@ int csrf_protect_reject_handler(request_rec *r)
 	}
 	if (st->reason == CSRF_BODY_TOO_LARGE)
 		r->connection->keepalive = AP_CONN_CLOSE; /* the rest of the body is not read */
+	else
+		csrf_protect_drain(r);
 	ap_set_content_length(r, (apr_off_t)a->body_len);
 	if (!r->header_only && a->body_len)
 		ap_rwrite(a->body, (int)a->body_len, r);
