@@ -531,22 +531,38 @@ static int csrf_protect_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_poo
 	if (csrf_protect_metrics_shm(s) != OK)
 		return HTTP_INTERNAL_SERVER_ERROR;
 
-	/* the server's own settings, then each <Directory>/<Location> on
-	 * top of them: their contexts are made here, once */
+	/* The server's own settings, then each <Directory> and <Location>
+	 * that sets any of the module's directives on top of them, alone and
+	 * in pairs (a directory and a location, two nested ones), in the
+	 * order Apache merges them: their contexts are made here, once, as
+	 * root, who can read the key file; a child makes the context of a
+	 * rarer combination itself. */
 	for (v = s; v; v = v->next) {
 		core_server_config *core = ap_get_core_module_config(v->module_config);
 		apr_array_header_t *secs[2] = {core->sec_dir, core->sec_url};
-
 		csrf_protect_conf *base = ap_get_module_config(v->lookup_defaults, &csrf_protect_module);
+		apr_array_header_t *own = apr_array_make(ptemp, 8, sizeof(csrf_protect_conf *));
 
-		rc = csrf_protect_prebuild(ptemp, base, &why);
-		for (int k = 0; rc >= 0 && k < 2; k++) {
-			for (int i = 0; rc >= 0 && secs[k] && i < secs[k]->nelts; i++) {
+		if (base == NULL)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			for (int i = 0; secs[k] && i < secs[k]->nelts; i++) {
 				ap_conf_vector_t *sec = APR_ARRAY_IDX(secs[k], i, ap_conf_vector_t *);
-				csrf_protect_conf *own = ap_get_module_config(sec, &csrf_protect_module);
-				int one =
-				    own ? csrf_protect_prebuild(ptemp, csrf_protect_merge(ptemp, base, own), &why) : 0;
-				rc = one < 0 ? one : rc | one;
+				csrf_protect_conf *c = ap_get_module_config(sec, &csrf_protect_module);
+				if (c)
+					*(csrf_protect_conf **)apr_array_push(own) = c;
+			}
+		}
+		rc = csrf_protect_prebuild(ptemp, base, &why);
+		for (int i = 0; rc >= 0 && i < own->nelts; i++) {
+			csrf_protect_conf *one =
+			    csrf_protect_merge(ptemp, base, APR_ARRAY_IDX(own, i, csrf_protect_conf *));
+			for (int j = i; rc >= 0 && j < own->nelts; j++) {
+				csrf_protect_conf *m =
+				    j == i ? one
+				           : csrf_protect_merge(ptemp, one, APR_ARRAY_IDX(own, j, csrf_protect_conf *));
+				int got = csrf_protect_prebuild(ptemp, m, &why);
+				rc = got < 0 ? got : rc | got;
 			}
 		}
 		if (rc < 0) {

@@ -106,6 +106,26 @@ class Config(unittest.TestCase):
         finally:
             ap.cleanup()
 
+    def test_key_file_only_root_reads(self):
+        """A key file only root may read (csrf-key new: 0600) serves the
+        server's settings and a <Directory> and a <Location> that both set
+        directives for one request: their contexts are made in the parent,
+        before the children drop root."""
+        tool = os.environ.get("CSRF_KEY_TOOL")
+        if not tool or os.geteuid() != 0:
+            self.skipTest("needs root and CSRF_KEY_TOOL")
+        ap = A.Apache("CSRF On\nCSRFKeyFile {prefix}/keys\n"
+                      "<Directory {prefix}/htdocs/a>\n    CSRFMode both\n</Directory>\n"
+                      "<Location /a/b>\n    CSRFAction log\n</Location>\n")
+        subprocess.run([tool, "new", ap.path("keys")], check=True, capture_output=True)
+        self.assertEqual(os.stat(ap.path("keys")).st_mode & 0o777, 0o600)
+        ap.write("htdocs/a/b/x.html", "<form method=post action=/x></form>")
+        with ap:
+            for path in ("/a/b/x.html", "/a/x.html", "/x.html"):
+                ap.write("htdocs" + path, "<form method=post action=/x></form>")
+                r = T.request(ap.port, "GET", path)
+                self.assertEqual((r.status, T.count_injected(r.body)), (200, (1, 0)), path)
+
     def test_merge(self):
         """A <Location> inherits what it does not set and overrides what it
         does; CSRF Off turns the module off beneath."""
