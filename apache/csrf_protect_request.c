@@ -156,6 +156,7 @@ static apr_status_t csrf_protect_read_body(request_rec *r, csrf_protect_state *s
 
 	/* what was read goes to the handler, even when reading failed
 	 * after it (the handler then meets the same failure) */
+	st->replay = rp;
 	ap_add_input_filter(CSRF_PROTECT_BODY_FILTER, rp, r, r->connection);
 	if (rv != APR_SUCCESS)
 		return rv;
@@ -240,6 +241,13 @@ int csrf_protect_fixups(request_rec *r)
 		 * the module's answer, csrf_protect_reject_handler) */
 		ap_set_module_config(r->request_config, &csrf_protect_module, st);
 		csrf_protect_note(r, st);
+		if (r->main || st->rejected)
+			return DECLINED;
+		/* an internal redirect (mod_rewrite's front controller,
+		 * ErrorDocument) starts with the connection's input filters:
+		 * the body the module read goes to its handler too */
+		if (st->replay && !APR_BRIGADE_EMPTY(((csrf_protect_replay *)st->replay)->saved))
+			ap_add_input_filter(CSRF_PROTECT_BODY_FILTER, st->replay, r, r->connection);
 		return DECLINED;
 	}
 	if (r->main)

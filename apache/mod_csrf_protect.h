@@ -76,6 +76,9 @@ typedef struct {
 	int checked;
 	int rejected;
 	int report_only;
+	/* the body read for the library, replayed to the handler; an internal
+	 * redirect drops request filters, so the next request gets it again */
+	void *replay;
 	/* the client's Accept-Encoding while the handler sees "identity" */
 	const char *accept_encoding;
 	int identity;

@@ -42,6 +42,10 @@ CSRF On
 </Location>
 """
 PHP = """
+<Directory {prefix}/htdocs/fc>
+    RewriteEngine On
+    RewriteRule ^ /php/echo.php [L]
+</Directory>
 <Directory {prefix}/htdocs/php>
     <FilesMatch "\\.php$">
         SetHandler application/x-httpd-php
@@ -52,7 +56,7 @@ H2 = "Protocols h2c http/1.1\n"
 # php-fpm behind proxy_fcgi gets no body without Content-Length (no
 # CONTENT_LENGTH reaches PHP), with or without the module: Apache's
 # limitation, so those rows send Content-Length only.
-CHUNKED = {"php": (False, True), "fpm": (False,), "cgi": (False, True), "proxy": (False, True)}
+CHUNKED = {"php": (False, True), "some": (False, True), "fpm": (False,), "cgi": (False, True), "proxy": (False, True)}
 
 
 def payload(n, seed):
@@ -78,7 +82,7 @@ class Body(unittest.TestCase):
     def setUpClass(cls):
         cls.up = B.EchoUpstream()
         cls.pre = A.Apache(COMMON + PHP, mpm="prefork", upstream_port=cls.up.port,
-                           modules=("php", "alias", "proxy", "proxy_http", "proxy_fcgi", "cgid"))
+                           modules=("php", "alias", "rewrite", "proxy", "proxy_http", "proxy_fcgi", "cgid"))
         cls.ev = A.Apache(COMMON + H2, mpm="event", upstream_port=cls.up.port,
                           modules=("http2", "alias", "proxy", "proxy_http", "proxy_fcgi", "cgid"))
         cls.fpms = []
@@ -119,6 +123,13 @@ class Body(unittest.TestCase):
 
     def test_http1(self):
         self.check_rows(self.pre, ["/php/echo.php", "/fpm/echo.php", "/cgi/echo.cgi", "/proxy/echo"], False)
+
+    def test_front_controller(self):
+        """A per-directory rewrite to the application (the front controller
+        of most PHP applications) is an internal redirect after the module
+        read the body: the application still gets all of it."""
+        self.pre.write("htdocs/fc/index.html", "x")
+        self.check_rows(self.pre, ["/fc/some/route"], False)
 
     def test_http2(self):
         self.check_rows(self.ev, ["/fpm/echo.php", "/cgi/echo.cgi", "/proxy/echo"], True)
