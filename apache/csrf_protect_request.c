@@ -228,12 +228,33 @@ static void csrf_protect_fail(request_rec *r, csrf_protect_state *st, csrf_reaso
 	                 csrf_reason_name(reason));
 }
 
+static void csrf_protect_judge_body(request_rec *r, const csrf_protect_conf *c, csrf_protect_state *st,
+                                    csrf_result res);
+
+/* An allowed request an internal redirect sends where the settings
+ * differ (a stricter mode, CSRFUnsafeGet, other trusted origins) is
+ * judged again there, as the client sent it: the first verdict does not
+ * cover it. */
+static int csrf_protect_rejudge(request_rec *r, csrf_protect_state *st)
+{
+	csrf_protect_conf *c =
+	    csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
+	csrf_ctx *ctx;
+
+	if (!c->enable || st->ctx == NULL)
+		return DECLINED;
+	ctx = csrf_protect_ctx(r, c);
+	if (ctx == NULL || ctx == st->ctx)
+		return DECLINED;
+	st->ctx = ctx;
+	csrf_protect_judge_body(r, c, st, csrf_check(ctx, &st->req));
+	return DECLINED;
+}
+
 int csrf_protect_fixups(request_rec *r)
 {
 	csrf_protect_conf *c;
 	csrf_protect_state *st = csrf_protect_state_of(r);
-	csrf_result res;
-	apr_status_t rv;
 
 	if (st) {
 		/* an internal redirect or a subrequest of a judged request:
@@ -248,7 +269,7 @@ int csrf_protect_fixups(request_rec *r)
 		 * the body the module read goes to its handler too */
 		if (st->replay && !APR_BRIGADE_EMPTY(((csrf_protect_replay *)st->replay)->saved))
 			ap_add_input_filter(CSRF_PROTECT_BODY_FILTER, st->replay, r, r->connection);
-		return DECLINED;
+		return csrf_protect_rejudge(r, st);
 	}
 	if (r->main)
 		return DECLINED; /* a subrequest of an unjudged request */
@@ -278,7 +299,16 @@ int csrf_protect_fixups(request_rec *r)
 		apr_table_setn(r->headers_in, "Accept-Encoding", "identity");
 	}
 
-	res = csrf_check(st->ctx, &st->req);
+	csrf_protect_judge_body(r, c, st, csrf_check(st->ctx, &st->req));
+	return DECLINED;
+}
+
+/* The library's answer; when it asks for the body, the body read and
+ * the library asked again. */
+static void csrf_protect_judge_body(request_rec *r, const csrf_protect_conf *c, csrf_protect_state *st, csrf_result res)
+{
+	apr_status_t rv;
+
 	if (res.needs_body) {
 		rv = csrf_protect_read_body(r, st, c->body_max);
 		if (rv != APR_SUCCESS) {
@@ -286,7 +316,7 @@ int csrf_protect_fixups(request_rec *r)
 			csrf_protect_fail(
 			    r, st, status == HTTP_REQUEST_ENTITY_TOO_LARGE ? CSRF_BODY_TOO_LARGE : CSRF_BODY_MALFORMED,
 			    (unsigned)(status >= 400 && status <= 599 ? status : HTTP_BAD_REQUEST));
-			return DECLINED;
+			return;
 		}
 		res = csrf_check(st->ctx, &st->req);
 		if (res.needs_body) {
@@ -297,7 +327,6 @@ int csrf_protect_fixups(request_rec *r)
 		}
 	}
 	csrf_protect_judge(r, c, st, res);
-	return DECLINED;
 }
 
 /* ------------------------------------------------------------------ */

@@ -33,6 +33,11 @@ RewriteRule ^/pt/(.*)$ /php/app.php [PT]
     RewriteEngine On
     RewriteRule ^ /php/app.php [L]
 </Directory>
+<Directory {prefix}/htdocs/lenient>
+    CSRFAction log
+    RewriteEngine On
+    RewriteRule ^ /php/app.php [L]
+</Directory>
 <Directory {prefix}/htdocs/ssi>
     Options +Includes
     AddOutputFilter INCLUDES .shtml
@@ -64,6 +69,7 @@ class Reject(A.ApacheCase):
     def prepare(cls, ap):
         B.install(ap)
         ap.write("htdocs/rw/index.html", "x")
+        ap.write("htdocs/lenient/x", "x")
         ap.write("htdocs/ssi/page.shtml", '<p><!--#include virtual="/php/app.php" --></p>')
         ap.write("htdocs/cached/index.html", "x")
         ap.write("htdocs/small/index.html", "x")
@@ -94,7 +100,8 @@ class Reject(A.ApacheCase):
                 ("/rw/index.html", "cross_site"),          # per-directory rewrite to the application
                 ("/pt/anything", "cross_site"),            # server-wide rewrite [PT] to it
                 ("/ssi/page.shtml", "cross_site"),         # an include's subrequest of it
-                ("/proxied", "cross_site")]                # ErrorDocument to a proxied path
+                ("/proxied", "cross_site"),                # ErrorDocument to a proxied path
+                ("/lenient/x", "cross_site")]              # report-only here, redirected where it is enforced
         before_up = len(self.up.requests)
         before = len(self.hits())
         for path, reason in rows:
