@@ -21,6 +21,7 @@ APLOG_USE_MODULE(csrf_protect);
 typedef struct {
 	csrf_response *resp;
 	csrf_ctx *ctx;
+	const csrf_protect_conf *conf; /* settled */
 	apr_bucket_brigade *out;
 	int holding; /* the charset is not known yet: the header waits */
 	int inject;  /* the library prepared the page: the body goes through it */
@@ -149,6 +150,47 @@ static void csrf_protect_referrer(request_rec *r)
 	}
 }
 
+/* Once per child and context: tokens are bound to session cookies that
+ * no request or response has carried so far, while the application sets
+ * another cookie (phpMyAdmin over HTTPS sets "phpMyAdmin_https", not
+ * "phpMyAdmin"). Only cookie names are logged, never values. */
+static void csrf_protect_session_unseen(request_rec *r, const csrf_protect_conf *conf, const csrf_ctx *ctx,
+                                        csrf_request *req, const csrf_protect_headers *c)
+{
+	csrf_slice name = {NULL, 0}, one;
+	const char *names = "";
+	int seen = 0;
+
+	if (conf->session == NULL || csrf_protect_session_state(ctx, 0))
+		return;
+	seen = csrf_session_cookie_unseen(ctx, req, NULL, 0, NULL) < 0;
+	for (size_t i = 0; !seen && i < c->n; i++) {
+		int rc;
+		if (c->h[i].name.len != 10 || strncasecmp(c->h[i].name.ptr, "Set-Cookie", 10) != 0)
+			continue;
+		rc = csrf_session_cookie_unseen(ctx, req, c->h[i].value.ptr, c->h[i].value.len, &one);
+		if (rc < 0)
+			seen = 1;
+		else if (rc > 0 && name.ptr == NULL)
+			name = one;
+	}
+	if (seen) {
+		csrf_protect_session_state(ctx, CSRF_PROTECT_SESSION_SEEN);
+		return;
+	}
+	if (name.ptr == NULL)
+		return;
+	csrf_protect_session_state(ctx, CSRF_PROTECT_SESSION_WARNED);
+	for (int i = 0; i < conf->session->nelts; i++)
+		names = apr_pstrcat(r->pool, names, i ? " " : "", APR_ARRAY_IDX(conf->session, i, const char *), NULL);
+	csrf_protect_log(
+	    APLOG_WARNING, r,
+	    "CSRFSessionCookie \"%s\": no request or response has carried it so far, but the application "
+	    "sets the cookie \"%.*s\": tokens are bound to no session; if that is its session cookie, name "
+	    "it in CSRFSessionCookie (said once per child)",
+	    names, (int)name.len, name.ptr);
+}
+
 /* The charset says the page can take tokens: the library judges the
  * header (csrf_response_headers) and this applies what it said; inject
  * stays 0 (the response goes out untouched) when it cannot. */
@@ -169,8 +211,11 @@ static void csrf_protect_start(request_rec *r, csrf_protect_out *o, csrf_protect
 	csrf_protect_headers_of(r, &c, 1);
 	action = apr_pcalloc(r->pool, c.n + 1);
 	value = apr_pcalloc(r->pool, (c.n + 1) * sizeof(*value));
-	if (csrf_response_headers(o->resp, req, c.h, c.n, action, value, add, &n_add) != CSRF_OK)
+	if (csrf_response_headers(o->resp, req, c.h, c.n, action, value, add, &n_add) != CSRF_OK) {
+		csrf_protect_session_unseen(r, o->conf, o->ctx, req, &c);
 		return;
+	}
+	csrf_protect_session_unseen(r, o->conf, o->ctx, req, &c);
 
 	for (size_t i = 0; i < c.n; i++) {
 		if (action[i] == CSRF_HEADER_REPLACE) {
@@ -272,6 +317,7 @@ static csrf_protect_out *csrf_protect_begin(ap_filter_t *f, csrf_protect_state *
 	if (ct == NULL || csrf_response_init(mem, size, ctx, ct, strlen(ct), &o->resp) != CSRF_OK)
 		return NULL;
 	o->ctx = ctx;
+	o->conf = c;
 	o->holding = 1;
 	o->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
 	return o;

@@ -318,6 +318,7 @@ static const command_rec csrf_protect_cmds[] = {
  * else on first use in a child, under the lock. Apache merges sections
  * per request, so the merged settings are the key. */
 static apr_hash_t *csrf_protect_ctxs;
+static apr_hash_t *csrf_protect_sessions; /* of int, by context */
 static apr_pool_t *csrf_protect_ctx_pool;
 #if APR_HAS_THREADS
 static apr_thread_mutex_t *csrf_protect_ctx_lock;
@@ -427,6 +428,37 @@ csrf_ctx *csrf_protect_ctx(request_rec *r, const csrf_protect_conf *settled)
 	return ctx;
 }
 
+/* What this process knows of a context's session cookies, for the
+ * warning csrf_protect_response.c gives once per child (the nginx
+ * module's, once per worker): set it with set != 0. */
+int csrf_protect_session_state(const csrf_ctx *ctx, int set)
+{
+	int *state, v;
+
+	if (csrf_protect_ctxs == NULL)
+		return 0;
+#if APR_HAS_THREADS
+	if (csrf_protect_ctx_lock)
+		apr_thread_mutex_lock(csrf_protect_ctx_lock);
+#endif
+	if (csrf_protect_sessions == NULL)
+		csrf_protect_sessions = apr_hash_make(csrf_protect_ctx_pool);
+	state = apr_hash_get(csrf_protect_sessions, &ctx, sizeof(ctx));
+	if (state == NULL && set) {
+		state = apr_pcalloc(csrf_protect_ctx_pool, sizeof(*state));
+		apr_hash_set(csrf_protect_sessions, apr_pmemdup(csrf_protect_ctx_pool, &ctx, sizeof(ctx)), sizeof(ctx),
+		             state);
+	}
+	if (state && set)
+		*state = set;
+	v = state ? *state : 0;
+#if APR_HAS_THREADS
+	if (csrf_protect_ctx_lock)
+		apr_thread_mutex_unlock(csrf_protect_ctx_lock);
+#endif
+	return v;
+}
+
 /* ------------------------------------------------------------------ */
 /* Counters                                                            */
 /* ------------------------------------------------------------------ */
@@ -522,6 +554,7 @@ static int csrf_protect_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_poo
 	if (apr_pool_create(&csrf_protect_ctx_pool, pconf) != APR_SUCCESS)
 		return HTTP_INTERNAL_SERVER_ERROR;
 	csrf_protect_ctxs = apr_hash_make(csrf_protect_ctx_pool);
+	csrf_protect_sessions = NULL;
 	/* one random key for the whole configuration, so a cookie one
 	 * section sets verifies in the others and in every child */
 	if (csrf_random(csrf_protect_random_key, CSRF_KEY_LEN) != CSRF_OK) {

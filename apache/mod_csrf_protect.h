@@ -93,6 +93,12 @@ csrf_protect_conf *csrf_protect_settled(apr_pool_t *p, const csrf_protect_conf *
 /* The library context for settled settings, built once per process and
  * set of settings (NULL when it cannot be built: fail closed). */
 csrf_ctx *csrf_protect_ctx(request_rec *r, const csrf_protect_conf *settled);
+/* This process's word on a context's session cookies (0 nothing yet,
+ * CSRF_PROTECT_SESSION_SEEN, CSRF_PROTECT_SESSION_WARNED); set != 0
+ * records one. */
+#define CSRF_PROTECT_SESSION_SEEN 1
+#define CSRF_PROTECT_SESSION_WARNED 2
+int csrf_protect_session_state(const csrf_ctx *ctx, int set);
 /* Counting into the counters shared by every child (no-ops before
  * post_config made them). */
 void csrf_protect_count_check(const csrf_result *res);

@@ -22,6 +22,7 @@ FORM = b"<form method=post action=/save><input name=a></form>"
 CONF = """
 CSRF On
 ProxyPass /up/ http://127.0.0.1:{upstream}/
+ProxyPass /sess/ http://127.0.0.1:{upstream}/sess/
 <Directory {prefix}/htdocs/ssi>
     Options +Includes
     AddOutputFilter INCLUDES .shtml
@@ -41,11 +42,15 @@ ProxyPass /up/ http://127.0.0.1:{upstream}/
 <Location /up/>
     AddOutputFilterByType DEFLATE text/html
 </Location>
+<Location /sess/>
+    CSRFSessionCookie PHPSESSID
+</Location>
 """
 
 
 def upstream(c, head, body):
-    T.send_whole(c, b"<html><head></head><body>" + FORM + b"</body></html>", "text/html; charset=utf-8")
+    extra = b"Set-Cookie: sid=s3cr3tvalue; Path=/\r\n" if head.startswith(b"GET /sess/") else b""
+    T.send_whole(c, b"<html><head></head><body>" + FORM + b"</body></html>", "text/html; charset=utf-8", extra=extra)
 
 
 def rss_kb(pid):
@@ -116,6 +121,18 @@ class Filters(A.ApacheCase):
         self.assertEqual(T.count_injected(r.stdout[-400:])[0], 1)
         grown = max(rss_kb(p) - before[p] for p in pids)
         self.assertLess(grown, 16 * 1024, "a child grew by %d kB" % grown)
+
+    def test_session_cookie_never_seen(self):
+        """CSRFSessionCookie names a cookie nobody sends while the
+        application sets another: one warning a child, the names only."""
+        for _ in range(4):
+            self.assertEqual(T.request(self.ap.port, "GET", "/sess/page").status, 200)
+        log = self.ap.access_log() and self.ap.error_log()
+        lines = [l for l in log.splitlines() if "CSRFSessionCookie" in l]
+        self.assertTrue(1 <= len(lines) <= 2, lines)
+        self.assertIn('CSRFSessionCookie "PHPSESSID": no request or response has carried it so far, but the '
+                      'application sets the cookie "sid"', lines[0])
+        self.assertNotIn("s3cr3tvalue", log)
 
     def test_no_crash(self):
         self.assertFalse(self.ap.crashed())
