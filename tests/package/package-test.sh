@@ -137,7 +137,11 @@ trap cleanup EXIT
 snapshot() {
 	in_root "$root" find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
 		-o -path /var/tmp -o -path /var/cache -o -path /var/log -o -path /var/lib/dpkg -o -path /var/lib/apt \) \
-		-prune -o -printf '%y %m %u %p -> %l\n' | sort
+		-prune -o -printf '%y %m %u %p -> %l\n' | sort |
+		# apache2-maintscript-helper's own bookkeeping directories, made
+		# when a module package is removed and gone with apache2's purge
+		# (a mark file of ours inside them would still show)
+		grep -vE '^d 755 root /var/lib/apache2/module/(dis|en)abled_by_(admin|maint) -> $'
 	in_root "$root" find /etc -xdev -type f ! -path /etc/ld.so.cache -exec md5sum {} + | sort -k2
 }
 # nginx makes its temp dirs (/var/lib/nginx/*) at its first start or test.
