@@ -41,31 +41,35 @@ def cookies_of(r, jar):
     return "; ".join("%s=%s" % kv for kv in jar.items())
 
 
-class Demo(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        if not DEMO:
-            raise unittest.SkipTest("CSRF_DEMO not set")
-        cls.dir = tempfile.mkdtemp(prefix="csrf-ap-demo-")
-        port = T.free_port()
-        cls.demo = subprocess.Popen([DEMO, "--unprotected", "--listen", "127.0.0.1:%d" % port, "--attacker-listen",
-                                     "127.0.0.1:%d" % T.free_port(), "--db", os.path.join(cls.dir, "demo.db")],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        cls.ap = A.Apache(CONF, modules=("http2", "proxy", "proxy_http"), upstream_port=port)
-        try:
-            if not T.wait_port(port):
-                raise RuntimeError("csrf-demo did not start")
-            cls.ap.start()
-        except Exception:
-            cls.tearDownClass()
-            raise
+class DemoProcess:
+    """csrf-demo --unprotected on a free port, as the class's upstream."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="csrf-ap-demo-")
+        self.port = T.free_port()
+        self.proc = subprocess.Popen([DEMO, "--unprotected", "--listen", "127.0.0.1:%d" % self.port,
+                                      "--attacker-listen", "127.0.0.1:%d" % T.free_port(),
+                                      "--db", os.path.join(self.dir, "demo.db")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        if not T.wait_port(self.port):
+            self.close()
+            raise RuntimeError("csrf-demo did not start")
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Demo(A.ApacheCase):
+    CONF = CONF
+    MODULES = ("http2", "proxy", "proxy_http")
 
     @classmethod
-    def tearDownClass(cls):
-        cls.ap.cleanup()
-        cls.demo.terminate()
-        cls.demo.wait(10)
-        shutil.rmtree(cls.dir, ignore_errors=True)
+    def make_upstream(cls):
+        if not DEMO:
+            raise unittest.SkipTest("CSRF_DEMO not set")
+        return DemoProcess()
 
     def get(self, path, jar):
         r = T.request(self.ap.port, "GET", path, [("Cookie", cookies_of_jar(jar))] if jar else [])
