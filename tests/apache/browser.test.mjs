@@ -17,10 +17,25 @@ import path from 'node:path';
 import { freePort, waitConnect } from '../nginx/net.mjs';
 import { directFor, startDemo } from '../e2e/demo.mjs';
 import { ATTACKS, BROWSER, launch, login, runAttack, getState } from '../e2e/lib.mjs';
+import { MODE } from '../e2e/browser.mjs';
+import { makeCA } from '../e2e/tls.mjs';
 
 const APACHE = process.env.CSRF_APACHE || '/usr/sbin/apache2';
 const MODULE = process.env.CSRF_APACHE_MODULE;
 const MODS = '/usr/lib/apache2/modules';
+
+// In the https mode (E2E_MODE=https) the sites are https://victim.test:PORT
+// and https://evil.victim.test:PORT over TLS (the test CA of
+// tests/e2e/tls.mjs) and HTTP/2 (mod_http2): request bodies of HTTP/2
+// frames, the __Host- secret cookie.
+const HTTPS = MODE === 'https';
+const origin = (name, port) => (HTTPS ? `https://${name}:${port}` : `http://127.0.0.1:${port}`);
+let tls = null;
+const vhost = (port) => `<VirtualHost 127.0.0.1:${port}>${HTTPS ? `
+    SSLEngine on
+    SSLCertificateFile ${tls.cert}
+    SSLCertificateKeyFile ${tls.key}
+    Protocols h2 http/1.1` : ''}`;
 
 let demo;
 let browser;
@@ -52,8 +67,9 @@ LoadModule proxy_module ${MODS}/mod_proxy.so
 LoadModule proxy_http_module ${MODS}/mod_proxy_http.so
 LoadModule filter_module ${MODS}/mod_filter.so
 LoadModule substitute_module ${MODS}/mod_substitute.so
+${HTTPS ? `LoadModule ssl_module ${MODS}/mod_ssl.so\nLoadModule http2_module ${MODS}/mod_http2.so` : ''}
 LoadModule csrf_protect_module ${MODULE}
-LogFormat "%m %U %>s %{csrf_result}n" csrf
+LogFormat "%m %U %>s %{csrf_result}n %H" csrf
 CustomLog ${prefix}/access.log csrf
 ${body}
 `;
@@ -80,14 +96,15 @@ ${body}
 
 before(async () => {
   assert.ok(MODULE && fs.existsSync(MODULE), 'CSRF_APACHE_MODULE points at the built module');
+  if (HTTPS) tls = makeCA(['victim.test', 'evil.victim.test']);
   demo = await startDemo({ unprotected: true, mode: 'loopback' });
   const [pv, pa, uv, ua] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  site.victim = `http://127.0.0.1:${pv}`;
-  site.attacker = `http://127.0.0.1:${pa}`;
-  plain.victim = `http://127.0.0.1:${uv}`;
-  plain.attacker = `http://127.0.0.1:${ua}`;
+  site.victim = origin('victim.test', pv);
+  site.attacker = origin('evil.victim.test', pa);
+  plain.victim = origin('victim.test', uv);
+  plain.attacker = origin('evil.victim.test', ua);
   ap = await startApache(`
-<VirtualHost 127.0.0.1:${pv}>
+${vhost(pv)}
     CSRF On
     CSRFSessionCookie demo_sid
     ProxyPass / ${demo.victim}/
@@ -96,16 +113,16 @@ before(async () => {
         CSRFUnsafeGet On
     </Location>
 </VirtualHost>
-<VirtualHost 127.0.0.1:${pa}>
+${vhost(pa)}
     ProxyPass / ${demo.attacker}/
     AddOutputFilterByType SUBSTITUTE text/html
     Substitute "s|${demo.victim}|${site.victim}|n"
 </VirtualHost>
-<VirtualHost 127.0.0.1:${uv}>
+${vhost(uv)}
     ProxyPass / ${demo.victim}/
     ProxyPassReverse / ${demo.victim}/
 </VirtualHost>
-<VirtualHost 127.0.0.1:${ua}>
+${vhost(ua)}
     ProxyPass / ${demo.attacker}/
     AddOutputFilterByType SUBSTITUTE text/html
     Substitute "s|${demo.victim}|${plain.victim}|n"
@@ -113,7 +130,7 @@ before(async () => {
 `, [pv, pa, uv, ua]);
   directFor(site.victim, demo.victim);
   directFor(plain.victim, demo.victim);
-  browser = await launch(BROWSER, {});
+  browser = await launch(BROWSER, { ca: tls && tls.ca });
 });
 
 after(async () => {
@@ -124,6 +141,7 @@ after(async () => {
     assert.doesNotMatch(log, /exit signal|Segmentation|core dumped/, 'no apache2 child crashed');
   }
   if (demo) await demo.stop();
+  if (tls) tls.remove();
 });
 
 for (const attack of ATTACKS) {
@@ -150,6 +168,8 @@ test(`${BROWSER} through Apache with the module: vote, two tabs, transfer, login
   const { victim } = site;
   const page = await browser.newPage();
   await login(page, victim, 'alice', 'wonderland');
+  const secret = (await browser.cookies(victim)).filter((c) => /csrf_secret$/.test(c.name));
+  assert.deepEqual(secret.map((c) => [c.name, c.secure]), [[HTTPS ? '__Host-csrf_secret' : 'csrf_secret', HTTPS]]);
   const hidden = await page.count('form[action="/vote"] input[type=hidden][name^="csrf_"]');
   assert.ok(hidden > 0, 'vote forms carry the injected token');
   assert.equal(await page.count('meta[name="csrf-token"]'), 1, 'meta csrf-token injected');
@@ -183,5 +203,8 @@ test(`${BROWSER} through Apache with the module: vote, two tabs, transfer, login
   assert.equal(s1.votes['3'].y, s0.votes['3'].y + 1, 'a vote after a new login counted');
   await page.close();
   // the browser proves these same-origin: no token needed
-  assert.match(ap.accessLog(), /^POST \/login 30\d origin_verified$/m);
+  assert.match(ap.accessLog(), /^POST \/login 30\d origin_verified HTTP\/[12]/m);
+  // every request of the flow over HTTP/2 in the https mode
+  const protocols = new Set(ap.accessLog().split('\n').filter(Boolean).map((l) => l.split(' ').pop()));
+  assert.deepEqual([...protocols], [HTTPS ? 'HTTP/2.0' : 'HTTP/1.1']);
 });
