@@ -338,6 +338,8 @@ else
   echo "bench: $build/csrf-cgi is missing; csrf-cgi rows skipped" >&2
 fi
 
+[ ! -f "$build/apache/mod_csrf_protect.so" ] || BUILD="$build" BENCH_QUICK="$quick" "$here/apache.sh" >>"$cgi_md"  # Apache rows, beside csrf-cgi's section
+
 # 4. Store operations from 1 and 4 threads, rounds alternating: Redis
 #    through a pool of 8 connections, through one connection (what the store
 #    did before the pool), and the memory store. Throughput, not latency:

@@ -13,6 +13,8 @@ BUILD_PKGS=(
   libssl-dev libsodium-dev libhiredis-dev
   libmicrohttpd-dev libsqlite3-dev
   nginx nginx-dev libpcre2-dev zlib1g-dev
+  # the Apache httpd module (apache/): apxs and the headers
+  apache2 apache2-dev
   dpkg-dev debhelper fakeroot
   # the demo's router: busybox httpd in front of csrf-cgi
   busybox
@@ -30,6 +32,8 @@ TEST_PKGS=(
   # starts its own php-fpm and MariaDB (dbconfig-no-thanks: no database is
   # configured at install time).
   phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
+  # tests/apache: PHP through mod_php (prefork) beside php-fpm (proxy_fcgi)
+  libapache2-mod-php
   # csrf-cgi: the small servers of routers (busybox is a build package)
   lighttpd mini-httpd
   # the router builds (make router, tests/router): Debian's cross compilers

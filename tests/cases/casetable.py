@@ -49,6 +49,27 @@ def load():
     return out
 
 
+REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
+
+
+def answer(c, head, body):
+    """The upstream's side (ngxtest.Upstream's handler): writes on c the
+    answer of the case whose path head requests, as raw HTTP/1.1."""
+    path = head.split(b" ", 2)[1].decode("latin-1")
+    case = next((k for k in load() if "/case/" + k["name"] == path), None)
+    if case is None:
+        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        return
+    up = case["upstream"]
+    out = b"HTTP/1.1 %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
+    for k, v in up["headers"]:
+        out += ("%s: %s\r\n" % (k, v)).encode("latin-1")
+    out += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(up["body"])
+    if not head.startswith(b"HEAD "):
+        out += up["body"]
+    c.sendall(out)
+
+
 def strip_injected(body):
     body = re.sub(rb'<meta name="csrf-param" content="[^"]*"><meta name="csrf-token" content="[^"]*">', b"", body)
     return re.sub(rb'<input type="hidden" name="csrf_[0-9a-f]+" value="[^"]*">', b"", body)
@@ -93,6 +114,48 @@ def check(t, case, r, log, reached):
         if token:
             m = META_TOKEN.search(r.body)
             t.assertTrue(m and m.group(1).decode() == token, "%s: the page's token is the header's" % name)
+
+
+def secret_pair(r):
+    """'name=value' of the secret cookie r sets (for a Cookie header), or
+    None."""
+    for c in r.all("set-cookie"):
+        if SECRET.match(c):
+            return c.split(";", 1)[0]
+    return None
+
+
+def run(t, send, mark):
+    """Runs every case through an adapter. send(method, path, headers,
+    body) answers one request (Host: HOST); mark() is where the upstream's
+    requests and the adapter's log stand, a pair, before a case's request:
+    t.reached(path, mark[0]) says whether the application ran since,
+    t.log_of(path, mark[1]) gives the adapter's lines since; t.counters()
+    reads its counters. t.adjust(case, r), where t has one, is the
+    adapter's own reading of a response before the checks."""
+    cases = load()
+    t.assertTrue(cases, "no case matches CSRF_CASES")
+    for case in cases:
+        with t.subTest(case=case["name"]):
+            path = "/case/" + case["name"]
+            req = case["request"]
+            headers = list(map(tuple, req["headers"]))
+            if req.get("prime"):
+                page = send("GET", path, [], b"")
+                cookie = secret_pair(page)
+                m = FIELD_TOKEN.search(page.body)
+                t.assertTrue(cookie and m, "the priming page has no token")
+                headers.append(("Cookie", cookie))
+                if req["prime"] == "tampered":
+                    headers.append(("X-CSRF-Token", tamper(m.group(1).decode())))
+            counted = t.counters()
+            where = mark()
+            r = send(req["method"], path, headers, req["body"])
+            t.assertIsNotNone(r, "no answer")
+            if hasattr(t, "adjust"):
+                t.adjust(case, r)
+            check(t, case, r, t.log_of(path, where[1]), t.reached(path, where[0]))
+            check_metrics(t, case, counted, t.counters())
 
 
 def counters(fams):

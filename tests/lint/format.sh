@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$1"
 bad=0
-for f in $(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]'); do
+for f in $(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]' 'apache/*.[ch]'); do
   if ! clang-format --dry-run -Werror "$f" >/dev/null 2>&1; then
     echo "not formatted: $f (run: clang-format -i $f)"
     bad=1

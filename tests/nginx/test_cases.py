@@ -18,8 +18,6 @@ import ngxtest as T  # noqa: E402
 from promtext import parse  # noqa: E402
 
 CASES = C.load()
-BY_PATH = {"/case/" + c["name"]: c for c in CASES}
-REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
 
 
 def location(case):
@@ -40,22 +38,6 @@ def location(case):
     return "        location = /case/%s {{\n            %s\n        }}\n" % (case["name"], "\n            ".join(lines))
 
 
-def answer(c, head, body):
-    path = head.split(b" ", 2)[1].decode("latin-1")
-    case = BY_PATH.get(path)
-    if case is None:
-        c.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        return
-    up = case["upstream"]
-    out = b"HTTP/1.1 %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
-    for k, v in up["headers"]:
-        out += ("%s: %s\r\n" % (k, v)).encode("latin-1")
-    out += b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(up["body"])
-    if not head.startswith(b"HEAD "):
-        out += up["body"]
-    c.sendall(out)
-
-
 class Cases(T.ProxyCase):
     HTTP = ("    csrf_metrics_zone cases;\n"
             "    server {{\n        listen 127.0.0.1:{port};\n        server_name %s;\n" % C.HOST
@@ -64,7 +46,7 @@ class Cases(T.ProxyCase):
 
     @classmethod
     def upstream(cls, c, head, body):
-        answer(c, head, body)
+        C.answer(c, head, body)
 
     def reached(self, path, before):
         return any(h.split(b" ", 2)[1].decode("latin-1") == path for h, _ in self.up.requests[before:])
@@ -79,28 +61,9 @@ class Cases(T.ProxyCase):
         return C.counters(parse(r.body))
 
     def test_cases(self):
-        self.assertTrue(CASES, "no case matches CSRF_CASES")
-        for case in CASES:
-            with self.subTest(case=case["name"]):
-                path = "/case/" + case["name"]
-                req = case["request"]
-                headers = list(map(tuple, req["headers"]))
-                if req.get("prime"):
-                    page = T.request(self.ngx.port, "GET", path, host=C.HOST)
-                    cookie = T.secret_cookie(page)
-                    m = C.FIELD_TOKEN.search(page.body)
-                    self.assertTrue(cookie and m, "the priming page has no token")
-                    headers.append(("Cookie", cookie))
-                    if req["prime"] == "tampered":
-                        headers.append(("X-CSRF-Token", C.tamper(m.group(1).decode())))
-                counted = self.counters()
-                before, log_before = len(self.up.requests), len(self.ngx.error_log())
-                r = T.request(self.ngx.port, req["method"], path, headers, req["body"], host=C.HOST)
-                self.assertIsNotNone(r, "no answer")
-                C.check(self, case, r, self.log_of(path, log_before), self.reached(path, before))
-                C.check_metrics(self, case, counted, self.counters())
+        C.run(self, lambda m, p, h, b: T.request(self.ngx.port, m, p, h, b, host=C.HOST),
+              lambda: (len(self.up.requests), len(self.ngx.error_log())))
         self.assertFalse(self.ngx.crashed())
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -48,13 +48,13 @@ step "building the packages (scripts/deb.sh)"
 mapfile -t debs < <("$src/scripts/deb.sh" "$work/dist" "$work/deb")
 names=()
 for d in "${debs[@]}"; do names+=("$(dpkg-deb -f "$d" Package)"); done
-want="csrf-tools libcsrf-dev libcsrf-session0 libcsrf0 libnginx-mod-http-csrf"
+want="csrf-tools libapache2-mod-csrf-protect libcsrf-dev libcsrf-session0 libcsrf0 libnginx-mod-http-csrf"
 [ "$(printf '%s\n' "${names[@]}" | sort | xargs)" = "$want" ] ||
 	fail "packages built: ${names[*]}; expected: $want"
 # The nginx module and the tools use the core only: neither they nor the
 # packages of ours they depend on pull in libsodium or hiredis (the
 # session part's libraries).
-lean="libnginx-mod-http-csrf csrf-tools"
+lean="libnginx-mod-http-csrf libapache2-mod-csrf-protect csrf-tools"
 deps_of() {
 	local d
 	for d in "${debs[@]}"; do
@@ -81,7 +81,7 @@ lintian --fail-on error "$work"/deb/*.changes ||
 	fail "lintian reports errors"
 
 # 2. The Debian 12 root, made once.
-base_pkgs="nginx gcc libc6-dev make cmake pkgconf libssl-dev libsodium-dev libhiredis-dev"
+base_pkgs="nginx apache2 gcc libc6-dev make cmake pkgconf libssl-dev libsodium-dev libhiredis-dev"
 # The host's Debian mirror (the one apt uses here).
 host_uri() {
 	{ grep -rhoE "^(URIs:|deb)[[:space:]]+https?://[^[:space:]]+/$1/?([[:space:]]|$)" /etc/apt/ || true; } |
@@ -137,11 +137,17 @@ trap cleanup EXIT
 snapshot() {
 	in_root "$root" find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
 		-o -path /var/tmp -o -path /var/cache -o -path /var/log -o -path /var/lib/dpkg -o -path /var/lib/apt \) \
-		-prune -o -printf '%y %m %u %p -> %l\n' | sort
+		-prune -o -printf '%y %m %u %p -> %l\n' | sort |
+		# apache2-maintscript-helper's own bookkeeping directories, made
+		# when a module package is removed and gone with apache2's purge
+		# (a mark file of ours inside them would still show)
+		grep -vE '^d 755 root /var/lib/apache2/module/(dis|en)abled_by_(admin|maint) -> $'
 	in_root "$root" find /etc -xdev -type f ! -path /etc/ld.so.cache -exec md5sum {} + | sort -k2
 }
 # nginx makes its temp dirs (/var/lib/nginx/*) at its first start or test.
 in_root "$root" nginx -t >"$run/nginx-stock.log" 2>&1 || { cat "$run/nginx-stock.log" >&2; fail "nginx -t in the new root"; }
+in_root "$root" apache2ctl configtest >"$run/apache-stock.log" 2>&1 ||
+	{ cat "$run/apache-stock.log" >&2; fail "apache2ctl configtest in the new root"; }
 snapshot >"$run/before"
 
 # 3. Install as the README says, and use what was installed.
@@ -161,7 +167,8 @@ grep -qx 'load_module modules/ngx_http_csrf_module.so;' "$root$link" || fail "un
 
 # What the installed module and tools load: libcrypto and libc, never
 # libsodium or hiredis (ldd follows libcsrf.so.0 too).
-for f in /usr/lib/nginx/modules/ngx_http_csrf_module.so /usr/bin/csrf-key /usr/bin/csrf-cgi; do
+for f in /usr/lib/nginx/modules/ngx_http_csrf_module.so /usr/lib/apache2/modules/mod_csrf_protect.so /usr/bin/csrf-key \
+	/usr/bin/csrf-cgi; do
 	in_root "$root" test -e "$f" || fail "$f is not installed"
 	ldd_out=$(in_root "$root" ldd "$f") || fail "ldd $f"
 	! grep -qiE 'sodium|hiredis' <<<"$ldd_out" || fail "$f loads libsodium or hiredis: $ldd_out"
@@ -184,6 +191,26 @@ rm "$root/etc/nginx/modules-enabled/50-mod-http-csrf.conf"
 grep -q 'unknown directive "csrf' "$run/nginx-off.log" || fail "nginx -t without the module: $(cat "$run/nginx-off.log")"
 ln -s "$link" "$root/etc/nginx/modules-enabled/50-mod-http-csrf.conf"
 rm "$root/etc/nginx/sites-enabled/csrf-test" "$root/etc/nginx/csrf.keys"
+
+step "a2enmod on install, apache2ctl configtest with the README's Apache lines"
+[ "$(readlink "$root/etc/apache2/mods-enabled/csrf_protect.load")" = ../mods-available/csrf_protect.load ] ||
+	fail "the package did not enable mod_csrf_protect in /etc/apache2/mods-enabled"
+in_root "$root" csrf-key new /etc/apache2/csrf.keys >"$run/key.log" 2>&1 || { cat "$run/key.log" >&2; fail "csrf-key new"; }
+# The ```apache block of the README's Install section, without the
+# LoadModule line the package's a2enmod made unnecessary, in a site.
+lines=$(awk '/^## Install/ {s=1} s && /^```apache$/ {on=1; next} on && /^```$/ {exit} on && !/^LoadModule/ {print}' \
+	"$src/README.md")
+[ -n "$lines" ] || fail "README.md has no apache block in its Install section"
+printf '<VirtualHost 127.0.0.1:8081>\n    ServerName csrf-test.example\n%s\n</VirtualHost>\n' "$lines" \
+	>"$root/etc/apache2/sites-enabled/csrf-test.conf"
+in_root "$root" apache2ctl configtest >"$run/apache.log" 2>&1 || { cat "$run/apache.log" >&2; fail "apache2ctl configtest with the module"; }
+grep -q 'Syntax OK' "$run/apache.log" || fail "apache2ctl configtest: $(cat "$run/apache.log")"
+# Without the module the same site is refused: the directives are the module's.
+rm "$root/etc/apache2/mods-enabled/csrf_protect.load"
+! in_root "$root" apache2ctl configtest >"$run/apache-off.log" 2>&1 || fail "configtest passed without the module loaded"
+grep -q "Invalid command 'CSRF'" "$run/apache-off.log" || fail "configtest without the module: $(cat "$run/apache-off.log")"
+ln -s ../mods-available/csrf_protect.load "$root/etc/apache2/mods-enabled/csrf_protect.load"
+rm "$root/etc/apache2/sites-enabled/csrf-test.conf" "$root/etc/apache2/csrf.keys"
 
 step "the README's handler with pkg-config and with CMake find_package"
 mkdir -p "$root/tmp/app"
@@ -251,4 +278,4 @@ if ! diff -u "$run/before" "$run/after" >"$run/leftover.diff"; then
 	cat "$run/leftover.diff" >&2
 	fail "the purge left files behind or changed files (diff above)"
 fi
-step "done: 5 packages built, lintian clean of errors, installed, used and purged without a trace"
+step "done: 6 packages built, lintian clean of errors, installed, used and purged without a trace"

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# apache.sh - mod_csrf_protect for `make bench` (bench/run.sh): three Debian
+# apache2 servers (event MPM, one child, the same settings) serving the same
+# files, side by side in one run: Apache alone, with the module, and with
+# stock mod_substitute doing the comparable static insertion (the meta tags
+# after <head>, a hidden input after each POST form start tag); GETs of the
+# 20-form page (bench/page.py) and the real page (pages/socat.html) under
+# wrk, the variants alternating run by run. Writes a Markdown section to
+# standard output (run.sh appends it to what report.py puts into
+# RESULTS.md): requests/s ratios, the median and the middle half of the
+# per-run ratios.
+#   BUILD=dir  the build to measure (default build/)   BENCH_QUICK=1  short runs
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=$(cd "${BUILD:-$root/build}" && pwd)
+module="$build/apache/mod_csrf_protect.so"
+if [ ! -f "$module" ] || [ ! -x /usr/sbin/apache2 ]; then
+  echo "bench: $module or apache2 is missing; Apache rows skipped" >&2
+  exit 0
+fi
+if [ "${BENCH_QUICK:-0}" = 1 ]; then secs=1 runs=1; else secs=${WRK_SECONDS:-8} runs=${APACHE_RUNS:-5}; fi
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+waitport() {
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "bench: nothing listens on port $1" >&2
+  return 1
+}
+meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
+
+echo "bench: Apache alone, with mod_csrf_protect, with mod_substitute" >&2
+mkdir -p "$work/html"
+python3 "$here/page.py" >"$work/html/form.html"
+cp "$here/pages/socat.html" "$work/html/real.html"
+chmod 755 "$work" "$work/html"
+chmod 644 "$work/html/"*.html
+"$build/csrf-key" new "$work/keys" >/dev/null
+mods=/usr/lib/apache2/modules
+user=""
+[ "$(id -u)" != 0 ] || user="User nobody
+Group nogroup"
+
+# start NAME EXTRA: an apache2 in the foreground, in a session of its own
+# (on SIGTERM it signals its whole process group).
+declare -A port=()
+start() {
+  local name=$1 extra=$2 d="$work/$1"
+  mkdir -p "$d/run"
+  [ "$(id -u)" != 0 ] || chown nobody:nogroup "$d/run"
+  port[$name]=$(freeport)
+  cat >"$d/httpd.conf" <<CONF
+ServerRoot $d
+ServerName 127.0.0.1
+Listen 127.0.0.1:${port[$name]}
+PidFile $d/httpd.pid
+DefaultRuntimeDir $d/run
+Mutex file:$d/run default
+ErrorLog $d/error.log
+LogLevel warn
+$user
+LoadModule mpm_event_module $mods/mod_mpm_event.so
+LoadModule authz_core_module $mods/mod_authz_core.so
+LoadModule mime_module $mods/mod_mime.so
+TypesConfig /etc/mime.types
+StartServers 1
+ServerLimit 1
+ThreadsPerChild 32
+MaxRequestWorkers 32
+KeepAlive On
+MaxKeepAliveRequests 0
+DocumentRoot $work/html
+<Directory $work/html>
+    Require all granted
+</Directory>
+$extra
+CONF
+  setsid /usr/sbin/apache2 -f "$d/httpd.conf" -DFOREGROUND 2>>"$d/stderr" &
+  pids+=($!)
+  waitport "${port[$name]}" || { cat "$d/stderr" "$d/error.log" >&2 2>/dev/null; exit 1; }
+}
+start plain ""
+start module "LoadModule csrf_protect_module $module
+CSRF On
+CSRFKeyFile $work/keys"
+
+# A client of the protected site: its secret cookie and a token.
+curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:${port[module]}/form.html"
+field=$(meta csrf-param "$work/page.html")
+token=$(meta csrf-token "$work/page.html")
+cookie=$(awk '!/^#/ && NF >= 7 {printf "%s=%s", $6, $7} /^#HttpOnly_/ {printf "%s=%s", $6, $7}' "$work/jar")
+[ -n "$field" ] && [ -n "$token" ] && [ -n "$cookie" ] || { echo "bench: the module injected no token" >&2; exit 1; }
+form_tag='<form method="post" action="/submit">'
+input="<input type=\"hidden\" name=\"$field\" value=\"$token\">"
+metas="<meta name=\"csrf-param\" content=\"$field\"><meta name=\"csrf-token\" content=\"$token\">"
+start substitute "LoadModule filter_module $mods/mod_filter.so
+LoadModule substitute_module $mods/mod_substitute.so
+AddOutputFilterByType SUBSTITUTE text/html
+Substitute 's|<head>|<head>$metas|n'
+Substitute 's|$form_tag|$form_tag$input|n'"
+for v in module substitute; do
+  got=$(curl -s -H "Cookie: $cookie" "http://127.0.0.1:${port[$v]}/form.html" | grep -o "name=\"$field\"" | wc -l)
+  [ "$got" = 20 ] || { echo "bench: $v inserted $got hidden inputs into the 20-form page" >&2; exit 1; }
+done
+
+rows="$work/rows"
+: >"$rows"
+for _ in $(seq 1 "$runs"); do
+  for page in form real; do
+    for v in plain module substitute; do
+      rps=$(wrk -t2 -c32 -d"${secs}s" -H "Cookie: $cookie" "http://127.0.0.1:${port[$v]}/$page.html" |
+        awk '/^Requests\/sec:/ {print $2}')
+      echo "$page $v ${rps:-0}" >>"$rows"
+    done
+  done
+done
+for v in plain module substitute; do
+  if grep -qE "exit signal|Segmentation" "$work/$v/error.log" 2>/dev/null; then
+    echo "bench: apache2 ($v) lost a child" >&2
+    exit 1
+  fi
+done
+
+python3 - "$rows" "$runs" "$secs" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+rps = {}
+for page, v, r in rows:
+    rps.setdefault((page, v), []).append(float(r))
+def spread(xs):
+    xs = sorted(xs)
+    q = statistics.quantiles(xs, n=4) if len(xs) >= 2 else [xs[0], xs[0], xs[0]]
+    return "%.0f%% (%.0f–%.0f%%)" % (100 * statistics.median(xs), 100 * q[0], 100 * q[2])
+print("## Apache httpd: mod_csrf_protect (wrk -t2 -c32, %s runs of %s s, variants alternating)\n" % (sys.argv[2], sys.argv[3]))
+print("| page | Apache alone, req/s | with the module, req/s | with mod_substitute, req/s | module / alone | module / mod_substitute |")
+print("|---|---|---|---|---|---|")
+for page, label in (("form", "20 forms (bench/page.py)"), ("real", "the real page (pages/socat.html)")):
+    p, m, s = (rps[(page, v)] for v in ("plain", "module", "substitute"))
+    print("| %s | %.0f | %.0f | %.0f | %s | %s |" % (label, statistics.median(p), statistics.median(m), statistics.median(s),
+          spread([b / a for a, b in zip(p, m)]), spread([b / a for a, b in zip(s, m)])))
+print("\nRatios: the median of the per-run ratios, the middle half in brackets. Target: the module at least 90% of "
+      "Apache alone on the 20-form page, faster than mod_substitute on both pages.")
+PY

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""apache.config: mod_csrf_protect's directives at `apache2 -t`: every
+wrong value is a configuration error that names the directive (never a
+request-time surprise), the right ones pass in server, virtual host,
+<Directory> and <Location> contexts, and a section's settings merge over
+its parent's (checked on a running server)."""
+
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import aptest as A  # noqa: E402
+
+T = A.T
+GOOD = """
+CSRF On
+CSRFMode origin_or_token
+CSRFOrigin http://127.0.0.1:{port}
+CSRFTrustedOrigin https://pay.example https://sso.example:8443
+CSRFSessionCookie PHPSESSID sid
+CSRFInject On
+CSRFAction deny
+CSRFBodyMax 64k
+CSRFUnsafeGet Off
+CSRFStatus 403
+CSRFMaxAge 12h
+CSRFFormActionCSP Off
+CSRFReferrerSameOrigin On
+CSRFRetryToken On
+CSRFExempt POST /hook
+CSRFExempt /webhook
+<VirtualHost 127.0.0.1:{port}>
+    CSRFMode both
+    <Directory {prefix}/htdocs/admin>
+        CSRFUnsafeGet On
+    </Directory>
+    <Location /report>
+        CSRFAction log
+    </Location>
+    <Location /off>
+        CSRF Off
+    </Location>
+</VirtualHost>
+"""
+
+BAD = [
+    ("CSRF maybe", "CSRF"),
+    ("CSRFMode strict", "CSRFMode must be both, token, origin or origin_or_token"),
+    ("CSRFOrigin example.com", "CSRFOrigin"),
+    ("CSRFOrigin https://a.example/path", "CSRFOrigin"),
+    ("CSRFTrustedOrigin null", "CSRFTrustedOrigin"),
+    ("CSRFTrustedOrigin https://a.example https://u@b.example", "CSRFTrustedOrigin"),
+    ("CSRFSessionCookie 'bad name'", "CSRFSessionCookie"),
+    ("CSRFSessionCookie a a", "is named twice"),
+    ("CSRFSessionCookie a b c d e", "at most 4 names"),
+    ("CSRFKeyFile /nonexistent/keys", "CSRFKeyFile"),
+    ("CSRFAction block", "CSRFAction must be deny or log"),
+    ("CSRFBodyMax lots", "CSRFBodyMax"),
+    ("CSRFBodyMax 0", "CSRFBodyMax"),
+    ("CSRFBodyMax 10x", "CSRFBodyMax"),
+    ("CSRFStatus 200", "CSRFStatus: must be between 400 and 599"),
+    ("CSRFStatus 403x", "CSRFStatus"),
+    ("CSRFMaxAge -1", "CSRFMaxAge"),
+    ("CSRFMaxAge 1w", "CSRFMaxAge"),
+    ("CSRFExempt POST relative", "CSRFExempt"),
+    ("CSRFExempt /a?b", "CSRFExempt"),
+    ("CSRFInject sometimes", "CSRFInject"),
+]
+
+
+class Config(unittest.TestCase):
+    def test_good(self):
+        ap = A.Apache(GOOD)
+        try:
+            rc, out = ap.config_test()
+            self.assertEqual(rc, 0, out)
+            self.assertIn("Syntax OK", out)
+        finally:
+            ap.cleanup()
+
+    def test_bad_values_fail_configtest(self):
+        for line, words in BAD:
+            with self.subTest(line=line):
+                ap = A.Apache("<Location /x>\n%s\n</Location>\n" % line)
+                try:
+                    rc, out = ap.config_test()
+                    self.assertNotEqual(rc, 0, "%s passed:\n%s" % (line, out))
+                    self.assertIn(words, out)
+                finally:
+                    ap.cleanup()
+
+    def test_key_file(self):
+        tool = os.environ.get("CSRF_KEY_TOOL")
+        if not tool:
+            self.skipTest("CSRF_KEY_TOOL not set")
+        ap = A.Apache("CSRF On\nCSRFKeyFile {prefix}/keys\n")
+        try:
+            rc, out = ap.config_test()
+            self.assertNotEqual(rc, 0)
+            subprocess.run([tool, "new", ap.path("keys")], check=True, capture_output=True)
+            rc, out = ap.config_test()
+            self.assertEqual(rc, 0, out)
+        finally:
+            ap.cleanup()
+
+    def test_key_file_only_root_reads(self):
+        """A key file only root may read (csrf-key new: 0600) serves the
+        server's settings and a <Directory> and a <Location> that both set
+        directives for one request: their contexts are made in the parent,
+        before the children drop root."""
+        tool = os.environ.get("CSRF_KEY_TOOL")
+        if not tool or os.geteuid() != 0:
+            self.skipTest("needs root and CSRF_KEY_TOOL")
+        ap = A.Apache("CSRF On\nCSRFKeyFile {prefix}/keys\n"
+                      "<Directory {prefix}/htdocs/a>\n    CSRFMode both\n</Directory>\n"
+                      "<Location /a/b>\n    CSRFAction log\n</Location>\n")
+        subprocess.run([tool, "new", ap.path("keys")], check=True, capture_output=True)
+        self.assertEqual(os.stat(ap.path("keys")).st_mode & 0o777, 0o600)
+        ap.write("htdocs/a/b/x.html", "<form method=post action=/x></form>")
+        with ap:
+            for path in ("/a/b/x.html", "/a/x.html", "/x.html"):
+                ap.write("htdocs" + path, "<form method=post action=/x></form>")
+                r = T.request(ap.port, "GET", path)
+                self.assertEqual((r.status, T.count_injected(r.body)), (200, (1, 0)), path)
+
+    def test_merge(self):
+        """A <Location> inherits what it does not set and overrides what it
+        does; CSRF Off turns the module off beneath."""
+        ap = A.Apache("CSRF On\nCSRFOrigin http://127.0.0.1:{port}\nCSRFAction deny\n"
+                      "<Location /report>\n    CSRFAction log\n</Location>\n"
+                      "<Location /off>\n    CSRF Off\n</Location>\n"
+                      "<Location /unsafe>\n    CSRFUnsafeGet On\n</Location>\n")
+        ap.write("htdocs/index.html", "<form method=post action=/x></form>")
+        for d in ("report", "off", "unsafe"):
+            ap.write("htdocs/%s/index.html" % d, "<form method=post action=/x></form>")
+        with ap:
+            cross = [("Sec-Fetch-Site", "cross-site"), ("Content-Type", "application/x-www-form-urlencoded")]
+            self.assertEqual(T.request(ap.port, "POST", "/index.html", cross, b"a=1").status, 403)
+            # report-only lets it through to the static file (405: POST to a file)
+            self.assertNotEqual(T.request(ap.port, "POST", "/report/index.html", cross, b"a=1").status, 403)
+            self.assertNotEqual(T.request(ap.port, "POST", "/off/index.html", cross, b"a=1").status, 403)
+            self.assertEqual(T.request(ap.port, "GET", "/unsafe/index.html", cross[:1]).status, 403)
+            self.assertEqual(T.request(ap.port, "GET", "/index.html", cross[:1]).status, 200)
+            r = T.request(ap.port, "GET", "/index.html")
+            self.assertEqual(T.count_injected(r.body), (1, 0))
+            r = T.request(ap.port, "GET", "/off/index.html")
+            self.assertEqual(T.count_injected(r.body), (0, 0))
+            log = ap.error_log()
+            self.assertIn('would reject POST "/report/index.html": cross_site (CSRFAction log), client: 127.0.0.1', log)
+            self.assertIn('rejected POST "/index.html": cross_site, client: 127.0.0.1', log)
+            self.assertFalse(ap.crashed())
+
+
+if __name__ == "__main__":
+    unittest.main()
