@@ -24,8 +24,12 @@
 //             on Origin and Referer
 //   https     the same names over TLS and HTTP/2 (listen ... ssl http2,
 //             the test CA of tests/e2e/tls.mjs): the module's __Host-
-//             secret cookie, the HTTPS Referer rule, request bodies of
-//             HTTP/2 frames; every request of the flow went over HTTP/2
+//             secret cookie, request bodies of HTTP/2 frames (one without
+//             Content-Length: Chromium's request streams); every request
+//             of the flow went over HTTP/2. The HTTPS Referer rule is not
+//             reached from these browsers: they send Sec-Fetch-Site to
+//             every https origin, and it decides first
+//             (docs/browsers.md)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
