@@ -152,6 +152,12 @@ async function session(page) {
   await clickUntil(page, '#pma_navigation_header a[title="Home"]', null, 'a', 'More settings');
   await clickUntil(page, 'a', 'More settings', 'a[href$="route=/preferences/features"]');
   await clickUntil(page, 'a[href$="route=/preferences/features"]', null, 'form.config-form #DisableShortcutKeys');
+  // the page loader done with the form and its scripts, as a person waits
+  // for the page to settle before saving: a click meanwhile went nowhere
+  // in Firefox under load (no POST; the button moved under the pointer as
+  // the form's images and scripts arrived)
+  await until(page, 'phpMyAdmin\'s page loader idle', () => !window.AJAX?.active && document.readyState === 'complete' &&
+    [...document.images].every((i) => i.complete));
   assert.equal(await page.evaluate(() => document.querySelector('form.config-form #DisableShortcutKeys').checked), false);
   await page.p.evaluate(() => document.querySelector('form.config-form #DisableShortcutKeys').click());
   await page.clickAndWait('#General input[name=submit_save]');
@@ -243,7 +249,8 @@ const fields = (id) => new URLSearchParams({ db: DB_NAME, table: 'items', server
 const marked = (from, mark) => entries(from).filter((e) => e.uri.includes(`forged=${mark}`));
 
 test(`${BROWSER} ${TITLE}: a forged form from another site is refused and changes nothing`, async (t) => {
-  // signed in again (the session test logged out)
+  // signed in afresh (the session test logged out, or failed signed in)
+  await browser.clearCookies();
   const page = await browser.newPage();
   await page.goto(`${stack.url}/`);
   await login(page);
