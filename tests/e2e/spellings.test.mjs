@@ -56,7 +56,8 @@ let browser;
 
 before(async () => {
   // the demos start while the browser does (Firefox takes seconds)
-  [plain, idn, ip6, d80, browser] = await Promise.all([
+  // (all settled, so that after() stops whichever did start)
+  const all = await Promise.allSettled([
     startDemo({ args: ['--log-requests'] }),
     startDemo({ args: ['--log-requests'], origin: (port) => `http://${IDN_ASCII}:${port}` }),
     startIpv6(),
@@ -64,6 +65,8 @@ before(async () => {
     // Firefox's network.dns.localDomains needs each name as it is looked up
     launch(BROWSER, { hosts: ['victim.test.', IDN_ASCII, 'bucher.test', 'evil.victim.test.'] }),
   ]);
+  [plain, idn, ip6, d80, browser] = all.map((r) => r.value);
+  for (const r of all) if (r.status === 'rejected') throw r.reason;
 });
 
 after(async () => {

@@ -71,8 +71,13 @@ function entries(from) {
 
 before(async () => {
   if (HTTPS) tls = makeCA(['pma.test', 'evil.test']);
-  stack = await startStack({ host: 'pma.test', tls, attacker: 'evil.test' });
-  browser = await launch(BROWSER, { mode: MODE, ca: tls && tls.ca });
+  // the stack (MariaDB's first start takes seconds) while the browser starts
+  // (both settled, so that after() stops whichever did start)
+  const [s, b] = await Promise.allSettled([startStack({ host: 'pma.test', tls, attacker: 'evil.test' }),
+    launch(BROWSER, { mode: MODE, ca: tls && tls.ca })]);
+  stack = s.value;
+  browser = b.value;
+  for (const r of [s, b]) if (r.status === 'rejected') throw r.reason;
 });
 
 after(async () => {
