@@ -16,6 +16,7 @@
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make deb      Debian packages into dist/ (dpkg-buildpackage in build-deb/)
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
+#   make bench-ab BASE=rev   the nginx module now against itself at rev
 #   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300), then the
 #                 injector against html5lib on HTML5LIB_PAGES pages (default 100000)
 
@@ -28,7 +29,7 @@ HTML5LIB_PAGES ?= 100000
 HTML5LIB_SEED ?= $(shell date +%s)
 CTEST_ARGS ?=
 
-.PHONY: all deps build-deps build check check-unit demo router install deb bench fuzz format clean
+.PHONY: all deps build-deps build check check-unit demo router install deb bench bench-ab fuzz format clean
 
 all: build
 
@@ -79,6 +80,12 @@ bench: deps build
 	@cmake --build build -j $(JOBS) --target csrf-bench-micro csrf-bench-inject csrf-bench-store
 	@./bench/run.sh
 	@JOBS=$(JOBS) ./bench/router.sh
+
+# Did a change make the module slower? Alternating wrk pairs, this build
+# against BASE's (bench/ab.py).
+bench-ab: deps build
+	@test -n "$(BASE)" || { echo 'make bench-ab BASE=<git revision>'; exit 2; }
+	@JOBS=$(JOBS) python3 bench/ab.py $(BASE)
 
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh

@@ -95,9 +95,8 @@ static int offered(demo_app *app, const attack *a)
 
 static void head(page *b, demo_app *app, const char *title)
 {
-	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
-	page_text(b, title, strlen(title));
-	page_add(b, " - attacker</title><style>body{font-family:Georgia,serif;max-width:46rem;margin:1rem auto;"
+	page_head(b, title, "attacker");
+	page_add(b, "<style>body{font-family:Georgia,serif;max-width:46rem;margin:1rem auto;"
 	            "padding:0 1rem;background:#fff8e8;color:#331}h1{color:#a30}.what{background:#ffe;border:1px "
 	            "dashed #a30;padding:.4rem}</style></head>\n<body data-victim=\"");
 	page_attr(b, app->victim_origin, strlen(app->victim_origin));
@@ -145,7 +144,7 @@ static enum MHD_Result index_page(demo_app *app, struct MHD_Connection *c)
 		page_add(&b, "</li>");
 	}
 	page_add(&b, "</ul></body></html>\n");
-	return demo_respond(c, 200, "text/html; charset=utf-8", &b, NULL);
+	return demo_respond(c, NULL, NULL, 200, "text/html; charset=utf-8", &b, NULL);
 }
 
 static enum MHD_Result attack_page(demo_app *app, struct MHD_Connection *c, const attack *a)
@@ -160,7 +159,7 @@ static enum MHD_Result attack_page(demo_app *app, struct MHD_Connection *c, cons
 	page_add(&b, "</p>");
 	markup(&b, app, a->markup);
 	page_add(&b, "<p><a href=\"/\">more fun</a></p></body></html>\n");
-	return demo_respond(c, 200, "text/html; charset=utf-8", &b, NULL);
+	return demo_respond(c, NULL, NULL, 200, "text/html; charset=utf-8", &b, NULL);
 }
 
 static enum MHD_Result simple(struct MHD_Connection *c, unsigned status, const char *ctype, const char *text)
@@ -168,7 +167,7 @@ static enum MHD_Result simple(struct MHD_Connection *c, unsigned status, const c
 	page b;
 	page_init(&b);
 	page_add(&b, text);
-	return demo_respond(c, status, ctype, &b, NULL);
+	return demo_respond(c, NULL, NULL, status, ctype, &b, NULL);
 }
 
 enum MHD_Result attacker_handle(demo_app *app, struct MHD_Connection *c, const char *url, const char *method)

@@ -150,10 +150,22 @@ void page_printf(page *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Text-node and attribute escaping through csrf_html_escape(_attr). */
 void page_text(page *b, const char *s, size_t n);
 void page_attr(page *b, const char *s, size_t n);
-/* Queues body (owned: freed here) with status and the given headers (a
- * NULL-terminated list of name, value pairs). */
-enum MHD_Result demo_respond(struct MHD_Connection *c, unsigned status, const char *ctype, page *body,
-                             const char *const *headers);
+/* A page's start, through its <title> ("TITLE - SITE", escaped): the
+ * rest of <head> is the caller's. */
+void page_head(page *b, const char *title, const char *site);
+/* Queues body (owned: freed here) with status, Content-Type ctype (NULL:
+ * none) and the given headers (a NULL-terminated list of at most
+ * DEMO_HEADERS_MAX name, value pairs), beside X-Content-Type-Options:
+ * nosniff and Cache-Control: no-store. With ctx and req (the request
+ * answered) set, through the library's response exchange (csrf.h), as
+ * csrf-cgi and the nginx module answer: the library says which pages get
+ * tokens, judges every header and names those it adds (the secret
+ * cookie, Vary, the cache rule, the form-action policy), injects the
+ * tokens, and its log line is printed. ctx NULL: the body goes out as it
+ * is (the attacker site, --unprotected). */
+#define DEMO_HEADERS_MAX 16
+enum MHD_Result demo_respond(struct MHD_Connection *c, const csrf_ctx *ctx, csrf_request *req, unsigned status,
+                             const char *ctype, page *body, const char *const *headers);
 
 /* ---- parse.c: what the demo parses itself ---- */
 

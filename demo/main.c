@@ -51,7 +51,7 @@ static enum MHD_Result too_large(struct MHD_Connection *c)
 	page b;
 	page_init(&b);
 	page_add(&b, "request body too large\n");
-	return demo_respond(c, 413, "text/plain; charset=utf-8", &b, NULL);
+	return demo_respond(c, NULL, NULL, 413, "text/plain; charset=utf-8", &b, NULL);
 }
 
 /* The --log-requests line: "request METHOD PATH origin=... referer=...

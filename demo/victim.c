@@ -3,8 +3,9 @@
  * victim.c - the victim site of csrf-demo: a story-voting page and a small
  * bank on one origin. Protected (the default), every unsafe request goes
  * through csrf_check with the session's secret, every page carries the
- * token, GET never changes state, and a transfer needs the password again
- * (csrf_reauth). With --unprotected all of that is off, so the attacker
+ * token (the site writes none: its answers go through the library's
+ * response exchange, demo_respond), GET never changes state, and a
+ * transfer needs the password again (csrf_reauth). With --unprotected all of that is off, so the attacker
  * site's pages visibly work. Every page escapes what it prints and sends a
  * Content-Security-Policy; none has inline script. While the session store
  * does not answer, pages are still served (to everybody as signed out) and
@@ -30,13 +31,9 @@ typedef struct {
 	demo_req *r;
 	demo_session sess;
 	int have_sess;
-	int store_down;       /* the store failed: pages without a session, unsafe requests refused */
-	char set_cookie[512]; /* "" : none */
-	csrf_request req;     /* the request as libcsrf reads it */
-	int tok_ready;
-	csrf_page page;                       /* field, token and, for anonymous visitors, the secret cookie */
-	page fields;                          /* its two meta tags, then its hidden input, escaped once */
-	size_t meta_len;                      /* where the hidden input starts in fields */
+	int store_down;                       /* the store failed: pages without a session, unsafe requests refused */
+	char set_cookie[512];                 /* "" : none */
+	csrf_request req;                     /* the request as libcsrf reads it */
 	char retry_token[CSRF_TOKEN_LEN + 1]; /* --retry-token: X-CSRF-Token of a 403, "" none */
 } vreq;
 
@@ -170,46 +167,24 @@ static int logged_in(const vreq *v)
 	return v->have_sess && v->sess.user[0] != '\0';
 }
 
-/* The field name and a freshly masked token for this page, from the
- * session's secret, or for an anonymous visitor from the library's signed
- * secret cookie (set on this response when the client has none): no
- * server state for visitors who have not logged in. */
-static int page_token(vreq *v)
+/* ---- responses ---- */
+
+/* Every answer of the site: protected, through the library's response
+ * exchange for the request as it stands now (a login's new session),
+ * which puts the tokens into the page (the csrf-param and csrf-token
+ * meta, a hidden field in each form that posts here) and sets the secret
+ * cookie an anonymous visitor's tokens rest on. */
+static enum MHD_Result respond(vreq *v, unsigned status, const char *ctype, page *b, const char *const *headers)
 {
 	if (v->app->unprotected)
-		return -1;
-	if (v->tok_ready)
-		return 0;
+		return demo_respond(v->c, NULL, NULL, status, ctype, b, headers);
 	build_request(v);
-	if (csrf_page_prepare(v->app->csrf, &v->req, &v->page) != CSRF_OK)
-		return -1;
-	/* The elements a page repeats (a form has one each), escaped once. */
-	page_wipe(&v->fields);
-	page_add(&v->fields, "<meta name=\"csrf-param\" content=\"");
-	page_attr(&v->fields, v->page.field, strlen(v->page.field));
-	page_add(&v->fields, "\"><meta name=\"csrf-token\" content=\"");
-	page_attr(&v->fields, v->page.token, strlen(v->page.token));
-	page_add(&v->fields, "\">");
-	v->meta_len = v->fields.len;
-	page_add(&v->fields, "<input type=\"hidden\" name=\"");
-	page_attr(&v->fields, v->page.field, strlen(v->page.field));
-	page_add(&v->fields, "\" value=\"");
-	page_attr(&v->fields, v->page.token, strlen(v->page.token));
-	page_add(&v->fields, "\">");
-	if (v->fields.failed) {
-		page_wipe(&v->fields);
-		csrf_page_wipe(&v->page);
-		return -1;
-	}
-	v->tok_ready = 1;
-	return 0;
+	return demo_respond(v->c, v->app->csrf, &v->req, status, ctype, b, headers);
 }
-
-/* ---- responses ---- */
 
 static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *location, const char *allow)
 {
-	const char *h[18];
+	const char *h[2 * DEMO_HEADERS_MAX + 1];
 	int n = 0;
 	h[n++] = "Content-Security-Policy";
 	h[n++] = CSP;
@@ -218,10 +193,6 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 	if (v->set_cookie[0]) {
 		h[n++] = "Set-Cookie";
 		h[n++] = v->set_cookie;
-	}
-	if (v->tok_ready && v->page.set_cookie_len) {
-		h[n++] = "Set-Cookie";
-		h[n++] = v->page.set_cookie;
 	}
 	if (location) {
 		h[n++] = "Location";
@@ -240,24 +211,12 @@ static enum MHD_Result send_page(vreq *v, unsigned status, page *b, const char *
 		h[n++] = v->retry_token;
 	}
 	h[n] = NULL;
-	return demo_respond(v->c, status, "text/html; charset=utf-8", b, h);
-}
-
-/* The hidden field of a protected form. */
-static void hidden_token(vreq *v, page *b)
-{
-	if (page_token(v) != 0)
-		return;
-	page_addn(b, v->fields.p + v->meta_len, v->fields.len - v->meta_len);
+	return respond(v, status, "text/html; charset=utf-8", b, h);
 }
 
 static void frame_open(vreq *v, page *b, const char *title)
 {
-	page_add(b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
-	page_text(b, title, strlen(title));
-	page_add(b, " - csrf-demo</title>");
-	if (page_token(v) == 0)
-		page_addn(b, v->fields.p, v->meta_len);
+	page_head(b, title, "csrf-demo");
 	page_add(b, "<link rel=\"stylesheet\" href=\"/style.css\"></head>\n<body><header><a class=\"brand\" "
 	            "href=\"/\">Daily Vote &amp; Bank</a> ");
 	if (v->app->unprotected)
@@ -270,7 +229,6 @@ static void frame_open(vreq *v, page *b, const char *title)
 		page_text(b, v->sess.user, strlen(v->sess.user));
 		page_add(b, "</b> <a href=\"/account\">account</a> ");
 		page_add(b, "<form class=\"inline\" method=\"post\" action=\"/logout\">");
-		hidden_token(v, b);
 		page_add(b, "<button id=\"logout\">log out</button></form>");
 	} else {
 		page_add(b, "<span id=\"whoami\"></span><a href=\"/login\">log in</a>");
@@ -419,7 +377,6 @@ static enum MHD_Result page_home(vreq *v)
 		page_add(&b, "</span>");
 		if (logged_in(v)) {
 			page_add(&b, "<form class=\"inline\" method=\"post\" action=\"/vote\">");
-			hidden_token(v, &b);
 			page_printf(&b,
 			            "<input type=\"hidden\" name=\"story\" value=\"%lld\">"
 			            "<button name=\"type\" value=\"y\" id=\"vote-%lld-y\">up</button>"
@@ -431,7 +388,6 @@ static enum MHD_Result page_home(vreq *v)
 	page_add(&b, "</ol>");
 	if (!logged_in(v)) {
 		page_add(&b, "<h2>Log in to vote</h2><form method=\"post\" action=\"/login\">");
-		hidden_token(v, &b);
 		page_add(
 		    &b,
 		    "<label>user <input name=\"user\" id=\"login-user\" autocomplete=\"username\"></label> "
@@ -451,7 +407,6 @@ static enum MHD_Result page_login(vreq *v)
 	frame_open(v, &b, "Log in");
 	store_notice(v, &b);
 	page_add(&b, "<h1>Log in</h1><form method=\"post\" action=\"/login\">");
-	hidden_token(v, &b);
 	page_add(&b, "<p><label>user <input name=\"user\" id=\"login-user\" autocomplete=\"username\"></label></p>"
 	             "<p><label>password <input name=\"password\" type=\"password\" id=\"login-password\" "
 	             "autocomplete=\"current-password\"></label></p><p><button id=\"login-submit\">log in</button></p>"
@@ -480,7 +435,6 @@ static enum MHD_Result page_account(vreq *v)
 	page_text(&b, u.name, strlen(u.name));
 	page_printf(&b, "</h1><p>Balance: <strong id=\"balance\">%lld</strong> coins</p>", (long long)u.balance);
 	page_add(&b, "<h2>Transfer</h2><form method=\"post\" action=\"/transfer\">");
-	hidden_token(v, &b);
 	page_add(&b, "<p><label>to <select name=\"to\" id=\"transfer-to\">");
 	for (int i = 0; i < no; i++) {
 		page_add(&b, "<option value=\"");
@@ -517,10 +471,10 @@ static enum MHD_Result page_state(vreq *v)
 		page_free(&b);
 		page_add(&b, "{\"error\":\"database\"}");
 		const char *h[] = {"Content-Security-Policy", CSP, NULL};
-		return demo_respond(v->c, 500, "application/json", &b, h);
+		return respond(v, 500, "application/json", &b, h);
 	}
 	const char *h[] = {"Content-Security-Policy", CSP, NULL};
-	return demo_respond(v->c, 200, "application/json", &b, h);
+	return respond(v, 200, "application/json", &b, h);
 }
 
 static const char style_css[] =
@@ -539,7 +493,7 @@ static enum MHD_Result page_css(vreq *v)
 	page_init(&b);
 	page_add(&b, style_css);
 	const char *h[] = {"Content-Security-Policy", CSP, NULL};
-	return demo_respond(v->c, 200, "text/css; charset=utf-8", &b, h);
+	return respond(v, 200, "text/css; charset=utf-8", &b, h);
 }
 
 static enum MHD_Result page_empty(vreq *v)
@@ -547,7 +501,7 @@ static enum MHD_Result page_empty(vreq *v)
 	page b;
 	page_init(&b);
 	const char *h[] = {"Content-Security-Policy", CSP, NULL};
-	return demo_respond(v->c, 204, NULL, &b, h);
+	return respond(v, 204, NULL, &b, h);
 }
 
 /* ---- actions ---- */
@@ -644,9 +598,6 @@ static enum MHD_Result do_login(vreq *v)
 		return reject_csrf(v, store_status(r), r);
 	}
 	v->have_sess = 1;
-	csrf_page_wipe(&v->page);
-	page_wipe(&v->fields);
-	v->tok_ready = 0;
 	set_session_cookie(v, &v->sess);
 	return redirect(v, "/");
 }
@@ -771,8 +722,6 @@ enum MHD_Result victim_handle(demo_app *app, struct MHD_Connection *c, const cha
 	}
 out:
 	session_wipe(&v.sess);
-	csrf_page_wipe(&v.page);
-	page_wipe(&v.fields);
 	explicit_bzero(v.retry_token, sizeof v.retry_token);
 	return ret;
 }

@@ -6,6 +6,7 @@
  * action, a button's formaction or a base's href leads. Every judgement
  * fails closed: when the bytes kept cannot tell, the answer is "elsewhere".
  */
+#include "csrfx.h"
 #include "inject_internal.h"
 
 struct name_id {
@@ -230,19 +231,9 @@ uint8_t inj_attr_slot(struct inj_tag *tag)
 	}
 }
 
-static unsigned char lower(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
-}
-
-static int is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static int is_alnum(unsigned char c)
 {
-	return is_alpha(c) || (c >= '0' && c <= '9');
+	return csrfi_is_alpha(c) || csrfi_is_digit(c);
 }
 
 /* The named references whose expansion holds ASCII ("&sol;" is '/').
@@ -313,16 +304,11 @@ static size_t numeric_ref(const char *in, size_t len, size_t i, char *out)
 	size_t digits = 0;
 	uint32_t v = 0;
 	for (; k < len; k++, digits++) {
-		unsigned char c = (unsigned char)in[k];
-		unsigned d;
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (hex && lower(c) >= 'a' && lower(c) <= 'f')
-			d = lower(c) - 'a' + 10;
-		else
+		int d = csrfx_hexval((unsigned char)in[k]);
+		if (d < 0 || (!hex && d > 9))
 			break;
 		if (v < 0x110000)
-			v = v * (hex ? 16 : 10) + d;
+			v = v * (hex ? 16 : 10) + (unsigned)d;
 	}
 	if (digits == 0)
 		return 0;
@@ -385,7 +371,7 @@ size_t inj_decode_attr(char *v, size_t n)
 
 static int is_scheme_char(unsigned char c)
 {
-	return is_alpha(c) || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+	return is_alnum(c) || c == '+' || c == '-' || c == '.';
 }
 
 /* Judges a decoded URL the way a URL parser would see it, failing closed
@@ -423,7 +409,7 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 	}
 	if (c0 == '?' || c0 == '#')
 		return U_RELATIVE;
-	if (!is_alpha(c0)) /* no scheme possible: a relative path */
+	if (!csrfi_is_alpha(c0)) /* no scheme possible: a relative path */
 		return c0 == '&' ? U_CROSS : U_RELATIVE;
 	size_t i;
 	for (i = 1; i < n; i++) {

@@ -54,26 +54,26 @@ typedef struct {
 	csrf_reason (*del)(csrf_store *st, const char *key, size_t key_len);
 	csrf_reason (*incr)(csrf_store *st, const char *key, size_t key_len, uint32_t ttl_s, int64_t *value);
 	void (*close)(csrf_store *st);
-} csrf_store_ops;
+} csrfi_store_ops;
 
 /* Where a store's events go (csrf_store_open_log); fn NULL: nowhere. */
 typedef struct {
 	csrf_store_log_fn fn;
 	void *ud;
-} csrf_store_logger;
+} csrfi_store_logger;
 
 /* Every backend's state starts with this header. */
 struct csrf_store {
-	const csrf_store_ops *ops;
-	csrf_store_logger log;
+	const csrfi_store_ops *ops;
+	csrfi_store_logger log;
 };
 
 /* Formats one message (never a key, a value or a credential) and hands
  * it to the logger, if any. Call it with no store lock held. */
-void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *fmt, ...)
+void csrfi_store_log(const csrfi_store_logger *lg, csrf_reason event, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Rate limit for one kind of repeated event: csrf_log_limit_take answers
+/* Rate limit for one kind of repeated event: csrfi_log_limit_take answers
  * 1 when the event is to be reported now (and *skipped how many of its
  * kind were left out since the last report), 0 when it is left out. Not
  * locked: the caller holds its store's lock. */
@@ -81,25 +81,25 @@ typedef struct {
 	int64_t last_ms;
 	uint64_t skipped;
 	int used;
-} csrf_log_limit;
-int csrf_log_limit_take(csrf_log_limit *l, int64_t now_ms, uint64_t *skipped);
+} csrfi_log_limit;
+int csrfi_log_limit_take(csrfi_log_limit *l, int64_t now_ms, uint64_t *skipped);
 
 /* Monotonic milliseconds. */
-int64_t csrf_mono_ms(void);
+int64_t csrfi_mono_ms(void);
 
-typedef enum { CSRF_STORE_MEMORY = 1, CSRF_STORE_REDIS = 2, CSRF_STORE_SENTINEL = 3 } csrf_store_kind;
+typedef enum { CSRF_STORE_MEMORY = 1, CSRF_STORE_REDIS = 2, CSRF_STORE_SENTINEL = 3 } csrfi_store_kind;
 
 typedef struct {
 	char host[256]; /* name or address, IPv6 without brackets */
 	uint16_t port;
-} csrf_store_addr;
+} csrfi_store_addr;
 
 /* A parsed store URL (store.c). Holds a password: wipe after use. */
 typedef struct {
-	csrf_store_kind kind;
+	csrfi_store_kind kind;
 	size_t max_entries; /* memory */
 	/* redis: the server; sentinel: the sentinels */
-	csrf_store_addr addr[CSRF_STORE_SENTINELS_MAX];
+	csrfi_store_addr addr[CSRF_STORE_SENTINELS_MAX];
 	size_t n_addr;
 	char master[CSRF_STORE_MASTER_NAME_MAX + 1]; /* sentinel */
 	char user[CSRF_STORE_CRED_MAX + 1];          /* "" : none (the default user) */
@@ -109,18 +109,18 @@ typedef struct {
 	char prefix[CSRF_STORE_PREFIX_MAX + 1];
 	uint32_t timeout_ms;
 	unsigned pool;
-} csrf_store_config;
+} csrfi_store_config;
 
 /* Parses and validates a store URL of at most 1024 bytes; CSRF_OK or
  * CSRF_ERR_CONFIG (CSRF_ERR_ARG for NULL). */
-csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config *cfg);
+csrf_reason csrfi_store_parse_url(const char *url, size_t len, csrfi_store_config *cfg);
 
-csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries);
+csrf_reason csrfi_store_memory_open(csrf_store **out, size_t max_entries);
 /* The same with an allocator for the store's memory (NULL: malloc/free);
  * copied. Used by the failing-allocator tests. */
-csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc);
+csrf_reason csrfi_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc);
 /* A Redis or Sentinel store; tries to connect once (see csrf_store_open). */
-csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg, const csrf_store_logger *lg);
+csrf_reason csrfi_store_redis_open(csrf_store **out, const csrfi_store_config *cfg, const csrfi_store_logger *lg);
 
 /* ---- the Redis store's check of a reply as it arrives (store_resp.c) ---- */
 
@@ -144,10 +144,10 @@ typedef struct {
 	int depth;                             /* arrays open */
 	int64_t left[CSRF_RESP_DEPTH_MAX + 1]; /* elements still due, per array */
 	char why[CSRF_RESP_WHY_MAX];           /* why a reply was refused */
-} csrf_resp_scan;
+} csrfi_resp_scan;
 
 /* Starts the check of one reply. */
-void csrf_resp_scan_init(csrf_resp_scan *s);
+void csrfi_resp_scan_init(csrfi_resp_scan *s);
 /* Checks the next n bytes of the reply (RESP2): 0 when more are due, 1
  * when they end the reply exactly, -1 when it is refused, the reason in
  * s->why (sizes and kinds, never bytes of the reply): larger than
@@ -156,14 +156,14 @@ void csrf_resp_scan_init(csrf_resp_scan *s);
  * malformed length, a line without CRLF, bytes after the reply, or a
  * type RESP2 does not have. Once refused or complete, every further
  * byte is refused. */
-int csrf_resp_scan_feed(csrf_resp_scan *s, const char *p, size_t n);
+int csrfi_resp_scan_feed(csrfi_resp_scan *s, const char *p, size_t n);
 
 /* Tests only: the memory store's clock in milliseconds (NULL: the
  * monotonic clock). st must be a memory store. */
-typedef int64_t (*csrf_store_clock_fn)(void *ud);
-void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, void *ud);
+typedef int64_t (*csrfi_store_clock_fn)(void *ud);
+void csrfi_store_memory_set_clock(csrf_store *st, csrfi_store_clock_fn clock_ms, void *ud);
 /* Tests only: live entries of a memory store, and how many are counters. */
-size_t csrf_store_memory_count(csrf_store *st);
-size_t csrf_store_memory_counters(csrf_store *st);
+size_t csrfi_store_memory_count(csrf_store *st);
+size_t csrfi_store_memory_counters(csrf_store *st);
 
 #endif /* CSRF_SESSION_INTERNAL_H */

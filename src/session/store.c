@@ -34,10 +34,10 @@ static int has_prefix(const char *s, size_t len, const char *lit)
 /* Calls fn for each "name=value" of a query (without its '?'). An empty
  * query ("x?"), an empty pair ("a=1&&b=2") or a pair without '=' is
  * malformed. */
-typedef int (*query_fn)(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
+typedef int (*query_fn)(csrfi_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
                         unsigned *seen);
 
-static int parse_query(const char *q, size_t len, csrf_store_config *cfg, query_fn fn)
+static int parse_query(const char *q, size_t len, csrfi_store_config *cfg, query_fn fn)
 {
 	unsigned seen = 0;
 	size_t pos = 0;
@@ -69,7 +69,7 @@ static int name_is(const char *name, size_t name_len, const char *lit)
 	return name_len == strlen(lit) && memcmp(name, lit, name_len) == 0;
 }
 
-static int memory_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
+static int memory_param(csrfi_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
                         unsigned *seen)
 {
 	uint64_t v;
@@ -88,7 +88,7 @@ static int prefix_char_ok(char c)
 	return csrfi_is_alpha((unsigned char)c) || csrfi_is_digit((unsigned char)c) || c == ':' || c == '_' || c == '-';
 }
 
-static int redis_param(csrf_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
+static int redis_param(csrfi_store_config *cfg, const char *name, size_t name_len, const char *val, size_t val_len,
                        unsigned *seen)
 {
 	uint64_t v;
@@ -135,7 +135,7 @@ static int host_char_ok(char c)
 /* host[:port] of a redis URL; an IPv6 literal comes in brackets. Either
  * kind of host must fit out->host with its NUL (a name is at most 253
  * bytes anyway), and a bracketed one must be an IPv6 address. */
-static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrf_store_addr *out)
+static int parse_hostport(const char *a, size_t len, uint16_t default_port, csrfi_store_addr *out)
 {
 	const char *host;
 	size_t host_len;
@@ -227,7 +227,7 @@ static int decode_cred(const char *s, size_t len, char *out)
 
 /* "USER:PASSWORD" or ":PASSWORD": a password is required, a user is
  * optional (the default user). */
-static int parse_userinfo(const char *s, size_t len, csrf_store_config *cfg)
+static int parse_userinfo(const char *s, size_t len, csrfi_store_config *cfg)
 {
 	const char *colon = memchr(s, ':', len);
 	size_t ulen;
@@ -249,7 +249,7 @@ static int master_char_ok(char c)
 }
 
 /* "/N" (or "/" alone: 0) into cfg->db. */
-static int parse_db(const char *s, size_t len, csrf_store_config *cfg)
+static int parse_db(const char *s, size_t len, csrfi_store_config *cfg)
 {
 	uint64_t db;
 
@@ -266,7 +266,7 @@ static int parse_db(const char *s, size_t len, csrf_store_config *cfg)
 }
 
 /* The rest of a redis:// or redis-sentinel:// URL. */
-static int parse_redis(const char *s, size_t len, csrf_store_config *cfg)
+static int parse_redis(const char *s, size_t len, csrfi_store_config *cfg)
 {
 	size_t auth_end = 0, hosts_start = 0;
 	const char *q;
@@ -325,9 +325,9 @@ static int parse_redis(const char *s, size_t len, csrf_store_config *cfg)
 	return parse_query(q + 1, len - path_end - 1, cfg, redis_param);
 }
 
-csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config *cfg)
+csrf_reason csrfi_store_parse_url(const char *url, size_t len, csrfi_store_config *cfg)
 {
-	csrf_store_config c;
+	csrfi_store_config c;
 	size_t skip = 0;
 
 	if (url == NULL || cfg == NULL)
@@ -372,8 +372,8 @@ csrf_reason csrf_store_parse_url(const char *url, size_t len, csrf_store_config 
 
 CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf_store_log_fn log, void *ud)
 {
-	csrf_store_config cfg;
-	csrf_store_logger lg = {log, ud};
+	csrfi_store_config cfg;
+	csrfi_store_logger lg = {log, ud};
 	csrf_reason r;
 
 	if (out == NULL)
@@ -381,20 +381,20 @@ CSRF_API csrf_reason csrf_store_open_log(csrf_store **out, const char *url, csrf
 	*out = NULL;
 	if (url == NULL)
 		return CSRF_ERR_ARG;
-	r = csrf_store_parse_url(url, strnlen(url, STORE_URL_MAX + 1), &cfg);
+	r = csrfi_store_parse_url(url, strnlen(url, STORE_URL_MAX + 1), &cfg);
 	if (r != CSRF_OK) {
-		csrf_store_log(&lg, r, "store URL does not parse (the URL is not shown: it may hold a password)");
+		csrfi_store_log(&lg, r, "store URL does not parse (the URL is not shown: it may hold a password)");
 		return r;
 	}
 	if (cfg.kind == CSRF_STORE_MEMORY) {
-		r = csrf_store_memory_open(out, cfg.max_entries);
+		r = csrfi_store_memory_open(out, cfg.max_entries);
 		if (r == CSRF_OK)
 			(*out)->log = lg;
 	} else {
 #if CSRF_WITH_REDIS
-		r = csrf_store_redis_open(out, &cfg, &lg);
+		r = csrfi_store_redis_open(out, &cfg, &lg);
 #else
-		csrf_store_log(&lg, CSRF_ERR_CONFIG, "built without Redis (CSRF_WITH_REDIS=OFF): no redis store");
+		csrfi_store_log(&lg, CSRF_ERR_CONFIG, "built without Redis (CSRF_WITH_REDIS=OFF): no redis store");
 		r = CSRF_ERR_CONFIG;
 #endif
 	}

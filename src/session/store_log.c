@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <time.h>
 
-int64_t csrf_mono_ms(void)
+int64_t csrfi_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -19,7 +19,7 @@ int64_t csrf_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *fmt, ...)
+void csrfi_store_log(const csrfi_store_logger *lg, csrf_reason event, const char *fmt, ...)
 {
 	char msg[CSRF_STORE_LOG_MAX];
 	va_list ap;
@@ -32,7 +32,7 @@ void csrf_store_log(const csrf_store_logger *lg, csrf_reason event, const char *
 	lg->fn(lg->ud, event, msg);
 }
 
-int csrf_log_limit_take(csrf_log_limit *l, int64_t now_ms, uint64_t *skipped)
+int csrfi_log_limit_take(csrfi_log_limit *l, int64_t now_ms, uint64_t *skipped)
 {
 	if (l->used && now_ms - l->last_ms < CSRF_STORE_LOG_EVERY_MS) {
 		l->skipped++;

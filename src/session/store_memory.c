@@ -74,17 +74,17 @@ typedef struct {
 	size_t max;
 	mem_heap heap[2]; /* PLAIN, COUNTERS */
 	uint64_t seq;
-	csrf_store_clock_fn clock;
+	csrfi_store_clock_fn clock;
 	void *clock_ud;
-	csrf_log_limit evict_limit, refuse_limit;
+	csrfi_log_limit evict_limit, refuse_limit;
 } mem_store;
 
-static const csrf_store_ops mem_ops;
+static const csrfi_store_ops mem_ops;
 
 static int64_t monotonic_ms(void *ud)
 {
 	(void)ud;
-	return csrf_mono_ms();
+	return csrfi_mono_ms();
 }
 
 static void *m_alloc(const mem_store *m, size_t n)
@@ -325,14 +325,14 @@ static int make_room(mem_store *m, int64_t now, mem_note *note)
 		e = expired_top(&m->heap[COUNTERS], now);
 	if (e == NULL && m->heap[PLAIN].n > 0) {
 		e = m->heap[PLAIN].a[0];
-		if (csrf_log_limit_take(&m->evict_limit, now, &note->skipped)) {
+		if (csrfi_log_limit_take(&m->evict_limit, now, &note->skipped)) {
 			note->event = CSRF_STORE_FULL;
 			note->entries = m->count;
 			note->refused = 0;
 		}
 	}
 	if (e == NULL) {
-		if (csrf_log_limit_take(&m->refuse_limit, now, &note->skipped)) {
+		if (csrfi_log_limit_take(&m->refuse_limit, now, &note->skipped)) {
 			note->event = CSRF_STORE_FULL;
 			note->entries = m->count;
 			note->refused = 1;
@@ -431,15 +431,15 @@ static void end(mem_store *m, const mem_note *note)
 	if (note->event == CSRF_OK)
 		return;
 	if (note->refused)
-		csrf_store_log(&m->base.log, note->event,
-		               "memory store full: %zu entries, every one a security counter; a new key was refused "
-		               "(%llu more refused since the last report)",
-		               note->entries, (unsigned long long)note->skipped);
+		csrfi_store_log(&m->base.log, note->event,
+		                "memory store full: %zu entries, every one a security counter; a new key was refused "
+		                "(%llu more refused since the last report)",
+		                note->entries, (unsigned long long)note->skipped);
 	else
-		csrf_store_log(&m->base.log, note->event,
-		               "memory store full: %zu entries; new keys evict the plain entries closest to expiry, "
-		               "never counters (%llu more evicted since the last report)",
-		               note->entries, (unsigned long long)note->skipped);
+		csrfi_store_log(&m->base.log, note->event,
+		                "memory store full: %zu entries; new keys evict the plain entries closest to expiry, "
+		                "never counters (%llu more evicted since the last report)",
+		                note->entries, (unsigned long long)note->skipped);
 }
 
 static csrf_reason mem_get(csrf_store *st, const char *key, size_t key_len, void *buf, size_t cap, size_t *len)
@@ -538,7 +538,7 @@ static void mem_close(csrf_store *st)
 	mem_destroy(m);
 }
 
-static const csrf_store_ops mem_ops = {
+static const csrfi_store_ops mem_ops = {
     .get = mem_get,
     .set = mem_set,
     .del = mem_del,
@@ -546,7 +546,7 @@ static const csrf_store_ops mem_ops = {
     .close = mem_close,
 };
 
-csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc)
+csrf_reason csrfi_store_memory_open_with(csrf_store **out, size_t max_entries, const csrf_allocator *alloc)
 {
 	csrf_allocator a = csrfi_default_allocator;
 	mem_store *m;
@@ -587,12 +587,12 @@ csrf_reason csrf_store_memory_open_with(csrf_store **out, size_t max_entries, co
 	return CSRF_OK;
 }
 
-csrf_reason csrf_store_memory_open(csrf_store **out, size_t max_entries)
+csrf_reason csrfi_store_memory_open(csrf_store **out, size_t max_entries)
 {
-	return csrf_store_memory_open_with(out, max_entries, NULL);
+	return csrfi_store_memory_open_with(out, max_entries, NULL);
 }
 
-void csrf_store_memory_set_clock(csrf_store *st, csrf_store_clock_fn clock_ms, void *ud)
+void csrfi_store_memory_set_clock(csrf_store *st, csrfi_store_clock_fn clock_ms, void *ud)
 {
 	mem_store *m = (mem_store *)st;
 
@@ -617,12 +617,12 @@ static size_t count_of(csrf_store *st, int counters_only)
 	return n;
 }
 
-size_t csrf_store_memory_count(csrf_store *st)
+size_t csrfi_store_memory_count(csrf_store *st)
 {
 	return count_of(st, 0);
 }
 
-size_t csrf_store_memory_counters(csrf_store *st)
+size_t csrfi_store_memory_counters(csrf_store *st)
 {
 	return count_of(st, 1);
 }

@@ -121,17 +121,17 @@ typedef struct {
 	pthread_cond_t idle_cond;
 	size_t *idle; /* a stack of idle slots */
 	size_t n_idle;
-	csrf_store_addr sentinels[CSRF_STORE_SENTINELS_MAX];
+	csrfi_store_addr sentinels[CSRF_STORE_SENTINELS_MAX];
 	size_t n_sentinels;
-	csrf_store_addr target; /* the server; with Sentinel, the master */
+	csrfi_store_addr target; /* the server; with Sentinel, the master */
 	int target_known;
-	uint64_t gen;                /* bumped to retire every pooled connection */
-	csrf_store_addr policy_seen; /* the server whose eviction policy was read last */
+	uint64_t gen;                 /* bumped to retire every pooled connection */
+	csrfi_store_addr policy_seen; /* the server whose eviction policy was read last */
 	int policy_checked;
 	int64_t retry_at; /* monotonic ms; no connection attempt before */
 	uint32_t backoff_ms;
 	int up; /* for "connected" and "lost" reports */
-	csrf_log_limit down_limit, full_limit, config_limit;
+	csrfi_log_limit down_limit, full_limit, config_limit;
 } redis_store;
 
 /* How a connection attempt or a command went. */
@@ -172,23 +172,23 @@ static void msgf(char *msg, const char *fmt, ...)
 }
 
 /* Hands msg to the log, at most once per period for a limited kind. */
-static void report(redis_store *r, csrf_log_limit *lim, csrf_reason event, const char *msg)
+static void report(redis_store *r, csrfi_log_limit *lim, csrf_reason event, const char *msg)
 {
 	uint64_t skipped = 0;
 	int take = 1;
 
 	if (lim != NULL) {
 		pthread_mutex_lock(&r->lock);
-		take = csrf_log_limit_take(lim, csrf_mono_ms(), &skipped);
+		take = csrfi_log_limit_take(lim, csrfi_mono_ms(), &skipped);
 		pthread_mutex_unlock(&r->lock);
 	}
 	if (!take)
 		return;
 	if (skipped > 0)
-		csrf_store_log(&r->base.log, event, "%s (and %llu more times since the last report)", msg,
-		               (unsigned long long)skipped);
+		csrfi_store_log(&r->base.log, event, "%s (and %llu more times since the last report)", msg,
+		                (unsigned long long)skipped);
 	else
-		csrf_store_log(&r->base.log, event, "%s", msg);
+		csrfi_store_log(&r->base.log, event, "%s", msg);
 }
 
 static const char *kind_name(const redis_store *r)
@@ -246,7 +246,7 @@ static int still_open(const redisContext *c)
 static int wait_fd(int fd, short events, int64_t deadline)
 {
 	for (;;) {
-		int64_t left = deadline - csrf_mono_ms();
+		int64_t left = deadline - csrfi_mono_ms();
 		struct pollfd p = {fd, events, 0};
 		int n;
 
@@ -273,7 +273,7 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 	char in[4096];
 	size_t len = resp_format(buf, sizeof buf, argc, argv, lens), off = 0;
 	int fd = l->c->fd;
-	csrf_resp_scan sc;
+	csrfi_resp_scan sc;
 	rstatus st = RS_OK;
 
 	(void)r; /* the deadline says all the call needs */
@@ -301,7 +301,7 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 	csrfi_wipe(buf, len); /* values and passwords */
 	if (st != RS_OK)
 		return st;
-	csrf_resp_scan_init(&sc);
+	csrfi_resp_scan_init(&sc);
 	for (;;) {
 		int w = wait_fd(fd, POLLIN, deadline), done;
 		ssize_t n;
@@ -318,7 +318,7 @@ static rstatus exchange(const redis_store *r, rlink *l, int64_t deadline, int ar
 		}
 		if (sc.total == 0)
 			l->top = in[0];
-		done = csrf_resp_scan_feed(&sc, in, (size_t)n);
+		done = csrfi_resp_scan_feed(&sc, in, (size_t)n);
 		if (done < 0) {
 			memcpy(l->why, sc.why, sizeof l->why);
 			st = RS_PROTOCOL;
@@ -365,9 +365,9 @@ static rstatus handshake_cmd(const redis_store *r, rlink *l, int64_t deadline, i
 
 /* Connects to a within the deadline; the socket's timeouts start at
  * timeout_ms. */
-static rstatus dial(const redis_store *r, const csrf_store_addr *a, int64_t deadline, rlink *l)
+static rstatus dial(const redis_store *r, const csrfi_store_addr *a, int64_t deadline, rlink *l)
 {
-	int64_t left = deadline - csrf_mono_ms();
+	int64_t left = deadline - csrfi_mono_ms();
 	redisContext *c;
 
 	l->c = NULL;
@@ -381,7 +381,7 @@ static rstatus dial(const redis_store *r, const csrf_store_addr *a, int64_t dead
 	if (c == NULL || c->err != 0) {
 		if (c != NULL)
 			redisFree(c);
-		return csrf_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
+		return csrfi_mono_ms() >= deadline - 1 ? RS_TIMEOUT : RS_DOWN;
 	}
 	l->c = c;
 	return RS_OK;
@@ -397,7 +397,7 @@ static void unlink_conn(rlink *l)
 
 /* Reads maxmemory-policy and logs when it lets Redis evict counters.
  * Fails only when the connection does. */
-static rstatus check_policy(redis_store *r, rlink *l, int64_t deadline, const csrf_store_addr *a)
+static rstatus check_policy(redis_store *r, rlink *l, int64_t deadline, const csrfi_store_addr *a)
 {
 	static const char *argv[3] = {"CONFIG", "GET", "maxmemory-policy"};
 	static const size_t lens[3] = {6, 3, 16};
@@ -436,14 +436,14 @@ static rstatus check_policy(redis_store *r, rlink *l, int64_t deadline, const cs
 	return RS_OK;
 }
 
-static int same_addr(const csrf_store_addr *a, const csrf_store_addr *b)
+static int same_addr(const csrfi_store_addr *a, const csrfi_store_addr *b)
 {
 	return a->port == b->port && strcmp(a->host, b->host) == 0;
 }
 
 /* Connects to a and prepares the connection: AUTH, ROLE (Sentinel),
  * SELECT, and the policy check once per server. */
-static rstatus open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadline, rlink *l)
+static rstatus open_conn(redis_store *r, const csrfi_store_addr *a, int64_t deadline, rlink *l)
 {
 	redisReply *rep = NULL;
 	int check;
@@ -518,7 +518,7 @@ static rstatus open_conn(redis_store *r, const csrf_store_addr *a, int64_t deadl
 }
 
 /* Parses a sentinel's answer [ip, port] into *a. */
-static int master_addr(const redisReply *rep, csrf_store_addr *a)
+static int master_addr(const redisReply *rep, csrfi_store_addr *a)
 {
 	const redisReply *ip, *port;
 	uint64_t p = 0;
@@ -545,7 +545,7 @@ static int master_addr(const redisReply *rep, csrf_store_addr *a)
 
 /* Asks one sentinel where the master is: RS_OK and *a, RS_UNKNOWN (it
  * does not know the name), or how reaching it failed. */
-static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int64_t deadline, csrf_store_addr *a)
+static rstatus ask_sentinel(redis_store *r, const csrfi_store_addr *sentinel, int64_t deadline, csrfi_store_addr *a)
 {
 	const char *argv[3] = {"SENTINEL", "get-master-addr-by-name", r->master};
 	size_t lens[3] = {8, 23, strlen(r->master)};
@@ -575,7 +575,7 @@ static rstatus ask_sentinel(redis_store *r, const csrf_store_addr *sentinel, int
  * it is asked first from then on. */
 static rstatus discover(redis_store *r, int64_t deadline, uint64_t *gen, rlink *l)
 {
-	csrf_store_addr list[CSRF_STORE_SENTINELS_MAX], tried[CSRF_STORE_SENTINELS_MAX], found;
+	csrfi_store_addr list[CSRF_STORE_SENTINELS_MAX], tried[CSRF_STORE_SENTINELS_MAX], found;
 	size_t n, n_tried = 0;
 	int unknown = 0, named = 0;
 	rstatus last = RS_DOWN, config = RS_OK;
@@ -611,7 +611,7 @@ static rstatus discover(redis_store *r, int64_t deadline, uint64_t *gen, rlink *
 		/* the sentinel that answered goes first */
 		for (size_t j = 0; j < r->n_sentinels; j++) {
 			if (same_addr(&r->sentinels[j], &list[i])) {
-				csrf_store_addr keep = r->sentinels[j];
+				csrfi_store_addr keep = r->sentinels[j];
 				memmove(&r->sentinels[1], &r->sentinels[0], j * sizeof keep);
 				r->sentinels[0] = keep;
 				break;
@@ -663,7 +663,7 @@ static const char *status_text(rstatus st)
 static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *what)
 {
 	char msg[CSRF_STORE_LOG_MAX];
-	csrf_store_addr a;
+	csrfi_store_addr a;
 	int was_up, known;
 
 	pthread_mutex_lock(&r->lock);
@@ -673,7 +673,7 @@ static void note_failure(redis_store *r, rstatus st, uint64_t gen, const char *w
 		r->backoff_ms = r->backoff_ms == 0 ? BACKOFF_MIN_MS : r->backoff_ms * 2;
 		if (r->backoff_ms > BACKOFF_MAX_MS)
 			r->backoff_ms = BACKOFF_MAX_MS;
-		r->retry_at = csrf_mono_ms() + r->backoff_ms;
+		r->retry_at = csrfi_mono_ms() + r->backoff_ms;
 		if (r->gen == gen)
 			r->gen++;
 	}
@@ -711,7 +711,7 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int poll_first,
 {
 	uint64_t gen;
 	int known, was_up;
-	csrf_store_addr a;
+	csrfi_store_addr a;
 	rstatus st;
 
 	if (k->l.c != NULL && k->forks != atomic_load(&forks_seen))
@@ -725,7 +725,7 @@ static rstatus ready(redis_store *r, rconn *k, int64_t deadline, int poll_first,
 		return RS_OK;
 	unlink_conn(&k->l);
 	pthread_mutex_lock(&r->lock);
-	if (csrf_mono_ms() < r->retry_at) {
+	if (csrfi_mono_ms() < r->retry_at) {
 		pthread_mutex_unlock(&r->lock);
 		return RS_TIMEOUT;
 	}
@@ -819,7 +819,7 @@ typedef int (*reply_check)(const redisReply *rep, char top, char *why);
 static csrf_reason run(redis_store *r, int argc, const char **argv, const size_t *lens, int is_read, reply_check check,
                        redisReply **reply)
 {
-	int64_t deadline = csrf_mono_ms() + r->timeout_ms;
+	int64_t deadline = csrfi_mono_ms() + r->timeout_ms;
 	size_t slot;
 	rconn *k;
 	csrf_reason res = CSRF_STORE_UNAVAILABLE;
@@ -1014,7 +1014,7 @@ static void redis_close(csrf_store *st)
 	free(r);
 }
 
-static const csrf_store_ops redis_ops = {
+static const csrfi_store_ops redis_ops = {
     .get = redis_get,
     .set = redis_set,
     .del = redis_del,
@@ -1022,7 +1022,7 @@ static const csrf_store_ops redis_ops = {
     .close = redis_close,
 };
 
-static csrf_reason init(redis_store *r, const csrf_store_config *cfg, const csrf_store_logger *lg)
+static csrf_reason init(redis_store *r, const csrfi_store_config *cfg, const csrfi_store_logger *lg)
 {
 	pthread_condattr_t ca;
 
@@ -1067,9 +1067,9 @@ static csrf_reason init(redis_store *r, const csrf_store_config *cfg, const csrf
 	return CSRF_OK;
 }
 
-csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg, const csrf_store_logger *lg)
+csrf_reason csrfi_store_redis_open(csrf_store **out, const csrfi_store_config *cfg, const csrfi_store_logger *lg)
 {
-	static const csrf_store_logger none = {NULL, NULL};
+	static const csrfi_store_logger none = {NULL, NULL};
 	redis_store *r;
 	csrf_reason res;
 	rstatus st;
@@ -1093,7 +1093,7 @@ csrf_reason csrf_store_redis_open(csrf_store **out, const csrf_store_config *cfg
 	}
 	/* One attempt now: a wrong password or database stops the server
 	 * from starting; a Redis that is not there yet does not. */
-	st = ready(r, &r->conns[0], csrf_mono_ms() + r->timeout_ms, 1, &asked, &reused);
+	st = ready(r, &r->conns[0], csrfi_mono_ms() + r->timeout_ms, 1, &asked, &reused);
 	if (st == RS_AUTH || st == RS_DB || st == RS_UNKNOWN) {
 		redis_close(&r->base);
 		return CSRF_ERR_CONFIG;

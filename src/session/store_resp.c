@@ -19,9 +19,9 @@
  * line, the bytes of a string, its CR, its LF; or nothing more. */
 enum { SC_TYPE, SC_LINE, SC_LINE_LF, SC_BULK, SC_BULK_CR, SC_BULK_LF, SC_DONE };
 
-static int scan_refuse(csrf_resp_scan *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int scan_refuse(csrfi_resp_scan *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static int scan_refuse(csrf_resp_scan *s, const char *fmt, ...)
+static int scan_refuse(csrfi_resp_scan *s, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -35,7 +35,7 @@ static int scan_refuse(csrf_resp_scan *s, const char *fmt, ...)
 /* An item is complete: it fills a place in the array around it, and
  * completes every array it was the last element of. 1 when that
  * completes the reply. */
-static int scan_item_done(csrf_resp_scan *s)
+static int scan_item_done(csrfi_resp_scan *s)
 {
 	while (s->depth > 0) {
 		s->promised--;
@@ -50,7 +50,7 @@ static int scan_item_done(csrf_resp_scan *s)
 }
 
 /* The header line of a string or an array has ended. */
-static int scan_header(csrf_resp_scan *s)
+static int scan_header(csrfi_resp_scan *s)
 {
 	if (s->digits == 0 || (s->neg && s->num != 1))
 		return scan_refuse(s, "a malformed length");
@@ -79,13 +79,13 @@ static int scan_header(csrf_resp_scan *s)
 	return 0;
 }
 
-void csrf_resp_scan_init(csrf_resp_scan *s)
+void csrfi_resp_scan_init(csrfi_resp_scan *s)
 {
 	memset(s, 0, sizeof *s);
 	s->state = SC_TYPE;
 }
 
-int csrf_resp_scan_feed(csrf_resp_scan *s, const char *p, size_t n)
+int csrfi_resp_scan_feed(csrfi_resp_scan *s, const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		char c = p[i];

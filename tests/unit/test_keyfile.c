@@ -38,7 +38,7 @@
 #define HEX_U "00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF"
 
 /* Monotonic milliseconds (the core has no clock of this kind: the
- * session part's csrf_mono_ms is not linked into core-only programs). */
+ * session part's csrfi_mono_ms is not linked into core-only programs). */
 static int64_t mono_ms(void)
 {
 	struct timespec ts;

@@ -88,7 +88,7 @@ static int setup(void **state)
 	if (csrf_store_open(&f.st, "memory") != CSRF_OK)
 		return -1;
 	fake_ms = 5000000;
-	csrf_store_memory_set_clock(f.st, fake_clock, NULL);
+	csrfi_store_memory_set_clock(f.st, fake_clock, NULL);
 	atomic_store(&verify_calls, 0);
 	atomic_store(&verify_holding, 0);
 	atomic_store(&release_verify, 0);
@@ -631,7 +631,7 @@ static void flaky_close(csrf_store *st)
 	(void)st;
 }
 
-static const csrf_store_ops flaky_ops = {flaky_get, flaky_set, flaky_del, flaky_incr, flaky_close};
+static const csrfi_store_ops flaky_ops = {flaky_get, flaky_set, flaky_del, flaky_incr, flaky_close};
 
 static void test_store_unavailable(void **state)
 {
@@ -947,7 +947,7 @@ static void test_flood_keeps_lockout(void **state)
 	int64_t now = T0;
 
 	assert_int_equal(csrf_store_open(&small, "memory://?max=1000"), CSRF_OK);
-	csrf_store_memory_set_clock(small, fake_clock, NULL);
+	csrfi_store_memory_set_clock(small, fake_clock, NULL);
 	csrf_ctx_set_reauth_policy(f->ctx, 5, 900, 300);
 	for (int i = 0; i < 6; i++)
 		assert_int_equal(
@@ -960,7 +960,7 @@ static void test_flood_keeps_lockout(void **state)
 		int n = snprintf(key, sizeof key, "presession:%d", i);
 		assert_int_equal(csrf_store_set(small, key, (size_t)n, "anon", 4, 86400), CSRF_OK);
 	}
-	assert_int_equal(csrf_store_memory_count(small), 1000);
+	assert_int_equal(csrfi_store_memory_count(small), 1000);
 	assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "alice-sess", 10, PW, PW_LEN, cheap_hash, now),
 	                 CSRF_LOCKED_OUT);
 	assert_int_equal(csrf_reauth(f->ctx, small, "alice", 5, "mallory-sess", 12, PW, PW_LEN, cheap_hash, now),
@@ -989,7 +989,7 @@ static void test_full_store_fails_closed(void **state)
 	int64_t v;
 
 	assert_int_equal(csrf_store_open(&tiny, "memory://?max=2"), CSRF_OK);
-	csrf_store_memory_set_clock(tiny, fake_clock, NULL);
+	csrfi_store_memory_set_clock(tiny, fake_clock, NULL);
 	assert_int_equal(csrf_store_incr(tiny, "x", 1, 900, &v), CSRF_OK);
 	assert_int_equal(csrf_store_incr(tiny, "y", 1, 900, &v), CSRF_OK);
 	assert_int_equal(csrf_reauth(f->ctx, tiny, "olga", 4, "s", 1, PW, PW_LEN, cheap_hash, T0), CSRF_STORE_FULL);
@@ -1021,7 +1021,7 @@ static void test_built_without_reauth(void **state)
 	assert_int_equal(csrf_reauth(ctx, st, "a", 1, "s", 1, NULL, 0, "$argon2id$x", 0), CSRF_ERR_CONFIG);
 	assert_int_equal(csrf_reauth_recent(ctx, st, "s", 1, 0), CSRF_ERR_CONFIG);
 	assert_int_equal(csrf_login_attempt(ctx, st, "a", 1, "c", 1, "pw", 2, NULL), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_store_memory_count(st), 0);
+	assert_int_equal(csrfi_store_memory_count(st), 0);
 	csrf_store_close(st);
 	csrf_ctx_free(ctx);
 }

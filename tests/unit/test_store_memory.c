@@ -54,7 +54,7 @@ static csrf_store *open_fake(const char *url)
 	assert_int_equal(csrf_store_open(&st, url), CSRF_OK);
 	assert_non_null(st);
 	fake_ms = 1000000;
-	csrf_store_memory_set_clock(st, fake_clock, NULL);
+	csrfi_store_memory_set_clock(st, fake_clock, NULL);
 	return st;
 }
 
@@ -176,17 +176,17 @@ static void test_sweep_is_incremental(void **state)
 		put(st, key, 1);
 	}
 	put(st, "keep", 0);
-	assert_int_equal(csrf_store_memory_count(st), 101);
+	assert_int_equal(csrfi_store_memory_count(st), 101);
 	fake_ms += 2000;
 	/* each call removes a bounded number of expired entries */
-	before = csrf_store_memory_count(st);
+	before = csrfi_store_memory_count(st);
 	assert_false(present(st, "nothing"));
-	after = csrf_store_memory_count(st);
+	after = csrfi_store_memory_count(st);
 	assert_true(after < before);
 	assert_true(after > 1);
 	for (int i = 0; i < 20; i++)
 		assert_false(present(st, "nothing"));
-	assert_int_equal(csrf_store_memory_count(st), 1);
+	assert_int_equal(csrfi_store_memory_count(st), 1);
 	assert_true(present(st, "keep"));
 	csrf_store_close(st);
 }
@@ -205,12 +205,12 @@ static void test_eviction_order(void **state)
 	put(st, "b", 0);
 	put(st, "c", 0);
 	put(st, "d", 0);
-	assert_int_equal(csrf_store_memory_count(st), 3);
+	assert_int_equal(csrfi_store_memory_count(st), 3);
 	assert_false(present(st, "a"));
 	assert_true(present(st, "b") && present(st, "c") && present(st, "d"));
 	/* rewriting b makes c the oldest */
 	put(st, "b", 0);
-	assert_int_equal(csrf_store_memory_count(st), 3); /* overwrite: no eviction */
+	assert_int_equal(csrfi_store_memory_count(st), 3); /* overwrite: no eviction */
 	put(st, "e", 0);
 	assert_false(present(st, "c"));
 	assert_true(present(st, "b") && present(st, "d") && present(st, "e"));
@@ -251,9 +251,9 @@ static void test_eviction_order(void **state)
 	for (int i = 0; i < 5000; i++) {
 		snprintf(key, sizeof key, "k%d", i);
 		put(st, key, (uint32_t)(i % 7));
-		assert_true(csrf_store_memory_count(st) <= 100);
+		assert_true(csrfi_store_memory_count(st) <= 100);
 	}
-	assert_int_equal(csrf_store_memory_count(st), 100);
+	assert_int_equal(csrfi_store_memory_count(st), 100);
 	assert_true(present(st, "k4999"));
 	csrf_store_close(st);
 }
@@ -270,7 +270,7 @@ static void test_many_entries(void **state)
 		snprintf(key, sizeof key, "key%d", i);
 		put(st, key, i % 2 ? 0 : 60);
 	}
-	assert_int_equal(csrf_store_memory_count(st), 20000);
+	assert_int_equal(csrfi_store_memory_count(st), 20000);
 	for (int i = 0; i < 20000; i += 997) {
 		int n = snprintf(key, sizeof key, "key%d", i);
 		assert_int_equal(csrf_store_get(st, key, (size_t)n, buf, sizeof buf, &len), CSRF_OK);
@@ -281,7 +281,7 @@ static void test_many_entries(void **state)
 		int n = snprintf(key, sizeof key, "key%d", i);
 		assert_int_equal(csrf_store_del(st, key, (size_t)n), CSRF_OK);
 	}
-	assert_int_equal(csrf_store_memory_count(st), 10000);
+	assert_int_equal(csrfi_store_memory_count(st), 10000);
 	csrf_store_close(st);
 }
 
@@ -290,7 +290,7 @@ static void test_many_entries(void **state)
 typedef struct {
 	const char *url;
 	csrf_reason want;
-	csrf_store_kind kind;
+	csrfi_store_kind kind;
 	size_t max;
 	const char *host;
 	uint16_t port;
@@ -583,8 +583,8 @@ static const url_ext_row url_ext_rows[] = {
 
 static void check_url_row(size_t i, const url_row *row, const char *p, size_t len)
 {
-	csrf_store_config cfg;
-	csrf_reason r = csrf_store_parse_url(p, len, &cfg);
+	csrfi_store_config cfg;
+	csrf_reason r = csrfi_store_parse_url(p, len, &cfg);
 
 	if (r != row->want)
 		fail_msg("url row %zu (%s): got %s", i, row->url, csrf_reason_name(r));
@@ -604,12 +604,12 @@ static void check_url_row(size_t i, const url_row *row, const char *p, size_t le
 
 static void check_url_ext_row(size_t i, const url_ext_row *row)
 {
-	csrf_store_config cfg;
+	csrfi_store_config cfg;
 	size_t len = strlen(row->base.url);
 	char *g = guard(row->base.url, len);
 
 	check_url_row(i, &row->base, g, len);
-	assert_int_equal(csrf_store_parse_url(g, len, &cfg), CSRF_OK);
+	assert_int_equal(csrfi_store_parse_url(g, len, &cfg), CSRF_OK);
 	unguard(g, len);
 	assert_int_equal(cfg.n_addr, row->n_addr);
 	if (row->n_addr > 1) {
@@ -625,7 +625,7 @@ static void check_url_ext_row(size_t i, const url_ext_row *row)
 
 static void test_url_rows(void **state)
 {
-	csrf_store_config cfg;
+	csrfi_store_config cfg;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof url_rows / sizeof url_rows[0]; i++) {
@@ -637,7 +637,7 @@ static void test_url_rows(void **state)
 		unguard(g, len);
 		/* one server, no password, the default pool */
 		if (row->want == CSRF_OK && row->kind == CSRF_STORE_REDIS) {
-			assert_int_equal(csrf_store_parse_url(row->url, len, &cfg), CSRF_OK);
+			assert_int_equal(csrfi_store_parse_url(row->url, len, &cfg), CSRF_OK);
 			assert_int_equal(cfg.n_addr, 1);
 			assert_int_equal(cfg.has_password, 0);
 			assert_string_equal(cfg.password, "");
@@ -656,9 +656,9 @@ static void check_prefixes(const char *url)
 	size_t len = strlen(url);
 
 	for (size_t n = 0; n <= len; n++) {
-		csrf_store_config cfg;
+		csrfi_store_config cfg;
 		char *g = guard(url, n);
-		csrf_reason r = csrf_store_parse_url(g, n, &cfg);
+		csrf_reason r = csrfi_store_parse_url(g, n, &cfg);
 		unguard(g, n);
 		assert_true(r == CSRF_OK || r == CSRF_ERR_CONFIG);
 		if (r == CSRF_OK && cfg.kind != CSRF_STORE_MEMORY)
@@ -687,7 +687,7 @@ static void test_open(void **state)
 	assert_int_equal(csrf_store_open(NULL, "memory"), CSRF_ERR_ARG);
 	assert_int_equal(csrf_store_open(&st, NULL), CSRF_ERR_ARG);
 	assert_null(st);
-	assert_int_equal(csrf_store_parse_url(NULL, 0, NULL), CSRF_ERR_ARG);
+	assert_int_equal(csrfi_store_parse_url(NULL, 0, NULL), CSRF_ERR_ARG);
 	for (size_t i = 0; i < sizeof url_rows / sizeof url_rows[0]; i++) {
 		if (url_rows[i].want == CSRF_OK)
 			continue;
@@ -703,12 +703,12 @@ static void test_open(void **state)
 	memcpy(big, "memory://?max=5&", 16);
 	big[sizeof big - 1] = '\0';
 	assert_int_equal(csrf_store_open(&st, big), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_store_parse_url(big, sizeof big - 1, &(csrf_store_config){0}), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_store_parse_url(big, sizeof big - 1, &(csrfi_store_config){0}), CSRF_ERR_CONFIG);
 	memset(big, 'a', sizeof big);
 	memcpy(big, "redis://", 8);
-	assert_int_equal(csrf_store_parse_url(big, 8 + 253, &(csrf_store_config){0}), CSRF_OK);
-	assert_int_equal(csrf_store_parse_url(big, 1025, &(csrf_store_config){0}), CSRF_ERR_CONFIG);
-	assert_int_equal(csrf_store_parse_url(big, 300, &(csrf_store_config){0}), CSRF_ERR_CONFIG); /* host > 253 */
+	assert_int_equal(csrfi_store_parse_url(big, 8 + 253, &(csrfi_store_config){0}), CSRF_OK);
+	assert_int_equal(csrfi_store_parse_url(big, 1025, &(csrfi_store_config){0}), CSRF_ERR_CONFIG);
+	assert_int_equal(csrfi_store_parse_url(big, 300, &(csrfi_store_config){0}), CSRF_ERR_CONFIG); /* host > 253 */
 #if CSRF_WITH_REDIS
 	/* a redis URL with nothing listening opens (lazily); its calls fail
 	 * closed until Redis answers (tests/store has the recovery) */
@@ -728,7 +728,7 @@ static void test_open(void **state)
 	put(st, "a", 0);
 	put(st, "b", 0);
 	put(st, "c", 0);
-	assert_int_equal(csrf_store_memory_count(st), 2);
+	assert_int_equal(csrfi_store_memory_count(st), 2);
 	csrf_store_close(st);
 }
 
@@ -879,9 +879,9 @@ static void test_against_model(void **state)
 			live += (size_t)model[i].live;
 			counters += (size_t)(model[i].live && model[i].counter);
 		}
-		assert_true(csrf_store_memory_count(st) >= live);
-		assert_true(csrf_store_memory_count(st) <= MODEL_MAX);
-		assert_true(csrf_store_memory_counters(st) >= counters);
+		assert_true(csrfi_store_memory_count(st) >= live);
+		assert_true(csrfi_store_memory_count(st) <= MODEL_MAX);
+		assert_true(csrfi_store_memory_counters(st) >= counters);
 	}
 	/* the run reached a store full of counters, and came back from it */
 	printf("# model: %d writes refused\n", refused);
@@ -923,22 +923,22 @@ static void test_counters_never_evicted(void **state)
 	for (int i = 0; i < 10000; i++) {
 		int n = snprintf(key, sizeof key, "pre:%d", i);
 		assert_int_equal(csrf_store_set(st, key, (size_t)n, "x", 1, 86400), CSRF_OK);
-		assert_true(csrf_store_memory_count(st) <= 5);
+		assert_true(csrfi_store_memory_count(st) <= 5);
 	}
-	assert_int_equal(csrf_store_memory_counters(st), 2);
+	assert_int_equal(csrfi_store_memory_counters(st), 2);
 	assert_true(present(st, "pre:9999") && present(st, "pre:9998") && present(st, "pre:9997"));
 	assert_false(present(st, "pre:9996"));
 	assert_int_equal(csrf_store_incr(st, "fail:acct:alice", 15, 900, &v), CSRF_OK);
 	assert_int_equal(v, 3);
 	/* a new counter takes a plain entry's place */
 	assert_int_equal(csrf_store_incr(st, "fail:acct:bob", 13, 900, &v), CSRF_OK);
-	assert_int_equal(csrf_store_memory_counters(st), 3);
+	assert_int_equal(csrfi_store_memory_counters(st), 3);
 	assert_false(present(st, "pre:9997"));
 	/* counters still end with their own TTL */
 	fake_ms += 900 * 1000;
 	assert_false(present(st, "fail:acct:alice"));
 	assert_false(present(st, "fail:acct:bob"));
-	assert_int_equal(csrf_store_memory_counters(st), 0);
+	assert_int_equal(csrfi_store_memory_counters(st), 0);
 	csrf_store_close(st);
 }
 
@@ -957,14 +957,14 @@ static void test_full_of_counters(void **state)
 	assert_int_equal(csrf_store_set(st, "x", 1, "1", 1, 0), CSRF_STORE_FULL);
 	assert_int_equal(csrf_store_incr(st, "d", 1, 10, &v), CSRF_STORE_FULL);
 	assert_false(present(st, "x") || present(st, "d"));
-	assert_int_equal(csrf_store_memory_count(st), 3);
+	assert_int_equal(csrfi_store_memory_count(st), 3);
 	/* existing keys still count, and may be rewritten */
 	assert_int_equal(csrf_store_incr(st, "a", 1, 10, &v), CSRF_OK);
 	assert_int_equal(v, 2);
 	assert_int_equal(csrf_store_set(st, "a", 1, "7", 1, 30), CSRF_OK);
 	assert_int_equal(csrf_store_get(st, "a", 1, buf, sizeof buf, &len), CSRF_OK);
 	assert_memory_equal(buf, "7", 1);
-	assert_int_equal(csrf_store_memory_counters(st), 3); /* rewritten: still a counter */
+	assert_int_equal(csrfi_store_memory_counters(st), 3); /* rewritten: still a counter */
 	assert_int_equal(csrf_store_set(st, "x", 1, "1", 1, 0), CSRF_STORE_FULL);
 	/* a counter that ends frees its place */
 	fake_ms += 20 * 1000;
@@ -979,7 +979,7 @@ static void test_full_of_counters(void **state)
 	assert_int_equal(csrf_store_set(st, "y", 1, "41", 2, 0), CSRF_OK);
 	assert_int_equal(csrf_store_incr(st, "y", 1, 0, &v), CSRF_OK);
 	assert_int_equal(v, 42);
-	assert_int_equal(csrf_store_memory_counters(st), 3);
+	assert_int_equal(csrfi_store_memory_counters(st), 3);
 	assert_int_equal(csrf_store_set(st, "z", 1, "1", 1, 0), CSRF_STORE_FULL);
 	csrf_store_close(st);
 }
@@ -995,7 +995,7 @@ static void test_full_is_logged(void **state)
 	memset(&seen, 0, sizeof seen);
 	assert_int_equal(csrf_store_open_log(&st, "memory://?max=4", log_hook, &seen), CSRF_OK);
 	fake_ms = 1000000;
-	csrf_store_memory_set_clock(st, fake_clock, NULL);
+	csrfi_store_memory_set_clock(st, fake_clock, NULL);
 	assert_int_equal(csrf_store_incr(st, "fail:acct:SECRETNAME", 20, 900, &v), CSRF_OK);
 	for (int i = 0; i < 100; i++) {
 		int n = snprintf(key, sizeof key, "SECRETKEY%d", i);
@@ -1015,7 +1015,7 @@ static void test_full_is_logged(void **state)
 		int n = snprintf(key, sizeof key, "fail:sess:SECRET%d", i);
 		assert_int_equal(csrf_store_incr(st, key, (size_t)n, 900, &v), CSRF_OK);
 	}
-	assert_int_equal(csrf_store_memory_counters(st), 4);
+	assert_int_equal(csrfi_store_memory_counters(st), 4);
 	assert_int_equal(csrf_store_set(st, "SECRETKEY", 9, "v", 1, 0), CSRF_STORE_FULL);
 	assert_int_equal(csrf_store_set(st, "SECRETKEY", 9, "v", 1, 0), CSRF_STORE_FULL);
 	assert_int_equal(seen.n, 3);
@@ -1061,7 +1061,7 @@ static void test_failing_allocator(void **state)
 		int stored[300] = {0};
 		int failed = 0;
 
-		csrf_reason r = csrf_store_memory_open_with(&st, 1000, &a);
+		csrf_reason r = csrfi_store_memory_open_with(&st, 1000, &a);
 		if (r != CSRF_OK) {
 			assert_int_equal(r, CSRF_ERR_NOMEM);
 			assert_null(st);
@@ -1160,7 +1160,7 @@ static void test_threads(void **state)
 	assert_int_equal(csrf_store_get(shared, "hits", 4, buf, sizeof buf, &len), CSRF_OK);
 	assert_int_equal(len, 5);
 	assert_memory_equal(buf, "20000", 5);
-	assert_true(csrf_store_memory_count(small) <= 50);
+	assert_true(csrfi_store_memory_count(small) <= 50);
 	csrf_store_close(shared);
 	csrf_store_close(small);
 }

@@ -66,17 +66,17 @@ static const struct {
  * piece, as a connection would: -1 when a piece was refused, else 1 when
  * one completed the reply, else 0; *at the bytes fed when it completed
  * or was refused. A piece after the reply's end is refused. */
-static int feed_cut(const char *text, size_t len, const size_t *cuts, size_t n_cuts, csrf_resp_scan *s, size_t *at)
+static int feed_cut(const char *text, size_t len, const size_t *cuts, size_t n_cuts, csrfi_resp_scan *s, size_t *at)
 {
 	size_t from = 0;
 	int r = 0;
 
-	csrf_resp_scan_init(s);
+	csrfi_resp_scan_init(s);
 	*at = 0;
 	for (size_t k = 0; k <= n_cuts && r >= 0; k++) {
 		size_t to = k < n_cuts ? cuts[k] : len;
 		char *piece = tu_guard_copy(text + from, to - from);
-		int got = csrf_resp_scan_feed(s, piece, to - from);
+		int got = csrfi_resp_scan_feed(s, piece, to - from);
 		tu_guard_free(piece);
 		if (got != 0 && r == 0)
 			*at = to;
@@ -87,7 +87,7 @@ static int feed_cut(const char *text, size_t len, const size_t *cuts, size_t n_c
 	return r;
 }
 
-static void check_row(size_t i, int r, const csrf_resp_scan *s, const char *how)
+static void check_row(size_t i, int r, const csrfi_resp_scan *s, const char *how)
 {
 	if (r != rows[i].want)
 		fail_msg("row %zu (%s): answered %d, want %d (%s)", i, how, r, rows[i].want, s->why);
@@ -98,7 +98,7 @@ static void check_row(size_t i, int r, const csrf_resp_scan *s, const char *how)
 static void test_rows(void **state)
 {
 	(void)state;
-	csrf_resp_scan s;
+	csrfi_resp_scan s;
 	size_t at;
 
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -124,8 +124,8 @@ static void test_rows(void **state)
 		if (rows[i].want == 1)
 			assert_int_equal(at, len);
 		/* nothing is taken after the end or a refusal */
-		assert_int_equal(csrf_resp_scan_feed(&s, "+", 1), -1);
-		assert_int_equal(csrf_resp_scan_feed(&s, "", 0), 0);
+		assert_int_equal(csrfi_resp_scan_feed(&s, "+", 1), -1);
+		assert_int_equal(csrfi_resp_scan_feed(&s, "", 0), 0);
 	}
 }
 
@@ -142,33 +142,33 @@ static void test_limits(void **state)
 {
 	(void)state;
 	static char buf[CSRF_RESP_REPLY_MAX + 64];
-	csrf_resp_scan s;
+	csrfi_resp_scan s;
 	size_t len;
 
 	/* the largest value the store writes, and the largest string at all */
 	len = bulk(buf, CSRF_STORE_VAL_MAX);
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, len), 1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, len), 1);
 	len = bulk(buf, CSRF_RESP_REPLY_MAX - 8); /* "$16376\r\n" is 8 bytes, +2 for CRLF: 16386 */
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, len), -1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, len), -1);
 	assert_non_null(strstr(s.why, "a string of 16376 bytes, more than 16384 bytes"));
 	len = bulk(buf, CSRF_RESP_REPLY_MAX - 10); /* 8 + 16374 + 2 = 16384 exactly */
 	assert_int_equal(len, CSRF_RESP_REPLY_MAX);
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, len), 1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, len), 1);
 
 	/* a status line without end: refused at the limit, not later */
 	buf[0] = '+';
 	memset(buf + 1, 'a', sizeof buf - 1);
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, CSRF_RESP_REPLY_MAX), 0);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, 1), -1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, CSRF_RESP_REPLY_MAX), 0);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, 1), -1);
 	assert_non_null(strstr(s.why, "more than 16384 bytes"));
 
 	/* three levels (ROLE) pass, a fourth does not */
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, "*1\r\n*1\r\n*1\r\n:1\r\n", 16), 1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, "*1\r\n*1\r\n*1\r\n:1\r\n", 16), 1);
 
 	/* the widest array: as many elements as the rest can hold */
 	size_t room = (CSRF_RESP_REPLY_MAX - 8) / 3; /* after "*NNNN\r\n" ... */
@@ -181,16 +181,16 @@ static void test_limits(void **state)
 		len += 3;
 	}
 	assert_true(len <= CSRF_RESP_REPLY_MAX);
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, len), 1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, len), 1);
 	h = snprintf(buf, 32, "*%zu\r\n", room + 1);
-	csrf_resp_scan_init(&s);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, (size_t)h), -1);
+	csrfi_resp_scan_init(&s);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, (size_t)h), -1);
 	assert_non_null(strstr(s.why, "elements"));
 	/* elements already announced count against nested arrays */
-	csrf_resp_scan_init(&s);
+	csrfi_resp_scan_init(&s);
 	h = snprintf(buf, 64, "*%zu\r\n*%zu\r\n", room / 2, room / 2 + 10);
-	assert_int_equal(csrf_resp_scan_feed(&s, buf, (size_t)h), -1);
+	assert_int_equal(csrfi_resp_scan_feed(&s, buf, (size_t)h), -1);
 }
 
 int main(void)
