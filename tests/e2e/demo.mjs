@@ -43,6 +43,10 @@ function portCandidates(base) {
   return out;
 }
 
+// What the last csrf-demo that did not start printed, and how it ended:
+// the error of startDemo says it.
+let lastFailure = '';
+
 function startOnce(binary, args, victimPort) {
   return new Promise((resolve) => {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -52,6 +56,7 @@ function startOnce(binary, args, victimPort) {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (!ok) lastFailure = `${demo.output.trim().split('\n').slice(-3).join(' | ')} (${demo.ended || 'no exit yet'})`;
       resolve(ok ? demo : null);
     };
     const onData = (d) => {
@@ -60,13 +65,15 @@ function startOnce(binary, args, victimPort) {
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
-    child.on('exit', () => {
+    child.on('exit', (code, signal) => {
       demo.exited = true;
+      demo.ended = signal ? `signal ${signal}` : `exit ${code}`;
       done(false);
     });
     // a binary that cannot be run (being rebuilt, say): this port's try failed
-    child.on('error', () => {
+    child.on('error', (e) => {
       demo.exited = true;
+      demo.ended = e.message;
       done(false);
     });
     const timer = setTimeout(() => {
@@ -161,7 +168,7 @@ export async function startDemo(opts = {}) {
   }
   fs.rmSync(dir, { recursive: true, force: true });
   if (tls) tls.remove();
-  throw new Error(`csrf-demo did not start (last port tried ${last})`);
+  throw new Error(`csrf-demo did not start (last port tried ${last}; it said: ${lastFailure})`);
 }
 
 // Waits until the demo's output since mark matches re (log lines are

@@ -12,14 +12,22 @@
 //   nginx     the server block of nginx/README.md as written; only the
 //             module path, the listen address, the log and key paths and
 //             the php-fpm socket are replaced, and the plumbing a
-//             non-default prefix needs (pid, error log, temp folders) is
+//             non-default prefix needs (pid, error log, temp folders) and
+//             a second access log of the headers the browser sent are
 //             added around it
 //
-// startStack({ host }) returns { url, controlUrl, password,
-// nginxAccessLog(), nginxErrorLog(), fpmAccessLog(), query(sql), stop() };
-// controlUrl is the same phpMyAdmin through a server without the module.
+// startStack({ host, tls, attacker }) returns { url, controlUrl,
+// attackerUrl, attackDir, password, nginxAccessLog(), nginxErrorLog(),
+// fpmAccessLog(), query(sql), stop() }; controlUrl is the same phpMyAdmin
+// through a server without the module.
 // host: the name the browser reaches them by (default 127.0.0.1; the named
-// mode's pma.test).
+// and https modes' pma.test). tls: the test CA of tests/e2e/tls.mjs (its
+// server certificate must name host); then every server listens with
+// `ssl http2` (the README's `listen 80;` becomes `listen ... ssl http2`
+// with the certificate), and fastcgi.conf's HTTPS=on makes phpMyAdmin
+// name its cookie phpMyAdmin_https. attacker: a name (evil.test) under
+// which one more server serves the files the test writes into attackDir
+// (attackerUrl), over the same scheme.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -190,10 +198,17 @@ php_admin_flag[log_errors] = on
 // The test's own server next to the README's: the same phpMyAdmin without
 // the module (csrf is on in the README's server only), to show that a
 // forged request the module stops would otherwise work.
-function controlServer(port, tmp, fpmSocket) {
+function listen(port, tls) {
+  if (!tls) return `listen 127.0.0.1:${port};`;
+  return `listen 127.0.0.1:${port} ssl http2;
+        ssl_certificate ${tls.cert};
+        ssl_certificate_key ${tls.key};`;
+}
+
+function controlServer(port, tmp, fpmSocket, tls) {
   return `
     server {
-        listen 127.0.0.1:${port};
+        ${listen(port, tls)}
         access_log ${path.join(tmp, 'control.log')} csrf;
         root /usr/share/phpmyadmin;
         location ~ \\.php$ {
@@ -204,21 +219,35 @@ function controlServer(port, tmp, fpmSocket) {
 `;
 }
 
-async function startNginx(tmp, fpmSocket) {
+// The attacker's site: static pages from dir, no module.
+function attackerServer(port, dir, tls) {
+  return `
+    server {
+        ${listen(port, tls)}
+        access_log off;
+        root ${dir};
+    }
+`;
+}
+
+async function startNginx(tmp, fpmSocket, { tls = null, attackDir = null } = {}) {
   const port = await freePort();
   const control = await freePort();
+  const attacker = attackDir ? await freePort() : 0;
   const keys = path.join(tmp, 'csrf.keys');
   const mk = spawnSync(CSRF_KEY, ['new', keys], { encoding: 'utf8' });
   assert.equal(mk.status, 0, `csrf-key new: ${mk.stderr}`);
   const readme = substitute(readmeServerBlock(), [
     ['/usr/local/lib/nginx/modules/ngx_http_csrf_module.so', MODULE],
-    ['listen 80;', `listen 127.0.0.1:${port};`],
-    ['/var/log/nginx/pma.log', path.join(tmp, 'access.log')],
+    ['listen 80;', listen(port, tls)],
+    ['access_log /var/log/nginx/pma.log csrf;',
+      `access_log ${path.join(tmp, 'access.log')} csrf;\n        access_log ${path.join(tmp, 'sent.log')} sent;`],
     ['/etc/nginx/csrf.keys', keys],
     ['unix:/run/php/php8.2-fpm.sock', `unix:${fpmSocket}`],
     [
       'http {',
       `http {
+    log_format sent '$request_method $uri $arg_route "$http_origin" "$http_sec_fetch_site" $server_protocol';
     client_body_temp_path ${tmp}/body;
     proxy_temp_path ${tmp}/proxy;
     fastcgi_temp_path ${tmp}/fastcgi;
@@ -229,7 +258,8 @@ async function startNginx(tmp, fpmSocket) {
   // The control server goes at the end of the http block (it uses the
   // README's log format).
   assert.match(readme, /\n}$/, 'the README\'s block ends with the http block\'s brace');
-  const block = `${readme.slice(0, -1)}${controlServer(control, tmp, fpmSocket)}}`;
+  const more = controlServer(control, tmp, fpmSocket, tls) + (attackDir ? attackerServer(attacker, attackDir, tls) : '');
+  const block = `${readme.slice(0, -1)}${more}}`;
   // load_module must come first: the README's block opens the file.
   const conf = `${block}
 worker_processes 1;
@@ -244,11 +274,12 @@ events { worker_connections 256; }
   assert.equal(t.status, 0, `nginx -t: ${t.stderr}`);
   const child = spawnLogged(NGINX, ['-p', tmp, '-c', file, '-g', 'daemon off; master_process on;'],
     path.join(tmp, 'nginx.out'));
-  for (const p of [port, control]) assert.ok(await waitConnect(p), `nginx listens on ${p}`);
-  return { child, port, control };
+  for (const p of [port, control, ...(attacker ? [attacker] : [])])
+    assert.ok(await waitConnect(p), `nginx listens on ${p}`);
+  return { child, port, control, attacker };
 }
 
-export async function startStack({ host = '127.0.0.1' } = {}) {
+export async function startStack({ host = '127.0.0.1', tls = null, attacker = null } = {}) {
   for (const f of [MODULE, CSRF_KEY]) assert.ok(f && fs.existsSync(f), `built: ${f}`);
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-pma-'));
   fs.chmodSync(tmp, 0o755);
@@ -259,6 +290,10 @@ export async function startStack({ host = '127.0.0.1' } = {}) {
     password,
     nginxAccessLog: () => fs.readFileSync(path.join(tmp, 'access.log'), 'utf8'),
     nginxErrorLog: () => fs.readFileSync(path.join(tmp, 'error.log'), 'utf8'),
+    // what the browser sent to the module's server, a line a request:
+    // METHOD PATH ROUTE "ORIGIN" "SEC-FETCH-SITE" PROTOCOL (no query
+    // values but phpMyAdmin's route, no cookies)
+    sentLog: () => fs.readFileSync(path.join(tmp, 'sent.log'), 'utf8'),
     fpmAccessLog: () => fs.readFileSync(path.join(tmp, 'php-access.log'), 'utf8'),
     // Runs SQL as the test's account (the password goes through the
     // environment, never the command line); rows as arrays of strings.
@@ -284,11 +319,18 @@ export async function startStack({ host = '127.0.0.1' } = {}) {
     stack.mysqlSocket = my.socket;
     const fpm = await startPhpFpm(tmp, my.socket);
     procs.push({ name: 'php-fpm', child: fpm.child, signal: 'SIGTERM' });
-    const ngx = await startNginx(tmp, fpm.socket);
+    const attackDir = attacker ? path.join(tmp, 'attack') : null;
+    if (attackDir) fs.mkdirSync(attackDir, { mode: 0o755 });
+    const ngx = await startNginx(tmp, fpm.socket, { tls, attackDir });
     procs.push({ name: 'nginx', child: ngx.child, signal: 'SIGQUIT' });
+    const scheme = tls ? 'https' : 'http';
     stack.port = ngx.port;
-    stack.url = `http://${host}:${ngx.port}`;
-    stack.controlUrl = `http://${host}:${ngx.control}`;
+    stack.url = `${scheme}://${host}:${ngx.port}`;
+    stack.controlUrl = `${scheme}://${host}:${ngx.control}`;
+    if (attackDir) {
+      stack.attackDir = attackDir;
+      stack.attackerUrl = `${scheme}://${attacker}:${ngx.attacker}`;
+    }
   } catch (e) {
     await stack.stop();
     throw e;

@@ -288,6 +288,12 @@ static const eq_row eq_rows[] = {
     {"http://[::1]:8080", "http://[::2]:8080", 0},
     {"http://[::1]:80", "http://[::1]", 1},
     {"http://[::ffff:127.0.0.1]", "http://127.0.0.1", 0},
+    /* as browsers serialise IPv6 (the URL standard: hex pieces only, the
+     * longest zero run compressed) next to what an operator may write */
+    {"http://[::ffff:7f00:1]:8080", "http://[::ffff:127.0.0.1]:8080", 1},
+    {"http://[2001:db8::1:0:0:1]", "http://[2001:DB8:0:0:1::1]", 1},
+    {"http://[2001:db8:0:1:1:1:1:1]", "http://[2001:db8::1:1:1:1:1]", 1},
+    {"http://[::ffff:7f00:1]", "http://[::ffff:7f00:2]", 0},
     {"http://xn--pple-43d.test", "http://apple.test", 0},
     {"http://XN--BCHER-KVA.test", "http://xn--bcher-kva.test", 1},
     {"http://victim.test", "http://victim.test.evil.test", 0},
