@@ -117,7 +117,7 @@ void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out)
 	}
 }
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__) /* 64-bit lane moves */
 /* Sixteen characters to their 6-bit values at once; *valid collects, per
  * lane, whether every character so far was in the alphabet. The same
  * mask arithmetic as dec6, lane-wise: constant time. */
@@ -140,6 +140,33 @@ static __m128i dec16(__m128i c, __m128i *valid)
 	*valid = _mm_and_si128(*valid, ok);
 	return v;
 }
+/* Two lanes' 24 bits each (lane 0 in the low half of q) as six bytes
+ * in memory order, in the low six bytes of the result as stored. */
+static inline uint64_t be48(uint64_t q)
+{
+	return __builtin_bswap64((q & 0xffffff) << 40 | (q >> 32 & 0xffffff) << 16);
+}
+
+/* Sixteen characters (four groups) to their twelve bytes at out: decode
+ * lane-wise, join pairs of 6-bit values into 12 bits per 16-bit lane,
+ * pairs of those into 24 bits per 32-bit lane, then write the lanes'
+ * bytes big-endian, two lanes at a time: the first six bytes as one
+ * 8-byte store (its last two are overwritten next), the other six as
+ * 4 + 2, so nothing is written past the twelve. */
+static inline void dec_block(const uint8_t *p, uint8_t *out, __m128i *valid)
+{
+	__m128i v = dec16(_mm_loadu_si128((const __m128i *)(const void *)p), valid);
+	__m128i t = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x00ff)), 6), _mm_srli_epi16(v, 8));
+	__m128i u =
+	    _mm_or_si128(_mm_slli_epi32(_mm_and_si128(t, _mm_set1_epi32(0x0000ffff)), 12), _mm_srli_epi32(t, 16));
+	uint64_t lo = be48((uint64_t)_mm_cvtsi128_si64(u));
+	uint64_t hi = be48((uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(u, u)));
+	uint32_t hi4 = (uint32_t)hi;
+	uint16_t hi2 = (uint16_t)(hi >> 32);
+	memcpy(out, &lo, 8);
+	memcpy(out + 6, &hi4, 4);
+	memcpy(out + 10, &hi2, 2);
+}
 #endif
 
 csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
@@ -160,34 +187,22 @@ csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t
 	if (need > cap)
 		return CSRF_ERR_BUFFER;
 
-#if defined(__SSE2__)
-	/* Whole blocks of 16 characters (four groups) through SSE2: decode
-	 * lane-wise, join pairs of 6-bit values into 12 bits per 16-bit lane,
-	 * pairs of those into 24 bits per 32-bit lane, then write each lane's
-	 * three bytes big-endian. The scalar loop does the rest. */
+#if defined(__SSE2__) && defined(__x86_64__)
+	/* Whole blocks of 16 characters (four groups) through SSE2
+	 * (dec_block); the scalar code does the rest. */
 	{
 		__m128i valid = _mm_set1_epi8(-1);
-		const __m128i lo8 = _mm_set1_epi16(0x00ff);
-		const __m128i lo16 = _mm_set1_epi32(0x0000ffff);
-		for (; i + 16 <= len; i += 16) {
-			__m128i v = dec16(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), &valid);
-			__m128i t = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, lo8), 6), _mm_srli_epi16(v, 8));
-			__m128i u = _mm_or_si128(_mm_slli_epi32(_mm_and_si128(t, lo16), 12), _mm_srli_epi32(t, 16));
-			/* Lanes 0 to 2 as 4-byte stores of the byte-swapped
-			 * lane (the fourth byte is overwritten by the next
-			 * store), lane 3 as 2 + 1 bytes so nothing is written
-			 * past this block's 12 bytes. */
-			uint32_t w0 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(u) << 8);
-			uint32_t w1 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 4)) << 8);
-			uint32_t w2 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 8)) << 8);
-			uint32_t w3 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 12));
-			uint16_t hi3 = __builtin_bswap16((uint16_t)(w3 >> 8));
-			memcpy(out + o, &w0, 4);
-			memcpy(out + o + 3, &w1, 4);
-			memcpy(out + o + 6, &w2, 4);
-			memcpy(out + o + 9, &hi3, 2);
-			out[o + 11] = (uint8_t)w3;
-			o += 12;
+		for (; i + 16 <= len; i += 16, o += 12)
+			dec_block(p + i, out + o, &valid);
+		/* The groups left over (a token's last 1 to 3 groups): one
+		 * more block, ending at the last whole group, overlapping
+		 * the previous one; the bytes it writes again are the same,
+		 * and it validates its characters as any block does. */
+		if (i + 4 <= len && len >= 16) {
+			size_t j = len / 4 * 4 - 16;
+			dec_block(p + j, out + j / 4 * 3, &valid);
+			i = len / 4 * 4;
+			o = i / 4 * 3;
 		}
 		/* 0x100 when any lane saw a character outside the alphabet:
 		 * m + 0xffff carries into bit 16 exactly when m != 0. */

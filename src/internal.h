@@ -171,7 +171,21 @@ void csrfi_trim_ptrs(const char **p, const char **end);
 
 /* 1 when equal; time depends only on n. */
 int csrfi_ct_eq(const void *a, const void *b, size_t n);
+#if defined(__GNUC__) || defined(__clang__)
+/* memset that the compiler may not drop: the empty asm takes the
+ * buffer's address and clobbers memory, so the zeros must be written
+ * (explicit_bzero's own technique). Inline, a wipe of the hot path's
+ * small fixed-size buffers is a few stores instead of two calls. */
+static inline void csrfi_wipe(void *p, size_t n)
+{
+	if (p && n) {
+		memset(p, 0, n);
+		__asm__ __volatile__("" : : "r"(p) : "memory");
+	}
+}
+#else
 void csrfi_wipe(void *p, size_t n);
+#endif
 /* (text.c) ASCII case-insensitive equality of a slice with a
  * NUL-terminated literal; csrfi_slice_eq exact. Absent is never equal. */
 int csrfi_slice_ieq(csrf_slice s, const char *lit);

@@ -197,6 +197,41 @@ static void test_every_bad_character(void **state)
 	}
 }
 
+/* The same at every position of every well-formed length from 2 to 110
+ * characters, so that each block of the vector decoder (whole blocks, the
+ * overlapping block over the last groups, the scalar tail) rejects what
+ * it alone reads: a few bytes outside the alphabet at each position. */
+static void test_bad_character_every_length(void **state)
+{
+	(void)state;
+	static const unsigned char bad[] = {'+', '/', '=', '.', ' ', 0, 0x80, 0xff, '@', '[', '`', '{'};
+	char in[110];
+	uint8_t out[110];
+	size_t out_len;
+	for (size_t i = 0; i < sizeof in; i++)
+		in[i] = (char)('A' + (i * 7) % 26);
+	for (size_t len = 2; len <= sizeof in; len++) {
+		if (len % 4 == 1)
+			continue;
+		if (len % 4 != 0)
+			in[len - 1] = 'A'; /* no bits after the last byte */
+		for (size_t pos = 0; pos < len; pos++) {
+			char keep = in[pos];
+			for (size_t b = 0; b < sizeof bad; b++) {
+				in[pos] = (char)bad[b];
+				char *g = tu_guard_copy(in, len);
+				csrf_reason r = csrfi_b64url_decode(g, len, out, sizeof out, &out_len);
+				tu_guard_free(g);
+				if (r != CSRF_MALFORMED)
+					fail_msg("length %zu: byte 0x%02x at %zu gives %d", len, bad[b], pos, (int)r);
+			}
+			in[pos] = keep;
+		}
+		assert_int_equal(csrfi_b64url_decode(in, len, out, sizeof out, &out_len), CSRF_OK);
+		in[len - 1] = (char)('A' + ((len - 1) * 7) % 26);
+	}
+}
+
 /* Every prefix of a valid encoding decodes exactly when it is itself the
  * canonical encoding of a byte string, and never reads past its end. */
 static void test_truncated_prefixes(void **state)
@@ -325,6 +360,7 @@ int main(void)
 	    cmocka_unit_test(test_round_trip_all_lengths),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_every_bad_character),
+	    cmocka_unit_test(test_bad_character_every_length),
 	    cmocka_unit_test(test_truncated_prefixes),
 	    cmocka_unit_test(test_oversized),
 	    cmocka_unit_test(test_hex),
