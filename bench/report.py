@@ -123,22 +123,18 @@ for bench, base, var, title in pairs:
     shown = f"{ratio * 100:.1f}%" + (f" ({spread[0] * 100:.0f}–{spread[1] * 100:.0f}%)" if spread else "")
     lines.append(f"| {title} ({n} runs each) | {base} | {b['rps']:.0f} | {b['p99']} | {b['bad']} | |")
     lines.append(f"| | {var} | {v['rps']:.0f} | {v['p99']} | {v['bad']} | {shown} |")
-    if (bench, "sub_filter") in servers:
-        sf = med(servers[(bench, "sub_filter")])
-        sf_ratio, sf_spread = paired(servers[(bench, base)], servers[(bench, "sub_filter")])
-        vs_sub[bench], vs_spread = paired(servers[(bench, "sub_filter")], servers[(bench, var)])
-        lines.append(f"| | stock `sub_filter` | {sf['rps']:.0f} | {sf['p99']} | {sf['bad']} | {sf_ratio * 100:.1f}%"
-                     + (f" ({sf_spread[0] * 100:.0f}–{sf_spread[1] * 100:.0f}%)" if sf_spread else "") + " |")
-        lines.append(f"| | module ÷ `sub_filter` | | | | {vs_sub[bench]:.2f}×"
-                     + (f" ({vs_spread[0]:.2f}–{vs_spread[1]:.2f})" if vs_spread else "") + " |")
-    if (bench, "floor") in servers:
-        fl = med(servers[(bench, "floor")])
-        fl_ratio, fl_spread = paired(servers[(bench, base)], servers[(bench, "floor")])
-        vs_floor[bench], vf_spread = paired(servers[(bench, "floor")], servers[(bench, var)])
-        lines.append(f"| | the copy-only floor | {fl['rps']:.0f} | {fl['p99']} | {fl['bad']} | {fl_ratio * 100:.1f}%"
-                     + (f" ({fl_spread[0] * 100:.0f}–{fl_spread[1] * 100:.0f}%)" if fl_spread else "") + " |")
-        lines.append(f"| | module ÷ the floor | | | | {vs_floor[bench]:.2f}×"
-                     + (f" ({vf_spread[0]:.2f}–{vf_spread[1]:.2f})" if vf_spread else "") + " |")
+    # the peers on the same page: their own ratio to plain, and the
+    # module's to them (sub_filter, then the copy-only floor)
+    for peer, label, against in (("sub_filter", "stock `sub_filter`", vs_sub), ("floor", "the copy-only floor", vs_floor)):
+        if (bench, peer) not in servers:
+            continue
+        pr = med(servers[(bench, peer)])
+        p_ratio, p_spread = paired(servers[(bench, base)], servers[(bench, peer)])
+        against[bench], m_spread = paired(servers[(bench, peer)], servers[(bench, var)])
+        lines.append(f"| | {label} | {pr['rps']:.0f} | {pr['p99']} | {pr['bad']} | {p_ratio * 100:.1f}%"
+                     + (f" ({p_spread[0] * 100:.0f}–{p_spread[1] * 100:.0f}%)" if p_spread else "") + " |")
+        lines.append(f"| | module ÷ {label.replace('stock ', '')} | | | | {against[bench]:.2f}×"
+                     + (f" ({m_spread[0]:.2f}–{m_spread[1]:.2f})" if m_spread else "") + " |")
 count = ops.get(("libcsrf", "count"))
 if count and ("nginx_get", "module") in servers:
     # one worker: a request takes 1e9 / rps ns of it; counting adds count ns

@@ -58,6 +58,16 @@ static csrf_reason verify(const csrf_ctx *ctx, const uint8_t *secret, const char
 	return csrf_token_verify(ctx, secret, sid, sid ? strlen(sid) : 0, tok, len, now);
 }
 
+/* verify for secret_a and SID_A at T0, the token flush against a guard
+ * page so that a read past its end faults. */
+static csrf_reason verify_guarded(const csrf_ctx *ctx, const char *tok, size_t len)
+{
+	char *g = tu_guard_copy(tok, len);
+	csrf_reason r = verify(ctx, secret_a, SID_A, g, len, T0);
+	tu_guard_free(g);
+	return r;
+}
+
 /* The raw 38 bytes inside a masked token. */
 static void unmask(const char *masked, uint8_t raw[CSRF_TOKEN_RAW_LEN])
 {
@@ -151,12 +161,8 @@ static void test_round_trip(void **state)
 	/* The unmasked form verifies too, from a guard page. */
 	char u[CSRF_TOKEN_UNMASKED_LEN + 1];
 	encode_raw(r1, u);
-	char *g = tu_guard_copy(u, CSRF_TOKEN_UNMASKED_LEN);
-	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_OK);
-	tu_guard_free(g);
-	g = tu_guard_copy(t1, CSRF_TOKEN_LEN);
-	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_LEN, T0), CSRF_OK);
-	tu_guard_free(g);
+	assert_int_equal(verify_guarded(ctx, u, CSRF_TOKEN_UNMASKED_LEN), CSRF_OK);
+	assert_int_equal(verify_guarded(ctx, t1, CSRF_TOKEN_LEN), CSRF_OK);
 
 	/* An empty session id is a session id like any other. */
 	issue(ctx, secret_a, NULL, 0, t1);
@@ -180,6 +186,17 @@ static const struct {
     {secret_b, SID_B, CSRF_TOKEN_SESSION},
 };
 
+/* binding_rows against tok, a token of secret_a and SID_A. */
+static void check_binding_rows(const csrf_ctx *ctx, const char *tok, size_t len, int64_t now)
+{
+	for (size_t i = 0; i < sizeof binding_rows / sizeof binding_rows[0]; i++) {
+		csrf_reason r = verify(ctx, binding_rows[i].secret, binding_rows[i].sid, tok, len, now);
+		if (r != binding_rows[i].want)
+			fail_msg("binding row %zu (a token of %zu characters): got %s, want %s", i, len,
+			         csrf_reason_name(r), csrf_reason_name(binding_rows[i].want));
+	}
+}
+
 static void test_binding(void **state)
 {
 	(void)state;
@@ -187,12 +204,7 @@ static void test_binding(void **state)
 	char t[CSRF_TOKEN_LEN + 1];
 
 	issue(ctx, secret_a, SID_A, 0, t);
-	for (size_t i = 0; i < sizeof binding_rows / sizeof binding_rows[0]; i++) {
-		csrf_reason r = verify(ctx, binding_rows[i].secret, binding_rows[i].sid, t, CSRF_TOKEN_LEN, 0);
-		if (r != binding_rows[i].want)
-			fail_msg("binding row %zu: got %s, want %s", i, csrf_reason_name(r),
-			         csrf_reason_name(binding_rows[i].want));
-	}
+	check_binding_rows(ctx, t, CSRF_TOKEN_LEN, 0);
 	csrf_ctx_free(ctx);
 }
 
@@ -365,23 +377,14 @@ static void test_version1(void **state)
 	u[V1_UNMASKED] = '\0';
 	assert_int_equal(strlen(t), 144);
 
-	char *g = tu_guard_copy(t, CSRF_TOKEN_MAX_LEN);
-	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_MAX_LEN, T0), CSRF_OK);
-	tu_guard_free(g);
-	g = tu_guard_copy(u, V1_UNMASKED);
-	assert_int_equal(verify(ctx, secret_a, SID_A, g, V1_UNMASKED, T0), CSRF_OK);
-	tu_guard_free(g);
+	assert_int_equal(verify_guarded(ctx, t, CSRF_TOKEN_MAX_LEN), CSRF_OK);
+	assert_int_equal(verify_guarded(ctx, u, V1_UNMASKED), CSRF_OK);
 	/* another pad, the same token */
 	v1_masked(raw, 0xc3, t);
 	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_OK);
 
 	/* the checks of every token */
-	for (size_t i = 0; i < sizeof binding_rows / sizeof binding_rows[0]; i++) {
-		csrf_reason r = verify(ctx, binding_rows[i].secret, binding_rows[i].sid, t, CSRF_TOKEN_MAX_LEN, T0);
-		if (r != binding_rows[i].want)
-			fail_msg("version 1 binding row %zu: got %s, want %s", i, csrf_reason_name(r),
-			         csrf_reason_name(binding_rows[i].want));
-	}
+	check_binding_rows(ctx, t, CSRF_TOKEN_MAX_LEN, T0);
 	csrf_ctx *other = ctx_with_key(9, key1);
 	assert_int_equal(verify(other, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_UNKNOWN_KEY);
 	csrf_ctx_free(other);
@@ -425,9 +428,7 @@ static void test_version1(void **state)
 
 	/* every prefix, and longer: only the four lengths are well-formed */
 	for (size_t l = 1; l < CSRF_TOKEN_MAX_LEN; l++) {
-		g = tu_guard_copy(t, l);
-		csrf_reason r = verify(ctx, secret_a, SID_A, g, l, T0);
-		tu_guard_free(g);
+		csrf_reason r = verify_guarded(ctx, t, l);
 		int formed = l == CSRF_TOKEN_UNMASKED_LEN || l == V1_UNMASKED || l == CSRF_TOKEN_LEN;
 		if (formed ? !is_rejection(r) : r != CSRF_TOKEN_MALFORMED)
 			fail_msg("version 1 masked prefix %zu gives %s", l, csrf_reason_name(r));
@@ -437,9 +438,7 @@ static void test_version1(void **state)
 	memcpy(big + CSRF_TOKEN_MAX_LEN, t, CSRF_TOKEN_MAX_LEN + 1);
 	const size_t over[] = {CSRF_TOKEN_MAX_LEN + 1, CSRF_TOKEN_MAX_LEN + 3, 2 * CSRF_TOKEN_MAX_LEN};
 	for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
-		g = tu_guard_copy(big, over[i]);
-		assert_int_equal(verify(ctx, secret_a, SID_A, g, over[i], T0), CSRF_TOKEN_MALFORMED);
-		tu_guard_free(g);
+		assert_int_equal(verify_guarded(ctx, big, over[i]), CSRF_TOKEN_MALFORMED);
 	}
 	csrf_ctx_free(ctx);
 }
