@@ -127,16 +127,25 @@ static void compute_bind(const csrfi_mac_key *k, const char *sid, size_t sid_len
 static void compute_tag(const csrfi_mac_key *k, const char *label, const uint8_t secret[CSRF_SECRET_LEN],
                         const uint8_t hdr[TAG_OFF], const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
 {
-	/* label, secret, header and len(sid) in one piece: one update */
-	uint8_t msg[sizeof label_token - 1 + CSRF_SECRET_LEN + TAG_OFF + 4];
+	/* label, secret, header, len(sid) and (when short, as session ids
+	 * are) sid in one piece: one hash update */
+	enum { FIXED = sizeof label_token - 1 + CSRF_SECRET_LEN + TAG_OFF + 4, SID_INLINE = 64 };
+	uint8_t msg[FIXED + SID_INLINE];
+	size_t n = FIXED;
 
 	_Static_assert(sizeof label_token == sizeof label_token_v1, "labels of one length");
 	memcpy(msg, label, sizeof label_token - 1);
 	memcpy(msg + sizeof label_token - 1, secret, CSRF_SECRET_LEN);
 	memcpy(msg + sizeof label_token - 1 + CSRF_SECRET_LEN, hdr, TAG_OFF);
-	put_be32(msg + sizeof msg - 4, (uint32_t)sid_len);
-	csrfi_mac(k, msg, sizeof msg, sid, sid_len, NULL, 0, NULL, 0, out);
-	csrfi_wipe(msg, sizeof msg);
+	put_be32(msg + FIXED - 4, (uint32_t)sid_len);
+	if (sid_len <= SID_INLINE) {
+		if (sid_len)
+			memcpy(msg + FIXED, sid, sid_len);
+		n += sid_len;
+		sid_len = 0;
+	}
+	csrfi_mac(k, msg, n, sid, sid_len, NULL, 0, NULL, 0, out);
+	csrfi_wipe(msg, n);
 }
 
 CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
