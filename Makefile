@@ -77,7 +77,7 @@ deb: build-deps
 	@JOBS=$(JOBS) ./scripts/deb.sh dist build-deb
 
 bench: deps build
-	@cmake --build build -j $(JOBS) --target csrf-bench-micro csrf-bench-inject csrf-bench-store
+	@cmake --build build -j $(JOBS) --target csrf-bench-micro csrf-bench-inject csrf-bench-store ngx_http_bench_copy_module
 	@./bench/run.sh
 	@JOBS=$(JOBS) ./bench/router.sh
 

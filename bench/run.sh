@@ -43,7 +43,9 @@ if [ "$quick" = 1 ]; then
   DEMO_PAIRS=1 DEMO_SECONDS=1 COUNT_PAIRS=1 COUNT_SECONDS=1
 else
   ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
-  WRK_SECONDS=${WRK_SECONDS:-8} WRK_RUNS=${WRK_RUNS:-3} STORE_ROUNDS=${STORE_ROUNDS:-5} STORE_SECONDS=${STORE_SECONDS:-2}
+  # The nginx rows: six alternating runs, so each ratio has the middle
+  # half of its pair ratios beside it.
+  WRK_SECONDS=${WRK_SECONDS:-4} WRK_RUNS=${WRK_RUNS:-6} STORE_ROUNDS=${STORE_ROUNDS:-5} STORE_SECONDS=${STORE_SECONDS:-2}
   # The demo's variants differ by a few per cent, less than this machine's
   # run-to-run noise: many short runs, alternating, compared pair by pair.
   DEMO_PAIRS=${DEMO_PAIRS:-20} DEMO_SECONDS=${DEMO_SECONDS:-3}
@@ -139,9 +141,12 @@ wrk_run() {
 }
 
 module="$build/nginx/ngx_http_csrf_module.so"
+# The floor: a body filter that copies every buffer and inserts nothing.
+copy_module="$build/bench/ngx_http_bench_copy_module.so"
 if [ -f "$module" ]; then
   echo "bench: nginx with and without the module" >&2
-  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport) nc=$(freeport) nq=$(freeport)
+  [ -f "$copy_module" ] || { echo "bench: $copy_module is missing (run make bench)" >&2; exit 1; }
+  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport) nc=$(freeport) nq=$(freeport) nf=$(freeport)
   ng="$work/nginx"
   mkdir -p "$ng/html" "$ng/logs"
   python3 "$here/page.py" >"$ng/html/form.html"
@@ -164,17 +169,21 @@ if [ -f "$module" ]; then
   # server above) against on.
   printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; csrf_metrics_zone bench; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } server { listen 127.0.0.1:%s; location = /metrics { csrf_metrics; allow 127.0.0.1; deny all; } } }\n' \
     "$module" "$head" "$ng/counted.pid" "$up" "$nc" "$ng/keys" "$loc" "$nq" >"$ng/counted.conf"
+  # The floor: the least any rewriting body filter costs (the response
+  # loses its length, every byte is copied into new 8 KiB buffers).
+  printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; bench_copy on; %s } }\n' \
+    "$copy_module" "$head" "$ng/floor.pid" "$up" "$nf" "$loc" >"$ng/floor.conf"
   # The third server: stock nginx's sub_filter doing a comparable static
   # insertion (the meta tags after <head>, a hidden input after each POST
   # form start tag of the 20-form page), written once the module has shown
   # the field's name and a token of the real length.
   declare -A master=()
-  for c in backend plain module counted; do
+  for c in backend plain module counted floor; do
     /usr/sbin/nginx -p "$ng" -c "$ng/$c.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
     pids+=($!)
     master[$c]=$!
   done
-  waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nc"; waitport "$nq"
+  waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nc"; waitport "$nq"; waitport "$nf"
   # A client of the protected site: its secret cookie and a token from a page.
   curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$nm/form.html"
   field=$(meta csrf-param "$work/page.html")
@@ -191,6 +200,21 @@ if [ -f "$module" ]; then
     echo "wrk.headers[\"Cookie\"] = \"$cookie\""
     echo 'wrk.headers["Sec-Fetch-Site"] = "same-origin"'
   } >"$work/post.lua"
+  # POSTs the token decides (no fetch metadata, no Origin: nothing else
+  # vouches for them): the token in X-CSRF-Token, and in the body.
+  {
+    echo 'wrk.method = "POST"'
+    echo 'wrk.body = "story=1"'
+    echo 'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"'
+    echo "wrk.headers[\"Cookie\"] = \"$cookie\""
+    echo "wrk.headers[\"X-CSRF-Token\"] = \"$token\""
+  } >"$work/post_header.lua"
+  {
+    echo 'wrk.method = "POST"'
+    echo "wrk.body = \"story=1&$field=$token\""
+    echo 'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"'
+    echo "wrk.headers[\"Cookie\"] = \"$cookie\""
+  } >"$work/post_body.lua"
   form_tag='<form method="post" action="/submit">'
   input="<input type=\"hidden\" name=\"$field\" value=\"$token\">"
   metas="<meta name=\"csrf-param\" content=\"$field\"><meta name=\"csrf-token\" content=\"$token\">"
@@ -215,7 +239,21 @@ if [ -f "$module" ]; then
     echo "bench: the module rejected a valid POST ($code)" >&2
     exit 1
   fi
-  for p in "$np" "$nm" "$ns" "$nc"; do
+  # the token rows: the token is what lets them through
+  for spec in "303 -H X-CSRF-Token:$token --data story=1" "303 --data story=1&$field=$token" "403 --data story=1"; do
+    # shellcheck disable=SC2086 # the spec's words are curl's arguments
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" ${spec#* } "http://127.0.0.1:$nm/submit")
+    if [ "$code" != "${spec%% *}" ]; then
+      echo "bench: a POST with no fetch metadata (${spec#* }) got $code, not ${spec%% *}" | sed "s/$token/TOKEN/g" >&2
+      exit 1
+    fi
+  done
+  # the floor passes the page as it came
+  if ! cmp -s <(curl -s "http://127.0.0.1:$nf/real.html") "$ng/html/real.html"; then
+    echo "bench: the copy-only floor changed the real page" >&2
+    exit 1
+  fi
+  for p in "$np" "$nm" "$ns" "$nc" "$nf"; do
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "http://127.0.0.1:$p/form.html")
     if [ "$code" != 200 ]; then
       echo "bench: GET through port $p answered $code" >&2
@@ -227,11 +265,17 @@ if [ -f "$module" ]; then
     wrk_run nginx_get plain "http://127.0.0.1:$np/form.html" -H "Cookie: $cookie"
     wrk_run nginx_get module "http://127.0.0.1:$nm/form.html" -H "Cookie: $cookie"
     wrk_run nginx_get sub_filter "http://127.0.0.1:$ns/form.html" -H "Cookie: $cookie"
+    wrk_run nginx_get floor "http://127.0.0.1:$nf/form.html" -H "Cookie: $cookie"
     wrk_run nginx_real plain "http://127.0.0.1:$np/real.html" -H "Cookie: $cookie"
     wrk_run nginx_real module "http://127.0.0.1:$nm/real.html" -H "Cookie: $cookie"
     wrk_run nginx_real sub_filter "http://127.0.0.1:$ns/real.html" -H "Cookie: $cookie"
+    wrk_run nginx_real floor "http://127.0.0.1:$nf/real.html" -H "Cookie: $cookie"
     wrk_run nginx_post plain "http://127.0.0.1:$np/submit" -s "$work/post.lua"
     wrk_run nginx_post module "http://127.0.0.1:$nm/submit" -s "$work/post.lua"
+    wrk_run nginx_post_header plain "http://127.0.0.1:$np/submit" -s "$work/post_header.lua"
+    wrk_run nginx_post_header module "http://127.0.0.1:$nm/submit" -s "$work/post_header.lua"
+    wrk_run nginx_post_body plain "http://127.0.0.1:$np/submit" -s "$work/post_body.lua"
+    wrk_run nginx_post_body module "http://127.0.0.1:$nm/submit" -s "$work/post_body.lua"
   done
   # Counting off and on, alternating (which goes first swaps every pair),
   # with the CPU each one's worker spends per request; then the counters

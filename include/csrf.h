@@ -53,9 +53,10 @@ extern "C" {
  * writing functions append; buffers need CSRF_*_LEN + 1 bytes. */
 #define CSRF_SECRET_LEN 32         /* per-session random secret, bytes */
 #define CSRF_KEY_LEN 32            /* server key, bytes */
-#define CSRF_TOKEN_RAW_LEN 54      /* unmasked token, bytes */
-#define CSRF_TOKEN_LEN 144         /* masked token, base64url characters */
-#define CSRF_TOKEN_UNMASKED_LEN 72 /* unmasked token, base64url characters */
+#define CSRF_TOKEN_RAW_LEN 38      /* unmasked token, bytes */
+#define CSRF_TOKEN_LEN 102         /* masked token, base64url characters */
+#define CSRF_TOKEN_UNMASKED_LEN 51 /* unmasked token, base64url characters */
+#define CSRF_TOKEN_MAX_LEN 144     /* the longest token csrf_token_verify reads (an older version's, masked) */
 #define CSRF_SECRET_COOKIE_LEN 103 /* signed secret cookie value, characters */
 #define CSRF_FIELD_NAME_MAX 64     /* longest hidden-field name, characters */
 #define CSRF_KEYS_MAX 16           /* keys a ring holds at once */
@@ -413,7 +414,9 @@ CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t 
                                              const char *sid, size_t sid_len, int64_t now, char *out, size_t cap);
 
 /* Verifies a masked (CSRF_TOKEN_LEN) or unmasked (CSRF_TOKEN_UNMASKED_LEN)
- * token for (secret, session id). CSRF_OK, or CSRF_TOKEN_MALFORMED,
+ * token for (secret, session id), or one of the previous version (a
+ * 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72 unmasked characters), which
+ * pages served before an upgrade still carry. CSRF_OK, or CSRF_TOKEN_MALFORMED,
  * CSRF_UNKNOWN_KEY, CSRF_TOKEN_INVALID, CSRF_TOKEN_SESSION,
  * CSRF_TOKEN_EXPIRED. Constant time in the token's content; allocates
  * nothing. now: unix seconds, 0 for the current time. */

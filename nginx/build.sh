@@ -5,9 +5,12 @@
 # /usr/share/nginx/src in WORK_DIR is configured with Debian's own flags
 # (conf_flags, which include --with-compat, so the stock nginx accepts the
 # module's signature) once, or again when nginx/config or LIBCSRF changed;
-# then only `make -f objs/Makefile modules` runs.
+# then only `make -f objs/Makefile modules` runs. OUT_SO's name is the
+# module's (bench/CMakeLists.txt builds the benchmark's floor module,
+# ngx_http_bench_copy_module.so, with LIBCSRF "none").
 set -euo pipefail
 addon=$1 work=$2 lib=$3 out=$4
+so=$(basename "$out")
 ngx=${NGX_SRC:-/usr/share/nginx/src}
 
 if [ ! -f "$work/objs/Makefile" ] || [ ! -f "$work/.configured" ] || [ "$addon/config" -nt "$work/.configured" ] ||
@@ -28,9 +31,9 @@ if [ ! -f "$work/objs/Makefile" ] || [ ! -f "$work/.configured" ] || [ "$addon/c
 fi
 
 cd "$work"
-rm -f objs/ngx_http_csrf_module.so
+rm -f "objs/$so"
 if ! make -f objs/Makefile modules >make.log 2>&1; then
 	cat make.log
 	exit 1
 fi
-cp objs/ngx_http_csrf_module.so "$out"
+cp "objs/$so" "$out"

@@ -81,17 +81,28 @@ typedef struct {
 	ngx_chain_t *out;
 	ngx_chain_t **last_out;
 	ngx_chain_t *busy;
-	ngx_chain_t *free; /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
-	ngx_buf_t *cur;    /* the output buf being filled from the current input */
-	off_t left;        /* body bytes still to come, when the response said (else -1) */
-	ngx_uint_t ended;  /* the last byte has been read: the response's end went out with it */
+	ngx_chain_t *free;   /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
+	ngx_chain_t *shells; /* sent bufs of no memory of their own */
+	ngx_buf_t *cur;      /* the last output buf made from the current input */
+	u_char *in_start;    /* the input being fed, which outlives its output bufs */
+	u_char *in_end;
+	off_t left;       /* body bytes still to come, when the response said (else -1) */
+	ngx_uint_t ended; /* the last byte has been read: the response's end went out with it */
 	ngx_uint_t failed;
+	ngx_uint_t raised;           /* the referrer raise is done, or not asked for */
+	ngx_uint_t counted;          /* the page is in the counters (at its end, or passed) */
+	ngx_http_request_t *request; /* for the pool cleanup that counts a page cut short */
 } ngx_http_csrf_ctx_t;
 
 /* The injector's output is copied into buffers of this size: a response
  * leaves in a few large pieces instead of one small buf (and one iovec)
  * per pass-through run and per inserted element. */
 #define NGX_HTTP_CSRF_BUF_SIZE 8192
+
+/* A pass-through run at least this long leaves as a buf over the input's
+ * memory instead of a copy: a page of few forms (most pages) goes out
+ * nearly uncopied, and one of many small runs still in a few pieces. */
+#define NGX_HTTP_CSRF_REF_MIN 1024
 
 /* A log line of the module: the client's address, the method and the
  * path without its query, then the message. nginx's own context (which
@@ -133,6 +144,7 @@ void ngx_http_csrf_filter_init(void);
 /* ngx_http_csrf_output.c */
 extern ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl);
+ngx_chain_t *ngx_http_csrf_get_shell(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);
 int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted);
 ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);
 

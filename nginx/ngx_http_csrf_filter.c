@@ -10,6 +10,8 @@
 
 static ngx_http_output_header_filter_pt ngx_http_next_header_filter;
 
+static void ngx_http_csrf_response_cleanup(void *data);
+
 typedef struct {
 	csrf_ctx *ctx;
 	csrf_request *req;
@@ -155,23 +157,37 @@ static ngx_int_t ngx_http_csrf_rejection_cache(ngx_http_request_t *r)
 }
 
 /* csrf_referrer_same_origin: the Referrer-Policy lines the library says
- * make the page's own forms send "Origin: null" say same-origin. */
-static ngx_int_t ngx_http_csrf_referrer(ngx_http_request_t *r)
+ * make the page's own forms send "Origin: null" say same-origin, in the
+ * headers c translated (and in c, for what reads them next). */
+static ngx_int_t ngx_http_csrf_referrer_in(ngx_http_csrf_headers_t *c)
 {
 	ngx_uint_t i;
-	ngx_http_csrf_headers_t c;
 
-	if (ngx_http_csrf_headers(r, &c, 0) != NGX_OK || csrf_response_referrer(c.headers, c.n, c.action) != CSRF_OK) {
+	if (csrf_response_referrer(c->headers, c->n, c->action) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
-	for (i = 0; i < c.n; i++) {
-		if (c.action[i]) {
-			ngx_str_set(&c.elts[i]->value, CSRF_REFERRER_RAISED);
+	for (i = 0; i < c->n; i++) {
+		if (c->action[i] && c->elts[i]) {
+			ngx_str_set(&c->elts[i]->value, CSRF_REFERRER_RAISED);
+			c->headers[i].value = ngx_http_csrf_slice(&c->elts[i]->value);
 		}
 	}
 
 	return NGX_OK;
+}
+
+/* The same for a response the exchange does not judge (its headers are
+ * translated for this alone). */
+static ngx_int_t ngx_http_csrf_referrer(ngx_http_request_t *r)
+{
+	ngx_http_csrf_headers_t c;
+
+	if (ngx_http_csrf_headers(r, &c, 0) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	return ngx_http_csrf_referrer_in(&c);
 }
 
 /* The Content-Type value the client will receive: nginx keeps a charset
@@ -201,6 +217,19 @@ static ngx_int_t ngx_http_csrf_content_type(ngx_http_request_t *r, ngx_str_t *ou
 	return NGX_OK;
 }
 
+/* A header that goes on now, without the exchange: only the referrer
+ * raise, when the location asks for it. A page the exchange judges gets
+ * the raise in ngx_http_csrf_start's one translation of its headers, or
+ * in ngx_http_csrf_hold when it passes. */
+static ngx_int_t ngx_http_csrf_pass_header(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf)
+{
+	if (clcf->enable && clcf->referrer_same_origin && r == r->main && ngx_http_csrf_referrer(r) != NGX_OK) {
+		return NGX_ERROR;
+	}
+
+	return ngx_http_next_header_filter(r);
+}
+
 /* An HTML response the module may rewrite (the library's answer,
  * csrf_response_begin): its header waits in the body filter, with at most
  * CSRF_CHARSET_PRESCAN_MAX of its first bytes, until the library knows
@@ -210,6 +239,7 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	void *mem;
 	ngx_str_t ct;
 	ngx_table_elt_t *ce;
+	ngx_pool_cleanup_t *cln;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -233,14 +263,10 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
 
-	if (clcf->enable && clcf->referrer_same_origin && r == r->main && ngx_http_csrf_referrer(r) != NGX_OK) {
-		return NGX_ERROR;
-	}
-
 	/* nginx sets header_only for HEAD only in its last header filter,
 	 * after this one: the library reads the method */
 	if (!clcf->enable || !clcf->inject || clcf->ctx == NULL || r != r->main || r->header_only) {
-		return ngx_http_next_header_filter(r);
+		return ngx_http_csrf_pass_header(r, clcf);
 	}
 
 	if (ngx_http_csrf_content_type(r, &ct) != NGX_OK) {
@@ -267,20 +293,28 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 
 	if (verdict != CSRF_RESPONSE_INJECT) {
 		ngx_http_csrf_metrics_response(r, verdict, NULL);
-		return ngx_http_next_header_filter(r);
+		return ngx_http_csrf_pass_header(r, clcf);
 	}
 
 	ctx = ngx_http_csrf_get_ctx(r);
 	mem = ngx_pmemalign(r->pool, csrf_response_size(), 16);
-	if (ctx == NULL || mem == NULL ||
+	cln = ngx_pool_cleanup_add(r->pool, 0);
+	if (ctx == NULL || mem == NULL || cln == NULL ||
 	    csrf_response_init(mem, csrf_response_size(), clcf->ctx, ct.len ? (const char *)ct.data : NULL, ct.len,
 	                       &ctx->resp) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
+	/* a page that stops before its end is counted when the request goes */
+	ctx->request = r;
+	cln->handler = ngx_http_csrf_response_cleanup;
+	cln->data = ctx;
+
 	ctx->inject = 0;
 	ctx->held_cl = NULL;
 	ctx->holding = 1;
+	ctx->counted = 0;
+	ctx->raised = clcf->referrer_same_origin ? 0 : 1;
 
 	/* the body is read in memory; no range of it is served (the range
 	 * filter comes after this one and would see a header too late) */
@@ -324,6 +358,14 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 
 	if (ngx_http_csrf_headers(r, &c, 1) != NGX_OK) {
 		return NGX_ERROR;
+	}
+
+	/* the referrer raise in the same translation (c.action is reused) */
+	if (!ctx->raised) {
+		if (ngx_http_csrf_referrer_in(&c) != NGX_OK) {
+			return NGX_ERROR;
+		}
+		ctx->raised = 1;
 	}
 
 	/* the request's own headers (after an internal redirect the access
@@ -371,14 +413,15 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 
 /* The end of the exchange for an injectable page (passed, or ended): the
  * library's warning line, when it has one, and the page's counts. */
-static void ngx_http_csrf_log_response(ngx_http_request_t *r, csrf_response *resp)
+static void ngx_http_csrf_log_response(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 {
 	size_t len;
 	u_char text[CSRF_RESPONSE_LOG_MAX];
 
-	ngx_http_csrf_metrics_response(r, CSRF_RESPONSE_INJECT, resp);
+	ctx->counted = 1;
+	ngx_http_csrf_metrics_response(r, CSRF_RESPONSE_INJECT, ctx->resp);
 
-	len = csrf_response_log(resp, (char *)text, sizeof(text));
+	len = csrf_response_log(ctx->resp, (char *)text, sizeof(text));
 	if (len) {
 		ngx_http_csrf_log(NGX_LOG_WARN, r, "\"%V\": %*s", &r->uri, len, text);
 	}
@@ -452,7 +495,15 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 	}
 
 	if (!ctx->inject) {
-		ngx_http_csrf_log_response(r, ctx->resp);
+		ngx_http_csrf_log_response(r, ctx);
+	}
+
+	if (!ctx->raised) {
+		/* a page passed before its headers were judged */
+		if (ngx_http_csrf_referrer(r) != NGX_OK) {
+			return NGX_ERROR;
+		}
+		ctx->raised = 1;
 	}
 
 	rc = ngx_http_next_header_filter(r);
@@ -473,9 +524,40 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 	return NGX_OK;
 }
 
+static int ngx_http_csrf_discard(void *ud, const char *p, size_t n, int inserted)
+{
+	(void)ud;
+	(void)p;
+	(void)n;
+	(void)inserted;
+	return 0;
+}
+
+/* The request's pool goes while its page was still being rewritten (the
+ * client went away, the upstream stopped short): the exchange ends here,
+ * into nothing, so the page counts with the insertions it got and the
+ * injector's copy of the token is wiped. */
+static void ngx_http_csrf_response_cleanup(void *data)
+{
+	unsigned status;
+	ngx_http_csrf_ctx_t *ctx = data;
+
+	if (ctx->counted || !ctx->inject || ctx->resp == NULL) {
+		return;
+	}
+
+	/* whatever it answers (an injector that failed earlier), it ended */
+	ctx->counted = 1;
+	if (csrf_response_end(ctx->resp, ngx_http_csrf_discard, NULL, &status) != CSRF_OK) {
+		status = 0;
+	}
+	ngx_http_csrf_metrics_response(ctx->request, CSRF_RESPONSE_INJECT, ctx->resp);
+}
+
 static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
 {
 	off_t size;
+	csrf_reason rc;
 	ngx_buf_t *b, *ib;
 	ngx_chain_t *cl;
 	unsigned status = 0;
@@ -523,8 +605,13 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		size = ngx_buf_size(ib);
 
 		if (ngx_buf_in_memory(ib) && ib->last > ib->pos) {
-			if (csrf_response_feed(ctx->resp, (const char *)ib->pos, ib->last - ib->pos, ngx_http_csrf_emit,
-			                       r) != CSRF_OK) {
+			ctx->in_start = ib->pos;
+			ctx->in_end = ib->last;
+			rc = csrf_response_feed(ctx->resp, (const char *)ib->pos, ib->last - ib->pos,
+			                        ngx_http_csrf_emit, r);
+			ctx->in_start = NULL;
+			ctx->in_end = NULL;
+			if (rc != CSRF_OK) {
 				ctx->failed = 1;
 				return NGX_ERROR;
 			}
@@ -551,9 +638,6 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		if (ib->last_buf || (ctx->left >= 0 && ctx->left <= size)) {
 			/* the response's end: the bytes of a form the injector
 			 * still holds (its end tag never came) go out too */
-			if (ctx->cur != NULL && ctx->cur->start == NULL) {
-				ctx->cur = NULL; /* a file buf is never written to */
-			}
 			if (csrf_response_end(ctx->resp, ngx_http_csrf_emit, r, &status) != CSRF_OK) {
 				ctx->failed = 1;
 				return NGX_ERROR;
@@ -564,17 +648,12 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 		if (b == NULL) {
 			/* no bytes from this buf: an empty one for its flags */
-			cl = ngx_alloc_chain_link(r->pool);
+			cl = ngx_http_csrf_get_shell(r, ctx);
 			if (cl == NULL) {
 				return NGX_ERROR;
 			}
-			b = ngx_calloc_buf(r->pool);
-			if (b == NULL) {
-				return NGX_ERROR;
-			}
-			b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+			b = cl->buf;
 			b->sync = 1;
-			cl->buf = b;
 			ngx_http_csrf_out(ctx, cl);
 		}
 
@@ -594,7 +673,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 
 		if (b->last_buf) {
-			ngx_http_csrf_log_response(r, ctx->resp);
+			ngx_http_csrf_log_response(r, ctx);
 		}
 	}
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * ngx_http_csrf_module: the body filter's output. The injector's bytes
- * are copied into bufs of NGX_HTTP_CSRF_BUF_SIZE; ngx_http_csrf_output
+ * ngx_http_csrf_module: the body filter's output. The injector's long
+ * pass-through runs leave as bufs over the input's memory, the rest is
+ * copied into bufs of NGX_HTTP_CSRF_BUF_SIZE; ngx_http_csrf_output
  * passes them on and takes back the sent ones (busy to free, and the
  * input bufs they shadow released), as ngx_http_sub_output does.
  */
@@ -51,11 +52,44 @@ static ngx_chain_t *ngx_http_csrf_get_buf(ngx_http_request_t *r, ngx_http_csrf_c
 	return cl;
 }
 
-/* The injector's emit callback: pass-through runs and inserted elements
- * are copied into ctx->cur, a new output buf whenever it is full. The
- * input buf stays unsent (its shadow is the last output buf made from
- * it, see the body filter) until that copy has gone out, so memory stays
- * bounded by the upstream's own buffers plus the insertions. */
+/* A buf of no memory of its own (over the input's, or empty for flags),
+ * a sent one when there is one, zeroed; its link is not yet in a chain. */
+ngx_chain_t *ngx_http_csrf_get_shell(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	if (ctx->shells) {
+		cl = ctx->shells;
+		ctx->shells = cl->next;
+		ngx_memzero(cl->buf, sizeof(ngx_buf_t));
+
+	} else {
+		cl = ngx_alloc_chain_link(r->pool);
+		if (cl == NULL) {
+			return NULL;
+		}
+		cl->buf = ngx_calloc_buf(r->pool);
+		if (cl->buf == NULL) {
+			return NULL;
+		}
+	}
+
+	b = cl->buf;
+	b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+
+	return cl;
+}
+
+/* The injector's emit callback. A pass-through run of at least
+ * NGX_HTTP_CSRF_REF_MIN bytes of the input buf being fed goes out as a
+ * buf over the input's own memory, uncopied; shorter runs, inserted
+ * elements and bytes the injector held are copied into ctx->cur, a new
+ * output buf whenever it is full (or not one of ours). The input buf
+ * stays unsent (its shadow is the last output buf made from it, see the
+ * body filter) until everything made from it has gone out, so its memory
+ * stays valid for the bufs over it, and memory stays bounded by the
+ * upstream's own buffers plus the insertions. */
 int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 {
 	size_t k;
@@ -64,14 +98,27 @@ int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 	ngx_http_request_t *r = ud;
 	ngx_http_csrf_ctx_t *ctx;
 
-	(void)inserted;
-
 	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+
+	if (!inserted && n >= NGX_HTTP_CSRF_REF_MIN && ctx->in_start != NULL && (u_char *)p >= ctx->in_start &&
+	    (u_char *)p < ctx->in_end && (size_t)(ctx->in_end - (u_char *)p) >= n) {
+		cl = ngx_http_csrf_get_shell(r, ctx);
+		if (cl == NULL) {
+			return 1;
+		}
+		b = cl->buf;
+		b->pos = (u_char *)p;
+		b->last = b->pos + n;
+		b->memory = 1;
+		ngx_http_csrf_out(ctx, cl);
+		ctx->cur = b;
+		return 0;
+	}
 
 	while (n) {
 		b = ctx->cur;
 
-		if (b == NULL || b->last == b->end) {
+		if (b == NULL || b->start == NULL || b->last == b->end) {
 			cl = ngx_http_csrf_get_buf(r, ctx);
 			if (cl == NULL) {
 				return 1;
@@ -142,6 +189,12 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 			b->recycled = 0;
 			cl->next = ctx->free;
 			ctx->free = cl;
+
+		} else if (b->tag == (ngx_buf_tag_t)&ngx_http_csrf_module) {
+			/* a shell (over the input, or for flags): reused too, so
+			 * a long stream does not grow the pool by one a buf */
+			cl->next = ctx->shells;
+			ctx->shells = cl;
 		}
 	}
 

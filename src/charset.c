@@ -363,10 +363,11 @@ static int is_alpha(int c)
 static int prescan(scan *s)
 {
 	while (s->p < s->e) {
-		if (*s->p != '<') {
-			s->p++;
-			continue;
-		}
+		/* text up to the next '<' says nothing */
+		const char *lt = memchr(s->p, '<', (size_t)(s->e - s->p));
+		if (!lt)
+			break;
+		s->p = lt;
 		if (starts_ci(s, "<!--")) {
 			/* to the first "-->", whose dashes may be those of "<!--" */
 			const char *q = s->p + 2;

@@ -9,7 +9,7 @@
 #define METHOD_OVERRIDE_MAX 32
 /* Room for the decoded token field: a value longer than a masked token
  * by more than this is not decoded at all and counts as malformed. */
-#define TOKEN_FIELD_CAP (CSRF_TOKEN_LEN + 8)
+#define TOKEN_FIELD_CAP (CSRF_TOKEN_MAX_LEN + 8)
 
 /* Methods are case-sensitive (RFC 9110 9.1): "get" is not GET. */
 static int is_safe_method(const char *p, size_t n)

@@ -63,6 +63,9 @@ static uint32_t dec6(uint8_t ch)
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#if defined(__x86_64__)
+#include <tmmintrin.h> /* SSSE3, for functions of target("ssse3") only */
+#endif
 
 /* Sixteen 6-bit values to their characters at once: each value gets the
  * offset of its range, chosen with compare masks (constant time). */
@@ -117,7 +120,7 @@ void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out)
 	}
 }
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__) /* 64-bit lane moves */
 /* Sixteen characters to their 6-bit values at once; *valid collects, per
  * lane, whether every character so far was in the alphabet. The same
  * mask arithmetic as dec6, lane-wise: constant time. */
@@ -140,9 +143,112 @@ static __m128i dec16(__m128i c, __m128i *valid)
 	*valid = _mm_and_si128(*valid, ok);
 	return v;
 }
+/* Two lanes' 24 bits each (lane 0 in the low half of q) as six bytes
+ * in memory order, in the low six bytes of the result as stored. */
+static inline uint64_t be48(uint64_t q)
+{
+	return __builtin_bswap64((q & 0xffffff) << 40 | (q >> 32 & 0xffffff) << 16);
+}
+
+/* Sixteen characters (four groups) to their twelve bytes at out: decode
+ * lane-wise, join pairs of 6-bit values into 12 bits per 16-bit lane,
+ * pairs of those into 24 bits per 32-bit lane, then write the lanes'
+ * bytes big-endian, two lanes at a time: the first six bytes as one
+ * 8-byte store (its last two are overwritten next), the other six as
+ * 4 + 2, so nothing is written past the twelve. */
+static inline void dec_block(const uint8_t *p, uint8_t *out, __m128i *valid)
+{
+	__m128i v = dec16(_mm_loadu_si128((const __m128i *)(const void *)p), valid);
+	__m128i t = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x00ff)), 6), _mm_srli_epi16(v, 8));
+	__m128i u =
+	    _mm_or_si128(_mm_slli_epi32(_mm_and_si128(t, _mm_set1_epi32(0x0000ffff)), 12), _mm_srli_epi32(t, 16));
+	uint64_t lo = be48((uint64_t)_mm_cvtsi128_si64(u));
+	uint64_t hi = be48((uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(u, u)));
+	uint32_t hi4 = (uint32_t)hi;
+	uint16_t hi2 = (uint16_t)(hi >> 32);
+	memcpy(out, &lo, 8);
+	memcpy(out + 6, &hi4, 4);
+	memcpy(out + 10, &hi2, 2);
+}
+
+/* The characters of len (at least 16) that whole blocks decode: every
+ * block of 16, then the groups left over (a token's last 1 to 3 groups)
+ * as one more block ending at the last whole group, overlapping the one
+ * before (the bytes it writes again are the same, and it validates its
+ * characters as any block does). *bad gets 0x100 when any character
+ * read was outside the alphabet. */
+static size_t blocks_sse2(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
+{
+	__m128i valid = _mm_set1_epi8(-1);
+	size_t i = 0;
+	for (; i + 16 <= len; i += 16)
+		dec_block(p + i, out + i / 4 * 3, &valid);
+	if (i + 4 <= len) {
+		dec_block(p + len / 4 * 4 - 16, out + (len / 4 * 4 - 16) / 4 * 3, &valid);
+		i = len / 4 * 4;
+	}
+	/* m + 0xffff carries into bit 16 exactly when m != 0 */
+	uint32_t m = (uint32_t)_mm_movemask_epi8(valid) ^ 0xffffu;
+	*bad |= ((m + 0xffffu) >> 16) << 8;
+	return i;
+}
+
+/* SSSE3: a block classified and translated with table lookups (pshufb,
+ * constant time) by the characters' nibbles, after Mula and Lemire's
+ * base64 decoding. A character is outside the alphabet when the bits of
+ * its low nibble's entry and its high nibble's class meet:
+ *   class 0x01: 0x2_, only '-' (0x2D); 0x02: 0x3_, '0'-'9';
+ *   0x04: 0x4_ and 0x6_, all but 0x40 and 0x60; 0x08: 0x5_, 'P'-'Z' and
+ *   '_' (0x5F); 0x10: 0x7_, 'p'-'z'; 0x20: every other high nibble.
+ * Its value is the character plus its high nibble's shift ('_' apart). */
+__attribute__((target("ssse3"))) static void dec_block_ssse3(const uint8_t *p, uint8_t *out, __m128i *err)
+{
+	const __m128i lut_lo = _mm_setr_epi8(0x25, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x23, 0x3B,
+	                                     0x3B, 0x3A, 0x3B, 0x33);
+	const __m128i lut_hi = _mm_setr_epi8(0x20, 0x20, 0x01, 0x02, 0x04, 0x08, 0x04, 0x10, 0x20, 0x20, 0x20, 0x20,
+	                                     0x20, 0x20, 0x20, 0x20);
+	const __m128i lut_shift =
+	    _mm_setr_epi8(0, 0, 62 - '-', 52 - '0', -'A', -'A', 26 - 'a', 26 - 'a', 0, 0, 0, 0, 0, 0, 0, 0);
+	const __m128i nib = _mm_set1_epi8(0x0f);
+	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)p);
+	__m128i hi = _mm_and_si128(_mm_srli_epi32(c, 4), nib);
+	__m128i lo = _mm_and_si128(c, nib);
+	*err = _mm_or_si128(*err, _mm_and_si128(_mm_shuffle_epi8(lut_lo, lo), _mm_shuffle_epi8(lut_hi, hi)));
+	/* '_' is in the 'P'-'Z' class: 63 - '_' instead of -'A' */
+	__m128i under = _mm_and_si128(_mm_cmpeq_epi8(c, _mm_set1_epi8('_')), _mm_set1_epi8(63 - '_' + 'A'));
+	__m128i v = _mm_add_epi8(c, _mm_add_epi8(_mm_shuffle_epi8(lut_shift, hi), under));
+	/* 6-bit values to 12 bits per 16-bit lane, 24 per 32-bit lane, then
+	 * each lane's three bytes big-endian, twelve in a row */
+	__m128i t = _mm_maddubs_epi16(v, _mm_set1_epi32(0x01400140));
+	__m128i u = _mm_madd_epi16(t, _mm_set1_epi32(0x00011000));
+	__m128i o = _mm_shuffle_epi8(u, _mm_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1));
+	uint32_t w = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 8));
+	_mm_storel_epi64((__m128i *)(void *)out, o);
+	memcpy(out + 8, &w, 4);
+}
+
+__attribute__((target("ssse3"))) static size_t blocks_ssse3(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
+{
+	__m128i err = _mm_setzero_si128();
+	size_t i = 0;
+	for (; i + 16 <= len; i += 16)
+		dec_block_ssse3(p + i, out + i / 4 * 3, &err);
+	if (i + 4 <= len) {
+		dec_block_ssse3(p + len / 4 * 4 - 16, out + (len / 4 * 4 - 16) / 4 * 3, &err);
+		i = len / 4 * 4;
+	}
+	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) ^ 0xffffu;
+	*bad |= ((m + 0xffffu) >> 16) << 8;
+	return i;
+}
+
+static int have_ssse3(void)
+{
+	return __builtin_cpu_supports("ssse3");
+}
 #endif
 
-csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len, int path)
 {
 	const uint8_t *p = (const uint8_t *)in;
 	size_t rem = len % 4;
@@ -160,40 +266,16 @@ csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t
 	if (need > cap)
 		return CSRF_ERR_BUFFER;
 
-#if defined(__SSE2__)
-	/* Whole blocks of 16 characters (four groups) through SSE2: decode
-	 * lane-wise, join pairs of 6-bit values into 12 bits per 16-bit lane,
-	 * pairs of those into 24 bits per 32-bit lane, then write each lane's
-	 * three bytes big-endian. The scalar loop does the rest. */
-	{
-		__m128i valid = _mm_set1_epi8(-1);
-		const __m128i lo8 = _mm_set1_epi16(0x00ff);
-		const __m128i lo16 = _mm_set1_epi32(0x0000ffff);
-		for (; i + 16 <= len; i += 16) {
-			__m128i v = dec16(_mm_loadu_si128((const __m128i *)(const void *)(p + i)), &valid);
-			__m128i t = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, lo8), 6), _mm_srli_epi16(v, 8));
-			__m128i u = _mm_or_si128(_mm_slli_epi32(_mm_and_si128(t, lo16), 12), _mm_srli_epi32(t, 16));
-			/* Lanes 0 to 2 as 4-byte stores of the byte-swapped
-			 * lane (the fourth byte is overwritten by the next
-			 * store), lane 3 as 2 + 1 bytes so nothing is written
-			 * past this block's 12 bytes. */
-			uint32_t w0 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(u) << 8);
-			uint32_t w1 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 4)) << 8);
-			uint32_t w2 = __builtin_bswap32((uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 8)) << 8);
-			uint32_t w3 = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(u, 12));
-			uint16_t hi3 = __builtin_bswap16((uint16_t)(w3 >> 8));
-			memcpy(out + o, &w0, 4);
-			memcpy(out + o + 3, &w1, 4);
-			memcpy(out + o + 6, &w2, 4);
-			memcpy(out + o + 9, &hi3, 2);
-			out[o + 11] = (uint8_t)w3;
-			o += 12;
-		}
-		/* 0x100 when any lane saw a character outside the alphabet:
-		 * m + 0xffff carries into bit 16 exactly when m != 0. */
-		uint32_t m = (uint32_t)_mm_movemask_epi8(valid) ^ 0xffffu;
-		bad |= ((m + 0xffffu) >> 16) << 8;
+#if defined(__SSE2__) && defined(__x86_64__)
+	/* Whole blocks of 16 characters (four groups) through SIMD; the
+	 * scalar code does the rest. */
+	if (path > CSRFI_B64_SCALAR && len >= 16) {
+		i = path >= CSRFI_B64_SSSE3 && have_ssse3() ? blocks_ssse3(p, len, out, &bad)
+		                                            : blocks_sse2(p, len, out, &bad);
+		o = i / 4 * 3;
 	}
+#else
+	(void)path;
 #endif
 	for (; i + 4 <= len; i += 4) {
 		uint32_t a = dec6(p[i]), b = dec6(p[i + 1]), c = dec6(p[i + 2]), d = dec6(p[i + 3]);
@@ -279,4 +361,9 @@ int csrfx_is_hex_lower(const char *s, size_t n)
 		bad |= ~(mask_in(c, '0', '9') | mask_in(c, 'a', 'f'));
 	}
 	return n > 0 && bad == 0;
+}
+
+csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+{
+	return csrfi_b64url_decode_path(in, len, out, cap, out_len, CSRFI_B64_SSSE3);
 }

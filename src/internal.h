@@ -131,6 +131,11 @@ void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out);
  * character outside the alphabet or an impossible length; constant time
  * in the content (no table lookups indexed by secret data). */
 csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
+/* The same through a given path at most (the tests run each): scalar,
+ * SSE2, or SSSE3 where the CPU has it; csrfi_b64url_decode takes the
+ * best the CPU has. The paths give the same answers. */
+enum { CSRFI_B64_SCALAR = 0, CSRFI_B64_SSE2 = 1, CSRFI_B64_SSSE3 = 2 };
+csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len, int path);
 
 /* ---- randomness (random.c) ---- */
 
@@ -171,7 +176,21 @@ void csrfi_trim_ptrs(const char **p, const char **end);
 
 /* 1 when equal; time depends only on n. */
 int csrfi_ct_eq(const void *a, const void *b, size_t n);
+#if defined(__GNUC__) || defined(__clang__)
+/* memset that the compiler may not drop: the empty asm takes the
+ * buffer's address and clobbers memory, so the zeros must be written
+ * (explicit_bzero's own technique). Inline, a wipe of the hot path's
+ * small fixed-size buffers is a few stores instead of two calls. */
+static inline void csrfi_wipe(void *p, size_t n)
+{
+	if (p && n) {
+		memset(p, 0, n);
+		__asm__ __volatile__("" : : "r"(p) : "memory");
+	}
+}
+#else
 void csrfi_wipe(void *p, size_t n);
+#endif
 /* (text.c) ASCII case-insensitive equality of a slice with a
  * NUL-terminated literal; csrfi_slice_eq exact. Absent is never equal. */
 int csrfi_slice_ieq(csrf_slice s, const char *lit);

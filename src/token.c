@@ -13,18 +13,24 @@
  * only for Argon2id (re-authentication, another file). Comparisons of MACs
  * are constant time (csrfi_ct_eq).
  *
- * Raw token, CSRF_TOKEN_RAW_LEN = 54 bytes:
- *   version(1) = 1 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
- *   bind(8) | tag(32)
+ * Raw token, version 2 (issued), CSRF_TOKEN_RAW_LEN = 38 bytes:
+ *   version(1) = 2 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
+ *   bind(8) | tag(16)
  *   bind = MAC_k("libcsrf bind v1" || len(sid) || sid)[0..8)
- *   tag  = MAC_k("libcsrf token v1" || secret || bytes 0..21 || len(sid) || sid)
- * where len(sid) is 4 bytes big endian, so part boundaries are unambiguous.
+ *   tag  = MAC_k("libcsrf token v2" || secret || bytes 0..21 || len(sid) || sid)[0..16)
+ * Version 1 (verified, no longer issued), 54 bytes: the same fields, the
+ * whole 32-byte MAC as its tag, under the label "libcsrf token v1".
+ * len(sid) is 4 bytes big endian, so part boundaries are unambiguous.
  * The tag covers the bind, so a verified tag vouches for it: verify
  * computes one MAC, and the bind only to explain a failure.
- * The masked form is base64url(pad || raw ^ pad), pad 54 fresh random
- * bytes (public by construction, so cut from a per-thread block of CSPRNG
- * output): 144 characters; the unmasked form is base64url(raw): 72. The bind
- * lets verify tell a token of another session from a forged one.
+ * The masked form is base64url(pad || raw ^ pad), pad as long as raw,
+ * fresh random bytes (public by construction, so cut from a per-thread
+ * block of CSPRNG output): 102 characters (version 1: 144); the unmasked
+ * form is base64url(raw): 51 (72). The four lengths differ, so a token's
+ * length says its version, and its version byte must agree. The bind lets
+ * verify tell a token of another session from a forged one.
+ * Why 128 bits of tag are enough: docs/architecture.md, "Tokens and
+ * cookies".
  *
  * Secret cookie, 77 bytes, base64url 103 characters:
  *   version(1) = 2 | key id(4, BE) | issued-at(8, BE) | secret(32) |
@@ -34,11 +40,14 @@
  */
 #include "internal.h"
 
-#define TOKEN_VERSION 1
+#define TOKEN_VERSION 2
+#define TOKEN_V1 1
 #define BIND_OFF 14
 #define BIND_LEN 8
 #define TAG_OFF 22
-#define MASKED_RAW (2 * CSRF_TOKEN_RAW_LEN)
+#define TAG_LEN 16    /* version 2: HMAC-SHA256 truncated to 128 bits */
+#define V1_RAW_LEN 54 /* version 1: the whole MAC as tag */
+#define MASKED_MAX (2 * V1_RAW_LEN)
 #define SKEW_SECONDS 300 /* how far in the future an issue time may be */
 
 #define COOKIE_VERSION 2
@@ -51,13 +60,17 @@
 #define FIELD_HASH_BYTES 6
 
 static const char label_bind[] = "libcsrf bind v1";
-static const char label_token[] = "libcsrf token v1";
+static const char label_token[] = "libcsrf token v2";
+static const char label_token_v1[] = "libcsrf token v1";
 static const char label_cookie[] = "libcsrf cookie v2";
 static const char label_field[] = "libcsrf field v1";
 
-_Static_assert(TAG_OFF + CSRF_MAC_LEN == CSRF_TOKEN_RAW_LEN, "token layout");
-_Static_assert(CSRF_B64_ENC_LEN(MASKED_RAW) == CSRF_TOKEN_LEN, "masked token length");
+_Static_assert(TAG_OFF + TAG_LEN == CSRF_TOKEN_RAW_LEN, "token layout");
+_Static_assert(TAG_OFF + CSRF_MAC_LEN == V1_RAW_LEN, "version 1 token layout");
+_Static_assert(CSRF_B64_ENC_LEN(2 * CSRF_TOKEN_RAW_LEN) == CSRF_TOKEN_LEN, "masked token length");
 _Static_assert(CSRF_B64_ENC_LEN(CSRF_TOKEN_RAW_LEN) == CSRF_TOKEN_UNMASKED_LEN, "unmasked token length");
+_Static_assert(CSRF_B64_ENC_LEN(2 * V1_RAW_LEN) == CSRF_TOKEN_MAX_LEN, "version 1 masked token length");
+_Static_assert(CSRF_B64_ENC_LEN(V1_RAW_LEN) == 72, "version 1 unmasked token length");
 _Static_assert(CSRF_B64_ENC_LEN(COOKIE_RAW) == CSRF_SECRET_COOKIE_LEN, "cookie length");
 _Static_assert(COOKIE_SECRET_OFF + CSRF_SECRET_LEN == COOKIE_SIGNED, "cookie layout");
 _Static_assert(sizeof FIELD_PREFIX - 1 + 2 * FIELD_HASH_BYTES <= CSRF_FIELD_NAME_MAX, "field name length");
@@ -109,24 +122,38 @@ static void compute_bind(const csrfi_mac_key *k, const char *sid, size_t sid_len
 	csrfi_wipe(mac, sizeof mac);
 }
 
-/* The tag covers everything before it: header and bind. */
-static void compute_tag(const csrfi_mac_key *k, const uint8_t secret[CSRF_SECRET_LEN], const uint8_t hdr[TAG_OFF],
-                        const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
+/* The MAC a tag is cut from; it covers everything before the tag:
+ * header and bind. label: the version's. */
+static void compute_tag(const csrfi_mac_key *k, const char *label, const uint8_t secret[CSRF_SECRET_LEN],
+                        const uint8_t hdr[TAG_OFF], const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
 {
-	uint8_t msg[CSRF_SECRET_LEN + TAG_OFF + 4];
+	/* label, secret, header, len(sid) and (when short, as session ids
+	 * are) sid in one piece: one hash update */
+	enum { FIXED = sizeof label_token - 1 + CSRF_SECRET_LEN + TAG_OFF + 4, SID_INLINE = 64 };
+	uint8_t msg[FIXED + SID_INLINE];
+	size_t n = FIXED;
 
-	memcpy(msg, secret, CSRF_SECRET_LEN);
-	memcpy(msg + CSRF_SECRET_LEN, hdr, TAG_OFF);
-	put_be32(msg + CSRF_SECRET_LEN + TAG_OFF, (uint32_t)sid_len);
-	csrfi_mac(k, label_token, sizeof label_token - 1, msg, sizeof msg, sid, sid_len, NULL, 0, out);
-	csrfi_wipe(msg, sizeof msg);
+	_Static_assert(sizeof label_token == sizeof label_token_v1, "labels of one length");
+	memcpy(msg, label, sizeof label_token - 1);
+	memcpy(msg + sizeof label_token - 1, secret, CSRF_SECRET_LEN);
+	memcpy(msg + sizeof label_token - 1 + CSRF_SECRET_LEN, hdr, TAG_OFF);
+	put_be32(msg + FIXED - 4, (uint32_t)sid_len);
+	if (sid_len <= SID_INLINE) {
+		if (sid_len)
+			memcpy(msg + FIXED, sid, sid_len);
+		n += sid_len;
+		sid_len = 0;
+	}
+	csrfi_mac(k, msg, n, sid, sid_len, NULL, 0, NULL, 0, out);
+	csrfi_wipe(msg, n);
 }
 
 CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
                                       size_t sid_len, int64_t now, char *out, size_t cap)
 {
-	uint8_t buf[MASKED_RAW]; /* pad, then raw */
+	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN]; /* pad, then raw */
 	uint8_t *raw = buf + CSRF_TOKEN_RAW_LEN;
+	uint8_t mac[CSRF_MAC_LEN];
 	csrf_reason r;
 
 	if (!ctx || !secret || !out || (!sid && sid_len) || sid_len > UINT32_MAX)
@@ -156,8 +183,10 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 	put_be32(raw + 2, slot->id);
 	put_be64(raw + 6, (uint64_t)now);
 	compute_bind(&slot->mac, sid, sid_len, raw + BIND_OFF);
-	compute_tag(&slot->mac, secret, raw, sid, sid_len, raw + TAG_OFF);
+	compute_tag(&slot->mac, label_token, secret, raw, sid, sid_len, mac);
 	ring_unlock(ctx);
+	memcpy(raw + TAG_OFF, mac, TAG_LEN);
+	csrfi_wipe(mac, sizeof mac);
 
 	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
 		raw[i] ^= buf[i];
@@ -170,49 +199,61 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
                                        size_t sid_len, const char *token, size_t token_len, int64_t now)
 {
-	uint8_t buf[MASKED_RAW];
+	uint8_t buf[MASKED_MAX];
 	uint8_t tag[CSRF_MAC_LEN];
 	uint8_t bind[BIND_LEN];
 	uint8_t *raw;
-	size_t got;
-	int tag_ok, bind_ok;
+	size_t raw_len, tag_len, got;
+	int version, tag_ok, bind_ok;
 	int64_t iat;
 
 	if (!ctx || !secret || (!sid && sid_len) || sid_len > UINT32_MAX)
 		return CSRF_ERR_ARG;
 	if (!token)
 		return CSRF_TOKEN_MALFORMED;
-	if (token_len == CSRF_TOKEN_LEN) {
-		if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
-			return CSRF_TOKEN_MALFORMED;
-		raw = buf + CSRF_TOKEN_RAW_LEN;
-		for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
-			raw[i] ^= buf[i];
-	} else if (token_len == CSRF_TOKEN_UNMASKED_LEN) {
-		if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
-			return CSRF_TOKEN_MALFORMED;
-		raw = buf;
-	} else {
+	/* the length says the version and the form (masked or not) */
+	switch (token_len) {
+	case CSRF_TOKEN_LEN:
+	case CSRF_TOKEN_UNMASKED_LEN:
+		version = TOKEN_VERSION;
+		raw_len = CSRF_TOKEN_RAW_LEN;
+		tag_len = TAG_LEN;
+		break;
+	case CSRF_TOKEN_MAX_LEN:
+	case CSRF_B64_ENC_LEN(V1_RAW_LEN):
+		version = TOKEN_V1;
+		raw_len = V1_RAW_LEN;
+		tag_len = CSRF_MAC_LEN;
+		break;
+	default:
 		return CSRF_TOKEN_MALFORMED;
 	}
+	if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
+		return CSRF_TOKEN_MALFORMED;
+	raw = buf;
+	if (got == 2 * raw_len) {
+		raw = buf + raw_len;
+		for (size_t i = 0; i < raw_len; i++)
+			raw[i] ^= buf[i];
+	}
 
-	if (raw[0] != TOKEN_VERSION || raw[1] != 0) {
-		csrfi_wipe(buf, sizeof buf);
+	if (raw[0] != version || raw[1] != 0) {
+		csrfi_wipe(buf, got);
 		return CSRF_TOKEN_MALFORMED;
 	}
 
 	if (ring_rdlock(ctx) != 0) {
-		csrfi_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, got);
 		return CSRF_ERR_INTERNAL;
 	}
 	const csrfi_key_slot *slot = csrfi_ring_find(&ctx->ring, get_be32(raw + 2));
 	if (!slot) {
 		ring_unlock(ctx);
-		csrfi_wipe(buf, sizeof buf);
+		csrfi_wipe(buf, got);
 		return CSRF_UNKNOWN_KEY;
 	}
-	compute_tag(&slot->mac, secret, raw, sid, sid_len, tag);
-	tag_ok = csrfi_ct_eq(tag, raw + TAG_OFF, CSRF_MAC_LEN);
+	compute_tag(&slot->mac, version == TOKEN_V1 ? label_token_v1 : label_token, secret, raw, sid, sid_len, tag);
+	tag_ok = csrfi_ct_eq(tag, raw + TAG_OFF, tag_len);
 	bind_ok = 1;
 	if (!tag_ok) {
 		/* Only a failure pays for the second MAC: a bind that is not
@@ -223,7 +264,7 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	}
 	ring_unlock(ctx);
 	iat = (int64_t)get_be64(raw + 6);
-	csrfi_wipe(buf, sizeof buf);
+	csrfi_wipe(buf, got);
 	csrfi_wipe(tag, sizeof tag);
 
 	if (!tag_ok)

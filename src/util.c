@@ -41,14 +41,15 @@ int csrfi_ct_eq(const void *a, const void *b, size_t n)
 }
 #endif
 
-/* glibc's explicit_bzero is memset that the compiler may not drop: as
- * sure as OPENSSL_cleanse and cheaper on the small buffers of the hot
- * path. */
+#if !(defined(__GNUC__) || defined(__clang__))
+/* glibc's explicit_bzero is memset that the compiler may not drop (GCC
+ * and clang get the inline one of internal.h). */
 void csrfi_wipe(void *p, size_t n)
 {
 	if (p && n)
 		explicit_bzero(p, n);
 }
+#endif
 
 int64_t csrfi_now(int64_t now)
 {

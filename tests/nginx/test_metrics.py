@@ -6,6 +6,7 @@ parser (promtext.py) accepts; a metrics location that is not allowed
 refuses (403); the configuration errors say what is missing."""
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -235,10 +236,55 @@ class Upstream(ProxyCase):
         path = head.split(b" ")[1]
         if path.startswith(b"/forced/"):
             send_whole(c, gzip.compress(PAGE), "text/html", extra=b"Content-Encoding: gzip\r\n")
+        elif path == b"/cut":
+            # a page whose rest comes late: the client leaves before it
+            first = b"<html><head></head><body><form method=post action=/x><input name=a></form>" + b"p" * 20000
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: " +
+                      str(len(first) + 10000).encode() + b"\r\nConnection: close\r\n\r\n" + first)
+            cls.cut_gone.wait(10)
+            try:
+                c.sendall(b"q" * 10000)
+            except OSError:
+                pass
         elif path == b"/long":
             send_whole(c, b"<html><head></head><body><form method=post action=/x>" + b"x" * 40000 + b"</form>")
         else:
             send_whole(c, b"<html><head></head><body><form method=post action=/x><input name=a>")
+
+    cut_gone = threading.Event()
+
+    def test_page_cut_short_counts(self):
+        """A client that goes away in the middle of a page: the page is
+        counted when nginx lets the request go, with the insertions it got
+        (the meta tags and the form's input)."""
+        _, before = scrape(self.ngx.port)
+        s = socket.create_connection(("127.0.0.1", self.ngx.port), timeout=5)
+        try:
+            s.sendall(b"GET /cut HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            got = b""
+            while b"</form>" not in got:
+                d = s.recv(65536)
+                if not d:
+                    break
+                got += d
+            self.assertIn(b"</form>", got)
+        finally:
+            s.close()
+        try:
+            deadline = time.monotonic() + 5
+            while True:
+                _, after = scrape(self.ngx.port)
+                pages = after["csrf_inject_pages_total"].value(zone="up") - \
+                    before["csrf_inject_pages_total"].value(zone="up")
+                if pages or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        finally:
+            self.cut_gone.set()
+        self.assertEqual(pages, 1)
+        self.assertEqual(after["csrf_inject_insertions_total"].value(zone="up") -
+                         before["csrf_inject_insertions_total"].value(zone="up"), 2)
+        self.assertEqual(self.ngx.crashed(), [])
 
     def test_passed_and_withheld(self):
         _, before = scrape(self.ngx.port)

@@ -287,7 +287,7 @@ static int setup(void **state)
 	issue(d, SECRET_B, "sess-A", NOW, g.tok[T_WRONG_SECRET]);
 	issue(g.foreign, SECRET_A, "sess-A", NOW, g.tok[T_FOREIGN_KEY]);
 	memcpy(g.tok[T_TAMPERED], g.tok[T_VALID], sizeof g.tok[T_VALID]);
-	flip(g.tok[T_TAMPERED], 130); /* inside the tag */
+	flip(g.tok[T_TAMPERED], CSRF_TOKEN_LEN - 10); /* inside the tag */
 	issue(d, SECRET_A, "sess-A", NOW - 3600, g.tok[T_OLD]);
 	fill(g.tok[T_SHORT], 'a', 16);
 	fill(g.tok[T_STARS], '*', 64);

@@ -197,6 +197,83 @@ static void test_every_bad_character(void **state)
 	}
 }
 
+/* The same at every position of every well-formed length from 2 to 110
+ * characters, so that each block of the vector decoder (whole blocks, the
+ * overlapping block over the last groups, the scalar tail) rejects what
+ * it alone reads: a few bytes outside the alphabet at each position. */
+static void test_bad_character_every_length(void **state)
+{
+	(void)state;
+	static const unsigned char bad[] = {'+', '/', '=', '.', ' ', 0, 0x80, 0xff, '@', '[', '`', '{'};
+	char in[110];
+	uint8_t out[110];
+	size_t out_len;
+	for (size_t i = 0; i < sizeof in; i++)
+		in[i] = (char)('A' + (i * 7) % 26);
+	for (size_t len = 2; len <= sizeof in; len++) {
+		if (len % 4 == 1)
+			continue;
+		if (len % 4 != 0)
+			in[len - 1] = 'A'; /* no bits after the last byte */
+		char *g = tu_guard_copy(in, len);
+		for (size_t pos = 0; pos < len; pos++) {
+			for (size_t b = 0; b < sizeof bad; b++) {
+				g[pos] = (char)bad[b];
+				csrf_reason r = csrfi_b64url_decode(g, len, out, sizeof out, &out_len);
+				if (r != CSRF_MALFORMED)
+					fail_msg("length %zu: byte 0x%02x at %zu gives %d", len, bad[b], pos, (int)r);
+			}
+			g[pos] = in[pos];
+		}
+		tu_guard_free(g);
+		assert_int_equal(csrfi_b64url_decode(in, len, out, sizeof out, &out_len), CSRF_OK);
+		in[len - 1] = (char)('A' + ((len - 1) * 7) % 26);
+	}
+}
+
+/* Each decoding path (scalar, SSE2, SSSE3 where the CPU has it) gives the
+ * same answer: the same bytes for the encoding of every length up to 120
+ * bytes, and for every byte value at every position of lengths 16 to 44
+ * (the vector paths' whole and overlapping blocks), the same verdict and
+ * bytes. */
+static void test_paths_agree(void **state)
+{
+	(void)state;
+	uint8_t raw[120], a[120], b[120];
+	char enc[CSRF_B64_ENC_LEN(120)];
+	size_t la, lb;
+	for (size_t i = 0; i < sizeof raw; i++)
+		raw[i] = (uint8_t)(i * 167 + 13);
+	for (size_t n = 0; n <= sizeof raw; n++) {
+		size_t len = CSRF_B64_ENC_LEN(n);
+		csrfi_b64url_encode(raw, n, enc);
+		for (int path = CSRFI_B64_SCALAR; path <= CSRFI_B64_SSSE3; path++) {
+			assert_int_equal(csrfi_b64url_decode_path(enc, len, a, sizeof a, &la, path), CSRF_OK);
+			assert_int_equal(la, n);
+			assert_memory_equal(a, raw, n);
+		}
+	}
+	for (size_t len = 16; len <= 44; len++) {
+		if (len % 4 == 1)
+			continue;
+		csrfi_b64url_encode(raw, len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0), enc);
+		for (size_t pos = 0; pos < len; pos++) {
+			char keep = enc[pos];
+			for (int c = 0; c < 256; c++) {
+				enc[pos] = (char)c;
+				csrf_reason ra = csrfi_b64url_decode_path(enc, len, a, sizeof a, &la, CSRFI_B64_SCALAR);
+				for (int path = CSRFI_B64_SSE2; path <= CSRFI_B64_SSSE3; path++) {
+					csrf_reason rb = csrfi_b64url_decode_path(enc, len, b, sizeof b, &lb, path);
+					if (ra != rb || (ra == CSRF_OK && (la != lb || memcmp(a, b, la) != 0)))
+						fail_msg("length %zu, byte 0x%02x at %zu: path %d gives %d, scalar %d",
+						         len, c, pos, path, (int)rb, (int)ra);
+				}
+			}
+			enc[pos] = keep;
+		}
+	}
+}
+
 /* Every prefix of a valid encoding decodes exactly when it is itself the
  * canonical encoding of a byte string, and never reads past its end. */
 static void test_truncated_prefixes(void **state)
@@ -325,6 +402,8 @@ int main(void)
 	    cmocka_unit_test(test_round_trip_all_lengths),
 	    cmocka_unit_test(test_table),
 	    cmocka_unit_test(test_every_bad_character),
+	    cmocka_unit_test(test_bad_character_every_length),
+	    cmocka_unit_test(test_paths_agree),
 	    cmocka_unit_test(test_truncated_prefixes),
 	    cmocka_unit_test(test_oversized),
 	    cmocka_unit_test(test_hex),

@@ -1136,11 +1136,12 @@ static void test_init_args(void **state)
 	assert_true(sz <= STATE_BOUND);
 	char *mem = malloc(sz + 16);
 	assert_non_null(mem);
-	char f64[65], f65[66], t144[145], t145[146];
+	/* the longest field name and token the injector takes, and one more */
+	char f64[65], f65[66], t144[CSRF_TOKEN_LEN + 1], t145[CSRF_TOKEN_LEN + 2];
 	memset(f64, 'f', 64), f64[64] = 0;
 	memset(f65, 'f', 65), f65[65] = 0;
-	memset(t144, 'T', 144), t144[144] = 0;
-	memset(t145, 'T', 145), t145[145] = 0;
+	memset(t144, 'T', CSRF_TOKEN_LEN), t144[CSRF_TOKEN_LEN] = 0;
+	memset(t145, 'T', CSRF_TOKEN_LEN + 1), t145[CSRF_TOKEN_LEN + 1] = 0;
 	const struct {
 		const char *name;
 		void *mem;

@@ -58,7 +58,17 @@ static csrf_reason verify(const csrf_ctx *ctx, const uint8_t *secret, const char
 	return csrf_token_verify(ctx, secret, sid, sid ? strlen(sid) : 0, tok, len, now);
 }
 
-/* The raw 54 bytes inside a masked token. */
+/* verify for secret_a and SID_A at T0, the token flush against a guard
+ * page so that a read past its end faults. */
+static csrf_reason verify_guarded(const csrf_ctx *ctx, const char *tok, size_t len)
+{
+	char *g = tu_guard_copy(tok, len);
+	csrf_reason r = verify(ctx, secret_a, SID_A, g, len, T0);
+	tu_guard_free(g);
+	return r;
+}
+
+/* The raw 38 bytes inside a masked token. */
 static void unmask(const char *masked, uint8_t raw[CSRF_TOKEN_RAW_LEN])
 {
 	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN];
@@ -73,6 +83,47 @@ static void encode_raw(const uint8_t raw[CSRF_TOKEN_RAW_LEN], char out[CSRF_TOKE
 {
 	csrfi_b64url_encode(raw, CSRF_TOKEN_RAW_LEN, out);
 	out[CSRF_TOKEN_UNMASKED_LEN] = '\0';
+}
+
+/* Version 1, the previous layout (54 raw bytes, the whole MAC as tag),
+ * built here from its description in docs/architecture.md, not by the
+ * library: tokens pages carried before the upgrade. */
+#define V1_RAW 54
+#define V1_UNMASKED 72
+
+static void v1_raw(const uint8_t *key, uint32_t id, const uint8_t *secret, const char *sid, int64_t iat,
+                   uint8_t raw[V1_RAW])
+{
+	csrfi_mac_key k;
+	uint8_t len4[4], mac[CSRF_MAC_LEN], msg[CSRF_SECRET_LEN + 22 + 4];
+	uint32_t n = (uint32_t)strlen(sid);
+
+	csrfi_mac_init(&k, key, CSRF_KEY_LEN);
+	memset(raw, 0, V1_RAW);
+	raw[0] = 1;
+	raw[2] = (uint8_t)(id >> 24), raw[3] = (uint8_t)(id >> 16), raw[4] = (uint8_t)(id >> 8), raw[5] = (uint8_t)id;
+	for (int i = 0; i < 8; i++)
+		raw[6 + i] = (uint8_t)((uint64_t)iat >> (56 - 8 * i));
+	len4[0] = (uint8_t)(n >> 24), len4[1] = (uint8_t)(n >> 16), len4[2] = (uint8_t)(n >> 8), len4[3] = (uint8_t)n;
+	csrfi_mac(&k, "libcsrf bind v1", 15, len4, 4, sid, n, NULL, 0, mac);
+	memcpy(raw + 14, mac, 8);
+	memcpy(msg, secret, CSRF_SECRET_LEN);
+	memcpy(msg + CSRF_SECRET_LEN, raw, 22);
+	memcpy(msg + CSRF_SECRET_LEN + 22, len4, 4);
+	csrfi_mac(&k, "libcsrf token v1", 16, msg, sizeof msg, sid, n, NULL, 0, raw + 22);
+	csrfi_mac_wipe(&k);
+}
+
+/* raw masked with pad (V1_RAW bytes), CSRF_TOKEN_MAX_LEN characters. */
+static void v1_masked(const uint8_t raw[V1_RAW], uint8_t pad_byte, char out[CSRF_TOKEN_MAX_LEN + 1])
+{
+	uint8_t both[2 * V1_RAW];
+	for (size_t i = 0; i < V1_RAW; i++) {
+		both[i] = (uint8_t)(pad_byte + 31 * i);
+		both[V1_RAW + i] = raw[i] ^ both[i];
+	}
+	csrfi_b64url_encode(both, sizeof both, out);
+	out[CSRF_TOKEN_MAX_LEN] = '\0';
 }
 
 static int is_rejection(csrf_reason r)
@@ -103,19 +154,15 @@ static void test_round_trip(void **state)
 	unmask(t1, r1);
 	unmask(t2, r2);
 	assert_memory_equal(r1, r2, sizeof r1);
-	assert_int_equal(r1[0], 1);
+	assert_int_equal(r1[0], 2); /* version 2: the 128-bit tag */
 	assert_int_equal(r1[1], 0);
 	assert_int_equal(r1[5], 1); /* key id 1, big endian */
 
 	/* The unmasked form verifies too, from a guard page. */
 	char u[CSRF_TOKEN_UNMASKED_LEN + 1];
 	encode_raw(r1, u);
-	char *g = tu_guard_copy(u, CSRF_TOKEN_UNMASKED_LEN);
-	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_OK);
-	tu_guard_free(g);
-	g = tu_guard_copy(t1, CSRF_TOKEN_LEN);
-	assert_int_equal(verify(ctx, secret_a, SID_A, g, CSRF_TOKEN_LEN, T0), CSRF_OK);
-	tu_guard_free(g);
+	assert_int_equal(verify_guarded(ctx, u, CSRF_TOKEN_UNMASKED_LEN), CSRF_OK);
+	assert_int_equal(verify_guarded(ctx, t1, CSRF_TOKEN_LEN), CSRF_OK);
 
 	/* An empty session id is a session id like any other. */
 	issue(ctx, secret_a, NULL, 0, t1);
@@ -139,6 +186,17 @@ static const struct {
     {secret_b, SID_B, CSRF_TOKEN_SESSION},
 };
 
+/* binding_rows against tok, a token of secret_a and SID_A. */
+static void check_binding_rows(const csrf_ctx *ctx, const char *tok, size_t len, int64_t now)
+{
+	for (size_t i = 0; i < sizeof binding_rows / sizeof binding_rows[0]; i++) {
+		csrf_reason r = verify(ctx, binding_rows[i].secret, binding_rows[i].sid, tok, len, now);
+		if (r != binding_rows[i].want)
+			fail_msg("binding row %zu (a token of %zu characters): got %s, want %s", i, len,
+			         csrf_reason_name(r), csrf_reason_name(binding_rows[i].want));
+	}
+}
+
 static void test_binding(void **state)
 {
 	(void)state;
@@ -146,12 +204,7 @@ static void test_binding(void **state)
 	char t[CSRF_TOKEN_LEN + 1];
 
 	issue(ctx, secret_a, SID_A, 0, t);
-	for (size_t i = 0; i < sizeof binding_rows / sizeof binding_rows[0]; i++) {
-		csrf_reason r = verify(ctx, binding_rows[i].secret, binding_rows[i].sid, t, CSRF_TOKEN_LEN, 0);
-		if (r != binding_rows[i].want)
-			fail_msg("binding row %zu: got %s, want %s", i, csrf_reason_name(r),
-			         csrf_reason_name(binding_rows[i].want));
-	}
+	check_binding_rows(ctx, t, CSRF_TOKEN_LEN, 0);
 	csrf_ctx_free(ctx);
 }
 
@@ -203,8 +256,9 @@ static void test_raw_fields(void **state)
 		uint8_t xor_;
 		csrf_reason want;
 	} rows[] = {
-	    {0, 0x01, CSRF_TOKEN_MALFORMED}, /* version 0 */
-	    {0, 0x03, CSRF_TOKEN_MALFORMED}, /* version 2 */
+	    {0, 0x02, CSRF_TOKEN_MALFORMED}, /* version 0 */
+	    {0, 0x03, CSRF_TOKEN_MALFORMED}, /* version 1 at version 2's length */
+	    {0, 0x01, CSRF_TOKEN_MALFORMED}, /* version 3 */
 	    {1, 0x01, CSRF_TOKEN_MALFORMED}, /* flags */
 	    {1, 0x80, CSRF_TOKEN_MALFORMED},
 	    {5, 0x03, CSRF_UNKNOWN_KEY}, /* key id 2 */
@@ -216,7 +270,7 @@ static void test_raw_fields(void **state)
 	    {14, 0x01, CSRF_TOKEN_SESSION},
 	    {21, 0x80, CSRF_TOKEN_SESSION},
 	    {22, 0x01, CSRF_TOKEN_INVALID}, /* tag */
-	    {53, 0x80, CSRF_TOKEN_INVALID},
+	    {37, 0x80, CSRF_TOKEN_INVALID},
 	};
 
 	issue(ctx, secret_a, SID_A, T0, t);
@@ -260,9 +314,10 @@ static void test_truncated_and_oversized(void **state)
 		char *g = tu_guard_copy(t, l);
 		csrf_reason r = verify(ctx, secret_a, SID_A, g, l, T0);
 		tu_guard_free(g);
-		/* 72 characters of a masked token are the pad: a well-formed
-		 * length that must still never verify. */
-		if (l == CSRF_TOKEN_UNMASKED_LEN ? !is_rejection(r) : r != CSRF_TOKEN_MALFORMED)
+		/* 51 characters of a masked token are the pad, and 72 are
+		 * a version 1 unmasked token's length: well-formed lengths
+		 * that must still never verify. */
+		if (l == CSRF_TOKEN_UNMASKED_LEN || l == V1_UNMASKED ? !is_rejection(r) : r != CSRF_TOKEN_MALFORMED)
 			fail_msg("masked prefix %zu gives %s", l, csrf_reason_name(r));
 	}
 	for (size_t l = 1; l < CSRF_TOKEN_UNMASKED_LEN; l++) {
@@ -301,6 +356,89 @@ static void test_truncated_and_oversized(void **state)
 			if (verify(ctx, secret_a, SID_A, copy, sizeof copy, T0) != CSRF_TOKEN_MALFORMED)
 				fail_msg("byte 0x%02x at %zu not malformed", (unsigned char)bad[b], positions[p]);
 		}
+	}
+	csrf_ctx_free(ctx);
+}
+
+/* Tokens of version 1 (pages served before the upgrade) verify, masked
+ * and unmasked, through the same checks as version 2's: binding, key,
+ * age; changed, cut or grown they never do; a version byte that does
+ * not match the length is malformed. */
+static void test_version1(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	uint8_t raw[V1_RAW];
+	char t[CSRF_TOKEN_MAX_LEN + 1], u[V1_UNMASKED + 1];
+
+	v1_raw(key1, 1, secret_a, SID_A, T0, raw);
+	v1_masked(raw, 0x5a, t);
+	csrfi_b64url_encode(raw, V1_RAW, u);
+	u[V1_UNMASKED] = '\0';
+	assert_int_equal(strlen(t), 144);
+
+	assert_int_equal(verify_guarded(ctx, t, CSRF_TOKEN_MAX_LEN), CSRF_OK);
+	assert_int_equal(verify_guarded(ctx, u, V1_UNMASKED), CSRF_OK);
+	/* another pad, the same token */
+	v1_masked(raw, 0xc3, t);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_OK);
+
+	/* the checks of every token */
+	check_binding_rows(ctx, t, CSRF_TOKEN_MAX_LEN, T0);
+	csrf_ctx *other = ctx_with_key(9, key1);
+	assert_int_equal(verify(other, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_UNKNOWN_KEY);
+	csrf_ctx_free(other);
+	other = ctx_with_key(1, key2);
+	assert_int_equal(verify(other, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_TOKEN_SESSION);
+	csrf_ctx_free(other);
+	csrf_ctx_set_max_age(ctx, 60);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0 + 60), CSRF_OK);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0 + 61), CSRF_TOKEN_EXPIRED);
+	csrf_ctx_set_max_age(ctx, 0);
+
+	/* every bit of the raw token changed: never accepted; a version or
+	 * flags byte that is not version 1's (at its length) malformed */
+	for (size_t off = 0; off < V1_RAW; off++) {
+		for (unsigned bit = 0; bit < 8; bit++) {
+			uint8_t x[V1_RAW];
+			char xu[V1_UNMASKED + 1];
+			memcpy(x, raw, sizeof x);
+			x[off] ^= (uint8_t)(1u << bit);
+			csrfi_b64url_encode(x, V1_RAW, xu);
+			csrf_reason r = verify(ctx, secret_a, SID_A, xu, V1_UNMASKED, T0);
+			if (!is_rejection(r) || (off < 2 && r != CSRF_TOKEN_MALFORMED))
+				fail_msg("version 1: byte %zu bit %u changed gives %s", off, bit, csrf_reason_name(r));
+		}
+	}
+
+	uint8_t two[V1_RAW];
+	memcpy(two, raw, sizeof two);
+	two[0] = 2;
+	csrfi_b64url_encode(two, V1_RAW, u);
+	assert_int_equal(verify(ctx, secret_a, SID_A, u, V1_UNMASKED, T0), CSRF_TOKEN_MALFORMED);
+
+	/* a version 1 tag cut to 128 bits in a version 2 layout: the labels
+	 * differ, so no version 1 MAC is a version 2 tag */
+	uint8_t cut[CSRF_TOKEN_RAW_LEN];
+	char cu[CSRF_TOKEN_UNMASKED_LEN + 1];
+	memcpy(cut, raw, CSRF_TOKEN_RAW_LEN);
+	cut[0] = 2;
+	csrfi_b64url_encode(cut, CSRF_TOKEN_RAW_LEN, cu);
+	assert_int_equal(verify(ctx, secret_a, SID_A, cu, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_INVALID);
+
+	/* every prefix, and longer: only the four lengths are well-formed */
+	for (size_t l = 1; l < CSRF_TOKEN_MAX_LEN; l++) {
+		csrf_reason r = verify_guarded(ctx, t, l);
+		int formed = l == CSRF_TOKEN_UNMASKED_LEN || l == V1_UNMASKED || l == CSRF_TOKEN_LEN;
+		if (formed ? !is_rejection(r) : r != CSRF_TOKEN_MALFORMED)
+			fail_msg("version 1 masked prefix %zu gives %s", l, csrf_reason_name(r));
+	}
+	char big[2 * CSRF_TOKEN_MAX_LEN + 1];
+	memcpy(big, t, CSRF_TOKEN_MAX_LEN);
+	memcpy(big + CSRF_TOKEN_MAX_LEN, t, CSRF_TOKEN_MAX_LEN + 1);
+	const size_t over[] = {CSRF_TOKEN_MAX_LEN + 1, CSRF_TOKEN_MAX_LEN + 3, 2 * CSRF_TOKEN_MAX_LEN};
+	for (size_t i = 0; i < sizeof over / sizeof over[0]; i++) {
+		assert_int_equal(verify_guarded(ctx, big, over[i]), CSRF_TOKEN_MALFORMED);
 	}
 	csrf_ctx_free(ctx);
 }
@@ -655,6 +793,7 @@ int main(void)
 	    cmocka_unit_test(test_every_position_tampered),
 	    cmocka_unit_test(test_raw_fields),
 	    cmocka_unit_test(test_truncated_and_oversized),
+	    cmocka_unit_test(test_version1),
 	    cmocka_unit_test(test_expiry),
 	    cmocka_unit_test(test_unknown_key_and_rotation),
 	    cmocka_unit_test(test_secret_cookie),
