@@ -7,8 +7,7 @@
  * block scanner (inject_scan.c) gives each 64 bytes of a chunk as bitmasks
  * of the bytes the states stop at, and a state goes to the next set bit
  * (the character classes of inject_internal.h then tell which of those
- * bytes ends its run); a tag the model passes over is skipped to its '>'
- * when no quote comes first. Every complete
+ * bytes ends its run). Every complete
  * tag goes to the tree builder model (inject_tree.c), which says what the
  * browser does with it and what goes in after it; the name of a form's
  * end tag asks it whether the hidden field goes in there. The content of
@@ -137,33 +136,24 @@ struct csrf_inject {
 _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
-/* The chunk as the states read it: the masks of one 64-byte block at a
- * time (blocks counted from the chunk's start), each kind computed when a
- * state first asks for it. Text needs only '<'; tags need the rest. */
+/* The chunk as the states read it: the masks of a window of up to
+ * SCAN_WINDOW 64-byte blocks (counted from the chunk's start), classified
+ * at once by the path in use, then read by the states; the next window
+ * when a state reads past it. */
+#define SCAN_WINDOW 32
 struct scan {
 	const char *p;
 	size_t len;
-	size_t lt_at, tag_at; /* the blocks p[at..at + 64) m.lt and m.gq, m.end are of (SIZE_MAX: none yet) */
-	struct inj_block m;
+	size_t base, end; /* the window: p[base..end) */
 	const struct inj_scan_path *path;
+	struct inj_block m[SCAN_WINDOW + 1]; /* one more, zero: the fast read below takes two blocks */
 };
 enum { K_LT, K_GQ, K_END };
 
-/* Classifies the block at b: m.lt, or with tag m.gq and m.end. */
-static void scan_block(struct scan *s, size_t b, int tag)
-{
-	if (s->len - b >= 64)
-		(tag ? s->path->tag : s->path->lt)(s->p + b, &s->m);
-	else
-		inj_scan_tail(s->p + b, s->len - b, &s->m, tag);
-	if (tag)
-		s->tag_at = b;
-	else
-		s->lt_at = b;
-}
-
 #if defined(__GNUC__)
 #define CTZ64(m) ((size_t)__builtin_ctzll(m))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define COLD __attribute__((noinline, cold))
 #else
 static size_t CTZ64(uint64_t m)
 {
@@ -174,23 +164,69 @@ static size_t CTZ64(uint64_t m)
 	}
 	return k;
 }
+#define UNLIKELY(x) (x)
+#define COLD
 #endif
+
+/* Mask k of block w of the window. */
+static inline uint64_t mask_of(const struct scan *s, size_t w, int k)
+{
+	return k == K_LT ? s->m[w].lt : k == K_GQ ? s->m[w].gq : s->m[w].end;
+}
+
+/* The bits of mask k for the 64 bytes from i on (i in the window), bit 0
+ * for i: the rest of its block and the start of the next, so that the
+ * usual next byte a few bytes on costs no branch on where blocks end. */
+static inline uint64_t next64(const struct scan *s, size_t i, int k)
+{
+	size_t off = i - s->base, w = off >> 6;
+	unsigned sh = (unsigned)(off & 63);
+	return (mask_of(s, w, k) >> sh) | ((mask_of(s, w + 1, k) << 1) << (63 - sh));
+}
+
+/* Classifies the window of blocks from the one that holds i on. */
+static void scan_window(struct scan *s, size_t i)
+{
+	size_t b = i & ~(size_t)63, n = s->len - b, full = n / 64;
+	if (full > SCAN_WINDOW)
+		full = SCAN_WINDOW;
+	s->path->classify(s->p + b, full, s->m);
+	size_t blocks = full;
+	if (full < SCAN_WINDOW && n % 64) /* the chunk's last bytes: its end, no read past it */
+		inj_scan_tail(s->p + b + 64 * full, n % 64, &s->m[blocks++]);
+	memset(&s->m[blocks], 0, sizeof s->m[blocks]);
+	s->base = b;
+	s->end = b + 64 * blocks < s->len ? b + 64 * blocks : s->len;
+}
+
+/* scan_next when the 64 bytes from i hold no byte of the mask, or i is
+ * outside the window. next64 sees the window only (the block after it
+ * reads as zero), so it goes at most to the window's end at a time. */
+static COLD size_t scan_far(struct scan *s, size_t i, int k)
+{
+	for (;;) {
+		if (i >= s->len)
+			return s->len;
+		if (i < s->base || i >= s->end)
+			scan_window(s, i);
+		uint64_t m = next64(s, i, k);
+		if (m)
+			return i + CTZ64(m);
+		i = s->end - i > 64 ? i + 64 : s->end;
+	}
+}
 
 /* The index of the first byte from i on that is in the mask k (K_LT:
  * '<'; K_GQ: '>' or a quote; K_END: a byte up to ' ', '/', '=' or '>'),
  * or len. */
 STEP size_t scan_next(struct scan *s, size_t i, int k)
 {
-	while (i < s->len) {
-		size_t b = i & ~(size_t)63;
-		if (b != (k == K_LT ? s->lt_at : s->tag_at))
-			scan_block(s, b, k != K_LT);
-		uint64_t m = (k == K_LT ? s->m.lt : k == K_GQ ? s->m.gq : s->m.end) >> (i & 63);
-		if (m)
-			return i + CTZ64(m);
-		i = b + 64;
-	}
-	return s->len;
+	if (UNLIKELY(i - s->base >= s->end - s->base)) /* also i < base */
+		return scan_far(s, i, k);
+	uint64_t m = next64(s, i, k);
+	if (UNLIKELY(m == 0))
+		return scan_far(s, i, k);
+	return i + CTZ64(m);
 }
 
 /* The index of the first byte from i on of the classes in stop
@@ -734,17 +770,6 @@ STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 		return SIZE_MAX;
 	if (c == '>')
 		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
-	if (!tag->keep && inj_tree_plain(&inj->tree, tag)) {
-		/* A tag the model passes over, whatever its attributes: only
-		 * where it ends matters. Outside a quoted value every state of a
-		 * tag ends it at '>', and only a quote starts one: with no quote
-		 * before the next '>', the tag ends there. */
-		size_t j = scan_next(s, i, K_GQ);
-		if (j < len && chunk[j] == '>') {
-			*st = S_DATA;
-			return j + 1;
-		}
-	}
 	if (c == '/') {
 		*st = S_SELF_CLOSING;
 		return i + 1;
@@ -761,7 +786,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 	struct inj_tag *tag = &inj->tag;
 	uint8_t st = inj->state; /* kept in a register; inj->state is written back at the end */
 	size_t i = 0;
-	struct scan sc = {chunk, len, SIZE_MAX, SIZE_MAX, {0, 0, 0}, inj_scan_path()};
+	struct scan sc;
+	sc.p = chunk;
+	sc.len = len;
+	sc.base = sc.end = 0;
+	sc.path = inj_scan_path();
 	while (i < len) {
 		unsigned char c = (unsigned char)chunk[i];
 		switch (st) {

@@ -399,12 +399,11 @@ struct inj_block {
 	                 may end (inj_cls[] tells which) */
 };
 
-/* The classifiers of one instruction set: lt fills b->lt, tag b->gq and
- * b->end, each from the 64 bytes at p. */
+/* The classifier of one instruction set: the masks of the blocks * 64
+ * bytes at p into out[0..blocks). */
 struct inj_scan_path {
 	const char *name;
-	void (*lt)(const char *p, struct inj_block *b);
-	void (*tag)(const char *p, struct inj_block *b);
+	void (*classify)(const char *p, size_t blocks, struct inj_block *out);
 };
 
 /* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time:
@@ -423,8 +422,8 @@ enum {
  * the one the environment variable CSRF_SCAN names (when it runs here). */
 const struct inj_scan_path *inj_scan_path(void);
 /* The masks of the n < 64 bytes at p (the end of a chunk), a byte at a
- * time, the bits from n on clear: b->lt, or with tag b->gq and b->end. */
-void inj_scan_tail(const char *p, size_t n, struct inj_block *b, int tag);
+ * time, the bits from n on clear. */
+void inj_scan_tail(const char *p, size_t n, struct inj_block *b);
 /* For tests: use this path (INJ_SCAN_BEST: the best) from now on, in
  * every injector of the process. -1 when this build or CPU lacks it. */
 int csrfi_inject_scan_force(int path);

@@ -46,34 +46,24 @@ static const uint8_t scan_cls[256] = {SC64(0), SC64(64), SC64(128), SC64(192)};
 
 /* ---- a byte at a time: the reference, and every path's tail ---- */
 
-static void bytes_lt(const char *p, size_t n, struct inj_block *b)
+static void bytes_block(const char *p, size_t n, struct inj_block *b)
 {
-	uint64_t lt = 0;
-	for (size_t k = 0; k < n; k++)
-		lt |= (uint64_t)(scan_cls[(unsigned char)p[k]] & 1) << k;
-	b->lt = lt;
-}
-
-static void bytes_tag(const char *p, size_t n, struct inj_block *b)
-{
-	uint64_t gq = 0, end = 0;
+	uint64_t lt = 0, gq = 0, end = 0;
 	for (size_t k = 0; k < n; k++) {
 		unsigned c = scan_cls[(unsigned char)p[k]];
+		lt |= (uint64_t)(c & 1) << k;
 		gq |= (uint64_t)((c >> 1) & 1) << k;
 		end |= (uint64_t)((c >> 2) & 1) << k;
 	}
+	b->lt = lt;
 	b->gq = gq;
 	b->end = end;
 }
 
-static void scalar_lt(const char *p, struct inj_block *b)
+static void scalar_classify(const char *p, size_t blocks, struct inj_block *out)
 {
-	bytes_lt(p, 64, b);
-}
-
-static void scalar_tag(const char *p, struct inj_block *b)
-{
-	bytes_tag(p, 64, b);
+	for (size_t b = 0; b < blocks; b++)
+		bytes_block(p + 64 * b, 64, out + b);
 }
 
 /* ---- portable: eight bytes a word ---- */
@@ -112,24 +102,20 @@ static inline uint64_t swar_bits(uint64_t h)
 	return ((h >> 7) * UINT64_C(0x0102040810204080)) >> 56;
 }
 
-static void swar_lt(const char *p, struct inj_block *b)
+static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 {
-	uint64_t lt = 0;
-	for (unsigned w = 0; w < 8; w++)
-		lt |= swar_bits(swar_eq(swar_load(p + 8 * w), '<')) << (8 * w);
-	b->lt = lt;
-}
-
-static void swar_tag(const char *p, struct inj_block *b)
-{
-	uint64_t gq = 0, end = 0;
-	for (unsigned w = 0; w < 8; w++) {
-		uint64_t x = swar_load(p + 8 * w), gt = swar_eq(x, '>');
-		gq |= swar_bits(gt | swar_eq(x, '"') | swar_eq(x, '\'')) << (8 * w);
-		end |= swar_bits(gt | swar_le_space(x) | swar_eq(x, '/') | swar_eq(x, '=')) << (8 * w);
+	for (size_t b = 0; b < blocks; b++, p += 64) {
+		uint64_t lt = 0, gq = 0, end = 0;
+		for (unsigned w = 0; w < 8; w++) {
+			uint64_t x = swar_load(p + 8 * w), gt = swar_eq(x, '>');
+			lt |= swar_bits(swar_eq(x, '<')) << (8 * w);
+			gq |= swar_bits(gt | swar_eq(x, '"') | swar_eq(x, '\'')) << (8 * w);
+			end |= swar_bits(gt | swar_le_space(x) | swar_eq(x, '/') | swar_eq(x, '=')) << (8 * w);
+		}
+		out[b].lt = lt;
+		out[b].gq = gq;
+		out[b].end = end;
 	}
-	b->gq = gq;
-	b->end = end;
 }
 
 /* ---- SSE2: sixteen bytes a register ---- */
@@ -141,18 +127,11 @@ static inline uint64_t sse2_bits(__m128i a, __m128i b, __m128i c, __m128i d)
 	       (uint64_t)(unsigned)_mm_movemask_epi8(c) << 32 | (uint64_t)(unsigned)_mm_movemask_epi8(d) << 48;
 }
 
-static void sse2_lt(const char *p, struct inj_block *b)
-{
-	const __m128i lt = _mm_set1_epi8('<');
-	const __m128i *q = (const __m128i *)(const void *)p;
-	b->lt = sse2_bits(_mm_cmpeq_epi8(_mm_loadu_si128(q), lt), _mm_cmpeq_epi8(_mm_loadu_si128(q + 1), lt),
-	                  _mm_cmpeq_epi8(_mm_loadu_si128(q + 2), lt), _mm_cmpeq_epi8(_mm_loadu_si128(q + 3), lt));
-}
-
-/* '>' or a quote (*gq); a byte up to ' ', '/', '=' or '>' (*end). */
-static inline void sse2_tag16(__m128i x, __m128i *gq, __m128i *end)
+/* '<' (*lt); '>' or a quote (*gq); a byte up to ' ', '/', '=' or '>' (*end). */
+static inline void sse2_16(__m128i x, __m128i *lt, __m128i *gq, __m128i *end)
 {
 	__m128i gt = _mm_cmpeq_epi8(x, _mm_set1_epi8('>'));
+	*lt = _mm_cmpeq_epi8(x, _mm_set1_epi8('<'));
 	*gq = _mm_or_si128(gt,
 	                   _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\''))));
 	__m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(' ')), x);
@@ -160,16 +139,19 @@ static inline void sse2_tag16(__m128i x, __m128i *gq, __m128i *end)
 	                    _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('/')), _mm_cmpeq_epi8(x, _mm_set1_epi8('='))));
 }
 
-static void sse2_tag(const char *p, struct inj_block *b)
+static void sse2_classify(const char *p, size_t blocks, struct inj_block *out)
 {
-	const __m128i *q = (const __m128i *)(const void *)p;
-	__m128i g0, g1, g2, g3, e0, e1, e2, e3;
-	sse2_tag16(_mm_loadu_si128(q), &g0, &e0);
-	sse2_tag16(_mm_loadu_si128(q + 1), &g1, &e1);
-	sse2_tag16(_mm_loadu_si128(q + 2), &g2, &e2);
-	sse2_tag16(_mm_loadu_si128(q + 3), &g3, &e3);
-	b->gq = sse2_bits(g0, g1, g2, g3);
-	b->end = sse2_bits(e0, e1, e2, e3);
+	for (size_t b = 0; b < blocks; b++, p += 64) {
+		const __m128i *q = (const __m128i *)(const void *)p;
+		__m128i l0, l1, l2, l3, g0, g1, g2, g3, e0, e1, e2, e3;
+		sse2_16(_mm_loadu_si128(q), &l0, &g0, &e0);
+		sse2_16(_mm_loadu_si128(q + 1), &l1, &g1, &e1);
+		sse2_16(_mm_loadu_si128(q + 2), &l2, &g2, &e2);
+		sse2_16(_mm_loadu_si128(q + 3), &l3, &g3, &e3);
+		out[b].lt = sse2_bits(l0, l1, l2, l3);
+		out[b].gq = sse2_bits(g0, g1, g2, g3);
+		out[b].end = sse2_bits(e0, e1, e2, e3);
+	}
 }
 #endif
 
@@ -181,17 +163,10 @@ TARGET_AVX2 static inline uint64_t avx2_bits(__m256i a, __m256i b)
 	return (uint64_t)(uint32_t)_mm256_movemask_epi8(a) | (uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32;
 }
 
-TARGET_AVX2 static void avx2_lt(const char *p, struct inj_block *b)
-{
-	const __m256i lt = _mm256_set1_epi8('<');
-	const __m256i *q = (const __m256i *)(const void *)p;
-	b->lt =
-	    avx2_bits(_mm256_cmpeq_epi8(_mm256_loadu_si256(q), lt), _mm256_cmpeq_epi8(_mm256_loadu_si256(q + 1), lt));
-}
-
-TARGET_AVX2 static inline void avx2_tag32(__m256i x, __m256i *gq, __m256i *end)
+TARGET_AVX2 static inline void avx2_32(__m256i x, __m256i *lt, __m256i *gq, __m256i *end)
 {
 	__m256i gt = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('>'));
+	*lt = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('<'));
 	*gq = _mm256_or_si256(gt, _mm256_or_si256(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('"')),
 	                                          _mm256_cmpeq_epi8(x, _mm256_set1_epi8('\''))));
 	__m256i ctl = _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(' ')), x);
@@ -199,14 +174,17 @@ TARGET_AVX2 static inline void avx2_tag32(__m256i x, __m256i *gq, __m256i *end)
 	                                                                 _mm256_cmpeq_epi8(x, _mm256_set1_epi8('='))));
 }
 
-TARGET_AVX2 static void avx2_tag(const char *p, struct inj_block *b)
+TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_block *out)
 {
-	const __m256i *q = (const __m256i *)(const void *)p;
-	__m256i g0, g1, e0, e1;
-	avx2_tag32(_mm256_loadu_si256(q), &g0, &e0);
-	avx2_tag32(_mm256_loadu_si256(q + 1), &g1, &e1);
-	b->gq = avx2_bits(g0, g1);
-	b->end = avx2_bits(e0, e1);
+	for (size_t b = 0; b < blocks; b++, p += 64) {
+		const __m256i *q = (const __m256i *)(const void *)p;
+		__m256i l0, l1, g0, g1, e0, e1;
+		avx2_32(_mm256_loadu_si256(q), &l0, &g0, &e0);
+		avx2_32(_mm256_loadu_si256(q + 1), &l1, &g1, &e1);
+		out[b].lt = avx2_bits(l0, l1);
+		out[b].gq = avx2_bits(g0, g1);
+		out[b].end = avx2_bits(e0, e1);
+	}
 }
 #endif
 
@@ -229,53 +207,49 @@ static inline uint64_t neon_bits(uint8x16_t a, uint8x16_t b, uint8x16_t c, uint8
 	return vget_lane_u64(vreinterpret_u64_u8(vpadd_u8(ab, cd)), 0);
 }
 
-static void neon_lt(const char *p, struct inj_block *b)
-{
-	const uint8_t *u = (const uint8_t *)p;
-	const uint8x16_t lt = vdupq_n_u8('<');
-	b->lt = neon_bits(vceqq_u8(vld1q_u8(u), lt), vceqq_u8(vld1q_u8(u + 16), lt), vceqq_u8(vld1q_u8(u + 32), lt),
-	                  vceqq_u8(vld1q_u8(u + 48), lt));
-}
-
-static inline void neon_tag16(uint8x16_t x, uint8x16_t *gq, uint8x16_t *end)
+static inline void neon_16(uint8x16_t x, uint8x16_t *lt, uint8x16_t *gq, uint8x16_t *end)
 {
 	uint8x16_t gt = vceqq_u8(x, vdupq_n_u8('>'));
+	*lt = vceqq_u8(x, vdupq_n_u8('<'));
 	*gq = vorrq_u8(gt, vorrq_u8(vceqq_u8(x, vdupq_n_u8('"')), vceqq_u8(x, vdupq_n_u8('\''))));
 	*end = vorrq_u8(vorrq_u8(gt, vcleq_u8(x, vdupq_n_u8(' '))),
 	                vorrq_u8(vceqq_u8(x, vdupq_n_u8('/')), vceqq_u8(x, vdupq_n_u8('='))));
 }
 
-static void neon_tag(const char *p, struct inj_block *b)
+static void neon_classify(const char *p, size_t blocks, struct inj_block *out)
 {
-	const uint8_t *u = (const uint8_t *)p;
-	uint8x16_t g0, g1, g2, g3, e0, e1, e2, e3;
-	neon_tag16(vld1q_u8(u), &g0, &e0);
-	neon_tag16(vld1q_u8(u + 16), &g1, &e1);
-	neon_tag16(vld1q_u8(u + 32), &g2, &e2);
-	neon_tag16(vld1q_u8(u + 48), &g3, &e3);
-	b->gq = neon_bits(g0, g1, g2, g3);
-	b->end = neon_bits(e0, e1, e2, e3);
+	for (size_t b = 0; b < blocks; b++, p += 64) {
+		const uint8_t *u = (const uint8_t *)p;
+		uint8x16_t l0, l1, l2, l3, g0, g1, g2, g3, e0, e1, e2, e3;
+		neon_16(vld1q_u8(u), &l0, &g0, &e0);
+		neon_16(vld1q_u8(u + 16), &l1, &g1, &e1);
+		neon_16(vld1q_u8(u + 32), &l2, &g2, &e2);
+		neon_16(vld1q_u8(u + 48), &l3, &g3, &e3);
+		out[b].lt = neon_bits(l0, l1, l2, l3);
+		out[b].gq = neon_bits(g0, g1, g2, g3);
+		out[b].end = neon_bits(e0, e1, e2, e3);
+	}
 }
 #endif
 
 /* ---- the choice ---- */
 
 static const struct inj_scan_path paths[] = {
-    [INJ_SCAN_SCALAR] = {"scalar", scalar_lt, scalar_tag}, [INJ_SCAN_PORTABLE] = {"portable", swar_lt, swar_tag},
+    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify},
 #if defined(HAVE_SSE2)
-    [INJ_SCAN_SSE2] = {"sse2", sse2_lt, sse2_tag},
+    [INJ_SCAN_SSE2] = {"sse2", sse2_classify},
 #endif
 #if defined(HAVE_AVX2)
-    [INJ_SCAN_AVX2] = {"avx2", avx2_lt, avx2_tag},
+    [INJ_SCAN_AVX2] = {"avx2", avx2_classify},
 #endif
 #if defined(HAVE_NEON)
-    [INJ_SCAN_NEON] = {"neon", neon_lt, neon_tag},
+    [INJ_SCAN_NEON] = {"neon", neon_classify},
 #endif
 };
 
 static int path_runs(int path)
 {
-	if (path < 0 || path >= (int)(sizeof paths / sizeof paths[0]) || !paths[path].lt)
+	if (path < 0 || path >= (int)(sizeof paths / sizeof paths[0]) || !paths[path].classify)
 		return 0;
 #if defined(HAVE_AVX2)
 	if (path == INJ_SCAN_AVX2) {
@@ -335,10 +309,7 @@ const char *csrfi_inject_scan_name(int path)
 	return path >= 0 && path < (int)(sizeof paths / sizeof paths[0]) ? paths[path].name : NULL;
 }
 
-void inj_scan_tail(const char *p, size_t n, struct inj_block *b, int tag)
+void inj_scan_tail(const char *p, size_t n, struct inj_block *b)
 {
-	if (tag)
-		bytes_tag(p, n, b);
-	else
-		bytes_lt(p, n, b);
+	bytes_block(p, n, b);
 }

@@ -69,16 +69,15 @@ static int paths_here(int *out)
 
 static void check_block(const struct inj_scan_path *path, const unsigned char *blk)
 {
-	struct inj_block want, got_lt, got_tag;
+	struct inj_block want, got[2];
 	definition(blk, 64, &want);
-	memset(&got_lt, 0xa5, sizeof got_lt);
-	memset(&got_tag, 0xa5, sizeof got_tag);
-	path->lt((const char *)blk, &got_lt);
-	path->tag((const char *)blk, &got_tag);
-	if (got_lt.lt != want.lt || got_tag.gq != want.gq || got_tag.end != want.end)
+	memset(got, 0xa5, sizeof got);
+	path->classify((const char *)blk, 1, got);
+	/* got[1] as memset left it: nothing written past the block */
+	if (got[0].lt != want.lt || got[0].gq != want.gq || got[0].end != want.end || got[1].lt != got[1].gq)
 		fail_msg("path %s: lt %016llx/%016llx gq %016llx/%016llx end %016llx/%016llx", path->name,
-		         (unsigned long long)got_lt.lt, (unsigned long long)want.lt, (unsigned long long)got_tag.gq,
-		         (unsigned long long)want.gq, (unsigned long long)got_tag.end, (unsigned long long)want.end);
+		         (unsigned long long)got[0].lt, (unsigned long long)want.lt, (unsigned long long)got[0].gq,
+		         (unsigned long long)want.gq, (unsigned long long)got[0].end, (unsigned long long)want.end);
 }
 
 static void test_paths_present(void **state)
@@ -139,6 +138,26 @@ static void test_masks(void **state)
 		}
 	}
 	tu_guard_free((char *)blk);
+	/* runs of blocks in one call, the last flush against the guard page */
+	for (int k = 0; k < n; k++) {
+		assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+		const struct inj_scan_path *path = inj_scan_path();
+		unsigned char run[64 * 20];
+		for (size_t at = 0; at < sizeof run; at++)
+			run[at] = (unsigned char)"<>\"'=/ a\tb\x01\xff"[rnd() % 13];
+		char *g = tu_guard_copy(run, sizeof run);
+		for (size_t blocks = 0; blocks <= 20; blocks++) {
+			struct inj_block got[21], want;
+			memset(got, 0xa5, sizeof got);
+			path->classify(g + 64 * (20 - blocks), blocks, got);
+			for (size_t b = 0; b < blocks; b++) {
+				definition(run + 64 * (20 - blocks + b), 64, &want);
+				assert_true(got[b].lt == want.lt && got[b].gq == want.gq && got[b].end == want.end);
+			}
+			assert_true(got[blocks].lt == got[blocks].end); /* nothing written past them */
+		}
+		tu_guard_free(g);
+	}
 	/* a chunk's tail: n < 64 bytes flush against the guard page */
 	for (size_t len = 0; len < 64; len++) {
 		unsigned char src[64];
@@ -148,8 +167,7 @@ static void test_masks(void **state)
 		struct inj_block want, got;
 		definition(src, len, &want);
 		memset(&got, 0xa5, sizeof got);
-		inj_scan_tail(g, len, &got, 0);
-		inj_scan_tail(g, len, &got, 1);
+		inj_scan_tail(g, len, &got);
 		assert_true(got.lt == want.lt && got.gq == want.gq && got.end == want.end);
 		tu_guard_free(g);
 	}
