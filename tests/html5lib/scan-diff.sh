@@ -34,7 +34,7 @@ new=$(find "$build/new" -name csrf-inject-driver -type f | head -n 1)
 old=$(find "$build/old" -name csrf-inject-driver -type f | head -n 1)
 
 echo "scan-diff: $pages pages through every path and the injector of $base"
-PYTHONDONTWRITEBYTECODE=1 python3 "$here/scan_diff.py" "$new" --ref "$old" --pages "$pages" --seed 11 \
+PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/scan_diff.py" "$new" --ref "$old" --pages "$pages" --seed 11 \
 	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000
 
 seed=100
@@ -45,6 +45,6 @@ for path in scalar portable sse2 avx2 neon; do
 		continue
 	fi
 	echo "scan-diff: the html5lib oracle on $path, $((pages / 4)) pages"
-	CSRF_SCAN=$path PYTHONDONTWRITEBYTECODE=1 python3 "$here/inject_diff.py" "$new" --pages $((pages / 4)) \
+	CSRF_SCAN=$path PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/inject_diff.py" "$new" --pages $((pages / 4)) \
 		--seed "$seed"
 done
