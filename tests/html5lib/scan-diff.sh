@@ -37,7 +37,7 @@ echo "scan-diff: $pages pages through every path and the injector of $base"
 PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/scan_diff.py" "$new" --ref "$old" --pages "$pages" --seed 11 \
 	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000
 
-seed=100
+seed=200
 for path in scalar portable sse2 avx2 neon; do
 	seed=$((seed + 1))
 	if ! CSRF_SCAN=$path "$new" </dev/null 2>/dev/null; then
