@@ -140,7 +140,7 @@ _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < 
  * SCAN_WINDOW 64-byte blocks (counted from the chunk's start), classified
  * at once by the path in use, then read by the states; the next window
  * when a state reads past it. */
-#define SCAN_WINDOW 32
+#define SCAN_WINDOW 16
 struct scan {
 	const char *p;
 	size_t len;
@@ -204,6 +204,12 @@ static void scan_window(struct scan *s, size_t i)
  * reads as zero), so it goes at most to the window's end at a time. */
 static COLD size_t scan_far(struct scan *s, size_t i, int k)
 {
+	if (k == K_LT) {
+		/* a long run of text (or raw text): memchr crosses it at memory
+		 * speed, and leaves the blocks there unclassified */
+		const char *q = i < s->len ? memchr(s->p + i, '<', s->len - i) : NULL;
+		return q ? (size_t)(q - s->p) : s->len;
+	}
 	for (;;) {
 		if (i >= s->len)
 			return s->len;
