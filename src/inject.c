@@ -309,6 +309,17 @@ STEP size_t name_run(struct scan *s, struct inj_tag *t, size_t i, int foreign)
 		t->name_len = INJ_NAME_MAX + 1;
 		return e;
 	}
+	if (k <= 8 && n >= 8 && nl + 8 <= INJ_NAME_MAX) {
+		/* the usual short name: eight bytes at once, lowered (the
+		 * bytes after it in name[] are past name_len, never read) */
+		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
+		memcpy(&x, p, 8);
+		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
+		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
+		memcpy(t->name + nl, &x, 8);
+		t->name_len = (uint8_t)(nl + k);
+		return e;
+	}
 	size_t room = INJ_NAME_MAX - (nl < INJ_NAME_MAX ? nl : INJ_NAME_MAX), m = k < room ? k : room;
 	for (size_t j = 0; j < m; j++)
 		t->name[nl + j] = (char)inj_lower((unsigned char)p[j]);
