@@ -19,6 +19,9 @@
 #   make bench-ab BASE=rev   the nginx module now against itself at rev
 #   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300), then the
 #                 injector against html5lib on HTML5LIB_PAGES pages (default 100000)
+#   make scan-diff  the injector's block scanner: every path (CSRF_SCAN) and the
+#                 injector before it on HTML5LIB_PAGES pages, the corpora at every
+#                 split, and the html5lib oracle on each path (tests/html5lib/scan-diff.sh)
 
 SHELL := /bin/bash
 PREFIX ?= /usr/local
@@ -29,7 +32,7 @@ HTML5LIB_PAGES ?= 100000
 HTML5LIB_SEED ?= $(shell date +%s)
 CTEST_ARGS ?=
 
-.PHONY: all deps build-deps build check check-unit demo router install deb bench bench-ab fuzz format clean
+.PHONY: all deps build-deps build check check-unit demo router install deb bench bench-ab fuzz scan-diff format clean
 
 all: build
 
@@ -94,6 +97,9 @@ fuzz: deps
 	@echo "html5lib differential: $(HTML5LIB_PAGES) pages, seed $(HTML5LIB_SEED)"
 	@/usr/bin/python3 tests/html5lib/inject_diff.py build/tests/html5lib/csrf-inject-driver \
 		--pages $(HTML5LIB_PAGES) --seed $(HTML5LIB_SEED) --report 10000
+
+scan-diff: deps
+	@./tests/html5lib/scan-diff.sh $(HTML5LIB_PAGES)
 
 format:
 	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]')

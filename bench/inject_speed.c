@@ -4,10 +4,12 @@
  * memchr over the same bytes (the physical limit of a scan) and next to
  * the least any reader that goes from tag to tag must do: find each '<'
  * and the '>' after it, with memchr. For each page file given: one JSON
- * line {"page", "bytes", "chunk", "tags", "inject_bpc", "memchr_bpc",
+ * line {"page", "bytes", "chunk", "tags", "scan", "inject_bpc", "memchr_bpc",
  * "tags_bpc"} in bytes per cycle (the time stamp counter), the best of
  * ITERS runs (default 200), fed in chunks of CHUNK bytes (default 8192,
- * an nginx buffer).
+ * an nginx buffer). "scan" names the path of the injector's block scanner
+ * (src/inject_scan.c) the run used: CSRF_SCAN=scalar|portable|sse2|avx2|neon
+ * measures one.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include <time.h>
 
 #include "csrf.h"
+#include "inject_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -119,10 +122,11 @@ int main(int argc, char **argv)
 		}
 		const char *name = strrchr(argv[a], '/');
 		name = name ? name + 1 : argv[a];
-		printf("{\"page\":\"%s\",\"bytes\":%zu,\"chunk\":%ld,\"tags\":%zu,\"unit\":\"%s\",\"inject_bpc\":%.3f,"
+		printf("{\"page\":\"%s\",\"bytes\":%zu,\"chunk\":%ld,\"tags\":%zu,\"scan\":\"%s\",\"unit\":\"%s\","
+		       "\"inject_bpc\":%.3f,"
 		       "\"memchr_bpc\":%.3f,\"tags_bpc\":%.3f,\"check\":%zu}\n",
-		       name, len, chunk, tags, UNIT, (double)len / (double)(best_inj ? best_inj : 1),
-		       (double)len / (double)(best_mem ? best_mem : 1),
+		       name, len, chunk, tags, csrfi_inject_scan_name(INJ_SCAN_BEST), UNIT,
+		       (double)len / (double)(best_inj ? best_inj : 1), (double)len / (double)(best_mem ? best_mem : 1),
 		       (double)len / (double)(best_tags ? best_tags : 1), (out + found) % 2);
 		free(page);
 	}

@@ -17,7 +17,10 @@
  * same-origin POST form closed before the input gets one after its start
  * tag whatever follows, one a table holds outside a cell gets none; the
  * status does not depend on the splits either; an emit callback that
- * refuses stops the feed with CSRF_ERR_STOPPED.
+ * refuses stops the feed with CSRF_ERR_STOPPED. Every path of the block
+ * scanner (inject_scan.c: SIMD and portable, forced in turn) gives the
+ * output and status of the byte-at-a-time reference, whole, split and
+ * byte by byte.
  * Form ownership, without an HTML oracle: once a cross-origin POST form is
  * open, only a "</form" can clear the browser's form element pointer, so
  * no hidden field goes in before or at the input's first "</form" (in any
@@ -25,6 +28,7 @@
  * with the reason for it, and finish keeps the status for the caller.
  */
 #include "fuzz_util.h"
+#include "inject_internal.h"
 
 #include <strings.h>
 
@@ -243,6 +247,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *html = ps.p[1].ptr;
 	size_t n = ps.p[1].len;
 	options = (n & 1) ? CSRF_INJECT_OPT_RAISE_REFERRER : 0;
+
+	/* every scanner path reads it as the byte-at-a-time reference does */
+	FZ_ASSERT(csrfi_inject_scan_force(INJ_SCAN_SCALAR) == 0);
+	sink ref;
+	run(html, n, NULL, 0, &ref);
+	for (int p = INJ_SCAN_SCALAR + 1; p < INJ_SCAN_PATHS; p++) {
+		if (csrfi_inject_scan_force(p) != 0)
+			continue;
+		sink w, sp;
+		run(html, n, NULL, 0, &w);
+		run(html, n, splits, 0, &sp);
+		FZ_ASSERT(w.all_n == ref.all_n && memcmp(w.all, ref.all, ref.all_n) == 0 && w.status == ref.status);
+		FZ_ASSERT(sp.all_n == ref.all_n && memcmp(sp.all, ref.all, ref.all_n) == 0 && sp.status == ref.status);
+		if (n <= 2048) {
+			sink b;
+			run(html, n, NULL, 1, &b);
+			FZ_ASSERT(b.all_n == ref.all_n && memcmp(b.all, ref.all, ref.all_n) == 0 &&
+			          b.status == ref.status);
+			free(b.all);
+			free(b.pass);
+		}
+		free(w.all);
+		free(w.pass);
+		free(sp.all);
+		free(sp.pass);
+	}
+	free(ref.all);
+	free(ref.pass);
+	FZ_ASSERT(csrfi_inject_scan_force(INJ_SCAN_BEST) == 0);
 
 	sink whole, split;
 	run(html, n, NULL, 0, &whole);

@@ -3,8 +3,11 @@
  * inject.c - the streaming HTML injector's tokenizer: the states of the
  * HTML5 tokenizer that decide where a tag starts and ends (data, tags and
  * attributes, comments, CDATA, raw text, script data and its escapes),
- * and the output. Runs of text, names and values are scanned in tight
- * loops (the character classes are in inject_internal.h); every complete
+ * and the output. Runs of text, names and values are skipped whole: the
+ * block scanner (inject_scan.c) gives each 64 bytes of a chunk as bitmasks
+ * of the bytes the states stop at, and a state goes to the next set bit
+ * (the character classes of inject_internal.h then tell which of those
+ * bytes ends its run). Every complete
  * tag goes to the tree builder model (inject_tree.c), which says what the
  * browser does with it and what goes in after it; the name of a form's
  * end tag asks it whether the hidden field goes in there. The content of
@@ -16,9 +19,6 @@
 
 #include <stdalign.h>
 #include <stddef.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* The tokenizer's steps: inlined where they are called, so that a tag
  * costs no function calls. */
@@ -136,60 +136,132 @@ struct csrf_inject {
 _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
-/* The length of the run of bytes from p on (at most n) that are not of
- * the classes in stop (C_NAME_END, C_ATTR_END or C_UQ_END). With SSE2,
- * 16 bytes at a time: the bytes up to ' ' (whitespace among them), '>',
- * and '/' and '=' where they end the run, found at once; a control byte
- * that is not whitespace is passed over. The candidates found must hold
- * every byte of the stop classes (inj_cls[] then sorts them): a byte missed
- * here is read differently than byte by byte. */
-STEP size_t span_until(const char *p, size_t n, uint8_t stop)
+/* The chunk as the states read it: the masks of a window of up to
+ * SCAN_WINDOW 64-byte blocks (counted from the chunk's start), classified
+ * at once by the path in use, then read by the states; the next window
+ * when a state reads past it. */
+#define SCAN_WINDOW 16
+struct scan {
+	const char *p;
+	size_t len;
+	size_t base, end; /* the window: p[base..end) */
+	const struct inj_scan_path *path;
+	struct inj_block m[SCAN_WINDOW + 1]; /* one more, zero: the fast read below takes two blocks */
+};
+enum { K_LT, K_GQ, K_END };
+
+#if defined(__GNUC__)
+#define CTZ64(m) ((size_t)__builtin_ctzll(m))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define COLD __attribute__((noinline, cold))
+#else
+static size_t CTZ64(uint64_t m)
 {
 	size_t k = 0;
-#if defined(__SSE2__)
-	const __m128i sp = _mm_set1_epi8(' ');
-	for (; k + 16 <= n; k += 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(p + k));
-		__m128i hit =
-		    _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, sp), x), _mm_cmpeq_epi8(x, _mm_set1_epi8('>')));
-		if (stop & (C_NAME_END | C_ATTR_END))
-			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('/')));
-		if (stop == C_ATTR_END)
-			hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8('=')));
-		for (unsigned m = (unsigned)_mm_movemask_epi8(hit); m; m &= m - 1) {
-			size_t b = k + (size_t)__builtin_ctz(m);
-			if (inj_cls[(unsigned char)p[b]] & stop)
-				return b;
-		}
-	}
-#endif
-	while (k < n && !(inj_cls[(unsigned char)p[k]] & stop))
+	while (!(m & 1)) {
+		m >>= 1;
 		k++;
+	}
 	return k;
 }
-
-/* The index of the first ch in p[0..n), or n: a plain loop over the first
- * bytes, as runs between tags and attribute values are mostly short, and
- * memchr for the rest. */
-STEP size_t find_byte(const char *p, size_t n, char ch)
-{
-#if defined(__SSE2__)
-	if (n >= 16) {
-		unsigned hit =
-		    (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)p), _mm_set1_epi8(ch)));
-		if (hit)
-			return (size_t)__builtin_ctz(hit);
-		const char *q = memchr(p + 16, ch, n - 16);
-		return q ? (size_t)(q - p) : n;
-	}
+#define UNLIKELY(x) (x)
+#define COLD
 #endif
-	size_t k, m = n < 16 ? n : 16;
-	for (k = 0; k < m; k++)
-		if (p[k] == ch)
-			return k;
-	if (n == m)
-		return n;
-	const char *q = memchr(p + m, ch, n - m);
+
+/* Mask k of block w of the window. */
+static inline uint64_t mask_of(const struct scan *s, size_t w, int k)
+{
+	return k == K_LT ? s->m[w].lt : k == K_GQ ? s->m[w].gq : s->m[w].end;
+}
+
+/* The bits of mask k for the 64 bytes from i on (i in the window), bit 0
+ * for i: the rest of its block and the start of the next, so that the
+ * usual next byte a few bytes on costs no branch on where blocks end. */
+static inline uint64_t next64(const struct scan *s, size_t i, int k)
+{
+	size_t off = i - s->base, w = off >> 6;
+	unsigned sh = (unsigned)(off & 63);
+	return (mask_of(s, w, k) >> sh) | ((mask_of(s, w + 1, k) << 1) << (63 - sh));
+}
+
+/* Classifies the window of blocks from the one that holds i on. */
+static void scan_window(struct scan *s, size_t i)
+{
+	size_t b = i & ~(size_t)63, n = s->len - b, full = n / 64;
+	if (full > SCAN_WINDOW)
+		full = SCAN_WINDOW;
+	s->path->classify(s->p + b, full, s->m);
+	size_t blocks = full;
+	if (full < SCAN_WINDOW && n % 64) /* the chunk's last bytes: its end, no read past it */
+		inj_scan_tail(s->p + b + 64 * full, n % 64, &s->m[blocks++]);
+	memset(&s->m[blocks], 0, sizeof s->m[blocks]);
+	s->base = b;
+	s->end = b + 64 * blocks < s->len ? b + 64 * blocks : s->len;
+}
+
+/* scan_next when the 64 bytes from i hold no byte of the mask, or i is
+ * outside the window. next64 sees the window only (the block after it
+ * reads as zero), so it goes at most to the window's end at a time. */
+static COLD size_t scan_far(struct scan *s, size_t i, int k)
+{
+	if (k == K_LT) {
+		/* a long run of text (or raw text): memchr crosses it at memory
+		 * speed, and leaves the blocks there unclassified */
+		const char *q = i < s->len ? memchr(s->p + i, '<', s->len - i) : NULL;
+		return q ? (size_t)(q - s->p) : s->len;
+	}
+	for (;;) {
+		if (i >= s->len)
+			return s->len;
+		if (i < s->base || i >= s->end)
+			scan_window(s, i);
+		uint64_t m = next64(s, i, k);
+		if (m)
+			return i + CTZ64(m);
+		i = s->end - i > 64 ? i + 64 : s->end;
+	}
+}
+
+/* The index of the first byte from i on that is in the mask k (K_LT:
+ * '<'; K_GQ: '>' or a quote; K_END: a byte up to ' ', '/', '=' or '>'),
+ * or len. */
+STEP size_t scan_next(struct scan *s, size_t i, int k)
+{
+	if (UNLIKELY(i - s->base >= s->end - s->base)) /* also i < base */
+		return scan_far(s, i, k);
+	uint64_t m = next64(s, i, k);
+	if (UNLIKELY(m == 0))
+		return scan_far(s, i, k);
+	return i + CTZ64(m);
+}
+
+/* The index of the first byte from i on of the classes in stop
+ * (C_NAME_END, C_ATTR_END or C_UQ_END), or len: each is in the mask
+ * K_END, which inj_cls[] then sorts. */
+STEP size_t scan_until(struct scan *s, size_t i, uint8_t stop)
+{
+	for (;; i++) {
+		i = scan_next(s, i, K_END);
+		if (i == s->len || (inj_cls[(unsigned char)s->p[i]] & stop))
+			return i;
+	}
+}
+
+/* The index of the quote q that ends a value from i on, or len. */
+STEP size_t scan_quote(struct scan *s, size_t i, char q)
+{
+	for (;; i++) {
+		i = scan_next(s, i, K_GQ);
+		if (i == s->len || s->p[i] == q)
+			return i;
+	}
+}
+
+/* The index of the first ch in p[0..n), or n: for the rarer states
+ * (comments, CDATA), which stop at one byte the masks do not hold. */
+static inline size_t find_byte(const char *p, size_t n, char ch)
+{
+	const char *q = n ? memchr(p, ch, n) : NULL;
 	return q ? (size_t)(q - p) : n;
 }
 
@@ -221,25 +293,38 @@ static void begin_raw_end_tag(struct csrf_inject *inj, uint8_t id)
 	inj->tag.skip_name = 0;
 }
 
-/* Reads tag-name bytes from p (at most n) up to the first byte that ends
- * a name, keeping the first INJ_NAME_MAX in lower case; returns how many
- * it read. */
-STEP size_t name_run(struct inj_tag *t, const char *p, size_t n, int foreign)
+/* Reads tag-name bytes from i on up to the first byte that ends a name,
+ * keeping the first INJ_NAME_MAX in lower case; returns the index of
+ * that byte (or len). */
+STEP size_t name_run(struct scan *s, struct inj_tag *t, size_t i, int foreign)
 {
-	size_t k = span_until(p, n, C_NAME_END);
+	size_t e = scan_until(s, i, C_NAME_END);
 	if (t->skip_name)
-		return k;
+		return e;
+	const char *p = s->p + i;
+	size_t k = e - i, n = s->len - i;
 	uint8_t nl = t->name_len;
 	if (!foreign && k < n && (nl + k < 2 || nl + k > 9)) {
 		/* complete, and of no length a name that matters in HTML has */
 		t->name_len = INJ_NAME_MAX + 1;
-		return k;
+		return e;
+	}
+	if (k <= 8 && n >= 8 && nl + 8 <= INJ_NAME_MAX) {
+		/* the usual short name: eight bytes at once, lowered (the
+		 * bytes after it in name[] are past name_len, never read) */
+		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
+		memcpy(&x, p, 8);
+		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
+		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
+		memcpy(t->name + nl, &x, 8);
+		t->name_len = (uint8_t)(nl + k);
+		return e;
 	}
 	size_t room = INJ_NAME_MAX - (nl < INJ_NAME_MAX ? nl : INJ_NAME_MAX), m = k < room ? k : room;
 	for (size_t j = 0; j < m; j++)
 		t->name[nl + j] = (char)inj_lower((unsigned char)p[j]);
 	t->name_len = k > room ? INJ_NAME_MAX + 1 : (uint8_t)(nl + m);
-	return k;
+	return e;
 }
 
 /* Only these start tags have attributes the policy reads. */
@@ -279,11 +364,12 @@ static void begin_attr(struct inj_tag *t)
 
 /* As name_run, for an attribute name (ended by '=' too); kept only when
  * the tag's attributes matter. */
-static size_t attr_run(struct inj_tag *t, const char *p, size_t n)
+STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 {
 	if (!t->keep)
-		return span_until(p, n, C_ATTR_END);
-	size_t k;
+		return scan_until(s, i, C_ATTR_END);
+	const char *p = s->p + i;
+	size_t k, n = s->len - i;
 	uint8_t al = t->attr_len;
 	for (k = 0; k < n; k++) {
 		unsigned char ch = (unsigned char)p[k];
@@ -295,7 +381,7 @@ static size_t attr_run(struct inj_tag *t, const char *p, size_t n)
 			al = INJ_ATTR_MAX + 1;
 	}
 	t->attr_len = al;
-	return k;
+	return i + k;
 }
 
 static void attr_name_done(struct inj_tag *t)
@@ -546,11 +632,11 @@ STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *s
 
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
  * goes in this chunk; returns the index after it, or len. */
-STEP size_t quoted_value(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, char q, uint8_t *st)
+STEP size_t quoted_value(struct csrf_inject *inj, struct scan *s, size_t i, char q, uint8_t *st)
 {
-	size_t k = find_byte(chunk + i, len - i, q);
-	value_bytes(&inj->tag, chunk + i, k);
-	i += k;
+	size_t e = scan_quote(s, i, q), len = s->len;
+	value_bytes(&inj->tag, s->p + i, e - i);
+	i = e;
 	if (i < len) {
 		*st = S_AFTER_ATTR_VALUE_Q;
 		return i + 1;
@@ -630,17 +716,19 @@ STEP size_t after_value_step(struct csrf_inject *inj, const char *chunk, size_t 
 
 /* S_ATTR_NAME: the rest of the name, then what ends it; the usual
  * name="value" and what follows its quote go on here. */
-STEP size_t attr_name_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, size_t *start,
-                           csrf_emit_fn emit, void *ud, uint8_t *st)
+STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit,
+                           void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
+	const char *chunk = s->p;
+	size_t len = s->len;
 	*st = S_ATTR_NAME;
-	i += attr_run(tag, chunk + i, len - i);
+	i = attr_run(s, tag, i);
 	if (i == len)
 		return i;
 	attr_name_done(tag);
 	if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
-		i = quoted_value(inj, chunk, i + 2, len, chunk[i + 1], st);
+		i = quoted_value(inj, s, i + 2, chunk[i + 1], st);
 		return i < len ? after_value_step(inj, chunk, i, start, emit, ud, st) : i;
 	}
 	if (chunk[i] == '=') {
@@ -652,10 +740,12 @@ STEP size_t attr_name_step(struct csrf_inject *inj, const char *chunk, size_t i,
 }
 
 /* S_BEFORE_ATTR_NAME: whitespace, then an attribute or the tag's end. */
-STEP size_t before_attr_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, size_t *start,
-                             csrf_emit_fn emit, void *ud, uint8_t *st)
+STEP size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit,
+                             void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
+	const char *chunk = s->p;
+	size_t len = s->len;
 	*st = S_BEFORE_ATTR_NAME;
 	while (i < len && inj_is_ws((unsigned char)chunk[i]))
 		i++;
@@ -672,17 +762,19 @@ STEP size_t before_attr_step(struct csrf_inject *inj, const char *chunk, size_t 
 		tag->attr_len = 1;
 		i++;
 	}
-	return attr_name_step(inj, chunk, i, len, start, emit, ud, st);
+	return attr_name_step(inj, s, i, start, emit, ud, st);
 }
 
 /* S_TAG_NAME: the rest of the name, then what ends it. */
-STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t len, size_t *start,
-                          csrf_emit_fn emit, void *ud, uint8_t *st)
+STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                          uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
+	const char *chunk = s->p;
+	size_t len = s->len;
 	*st = S_TAG_NAME;
 	int foreign = inj->tree.depth > 0;
-	i += name_run(tag, chunk + i, len - i, foreign);
+	i = name_run(s, tag, i, foreign);
 	if (i == len)
 		return i;
 	unsigned char c = (unsigned char)chunk[i];
@@ -699,7 +791,7 @@ STEP size_t tag_name_step(struct csrf_inject *inj, const char *chunk, size_t i, 
 		*st = S_SELF_CLOSING;
 		return i + 1;
 	}
-	return before_attr_step(inj, chunk, i + 1, len, start, emit, ud, st);
+	return before_attr_step(inj, s, i + 1, start, emit, ud, st);
 }
 
 /* Runs the tokenizer over chunk[0..len), from the state it is in. Each
@@ -711,17 +803,22 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 	struct inj_tag *tag = &inj->tag;
 	uint8_t st = inj->state; /* kept in a register; inj->state is written back at the end */
 	size_t i = 0;
+	struct scan sc;
+	sc.p = chunk;
+	sc.len = len;
+	sc.base = sc.end = 0;
+	sc.path = inj_scan_path();
 	while (i < len) {
 		unsigned char c = (unsigned char)chunk[i];
 		switch (st) {
 		case S_DATA:
-			i += find_byte(chunk + i, len - i, '<');
+			i = scan_next(&sc, i, K_LT);
 			if (i + 2 < len && (inj_is_alpha((unsigned char)chunk[i + 1]) ||
 			                    (chunk[i + 1] == '/' && inj_is_alpha((unsigned char)chunk[i + 2])))) {
 				/* the usual: a start or end tag */
 				int end = chunk[i + 1] == '/';
 				begin_tag(inj, end, (unsigned char)chunk[i + 1 + end]);
-				i = tag_name_step(inj, chunk, i + 2 + end, len, start, emit, ud, &st);
+				i = tag_name_step(inj, &sc, i + 2 + end, start, emit, ud, &st);
 			} else if (i + 1 < len && inj_is_alpha((unsigned char)chunk[i + 1])) {
 				begin_tag(inj, 0, (unsigned char)chunk[i + 1]);
 				st = S_TAG_NAME;
@@ -753,13 +850,13 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			i++;
 			break;
 		case S_TAG_NAME:
-			i = tag_name_step(inj, chunk, i, len, start, emit, ud, &st);
+			i = tag_name_step(inj, &sc, i, start, emit, ud, &st);
 			break;
 		case S_BEFORE_ATTR_NAME:
-			i = before_attr_step(inj, chunk, i, len, start, emit, ud, &st);
+			i = before_attr_step(inj, &sc, i, start, emit, ud, &st);
 			break;
 		case S_ATTR_NAME:
-			i = attr_name_step(inj, chunk, i, len, start, emit, ud, &st);
+			i = attr_name_step(inj, &sc, i, start, emit, ud, &st);
 			break;
 		case S_AFTER_ATTR_NAME:
 			if (inj_is_ws(c)) {
@@ -780,7 +877,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (inj_is_ws(c)) {
 				i++;
 			} else if (c == '"' || c == '\'') {
-				i = quoted_value(inj, chunk, i + 1, len, (char)c, &st);
+				i = quoted_value(inj, &sc, i + 1, (char)c, &st);
 			} else if (c == '>') {
 				if (tag_end(inj, chunk, i, start, emit, ud, &st))
 					return SIZE_MAX;
@@ -791,12 +888,12 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_ATTR_VALUE_DQ:
 		case S_ATTR_VALUE_SQ:
-			i = quoted_value(inj, chunk, i, len, st == S_ATTR_VALUE_DQ ? '"' : '\'', &st);
+			i = quoted_value(inj, &sc, i, st == S_ATTR_VALUE_DQ ? '"' : '\'', &st);
 			break;
 		case S_ATTR_VALUE_UQ: {
-			size_t k = span_until(chunk + i, len - i, C_UQ_END);
-			value_bytes(tag, chunk + i, k);
-			i += k;
+			size_t e = scan_until(&sc, i, C_UQ_END);
+			value_bytes(tag, chunk + i, e - i);
+			i = e;
 			if (i == len)
 				break;
 			if (chunk[i] == '>') {
@@ -906,7 +1003,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_RAW:
 		case S_SCRIPT:
-			i = skip_to(chunk, i, len, '<', st == S_RAW ? S_RAW_LT : S_SD_LT, &st);
+			i = scan_next(&sc, i, K_LT);
+			if (i < len) {
+				st = st == S_RAW ? S_RAW_LT : S_SD_LT;
+				i++;
+			}
 			break;
 		case S_RAW_LT:
 			if (c == '/') {

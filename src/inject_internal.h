@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * inject_internal.h - what the injector's four files share and callers
+ * inject_internal.h - what the injector's files share and callers
  * never see: the tag the tokenizer (inject.c) hands over, the model of the
  * HTML tree builder that decides what the browser does with it
  * (inject_tree.c), and the form policy that judges attribute values
- * (inject_policy.c). Calls point one way: inject.c -> inject_tree.c ->
+ * (inject_policy.c), and the block scanner the tokenizer reads with
+ * (inject_scan.c). Calls point one way: inject.c -> inject_tree.c ->
  * inject_policy.c; inject.c -> inject_noscript.c (noscript content read
- * as markup) -> inject_tree.c.
+ * as markup) -> inject_tree.c; inject.c -> inject_scan.c.
  */
 #ifndef CSRF_INJECT_INTERNAL_H
 #define CSRF_INJECT_INTERNAL_H
@@ -386,6 +387,48 @@ static inline const char *inj_raw_name(uint8_t id, uint8_t *len)
 	*len = (uint8_t)strlen(n);
 	return n;
 }
+
+/* ---- the block scanner (inject_scan.c) ---- */
+
+/* The bytes of a 64-byte block the tokenizer's states stop at, bit k for
+ * byte k; every path computes exactly these. */
+struct inj_block {
+	uint64_t lt;  /* '<': where text, raw text and script data may end */
+	uint64_t gq;  /* '>', '"', '\'': where a quoted value or a tag may end */
+	uint64_t end; /* a byte up to ' ' (whitespace among them), '/', '=', '>': where a name or an unquoted value
+	                 may end (inj_cls[] tells which) */
+};
+
+/* The classifier of one instruction set: the masks of the blocks * 64
+ * bytes at p into out[0..blocks). */
+struct inj_scan_path {
+	const char *name;
+	void (*classify)(const char *p, size_t blocks, struct inj_block *out);
+};
+
+/* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time:
+ * the reference the others are tested against. */
+enum {
+	INJ_SCAN_BEST = -1,
+	INJ_SCAN_SCALAR,
+	INJ_SCAN_PORTABLE,
+	INJ_SCAN_SSE2,
+	INJ_SCAN_AVX2,
+	INJ_SCAN_NEON,
+	INJ_SCAN_PATHS
+};
+
+/* The path in use: chosen at the first call, the best this CPU runs, or
+ * the one the environment variable CSRF_SCAN names (when it runs here). */
+const struct inj_scan_path *inj_scan_path(void);
+/* The masks of the n < 64 bytes at p (the end of a chunk), a byte at a
+ * time, the bits from n on clear. */
+void inj_scan_tail(const char *p, size_t n, struct inj_block *b);
+/* For tests: use this path (INJ_SCAN_BEST: the best) from now on, in
+ * every injector of the process. -1 when this build or CPU lacks it. */
+int csrfi_inject_scan_force(int path);
+/* The path's name (INJ_SCAN_BEST: the one in use), NULL for none. */
+const char *csrfi_inject_scan_name(int path);
 
 /* ---- the noscript reading (inject_noscript.c) ---- */
 

@@ -7,13 +7,16 @@
  * at the offsets, checks that both give the same output and that the
  * output without the insertions is the page, and writes a line
  * "LEN COUNT STATUS" then LEN bytes of output (or "ERR reason"). The
- * field name and token are fixed test values, not secrets.
+ * field name and token are fixed test values, not secrets. With
+ * CSRF_SCAN set, the injector's block scanner must run that path: exit
+ * 4 when this build or CPU lacks it (scan_diff.py then leaves it out).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "csrf.h"
+#include "inject_internal.h"
 
 #define SELF "https://self.example"
 #define FIELD "csrf_diff_field"
@@ -60,6 +63,11 @@ static int run(csrf_inject *inj, const char *page, size_t len, const size_t *cut
 
 int main(void)
 {
+	const char *path = getenv("CSRF_SCAN");
+	if (path && *path && strcmp(csrfi_inject_scan_name(INJ_SCAN_BEST), path) != 0) {
+		fprintf(stderr, "inject_driver: no scanner path %s here\n", path);
+		return 4;
+	}
 	void *mem = malloc(csrf_inject_size());
 	char *page = malloc(MAX_PAGE);
 	size_t cap = MAX_PAGE * 4;

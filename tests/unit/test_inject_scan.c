@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* test_inject_scan.c - the injector's block scanner (src/inject_scan.c):
+ * every path this build and CPU have, forced in turn. Their masks equal
+ * the definition for every byte value at every place of a block, for
+ * random blocks and for every length of a chunk's tail, flush against a
+ * guard page; and the injector reads every page the same on each path as
+ * a byte at a time does (the scalar reference): at every address
+ * alignment (0..63), with the page shifted 0..63 bytes against the block
+ * grid, split in two at every point, byte by byte, and in random cuts. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csrf.h"
+#include "inject_internal.h"
+#include "testutil.h"
+
+/* --quick (the router targets under qemu-user, valgrind): fewer random
+ * blocks and pages, every fifth split point, and the benchmark page
+ * neither split nor placed at every alignment. */
+static int quick;
+
+#define SELF "https://self.example"
+#define FIELD "csrf_f1"
+#define TOKEN "tok-EN_9"
+
+/* ---- the masks ---- */
+
+/* The definition, spelled out again (inject_internal.h, struct inj_block). */
+static void definition(const unsigned char *p, size_t n, struct inj_block *b)
+{
+	memset(b, 0, sizeof *b);
+	for (size_t k = 0; k < n; k++) {
+		unsigned char c = p[k];
+		if (c == '<')
+			b->lt |= (uint64_t)1 << k;
+		if (c == '>' || c == '"' || c == '\'')
+			b->gq |= (uint64_t)1 << k;
+		if (c <= ' ' || c == '/' || c == '=' || c == '>')
+			b->end |= (uint64_t)1 << k;
+	}
+}
+
+/* xorshift64: the same blocks and pages on every run */
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* The paths that run here, and how many. */
+static int paths_here(int *out)
+{
+	int n = 0;
+	for (int p = 0; p < INJ_SCAN_PATHS; p++)
+		if (csrfi_inject_scan_force(p) == 0)
+			out[n++] = p;
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+	return n;
+}
+
+static void check_block(const struct inj_scan_path *path, const unsigned char *blk)
+{
+	struct inj_block want, got[2];
+	definition(blk, 64, &want);
+	memset(got, 0xa5, sizeof got);
+	path->classify((const char *)blk, 1, got);
+	/* got[1] as memset left it: nothing written past the block */
+	if (got[0].lt != want.lt || got[0].gq != want.gq || got[0].end != want.end || got[1].lt != got[1].gq)
+		fail_msg("path %s: lt %016llx/%016llx gq %016llx/%016llx end %016llx/%016llx", path->name,
+		         (unsigned long long)got[0].lt, (unsigned long long)want.lt, (unsigned long long)got[0].gq,
+		         (unsigned long long)want.gq, (unsigned long long)got[0].end, (unsigned long long)want.end);
+}
+
+static void test_paths_present(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	/* the reference and the portable path everywhere, and the one an
+	 * architecture promises; a CPU with AVX2 gets it by default */
+	assert_true(n >= 2);
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_PORTABLE), 0);
+#if defined(__x86_64__)
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SSE2), 0);
+#endif
+#if defined(__aarch64__)
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_NEON), 0);
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2")) {
+		assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_AVX2), 0);
+		assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+		assert_string_equal(csrfi_inject_scan_name(INJ_SCAN_BEST), "avx2");
+	}
+#endif
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_PATHS), -1);
+	assert_int_equal(csrfi_inject_scan_force(-7), -1);
+	for (int k = 0; k < n; k++)
+		print_message("path %s\n", csrfi_inject_scan_name(p[k]));
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
+/* Every byte value at every place of a block (the rest a letter, a
+ * space, '<' or '>'), and random blocks of the bytes that matter. */
+static void test_masks(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	static const unsigned char fill[] = {'a', ' ', '<', '>', 0x80, 0};
+	static const unsigned char zero[64];
+	unsigned char *blk = (unsigned char *)tu_guard_copy(zero, 64);
+	for (int k = 0; k < n; k++) {
+		assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+		const struct inj_scan_path *path = inj_scan_path();
+		for (size_t f = 0; f < sizeof fill; f++)
+			for (unsigned v = 0; v < 256; v++)
+				for (unsigned at = 0; at < 64; at++) {
+					memset(blk, fill[f], 64);
+					blk[at] = (unsigned char)v;
+					check_block(path, blk);
+				}
+		static const char some[] = "<>\"'=/ \t\n\f\r\v\x01\x1f\x20\x21\x7f\x80\xa0\xbc\xbe\xff-]!?&aZ";
+		for (int r = 0; r < (quick ? 2000 : 20000); r++) {
+			for (unsigned at = 0; at < 64; at++)
+				blk[at] =
+				    (r & 1) ? (unsigned char)rnd() : (unsigned char)some[rnd() % (sizeof some - 1)];
+			check_block(path, blk);
+		}
+	}
+	tu_guard_free((char *)blk);
+	/* runs of blocks in one call, the last flush against the guard page */
+	for (int k = 0; k < n; k++) {
+		assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+		const struct inj_scan_path *path = inj_scan_path();
+		unsigned char run[64 * 20];
+		for (size_t at = 0; at < sizeof run; at++)
+			run[at] = (unsigned char)"<>\"'=/ a\tb\x01\xff"[rnd() % 13];
+		char *g = tu_guard_copy(run, sizeof run);
+		for (size_t blocks = 0; blocks <= 20; blocks++) {
+			struct inj_block got[21], want;
+			memset(got, 0xa5, sizeof got);
+			path->classify(g + 64 * (20 - blocks), blocks, got);
+			for (size_t b = 0; b < blocks; b++) {
+				definition(run + 64 * (20 - blocks + b), 64, &want);
+				assert_true(got[b].lt == want.lt && got[b].gq == want.gq && got[b].end == want.end);
+			}
+			assert_true(got[blocks].lt == got[blocks].end); /* nothing written past them */
+		}
+		tu_guard_free(g);
+	}
+	/* a chunk's tail: n < 64 bytes flush against the guard page */
+	for (size_t len = 0; len < 64; len++) {
+		unsigned char src[64];
+		for (size_t at = 0; at < len; at++)
+			src[at] = (unsigned char)"<>\"'=/ a\tb\x01\xff"[rnd() % 13];
+		char *g = tu_guard_copy(src, len);
+		struct inj_block want, got;
+		definition(src, len, &want);
+		memset(&got, 0xa5, sizeof got);
+		inj_scan_tail(g, len, &got);
+		assert_true(got.lt == want.lt && got.gq == want.gq && got.end == want.end);
+		tu_guard_free(g);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
+/* ---- the pages ---- */
+
+typedef struct {
+	char *p;
+	size_t n, cap;
+} buf;
+
+static void put(buf *b, const char *p, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 64;
+		b->p = realloc(b->p, b->cap);
+		assert_non_null(b->p);
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static int on_emit(void *ud, const char *p, size_t n, int inserted)
+{
+	(void)inserted;
+	put(ud, p, n);
+	return 0;
+}
+
+static csrf_inject *inj_new(void **mem)
+{
+	csrf_inject *inj = NULL;
+	*mem = malloc(csrf_inject_size());
+	assert_non_null(*mem);
+	assert_int_equal(csrf_inject_init(*mem, csrf_inject_size(), SELF, strlen(SELF), FIELD, strlen(FIELD), TOKEN,
+	                                  strlen(TOKEN), &inj),
+	                 CSRF_OK);
+	return inj;
+}
+
+/* page through a fresh injector in the chunks cuts[0..ncuts) make (each
+ * chunk its own guard-page copy, its first byte at address alignment
+ * align), options on or off; the output with the count and status after
+ * it, so that they are compared too. */
+static buf feed(const char *page, size_t n, const size_t *cuts, size_t ncuts, size_t align, unsigned options)
+{
+	void *mem;
+	csrf_inject *inj = inj_new(&mem);
+	assert_int_equal(csrf_inject_options(inj, options), CSRF_OK);
+	buf out = {NULL, 0, 0};
+	size_t from = 0;
+	for (size_t k = 0; k <= ncuts; k++) {
+		size_t to = k < ncuts ? cuts[k] : n;
+		char *tmp = malloc(align + (to - from) + 1);
+		assert_non_null(tmp);
+		memset(tmp, '<', align);
+		memcpy(tmp + align, page + from, to - from);
+		char *g = tu_guard_copy(tmp, align + (to - from));
+		assert_int_equal(csrf_inject_feed(inj, g + align, to - from, on_emit, &out), CSRF_OK);
+		tu_guard_free(g);
+		free(tmp);
+		from = to;
+	}
+	unsigned count = 0;
+	assert_int_equal(csrf_inject_finish(inj, on_emit, &out, &count), CSRF_OK);
+	char tail[64];
+	int t = snprintf(tail, sizeof tail, "|%u|%u", count, csrf_inject_status(inj));
+	put(&out, tail, (size_t)t);
+	free(mem);
+	return out;
+}
+
+static void same(const buf *a, const buf *b, const char *what, int path, size_t k)
+{
+	if (a->n != b->n || memcmp(a->p, b->p, a->n) != 0)
+		fail_msg("path %s reads differently from the reference: %s %zu", csrfi_inject_scan_name(path), what, k);
+}
+
+/* Pieces of markup the random pages are made of: every state of the
+ * tokenizer, the bytes its masks hold and those they must not. */
+#define P(s)                                                                                                           \
+	{                                                                                                              \
+		s, sizeof s - 1                                                                                        \
+	}
+static const struct {
+	const char *s;
+	size_t n;
+} pieces[] = {
+    P("<form method=post action=\"/x\">"),
+    P("</form>"),
+    P("</FORM >"),
+    P("<FORM METHOD=POST>"),
+    P("<form method='post' action='https://self.example/a'>"),
+    P("<form action=//evil.example/ method=post>"),
+    P("<input name=a value='x>y'>"),
+    P("<input type=submit formmethod=get>"),
+    P("<button>go</button>"),
+    P("<button formaction=\"https://evil.example/\">"),
+    P("<a href=\"/p?a=1&amp;b=2\">"),
+    P("</a>"),
+    P("<p title='\">'>"),
+    P("<br/>"),
+    P("<img src=x alt=\"a b\" />"),
+    P("<a x==\"y>\">"),
+    P("<a x = 'y' >"),
+    P("<p =x>"),
+    P("<a/b>"),
+    P("<s p/=\"><form method=post>"),
+    P("<div\tclass=x\n>"),
+    P("<div\fid=y\r>"),
+    P("<x a=b/c=d>"),
+    P("<x a=\"\"b>"),
+    P("<x\va=1>"),
+    P("<x\x01y=\">\">"),
+    P("</a foo=\">\">"),
+    P("</ x>"),
+    P("<!-- c -->"),
+    P("<!-->"),
+    P("<!--->"),
+    P("<!---->"),
+    P("<!-- a -- b --!>"),
+    P("<! bogus>"),
+    P("<?pi>"),
+    P("<!doctype html>"),
+    P("<![CDATA[x>]]>"),
+    P("<svg><![CDATA[</form>]]></svg>"),
+    P("<svg>"),
+    P("</svg>"),
+    P("<math><mi>"),
+    P("</math>"),
+    P("<script>a<b</script>"),
+    P("<script><!--<script></script>--></script>"),
+    P("<script><!-- x --></script>"),
+    P("<style>a>b{}</style>"),
+    P("<textarea></form></textarea>"),
+    P("<title>x<y</title>"),
+    P("<xmp><a></xmp>"),
+    P("<noscript><form method=post></noscript>"),
+    P("<noscript><p>x</p></noscript>"),
+    P("<table><tr><td>"),
+    P("</td></tr></table>"),
+    P("<select><option>"),
+    P("</select>"),
+    P("<template>"),
+    P("</template>"),
+    P("<base href=/x/>"),
+    P("<head>"),
+    P("</head>"),
+    P("<meta name=referrer content=no-referrer>"),
+    P("<meta name=\"referrer\" content='never'>"),
+    P("\t"),
+    P("\n"),
+    P("\r\n"),
+    P("\f"),
+    P("\v"),
+    P(" "),
+    P("\x01"),
+    P("\0"),
+    P("\x7f"),
+    P("\xc3\xa9"),
+    P("\xff"),
+    P("x"),
+    P("A story worth voting for. A story worth voting for. A story worth voting for. "),
+    P("<"),
+    P(">"),
+    P("'"),
+    P("\""),
+    P("="),
+    P("/"),
+    P("&amp;"),
+    P("-"),
+    P("]"),
+    P("<b>"),
+    P("</b>"),
+    P("<p>"),
+    P("</p>"),
+    P("<a name=\"option_6\"></a>"),
+    P("<strong><code>-6</code></strong>"),
+    P("<dt><dd>"),
+    P("<input type=hidden name=q value=\"a'b\">"),
+};
+/* rare: the rest of the page is passed as it is */
+static const struct {
+	const char *s;
+	size_t n;
+} rare[] = {P("<plaintext>"), P("\x1b$B"), P("<frameset>")};
+
+static buf random_page(void)
+{
+	buf b = {NULL, 0, 0};
+	int n = 5 + (int)(rnd() % 60);
+	for (int k = 0; k < n; k++) {
+		if (rnd() % 200 == 0) {
+			size_t r = rnd() % (sizeof rare / sizeof rare[0]);
+			put(&b, rare[r].s, rare[r].n);
+		} else {
+			size_t r = rnd() % (sizeof pieces / sizeof pieces[0]);
+			put(&b, pieces[r].s, pieces[r].n);
+		}
+	}
+	if (rnd() % 2)
+		put(&b, "<form method=post action=/send><input name=m><button>Send</button></form>", 73);
+	return b;
+}
+
+/* The benchmark's page (bench/page.py). */
+static buf form_page(void)
+{
+	buf b = {NULL, 0, 0};
+	static const char head[] = "<!doctype html><html><head><title>Stories</title></head><body>\n";
+	put(&b, head, sizeof head - 1);
+	for (int r = 0; r < 4; r++) {
+		put(&b, "<p>", 3);
+		for (int k = 0; k < 40; k++)
+			put(&b, "A story worth voting for. ", 26);
+		put(&b, "</p>\n", 5);
+		for (int i = 0; i < 5; i++) {
+			char f[160];
+			int m = snprintf(f, sizeof f,
+			                 "<form method=\"post\" action=\"/submit\"><input name=\"story\" value=\"%d\">"
+			                 "<button>vote</button></form>\n",
+			                 i);
+			put(&b, f, (size_t)m);
+		}
+	}
+	put(&b, "</body></html>\n", 15);
+	return b;
+}
+
+/* A page of every piece, each once, twice over (about 4 KB): every
+ * place of a piece against the block grid comes with the shifts. */
+static buf every_piece_page(void)
+{
+	buf b = {NULL, 0, 0};
+	put(&b, "<html><head><title>t</title></head><body>", 41);
+	for (int r = 0; r < 2; r++)
+		for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+			if (r == 0 || (pieces[k].s[0] != '<' && k % 3 == 0))
+				put(&b, pieces[k].s, pieces[k].n);
+			else
+				put(&b, pieces[k].s, pieces[k].n), put(&b, " ", 1);
+		}
+	put(&b, "<form method=post action=/send><input name=m><button>Send</button></form>", 73);
+	return b;
+}
+
+/* The page at every address alignment and shifted against the block grid
+ * by every prefix of text, on every path, both options. */
+static void check_alignments(const buf *page, const int *p, int n)
+{
+	for (unsigned opt = 0; opt <= CSRF_INJECT_OPT_RAISE_REFERRER; opt += CSRF_INJECT_OPT_RAISE_REFERRER) {
+		assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
+		buf ref = feed(page->p, page->n, NULL, 0, 0, opt);
+		for (int k = 0; k < n; k++) {
+			assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+			for (size_t a = 0; a < 64; a++) {
+				buf got = feed(page->p, page->n, NULL, 0, a, opt);
+				same(&ref, &got, "at address alignment", p[k], a);
+				free(got.p);
+				/* "x" * a before the page: text, passed as it is */
+				buf shifted = {NULL, 0, 0}, want = {NULL, 0, 0};
+				for (size_t j = 0; j < a; j++)
+					put(&shifted, "x", 1), put(&want, "x", 1);
+				put(&shifted, page->p, page->n);
+				put(&want, ref.p, ref.n);
+				got = feed(shifted.p, shifted.n, NULL, 0, 0, opt);
+				same(&want, &got, "shifted by", p[k], a);
+				free(got.p);
+				free(shifted.p);
+				free(want.p);
+			}
+		}
+		free(ref.p);
+	}
+}
+
+/* Split in two at every stride-th point, and byte by byte, on every path. */
+static void check_splits(const buf *page, const int *p, int n, size_t stride)
+{
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
+	buf ref = feed(page->p, page->n, NULL, 0, 0, 0);
+	size_t *bytes = malloc((page->n + 1) * sizeof *bytes);
+	assert_non_null(bytes);
+	for (size_t j = 0; j < page->n; j++)
+		bytes[j] = j + 1;
+	for (int k = 0; k < n; k++) {
+		assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+		for (size_t at = 0; at <= page->n; at += stride) {
+			buf got = feed(page->p, page->n, &at, 1, at % 64, 0);
+			same(&ref, &got, "split at", p[k], at);
+			free(got.p);
+		}
+		buf got = feed(page->p, page->n, bytes, page->n ? page->n - 1 : 0, 0, 0);
+		same(&ref, &got, "byte by byte", p[k], 0);
+		free(got.p);
+	}
+	free(bytes);
+	free(ref.p);
+}
+
+static void test_every_piece(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	buf page = every_piece_page();
+	check_alignments(&page, p, n);
+	check_splits(&page, p, n, quick ? 5 : 1);
+	free(page.p);
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
+static void test_form_page(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	buf page = form_page();
+	if (!quick) {
+		check_alignments(&page, p, n);
+		check_splits(&page, p, n, 7); /* every place: the page of every piece */
+	}
+	/* and it gets its twenty tokens and the meta pair */
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+	buf out = feed(page.p, page.n, NULL, 0, 0, 0);
+	assert_non_null(strstr(out.p, "|21|0"));
+	free(out.p);
+	free(page.p);
+}
+
+/* Random pages of the pieces: whole at a random alignment, in random
+ * cuts, on every path against the reference. */
+static void test_random_pages(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	for (int r = 0; r < (quick ? 60 : 400); r++) {
+		buf page = random_page();
+		unsigned opt = (r & 1) ? CSRF_INJECT_OPT_RAISE_REFERRER : 0;
+		assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
+		buf ref = feed(page.p, page.n, NULL, 0, 0, opt);
+		for (int k = 0; k < n; k++) {
+			assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+			size_t cuts[6], m = 0;
+			for (size_t j = 0; j < 6 && page.n > 0; j++) {
+				size_t c = (size_t)(rnd() % (page.n + 1));
+				if (m == 0 || c >= cuts[m - 1])
+					cuts[m++] = c;
+			}
+			buf whole = feed(page.p, page.n, NULL, 0, (size_t)(rnd() % 64), opt);
+			buf cut = feed(page.p, page.n, cuts, m, (size_t)(rnd() % 64), opt);
+			same(&ref, &whole, "random page whole", p[k], (size_t)r);
+			same(&ref, &cut, "random page in cuts", p[k], (size_t)r);
+			free(whole.p);
+			free(cut.p);
+		}
+		free(ref.p);
+		free(page.p);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
+int main(int argc, char **argv)
+{
+	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_paths_present), cmocka_unit_test(test_masks),
+	    cmocka_unit_test(test_every_piece),   cmocka_unit_test(test_form_page),
+	    cmocka_unit_test(test_random_pages),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
