@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""apache.attack: forged cross-site requests an attacker aims at the
+places where Apache hands a request settings other than the ones it was
+judged by: mod_dir's DirectoryIndex and mod_negotiation's MultiViews
+(ap_internal_fast_redirect) choose a file whose section enables the
+module after the fixups ran on the directory's or the missing file's
+settings. The application never runs for them; the same requests from
+the site itself still reach it."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import aptest as A  # noqa: E402
+import backends as B  # noqa: E402
+
+T = A.T
+
+CONF = """
+CSRF Off
+DirectoryIndex index.php
+AddHandler application/x-httpd-php .php
+<Directory {prefix}/htdocs/mv>
+    Options +MultiViews
+    MultiviewsMatch Handlers
+</Directory>
+<Files "*.php">
+    CSRF On
+</Files>
+<Directory {prefix}/htdocs/lenient>
+    CSRF On
+    CSRFAction log
+</Directory>
+<Files "index.php">
+    CSRFAction deny
+</Files>
+"""
+
+CROSS = [("Sec-Fetch-Site", "cross-site"), ("Origin", "https://evil.example"),
+         ("Content-Type", "application/x-www-form-urlencoded")]
+SAME = [("Sec-Fetch-Site", "same-origin")] + CROSS[2:]
+
+
+class Attack(A.ApacheCase):
+    CONF = CONF
+    MPM = "prefork"
+    MODULES = ("php", "dir", "negotiation")
+
+    @classmethod
+    def prepare(cls, ap):
+        B.install(ap)
+        app = "<?php file_put_contents('%s/app.hits', $_SERVER['REQUEST_METHOD'] . ' ' . " \
+              "$_SERVER['SCRIPT_NAME'] . \"\\n\", FILE_APPEND); echo 'app';" % ap.path("run")
+        ap.write("htdocs/app/index.php", app)
+        ap.write("htdocs/mv/transfer.php", app)
+        ap.write("htdocs/lenient/index.php", app)
+        ap.write("htdocs/lenient/soft.php", app)
+
+    def hits(self):
+        try:
+            with open(self.ap.path("run/app.hits")) as f:
+                return f.read().splitlines()
+        except OSError:
+            return []
+
+    def test_fast_redirect_is_judged_by_the_handlers_settings(self):
+        rows = ["/app/",         # DirectoryIndex index.php, CSRF On only in <Files *.php>
+                "/mv/transfer"]  # MultiViews picks transfer.php (in the type checker)
+        before = len(self.hits())
+        for path in rows:
+            with self.subTest(path=path):
+                r = T.request(self.ap.port, "POST", path, CROSS, b"amount=1000&to=mallory")
+                self.assertEqual(r.status, 403, r.body[:80])
+                self.assertIn(b"cross_site", r.body)
+        self.assertEqual(self.hits()[before:], [])
+
+    def test_report_only_directory_does_not_cover_an_enforcing_file(self):
+        """A report-only directory (CSRFAction log) whose DirectoryIndex
+        file is enforced: POST /lenient/ is judged (report-only) by the
+        directory in the fixups, then runs index.php, enforced: refused;
+        the directory's other files stay report-only."""
+        before = len(self.hits())
+        r = T.request(self.ap.port, "POST", "/lenient/soft.php", CROSS, b"a=1")
+        self.assertEqual((r.status, r.body), (200, b"app"))
+        r = T.request(self.ap.port, "POST", "/lenient/", CROSS, b"a=1")
+        self.assertEqual(r.status, 403)
+        self.assertIn(b"cross_site", r.body)
+        self.assertEqual(self.hits()[before:], ["POST /lenient/soft.php"])
+
+    def test_same_origin_still_reaches_the_application(self):
+        before = len(self.hits())
+        for path in ("/app/", "/mv/transfer"):
+            r = T.request(self.ap.port, "POST", path, SAME, b"a=1")
+            self.assertEqual((r.status, r.body), (200, b"app"), path)
+            r = T.request(self.ap.port, "GET", path, [], b"")
+            self.assertEqual((r.status, r.body), (200, b"app"), path)
+        self.assertEqual(self.hits()[before:], ["POST /app/index.php", "GET /app/index.php",
+                                                "POST /mv/transfer.php", "GET /mv/transfer.php"])
+        log = self.ap.access_log()
+        self.assertIn("POST /app/index.php 200 origin_verified", log)
+
+    def test_no_crash(self):
+        self.assertFalse(self.ap.crashed())
+
+
+if __name__ == "__main__":
+    unittest.main()
