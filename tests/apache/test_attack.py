@@ -36,6 +36,9 @@ AddHandler application/x-httpd-php .php
 <Files "index.php">
     CSRFAction deny
 </Files>
+<Directory {prefix}/htdocs/off>
+    CSRF Off
+</Directory>
 """
 
 CROSS = [("Sec-Fetch-Site", "cross-site"), ("Origin", "https://evil.example"),
@@ -56,6 +59,8 @@ class Attack(A.ApacheCase):
         ap.write("htdocs/app/index.php", app)
         ap.write("htdocs/mv/transfer.php", app)
         ap.write("htdocs/lenient/index.php", app)
+        ap.write("htdocs/off/index.php", B.ECHO_PHP)
+        ap.write("htdocs/page.php", B.FORM)
         ap.write("htdocs/lenient/soft.php", app)
 
     def hits(self):
@@ -100,6 +105,19 @@ class Attack(A.ApacheCase):
                                                 "POST /mv/transfer.php", "GET /mv/transfer.php"])
         log = self.ap.access_log()
         self.assertIn("POST /app/index.php 200 origin_verified", log)
+
+    def test_body_read_for_the_handlers_settings_reaches_it(self):
+        """/off/ is CSRF Off, its index.php CSRF On: the body is read for
+        the token when the handler's settings judge, and PHP gets it
+        whole."""
+        cookie, name, token = T.session_tokens(self.ap.port, "/page.php")
+        self.assertTrue(cookie and name and token)
+        body = ("a=1&%s=%s&pad=%s" % (name, token, "x" * 3000)).encode()
+        hdrs = [("Cookie", cookie), ("Content-Type", "application/x-www-form-urlencoded")]
+        r = T.request(self.ap.port, "POST", "/off/", hdrs, body)
+        self.assertEqual((r.status, r.body), (200, (B.digest(body) + " method=POST").encode()))
+        r = T.request(self.ap.port, "POST", "/off/", hdrs, body.replace(token.encode(), b"x" * len(token)))
+        self.assertEqual(r.status, 403)
 
     def test_no_crash(self):
         self.assertFalse(self.ap.crashed())
