@@ -39,6 +39,10 @@ AddHandler application/x-httpd-php .php
 <Directory {prefix}/htdocs/off>
     CSRF Off
 </Directory>
+<Directory {prefix}/htdocs/fb>
+    FallbackResource /fb/index.php
+</Directory>
+CSRFExempt POST /fb/hook
 """
 
 CROSS = [("Sec-Fetch-Site", "cross-site"), ("Origin", "https://evil.example"),
@@ -61,6 +65,7 @@ class Attack(A.ApacheCase):
         ap.write("htdocs/lenient/index.php", app)
         ap.write("htdocs/off/index.php", B.ECHO_PHP)
         ap.write("htdocs/page.php", B.FORM)
+        ap.write("htdocs/fb/index.php", app)
         ap.write("htdocs/lenient/soft.php", app)
 
     def hits(self):
@@ -71,8 +76,9 @@ class Attack(A.ApacheCase):
             return []
 
     def test_fast_redirect_is_judged_by_the_handlers_settings(self):
-        rows = ["/app/",         # DirectoryIndex index.php, CSRF On only in <Files *.php>
-                "/mv/transfer"]  # MultiViews picks transfer.php (in the type checker)
+        rows = ["/app/",          # DirectoryIndex index.php, CSRF On only in <Files *.php>
+                "/mv/transfer",   # MultiViews picks transfer.php (in the type checker)
+                "/fb/transfer"]   # FallbackResource /fb/index.php
         before = len(self.hits())
         for path in rows:
             with self.subTest(path=path):
@@ -93,6 +99,16 @@ class Attack(A.ApacheCase):
         self.assertEqual(r.status, 403)
         self.assertIn(b"cross_site", r.body)
         self.assertEqual(self.hits()[before:], ["POST /lenient/soft.php"])
+
+    def test_exempt_path_through_a_front_controller(self):
+        """CSRFExempt names the path the client sent: it holds through
+        FallbackResource (a <Location> with CSRF Off would not: the
+        front controller's settings judge, as after any redirect)."""
+        before = len(self.hits())
+        r = T.request(self.ap.port, "POST", "/fb/hook", [("Content-Type", "application/json")], b"{}")
+        self.assertEqual((r.status, r.body), (200, b"app"))
+        self.assertEqual(self.hits()[before:], ["POST /fb/index.php"])
+        self.assertIn("POST /fb/index.php 200 exempt", self.ap.access_log())
 
     def test_same_origin_still_reaches_the_application(self):
         before = len(self.hits())
