@@ -43,6 +43,22 @@ AddHandler application/x-httpd-php .php
     FallbackResource /fb/index.php
 </Directory>
 CSRFExempt POST /fb/hook
+<Location /cache>
+    CSRF On
+</Location>
+<Location /cache/set>
+    Header set Cache-Control "public, max-age=600"
+</Location>
+<Location /cache/always>
+    Header always set Cache-Control "public, max-age=600"
+    Header set Surrogate-Control "max-age=600"
+    Header set CDN-Cache-Control "max-age=600"
+    Header set Expires "Thu, 01 Jan 2099 00:00:00 GMT"
+</Location>
+<Location /cache/expires>
+    ExpiresActive On
+    ExpiresDefault "access plus 1 day"
+</Location>
 """
 
 CROSS = [("Sec-Fetch-Site", "cross-site"), ("Origin", "https://evil.example"),
@@ -53,7 +69,7 @@ SAME = [("Sec-Fetch-Site", "same-origin")] + CROSS[2:]
 class Attack(A.ApacheCase):
     CONF = CONF
     MPM = "prefork"
-    MODULES = ("php", "dir", "negotiation")
+    MODULES = ("php", "dir", "negotiation", "headers", "expires")
 
     @classmethod
     def prepare(cls, ap):
@@ -66,6 +82,8 @@ class Attack(A.ApacheCase):
         ap.write("htdocs/off/index.php", B.ECHO_PHP)
         ap.write("htdocs/page.php", B.FORM)
         ap.write("htdocs/fb/index.php", app)
+        for d in ("set", "always", "expires"):
+            ap.write("htdocs/cache/%s/form.html" % d, B.FORM)
         ap.write("htdocs/lenient/soft.php", app)
 
     def hits(self):
@@ -134,6 +152,23 @@ class Attack(A.ApacheCase):
         self.assertEqual((r.status, r.body), (200, (B.digest(body) + " method=POST").encode()))
         r = T.request(self.ap.port, "POST", "/off/", hdrs, body.replace(token.encode(), b"x" * len(token)))
         self.assertEqual(r.status, 403)
+
+    def test_pages_with_tokens_stay_private_after_mod_headers(self):
+        """mod_headers (Header set, Header always set) and mod_expires run
+        after the injecting filter: a page with a token still leaves with
+        one private Cache-Control and no targeted cache field, so no
+        shared cache stores one user's token for others."""
+        for d in ("set", "always", "expires"):
+            with self.subTest(d=d):
+                r = T.request(self.ap.port, "GET", "/cache/%s/form.html" % d)
+                self.assertEqual((r.status, T.count_injected(r.body)), (200, (1, 1)))
+                cc = r.all("cache-control")
+                self.assertEqual(len(cc), 1, cc)
+                self.assertIn("private", cc[0])
+                self.assertNotIn("public", cc[0])
+                self.assertEqual(r.all("surrogate-control") + r.all("cdn-cache-control"), [])
+                if d != "expires":
+                    self.assertEqual(r.all("expires"), [])
 
     def test_no_crash(self):
         self.assertFalse(self.ap.crashed())
