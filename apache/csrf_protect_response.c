@@ -243,10 +243,12 @@ static void csrf_protect_start(request_rec *r, csrf_protect_out *o, csrf_protect
 }
 
 /* A page with tokens on its way out, after mod_expires (content set - 2)
- * and mod_headers' Header set (content set), which run after the
- * injecting filter and could make it public again ("Header set
- * Cache-Control public" on an .html location): the library's rule for
- * such a page (csrf_response_cache) on the header as it will be sent. */
+ * and mod_headers' Header set (content set, inserted before this one),
+ * which run after the injecting filter and could make it public again
+ * ("Header set Cache-Control public" on an .html location), and before
+ * mod_cache stores it (CACHE_SAVE, content set + 1): the library's rule
+ * for such a page (csrf_response_cache) on the header as it will be
+ * sent. */
 apr_status_t csrf_protect_cache_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
 	request_rec *r = f->r;

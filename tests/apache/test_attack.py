@@ -49,6 +49,10 @@ CSRFExempt POST /fb/hook
 <Location /cache/set>
     Header set Cache-Control "public, max-age=600"
 </Location>
+CacheRoot {prefix}/diskcache
+CacheEnable disk /cache/set
+CacheHeader On
+CacheIgnoreNoLastMod On
 <Location /cache/always>
     Header always set Cache-Control "public, max-age=600"
     Header set Surrogate-Control "max-age=600"
@@ -69,7 +73,7 @@ SAME = [("Sec-Fetch-Site", "same-origin")] + CROSS[2:]
 class Attack(A.ApacheCase):
     CONF = CONF
     MPM = "prefork"
-    MODULES = ("php", "dir", "negotiation", "headers", "expires")
+    MODULES = ("php", "dir", "negotiation", "headers", "expires", "cache", "cache_disk")
 
     @classmethod
     def prepare(cls, ap):
@@ -84,6 +88,8 @@ class Attack(A.ApacheCase):
         ap.write("htdocs/fb/index.php", app)
         for d in ("set", "always", "expires"):
             ap.write("htdocs/cache/%s/form.html" % d, B.FORM)
+        os.makedirs(ap.path("diskcache"))
+        os.chmod(ap.path("diskcache"), 0o777)  # the children's user writes it
         ap.write("htdocs/lenient/soft.php", app)
 
     def hits(self):
@@ -169,6 +175,20 @@ class Attack(A.ApacheCase):
                 self.assertEqual(r.all("surrogate-control") + r.all("cdn-cache-control"), [])
                 if d != "expires":
                     self.assertEqual(r.all("expires"), [])
+
+    def test_mod_cache_never_serves_one_users_token_to_another(self):
+        """mod_cache (CACHE_SAVE, after mod_headers) stored the page that
+        Header set made public and served its token and secret cookie to
+        every later client."""
+        tokens = []
+        for _ in range(3):
+            r = T.request(self.ap.port, "GET", "/cache/set/form.html")
+            self.assertEqual(r.status, 200)
+            self.assertEqual([v for v in r.all("x-cache") if v.startswith("HIT")], [])
+            m = T.META_TOKEN.search(r.body)
+            self.assertTrue(m)
+            tokens.append(m.group(1))
+        self.assertEqual(len(set(tokens)), 3)  # compared, never printed
 
     def test_no_crash(self):
         self.assertFalse(self.ap.crashed())
