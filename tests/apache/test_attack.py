@@ -93,11 +93,7 @@ class Attack(A.ApacheCase):
         ap.write("htdocs/lenient/soft.php", app)
 
     def hits(self):
-        try:
-            with open(self.ap.path("run/app.hits")) as f:
-                return f.read().splitlines()
-        except OSError:
-            return []
+        return self.ap.app_hits()
 
     def test_fast_redirect_is_judged_by_the_handlers_settings(self):
         rows = ["/app/",          # DirectoryIndex index.php, CSRF On only in <Files *.php>
