@@ -265,6 +265,7 @@ int csrf_protect_fixups(request_rec *r)
 		csrf_protect_note(r, st);
 		if (r->main || st->rejected)
 			return DECLINED;
+		st->judged_conf = r->per_dir_config;
 		/* an internal redirect (mod_rewrite's front controller,
 		 * ErrorDocument) starts with the connection's input filters:
 		 * the body the module read goes to its handler too */
@@ -286,6 +287,8 @@ int csrf_protect_fixups(request_rec *r)
 static void csrf_protect_judge_new(request_rec *r, const csrf_protect_conf *c)
 {
 	csrf_protect_state *st = apr_pcalloc(r->pool, sizeof(*st));
+
+	st->judged_conf = r->per_dir_config;
 	ap_set_module_config(r->request_config, &csrf_protect_module, st);
 
 	st->ctx = csrf_protect_ctx(r, c);
@@ -441,18 +444,19 @@ static void csrf_protect_drain(request_rec *r)
 static void csrf_protect_judge_late(request_rec *r)
 {
 	csrf_protect_state *st = csrf_protect_state_of(r);
-	csrf_protect_conf *c =
-	    csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
+	csrf_protect_conf *c;
 
+	if (st && (st->rejected || st->judged_conf == r->per_dir_config))
+		return; /* the fixups judged by these very settings */
+	c = csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
 	if (!c->enable)
 		return;
 	if (st == NULL) {
 		csrf_protect_judge_new(r, c);
 		return;
 	}
-	if (st->rejected)
-		return;
 	ap_set_module_config(r->request_config, &csrf_protect_module, st);
+	st->judged_conf = r->per_dir_config;
 	csrf_protect_rejudge(r, st);
 }
 

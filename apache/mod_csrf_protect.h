@@ -74,6 +74,9 @@ typedef struct {
 	csrf_ctx *ctx; /* the context that judged (NULL: none could be built) */
 	csrf_reason reason;
 	unsigned status; /* the rejection's */
+	/* the settings the last fixups judged by (r->per_dir_config): the
+	 * handler judges again only when they changed since */
+	const void *judged_conf;
 	int checked;
 	int rejected;
 	int report_only;
