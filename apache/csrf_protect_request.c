@@ -230,6 +230,7 @@ static void csrf_protect_fail(request_rec *r, csrf_protect_state *st, csrf_reaso
 
 static void csrf_protect_judge_body(request_rec *r, const csrf_protect_conf *c, csrf_protect_state *st,
                                     csrf_result res);
+static void csrf_protect_judge_new(request_rec *r, const csrf_protect_conf *c);
 
 /* An allowed request an internal redirect sends where the settings
  * differ (a stricter mode, CSRFUnsafeGet, other trusted origins) is
@@ -264,6 +265,7 @@ int csrf_protect_fixups(request_rec *r)
 		csrf_protect_note(r, st);
 		if (r->main || st->rejected)
 			return DECLINED;
+		st->judged_conf = r->per_dir_config;
 		/* an internal redirect (mod_rewrite's front controller,
 		 * ErrorDocument) starts with the connection's input filters:
 		 * the body the module read goes to its handler too */
@@ -277,14 +279,22 @@ int csrf_protect_fixups(request_rec *r)
 	c = csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
 	if (!c->enable)
 		return DECLINED;
+	csrf_protect_judge_new(r, c);
+	return DECLINED;
+}
 
-	st = apr_pcalloc(r->pool, sizeof(*st));
+/* The first verdict on a request, with its settings c (enabled). */
+static void csrf_protect_judge_new(request_rec *r, const csrf_protect_conf *c)
+{
+	csrf_protect_state *st = apr_pcalloc(r->pool, sizeof(*st));
+
+	st->judged_conf = r->per_dir_config;
 	ap_set_module_config(r->request_config, &csrf_protect_module, st);
 
 	st->ctx = csrf_protect_ctx(r, c);
 	if (st->ctx == NULL) {
 		csrf_protect_fail(r, st, CSRF_ERR_CONFIG, HTTP_INTERNAL_SERVER_ERROR);
-		return DECLINED;
+		return;
 	}
 
 	csrf_protect_request(r, &st->req);
@@ -300,7 +310,6 @@ int csrf_protect_fixups(request_rec *r)
 	}
 
 	csrf_protect_judge_body(r, c, st, csrf_check(st->ctx, &st->req));
-	return DECLINED;
 }
 
 /* The library's answer; when it asks for the body, the body read and
@@ -425,12 +434,41 @@ static void csrf_protect_drain(request_rec *r)
 		r->connection->keepalive = AP_CONN_CLOSE;
 }
 
-int csrf_protect_reject_handler(request_rec *r)
+/* The handler's settings, once more: mod_dir's DirectoryIndex and
+ * mod_negotiation's MultiViews hand the request the settings of the file
+ * they chose (ap_internal_fast_redirect) after the fixups judged it by
+ * the directory's or the missing file's, or found nothing to judge (a
+ * request to "/app/" under CSRF Off, its "index.php" under CSRF On). A
+ * request the handler's settings enable is judged by them when the
+ * fixups did not, and again where they differ from the ones that did. */
+static void csrf_protect_judge_late(request_rec *r)
 {
 	csrf_protect_state *st = csrf_protect_state_of(r);
+	csrf_protect_conf *c;
+
+	if (st && (st->rejected || st->judged_conf == r->per_dir_config))
+		return; /* the fixups judged by these very settings */
+	c = csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
+	if (!c->enable)
+		return;
+	if (st == NULL) {
+		csrf_protect_judge_new(r, c);
+		return;
+	}
+	ap_set_module_config(r->request_config, &csrf_protect_module, st);
+	st->judged_conf = r->per_dir_config;
+	csrf_protect_rejudge(r, st);
+}
+
+int csrf_protect_reject_handler(request_rec *r)
+{
+	csrf_protect_state *st;
 	csrf_protect_reject *rj;
 	csrf_reject_answer_t *a;
 
+	if (r->main == NULL)
+		csrf_protect_judge_late(r);
+	st = csrf_protect_state_of(r);
 	if (st == NULL || !st->rejected)
 		return DECLINED;
 	if (r->main)

@@ -237,6 +237,38 @@ static void csrf_protect_start(request_rec *r, csrf_protect_out *o, csrf_protect
 	apr_table_unset(r->headers_in, "Range");
 	apr_table_unset(r->headers_in, "If-Range");
 	o->inject = 1;
+	/* what mod_headers (Header set) and mod_expires put in after this
+	 * filter is judged again on the way out */
+	ap_add_output_filter(CSRF_PROTECT_CACHE_FILTER, NULL, r, r->connection);
+}
+
+/* A page with tokens on its way out, after mod_expires (content set - 2)
+ * and mod_headers' Header set (content set, inserted before this one),
+ * which run after the injecting filter and could make it public again
+ * ("Header set Cache-Control public" on an .html location), and before
+ * mod_cache stores it (CACHE_SAVE, content set + 1): the library's rule
+ * for such a page (csrf_response_cache) on the header as it will be
+ * sent. */
+apr_status_t csrf_protect_cache_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+	request_rec *r = f->r;
+	csrf_protect_headers c;
+	unsigned char *drop;
+	csrf_slice add = {NULL, 0};
+
+	csrf_protect_headers_of(r, &c, 0);
+	drop = apr_pcalloc(r->pool, c.n + 1);
+	if (csrf_response_cache(c.h, c.n, drop, &add) == CSRF_OK) {
+		r->headers_out = csrf_protect_without(r, r->headers_out, &c, drop);
+		r->err_headers_out = csrf_protect_without(r, r->err_headers_out, &c, drop);
+		if (add.ptr)
+			apr_table_setn(r->headers_out, "Cache-Control", apr_pstrmemdup(r->pool, add.ptr, add.len));
+	} else {
+		apr_table_unset(r->err_headers_out, "Cache-Control");
+		apr_table_setn(r->headers_out, "Cache-Control", "private, no-store");
+	}
+	ap_remove_output_filter(f);
+	return ap_pass_brigade(f->next, bb);
 }
 
 static int csrf_protect_emit(void *ud, const char *p, size_t n, int inserted)

@@ -640,6 +640,12 @@ static void csrf_protect_register_hooks(apr_pool_t *p)
 	ap_register_output_filter(CSRF_PROTECT_FILTER, csrf_protect_output_filter, NULL, AP_FTYPE_RESOURCE);
 	ap_register_output_filter(CSRF_PROTECT_REJECT_FILTER, csrf_protect_reject_filter, NULL,
 	                          (ap_filter_type)(AP_FTYPE_CONTENT_SET + 5));
+	/* a page with tokens stays private whatever mod_headers and
+	 * mod_expires add after the injecting filter: added while the page
+	 * streams, it comes after their filters (inserted before the
+	 * handler) and before mod_cache's CACHE_SAVE (content set + 1),
+	 * which would store it */
+	ap_register_output_filter(CSRF_PROTECT_CACHE_FILTER, csrf_protect_cache_filter, NULL, AP_FTYPE_CONTENT_SET);
 }
 
 AP_DECLARE_MODULE(csrf_protect) = {

@@ -32,6 +32,7 @@
 #define CSRF_PROTECT_BODY_FILTER "CSRF_PROTECT_BODY"
 #define CSRF_PROTECT_FILTER "CSRF_PROTECT"
 #define CSRF_PROTECT_REJECT_FILTER "CSRF_PROTECT_REJECT"
+#define CSRF_PROTECT_CACHE_FILTER "CSRF_PROTECT_CACHE"
 /* The request note LogFormat reads as %{csrf_result}n. */
 #define CSRF_PROTECT_NOTE "csrf_result"
 
@@ -73,6 +74,9 @@ typedef struct {
 	csrf_ctx *ctx; /* the context that judged (NULL: none could be built) */
 	csrf_reason reason;
 	unsigned status; /* the rejection's */
+	/* the settings the last fixups judged by (r->per_dir_config): the
+	 * handler judges again only when they changed since */
+	const void *judged_conf;
 	int checked;
 	int rejected;
 	int report_only;
@@ -119,6 +123,7 @@ void csrf_protect_request(request_rec *r, csrf_request *req);
 /* csrf_protect_response.c */
 void csrf_protect_insert_filter(request_rec *r);
 apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb);
+apr_status_t csrf_protect_cache_filter(ap_filter_t *f, apr_bucket_brigade *bb);
 
 /* A log line of the module: the message, then the client. No request is
  * handed to the error log, so that the Referer it would append (a form an

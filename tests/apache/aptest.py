@@ -133,6 +133,14 @@ class Apache:
         except OSError:
             return ""
 
+    def app_hits(self):
+        """The lines backends' app.php appended to run/app.hits."""
+        try:
+            with open(self.path("run/app.hits")) as f:
+                return f.read().splitlines()
+        except OSError:
+            return []
+
     def crashed(self):
         return [l for l in self.error_log().splitlines() if re.search(r"exit signal|core dumped|Segmentation", l)]
 

@@ -75,11 +75,7 @@ class Reject(A.ApacheCase):
         ap.write("htdocs/small/index.html", "x")
 
     def hits(self):
-        try:
-            with open(self.ap.path("run/app.hits")) as f:
-                return f.read().splitlines()
-        except OSError:
-            return []
+        return self.ap.app_hits()
 
     def assert_module_page(self, r, reason, status=403):
         self.assertEqual(r.status, status)
