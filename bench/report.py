@@ -218,8 +218,6 @@ for bench, need, text in [("nginx_get", 0.95, "nginx GET with injection at least
                            "nginx POST with the token in X-CSRF-Token at least 97% of plain nginx"),
                           ("nginx_post_body", 0.95,
                            "nginx POST with the token in an urlencoded body at least 95% of plain nginx"),
-                          ("nginx_count_get", 0.99, "nginx GET with counting on at least 99% of off"),
-                          ("nginx_count_post", 0.99, "nginx POST with counting on at least 99% of off"),
                           ("demo_get", 0.95, "the demo protected at least 95% of unprotected (GET /, logged in)"),
                           ("demo_store", 0.80, "the demo with Redis at least 80% of the memory store (wrk -c64)")]:
     if bench in ratios:
@@ -227,6 +225,19 @@ for bench, need, text in [("nginx_get", 0.95, "nginx GET with injection at least
     else:
         targets.append(f"- not measured: {text}")
 
+# Counting on against off: requests/s pairs on this machine scatter by
+# about ten per cent (their middle half is shown in the table), so they
+# cannot show a one per cent cost either way; the worker's CPU per request,
+# measured in the same alternating runs, can: on at most 1.01 times off is
+# on at least 99% of off's rate for a worker that is busy all the time.
+for bench, text in [("nginx_count_get", "nginx GET"), ("nginx_count_post", "nginx POST")]:
+    off, on = cpu_med(bench, "off", "worker"), cpu_med(bench, "on", "worker")
+    rate = f", requests/s {ratios[bench] * 100:.1f}%" if bench in ratios else ""
+    if off and on:
+        targets.append(target(off / on >= 0.99, f"{text} with counting on at least 99% of off, by the worker's CPU "
+                                                f"per request: {off / on * 100:.1f}%{rate}"))
+    else:
+        targets.append(f"- not measured: {text} with counting on at least 99% of off")
 if vs_sub:
     worst = min(vs_sub, key=vs_sub.get)
     each = ", ".join(f"{b} {r:.2f}×" for b, r in sorted(vs_sub.items()))
