@@ -12,12 +12,14 @@
 // lib/exe/ajax.php), preview, save (the text on disk), the quick search
 // (a POST to lib/exe/ajax.php), log out. Forged cross-site forms are
 // refused by the module (403, the application never runs): a save of the
-// page, the editor's lock-and-draft call, a logout. Through the same
+// page, the editor's lock-and-draft call, a logout, a login. Through the same
 // apache2 and DokuWiki without the module, the forged lock-and-draft call
 // works (DokuWiki checks no security token there: the page is locked in
 // the victim's name and a draft written), so the attack is real; the
 // forged save is stopped by DokuWiki's own security token (sectok) there,
 // which the attacker cannot read, and with the module the 403 comes first.
+// A forged login into the attacker's account (login CSRF: DokuWiki's login
+// checks no sectok) is refused by the module and works without it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -114,7 +116,7 @@ ${inputs}
   await page.waitForUrl(`the forged form of ${name} arrives at ${target}`, (u) => u.startsWith(target));
   let got;
   await untilHere(`the server logged the forged POST ${path}`, () => {
-    got = log().slice(before).split('\n').find((l) => l.includes(`POST ${path} `));
+    got = log().slice(before).split('\n').find((l) => l.includes(`POST ${path} `) || l.includes(`POST ${path}?`));
     return got;
   });
   return got;
@@ -210,7 +212,8 @@ test(`${BROWSER}: forged cross-site requests are refused by the module, the wiki
   let line = await forge('save', doku, { id: 'notes', do: 'save', wikitext: FORGED, summary: 'x', prefix: '', suffix: '' },
     stack.accessLog);
   assert.match(line, /" 403 \d+ origin_mismatch$/, 'the forged save: 403 origin_mismatch');
-  await until('the module\'s page', () => /refused|rejected|forged|another site/i.test(document.body?.innerText || ''));
+  await until('the module\'s page, not DokuWiki\'s', () => /came from a page at another address/.test(document.body?.innerText || '') &&
+    !document.querySelector('#dokuwiki__site'));
   assert.equal(stack.page('notes'), before, 'the page is unchanged');
 
   line = await forge('lock', ajax, { call: 'lock', id: 'start', prefix: '', wikitext: FORGED, suffix: '', date: '0' },
@@ -222,6 +225,15 @@ test(`${BROWSER}: forged cross-site requests are refused by the module, the wiki
   assert.match(line, /" 403 \d+ origin_mismatch$/, 'the forged logout: 403 origin_mismatch');
   await page.goto(`${stack.url}/doku.php?id=start`);
   assert.equal(await loggedIn(), true, 'still logged in');
+
+  // login CSRF: the attacker's form logs the user into the attacker's
+  // account (DokuWiki's login checks no security token)
+  line = await forge('login', `${stack.url}/doku.php?id=start`,
+    { id: 'start', do: 'login', u: stack.attacker, p: stack.attackerPassword }, stack.accessLog);
+  assert.match(line, /" 403 \d+ origin_mismatch$/, 'the forged login: 403 origin_mismatch');
+  await page.goto(`${stack.url}/doku.php?id=start`);
+  assert.match(await page.text('#dokuwiki__usertools'), /Alice/, 'still Alice');
+  assert.doesNotMatch(await page.text('#dokuwiki__usertools'), /Mallory/);
 
   const log = stack.errorLog();
   for (const p of ['/doku.php', '/lib/exe/ajax.php'])
@@ -246,4 +258,15 @@ test(`${BROWSER}: without the module the forged lock-and-draft call works; the f
   assert.match(save, /^POST \/doku\.php 200$/, 'DokuWiki ran for the forged save');
   assert.equal(stack.page('notes'), before, 'and its sectok kept the page unchanged');
   await until('DokuWiki\'s own message', () => /Security Token did not match/.test(document.body?.innerText || ''));
+
+  // login CSRF works there: logged out, the user meets the attacker's
+  // page and is signed into the attacker's account
+  await page.goto(`${stack.controlUrl}/doku.php?id=start`);
+  await page.clickAndWait('li.logout a, a.action.logout');
+  assert.equal(await loggedIn(), false, 'logged out of the control');
+  const forgedLogin = await forge('login-control', `${stack.controlUrl}/doku.php?id=start`,
+    { id: 'start', do: 'login', u: stack.attacker, p: stack.attackerPassword }, stack.controlLog);
+  assert.match(forgedLogin, /^POST \/doku\.php 302$/, 'DokuWiki logged the forged login in');
+  await page.goto(`${stack.controlUrl}/doku.php?id=start`);
+  assert.match(await page.text('#dokuwiki__usertools'), /Mallory/, 'the user is now in the attacker\'s account');
 });

@@ -25,7 +25,7 @@
 // the attacker's site serving static pages from the folder.
 //
 // startStack({ host, attacker }) returns { url, controlUrl, attackerUrl,
-// user, password, tmp, page(id), lockFile(id), accessLog(), errorLog(),
+// user, password, attacker, attackerPassword, tmp, page(id), lockFile(id), accessLog(), errorLog(),
 // writeAttack(name, html), stop() }.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -48,6 +48,7 @@ const IS_ROOT = process.getuid && process.getuid() === 0;
 const RUN_AS = 'nobody';
 
 export const USER = 'alice';
+export const ATTACKER = 'mallory';
 
 // The code block under "## A complete configuration" in apache/README.md.
 export function readmeBlock() {
@@ -92,7 +93,7 @@ function chownR(p, user) {
 // DokuWiki's configuration and data, copied into tmp; the user's password
 // hashed (SHA-512 crypt, which DokuWiki's PassHash reads) by openssl, the
 // password going through stdin.
-function prepareWiki(tmp, password) {
+function prepareWiki(tmp, password, attackerPassword) {
   const conf = path.join(tmp, 'conf');
   fs.mkdirSync(conf, { mode: 0o755 });
   const own = new Set(['local.php', 'users.auth.php', 'acl.auth.php']);
@@ -104,10 +105,17 @@ function prepareWiki(tmp, password) {
   const data = path.join(tmp, 'data');
   fs.cpSync(DOKU_DATA, data, { recursive: true });
   fs.writeFileSync(path.join(data, 'pages', 'start.txt'), '====== Start ======\n\nThe start page of the test wiki.\n');
-  const hash = spawnSync('openssl', ['passwd', '-6', '-stdin'], { input: password, encoding: 'utf8' });
-  assert.equal(hash.status, 0, `openssl passwd: ${hash.stderr}`);
-  fs.writeFileSync(path.join(conf, 'users.auth.php'),
-    `# users.auth.php\n# login:passwordhash:Real Name:email:groups\n${USER}:${hash.stdout.trim()}:Alice:alice@wiki.test:user\n`);
+  const hash = (pw) => {
+    const r = spawnSync('openssl', ['passwd', '-6', '-stdin'], { input: pw, encoding: 'utf8' });
+    assert.equal(r.status, 0, `openssl passwd: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  // the user, and the attacker's own account (for a forged login)
+  fs.writeFileSync(path.join(conf, 'users.auth.php'), `# users.auth.php
+# login:passwordhash:Real Name:email:groups
+${USER}:${hash(password)}:Alice:alice@wiki.test:user
+${ATTACKER}:${hash(attackerPassword)}:Mallory:mallory@evil.test:user
+`);
   fs.writeFileSync(path.join(conf, 'acl.auth.php'),
     '# acl.auth.php\n*\t@ALL\t1\n*\t@user\t8\n');
   fs.writeFileSync(path.join(conf, 'local.php'), `<?php
@@ -133,7 +141,8 @@ export async function startStack({ host = 'wiki.test', attacker = 'evil.test' } 
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-dokuwiki-'));
   fs.chmodSync(tmp, 0o755);
   const password = crypto.randomBytes(18).toString('base64url');
-  const { data } = prepareWiki(tmp, password);
+  const attackerPassword = crypto.randomBytes(18).toString('base64url');
+  const { data } = prepareWiki(tmp, password, attackerPassword);
   for (const d of ['run', 'evil']) fs.mkdirSync(path.join(tmp, d), { mode: 0o755 });
   if (IS_ROOT) execFileSync('chown', [`${RUN_AS}:`, path.join(tmp, 'run')]);
   const keys = path.join(tmp, 'csrf.keys');
@@ -240,6 +249,8 @@ ${wiki}
     attackerUrl: `http://${attacker}:${evil}`,
     user: USER,
     password,
+    attacker: ATTACKER,
+    attackerPassword,
     accessLog: () => read('access.log'),
     controlLog: () => read('control.log'),
     errorLog: () => read('error.log'),
