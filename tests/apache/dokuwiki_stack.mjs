@@ -139,6 +139,16 @@ export async function startStack({ host = 'wiki.test', attacker = 'evil.test' } 
   for (const f of [MODULE, CSRF_KEY]) assert.ok(f && fs.existsSync(f), `built: ${f}`);
   assert.ok(fs.existsSync(path.join(DOKU, 'doku.php')), 'Debian\'s dokuwiki is installed (scripts/deps.sh)');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'csrf-dokuwiki-'));
+  try {
+    return await start(tmp, host, attacker);
+  } catch (e) {
+    // apache2 is stopped by start() when it ran; the folder goes here
+    if (!process.env.CSRF_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+async function start(tmp, host, attacker) {
   fs.chmodSync(tmp, 0o755);
   const password = crypto.randomBytes(18).toString('base64url');
   const attackerPassword = crypto.randomBytes(18).toString('base64url');
@@ -284,8 +294,9 @@ ${wiki}
   };
   for (const p of [port, control, evil]) {
     if (!(await waitConnect(p))) {
+      const log = stack.errorLog();
       await stack.stop();
-      assert.fail(`apache2 listens on ${p}`);
+      assert.fail(`apache2 listens on ${p}: ${log.split('\n').slice(-5).join('\n')}`);
     }
   }
   return stack;
