@@ -34,6 +34,10 @@ TEST_PKGS=(
   phpmyadmin dbconfig-no-thanks php-fpm mariadb-server
   # tests/apache: PHP through mod_php (prefork) beside php-fpm (proxy_fcgi)
   libapache2-mod-php
+  # apache.dokuwiki.*: a real PHP application from the archive behind Apache
+  # (mod_php) and the module; the test copies its configuration and data
+  # into a temporary folder and starts its own apache2
+  dokuwiki
   # csrf-cgi: the small servers of routers (busybox is a build package)
   lighttpd mini-httpd
   # the router builds (make router, tests/router): Debian's cross compilers
