@@ -120,35 +120,34 @@ def slow_get(port, path, gz=False, cut=None):
     return head, body
 
 
+ROUNDS = [("/nb/cl", 0), ("/nb/x", 0), ("/b/cl", 0), ("/b/x", 0), ("/gz/x", 1), ("/gz/cl", 1), ("/gzb/x", 1)]
+
+
 class StreamTest(unittest.TestCase):
+    def check_page(self, port, path, gz):
+        head, body = slow_get(port, path, gz)
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), path)
+        stripped = T.strip_injected(body)
+        if stripped != BODY:
+            short = min(len(stripped), len(BODY))
+            at = next((i for i in range(short) if stripped[i] != BODY[i]), short)
+            self.fail("%s: the page differs at byte %d (%d bytes, %d sent)" % (path, at, len(stripped), len(BODY)))
+        self.assertEqual(T.count_injected(body), (FORMS, 1), path)
+
     def test_slow_client_gets_the_page(self):
         up = T.Upstream(upstream)
-        ngx = T.Nginx(HTTP, up.port)
-        try:
-            ngx.start()
-            for path, gz in [("/nb/cl", 0), ("/nb/x", 0), ("/b/cl", 0), ("/b/x", 0), ("/gz/x", 1), ("/gz/cl", 1),
-                             ("/gzb/x", 1)]:
-                head, body = slow_get(ngx.port, path, gz)
-                self.assertTrue(head.startswith(b"HTTP/1.1 200"), path)
-                stripped = T.strip_injected(body)
-                if stripped != BODY:
-                    at = next((i for i in range(min(len(stripped), len(BODY))) if stripped[i] != BODY[i]),
-                              min(len(stripped), len(BODY)))
-                    self.fail("%s: the page differs at byte %d (%d bytes, %d sent)" %
-                              (path, at, len(stripped), len(BODY)))
-                self.assertEqual(T.count_injected(body), (FORMS, 1), path)
+        self.addCleanup(up.close)
+        with T.Nginx(HTTP, up.port) as ngx:
+            for path, gz in ROUNDS:
+                self.check_page(ngx.port, path, gz)
             # clients gone mid-page: the worker lives on
             for cut in (5000, 100000, 1000000):
                 for path, gz, at in [("/nb/cl", 0, cut), ("/b/x", 0, cut), ("/gz/x", 1, cut // 100)]:
                     # (no body in the message: it holds a token)
                     self.assertTrue(slow_get(ngx.port, path, gz, cut=at) is None, "%s read whole" % path)
             time.sleep(0.3)
-            r = T.request(ngx.port, "GET", "/nb/cl")
-            self.assertTrue(T.strip_injected(r.body) == BODY, "the page after the cut ones")
+            self.check_page(ngx.port, "/nb/cl", 0)
             self.assertEqual(ngx.crashed(), [])
-        finally:
-            ngx.cleanup()
-            up.close()
 
 
 if __name__ == "__main__":
