@@ -34,9 +34,9 @@
 
 #define SELF "http://127.0.0.1:8080"
 #define FIELD "csrf_0123456789ab"
-#define TOKEN                                                                                                          \
-	"AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDb8Kx4vO6yJgGdWPbq1e9sYcUu2ALm3rT5Xz0wQv7nHiKjM8oPRdSfGhBtCaV4yN6uLsEI"         \
-	"9xo1AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDbq7Wm-T_a"
+/* a token of the length issued (CSRF_TOKEN_LEN): the injector takes no longer one */
+#define TOKEN "AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDb8Kx4vO6yJgGdWPbq1e9sYcUu2ALm3rT5Xz0wQv7nHiKjM8oPRdSfGhBtCaV4yN6uLsEI9x"
+_Static_assert(sizeof TOKEN - 1 == CSRF_TOKEN_LEN, "the token length issued");
 #define INPUT_EL "<input type=\"hidden\" name=\"" FIELD "\" value=\"" TOKEN "\">"
 #define META_EL "<meta name=\"csrf-param\" content=\"" FIELD "\"><meta name=\"csrf-token\" content=\"" TOKEN "\">"
 #define RM_EL "<meta name=\"referrer\" content=\"same-origin\">"

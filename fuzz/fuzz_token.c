@@ -48,27 +48,34 @@ static int b64val(char c)
 	return p ? (int)(p - b64) : -1;
 }
 
-/* Decodes n (a multiple of 4) base64url characters into 3n/4 bytes. */
+/* Decodes n base64url characters (no padding; n % 4 != 1) into
+ * n * 3 / 4 bytes; the bits after the last byte must be zero. */
 static void b64_decode(const char *in, size_t n, uint8_t *out)
 {
+	FZ_ASSERT(n % 4 != 1);
 	for (size_t i = 0, j = 0; i < n; i += 4, j += 3) {
+		size_t m = n - i < 4 ? n - i : 4; /* characters in this group */
 		uint32_t v = 0;
 		for (size_t k = 0; k < 4; k++) {
-			int d = b64val(in[i + k]);
+			int d = k < m ? b64val(in[i + k]) : 0;
 			FZ_ASSERT(d >= 0);
 			v = v << 6 | (uint32_t)d;
 		}
-		out[j] = (uint8_t)(v >> 16);
-		out[j + 1] = (uint8_t)(v >> 8);
-		out[j + 2] = (uint8_t)v;
+		FZ_ASSERT((v & (0xffffffu >> (8 * (m - 1)))) == 0 || m == 4);
+		for (size_t k = 0; k + 1 < m; k++)
+			out[j + k] = (uint8_t)(v >> (16 - 8 * k));
 	}
 }
 
+/* Encodes n bytes as base64url without padding: (4n + 2) / 3 characters. */
 static void b64_encode(const uint8_t *in, size_t n, char *out)
 {
 	for (size_t i = 0, j = 0; i < n; i += 3, j += 4) {
-		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-		for (size_t k = 0; k < 4; k++)
+		size_t m = n - i < 3 ? n - i : 3; /* bytes in this group */
+		uint32_t v = 0;
+		for (size_t k = 0; k < 3; k++)
+			v = v << 8 | (k < m ? in[i + k] : 0u);
+		for (size_t k = 0; k <= m; k++)
 			out[j + k] = b64[(v >> (18 - 6 * k)) & 63];
 	}
 }
