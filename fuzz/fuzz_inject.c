@@ -34,9 +34,11 @@
 
 #define SELF "http://127.0.0.1:8080"
 #define FIELD "csrf_0123456789ab"
+/* a masked token of today's length (CSRF_TOKEN_LEN: 102 characters) */
 #define TOKEN                                                                                                          \
-	"AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDb8Kx4vO6yJgGdWPbq1e9sYcUu2ALm3rT5Xz0wQv7nHiKjM8oPRdSfGhBtCaV4yN6uLsEI"         \
-	"9xo1AQAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDbq7Wm-T_a"
+	"AgAAAAAHZWVyeUfoKoN4nQ-_3a0ZZpDb8Kx4vO6yJgGdWPbq1e9sYcUu2ALm3rT5Xz0wQv7nHiKjM8oPRdSfGhBtCaV4yN6uLsEI"         \
+	"9x"
+_Static_assert(sizeof TOKEN - 1 == CSRF_TOKEN_LEN, "the token the injector takes");
 #define INPUT_EL "<input type=\"hidden\" name=\"" FIELD "\" value=\"" TOKEN "\">"
 #define META_EL "<meta name=\"csrf-param\" content=\"" FIELD "\"><meta name=\"csrf-token\" content=\"" TOKEN "\">"
 #define RM_EL "<meta name=\"referrer\" content=\"same-origin\">"

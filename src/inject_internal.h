@@ -233,6 +233,7 @@ struct inj_tree {
 	uint8_t id_token;    /* a form with an id got the token */
 	uint8_t any_token;   /* a form got the token */
 	uint8_t owner_out;   /* a form="" button that sends by GET or elsewhere was seen */
+	uint8_t owner_rel;   /* a form="" button with a relative formaction was seen: a base elsewhere moves it */
 	uint8_t head_done;   /* the meta tags went in */
 	uint8_t stopped;     /* lost track of the page: no more tokens */
 	uint8_t select;      /* inside a select element */

@@ -1433,6 +1433,23 @@ static void test_status(void **state)
 	    {"<table><tr><td><select><table>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
 	    {"<noscript><table></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
 	    {"<table><tr><td><base href=/app/></td>" EB "</table>" RF CL, CSRF_INJECT_BASE},
+	    /* a relative formaction after a form got the token, then a base
+	     * elsewhere (html5lib oracle, seed 101, page 20985, reduced): the
+	     * form without an action ends with a <div> open in it, the button
+	     * after it goes into that div and is the form's, and the base
+	     * sends it to the other origin */
+	    {PF "<div></form><button formaction=\"/t\">x</button>" EB, CSRF_INJECT_LATE_BASE},
+	    {PF "<div></form><input type=image formaction=t>" EB, CSRF_INJECT_LATE_BASE},
+	    {PF "<table><tr><td></form><button formaction=/t>" EB, CSRF_INJECT_LATE_BASE},
+	    {PF "<div></form><button formaction=/t><base href=/app/>", 0}, /* a base of this origin */
+	    {PF "<div></form><button type=button formaction=/t>" EB, 0},   /* not a submitter */
+	    {"<button formaction=/t>" PF CL EB, 0},                        /* before the token: not its */
+	    /* one with form="" may name a form with an id, before or after it */
+	    {"<form id=f method=post></form><button form=f formaction=/t>" EB, CSRF_INJECT_LATE_BASE},
+	    {"<button form=f formaction=/t><form id=f method=post></form>" EB, CSRF_INJECT_LATE_BASE},
+	    {"<button form=f formaction=/t>" EB "<form id=f method=post></form>", CSRF_INJECT_FORM_OWNER},
+	    {"<form id=f method=post><button form=f formaction=/t>" EB CL, CSRF_INJECT_BASE},
+	    {"<button form=f formaction=/t>" PF CL EB, 0}, /* the form has no id */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
