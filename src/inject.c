@@ -6,7 +6,7 @@
  * and the output. Runs of text, names and values are skipped whole: the
  * block scanner (inject_scan.c) gives each 64 bytes of a chunk as bitmasks
  * of the bytes the states stop at, and a state goes to the next set bit
- * (the character classes of inject_internal.h then tell which of those
+ * (the character classes of inject_shared.h then tell which of those
  * bytes ends its run). Every complete
  * tag goes to the tree builder model (inject_tree.c), which says what the
  * browser does with it and what goes in after it; the name of a form's
@@ -15,7 +15,7 @@
  * passes through unchanged; nothing is held between chunks: the whole
  * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX (csrf.h).
  */
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #include <stdalign.h>
 #include <stddef.h>

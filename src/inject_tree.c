@@ -19,7 +19,7 @@
  * into any later form (nor the pending one), and the reason is kept for
  * csrf_inject_status.
  */
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 enum { NS_SVG = 1, NS_MATH = 2 };
 enum {
