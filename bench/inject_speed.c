@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "csrf.h"
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

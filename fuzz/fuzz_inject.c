@@ -28,7 +28,7 @@
  * with the reason for it, and finish keeps the status for the caller.
  */
 #include "fuzz_util.h"
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #include <strings.h>
 

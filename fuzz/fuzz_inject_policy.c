@@ -14,7 +14,7 @@
  */
 #include "fuzz_util.h"
 
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #define SELF "https://self.example"
 

@@ -865,7 +865,11 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * element left open inside that form, or the tree builder moving the
  * button (the adoption agency), can make it the form's. A <base> to another origin after a form with a
  * relative action got the token (CSRF_INJECT_LATE_BASE) likewise, with
- * base-uri.
+ * base-uri; and so is one after a submit button with a relative
+ * formaction that may be such a form's: any after a form got the token
+ * (as above), a form="" one that may name a form with an id (before the
+ * form's end tag it takes the token from it: CSRF_INJECT_BASE, or
+ * CSRF_INJECT_FORM_OWNER when the base came before the form).
  *
  * Charset: call csrf_charset_sniff first and inject only when it says so.
  * An ESC byte anywhere stops injection from that byte on (a browser that

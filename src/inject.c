@@ -6,7 +6,7 @@
  * and the output. Runs of text, names and values are skipped whole: the
  * block scanner (inject_scan.c) gives each 64 bytes of a chunk as bitmasks
  * of the bytes the states stop at, and a state goes to the next set bit
- * (the character classes of inject_internal.h then tell which of those
+ * (the character classes of inject_shared.h then tell which of those
  * bytes ends its run). Every complete
  * tag goes to the tree builder model (inject_tree.c), which says what the
  * browser does with it and what goes in after it; the name of a form's
@@ -15,7 +15,7 @@
  * passes through unchanged; nothing is held between chunks: the whole
  * state is struct csrf_inject, bounded by CSRF_INJECT_STATE_MAX (csrf.h).
  */
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #include <stdalign.h>
 #include <stddef.h>
@@ -134,6 +134,11 @@ struct csrf_inject {
 };
 
 _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector state over its bound");
+/* csrf_inject_init clears the bytes before tag: the tokenizer's, the
+ * noscript reading's and the last status */
+_Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, tag) &&
+                   offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
+               "what init clears comes first");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -1219,9 +1224,18 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 		return CSRF_ERR_ARG;
 
 	struct csrf_inject *inj = mem;
-	memset(inj, 0, sizeof *inj);
+	/* Only what is read before it is written, not the whole state (36 KB
+	 * of it, most of a short page's cost): the tokenizer's bytes, the
+	 * noscript reading and the last status here; the tag up to its values
+	 * and the model up to its stacks in reset_stream. The rest is read
+	 * only below a length or depth set when it is written: the hold
+	 * (hold_len), the tag's values (short_len, type_len, url_len), the
+	 * model's stacks (depth, tables), the tails of the elements (their
+	 * lengths). */
+	memset(inj, 0, offsetof(struct csrf_inject, tag));
 	inj->self = self;
 	inj->tree.self = &inj->self;
+	inj->options = 0;
 	size_t n = 0;
 	n = put(inj->input_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
 	n = put(inj->input_el, n, field, field_len);
@@ -1237,6 +1251,8 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	n = put(inj->meta_el, n, META_END, LIT_LEN(META_END));
 	inj->meta_len = (uint16_t)n;
 	memcpy(inj->referrer_el, REFERRER_EL, LIT_LEN(REFERRER_EL));
+	inj->holding = 0;
+	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
 	inj->hold_referrer = HOLD_NONE;
 	reset_stream(inj);

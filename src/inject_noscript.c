@@ -5,13 +5,13 @@
  * scripting does, only its end ("</noscript") is matched; as markup, as a
  * browser without scripting tokenizes it, a state machine of its own
  * (M_*, numbered after the HTML standard's tokenizer sections in
- * inject_internal.h) follows tags and attribute names far enough to know
+ * inject_shared.h) follows tags and attribute names far enough to know
  * whether that reading is back in its data state where the raw text ends,
  * which submitters it builds and which tables it leaves open. Byte by
  * byte: noscript content is short. The state is struct inj_noscript,
  * part of struct csrf_inject.
  */
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 void inj_noscript_begin(struct inj_noscript *ns)
 {
@@ -82,7 +82,7 @@ static void name_done(struct inj_noscript *ns, const struct inj_tree *tree)
 /* A tag in noscript ended: a submitter there that may send its form by
  * GET or elsewhere is judged as such (a browser without scripting builds
  * it: a submitter of the pointer's form). */
-static void tag_end(struct inj_noscript *ns, struct inj_tree *tree)
+static void ns_tag_end(struct inj_noscript *ns, struct inj_tree *tree)
 {
 	ns->state = ns->raw ? M_RAW : M_TEXT;
 	if (ns->button && (ns->bits & NSB_ROUTE))
@@ -134,7 +134,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 					return;
 				ns->state = c == '/' ? M_SELF_CLOSING : M_BEFORE_ATTR;
 				if (c == '>')
-					tag_end(ns, tree);
+					ns_tag_end(ns, tree);
 			} else {
 				name_byte(ns, c);
 			}
@@ -145,7 +145,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 			if (c == '/') {
 				ns->state = M_SELF_CLOSING;
 			} else if (c == '>') {
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 			} else {
 				ns->state = M_ATTR; /* '=' first is part of the name */
 				ns->attr_len = 0;
@@ -164,7 +164,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 			else if (c == '=')
 				ns->state = M_BEFORE_VALUE;
 			else if (c == '>')
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 			return;
 		case M_AFTER_ATTR:
 			if (inj_is_ws(c))
@@ -174,7 +174,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 			else if (c == '=')
 				ns->state = M_BEFORE_VALUE;
 			else if (c == '>')
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 			else {
 				ns->state = M_ATTR;
 				ns->attr_len = 0;
@@ -189,7 +189,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 			else if (c == '\'')
 				ns->state = M_SQ;
 			else if (c == '>')
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 			else
 				ns->state = M_UQ;
 			return;
@@ -202,7 +202,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 			if (inj_is_ws(c))
 				ns->state = M_BEFORE_ATTR;
 			else if (c == '>')
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 			return;
 		case M_AFTER_VALUE:
 			if (inj_is_ws(c)) {
@@ -214,14 +214,14 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 				return;
 			}
 			if (c == '>') {
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 				return;
 			}
 			ns->state = M_BEFORE_ATTR;
 			continue;
 		case M_SELF_CLOSING:
 			if (c == '>') {
-				tag_end(ns, tree);
+				ns_tag_end(ns, tree);
 				return;
 			}
 			ns->state = M_BEFORE_ATTR;
@@ -250,7 +250,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 				ns->is_end = 1;
 				ns->state = c == '/' ? M_SELF_CLOSING : M_BEFORE_ATTR;
 				if (c == '>')
-					tag_end(ns, tree);
+					ns_tag_end(ns, tree);
 				return;
 			}
 			ns->state = M_RAW;

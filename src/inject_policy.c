@@ -7,7 +7,7 @@
  * fails closed: when the bytes kept cannot tell, the answer is "elsewhere".
  */
 #include "csrfx.h"
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 struct name_id {
 	const char *name;
@@ -105,7 +105,7 @@ static int is(const char *name, const char *lit, size_t len)
 	return memcmp(name, lit, len) == 0;
 }
 
-/* Its names start with the letters of INJ_HTML_FIRST (inject_internal.h):
+/* Its names start with the letters of INJ_HTML_FIRST (inject_shared.h):
  * a name added here may need its first letter added there. */
 uint8_t inj_tag_id_html(const char *n, size_t len)
 {

@@ -13,7 +13,7 @@
  * (CSRF_SCAN names a path, for tests and measurements). The page's bytes
  * are only read, never copied, and never read outside [p, p + n).
  */
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #include <stdlib.h>
 

@@ -19,7 +19,7 @@
  * into any later form (nor the pending one), and the reason is kept for
  * csrf_inject_status.
  */
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 enum { NS_SVG = 1, NS_MATH = 2 };
 enum {
@@ -352,7 +352,8 @@ static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	}
 	t->ptr = 1;
 	t->cur_form = CF_OTHER;
-	t->cur_rel = (uint8_t)relative;
+	/* a form="" button before it with a relative formaction may name it */
+	t->cur_rel = (uint8_t)(relative || (tag->has_id && t->owner_rel));
 	t->cur_id = tag->has_id;
 	if (v == FP_POST_SELF) {
 		if (table_mode(t)) { /* inserted and popped at once: the field would not be its child */
@@ -404,6 +405,13 @@ static void stray_button(struct inj_tree *t)
 static void owner_button(struct inj_tree *t, struct inj_tag *tag)
 {
 	int b = inj_policy_button(tag, t->base, t->self);
+	if (b & BTN_ACTION_REL) { /* a later <base> elsewhere would move it, with whatever form it names */
+		t->owner_rel = 1;
+		if (t->ptr && t->cur_id)
+			t->cur_rel = 1;
+		if (t->id_token)
+			t->rel_token = 1;
+	}
 	if (!(b & (BTN_GET | BTN_ACTION_OTHER)))
 		return;
 	t->owner_out = 1;
@@ -426,6 +434,11 @@ static void button_start(struct inj_tree *t, struct inj_tag *tag)
 	int b = inj_policy_button(tag, t->base, t->self);
 	if (b & (BTN_GET | BTN_ACTION_OTHER))
 		stray_button(t);
+	/* A relative formaction after a form got the token: the browser may
+	 * give the button to that form as it may a stray one (an element left
+	 * open in it), and a later <base> elsewhere sends the form there. */
+	if ((b & BTN_ACTION_REL) && t->any_token)
+		t->rel_token = 1;
 	if (!t->ptr || t->cur_form != CF_PENDING)
 		return;
 	if (b & BTN_GET)
@@ -510,6 +523,8 @@ static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 		return;
 	t->base = (uint8_t)b;
 	t->base_tables = t->tables;
+	if (b == B_OTHER && t->owner_rel) /* form="" buttons read before now send elsewhere */
+		t->owner_out = 1;
 	if (b == B_OTHER && t->ptr && t->cur_rel)
 		hold_back(t, CSRF_INJECT_BASE);
 	if (b == B_OTHER && t->rel_token)

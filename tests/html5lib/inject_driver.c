@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "csrf.h"
-#include "inject_internal.h"
+#include "inject_shared.h"
 
 #define SELF "https://self.example"
 #define FIELD "csrf_diff_field"

@@ -18,6 +18,18 @@
 #include "csrf.h"
 #include "testutil.h"
 
+/* Under valgrind (valgrind.test_inject) the dirty memory is marked
+ * undefined: memcheck then reports any byte of the state the injector
+ * reads before it writes it. */
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#endif
+#endif
+#ifndef VALGRIND_MAKE_MEM_UNDEFINED
+#define VALGRIND_MAKE_MEM_UNDEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
 /* A dummy field and token; the injector only copies them. */
 #define F "csrf_f1"
 #define T "tok-EN_9"
@@ -647,7 +659,8 @@ typedef struct {
 	size_t mem_len;
 	int bad; /* a piece pointed outside its chunk / the injector */
 	size_t calls;
-	size_t stop_at; /* return 1 from this call (1-based); 0 never */
+	size_t stop_at;  /* return 1 from this call (1-based); 0 never */
+	unsigned status; /* csrf_inject_status after run's finish */
 } sink;
 
 static void append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
@@ -711,19 +724,34 @@ static void sink_init(sink *s, const char *mem)
  * CSRF_INJECT_OPT_RAISE_REFERRER). */
 static unsigned options;
 
+/* What the memory of the next new_injector holds before its init: 0x00,
+ * 0xff, or (DIRTY) bytes that are neither, as a server's pool hands out.
+ * Init sets only what is read before it is written: every test runs on
+ * dirty memory. */
+#define DIRTY (-1)
+static int init_fill = DIRTY;
+
 /* An injector in exactly csrf_inject_size() bytes flush against a guard
  * page: a write past its state crashes. */
 static csrf_inject *new_injector(char **mem)
 {
+	static unsigned char dirt[CSRF_INJECT_STATE_MAX];
+	static int dirt_fill = 0x100; /* what dirt holds: none yet */
 	size_t sz = csrf_inject_size();
-	char *zero = calloc(1, sz);
-	assert_non_null(zero);
-	*mem = tu_guard_copy(zero, sz);
-	free(zero);
+	assert_true(sz <= sizeof dirt);
+	if (dirt_fill != init_fill) {
+		for (size_t k = 0; k < sz; k++)
+			dirt[k] = (unsigned char)(init_fill == DIRTY ? k * 167 + 0x5b : (size_t)init_fill);
+		dirt_fill = init_fill;
+	}
+	*mem = tu_guard_copy(dirt, sz);
+	if (init_fill == DIRTY)
+		(void)VALGRIND_MAKE_MEM_UNDEFINED(*mem, sz);
 	csrf_inject *inj = NULL;
 	assert_int_equal(csrf_inject_init(*mem, sz, SELF, strlen(SELF), F, strlen(F), T, strlen(T), &inj), CSRF_OK);
 	assert_non_null(inj);
-	assert_int_equal(csrf_inject_options(inj, options), CSRF_OK);
+	if (options) /* none: as init leaves them */
+		assert_int_equal(csrf_inject_options(inj, options), CSRF_OK);
 	return inj;
 }
 
@@ -751,6 +779,7 @@ static void run(const char *in, size_t len, const size_t *cuts, size_t ncuts, si
 	s->chunk = NULL;
 	s->chunk_len = 0;
 	assert_int_equal(csrf_inject_finish(inj, sink_emit, s, count), CSRF_OK);
+	s->status = csrf_inject_status(inj);
 	tu_guard_free(mem);
 }
 
@@ -1433,6 +1462,23 @@ static void test_status(void **state)
 	    {"<table><tr><td><select><table>", CSRF_INJECT_SELECT | CSRF_INJECT_STOPPED},
 	    {"<noscript><table></noscript>", CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
 	    {"<table><tr><td><base href=/app/></td>" EB "</table>" RF CL, CSRF_INJECT_BASE},
+	    /* a relative formaction after a form got the token, then a base
+	     * elsewhere (html5lib oracle, seed 101, page 20985, reduced): the
+	     * form without an action ends with a <div> open in it, the button
+	     * after it goes into that div and is the form's, and the base
+	     * sends it to the other origin */
+	    {PF "<div></form><button formaction=\"/t\">x</button>" EB, CSRF_INJECT_LATE_BASE},
+	    {PF "<div></form><input type=image formaction=t>" EB, CSRF_INJECT_LATE_BASE},
+	    {PF "<table><tr><td></form><button formaction=/t>" EB, CSRF_INJECT_LATE_BASE},
+	    {PF "<div></form><button formaction=/t><base href=/app/>", 0}, /* a base of this origin */
+	    {PF "<div></form><button type=button formaction=/t>" EB, 0},   /* not a submitter */
+	    {"<button formaction=/t>" PF CL EB, 0},                        /* before the token: not its */
+	    /* one with form="" may name a form with an id, before or after it */
+	    {"<form id=f method=post></form><button form=f formaction=/t>" EB, CSRF_INJECT_LATE_BASE},
+	    {"<button form=f formaction=/t><form id=f method=post></form>" EB, CSRF_INJECT_LATE_BASE},
+	    {"<button form=f formaction=/t>" EB "<form id=f method=post></form>", CSRF_INJECT_FORM_OWNER},
+	    {"<form id=f method=post><button form=f formaction=/t>" EB CL, CSRF_INJECT_BASE},
+	    {"<button form=f formaction=/t>" PF CL EB, 0}, /* the form has no id */
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *in = cases[i].in;
@@ -1758,6 +1804,88 @@ static const char *const atoms[] = {
     "\x1b",
 };
 
+/* run() with one cut, in the memory of an injector abandoned in the
+ * middle of a held form inside noscript in a table in svg. */
+static void run_reused(const char *in, size_t len, size_t cut, sink *s, unsigned *count)
+{
+	static const char *const leftover = "<svg><foreignObject><table><tr><td><noscript>" RF "<input name=x value=";
+	char *mem;
+	csrf_inject *inj = new_injector(&mem);
+	sink_init(s, mem);
+	s->chunk = leftover;
+	s->chunk_len = strlen(leftover);
+	assert_int_equal(csrf_inject_feed(inj, leftover, strlen(leftover), sink_emit, s), CSRF_OK);
+	sink_free(s);
+	assert_int_equal(
+	    csrf_inject_init(mem, csrf_inject_size(), SELF, strlen(SELF), F, strlen(F), T, strlen(T), &inj), CSRF_OK);
+	assert_int_equal(csrf_inject_status(inj), 0);
+	if (options)
+		assert_int_equal(csrf_inject_options(inj, options), CSRF_OK);
+	sink_init(s, mem);
+	s->chunk = in;
+	s->chunk_len = cut;
+	assert_int_equal(csrf_inject_feed(inj, in, cut, sink_emit, s), CSRF_OK);
+	s->chunk = in + cut;
+	s->chunk_len = len - cut;
+	assert_int_equal(csrf_inject_feed(inj, in + cut, len - cut, sink_emit, s), CSRF_OK);
+	s->chunk = NULL;
+	s->chunk_len = 0;
+	assert_int_equal(csrf_inject_finish(inj, sink_emit, s, count), CSRF_OK);
+	s->status = csrf_inject_status(inj);
+	tu_guard_free(mem);
+}
+
+/* The memory an injector is given is not cleared by init beyond what is
+ * read before it is written: pages that go through every part of the
+ * state (a held form, the meta tags in the hold, the referrer raise,
+ * noscript, tables, svg, template, raw text, a stop) give the same
+ * output, count and status in zeroed memory, in 0xff, in dirty bytes,
+ * and in the memory of an injector abandoned in the middle of a held
+ * form inside noscript in a table in svg, re-initialised. */
+static void test_init_memory(void **state)
+{
+	(void)state;
+	static const char *const pages[] = {
+	    "<!doctype html><html><head><meta name=referrer content=no-referrer><title>" PF "</title></head><body>" RF
+	    "<input name=a><button>Go</button></form>",
+	    RF "<head><meta name=referrer content=no-referrer>" CL "<p>after",
+	    "<table><tr><td>" RF "<noscript><b></noscript><svg><desc><form></form></desc></svg>" CL "</table>",
+	    "<template>" RF CL "</template><select><option>" PF "</select>" RF "<textarea>" CL "</textarea>" CL,
+	    RF "<div></form><button formaction=/t>" EB RF CL "<script>" PF "</script>",
+	    "<form id=f method=post><button form=f formmethod=get></form><base href=/app/>" RF CL "\x1b" PF CL,
+	    RF "<button formmethod=get>" CL PF "<input type=image formaction=\"//evil.example/\">" CL RF,
+	};
+	const int fills[] = {0x00, 0xff, DIRTY};
+	unsigned saved = options;
+	for (unsigned o = 0; o < 2; o++) {
+		options = o ? CSRF_INJECT_OPT_RAISE_REFERRER : 0;
+		for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+			size_t len = strlen(pages[i]), cut = len / 2;
+			sink want, got;
+			unsigned cw, c;
+			init_fill = 0;
+			run(pages[i], len, &cut, 1, &want, &cw);
+			unsigned sw = want.status;
+			for (size_t f = 0; f < sizeof fills / sizeof fills[0] + 1; f++) {
+				if (f < sizeof fills / sizeof fills[0]) {
+					init_fill = fills[f];
+					run(pages[i], len, &cut, 1, &got, &c);
+				} else { /* an abandoned stream's memory */
+					run_reused(pages[i], len, cut, &got, &c);
+				}
+				if (c != cw || got.status != sw)
+					fail_msg("page %zu, memory %zu, options %u: count %u status %#x, want %u %#x",
+					         i, f, o, c, got.status, cw, sw);
+				expect_output("init memory", "split", i, &got, want.out, want.len, pages[i], len);
+				sink_free(&got);
+			}
+			sink_free(&want);
+		}
+	}
+	init_fill = DIRTY;
+	options = saved;
+}
+
 /* Invariants on any input: the input comes out unchanged around the
  * insertions, every insertion is one of the two elements, the meta tags
  * at most once, and whole, byte by byte and random cuts agree. */
@@ -1904,6 +2032,7 @@ int main(void)
 	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
+	    cmocka_unit_test(test_init_memory),
 	    cmocka_unit_test(test_random_docs),
 	    cmocka_unit_test(test_ten_megabytes),
 	};

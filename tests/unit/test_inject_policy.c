@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inject_internal.h"
+#include "inject_shared.h"
 #include "testutil.h"
 
 #define SELF "https://self.example"

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "csrf.h"
-#include "inject_internal.h"
+#include "inject_shared.h"
 #include "testutil.h"
 
 /* --quick (the router targets under qemu-user, valgrind): fewer random
@@ -32,7 +32,7 @@ static int quick;
 
 /* ---- the masks ---- */
 
-/* The definition, spelled out again (inject_internal.h, struct inj_block). */
+/* The definition, spelled out again (inject_shared.h, struct inj_block). */
 static void definition(const unsigned char *p, size_t n, struct inj_block *b)
 {
 	memset(b, 0, sizeof *b);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * inject_internal.h - what the injector's files share and callers
+ * inject_shared.h - what the injector's files share and callers
  * never see: the tag the tokenizer (inject.c) hands over, the model of the
  * HTML tree builder that decides what the browser does with it
  * (inject_tree.c), and the form policy that judges attribute values
@@ -9,8 +9,8 @@
  * inject_policy.c; inject.c -> inject_noscript.c (noscript content read
  * as markup) -> inject_tree.c; inject.c -> inject_scan.c.
  */
-#ifndef CSRF_INJECT_INTERNAL_H
-#define CSRF_INJECT_INTERNAL_H
+#ifndef CSRF_INJECT_SHARED_H
+#define CSRF_INJECT_SHARED_H
 
 #include "internal.h"
 
@@ -233,6 +233,7 @@ struct inj_tree {
 	uint8_t id_token;    /* a form with an id got the token */
 	uint8_t any_token;   /* a form got the token */
 	uint8_t owner_out;   /* a form="" button that sends by GET or elsewhere was seen */
+	uint8_t owner_rel;   /* a form="" button with a relative formaction was seen: a base elsewhere moves it */
 	uint8_t head_done;   /* the meta tags went in */
 	uint8_t stopped;     /* lost track of the page: no more tokens */
 	uint8_t select;      /* inside a select element */
@@ -485,4 +486,4 @@ void inj_noscript_begin(struct inj_noscript *ns);
 size_t inj_noscript_scan(struct inj_noscript *ns, struct inj_tree *tree, const char *chunk, size_t i, size_t len,
                          size_t start, size_t room);
 
-#endif /* CSRF_INJECT_INTERNAL_H */
+#endif /* CSRF_INJECT_SHARED_H */
