@@ -3,8 +3,10 @@
 # tests/html5lib/scan-diff.sh [PAGES] - `make scan-diff`: the large run of
 # the block scanner's "same answers" (make check runs a short one,
 # html5lib.scan). Builds the inject driver of this tree and of the
-# injector before the block scanner (SCAN_BASE, a commit of this
-# repository's history, exported with git archive), both
+# injector at SCAN_BASE (a commit of this repository's history, exported
+# with git archive; default b8d0744, the scanner with the late-base fix,
+# which added a status bit on pages the injector before the scanner,
+# 4c32f19, reads the same otherwise), both
 # Release, then:
 #   1. scan_diff.py: PAGES generated pages (default 100000), every fuzz
 #      corpus split at every offset and the benchmark's real page shifted
@@ -16,7 +18,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 pages=${1:-100000}
-base=${SCAN_BASE:-4c32f19}
+base=${SCAN_BASE:-b8d0744}
 build=${SCAN_BUILD:-$root/build-scan}
 here=$root/tests/html5lib
 
