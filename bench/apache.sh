@@ -172,7 +172,7 @@ inside ap_run_process_connection, 40 keep-alive GETs; load-independent):
 
 - Apache alone sends the file by sendfile and never reads it; any filter that rewrites the body must read and copy
   it (the floor: +22 k on the 20-form page, +2.6 M on the real page, where mod_substitute scans 242 KB line by line).
-  Against Apache alone the module cannot reach 90% on the real page; against the floor it is within 5%.
+  Against Apache alone the module cannot reach 90% on the real page; against the floor it costs 5% more instructions.
 - The module's 20-form request: the injector's scan (csrf_inject_feed) 91 k; csrf_response_headers 69 k, of which
   csrf_inject_init 38 k (it memsets the injector's whole state, CSRF_INJECT_STATE_MAX = 36 KB, per request: more
   than Apache's whole request) and csrf_page_prepare 28 k (the token: csrf_token_issue 14 k, HMAC in csrfi_mac);
