@@ -30,16 +30,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-waitport() {
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "bench: nothing listens on port $1" >&2
-  return 1
-}
-meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
+. "$here/apache_lib.sh"
 
 echo "bench: Apache alone, with mod_csrf_protect, with mod_substitute" >&2
 mkdir -p "$work/html"
@@ -163,7 +154,8 @@ print("\nRatios: the median of the per-run ratios, the middle half in brackets. 
       "pattern never found: what any filter that reads and rewrites the body costs.")
 print("""
 Where the gaps are (bench/apache_callgrind.sh: instructions per request of one apache2 -X child under callgrind,
-inside ap_run_process_connection, 40 keep-alive GETs; load-independent):
+inside ap_run_process_connection, 40 keep-alive GETs; load-independent, user space only: the kernel's part, such
+as mod_substitute's page faults on the pool memory it copies lines into, shows in requests/s, not here):
 
 | page | Apache alone | floor | mod_substitute | the module |
 |---|---|---|---|---|

@@ -25,15 +25,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-waitport() {
-  for _ in $(seq 1 600); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  return 1
-}
-meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
+. "$here/apache_lib.sh"
 mkdir -p "$work/html"
 python3 "$here/page.py" >"$work/html/form.html"
 cp "$here/pages/socat.html" "$work/html/real.html"
