@@ -33,13 +33,7 @@ trap cleanup EXIT
 . "$here/apache_lib.sh"
 
 echo "bench: Apache alone, with mod_csrf_protect, with mod_substitute" >&2
-mkdir -p "$work/html"
-python3 "$here/page.py" >"$work/html/form.html"
-cp "$here/pages/socat.html" "$work/html/real.html"
-chmod 755 "$work" "$work/html"
-chmod 644 "$work/html/"*.html
-"$build/csrf-key" new "$work/keys" >/dev/null
-mods=/usr/lib/apache2/modules
+site
 user=""
 [ "$(id -u)" != 0 ] || user="User nobody
 Group nogroup"

@@ -26,13 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$here/apache_lib.sh"
-mkdir -p "$work/html"
-python3 "$here/page.py" >"$work/html/form.html"
-cp "$here/pages/socat.html" "$work/html/real.html"
-chmod 755 "$work" "$work/html"
-chmod 644 "$work/html/"*.html
-"$build/csrf-key" new "$work/keys" >/dev/null
-mods=/usr/lib/apache2/modules
+site
 # as root, apache2 -X runs as nobody from the start (callgrind writes
 # its file as the user the process ends as)
 as=()

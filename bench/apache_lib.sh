@@ -13,3 +13,14 @@ waitport() {
 }
 # meta NAME FILE: the content of the page's <meta name=NAME>
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
+# site: the pages (form.html, 20 forms; real.html, pages/socat.html) in
+# $work/html and a key file $work/keys; sets mods
+site() {
+  mkdir -p "$work/html"
+  python3 "$here/page.py" >"$work/html/form.html"
+  cp "$here/pages/socat.html" "$work/html/real.html"
+  chmod 755 "$work" "$work/html"
+  chmod 644 "$work/html/"*.html
+  "$build/csrf-key" new "$work/keys" >/dev/null
+  mods=/usr/lib/apache2/modules
+}
