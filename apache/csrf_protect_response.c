@@ -538,7 +538,9 @@ apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 			continue;
 		}
 		if (o->inject) {
-			o->src = e;
+			/* a transient bucket's memory is gone once this filter
+			 * returns: its pieces are copied */
+			o->src = APR_BUCKET_IS_TRANSIENT(e) ? NULL : e;
 			o->src_data = data;
 			o->src_len = len;
 			if (csrf_response_feed(o->resp, data, len, csrf_protect_emit, o) != CSRF_OK)
