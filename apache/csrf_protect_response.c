@@ -17,12 +17,28 @@ APLOG_USE_MODULE(csrf_protect);
 
 /* Output gathered before it is passed on. */
 #define CSRF_PROTECT_PASS_AT (64 * 1024)
+/* An unchanged run this long or longer leaves as a bucket pointing into
+ * the input bucket's memory; a shorter one, and every inserted or held
+ * piece, is copied into the current copy buffer. */
+#define CSRF_PROTECT_REF_MIN 256
+/* The size of a copy buffer (apr_brigade_write's). */
+#define CSRF_PROTECT_COPY_SIZE APR_BUCKET_BUFF_SIZE
 
 typedef struct {
 	csrf_response *resp;
 	csrf_ctx *ctx;
 	const csrf_protect_conf *conf; /* settled */
 	apr_bucket_brigade *out;
+	apr_size_t pending; /* bytes in out */
+	/* the input bucket being fed, read: emit points into its data */
+	apr_bucket *src;
+	const char *src_data;
+	apr_size_t src_len;
+	/* the current copy buffer: a heap bucket in no brigade (this
+	 * filter's reference), whose pieces go out as copies of it */
+	apr_bucket *copy;
+	char *copy_base;
+	apr_size_t copy_used;
 	int holding; /* the charset is not known yet: the header waits */
 	int inject;  /* the library prepared the page: the body goes through it */
 	int ended;
@@ -271,12 +287,79 @@ apr_status_t csrf_protect_cache_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 	return ap_pass_brigade(f->next, bb);
 }
 
+/* Appends n bytes at data + off of bucket b (a heap or read bucket) to
+ * the output: the last output bucket grows when it ends where they
+ * start in the same memory, else a copy of b (one more reference, no
+ * bytes copied) covers them. */
+static int csrf_protect_ref(csrf_protect_out *o, apr_bucket *b, apr_size_t off, apr_size_t n)
+{
+	apr_bucket *last = APR_BRIGADE_LAST(o->out), *e;
+
+	if (last != APR_BRIGADE_SENTINEL(o->out) && last->type == b->type && last->data == b->data &&
+	    last->start + (apr_off_t)last->length == b->start + (apr_off_t)off) {
+		last->length += n;
+		return 0;
+	}
+	if (apr_bucket_copy(b, &e) != APR_SUCCESS)
+		return 1;
+	e->start = b->start + (apr_off_t)off;
+	e->length = n;
+	APR_BRIGADE_INSERT_TAIL(o->out, e);
+	return 0;
+}
+
+static void csrf_protect_copy_drop(csrf_protect_out *o)
+{
+	if (o->copy)
+		apr_bucket_destroy(o->copy);
+	o->copy = NULL;
+}
+
+static apr_status_t csrf_protect_copy_cleanup(void *data)
+{
+	csrf_protect_copy_drop(data);
+	return APR_SUCCESS;
+}
+
+/* The injector's output. Unchanged runs of the input bucket go out as
+ * its memory; the rest is gathered into copy buffers of
+ * CSRF_PROTECT_COPY_SIZE bytes, shared by the buckets that point into
+ * them: a page's pieces take a few buckets, not one per insertion. */
 static int csrf_protect_emit(void *ud, const char *p, size_t n, int inserted)
 {
 	csrf_protect_out *o = ud;
 
-	(void)inserted;
-	return apr_brigade_write(o->out, NULL, NULL, p, n) == APR_SUCCESS ? 0 : 1;
+	if (n == 0)
+		return 0;
+	o->pending += n;
+	if (!inserted && n >= CSRF_PROTECT_REF_MIN && o->src && p >= o->src_data &&
+	    n <= o->src_len - (apr_size_t)(p - o->src_data))
+		return csrf_protect_ref(o, o->src, (apr_size_t)(p - o->src_data), n);
+	if (o->copy == NULL || CSRF_PROTECT_COPY_SIZE - o->copy_used < n) {
+		apr_size_t size = n > CSRF_PROTECT_COPY_SIZE ? n : CSRF_PROTECT_COPY_SIZE;
+		apr_bucket_alloc_t *list = o->out->bucket_alloc;
+		char *buf = apr_bucket_alloc(size, list);
+
+		if (buf == NULL)
+			return 1;
+		csrf_protect_copy_drop(o);
+		o->copy = apr_bucket_heap_create(buf, size, apr_bucket_free, list);
+		o->copy_base = buf;
+		o->copy_used = 0;
+	}
+	memcpy(o->copy_base + o->copy_used, p, n);
+	o->copy_used += n;
+	return csrf_protect_ref(o, o->copy, o->copy_used - n, n);
+}
+
+/* Passes the output gathered. */
+static apr_status_t csrf_protect_pass(ap_filter_t *f, csrf_protect_out *o)
+{
+	apr_status_t rv = ap_pass_brigade(f->next, o->out);
+
+	apr_brigade_cleanup(o->out);
+	o->pending = 0;
+	return rv;
 }
 
 /* The end of the exchange for a page: its counts, and the library's
@@ -352,6 +435,7 @@ static csrf_protect_out *csrf_protect_begin(ap_filter_t *f, csrf_protect_state *
 	o->conf = c;
 	o->holding = 1;
 	o->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
+	apr_pool_cleanup_register(r->pool, o, csrf_protect_copy_cleanup, apr_pool_cleanup_null);
 	return o;
 }
 
@@ -377,8 +461,8 @@ static void csrf_protect_release(request_rec *r, csrf_protect_out *o, csrf_chars
 	if (o->inject) {
 		if (csrf_response_feed(o->resp, held.ptr, held.len, csrf_protect_emit, o) != CSRF_OK)
 			o->failed = 1;
-	} else {
-		apr_brigade_write(o->out, NULL, NULL, held.ptr, held.len);
+	} else if (csrf_protect_emit(o, held.ptr, held.len, 1) != 0) {
+		o->failed = 1;
 	}
 }
 
@@ -418,6 +502,7 @@ apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 				csrf_protect_done(r, o);
 			}
 			o->ended = 1;
+			csrf_protect_copy_drop(o);
 			APR_BUCKET_REMOVE(e);
 			APR_BRIGADE_INSERT_TAIL(o->out, e);
 			break;
@@ -453,24 +538,26 @@ apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 			continue;
 		}
 		if (o->inject) {
+			/* a transient bucket's memory is gone once this filter
+			 * returns: its pieces are copied */
+			o->src = APR_BUCKET_IS_TRANSIENT(e) ? NULL : e;
+			o->src_data = data;
+			o->src_len = len;
 			if (csrf_response_feed(o->resp, data, len, csrf_protect_emit, o) != CSRF_OK)
 				o->failed = 1;
-			apr_bucket_delete(e);
+			o->src = NULL;
+			apr_bucket_delete(e); /* its memory lives on in the output's references */
 		} else {
 			APR_BUCKET_REMOVE(e);
 			APR_BRIGADE_INSERT_TAIL(o->out, e);
+			o->pending += len;
 		}
 		if (o->failed)
 			break;
-		if (!o->holding) {
-			apr_off_t pending = 0;
-			apr_brigade_length(o->out, 0, &pending);
-			if (pending >= CSRF_PROTECT_PASS_AT) {
-				rv = ap_pass_brigade(f->next, o->out);
-				apr_brigade_cleanup(o->out);
-				if (rv != APR_SUCCESS)
-					return rv;
-			}
+		if (!o->holding && o->pending >= CSRF_PROTECT_PASS_AT) {
+			rv = csrf_protect_pass(f, o);
+			if (rv != APR_SUCCESS)
+				return rv;
 		}
 	}
 
@@ -483,7 +570,5 @@ apr_status_t csrf_protect_output_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 		return APR_SUCCESS;
 	if (!o->inject)
 		ap_remove_output_filter(f);
-	rv = ap_pass_brigade(f->next, o->out);
-	apr_brigade_cleanup(o->out);
-	return rv;
+	return csrf_protect_pass(f, o);
 }
