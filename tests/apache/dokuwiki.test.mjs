@@ -193,6 +193,10 @@ test(`${BROWSER}: log in, edit (lock refresh, draft save, preview), save, quick 
   // preview (a POST of the editor's form), then save
   await page.clickAndWait('#edbtn__preview');
   assert.match(await page.text('div.preview'), new RegExp(NOTE), 'the preview shows the text');
+  // the preview page scrolls itself to the preview (scroll__here: a 500 ms
+  // jQuery animation, begun at times half a second after the load event on
+  // a loaded machine); a click meanwhile lands where the save button was
+  await until('the preview page has scrolled to the preview', () => window.scrollY > 0 && window.jQuery && jQuery(':animated').length === 0);
   await page.clickAndWait('#edbtn__save');
   assert.ok(page.url().startsWith(`${stack.url}/doku.php?id=notes`), `after the save: ${page.url()}`);
   assert.match(await page.text('#dokuwiki__content'), new RegExp(NOTE), 'the saved page shows the text');

@@ -136,6 +136,7 @@ class Page {
     const r = await step(`click ${sel} on ${this.url()} and load what it leads to`, async () => {
       const nav = this.p.waitForNavigation({ waitUntil: 'load', timeout: 0 });
       await this.p.bringToFront();
+      await this.#still(sel);
       await this.p.click(sel);
       return nav;
     }, { page: this });
@@ -145,8 +146,30 @@ class Page {
   async click(sel) {
     await step(`click ${sel} on ${this.url()}`, async () => {
       await this.p.bringToFront();
+      await this.#still(sel);
       await this.p.click(sel);
     }, { page: this });
+  }
+
+  // Waits until sel's element stands still: the same box in two animation
+  // frames in a row. A click is the pointer pressed and released at the
+  // point where the element was a moment before; a page still moving it
+  // (DokuWiki's preview scrolls itself for 500 ms from DOMContentLoaded,
+  // past its load event) has put something else there by then, and the
+  // click lands on that. (A missing element passes: the click says so.)
+  async #still(sel) {
+    await this.p.evaluate(async (s) => {
+      const box = () => {
+        const b = document.querySelector(s)?.getBoundingClientRect();
+        return b ? `${b.x} ${b.y} ${b.width} ${b.height}` : '';
+      };
+      const frame = () => new Promise((r) => requestAnimationFrame(r));
+      for (let was = box(), now; ; was = now) {
+        await frame();
+        now = box();
+        if (now === was) return;
+      }
+    }, sel);
   }
 
   // Types value into an empty field, as a person would.
