@@ -38,6 +38,7 @@ typedef struct {
 	 * filter's reference), whose pieces go out as copies of it */
 	apr_bucket *copy;
 	char *copy_base;
+	apr_size_t copy_size; /* n when a piece of n > 8 KB bytes made it */
 	apr_size_t copy_used;
 	int holding; /* the charset is not known yet: the header waits */
 	int inject;  /* the library prepared the page: the body goes through it */
@@ -335,7 +336,7 @@ static int csrf_protect_emit(void *ud, const char *p, size_t n, int inserted)
 	if (!inserted && n >= CSRF_PROTECT_REF_MIN && o->src && p >= o->src_data &&
 	    n <= o->src_len - (apr_size_t)(p - o->src_data))
 		return csrf_protect_ref(o, o->src, (apr_size_t)(p - o->src_data), n);
-	if (o->copy == NULL || CSRF_PROTECT_COPY_SIZE - o->copy_used < n) {
+	if (o->copy == NULL || o->copy_size - o->copy_used < n) {
 		apr_size_t size = n > CSRF_PROTECT_COPY_SIZE ? n : CSRF_PROTECT_COPY_SIZE;
 		apr_bucket_alloc_t *list = o->out->bucket_alloc;
 		char *buf = apr_bucket_alloc(size, list);
@@ -345,6 +346,7 @@ static int csrf_protect_emit(void *ud, const char *p, size_t n, int inserted)
 		csrf_protect_copy_drop(o);
 		o->copy = apr_bucket_heap_create(buf, size, apr_bucket_free, list);
 		o->copy_base = buf;
+		o->copy_size = size;
 		o->copy_used = 0;
 	}
 	memcpy(o->copy_base + o->copy_used, p, n);
