@@ -4,7 +4,8 @@ mod_include, mod_substitute and mod_sed (their output gets its tokens),
 before mod_deflate (the client still gets its page compressed, with
 tokens); a proxied upstream is asked for an uncompressed page while the
 client's Accept-Encoding still reaches mod_deflate; a 100 MB page streams
-through at flat memory."""
+through at flat memory; a proxied page in small chunks (transient
+buckets) with a form over 8 KB comes out byte for byte."""
 
 import gzip
 import os
@@ -48,7 +49,23 @@ ProxyPass /sess/ http://127.0.0.1:{upstream}/sess/
 """
 
 
+# A form longer than the 8 KB copy buffer (held whole, then released as one
+# piece), then short runs and more forms: the pieces after the big one are
+# copied too.
+PIECES = b"<html><head></head><body>" + b"".join(
+    b"<p>%d %s</p><form method=post action=/f%d><input name=a%d><textarea>%s</textarea></form>\n" %
+    (i, b"w" * (i * 37 % 300), i, i, b"z" * (12000 if i % 4 == 1 else i * 53)) for i in range(12)) + b"</body></html>"
+
+
 def upstream(c, head, body):
+    if head.startswith(b"GET /pieces"):
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nTransfer-Encoding: chunked\r\n"
+                  b"Connection: close\r\n\r\n")
+        for at in range(0, len(PIECES), 997):
+            piece = PIECES[at:at + 997]
+            c.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
+        c.sendall(b"0\r\n\r\n")
+        return
     extra = b"Set-Cookie: sid=s3cr3tvalue; Path=/\r\n" if head.startswith(b"GET /sess/") else b""
     T.send_whole(c, b"<html><head></head><body>" + FORM + b"</body></html>", "text/html; charset=utf-8", extra=extra)
 
@@ -121,6 +138,12 @@ class Filters(A.ApacheCase):
         self.assertEqual(T.count_injected(r.stdout[-400:])[0], 1)
         grown = max(rss_kb(p) - before[p] for p in pids)
         self.assertLess(grown, 16 * 1024, "a child grew by %d kB" % grown)
+
+    def test_small_chunks_big_form(self):
+        r = T.request(self.ap.port, "GET", "/up/pieces")
+        self.assertEqual(r.status, 200)
+        self.assertEqual(T.count_injected(r.body), (12, 1))
+        self.assertEqual(T.META.sub(b"", T.HIDDEN.sub(b"", r.body)), PIECES)
 
     def test_session_cookie_never_seen(self):
         """CSRFSessionCookie names a cookie nobody sends while the
