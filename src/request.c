@@ -53,6 +53,8 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	case 7:
 		if (csrfi_slice_ieq(n, "Referer"))
 			file_once(req, &req->referer, CSRF_HDR_REFERER, v);
+		else if (csrfi_slice_ieq(n, "Upgrade"))
+			file_once(req, &req->upgrade, CSRF_HDR_UPGRADE, v);
 		break;
 	case 12:
 		if (csrfi_slice_ieq(n, "Content-Type"))
@@ -67,6 +69,8 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	case 14:
 		if (csrfi_slice_ieq(n, "Sec-Fetch-Site"))
 			file_once(req, &req->sec_fetch_site, CSRF_HDR_FETCH_SITE, v);
+		else if (csrfi_slice_ieq(n, "Sec-Fetch-Mode"))
+			file_once(req, &req->sec_fetch_mode, CSRF_HDR_UPGRADE, v);
 		else if (csrfi_slice_ieq(n, "Content-Length"))
 			file_once(req, &req->content_length, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
