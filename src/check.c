@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* check.c - the decision (docs/architecture.md): the effective method (and method
- * overrides), exemptions, fetch metadata, Origin and Referer, then the
- * token stage with the secret from the caller or the signed cookie.
+ * overrides; a WebSocket handshake is judged by its origin), exemptions,
+ * fetch metadata, Origin and Referer, then the token stage with the
+ * secret from the caller or the signed cookie.
  * Everything lives on the stack; nothing here allocates. */
 #include "internal.h"
 
@@ -401,6 +402,65 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 	return CSRF_OK;
 }
 
+/* ---- WebSocket handshakes ---- */
+
+/* 1 when an Upgrade value names the websocket protocol: a list of
+ * protocol["/" version] (RFC 9110 7.8), names without regard to case,
+ * blanks and empty items ignored. */
+static int names_websocket(csrf_slice v)
+{
+	size_t i = 0;
+	while (i <= v.len) {
+		size_t start = i;
+		while (i < v.len && v.ptr[i] != ',')
+			i++;
+		size_t name = start;
+		while (name < i && v.ptr[name] != '/')
+			name++;
+		if (csrfi_slice_ieq(csrfi_trim((csrf_slice){v.ptr + start, name - start}), "websocket"))
+			return 1;
+		i++;
+	}
+	return 0;
+}
+
+/* 1 when the request opens a WebSocket (RFC 6455 4.1): Upgrade names
+ * websocket, or the browser's Sec-Fetch-Mode says websocket; either sent
+ * twice counts too. A page cannot set either header (Fetch's forbidden
+ * request headers), so in a browser's request they mean its own
+ * handshake. Connection is not read: a backend may upgrade on Upgrade
+ * alone, and what a browser sends beside it changes nothing. */
+static int is_websocket(const csrf_request *req)
+{
+	if (req->repeated & CSRF_HDR_UPGRADE)
+		return 1;
+	if (req->upgrade.ptr && names_websocket(req->upgrade))
+		return 1;
+	return req->sec_fetch_mode.ptr && csrfi_slice_ieq(csrfi_trim(req->sec_fetch_mode), "websocket");
+}
+
+/* A safe method that opens a WebSocket, or any GET under unsafe_get:
+ * the origin stage as it asks for evidence, never the token. A page that
+ * opens a WebSocket to the site reads and writes it with the user's
+ * cookies (Cross-Site WebSocket Hijacking), and a handshake cannot carry
+ * a form token (one in the URL would leak). A browser always sends Origin
+ * on a handshake (Fetch: mode "websocket"), so one with neither Origin
+ * nor Sec-Fetch-Site is no browser's (curl, a native app) and passes, as
+ * gorilla/websocket's and Spring's origin checks let it; null and other
+ * origins are rejected as websocket_origin, whatever the mode. Under
+ * unsafe_get every GET needs evidence, a handshake too. */
+static csrf_reason evidence_stage(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int handshake)
+{
+	int evidence;
+	csrf_reason r = CSRF_OK;
+	if (unsafe_get || req->sec_fetch_site.ptr || req->origin.ptr)
+		r = origin_stage(ctx, req, 1, &evidence);
+	if (handshake &&
+	    (r == CSRF_CROSS_SITE || r == CSRF_SAME_SITE || r == CSRF_ORIGIN_MISMATCH || r == CSRF_NULL_ORIGIN))
+		return CSRF_WEBSOCKET_ORIGIN;
+	return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
+}
+
 /* ---- token stage ---- */
 
 static int derived_field(void *ud, const char *name, size_t len, int encoded)
@@ -515,16 +575,14 @@ out:
 }
 
 /* Steps 3 to 6 for an unsafe request that is not exempt. */
-static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int *needs_body)
+static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int handshake, int *needs_body)
 {
 	int evidence;
 	csrf_reason r;
-	if (unsafe_get) {
-		/* Evidence whatever the mode: the legacy application changes
-		 * state on GET, and no token is asked of a link. */
-		r = origin_stage(ctx, req, 1, &evidence);
-		return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
-	}
+	/* Evidence whatever the mode: a legacy application changes state on
+	 * GET, and no token is asked of a link or a handshake. */
+	if (unsafe_get || handshake)
+		return evidence_stage(ctx, req, unsafe_get, handshake);
 	if (ctx->mode != CSRF_MODE_TOKEN) {
 		r = origin_stage(ctx, req, 0, &evidence);
 		if (r != CSRF_OK)
@@ -544,12 +602,13 @@ static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req, int *nee
 		return r;
 	/* every safe method: a preflight OPTIONS reaches any URL cross-site */
 	int unsafe_get = safe && ctx->unsafe_get;
-	if (safe && !unsafe_get)
+	int handshake = safe && is_websocket(req);
+	if (safe && !unsafe_get && !handshake)
 		return CSRF_SAFE_METHOD;
 	int exempt = is_exempt(ctx, req, overridden);
 	if (exempt == 1)
 		return CSRF_EXEMPT;
-	r = stages(ctx, req, unsafe_get, needs_body);
+	r = stages(ctx, req, unsafe_get, handshake, needs_body);
 	if (exempt == 2 && !csrf_reason_allows(r)) {
 		/* Exempt unless the body overrides the method: the body
 		 * decides, so it must be read first. */
