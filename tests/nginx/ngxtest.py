@@ -393,3 +393,101 @@ class ProxyCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.ngx.cleanup()
         cls.up.close()
+
+
+# ---- WebSocket (RFC 6455): an echo upstream and a handshake client ----
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455 1.3
+
+
+def ws_accept(key):
+    import base64
+    import hashlib
+    return base64.b64encode(hashlib.sha1(key + WS_GUID).digest())
+
+
+def ws_frame(payload, mask=None):
+    """One final text frame (payload under 126 bytes), masked when mask
+    (4 bytes) is given, as a client must."""
+    assert len(payload) < 126
+    if mask is None:
+        return bytes([0x81, len(payload)]) + payload
+    return bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def ws_read_frame(sock):
+    """The payload of one frame under 126 bytes (unmasked when masked), or
+    None when the connection ended first."""
+    buf = b""
+    while len(buf) < 2:
+        d = sock.recv(2 - len(buf))
+        if not d:
+            return None
+        buf += d
+    n = buf[1] & 0x7F
+    masked = buf[1] & 0x80
+    want = n + (4 if masked else 0)
+    rest = b""
+    while len(rest) < want:
+        d = sock.recv(want - len(rest))
+        if not d:
+            return None
+        rest += d
+    if not masked:
+        return rest
+    mask, data = rest[:4], rest[4:]
+    return bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+
+def ws_echo(c, head, body):
+    """An Upstream handler: a WebSocket handshake is answered 101 and its
+    text frames are echoed until the client closes; anything else gets a
+    plain 200 that says it was no handshake."""
+    m = re.search(rb"\r\nsec-websocket-key:\s*([A-Za-z0-9+/=]+)", head, re.I)
+    if not m or not re.search(rb"\r\nupgrade:[^\r]*websocket", head, re.I):
+        send_whole(c, b"no handshake", "text/plain")
+        return
+    c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              b"Sec-WebSocket-Accept: " + ws_accept(m.group(1)) + b"\r\n\r\n")
+    c.settimeout(10)
+    while True:
+        p = ws_read_frame(c)
+        if p is None:
+            return
+        c.sendall(ws_frame(p))
+
+
+def ws_handshake(port, path, headers, host=None, upgrade="websocket", connection="Upgrade", echo=b"ping"):
+    """Opens a WebSocket to 127.0.0.1:port as a browser's handshake would
+    (Upgrade, Connection, Sec-WebSocket-Key and -Version 13, and headers,
+    a list of (name, value)). Returns (status, echoed): the answer's
+    status, and when it was 101 the payload that came back for a text
+    frame of echo (None otherwise); a refusal's body is read and
+    dropped."""
+    import base64
+    key = base64.b64encode(os.urandom(16))
+    h = [("Host", host or "127.0.0.1:%d" % port)]
+    if upgrade is not None:
+        h.append(("Upgrade", upgrade))
+    if connection is not None:
+        h.append(("Connection", connection))
+    h += [("Sec-WebSocket-Key", key.decode()), ("Sec-WebSocket-Version", "13")] + list(headers)
+    head = "GET %s HTTP/1.1\r\n" % path + "".join("%s: %s\r\n" % kv for kv in h) + "\r\n"
+    s = socket.create_connection(("127.0.0.1", port), 10)
+    try:
+        s.sendall(head.encode("latin-1"))
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(4096)
+            if not d:
+                return None, None
+            buf += d
+        status = int(buf.split(b" ", 2)[1])
+        if status != 101:
+            return status, None
+        if not re.search(rb"\r\nsec-websocket-accept:\s*" + re.escape(ws_accept(key)), buf, re.I):
+            return status, None
+        s.sendall(ws_frame(echo, os.urandom(4)))
+        return status, ws_read_frame(s)
+    finally:
+        s.close()
