@@ -544,7 +544,13 @@ typedef struct {
 } csrf_result;
 
 /* The whole decision, in order: effective method, exemptions,
- * Sec-Fetch-Site, Origin, Referer, token. Never allocates; reads only
+ * Sec-Fetch-Site, Origin, Referer, token. A safe method that opens a
+ * WebSocket (Upgrade naming websocket, or Sec-Fetch-Mode: websocket) is
+ * judged by exemptions, Sec-Fetch-Site and Origin, never by a token, in
+ * every mode: CSRF_ORIGIN_VERIFIED for the site's own or a trusted
+ * origin and for a request with neither header (no browser sent it),
+ * CSRF_WEBSOCKET_ORIGIN for another or a null origin
+ * (docs/architecture.md, "WebSocket handshakes"). Never allocates; reads only
  * inside the given slices. When the token can only come from a body that
  * was not given (req->body.ptr NULL) the result asks for it (needs_body),
  * unless its Content-Length already exceeds the context's body maximum
@@ -553,7 +559,8 @@ typedef struct {
 CSRF_MUST_CHECK csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req);
 
 /* 1 when the method (after any override in req) is safe: GET, HEAD or
- * OPTIONS with no override to an unsafe method. */
+ * OPTIONS with no override to an unsafe method. A safe WebSocket
+ * handshake is still judged by csrf_check: never skip it on this. */
 CSRF_MUST_CHECK int csrf_request_is_safe(const csrf_request *req);
 
 /* What a response page needs, from csrf_page_prepare. Holds a token:
