@@ -85,49 +85,10 @@ class WebSocket(A.ApacheCase):
     def make_upstream(cls):
         return T.Upstream(T.ws_echo)
 
-    def upstream_saw(self, path):
-        return sum(1 for head, _ in self.up.requests if head.split(b" ", 2)[1] == path.encode())
-
     def test_handshakes(self):
-        so = ("Origin", "http://127.0.0.1:%d" % self.ap.port)
-        rows = [
-            # (name, path, headers, upgrade, connection, status, csrf_result note)
-            ("cross-site", "/ws/1", [EVIL], "websocket", "Upgrade", 403, "websocket_origin"),
-            ("cross-site, fetch metadata", "/ws/2", [EVIL, ("Sec-Fetch-Site", "cross-site"),
-                                                     ("Sec-Fetch-Mode", "websocket")],
-             "websocket", "Upgrade", 403, "websocket_origin"),
-            ("another port of the host", "/ws/3", [("Origin", "http://127.0.0.1:1")], "websocket", "Upgrade", 403,
-             "websocket_origin"),
-            ("origin null", "/ws/4", [("Origin", "null")], "websocket", "Upgrade", 403, "websocket_origin"),
-            ("odd case, Connection list", "/ws/5", [EVIL], "WebSocket", "keep-alive, Upgrade", 403,
-             "websocket_origin"),
-            ("mode both", "/both/1", [EVIL], "websocket", "Upgrade", 403, "websocket_origin"),
-            ("unsafe get, no origin", "/vote/1", [], "websocket", "Upgrade", 403, "no_evidence"),
-            ("same origin", "/ws/10", [so], "websocket", "Upgrade", 101, "origin_verified"),
-            ("same origin, fetch metadata", "/ws/11", [so, ("Sec-Fetch-Site", "same-origin"),
-                                                       ("Sec-Fetch-Mode", "websocket")],
-             "websocket", "Upgrade", 101, "origin_verified"),
-            ("same origin, odd case", "/ws/12", [so], "WEBSOCKET", "keep-alive, Upgrade", 101, "origin_verified"),
-            ("no origin (not a browser)", "/ws/13", [], "websocket", "Upgrade", 101, "origin_verified"),
-            ("trusted origin", "/partner/1", [("Origin", "http://partner.example:8443")], "websocket", "Upgrade",
-             101, "origin_verified"),
-            ("mode both, same origin, no token", "/both/2", [so], "websocket", "Upgrade", 101, "origin_verified"),
-            ("unsafe get, same origin", "/vote/2", [so], "websocket", "Upgrade", 101, "origin_verified"),
-            ("CSRF Off", "/public/1", [EVIL], "websocket", "Upgrade", 101, "-"),
-            ("CSRFAction log", "/log/1", [EVIL], "websocket", "Upgrade", 101, "websocket_origin"),
-        ]
-        for name, path, headers, upgrade, connection, status, result in rows:
-            with self.subTest(name):
-                got, echoed = T.ws_handshake(self.ap.port, path, headers, upgrade=upgrade, connection=connection)
-                self.assertEqual(got, status)
-                if status == 101:
-                    self.assertEqual(echoed, b"ping", "the echo upstream's frame came back")
-                else:
-                    self.assertEqual(self.upstream_saw(path), 0, "a refused handshake reached the upstream")
-        log = self.ap.access_log(settle=0.5).splitlines()
-        for name, path, headers, upgrade, connection, status, result in rows:
-            with self.subTest(name):
-                self.assertIn("GET %s %d %s" % (path, status, result), log)
+        rows = T.ws_rows("http://127.0.0.1:%d" % self.ap.port)
+        T.ws_run_rows(self, self.ap.port, rows, self.up)
+        T.ws_check_log(self, self.ap.access_log(settle=0.5), rows)
         err = self.ap.error_log()
         self.assertIn('rejected GET "/ws/1": websocket_origin', err)
         self.assertIn('would reject GET "/log/1": websocket_origin', err)

@@ -491,3 +491,57 @@ def ws_handshake(port, path, headers, host=None, upgrade="websocket", connection
         return status, ws_read_frame(s)
     finally:
         s.close()
+
+
+def ws_rows(self_origin):
+    """The handshake rows the nginx and Apache tests share; their servers
+    proxy to ws_echo /ws/ (the default mode), /both/ (mode both), /public/
+    (off), /log/ (report-only), /vote/ (unsafe GET) and /partner/ (which
+    trusts http://partner.example:8443). Each row: (name, path, headers,
+    Upgrade, Connection, status, the verdict's name in the access log)."""
+    evil, so = ("Origin", "http://evil.example"), ("Origin", self_origin)
+    ws, up = "websocket", "Upgrade"
+    return [
+        ("cross-site", "/ws/1", [evil], ws, up, 403, "websocket_origin"),
+        ("cross-site, fetch metadata", "/ws/2",
+         [evil, ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", ws)], ws, up, 403, "websocket_origin"),
+        ("another port of the host", "/ws/3", [("Origin", "http://127.0.0.1:1")], ws, up, 403, "websocket_origin"),
+        ("origin null", "/ws/4", [("Origin", "null")], ws, up, 403, "websocket_origin"),
+        ("odd case, Connection list", "/ws/5", [evil], "WebSocket", "keep-alive, Upgrade", 403, "websocket_origin"),
+        ("Upgrade list", "/ws/6", [evil], "h2c, websocket", up, 403, "websocket_origin"),
+        ("mode both", "/both/1", [evil], ws, up, 403, "websocket_origin"),
+        ("unsafe get, cross-site", "/vote/1", [evil], ws, up, 403, "websocket_origin"),
+        ("unsafe get, no origin", "/vote/2", [], ws, up, 403, "no_evidence"),
+        ("same origin", "/ws/10", [so], ws, up, 101, "origin_verified"),
+        ("same origin, fetch metadata", "/ws/11", [so, ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", ws)],
+         ws, up, 101, "origin_verified"),
+        ("same origin, odd case", "/ws/12", [so], "WEBSOCKET", "keep-alive, Upgrade", 101, "origin_verified"),
+        ("no origin (not a browser)", "/ws/13", [], ws, up, 101, "origin_verified"),
+        ("trusted origin", "/partner/1", [("Origin", "http://partner.example:8443")], ws, up, 101, "origin_verified"),
+        ("mode both, same origin, no token", "/both/2", [so], ws, up, 101, "origin_verified"),
+        ("unsafe get, same origin", "/vote/3", [so], ws, up, 101, "origin_verified"),
+        ("protection off", "/public/1", [evil], ws, up, 101, "-"),
+        ("report-only", "/log/1", [evil], ws, up, 101, "websocket_origin"),
+    ]
+
+
+def ws_run_rows(tc, port, rows, upstream):
+    """Sends each row's handshake: a 101 must echo the frame, a refusal
+    must not have reached upstream."""
+    for name, path, headers, upgrade, connection, status, _ in rows:
+        with tc.subTest(name):
+            got, echoed = ws_handshake(port, path, headers, upgrade=upgrade, connection=connection)
+            tc.assertEqual(got, status)
+            if status == 101:
+                tc.assertEqual(echoed, b"ping", "the echo upstream's frame came back")
+            else:
+                seen = [h for h, _ in upstream.requests if h.split(b" ", 2)[1] == path.encode()]
+                tc.assertEqual(seen, [], "a refused handshake reached the upstream")
+
+
+def ws_check_log(tc, log, rows):
+    """Each row once in an access log of "METHOD PATH STATUS RESULT" lines."""
+    lines = log.splitlines()
+    for name, path, _, _, _, status, result in rows:
+        with tc.subTest(name):
+            tc.assertEqual([l for l in lines if l.split(" ")[1:2] == [path]], ["GET %s %d %s" % (path, status, result)])
