@@ -31,7 +31,8 @@
 #      and one worker); wrk runs of COUNT_SECONDS alternate between
 #      /quiet/ and /count/ (which goes first swaps every pair), so that
 #      what drifts on the machine cancels within a pair, and the worker's
-#      CPU per request beside requests/s. One JSON line a run into SERVERS
+#      CPU per request (/proc/PID/schedstat, nanoseconds) beside
+#      requests/s. One JSON line a run into SERVERS
 #      (run.sh's format: bench, variant, rps, p99, bad, cpu_worker).
 #
 # Then the counters must hold exactly what was sent to /count/, and
@@ -47,10 +48,8 @@ servers_out=$1
 ir_out=$2
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   COUNT_N=10 COUNT_SEGMENTS=1 COUNT_PAIRS=1 COUNT_SECONDS=1
-else
-  COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-20}
-  COUNT_SECONDS=${COUNT_SECONDS:-2}
 fi
+COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-20} COUNT_SECONDS=${COUNT_SECONDS:-2}
 module="$build/nginx/ngx_http_csrf_module.so"
 work=$(mktemp -d)
 pids=()
@@ -206,21 +205,22 @@ done
   echo 'wrk.headers["Content-Type"] = "application/x-www-form-urlencoded"'
   echo "wrk.headers[\"Cookie\"] = \"$cookie\""
 } >"$work/post.lua"
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
+# oncpu PID: the nanoseconds the process has run (/proc's clock ticks
+# are 10 ms: a 2 s run would see its worker's time only to about 1%)
+oncpu() { awk '{print $1}' "/proc/$1/schedstat"; }
 # run BENCH VARIANT URL [wrk args...]
 run() {
   local t0 txt rps p99 bad reqs
-  t0=$(ticks "$worker")
+  t0=$(oncpu "$worker")
   txt=$(wrk -t2 -c32 -d"${COUNT_SECONDS}s" --latency "${@:4}" "$3")
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$txt")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$txt")
   bad=$(awk '/Non-2xx or 3xx responses:/ {print $5}' <<<"$txt")
   reqs=$(awk '/ requests in / {print $1}' <<<"$txt")
   awk -v b="$1" -v v="$2" -v rps="${rps:-0}" -v p99="${p99:-?}" -v bad="${bad:-0}" -v r="${reqs:-0}" \
-    -v t=$(($(ticks "$worker") - t0)) -v hz="$hz" \
+    -v t=$(($(oncpu "$worker") - t0)) \
     'BEGIN { printf "{\"bench\":\"%s\",\"variant\":\"%s\",\"rps\":%s,\"p99\":\"%s\",\"bad\":%s", b, v, rps, p99, bad;
-             if (r > 0) printf ",\"cpu_worker\":%.1f", t * 1e6 / hz / r; print "}" }' >>"$servers_out"
+             if (r > 0) printf ",\"cpu_worker\":%.2f", t / 1e3 / r; print "}" }' >>"$servers_out"
 }
 for loc in quiet count; do # warm-up, not recorded
   wrk -t2 -c32 -d1s "http://127.0.0.1:$wp/$loc/form.html" -H "Cookie: $cookie" >/dev/null
