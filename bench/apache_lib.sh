@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# apache_lib.sh - helpers of bench/apache.sh and bench/apache_callgrind.sh
-# (sourced).
+# apache_lib.sh - helpers of bench/apache.sh, bench/apache_callgrind.sh
+# and bench/nginx_count.sh (sourced).
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 # waitport PORT: until something listens there (60 s at most)
 waitport() {
