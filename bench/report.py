@@ -24,31 +24,33 @@ ap.add_argument("--quick", default="0")
 ap.add_argument("--cgi", default="", help="csrf-cgi's section from bench/cgi.sh (Markdown)")
 a = ap.parse_args()
 
+
+
+def jsonl(path):
+    """The JSON objects of a file of JSON lines; none if there is no file."""
+    if not path or not os.path.exists(path):
+        return
+    for line in open(path):
+        line = line.strip()
+        if line:
+            yield json.loads(line)
+
+
 ops = {}
-for line in open(a.ops):
-    line = line.strip()
-    if line:
-        row = json.loads(line)["row"]
-        ops.setdefault((row["impl"], row["op"]), []).append(row["ns"])
+for r in jsonl(a.ops):
+    row = r["row"]
+    ops.setdefault((row["impl"], row["op"]), []).append(row["ns"])
 ops = {k: statistics.median(v) for k, v in ops.items()}
 
 servers = {}
-for line in open(a.servers):
-    line = line.strip()
-    if line:
-        r = json.loads(line)
-        servers.setdefault((r["bench"], r["variant"]), []).append(r)
-
+for r in jsonl(a.servers):
+    servers.setdefault((r["bench"], r["variant"]), []).append(r)
 
 # Counting off and on in one nginx worker (bench/nginx_count.sh):
 # callgrind's instructions per request, one figure a segment.
 count_ir = {}
-if a.count_ir and os.path.exists(a.count_ir):
-    for line in open(a.count_ir):
-        line = line.strip()
-        if line:
-            r = json.loads(line)
-            count_ir.setdefault((r["bench"], r["variant"]), []).append(r["ir"])
+for r in jsonl(a.count_ir):
+    count_ir.setdefault((r["bench"], r["variant"]), []).append(r["ir"])
 
 
 def med(rows):
@@ -241,12 +243,8 @@ if cpu_rows:
 
 
 stores = {}
-if a.stores and os.path.exists(a.stores):
-    for line in open(a.stores):
-        line = line.strip()
-        if line:
-            r = json.loads(line)
-            stores.setdefault((r["store"], r["threads"]), []).append(r["ops"])
+for r in jsonl(a.stores):
+    stores.setdefault((r["store"], r["threads"]), []).append(r["ops"])
 stores = {k: statistics.median(v) for k, v in stores.items()}
 store_names = ["redis, pool of 8", "redis, one connection", "redis-benchmark", "memory"]
 store_titles = {"redis, pool of 8": "Redis, a pool of 8 connections",
@@ -324,16 +322,12 @@ else:
 lines = ["| page | bytes | tags | injector, bytes/cycle | memchr, bytes/cycle | injector / memchr "
          "| '<' then '>', bytes/cycle | injector / that |",
          "|---|---:|---:|---:|---:|---:|---:|---:|"]
-if a.inject and os.path.exists(a.inject):
-    for line in open(a.inject):
-        line = line.strip()
-        if line:
-            r = json.loads(line)
-            ratio = r["inject_bpc"] / r["memchr_bpc"] if r["memchr_bpc"] else 0
-            tags = r.get("tags_bpc", 0)
-            of_tags = f"{r['inject_bpc'] / tags * 100:.0f}%" if tags else "–"
-            lines.append(f"| {r['page']} | {r['bytes']} | {r.get('tags', '–')} | {r['inject_bpc']:.3f} | "
-                         f"{r['memchr_bpc']:.2f} | {ratio * 100:.2f}% | {tags:.3f} | {of_tags} |")
+for r in jsonl(a.inject):
+    ratio = r["inject_bpc"] / r["memchr_bpc"] if r["memchr_bpc"] else 0
+    tags = r.get("tags_bpc", 0)
+    of_tags = f"{r['inject_bpc'] / tags * 100:.0f}%" if tags else "–"
+    lines.append(f"| {r['page']} | {r['bytes']} | {r.get('tags', '–')} | {r['inject_bpc']:.3f} | "
+                 f"{r['memchr_bpc']:.2f} | {ratio * 100:.2f}% | {tags:.3f} | {of_tags} |")
 inject_table = "\n".join(lines)
 
 print()
@@ -514,6 +508,18 @@ meta tags after `<head>`, a hidden input after each POST form start tag,
 filter that rewrites a page costs, a module built for the benchmark only
 (`bench/copy_filter`) that drops the length, copies every buffer into new
 8 KiB ones and inserts nothing; all in front of one static nginx backend.
+
+The counting rows (`bench/nginx_count.sh`): one nginx worker serves the
+same requests through a location that counts (`csrf_metrics_zone`) and
+one that does not, wrk runs alternating between them. Their target is
+judged by the instructions a request costs that worker, from callgrind
+in the same configuration (segments of requests alternating between the
+locations; they agree to a few instructions), since this machine's pairs
+of runs scatter by more than the 1% judged. An instruction count weighs
+each of counting's relaxed atomic adds (one a request, two more a page
+injected) as one: a locked add takes some 20 cycles uncontended, about
+100 when workers contend for its cache line, so three of them are at most
+0.3% of a GET that costs the worker some 40 µs.
 
 {srv_table}
 
