@@ -51,6 +51,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 fi
 COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-20} COUNT_SECONDS=${COUNT_SECONDS:-2}
 module="$build/nginx/ngx_http_csrf_module.so"
+command -v valgrind >/dev/null || { echo "bench: valgrind is missing (make deps)" >&2; exit 1; }
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -166,6 +167,13 @@ for kind in get post; do
     done
   done
 done
+# one dump a marker: a dump missing (a handler renamed, say) would put
+# two segments into one
+dumps=$(find "$work" -name 'cg.out.*' | wc -l)
+if [ "$dumps" != $((${#segments[@]} + 2)) ]; then
+  echo "bench: callgrind dumped $dumps times, not $((${#segments[@]} + 2)) (one a marker)" >&2
+  exit 1
+fi
 got_get=$(sample "$cq" safe_method)
 got_post=$(sample "$cq" ok)
 kill "$vg"
