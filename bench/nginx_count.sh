@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# nginx_count.sh SERVERS IR - what counting (csrf_metrics_zone) costs the
+# nginx_count.sh SERVERS COUNTS - what counting (csrf_metrics_zone) costs the
 # nginx module, measured in ONE nginx worker that serves the same requests
 # with counting on and off: two locations of one server, the same proxy in
 # front of one static backend, only /count/ naming a zone:
@@ -10,7 +10,7 @@
 #     location /quiet/ { proxy_pass http://b/; }
 #
 # (/other/ sits at the root of nginx's locations tree, so that /count/ and
-# /quiet/ are found by the same comparisons.) Two measurements, for the
+# /quiet/ are found by the same comparisons.) Three measurements, for the
 # GET of the 20-form page and for the POST whose token decides (the token
 # in an urlencoded body, no fetch metadata):
 #
@@ -25,8 +25,8 @@
 #      its time strings once a second (whether a second's edge falls into
 #      a segment is the wall clock, not the location). What an empty
 #      segment costs (the marker's rest, a connection) is measured and
-#      taken off. One JSON line a segment into IR: bench, variant (off:
-#      /quiet/, on: /count/), ir (per request).
+#      taken off. One JSON line a segment into COUNTS: bench, variant
+#      (off: /quiet/, on: /count/), ir (per request).
 #   2. Wall clock: the same configuration as an ordinary nginx (a master
 #      and one worker); wrk runs of COUNT_SECONDS alternate between
 #      /quiet/ and /count/ (which goes first swaps every pair), so that
@@ -34,22 +34,29 @@
 #      CPU per request (/proc/PID/schedstat, nanoseconds) beside
 #      requests/s. One JSON line a run into SERVERS
 #      (run.sh's format: bench, variant, rps, p99, bad, cpu_worker).
+#   3. The worker's CPU per request in bursts of COUNT_BURST requests
+#      over one connection, alternating between the locations
+#      (bench/count_bursts.py): pairs of some tens of milliseconds, so
+#      that drift cancels better than between wrk runs. One JSON line a
+#      burst into COUNTS: bench, variant, pair, cpu_ns (per request).
 #
 # Then the counters must hold exactly what was sent to /count/, and
 # nothing of /quiet/.
 #   BUILD=dir  the build (default build/)   BENCH_QUICK=1  a few of each
 #   COUNT_N requests a segment (100)   COUNT_SEGMENTS quiet-count pairs (4)
-#   COUNT_PAIRS wrk pairs (20)   COUNT_SECONDS a wrk run (2)
+#   COUNT_PAIRS wrk pairs (10)   COUNT_SECONDS a wrk run (2)
+#   COUNT_BURSTS pairs of bursts (200)   COUNT_BURST requests a burst (100)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 build=$(cd "${BUILD:-$root/build}" && pwd)
 servers_out=$1
-ir_out=$2
+counts_out=$2
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-  COUNT_N=10 COUNT_SEGMENTS=1 COUNT_PAIRS=1 COUNT_SECONDS=1
+  COUNT_N=10 COUNT_SEGMENTS=1 COUNT_PAIRS=1 COUNT_SECONDS=1 COUNT_BURSTS=2 COUNT_BURST=10
 fi
-COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-20} COUNT_SECONDS=${COUNT_SECONDS:-2}
+COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-10} COUNT_SECONDS=${COUNT_SECONDS:-2}
+COUNT_BURSTS=${COUNT_BURSTS:-200} COUNT_BURST=${COUNT_BURST:-100}
 module="$build/nginx/ngx_http_csrf_module.so"
 command -v valgrind >/dev/null || { echo "bench: valgrind is missing (make deps)" >&2; exit 1; }
 work=$(mktemp -d)
@@ -189,7 +196,7 @@ for i in "${!segments[@]}"; do
   variant=off
   [ "$loc" = count ] && variant=on
   awk -v b="nginx_count_$kind" -v v="$variant" -v t="$(total $((i + 3)))" -v e="$empty" -v n="$n" \
-    'BEGIN { printf "{\"bench\":\"%s\",\"variant\":\"%s\",\"ir\":%.1f}\n", b, v, (t - e) / n }' >>"$ir_out"
+    'BEGIN { printf "{\"bench\":\"%s\",\"variant\":\"%s\",\"ir\":%.1f}\n", b, v, (t - e) / n }' >>"$counts_out"
 done
 
 # 2. Wall clock: one worker, wrk alternating between the locations.
@@ -248,6 +255,11 @@ for ((i = 0; i < COUNT_PAIRS; i++)); do
     done
   done
 done
+# 3. The worker's CPU per request in bursts alternating between the
+#    locations (bench/count_bursts.py), on the same worker.
+printf '%s\n' "$cookie" >"$work/cookie"
+printf 'story=1&%s=%s\n' "$field" "$token" >"$work/body"
+python3 "$here/count_bursts.py" "$wp" "$worker" "$COUNT_BURSTS" "$COUNT_BURST" "$work/cookie" "$work/body" >>"$counts_out"
 if [ "$(sample "$wq" ok)" -lt 1 ]; then
   echo "bench: the counting location counted no POST" >&2
   exit 1

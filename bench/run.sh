@@ -40,7 +40,7 @@ trap cleanup EXIT
 
 if [ "$quick" = 1 ]; then
   ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1 STORE_ROUNDS=1 STORE_SECONDS=0.3
-  DEMO_PAIRS=1 DEMO_SECONDS=1 COUNT_N=10 COUNT_SEGMENTS=1 COUNT_PAIRS=1 COUNT_SECONDS=1
+  DEMO_PAIRS=1 DEMO_SECONDS=1 COUNT_N=10 COUNT_SEGMENTS=1 COUNT_PAIRS=1 COUNT_SECONDS=1 COUNT_BURSTS=2 COUNT_BURST=10
 else
   ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
   # The nginx rows: six alternating runs, so each ratio has the middle
@@ -51,10 +51,11 @@ else
   DEMO_PAIRS=${DEMO_PAIRS:-20} DEMO_SECONDS=${DEMO_SECONDS:-3}
   # Counting (csrf_metrics_zone) off and on in one worker
   # (bench/nginx_count.sh): callgrind over 4 segments of 100 requests each
-  # way, and 20 pairs of 2 s wrk runs.
-  COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-20} COUNT_SECONDS=${COUNT_SECONDS:-2}
+  # way, 10 pairs of 2 s wrk runs, 200 pairs of bursts of 100 requests.
+  COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-10} COUNT_SECONDS=${COUNT_SECONDS:-2}
+  COUNT_BURSTS=${COUNT_BURSTS:-200} COUNT_BURST=${COUNT_BURST:-100}
 fi
-export COUNT_N COUNT_SEGMENTS COUNT_PAIRS COUNT_SECONDS
+export COUNT_N COUNT_SEGMENTS COUNT_PAIRS COUNT_SECONDS COUNT_BURSTS COUNT_BURST
 
 # Peers, pinned by the committed lock file, in a folder git ignores.
 peers="$here/peers"
@@ -117,8 +118,8 @@ jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
 : >"$servers"
-count_ir="$work/count_ir.jsonl"
-: >"$count_ir"
+counts="$work/counts.jsonl"
+: >"$counts"
 # ticks PID: the CPU time (user + system) the process has used, in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
@@ -279,7 +280,7 @@ if [ -f "$module" ]; then
   # callgrind, and wrk runs alternating between a counting location and
   # one that does not count.
   echo "bench: nginx counting on and off, one worker" >&2
-  BUILD="$build" BENCH_QUICK="$quick" "$here/nginx_count.sh" "$servers" "$count_ir"
+  BUILD="$build" BENCH_QUICK="$quick" "$here/nginx_count.sh" "$servers" "$counts"
 else
   echo "bench: $module is missing; nginx rows skipped" >&2
 fi
@@ -392,6 +393,6 @@ else
 fi
 
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-python3 "$here/report.py" --ops "$results" --servers "$servers" --count-ir "$count_ir" --inject "$inject_speed" --stores "$stores" \
+python3 "$here/report.py" --ops "$results" --servers "$servers" --counts "$counts" --inject "$inject_speed" --stores "$stores" \
   --out "$out" --cpu "$cpu" --quick "$quick" --cgi "$cgi_md" \
-  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS COUNT_N=$COUNT_N COUNT_SEGMENTS=$COUNT_SEGMENTS COUNT_PAIRS=$COUNT_PAIRS COUNT_SECONDS=$COUNT_SECONDS; wrk -t2 -c32)"
+  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS COUNT_N=$COUNT_N COUNT_SEGMENTS=$COUNT_SEGMENTS COUNT_PAIRS=$COUNT_PAIRS COUNT_SECONDS=$COUNT_SECONDS COUNT_BURSTS=$COUNT_BURSTS COUNT_BURST=$COUNT_BURST; wrk -t2 -c32)"
