@@ -24,3 +24,15 @@ site() {
   "$build/csrf-key" new "$work/keys" >/dev/null
   mods=/usr/lib/apache2/modules
 }
+# scratch: $work, a new temporary folder, and pids, the processes the
+# script starts; at exit they are ended and the folder removed
+scratch() {
+  work=$(mktemp -d)
+  pids=()
+  trap scratch_end EXIT
+}
+scratch_end() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}

@@ -59,15 +59,8 @@ COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_
 COUNT_BURSTS=${COUNT_BURSTS:-200} COUNT_BURST=${COUNT_BURST:-100}
 module="$build/nginx/ngx_http_csrf_module.so"
 command -v valgrind >/dev/null || { echo "bench: valgrind is missing (make deps)" >&2; exit 1; }
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 . "$here/apache_lib.sh"
+scratch
 site
 mkdir -p "$work/logs"
 chmod 755 "$work/logs"
