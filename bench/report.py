@@ -528,9 +528,10 @@ filter that rewrites a page costs, a module built for the benchmark only
 
 The counting rows (`bench/nginx_count.sh`): one nginx worker serves the
 same requests through a location that counts (`csrf_metrics_zone`) and
-one that does not, wrk runs alternating between them, then bursts of 100
-requests over one connection alternating between them, the worker's CPU
-time read around each burst. Their target is
+one that does not (found by the same comparisons: with the zone moved to
+the other, the instruction counts swap), wrk runs alternating between
+them, then bursts of requests over one connection alternating between
+them, the worker's CPU time read around each burst. Their target is
 judged by the instructions a request costs that worker, from callgrind
 in the same configuration (segments of requests alternating between the
 locations; they agree to a few instructions), since this machine's pairs
