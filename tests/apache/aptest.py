@@ -125,13 +125,27 @@ class Apache:
         except OSError:
             return ""
 
-    def access_log(self, settle=0.2):
-        time.sleep(settle)  # logged after the response is sent
-        try:
-            with open(self.path("access.log"), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+    def access_log(self, *expect):
+        """The access log, once each of the lines expect names is in it.
+
+        apache2 writes a request's line after its answer has gone, on the
+        thread that served it, so a client can read the answer first (under
+        load it does), and no request on another connection orders it. So
+        the test says what it waits for: up to 10 s, then the log as it is
+        (the test's assertion says what is missing)."""
+        return self.wait_log("access.log", *expect)
+
+    def wait_log(self, name, *expect):
+        end = time.time() + 10
+        while True:
+            try:
+                with open(self.path(name), errors="replace") as f:
+                    text = f.read()
+            except OSError:
+                text = ""
+            if all(e in text for e in expect) or time.time() > end:
+                return text
+            time.sleep(0.05)
 
     def app_hits(self):
         """The lines backends' app.php appended to run/app.hits."""

@@ -82,7 +82,7 @@ class Cases(A.ApacheCase):
                       [("Sec-Fetch-Site", "cross-site"), ("Content-Type", "application/x-www-form-urlencoded")],
                       b"a=1", host=C.HOST)
         self.assertEqual(r.status, 403)
-        log = self.ap.access_log()
+        log = self.ap.access_log("POST /case/default_mode_is_origin_or_token 403 cross_site")
         self.assertIn("POST /case/default_mode_is_origin_or_token 403 cross_site", log)
 
 

@@ -150,7 +150,7 @@ class Filters(A.ApacheCase):
         application sets another: one warning a child, the names only."""
         for _ in range(4):
             self.assertEqual(T.request(self.ap.port, "GET", "/sess/page").status, 200)
-        log = self.ap.access_log() and self.ap.error_log()
+        log = self.ap.wait_log("error.log", "CSRFSessionCookie")
         lines = [l for l in log.splitlines() if "CSRFSessionCookie" in l]
         self.assertTrue(1 <= len(lines) <= 2, lines)
         self.assertIn('CSRFSessionCookie "PHPSESSID": no request or response has carried it so far, but the '

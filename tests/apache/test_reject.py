@@ -106,7 +106,7 @@ class Reject(A.ApacheCase):
                 self.assert_module_page(r, reason)
         self.assertEqual(self.hits()[before:], [])
         self.assertEqual(self.up.requests[before_up:], [])
-        log = self.ap.access_log()
+        log = self.ap.access_log("POST /rw/index.html 403 cross_site")
         self.assertIn("POST /rw/index.html 403 cross_site", log)
 
     def test_too_large_body(self):

@@ -75,7 +75,7 @@ test(`${BROWSER}${where} ${mode}: ${MODE === 'named' ? 'no' : 'a'} secure contex
       `${r.method} ${r.path}: Sec-Fetch-Site`);
   }
   if (demo.front) {
-    const h2 = demo.front.requests().filter((r) => r.path === '/login');
+    const h2 = (await demo.front.requests()).filter((r) => r.path === '/login');
     assert.ok(h2.length > 0 && h2.every((r) => r.protocol === 'HTTP/2.0'), `over HTTP/2: ${JSON.stringify(h2)}`);
   }
 });

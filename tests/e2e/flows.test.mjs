@@ -53,7 +53,7 @@ test(`${BROWSER}${where}: the page's secure context and what every request carri
     for (const r of posts) assert.equal(r['sec-fetch-site'], 'same-origin', `${r.method} ${r.path}`);
   }
   if (demo.front) {
-    const reqs = demo.front.requests();
+    const reqs = await demo.front.requests();
     assert.ok(reqs.length >= seen.length && reqs.every((r) => r.protocol === 'HTTP/2.0'),
       `every request over HTTP/2: ${[...new Set(reqs.map((r) => r.protocol))]}`);
   }

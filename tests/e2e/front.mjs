@@ -10,7 +10,7 @@
 //   startTlsFront(tls, sites, extra)  sites: [{ port, upstream }] (ports on
 //                                     127.0.0.1); extra: more of the http
 //                                     block (e.g. csrf directives);
-//                                     answers { requests(), stop(), ... }
+//                                     answers { requests() (async), stop(), ... }
 import { startNginx } from '../nginx/ngx.mjs';
 
 export async function startTlsFront(tls, sites, { extra = '', body = '' } = {}) {
@@ -33,8 +33,8 @@ export async function startTlsFront(tls, sites, { extra = '', body = '' } = {}) 
 `, sites.map((s) => s.port));
   return {
     ...n,
-    // [{ port, method, path, protocol }] of every request so far
-    requests: () => n.log('front.log').split('\n').filter(Boolean).map((l) => {
+    // [{ port, method, path, protocol }] of every request answered so far
+    requests: async () => (await n.logged('front.log')).split('\n').filter(Boolean).map((l) => {
       const [port, method, path, protocol] = l.split(' ');
       return { port, method, path, protocol };
     }),

@@ -105,7 +105,7 @@ export async function runAttack(browser, { victim, attacker }, attack, opts = {}
   const home = await browser.newPage();
   await login(home, victim, user, pw);
   const before = await getState(victim);
-  if (opts.beforeAttack) opts.beforeAttack();
+  if (opts.beforeAttack) await opts.beforeAttack();
   const page = await browser.newPage();
   let victimReason = null;
   const url = `${attacker}${attack.path}`;

@@ -17,6 +17,7 @@ import path from 'node:path';
 import assert from 'node:assert/strict';
 import { request } from '../http/client.mjs';
 import { startDemo } from '../e2e/demo.mjs';
+import { barrier, barrierServer } from '../nginx/ngx.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
@@ -352,7 +353,7 @@ export function lacks(text, re, message) {
 
 export const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 
-function nginxConf(prefix, server, module) {
+function nginxConf(prefix, server, module, settle) {
   const user = process.geteuid() === 0 ? 'user nobody nogroup;' : '';
   return `${module ? `load_module ${module};` : ''}
 worker_processes 1;
@@ -369,6 +370,7 @@ http {
     uwsgi_temp_path ${prefix}/uwsgi;
     scgi_temp_path ${prefix}/scgi;
     ${server}
+    ${barrierServer(settle, !!module)}
 }
 `;
 }
@@ -391,8 +393,9 @@ export async function startNginx(dir, name, server, module = null, opts = {}) {
   fs.mkdirSync(prefix, { recursive: true });
   fs.chmodSync(prefix, 0o755); // workers run as nobody under root
   const port = opts.port || await freePort();
+  const settle = await freePort();
   const file = path.join(prefix, 'nginx.conf');
-  fs.writeFileSync(file, nginxConf(prefix, server(port), module));
+  fs.writeFileSync(file, nginxConf(prefix, server(port), module, settle));
   const child = spawn(NGINX, ['-p', prefix, '-c', file, '-g', 'daemon off; master_process on;'],
     { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
@@ -407,7 +410,11 @@ export async function startNginx(dir, name, server, module = null, opts = {}) {
     base: `http://127.0.0.1:${port}`,
     child,
     errorLog: () => read('error.log'),
-    accessLog: () => read('access.log'),
+    // the access log once every request answered so far is in it
+    async accessLog() {
+      await barrier(settle);
+      return read('access.log');
+    },
     async reload() {
       const before = workers();
       const r = spawnSync(NGINX, ['-p', prefix, '-c', file, '-s', 'reload'], { encoding: 'utf8' });

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startDemo, getState } from '../e2e/demo.mjs';
 import { request, form } from '../http/client.mjs';
-import { csrfKey, keyIds, Jar, formFields, sleep, startNginx, NGINX, has, lacks } from './fleet.mjs';
+import { csrfKey, keyIds, Jar, formFields, startNginx, NGINX, has, lacks } from './fleet.mjs';
 
 const MODULE = process.env.CSRF_NGX_MODULE || '';
 const skip = !fs.existsSync(NGINX) ? `${NGINX} is not installed`
@@ -72,8 +72,7 @@ async function post(n, p, fields, j = jar) {
 
 // The csrf_result nginx logged for the last request to p.
 async function lastResult(n, p) {
-  await sleep(100); // nginx logs after answering
-  const lines = n.accessLog().split('\n').filter((l) => l.includes(` ${p} `));
+  const lines = (await n.accessLog()).split('\n').filter((l) => l.includes(` ${p} `));
   return lines.length ? lines[lines.length - 1].split(' ').slice(-2).join(' ') : null;
 }
 

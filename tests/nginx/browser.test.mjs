@@ -128,7 +128,8 @@ async function startNginx(demoRef) {
     s.attacker = s.attackers['same-site'];
     directFor(s.victim, demoRef.victim);
   }
-  return { ...n, accessLog: () => n.log('access.log'), sentLog: () => n.log('sent.log') };
+  // the logs once every request answered so far is written (ngx.mjs)
+  return { ...n, accessLog: () => n.logged('access.log'), sentLog: () => n.logged('sent.log') };
 }
 
 before(async () => {
@@ -173,14 +174,12 @@ for (const attack of ATTACKS) {
     let mark = 0;
     const attacker = sites.protected.attackers[kind];
     const r = await runAttack(browser, { victim: sites.protected.victim, attacker }, attack,
-      { beforeAttack: () => { mark = ngx.sentLog().length; } });
+      { beforeAttack: async () => { mark = (await ngx.sentLog()).length; } });
     assert.ok(r.unchanged, `state unchanged and alice still signed in (user now ${r.user})`);
     assert.equal(r.changed, false);
-    // nginx writes its log line when the request ends, before the answer
-    // reaches the browser: the line is there.
     const [method, route] = attack.request.split(' ');
     const port = new URL(sites.protected.victim).port;
-    const sent = requestLines(ngx.sentLog().slice(mark)).filter((q) => q.method === method && q.path === route
+    const sent = requestLines((await ngx.sentLog()).slice(mark)).filter((q) => q.method === method && q.path === route
       && q.port === port);
     assert.equal(sent.length, 1, `the browser sent ${attack.request} once`);
     const { port: _, protocol, ...headers } = sent[0];
@@ -202,7 +201,7 @@ test(`${BROWSER}${where} with the module: the rejections are logged with their r
 test(`${BROWSER}${where} with the module: vote, transfer with password, two tabs, login all work`, async () => {
   const { victim } = sites.protected;
   const page = await browser.newPage();
-  const mark = ngx.sentLog().length;
+  const mark = (await ngx.sentLog()).length;
   await login(page, victim, 'alice', 'wonderland');
   assert.equal(await page.evaluate(() => window.isSecureContext), MODE !== 'named', 'a secure context but by name');
   // the module's secret cookie: __Host- and Secure over https
@@ -259,14 +258,14 @@ test(`${BROWSER}${where} with the module: vote, transfer with password, two tabs
   await page.close();
 
   const port = new URL(victim).port;
-  const flow = requestLines(ngx.sentLog().slice(mark)).filter((q) => q.port === port);
+  const flow = requestLines((await ngx.sentLog()).slice(mark)).filter((q) => q.port === port);
   for (const q of flow.filter((r) => r.method === 'POST')) {
     assert.equal(q.origin, victim, `${q.method} ${q.path}: the site's own Origin`);
     assert.equal(q['sec-fetch-site'], MODE === 'named' ? '-' : 'same-origin', `${q.method} ${q.path}: Sec-Fetch-Site`);
   }
   assert.deepEqual([...new Set(flow.map((q) => q.protocol))], [MODE === 'https' ? 'HTTP/2.0' : 'HTTP/1.1'],
     'the protocol of every request');
-  const access = ngx.accessLog();
+  const access = await ngx.accessLog();
   // the default mode, origin_or_token: the browser proves these same-origin
   // (Sec-Fetch-Site: same-origin, Origin), so no token is needed for them
   assert.match(access, /^POST \/vote 30\d origin_verified$/m);
@@ -284,7 +283,7 @@ test(`${BROWSER} https with the module: an HTTP/2 request body without Content-L
   const { victim } = sites.protected;
   const page = await browser.newPage();
   await login(page, victim, 'alice', 'wonderland');
-  const mark = ngx.log('stream.log').length;
+  const mark = (await ngx.logged('stream.log')).length;
   const r = await page.evaluate(async () => {
     // request streams: the duplex option is read and the body is no text
     let duplex = false;
@@ -303,7 +302,7 @@ test(`${BROWSER} https with the module: an HTTP/2 request body without Content-L
     return { streams, with: await send(`x=1&${param}=${encodeURIComponent(token)}`), without: await send('x=1') };
   });
   await page.close();
-  const lines = ngx.log('stream.log').slice(mark).split('\n').filter(Boolean);
+  const lines = (await ngx.logged('stream.log')).slice(mark).split('\n').filter(Boolean);
   t.diagnostic(`request streams: ${r.streams}; nginx: ${JSON.stringify(lines)}`);
   assert.equal(r.streams, BROWSER === 'chromium', 'Chromium streams request bodies, Firefox ESR does not');
   const length = r.streams ? /^length=-$/ : /^length=\d+$/;

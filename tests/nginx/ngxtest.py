@@ -59,6 +59,12 @@ http {{
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
 {http}
+    server {{
+        listen 127.0.0.1:{settle};
+        access_log off;
+        csrf off;
+        location / {{ return 204; }}
+    }}
 }}
 """
 
@@ -72,6 +78,8 @@ class Nginx:
         os.chmod(self.prefix, 0o755)
         self.ports = [free_port() for _ in range(ports)]
         self.port = self.ports[0]
+        self.settle = free_port()
+        self.workers = workers
         fmt = {"port": self.port, "prefix": self.prefix, "upstream": upstream_port or 0}
         for i, p in enumerate(self.ports):
             fmt["port%d" % i] = p
@@ -79,7 +87,7 @@ class Nginx:
         self.conf = os.path.join(self.prefix, "nginx.conf")
         with open(self.conf, "w") as f:
             f.write(MAIN_TEMPLATE.format(module=MODULE, prefix=self.prefix, log_level=log_level, user=user,
-                                         workers=workers, http=http.format(**fmt)))
+                                         workers=workers, settle=self.settle, http=http.format(**fmt)))
         self.proc = None
 
     def path(self, name):
@@ -101,7 +109,7 @@ class Nginx:
     def start(self):
         self.proc = subprocess.Popen([NGINX, "-p", self.prefix, "-c", self.conf, "-g", "daemon off; master_process on;"],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        for p in self.ports:
+        for p in self.ports + [self.settle]:
             if not wait_port(p):
                 self.stop()
                 raise RuntimeError("nginx did not start:\n" + self.error_log())
@@ -118,8 +126,29 @@ class Nginx:
         except OSError:
             return ""
 
-    def access_log(self, settle=0.3):
-        time.sleep(settle)  # nginx logs after the response is sent
+    def barrier(self):
+        """Returns once every request answered so far is in the logs.
+
+        nginx writes a request's log line after its answer has gone, so a
+        client can read the answer first (under load it does). One worker
+        ends a request, its log line included, before its event loop takes
+        a new connection: once the barrier server (no log, no module) has
+        answered, every earlier answer is logged. With more workers no
+        such order holds."""
+        assert self.workers == 1, "the barrier needs one worker"
+        with socket.create_connection(("127.0.0.1", self.settle), 10) as s:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: barrier\r\nConnection: close\r\n\r\n")
+            got = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+        assert got.startswith(b"HTTP/1.1 204"), "the barrier answered 204"
+
+    def access_log(self):
+        """The access log once every request answered so far is in it."""
+        self.barrier()
         try:
             with open(self.path("access.log"), errors="replace") as f:
                 return f.read()

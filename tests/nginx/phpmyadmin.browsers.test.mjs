@@ -61,8 +61,8 @@ function what(method, uri) {
   return `${method} ${u.pathname}${route ? `?route=${route}` : ''}`;
 }
 
-function entries(from) {
-  return stack.nginxAccessLog().slice(from).split('\n').filter(Boolean).map((l) => {
+async function entries(from) {
+  return (await stack.nginxAccessLog()).slice(from).split('\n').filter(Boolean).map((l) => {
     const m = LINE.exec(l);
     assert.ok(m, 'an access log line in the README\'s format');
     return { what: what(m[1], m[2]), uri: m[2], protocol: m[3], status: Number(m[4]), result: m[5] };
@@ -184,8 +184,8 @@ async function session(page) {
 }
 
 test(`${BROWSER} ${TITLE}: phpMyAdmin's form POSTs carry the site's Origin and pass`, async (t) => {
-  const from = stack.nginxAccessLog().length;
-  const sentFrom = stack.sentLog().length;
+  const from = (await stack.nginxAccessLog()).length;
+  const sentFrom = (await stack.sentLog()).length;
   const page = await browser.newPage();
   // what the browser reported of each unsafe request: the Origin (no
   // cookie or token values)
@@ -202,13 +202,13 @@ test(`${BROWSER} ${TITLE}: phpMyAdmin's form POSTs carry the site's Origin and p
     // a step that waited in vain: what the module said, and the statuses
     // so far (no query values, no token)
     const why = stack.nginxErrorLog().split('\n').filter((l) => /csrf: rejected/.test(l)).map((l) => l.replace(/^.*csrf: /, ''));
-    const got = entries(from).map((x) => `${x.what} ${x.status} ${x.result}`);
+    const got = (await entries(from)).map((x) => `${x.what} ${x.status} ${x.result}`);
     e.message += `\nthe module: ${JSON.stringify(why)}; nginx: ${JSON.stringify(got)}`;
     throw e;
   }
   await page.close();
 
-  const seen = entries(from).filter((e) => e.result !== 'safe_method');
+  const seen = (await entries(from)).filter((e) => e.result !== 'safe_method');
   const summary = new Map();
   for (const e of seen) summary.set(`${e.what} -> ${e.status} ${e.result}`, (summary.get(`${e.what} -> ${e.status} ${e.result}`) || 0) + 1);
   for (const [k, n] of summary) t.diagnostic(`${n} x ${k}`);
@@ -229,13 +229,13 @@ test(`${BROWSER} ${TITLE}: phpMyAdmin's form POSTs carry the site's Origin and p
   // as nginx received them (the browser's own report leaves out the
   // Sec-Fetch-* Chromium's network stack adds): every unsafe request with
   // the site's Origin, Sec-Fetch-Site same-origin over https, none by name
-  const got = stack.sentLog().slice(sentFrom).split('\n').filter(Boolean).map((l) => l.split(' '))
+  const got = (await stack.sentLog()).slice(sentFrom).split('\n').filter(Boolean).map((l) => l.split(' '))
     .filter(([m]) => m === 'POST').map(([, p, route, origin, site]) => [`POST ${p}?route=${route}`, origin, site]);
   assert.ok(got.length >= 4, 'nginx logged the session\'s POSTs');
   assert.deepEqual(got.filter(([, origin, site]) => origin !== `"${stack.url}"` || site !== (HTTPS ? '"same-origin"' : '"-"')), [],
     `every POST: Origin ${stack.url}, Sec-Fetch-Site ${HTTPS ? 'same-origin' : '(none)'}`);
   // every request of the session in nginx's log: HTTP/2 over https
-  assert.deepEqual([...new Set(entries(from).map((e) => e.protocol))], [HTTPS ? 'HTTP/2.0' : 'HTTP/1.1'], 'the protocol');
+  assert.deepEqual([...new Set((await entries(from)).map((e) => e.protocol))], [HTTPS ? 'HTTP/2.0' : 'HTTP/1.1'], 'the protocol');
   // after the login: phpMyAdmin's session cookie under the scheme's name,
   // the module's secret cookie (names and flags only)
   const names = held.cookies.map((c) => [c.name, !!c.secure]).sort();
@@ -257,14 +257,9 @@ function rows() {
 const fields = (id) => new URLSearchParams({ db: DB_NAME, table: 'items', server: '1', token: held.pmaToken,
   sql_query: `INSERT INTO items VALUES (${id}, 'forged')` });
 
-// The access log's entries of the request marked forged=MARK.
-const marked = (from, mark) => entries(from).filter((e) => e.uri.includes(`forged=${mark}`));
-// nginx logs a request after its answer has gone: the client can read the
-// answer before the line is written, so wait for it (up to 5 s).
-async function loggedMarked(from, mark) {
-  for (let i = 0; i < 50 && marked(from, mark).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-  return marked(from, mark);
-}
+// The access log's entries of the request marked forged=MARK (every
+// request answered so far is in the log: pma_stack's barrier).
+const marked = async (from, mark) => (await entries(from)).filter((e) => e.uri.includes(`forged=${mark}`));
 
 test(`${BROWSER} ${TITLE}: a forged form from another site is refused and changes nothing`, async (t) => {
   // signed in afresh (the session test logged out, or failed signed in)
@@ -273,7 +268,7 @@ test(`${BROWSER} ${TITLE}: a forged form from another site is refused and change
   await page.goto(`${stack.url}/`);
   await login(page);
   const before = rows();
-  const from = stack.nginxAccessLog().length;
+  const from = (await stack.nginxAccessLog()).length;
   const fpmFrom = stack.fpmAccessLog().length;
   const target = `${stack.url}/index.php?route=/import&forged=cross1`;
   fs.writeFileSync(path.join(stack.attackDir, 'forge.html'), `<!doctype html><body>
@@ -283,11 +278,11 @@ ${[...fields(101)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.
   const tab = await browser.newPage();
   await tab.goto(`${stack.attackerUrl}/forge.html`, { wait: false });
   await step('the forged form\'s request in nginx\'s log', async ({ signal }) => {
-    while (!signal.aborted && !marked(from, 'cross1').length) await new Promise((r) => setTimeout(r, 100));
+    while (!signal.aborted && !(await marked(from, 'cross1')).length) await new Promise((r) => setTimeout(r, 100));
   });
   await tab.waitForUrl('the forged form\'s answer', (u) => u.startsWith(stack.url));
   await tab.close();
-  assert.deepEqual(marked(from, 'cross1').map((e) => [e.status, e.result]), [[403, FORGED]],
+  assert.deepEqual((await marked(from, 'cross1')).map((e) => [e.status, e.result]), [[403, FORGED]],
     `refused as ${FORGED} (${HTTPS ? 'Sec-Fetch-Site' : 'its Origin'})`);
   assert.deepEqual(rows(), before, 'the forged form changed nothing');
   assert.doesNotMatch(stack.fpmAccessLog().slice(fpmFrom), /forged=/, 'it never reached php-fpm');
@@ -329,16 +324,16 @@ test(`${BROWSER} over https: the module's tokens are bound to phpMyAdmin_https`,
   // held: the previous test's login, its page's token and cookies
   assert.ok(held.param && held.token, 'the page had the module\'s meta tags');
   const before = rows();
-  const from = stack.nginxAccessLog().length;
+  const from = (await stack.nginxAccessLog()).length;
   const body = (id) => `${fields(id)}&${held.param}=${encodeURIComponent(held.token)}`;
   // the same token and secret cookie, another session's phpMyAdmin_https
   const other = held.cookies.map((c) => (c.name === 'phpMyAdmin_https' ? { name: c.name, value: `${c.value}0` } : c));
   assert.equal(await bareRequest(`${stack.url}/index.php?route=/import&forged=bound102`, other, body(102)), 403,
     'the token with another phpMyAdmin_https: 403');
-  assert.deepEqual((await loggedMarked(from, 'bound102')).map((e) => e.result), ['token_session'], 'token_session');
+  assert.deepEqual((await marked(from, 'bound102')).map((e) => e.result), ['token_session'], 'token_session');
   // the control: the browser's own cookies with the token pass and run
   assert.equal(await bareRequest(`${stack.url}/index.php?route=/import&forged=bound103`, held.cookies, body(103)), 200);
-  assert.deepEqual((await loggedMarked(from, 'bound103')).map((e) => e.result), ['ok'], 'no evidence, the bound token: ok');
+  assert.deepEqual((await marked(from, 'bound103')).map((e) => e.result), ['ok'], 'no evidence, the bound token: ok');
   assert.deepEqual(rows(), [...before, '103:forged'], 'only the request with its own session ran');
   t.diagnostic('the token with another phpMyAdmin_https: 403 token_session; with its own: ok');
 });

@@ -148,6 +148,15 @@ after(async () => {
   }
 });
 
+// phpMyAdmin's page loader (its ajax.js) silently drops a link clicked
+// while one of its requests, or the scripts of the page it last loaded,
+// are still on their way (AJAX.active): the click went nowhere now and then
+// under load. A person clicks once the page has settled; so does the test,
+// before each click the loader handles.
+async function settled(page) {
+  await page.waitForFunction(() => window.AJAX && !window.AJAX.active && document.readyState === 'complete');
+}
+
 // The session: every step waits for what the user would see.
 let step = '';
 async function session(page) {
@@ -157,8 +166,10 @@ async function session(page) {
   step = 'navigation panel';
   // navigation panel: expand the database (a POST of the panel's script),
   // then open the table from it
+  await settled(page);
   await page.click('#pma_navigation_tree a.hover_show_full:text-is("shop")');
   await page.waitForSelector('#server-breadcrumb a[data-raw-text="shop"]');
+  await settled(page);
   await page.click('#pma_navigation_tree a.hover_show_full:text-is("items")');
   await page.waitForSelector('#server-breadcrumb a[data-raw-text="items"]');
   await page.waitForSelector('td.data.grid_edit:has-text("pear")');
@@ -178,6 +189,7 @@ async function session(page) {
 
   step = 'SQL tab';
   // SQL tab: a query through the editor (an AJAX POST to the import route)
+  await settled(page);
   await page.click('#topmenu a:has-text("SQL")');
   await page.waitForSelector('#sqlqueryform .CodeMirror');
   await page.evaluate(() =>
@@ -191,11 +203,17 @@ async function session(page) {
   // this form through its AJAX page loader (JSON, never injected), so it
   // has no token: by name it passes only on the Origin the raised
   // referrer policy lets the browser send
+  await settled(page);
   await page.click('#pma_navigation_header a[title="Home"]');
+  await page.waitForSelector('a:has-text("More settings")');
+  await settled(page);
   await page.click('a:has-text("More settings")');
+  await page.waitForSelector('a[href$="route=/preferences/features"]');
+  await settled(page);
   await page.click('a[href$="route=/preferences/features"]');
   await page.waitForSelector('form.config-form #DisableShortcutKeys');
   assert.equal(await page.isChecked('form.config-form #DisableShortcutKeys'), false);
+  await settled(page);
   await page.check('form.config-form #DisableShortcutKeys');
   await Promise.all([page.waitForURL(/saved=1/), page.click('#General input[name=submit_save]')]);
   await page.waitForSelector('.alert:has-text("Configuration has been saved")');
@@ -204,6 +222,7 @@ async function session(page) {
   step = 'logout';
   // logout (its script builds a form and POSTs it, so no injected field:
   // by name the same as the Settings form), then the session is gone
+  await settled(page);
   await page.click('#pma_navigation_header a.logout');
   await page.waitForSelector('#input_username');
   await page.goto(`${stack.url}/index.php?route=/preferences/features`);
@@ -211,7 +230,7 @@ async function session(page) {
 }
 
 test(`${named ? 'by name: ' : ''}a logged-in phpMyAdmin session with its AJAX features meets no 403`, async (t) => {
-  const from = stack.nginxAccessLog().length;
+  const from = (await stack.nginxAccessLog()).length;
   const page = await browser.context.newPage();
   const refused = [];
   page.on('response', (r) => {
@@ -240,7 +259,7 @@ test(`${named ? 'by name: ' : ''}a logged-in phpMyAdmin session with its AJAX fe
   }
   await page.close();
 
-  const seen = entries(stack.nginxAccessLog(), from);
+  const seen = entries(await stack.nginxAccessLog(), from);
   const unsafe = seen.filter((e) => e.result !== 'safe_method');
   const summary = new Map();
   for (const e of unsafe) {
@@ -312,7 +331,7 @@ ${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.r
   };
 
   const before = rows();
-  const from = stack.nginxAccessLog().length;
+  const from = (await stack.nginxAccessLog()).length;
   const fpmFrom = stack.fpmAccessLog().length;
 
   // 1. the auto-submitting form on another loopback origin (same site:
@@ -327,7 +346,7 @@ ${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.r
   assert.equal(bare.status, 403, 'the evidence-less POST without a token got 403');
   assert.deepEqual(rows(), before, 'the forged requests changed nothing');
 
-  const seen = entries(stack.nginxAccessLog(), from);
+  const seen = entries(await stack.nginxAccessLog(), from);
   const form = seen.filter((e) => e.uri.includes('forged=form66'));
   const noToken = seen.filter((e) => e.uri.includes('forged=bare67'));
   assert.deepEqual(form.map((e) => [e.status, e.result]), [[403, FORGED]],
@@ -347,7 +366,7 @@ ${[...fields(id)].map(([k, v]) => `<input type="hidden" name="${k}" value="${v.r
     cookie,
     body: `${fields(68)}&${param}=${encodeURIComponent(token)}`,
   });
-  const tokenEntry = entries(stack.nginxAccessLog(), from).filter((e) => e.uri.includes('forged=token68'));
+  const tokenEntry = entries(await stack.nginxAccessLog(), from).filter((e) => e.uri.includes('forged=token68'));
   assert.deepEqual(tokenEntry.map((e) => e.result), ['ok'], 'no evidence, a valid token: ok');
   assert.equal(withToken.status, 200);
   assert.deepEqual(rows(), [...before, '68:forged'], 'the token-carrying request ran');

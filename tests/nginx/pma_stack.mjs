@@ -35,6 +35,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, waitConnect } from './net.mjs';
+import { barrier, barrierServer } from './ngx.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 export const README = path.join(HERE, '..', '..', 'nginx', 'README.md');
@@ -234,6 +235,7 @@ async function startNginx(tmp, fpmSocket, { tls = null, attackDir = null } = {})
   const port = await freePort();
   const control = await freePort();
   const attacker = attackDir ? await freePort() : 0;
+  const settle = await freePort();
   const keys = path.join(tmp, 'csrf.keys');
   const mk = spawnSync(CSRF_KEY, ['new', keys], { encoding: 'utf8' });
   assert.equal(mk.status, 0, `csrf-key new: ${mk.stderr}`);
@@ -258,7 +260,8 @@ async function startNginx(tmp, fpmSocket, { tls = null, attackDir = null } = {})
   // The control server goes at the end of the http block (it uses the
   // README's log format).
   assert.match(readme, /\n}$/, 'the README\'s block ends with the http block\'s brace');
-  const more = controlServer(control, tmp, fpmSocket, tls) + (attackDir ? attackerServer(attacker, attackDir, tls) : '');
+  const more = controlServer(control, tmp, fpmSocket, tls) + (attackDir ? attackerServer(attacker, attackDir, tls) : '') +
+    barrierServer(settle, true);
   const block = `${readme.slice(0, -1)}${more}}`;
   // load_module must come first: the README's block opens the file.
   const conf = `${block}
@@ -274,9 +277,9 @@ events { worker_connections 256; }
   assert.equal(t.status, 0, `nginx -t: ${t.stderr}`);
   const child = spawnLogged(NGINX, ['-p', tmp, '-c', file, '-g', 'daemon off; master_process on;'],
     path.join(tmp, 'nginx.out'));
-  for (const p of [port, control, ...(attacker ? [attacker] : [])])
+  for (const p of [port, control, settle, ...(attacker ? [attacker] : [])])
     assert.ok(await waitConnect(p), `nginx listens on ${p}`);
-  return { child, port, control, attacker };
+  return { child, port, control, attacker, settle };
 }
 
 export async function startStack({ host = '127.0.0.1', tls = null, attacker = null } = {}) {
@@ -288,12 +291,20 @@ export async function startStack({ host = '127.0.0.1', tls = null, attacker = nu
   const stack = {
     tmp,
     password,
-    nginxAccessLog: () => fs.readFileSync(path.join(tmp, 'access.log'), 'utf8'),
+    // nginx's logs once every request answered so far is in them (the
+    // barrier of ngx.mjs)
+    nginxAccessLog: async () => {
+      await barrier(stack.settle);
+      return fs.readFileSync(path.join(tmp, 'access.log'), 'utf8');
+    },
     nginxErrorLog: () => fs.readFileSync(path.join(tmp, 'error.log'), 'utf8'),
     // what the browser sent to the module's server, a line a request:
     // METHOD PATH ROUTE "ORIGIN" "SEC-FETCH-SITE" PROTOCOL (no query
     // values but phpMyAdmin's route, no cookies)
-    sentLog: () => fs.readFileSync(path.join(tmp, 'sent.log'), 'utf8'),
+    sentLog: async () => {
+      await barrier(stack.settle);
+      return fs.readFileSync(path.join(tmp, 'sent.log'), 'utf8');
+    },
     fpmAccessLog: () => fs.readFileSync(path.join(tmp, 'php-access.log'), 'utf8'),
     // Runs SQL as the test's account (the password goes through the
     // environment, never the command line); rows as arrays of strings.
@@ -325,6 +336,7 @@ export async function startStack({ host = '127.0.0.1', tls = null, attacker = nu
     procs.push({ name: 'nginx', child: ngx.child, signal: 'SIGQUIT' });
     const scheme = tls ? 'https' : 'http';
     stack.port = ngx.port;
+    stack.settle = ngx.settle;
     stack.url = `${scheme}://${host}:${ngx.port}`;
     stack.controlUrl = `${scheme}://${host}:${ngx.control}`;
     if (attackDir) {
