@@ -88,7 +88,7 @@ class WebSocket(A.ApacheCase):
     def test_handshakes(self):
         rows = T.ws_rows("http://127.0.0.1:%d" % self.ap.port)
         T.ws_run_rows(self, self.ap.port, rows, self.up)
-        T.ws_check_log(self, self.ap.access_log(settle=0.5), rows)
+        T.ws_check_log(self, self.ap.access_log, rows)
         err = self.ap.error_log()
         self.assertIn('rejected GET "/ws/1": websocket_origin', err)
         self.assertIn('would reject GET "/log/1": websocket_origin', err)

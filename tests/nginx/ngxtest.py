@@ -568,9 +568,16 @@ def ws_run_rows(tc, port, rows, upstream):
                 tc.assertEqual(seen, [], "a refused handshake reached the upstream")
 
 
-def ws_check_log(tc, log, rows):
-    """Each row once in an access log of "METHOD PATH STATUS RESULT" lines."""
-    lines = log.splitlines()
-    for name, path, _, _, _, status, result in rows:
+def ws_check_log(tc, read_log, rows):
+    """Each row once in an access log of "METHOD PATH STATUS RESULT" lines.
+    read_log() reads it; an upgraded connection's line is written when the
+    socket closes, so it is read again until every line is there (10 s)."""
+    want = {name: "GET %s %d %s" % (path, status, result) for name, path, _, _, _, status, result in rows}
+    end = time.time() + 10
+    lines = read_log().splitlines()
+    while not all(w in lines for w in want.values()) and time.time() < end:
+        time.sleep(0.05)
+        lines = read_log().splitlines()
+    for name, path, _, _, _, _, _ in rows:
         with tc.subTest(name):
-            tc.assertEqual([l for l in lines if l.split(" ")[1:2] == [path]], ["GET %s %d %s" % (path, status, result)])
+            tc.assertEqual([l for l in lines if l.split(" ")[1:2] == [path]], [want[name]])

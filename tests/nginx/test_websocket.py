@@ -74,7 +74,7 @@ class WebSocket(unittest.TestCase):
              101, "origin_verified"),
         ]
         T.ws_run_rows(self, self.port, rows, self.up)
-        T.ws_check_log(self, self.ngx.access_log(), rows)
+        T.ws_check_log(self, self.ngx.access_log, rows)
         err = self.ngx.error_log()
         self.assertIn('rejected GET "/ws/1": websocket_origin', err)
         self.assertIn('would reject GET "/log/1": websocket_origin', err)

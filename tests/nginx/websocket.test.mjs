@@ -135,7 +135,7 @@ test(`${BROWSER}: a page of another origin cannot open the victim's WebSocket`, 
     assert.equal(await page.evaluate(openSocket, `ws://victim.test:${port}/ws/chat`), 'error',
       'a cross-site page opened the socket');
     assert.deepEqual(seen, [], 'a refused handshake reached the upstream');
-    const refused = ngx.log('access.log').split('\n').filter((l) => l.startsWith('GET /ws/chat 403 '));
+    const refused = (await ngx.logged('access.log')).split('\n').filter((l) => l.startsWith('GET /ws/chat 403 '));
     assert.deepEqual(refused, ['GET /ws/chat 403 websocket_origin', 'GET /ws/chat 403 websocket_origin']);
   } finally {
     await page.close();
