@@ -2884,6 +2884,33 @@ static void test_websocket(void **state)
 /* Upgrade and Sec-Fetch-Mode as csrf_request_header files them: a
  * second line makes a handshake whatever the first said (fail closed: a
  * browser never sends either twice). */
+/* Every prefix of an Upgrade list, flush against a guard page: a
+ * handshake (and refused from another origin) exactly when the websocket
+ * item is whole. */
+static void test_websocket_prefixes(void **state)
+{
+	(void)state;
+	static const char list[] = ",, h2c ,\tWebSocket/13 , x";
+	size_t whole = (size_t)(strstr(list, "WebSocket") - list) + strlen("WebSocket");
+	for (size_t n = 0; n <= sizeof list - 1; n++) {
+		char *v = tu_guard_copy(list, n);
+		csrf_request req;
+		csrf_request_init(&req);
+		req.method = (csrf_slice){"GET", 3};
+		req.target = (csrf_slice){"/ws", 3};
+		req.scheme = (csrf_slice){"https", 5};
+		req.now = NOW;
+		must(csrf_request_header(&req, "Origin", 6, "https://evil.example", 20));
+		must(csrf_request_header(&req, "Upgrade", 7, v, n));
+		csrf_result res = csrf_check(g.ctx[C_DEFAULT], &req);
+		tu_guard_free(v);
+		csrf_reason want = n >= whole ? CSRF_WEBSOCKET_ORIGIN : CSRF_SAFE_METHOD;
+		if (res.reason != want)
+			fail_msg("prefix %zu: got %s, want %s", n, csrf_reason_name(res.reason),
+			         csrf_reason_name(want));
+	}
+}
+
 static void test_websocket_lines(void **state)
 {
 	(void)state;
@@ -3404,15 +3431,25 @@ static void test_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_go),          cmocka_unit_test(test_go_adding_bypasses),
-	    cmocka_unit_test(test_django),      cmocka_unit_test(test_methods),
-	    cmocka_unit_test(test_exemptions),  cmocka_unit_test(test_origin_stage),
-	    cmocka_unit_test(test_modes),       cmocka_unit_test(test_unsafe_get),
-	    cmocka_unit_test(test_null_origin), cmocka_unit_test(test_spellings),
-	    cmocka_unit_test(test_token_stage), cmocka_unit_test(test_oversized),
-	    cmocka_unit_test(test_prefixes),    cmocka_unit_test(test_override_prefixes),
-	    cmocka_unit_test(test_is_safe),     cmocka_unit_test(test_args),
-	    cmocka_unit_test(test_websocket),   cmocka_unit_test(test_websocket_lines),
+	    cmocka_unit_test(test_go),
+	    cmocka_unit_test(test_go_adding_bypasses),
+	    cmocka_unit_test(test_django),
+	    cmocka_unit_test(test_methods),
+	    cmocka_unit_test(test_exemptions),
+	    cmocka_unit_test(test_origin_stage),
+	    cmocka_unit_test(test_modes),
+	    cmocka_unit_test(test_unsafe_get),
+	    cmocka_unit_test(test_null_origin),
+	    cmocka_unit_test(test_spellings),
+	    cmocka_unit_test(test_token_stage),
+	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_prefixes),
+	    cmocka_unit_test(test_override_prefixes),
+	    cmocka_unit_test(test_is_safe),
+	    cmocka_unit_test(test_args),
+	    cmocka_unit_test(test_websocket),
+	    cmocka_unit_test(test_websocket_lines),
+	    cmocka_unit_test(test_websocket_prefixes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
