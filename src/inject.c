@@ -159,6 +159,7 @@ enum { K_LT, K_GQ, K_END };
 #define CTZ64(m) ((size_t)__builtin_ctzll(m))
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define COLD __attribute__((noinline, cold))
+#define NOINLINE __attribute__((noinline))
 #else
 static size_t CTZ64(uint64_t m)
 {
@@ -171,6 +172,7 @@ static size_t CTZ64(uint64_t m)
 }
 #define UNLIKELY(x) (x)
 #define COLD
+#define NOINLINE
 #endif
 
 /* Mask k of block w of the window. */
@@ -268,6 +270,151 @@ static inline size_t find_byte(const char *p, size_t n, char ch)
 {
 	const char *q = n ? memchr(p, ch, n) : NULL;
 	return q ? (size_t)(q - p) : n;
+}
+
+/* ---- tags that change nothing, skipped whole ---- */
+
+/* Where a tag whose attributes are not read ends: from chunk[i] on, in
+ * the state the byte before left it (13.2.5.32-40, only the moves that
+ * decide where a quoted value runs: a quote opens one only after '='),
+ * the index after its '>', or 0 when the chunk ends first. */
+enum { PT_TAG_NAME, PT_BEFORE_NAME, PT_NAME, PT_AFTER_NAME, PT_BEFORE_VALUE, PT_UNQUOTED, PT_AFTER_QUOTED, PT_SLASH };
+static NOINLINE size_t plain_attrs(struct scan *s, size_t i, int st)
+{
+	const char *p = s->p;
+	size_t len = s->len;
+	while (i < len) {
+		unsigned char c = (unsigned char)p[i];
+		switch (st) {
+		case PT_TAG_NAME: /* 13.2.5.8: quotes and '=' are part of a tag name */
+			i = scan_until(s, i, C_NAME_END);
+			if (i < len) {
+				if (p[i] == '>')
+					return i + 1;
+				st = p[i] == '/' ? PT_SLASH : PT_BEFORE_NAME;
+				i++;
+			}
+			break;
+		case PT_BEFORE_NAME: /* 13.2.5.32 */
+		case PT_AFTER_NAME:  /* 13.2.5.34 */
+			if (inj_is_ws(c)) {
+				i++;
+			} else if (c == '/') {
+				st = PT_SLASH;
+				i++;
+			} else if (c == '>') {
+				return i + 1;
+			} else if (c == '=' && st == PT_AFTER_NAME) {
+				st = PT_BEFORE_VALUE;
+				i++;
+			} else {
+				st = PT_NAME; /* before a name, '=' is part of it */
+				i++;
+			}
+			break;
+		case PT_NAME: /* 13.2.5.33: quotes are part of a name */
+			i = scan_until(s, i, C_ATTR_END);
+			if (i < len) {
+				if (p[i] == '=') {
+					st = PT_BEFORE_VALUE;
+					i++;
+				} else {
+					st = PT_AFTER_NAME;
+				}
+			}
+			break;
+		case PT_BEFORE_VALUE: /* 13.2.5.35 */
+			if (inj_is_ws(c)) {
+				i++;
+			} else if (c == '"' || c == '\'') {
+				i = scan_quote(s, i + 1, (char)c);
+				st = PT_AFTER_QUOTED;
+				i++; /* past the closing quote (past len: the chunk ended) */
+			} else if (c == '>') {
+				return i + 1;
+			} else {
+				st = PT_UNQUOTED;
+			}
+			break;
+		case PT_UNQUOTED: /* 13.2.5.38: quotes and '=' are part of it */
+			i = scan_until(s, i, C_UQ_END);
+			if (i < len) {
+				if (p[i] == '>')
+					return i + 1;
+				st = PT_BEFORE_NAME;
+				i++;
+			}
+			break;
+		case PT_AFTER_QUOTED: /* 13.2.5.39 */
+			if (c == '>')
+				return i + 1;
+			if (c == '/') {
+				st = PT_SLASH;
+				i++;
+			} else {
+				st = PT_BEFORE_NAME; /* a byte other than a space: reread there */
+				i += inj_is_ws(c);
+			}
+			break;
+		default: /* PT_SLASH, 13.2.5.40 */
+			if (c == '>')
+				return i + 1;
+			st = PT_BEFORE_NAME;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The tag whose '<' is chunk[i], in the data state of HTML content
+ * (outside foreign content and select, the model not stopped: plain is
+ * then what inj_tree_plain_id says): when it changes nothing the model
+ * follows and ends in this chunk, the index after its '>', read exactly
+ * as the states from S_TAG_OPEN on read it, without keeping its name or
+ * attributes; else i, and the states read it. Most tags of a page (a, p,
+ * div, span, li, td outside tables, end tags) take this way. */
+STEP size_t plain_tag(const struct csrf_inject *inj, struct scan *s, size_t i)
+{
+	const char *p = s->p;
+	size_t len = s->len;
+	if (len - i < 3) /* also i == len */
+		return i;
+	int is_end = p[i + 1] == '/';
+	size_t k = i + 1 + (size_t)is_end; /* < len */
+	unsigned char c = (unsigned char)p[k];
+	if (!inj_is_alpha(c))
+		return i; /* comments, doctype, "</>", text */
+	/* e: where the tokenizer is past the name, or in it (at k + 1, a
+	 * name no element we follow starts with: its end does not matter) */
+	size_t e = k + 1;
+	int at = PT_TAG_NAME;
+	if (inj_cls[c] & C_FIRST) {
+		e = scan_until(s, k + 1, C_NAME_END);
+		if (e == len)
+			return i;
+		size_t n = e - k;
+		if (n >= 2 && n <= 9) {
+			char name[9];
+			for (size_t j = 0; j < n; j++)
+				name[j] = (char)inj_lower((unsigned char)p[k + j]);
+			uint8_t id = inj_tag_id_html(name, n);
+			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
+			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
+				return i;
+		}
+		if (p[e] == '>')
+			return e + 1;
+		at = p[e] == '/' ? PT_SLASH : PT_BEFORE_NAME;
+		e++;
+	}
+	/* no quote before the next '>': no value can hide it */
+	size_t g = scan_next(s, e, K_GQ);
+	if (g == len)
+		return i;
+	if (p[g] == '>')
+		return g + 1;
+	size_t r = plain_attrs(s, e, at);
+	return r ? r : i;
 }
 
 /* ---- the tag being read ---- */
@@ -818,6 +965,12 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 		switch (st) {
 		case S_DATA:
 			i = scan_next(&sc, i, K_LT);
+			if (sc.path->skip_plain && inj->tree.depth == 0 && !inj->tree.select && !inj->tree.stopped) {
+				/* the tags that change nothing, one after another
+				 * (plain_tag reads them in HTML content only) */
+				for (size_t e; (e = plain_tag(inj, &sc, i)) != i;)
+					i = scan_next(&sc, e, K_LT);
+			}
 			if (i + 2 < len && (inj_is_alpha((unsigned char)chunk[i + 1]) ||
 			                    (chunk[i + 1] == '/' && inj_is_alpha((unsigned char)chunk[i + 2])))) {
 				/* the usual: a start or end tag */

@@ -255,19 +255,19 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
 
 /* 1 when a tag in HTML content changes nothing the model follows (most
  * tags): the tokenizer then goes straight on. */
-static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
+static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is_end)
 {
 	if (t->depth > 0 || t->select || t->stopped)
 		return 0;
-	if (tag->id == T_OTHER)
+	if (id == T_OTHER)
 		return 1;
-	switch (tag->id) {
+	switch (id) {
 	case T_FORM:
 	case T_TEMPLATE:
 	case T_SELECT:
 		return 0;
 	case T_TABLE:
-		return tag->is_end && t->tables == 0;
+		return is_end && t->tables == 0;
 	case T_CAPTION:
 	case T_COLGROUP:
 	case T_COL:
@@ -284,11 +284,16 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
 	case T_INPUT:
 	case T_SVG:
 	case T_MATH:
-		return tag->is_end;
+		return is_end;
 	default:
 		/* raw text starts with a start tag */
-		return tag->id > T_PLAINTEXT || tag->is_end;
+		return id > T_PLAINTEXT || is_end;
 	}
+}
+
+static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	return inj_tree_plain_id(t, tag->id, tag->is_end);
 }
 
 /* A table tag in HTML content outside select (a table page's most
@@ -405,10 +410,14 @@ struct inj_block {
 struct inj_scan_path {
 	const char *name;
 	void (*classify)(const char *p, size_t blocks, struct inj_block *out);
+	/* the tokenizer skips the tags that change nothing (most of a page's)
+	 * from '<' to '>' without reading their attributes (inject.c,
+	 * plain_tag); 0 on the reference path, which reads every tag in full */
+	int skip_plain;
 };
 
-/* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time:
- * the reference the others are tested against. */
+/* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time
+ * and every tag in full: the reference the others are tested against. */
 enum {
 	INJ_SCAN_BEST = -1,
 	INJ_SCAN_SCALAR,

@@ -641,6 +641,43 @@ static const row rows[] = {
     {"two forms", PF "a" CL "b" PF "c" CL, PF IN "a" CL "b" PF IN "c" CL, 2},
     {"get button in the second form", PF "a" CL PF "<button formmethod=get>" CL,
      PF IN "a" CL PF "<button formmethod=get>" CL, 1},
+
+    /* tags that change nothing, which the tokenizer skips from '<' to '>'
+     * without reading their attributes: only a quote that opens a value
+     * hides a '>' (and a form inside a value is no form) */
+    {"skipped: form in a quoted value", "<a title='" PF "'>x" CL, "<a title='" PF "'>x" CL, 0},
+    {"skipped: form after a '>' in a value", "<a title='>" PF "'>x" CL, "<a title='>" PF "'>x" CL, 0},
+    {"skipped: form after a '>' in a value, upper case", "<SPAN TITLE=\">" PF "\">x" CL, "<SPAN TITLE=\">" PF "\">x" CL,
+     0},
+    {"skipped: form in a double-quoted value", "<span data-x=\"<form method='post'>\">x" CL,
+     "<span data-x=\"<form method='post'>\">x" CL, 0},
+    {"skipped: '>' in a value", "<div class=\"a>b\" id=x>" PF CL, "<div class=\"a>b\" id=x>" PF IN CL, 1},
+    {"skipped: upper case", "<DIV CLASS='" PF "'>" CL, "<DIV CLASS='" PF "'>" CL, 0},
+    {"skipped: spaces around =", "<a b\n=\n'" PF "'>" CL, "<a b\n=\n'" PF "'>" CL, 0},
+    {"skipped: end tag attributes", "</a title='" PF "'>" CL, "</a title='" PF "'>" CL, 0},
+    {"skipped: value after value", "<a x='1'y='" PF "'>" CL, "<a x='1'y='" PF "'>" CL, 0},
+    {"skipped: value after slash", "<br/ title='>'>" PF CL, "<br/ title='>'>" PF IN CL, 1},
+    {"skipped: slash then quote", "<a/\"=\"" PF "\">" CL, "<a/\"=\"" PF "\">" CL, 0},
+    {"skipped: quote in a tag name", "<a\" title=x>" PF CL, "<a\" title=x>" PF IN CL, 1},
+    {"skipped: quote in a long name", "<strong\"='>" PF "'" CL, "<strong\"='>" PF IN "'" CL, 1},
+    {"skipped: quote in an attribute name", "<a b\"c>" PF "\"" CL, "<a b\"c>" PF IN "\"" CL, 1},
+    {"skipped: quote in a name, then a value", "<a b\"='>" PF "'" CL, "<a b\"='>" PF "'" CL, 0},
+    {"skipped: quote in an unquoted value", "<a b=c\"d>" PF "\"" CL, "<a b=c\"d>" PF IN "\"" CL, 1},
+    {"skipped: '=' starts a name", "<a =\">" PF "\">" CL, "<a =\">" PF IN "\">" CL, 1},
+    {"skipped: '==' is a value", "<a b==\">" PF "\">" CL, "<a b==\">" PF IN "\">" CL, 1},
+    {"skipped: '=' then a quote after a value", "<a b=1 =\">" PF "\">" CL, "<a b=1 =\">" PF IN "\">" CL, 1},
+    {"skipped: name then '=' after a space", "<a b ='>" PF "'>" CL, "<a b ='>" PF "'>" CL, 0},
+    {"skipped: tag name with '='", "<code=x title='>" PF "'>" CL, "<code=x title='>" PF "'>" CL, 0},
+    {"skipped: name ending in '/'", "<span/title='>" PF "'>" CL, "<span/title='>" PF "'>" CL, 0},
+    {"skipped: unclosed quote", "<p title='>" PF CL, "<p title='>" PF CL, 0},
+    {"skipped: cell outside tables", "<td title='>'>" PF CL, "<td title='>'>" PF IN CL, 1},
+    {"skipped: long names", "<blockquote title='" PF "'><section>" PF CL,
+     "<blockquote title='" PF "'><section>" PF IN CL, 1},
+    {"skipped: names that matter are read", "<p><b><FORM method=post><i>x</i>" CL "<br>",
+     "<p><b><FORM method=post>" IN "<i>x</i>" CL "<br>", 1},
+    {"skipped: raw text is read", "<b><title>" PF "</title><i title='" PF "'>" CL,
+     "<b><title>" PF "</title><i title='" PF "'>" CL, 0},
+    {"skipped: not in svg", "<svg><a title='x>'></a></svg>" PF CL, "<svg><a title='x>'></a></svg>" PF IN CL, 1},
 };
 
 /* ---- running a document through an injector ---- */

@@ -351,6 +351,24 @@ static const struct {
     P("<strong><code>-6</code></strong>"),
     P("<dt><dd>"),
     P("<input type=hidden name=q value=\"a'b\">"),
+    /* tags the tokenizer skips whole: quotes that open values and those
+     * that do not, '=' before a name, long names, upper case */
+    P("<a title='><form method=post>'>"),
+    P("<SPAN TITLE=\"></form>\">"),
+    P("<a b\"c>"),
+    P("<a =\">"),
+    P("<a b==\">"),
+    P("<a b=c\"d>"),
+    P("<a b ='>'>"),
+    P("<br/ title='>'>"),
+    P("<code=x title='>'>"),
+    P("<blockquote cite=\"x>\">"),
+    P("<strong\"='>"),
+    P("<a x='1'y='>'>"),
+    P("<div data-a='" /* a value across blocks and the scan window */
+      "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      "<form method=post>'>"),
 };
 /* rare: the rest of the page is passed as it is */
 static const struct {
