@@ -139,6 +139,7 @@ _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector st
 _Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, tag) &&
                    offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
                "what init clears comes first");
+_Static_assert(INJ_NAME_MAX >= 16, "plain_tag lowers sixteen bytes of a name into tag.name");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -234,12 +235,22 @@ static COLD size_t scan_far(struct scan *s, size_t i, int k)
  * or len. */
 STEP size_t scan_next(struct scan *s, size_t i, int k)
 {
-	if (UNLIKELY(i - s->base >= s->end - s->base)) /* also i < base */
+	size_t off = i - s->base;
+	if (UNLIKELY(off >= s->end - s->base)) /* also i < base */
 		return scan_far(s, i, k);
-	uint64_t m = next64(s, i, k);
-	if (UNLIKELY(m == 0))
-		return scan_far(s, i, k);
-	return i + CTZ64(m);
+	/* the rest of i's block, then the next block (the one after the
+	 * window reads as zero) */
+	size_t w = off >> 6;
+	uint64_t m = mask_of(s, w, k) >> (off & 63);
+	if (m)
+		return i + CTZ64(m);
+	m = mask_of(s, w + 1, k);
+	if (m)
+		return s->base + 64 * (w + 1) + CTZ64(m);
+	/* on from the block after those two, or from the window's end when
+	 * the second was past it (unclassified) */
+	size_t next = s->base + 64 * (w + 2);
+	return scan_far(s, next < s->end ? next : s->end, k);
 }
 
 /* The index of the first byte from i on of the classes in stop
@@ -274,96 +285,71 @@ static inline size_t find_byte(const char *p, size_t n, char ch)
 
 /* ---- tags that change nothing, skipped whole ---- */
 
-/* Where a tag whose attributes are not read ends: from chunk[i] on, in
- * the state the byte before left it (13.2.5.32-40, only the moves that
- * decide where a quoted value runs: a quote opens one only after '='),
- * the index after its '>', or 0 when the chunk ends first. */
+/* Where a tag whose attributes are not read ends. Only a quote that
+ * opens a value can hide a '>', and a quote opens one only in the before
+ * attribute value state (after '=', 13.2.5.35): the states of 13.2.5.8
+ * and 13.2.5.32-40 as far as they decide that, one byte a move (a byte
+ * the standard reconsumes moves in one step here to where it lands). */
 enum { PT_TAG_NAME, PT_BEFORE_NAME, PT_NAME, PT_AFTER_NAME, PT_BEFORE_VALUE, PT_UNQUOTED, PT_AFTER_QUOTED, PT_SLASH };
-static NOINLINE size_t plain_attrs(struct scan *s, size_t i, int st)
+/* The byte classes of those moves, other than '>' and the quotes: 0 any
+ * other byte, 1 whitespace, 2 '/', 3 '='. */
+#define PTC(c) (CLS_WS(c) ? 1 : (c) == '/' ? 2 : (c) == '=' ? 3 : 0)
+#define PTC4(c) PTC(c), PTC((c) + 1), PTC((c) + 2), PTC((c) + 3)
+#define PTC16(c) PTC4(c), PTC4((c) + 4), PTC4((c) + 8), PTC4((c) + 12)
+#define PTC64(c) PTC16(c), PTC16((c) + 16), PTC16((c) + 32), PTC16((c) + 48)
+static const uint8_t pt_class[256] = {PTC64(0), PTC64(64), PTC64(128), PTC64(192)};
+/* The state after a byte of a class (a quote that opens no value moves
+ * as any other byte: it is part of a name or an unquoted value). */
+static const uint8_t pt_next[8][4] = {
+    /* other,          whitespace,       '/',          '=' */
+    [PT_TAG_NAME] = {PT_TAG_NAME, PT_BEFORE_NAME, PT_SLASH, PT_TAG_NAME},
+    [PT_BEFORE_NAME] = {PT_NAME, PT_BEFORE_NAME, PT_SLASH, PT_NAME}, /* '=' starts a name */
+    [PT_NAME] = {PT_NAME, PT_AFTER_NAME, PT_SLASH, PT_BEFORE_VALUE},
+    [PT_AFTER_NAME] = {PT_NAME, PT_AFTER_NAME, PT_SLASH, PT_BEFORE_VALUE},
+    [PT_BEFORE_VALUE] = {PT_UNQUOTED, PT_BEFORE_VALUE, PT_UNQUOTED, PT_UNQUOTED},
+    [PT_UNQUOTED] = {PT_UNQUOTED, PT_BEFORE_NAME, PT_UNQUOTED, PT_UNQUOTED},
+    [PT_AFTER_QUOTED] = {PT_NAME, PT_BEFORE_NAME, PT_SLASH, PT_NAME},
+    [PT_SLASH] = {PT_NAME, PT_BEFORE_NAME, PT_SLASH, PT_NAME},
+};
+
+/* From chunk[i] on in the tag name state, where chunk[g] is the next '>'
+ * or quote: the index after the tag's '>', or 0 when the chunk ends
+ * first. */
+static NOINLINE size_t plain_attrs(struct scan *s, size_t i, size_t g)
 {
 	const char *p = s->p;
 	size_t len = s->len;
-	while (i < len) {
-		unsigned char c = (unsigned char)p[i];
-		switch (st) {
-		case PT_TAG_NAME: /* 13.2.5.8: quotes and '=' are part of a tag name */
-			i = scan_until(s, i, C_NAME_END);
-			if (i < len) {
-				if (p[i] == '>')
-					return i + 1;
-				st = p[i] == '/' ? PT_SLASH : PT_BEFORE_NAME;
-				i++;
-			}
-			break;
-		case PT_BEFORE_NAME: /* 13.2.5.32 */
-		case PT_AFTER_NAME:  /* 13.2.5.34 */
-			if (inj_is_ws(c)) {
-				i++;
-			} else if (c == '/') {
-				st = PT_SLASH;
-				i++;
-			} else if (c == '>') {
-				return i + 1;
-			} else if (c == '=' && st == PT_AFTER_NAME) {
-				st = PT_BEFORE_VALUE;
-				i++;
-			} else {
-				st = PT_NAME; /* before a name, '=' is part of it */
-				i++;
-			}
-			break;
-		case PT_NAME: /* 13.2.5.33: quotes are part of a name */
-			i = scan_until(s, i, C_ATTR_END);
-			if (i < len) {
-				if (p[i] == '=') {
-					st = PT_BEFORE_VALUE;
-					i++;
-				} else {
-					st = PT_AFTER_NAME;
-				}
-			}
-			break;
-		case PT_BEFORE_VALUE: /* 13.2.5.35 */
-			if (inj_is_ws(c)) {
-				i++;
-			} else if (c == '"' || c == '\'') {
-				i = scan_quote(s, i + 1, (char)c);
-				st = PT_AFTER_QUOTED;
-				i++; /* past the closing quote (past len: the chunk ended) */
-			} else if (c == '>') {
-				return i + 1;
-			} else {
-				st = PT_UNQUOTED;
-			}
-			break;
-		case PT_UNQUOTED: /* 13.2.5.38: quotes and '=' are part of it */
-			i = scan_until(s, i, C_UQ_END);
-			if (i < len) {
-				if (p[i] == '>')
-					return i + 1;
-				st = PT_BEFORE_NAME;
-				i++;
-			}
-			break;
-		case PT_AFTER_QUOTED: /* 13.2.5.39 */
-			if (c == '>')
-				return i + 1;
-			if (c == '/') {
-				st = PT_SLASH;
-				i++;
-			} else {
-				st = PT_BEFORE_NAME; /* a byte other than a space: reread there */
-				i += inj_is_ws(c);
-			}
-			break;
-		default: /* PT_SLASH, 13.2.5.40 */
-			if (c == '>')
-				return i + 1;
-			st = PT_BEFORE_NAME;
-			break;
+	unsigned st = PT_TAG_NAME;
+	for (;;) {
+		for (; i < g; i++)
+			st = pt_next[st][pt_class[(unsigned char)p[i]]];
+		if (p[g] == '>')
+			return g + 1;
+		if (st == PT_BEFORE_VALUE) {
+			g = scan_quote(s, g + 1, p[g]);
+			if (g == len)
+				return 0;
+			st = PT_AFTER_QUOTED;
+		} else {
+			st = pt_next[st][0];
 		}
+		i = g + 1;
+		g = scan_next(s, i, K_GQ);
+		if (g == len)
+			return 0;
 	}
-	return 0;
+}
+
+/* Sixteen bytes at p into dst, 'A'..'Z' lowered (eight at a time). */
+static inline void lower16(char *dst, const char *p)
+{
+	for (int h = 0; h < 16; h += 8) {
+		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
+		memcpy(&x, p + h, 8);
+		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
+		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
+		memcpy(dst + h, &x, 8);
+	}
 }
 
 /* The tag whose '<' is chunk[i], in the data state of HTML content
@@ -373,7 +359,7 @@ static NOINLINE size_t plain_attrs(struct scan *s, size_t i, int st)
  * as the states from S_TAG_OPEN on read it, without keeping its name or
  * attributes; else i, and the states read it. Most tags of a page (a, p,
  * div, span, li, td outside tables, end tags) take this way. */
-STEP size_t plain_tag(const struct csrf_inject *inj, struct scan *s, size_t i)
+STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end)
 {
 	const char *p = s->p;
 	size_t len = s->len;
@@ -384,28 +370,29 @@ STEP size_t plain_tag(const struct csrf_inject *inj, struct scan *s, size_t i)
 	unsigned char c = (unsigned char)p[k];
 	if (!inj_is_alpha(c))
 		return i; /* comments, doctype, "</>", text */
-	/* e: where the tokenizer is past the name, or in it (at k + 1, a
-	 * name no element we follow starts with: its end does not matter) */
+	/* e: in the name, or at its end (a name no element we follow starts
+	 * with: its end does not matter) */
 	size_t e = k + 1;
-	int at = PT_TAG_NAME;
 	if (inj_cls[c] & C_FIRST) {
 		e = scan_until(s, k + 1, C_NAME_END);
 		if (e == len)
 			return i;
 		size_t n = e - k;
-		if (n >= 2 && n <= 9) {
-			char name[9];
-			for (size_t j = 0; j < n; j++)
-				name[j] = (char)inj_lower((unsigned char)p[k + j]);
+		if (n <= 9 && ((inj_html_lens[(c | 0x20) - 'a'] >> n) & 1)) {
+			char *name = inj->tag.name; /* INJ_NAME_MAX >= 16 */
+			if (len - k >= 16) {
+				lower16(name, p + k);
+			} else {
+				for (size_t j = 0; j < n; j++)
+					name[j] = (char)inj_lower((unsigned char)p[k + j]);
+			}
 			uint8_t id = inj_tag_id_html(name, n);
 			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
-			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
+			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
+				*name_end = e; /* its name read, in tag.name: the states go on from there */
 				return i;
+			}
 		}
-		if (p[e] == '>')
-			return e + 1;
-		at = p[e] == '/' ? PT_SLASH : PT_BEFORE_NAME;
-		e++;
 	}
 	/* no quote before the next '>': no value can hide it */
 	size_t g = scan_next(s, e, K_GQ);
@@ -413,7 +400,7 @@ STEP size_t plain_tag(const struct csrf_inject *inj, struct scan *s, size_t i)
 		return i;
 	if (p[g] == '>')
 		return g + 1;
-	size_t r = plain_attrs(s, e, at);
+	size_t r = plain_attrs(s, e, g);
 	return r ? r : i;
 }
 
@@ -917,18 +904,28 @@ STEP size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, 
 	return attr_name_step(inj, s, i, start, emit, ud, st);
 }
 
+STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                          uint8_t *st);
+
 /* S_TAG_NAME: the rest of the name, then what ends it. */
 STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                           uint8_t *st)
 {
+	*st = S_TAG_NAME;
+	i = name_run(s, &inj->tag, i, inj->tree.depth > 0);
+	if (i == s->len)
+		return i;
+	return name_end_step(inj, s, i, start, emit, ud, st);
+}
+
+/* The tag's name (in tag) ended at chunk[i] (i < len), in HTML or foreign
+ * content. */
+STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                          uint8_t *st)
+{
 	struct inj_tag *tag = &inj->tag;
 	const char *chunk = s->p;
-	size_t len = s->len;
-	*st = S_TAG_NAME;
 	int foreign = inj->tree.depth > 0;
-	i = name_run(s, tag, i, foreign);
-	if (i == len)
-		return i;
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		name_done(tag, foreign);
@@ -968,8 +965,17 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			if (sc.path->skip_plain && inj->tree.depth == 0 && !inj->tree.select && !inj->tree.stopped) {
 				/* the tags that change nothing, one after another
 				 * (plain_tag reads them in HTML content only) */
-				for (size_t e; (e = plain_tag(inj, &sc, i)) != i;)
+				size_t ne = 0;
+				for (size_t e; (e = plain_tag(inj, &sc, i, &ne)) != i;)
 					i = scan_next(&sc, e, K_LT);
+				if (ne) { /* a tag that matters, its name read */
+					int end = chunk[i + 1] == '/';
+					char first = inj->tag.name[0];
+					begin_tag(inj, end, (unsigned char)first);
+					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));
+					i = name_end_step(inj, &sc, ne, start, emit, ud, &st);
+					break;
+				}
 			}
 			if (i + 2 < len && (inj_is_alpha((unsigned char)chunk[i + 1]) ||
 			                    (chunk[i + 1] == '/' && inj_is_alpha((unsigned char)chunk[i + 2])))) {

@@ -152,6 +152,27 @@ uint8_t inj_tag_id_html(const char *name, size_t len);
 	 (1u << ('k' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | \
 	 (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
+/* The lengths of the names inj_tag_id_html knows, by their first letter
+ * ('a' first), one bit a length: a name of another length is T_OTHER
+ * without a look (code, br, em, span). inj_tag_id_html and this table
+ * change together (test_inject_policy checks every name). */
+#define INJ_LEN(n) (1u << (n))
+static const uint16_t inj_html_lens[26] = {
+    ['b' - 'a'] = INJ_LEN(4) | INJ_LEN(6),              /* base, button */
+    ['c' - 'a'] = INJ_LEN(3) | INJ_LEN(7) | INJ_LEN(8), /* col, caption, colgroup */
+    ['f' - 'a'] = INJ_LEN(4),                           /* form */
+    ['h' - 'a'] = INJ_LEN(4),                           /* head */
+    ['i' - 'a'] = INJ_LEN(5) | INJ_LEN(6),              /* input, iframe */
+    ['k' - 'a'] = INJ_LEN(6),                           /* keygen */
+    ['m' - 'a'] = INJ_LEN(4),                           /* math, meta */
+    ['n' - 'a'] = INJ_LEN(7) | INJ_LEN(8),              /* noembed, noframes, noscript */
+    ['p' - 'a'] = INJ_LEN(9),                           /* plaintext */
+    ['s' - 'a'] = INJ_LEN(3) | INJ_LEN(5) | INJ_LEN(6), /* svg, style, script, select */
+    ['t' - 'a'] = INJ_LEN(2) | INJ_LEN(5) | INJ_LEN(8), /* td, th, tr, title, table, tbody, thead, tfoot, textarea,
+                                                          template */
+    ['x' - 'a'] = INJ_LEN(3),                           /* xmp */
+};
+
 /* The attribute slot the value of the attribute just named goes to, for
  * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
  * HTML drops repeated attributes. */
