@@ -394,6 +394,8 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 			}
 		}
 	}
+	if (e < len && p[e] == '>') /* <p>, <a>, </b> */
+		return e + 1;
 	/* no quote before the next '>': no value can hide it */
 	size_t g = scan_next(s, e, K_GQ);
 	if (g == len)
@@ -967,7 +969,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				 * (plain_tag reads them in HTML content only) */
 				size_t ne = 0;
 				for (size_t e; (e = plain_tag(inj, &sc, i, &ne)) != i;)
-					i = scan_next(&sc, e, K_LT);
+					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
 				if (ne) { /* a tag that matters, its name read */
 					int end = chunk[i + 1] == '/';
 					char first = inj->tag.name[0];
