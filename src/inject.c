@@ -359,7 +359,7 @@ static inline void lower16(char *dst, const char *p)
  * as the states from S_TAG_OPEN on read it, without keeping its name or
  * attributes; else i, and the states read it. Most tags of a page (a, p,
  * div, span, li, td outside tables, end tags) take this way. */
-STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end)
+STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
 {
 	const char *p = s->p;
 	size_t len = s->len;
@@ -390,6 +390,7 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
 			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
 				*name_end = e; /* its name read, in tag.name: the states go on from there */
+				*name_id = id;
 				return i;
 			}
 		}
@@ -907,7 +908,7 @@ STEP size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, 
 }
 
 STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
-                          uint8_t *st);
+                          uint8_t *st, int named);
 
 /* S_TAG_NAME: the rest of the name, then what ends it. */
 STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
@@ -917,20 +918,23 @@ STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 	i = name_run(s, &inj->tag, i, inj->tree.depth > 0);
 	if (i == s->len)
 		return i;
-	return name_end_step(inj, s, i, start, emit, ud, st);
+	return name_end_step(inj, s, i, start, emit, ud, st, 0);
 }
 
 /* The tag's name (in tag) ended at chunk[i] (i < len), in HTML or foreign
- * content. */
+ * content; named: its id is set already (plain_tag looked it up). */
 STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
-                          uint8_t *st)
+                          uint8_t *st, int named)
 {
 	struct inj_tag *tag = &inj->tag;
 	const char *chunk = s->p;
 	int foreign = inj->tree.depth > 0;
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
-		name_done(tag, foreign);
+		if (named)
+			tag->keep = tag->id != T_OTHER && attrs_matter(tag);
+		else
+			name_done(tag, foreign);
 		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
 			tag->keep = 1; /* its name and content: a referrer policy to raise */
 	}
@@ -968,14 +972,16 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				/* the tags that change nothing, one after another
 				 * (plain_tag reads them in HTML content only) */
 				size_t ne = 0;
-				for (size_t e; (e = plain_tag(inj, &sc, i, &ne)) != i;)
+				uint8_t nid = T_OTHER;
+				for (size_t e; (e = plain_tag(inj, &sc, i, &ne, &nid)) != i;)
 					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
 				if (ne) { /* a tag that matters, its name read */
 					int end = chunk[i + 1] == '/';
 					char first = inj->tag.name[0];
 					begin_tag(inj, end, (unsigned char)first);
 					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));
-					i = name_end_step(inj, &sc, ne, start, emit, ud, &st);
+					inj->tag.id = nid;
+					i = name_end_step(inj, &sc, ne, start, emit, ud, &st, 1);
 					break;
 				}
 			}
