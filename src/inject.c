@@ -183,8 +183,8 @@ static inline uint64_t mask_of(const struct scan *s, size_t w, int k)
 }
 
 /* The bits of mask k for the 64 bytes from i on (i in the window), bit 0
- * for i: the rest of its block and the start of the next, so that the
- * usual next byte a few bytes on costs no branch on where blocks end. */
+ * for i: the rest of its block and the start of the next (scan_far's
+ * step). */
 static inline uint64_t next64(const struct scan *s, size_t i, int k)
 {
 	size_t off = i - s->base, w = off >> 6;
@@ -207,8 +207,8 @@ static void scan_window(struct scan *s, size_t i)
 	s->end = b + 64 * blocks < s->len ? b + 64 * blocks : s->len;
 }
 
-/* scan_next when the 64 bytes from i hold no byte of the mask, or i is
- * outside the window. next64 sees the window only (the block after it
+/* scan_next when the rest of i's block and the next hold no byte of the
+ * mask (i is then the block after those), or i is outside the window. next64 sees the window only (the block after it
  * reads as zero), so it goes at most to the window's end at a time. */
 static COLD size_t scan_far(struct scan *s, size_t i, int k)
 {
