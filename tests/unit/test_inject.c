@@ -649,6 +649,7 @@ static const row rows[] = {
     {"skipped: form after a '>' in a value", "<a title='>" PF "'>x" CL, "<a title='>" PF "'>x" CL, 0},
     {"skipped: form after a '>' in a value, upper case", "<SPAN TITLE=\">" PF "\">x" CL, "<SPAN TITLE=\">" PF "\">x" CL,
      0},
+    {"skipped: space before a quoted value", "<a b= '>" PF "'>x" CL, "<a b= '>" PF "'>x" CL, 0},
     {"skipped: form in a double-quoted value", "<span data-x=\"<form method='post'>\">x" CL,
      "<span data-x=\"<form method='post'>\">x" CL, 0},
     {"skipped: '>' in a value", "<div class=\"a>b\" id=x>" PF CL, "<div class=\"a>b\" id=x>" PF IN CL, 1},

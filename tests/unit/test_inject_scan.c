@@ -549,13 +549,56 @@ static void test_random_pages(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* Tag soup: short runs of the bytes that move the attribute states (the
+ * quotes, '=', '/', '>', '<', spaces, letters of names that do and do not
+ * matter) between POST forms, so that the tags the tokenizer skips whole
+ * (plain_tag) meet every order of them; on every path against the
+ * reference, which reads every tag through the states. */
+static void test_tag_soup(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"a", "p", "B", "span", "CODE", "br", "x", "/a", "/p", ""};
+	static const char *const bits[] = {" ", "\t", "a", "=", "\"", "'", "/", ">", "<", "=\"", "='", "\"v\"", "'v'"};
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	for (int r = 0; r < (quick ? 300 : 2000); r++) {
+		buf page = {NULL, 0, 0};
+		for (int k = 0, m = 1 + (int)(rnd() % 6); k < m; k++) {
+			const char *nm = names[rnd() % (sizeof names / sizeof names[0])];
+			put(&page, "<", 1);
+			put(&page, nm, strlen(nm));
+			for (int j = 0, l = 1 + (int)(rnd() % 12); j < l; j++) {
+				const char *b = bits[rnd() % (sizeof bits / sizeof bits[0])];
+				put(&page, b, strlen(b));
+			}
+			if (rnd() % 2)
+				put(&page, ">", 1);
+			put(&page, "<form method=post><button>x</button></form>", 43);
+		}
+		assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
+		buf ref = feed(page.p, page.n, NULL, 0, 0, 0);
+		for (int k = 0; k < n; k++) {
+			assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+			size_t cut = (size_t)(rnd() % (page.n + 1));
+			buf whole = feed(page.p, page.n, NULL, 0, (size_t)(rnd() % 64), 0);
+			buf split = feed(page.p, page.n, &cut, 1, (size_t)(rnd() % 64), 0);
+			same(&ref, &whole, "tag soup whole", p[k], (size_t)r);
+			same(&ref, &split, "tag soup split", p[k], (size_t)r);
+			free(whole.p);
+			free(split.p);
+		}
+		free(ref.p);
+		free(page.p);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
 int main(int argc, char **argv)
 {
 	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_paths_present), cmocka_unit_test(test_masks),
 	    cmocka_unit_test(test_every_piece),   cmocka_unit_test(test_form_page),
-	    cmocka_unit_test(test_random_pages),
+	    cmocka_unit_test(test_random_pages),  cmocka_unit_test(test_tag_soup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
