@@ -560,7 +560,7 @@ static void test_tag_soup(void **state)
 	static const char *const names[] = {"a", "p", "B", "span", "CODE", "br", "x", "/a", "/p", ""};
 	static const char *const bits[] = {" ", "\t", "a", "=", "\"", "'", "/", ">", "<", "=\"", "='", "\"v\"", "'v'"};
 	int p[INJ_SCAN_PATHS], n = paths_here(p);
-	for (int r = 0; r < (quick ? 300 : 2000); r++) {
+	for (int r = 0; r < (quick ? 300 : 1000); r++) {
 		buf page = {NULL, 0, 0};
 		for (int k = 0, m = 1 + (int)(rnd() % 6); k < m; k++) {
 			const char *nm = names[rnd() % (sizeof names / sizeof names[0])];
