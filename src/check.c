@@ -427,13 +427,12 @@ static csrf_reason missing_field(const csrf_ctx *ctx, const csrf_request *req)
 	           : CSRF_TOKEN_MISSING;
 }
 
-/* Where the token field must come from when no token header came: the
- * body. CSRF_OK with the value in out (decoded, *got its length), or the
- * stage's reason; *needs_body when the body is a form not given yet. */
-static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, const uint8_t secret[CSRF_SECRET_LEN],
-                              char *out, size_t cap, size_t *got, int *needs_body)
+/* The body's part of the token stage before its field is looked for:
+ * CSRF_OK when the body was given and is to be searched; else the
+ * stage's reason, with *needs_body set when it is a form not given yet.
+ * The secret is not read here. */
+static csrf_reason body_ready(const csrf_ctx *ctx, const csrf_request *req, int *needs_body)
 {
-	char field[CSRF_FIELD_NAME_MAX + 1];
 	if (!req->content_type.ptr)
 		return CSRF_TOKEN_MISSING;
 	if (req->repeated & (CSRF_HDR_CONTENT_TYPE | CSRF_HDR_CONTENT_LENGTH))
@@ -452,7 +451,20 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 		*needs_body = 1;
 		return CSRF_TOKEN_MISSING;
 	}
-	csrf_reason r = csrf_field_name(ctx, secret, field, sizeof field);
+	return CSRF_OK;
+}
+
+/* Where the token field must come from when no token header came: the
+ * body. CSRF_OK with the value in out (decoded, *got its length), or the
+ * stage's reason; *needs_body when the body is a form not given yet. */
+static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, const uint8_t secret[CSRF_SECRET_LEN],
+                              char *out, size_t cap, size_t *got, int *needs_body)
+{
+	char field[CSRF_FIELD_NAME_MAX + 1];
+	csrf_reason r = body_ready(ctx, req, needs_body);
+	if (r != CSRF_OK)
+		return r;
+	r = csrf_field_name(ctx, secret, field, sizeof field);
 	if (r != CSRF_OK)
 		return r;
 	r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
@@ -470,6 +482,27 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 	}
 }
 
+/* 1 when the token can only come from a body not given yet and the rest
+ * of the stage could pass: the secret cookie as far as it can be judged
+ * without its signature, and the session binding. The adapter then reads
+ * the body and calls again, and the signature is checked once, in that
+ * call (it is the stage's one costly step), with the same reason as ever
+ * for a forged one. A cookie that fails any other way is answered at
+ * once, as before, and no body is read for it. */
+static int waits_for_body(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+{
+	int needs = 0;
+	csrf_slice sid;
+	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
+	if (req->body.ptr || body_ready(ctx, req, &needs) != CSRF_TOKEN_MISSING || !needs)
+		return 0;
+	if (!csrfi_request_secret_plausible(ctx, req, site))
+		return 0;
+	csrf_reason r = csrfi_request_session(ctx, req, &sid, sid_buf);
+	csrfi_wipe(sid_buf, sizeof sid_buf);
+	return r == CSRF_OK;
+}
+
 /* Step 6. The token comes from the header when one is sent with content
  * (an empty X-CSRF-Token counts as absent, as a client that sends the
  * header with nothing in it has no token), else from the body field;
@@ -484,6 +517,11 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 	csrfi_site site;
 
 	csrfi_site_of(ctx, req, &site);
+	csrf_slice header = csrfi_trim(req->token_header);
+	if (!(header.ptr && header.len) && waits_for_body(ctx, req, &site)) {
+		*needs_body = 1;
+		return CSRF_TOKEN_MISSING;
+	}
 	csrf_reason r = csrfi_request_secret(ctx, req, &site, secret);
 	if (r != CSRF_OK)
 		goto out;
@@ -491,7 +529,6 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int
 	if (r != CSRF_OK)
 		goto out;
 
-	csrf_slice header = csrfi_trim(req->token_header);
 	if (header.ptr && header.len) {
 		if (req->repeated & CSRF_HDR_TOKEN) {
 			r = CSRF_TOKEN_MALFORMED;
