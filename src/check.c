@@ -341,7 +341,24 @@ static int unplantable(const csrf_ctx *ctx, const csrf_request *req)
  * metadata calls a request of an opaque origin cross-site), and is
  * rejected as CSRF_NULL_ORIGIN. A rejection for want of a Referer is
  * reported as CSRF_NULL_ORIGIN too: that is what the browser sent. */
-static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, int evidence_only, int *evidence)
+/* The site, worked out at most once per decision: the origin and token
+ * stages both read it, and most requests need it in neither. */
+typedef struct {
+	csrfi_site site;
+	int known;
+} lazy_site;
+
+static const csrfi_site *site_of(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls)
+{
+	if (!ls->known) {
+		csrfi_site_of(ctx, req, &ls->site);
+		ls->known = 1;
+	}
+	return &ls->site;
+}
+
+static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls, int evidence_only,
+                                int *evidence)
 {
 	*evidence = 0;
 	csrf_slice sfs = csrfi_trim(req->sec_fetch_site);
@@ -362,11 +379,10 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 			return unless_trusted(ctx, req, CSRF_CROSS_SITE, evidence);
 		return CSRF_FETCH_SITE_MALFORMED;
 	}
-	csrfi_site site;
-	csrfi_site_of(ctx, req, &site);
+	const csrfi_site *site = site_of(ctx, req, ls);
 	int null_origin = 0;
 	if (req->origin.ptr) {
-		csrf_reason r = check_origin_header(ctx, req, &site);
+		csrf_reason r = check_origin_header(ctx, req, site);
 		if (r != CSRF_NULL_ORIGIN) {
 			*evidence = r == CSRF_OK;
 			return r;
@@ -376,9 +392,9 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 		null_origin = 1;
 	}
 	if (evidence_only)
-		return req->referer.ptr ? check_referer(ctx, req, &site) : CSRF_NO_EVIDENCE;
-	if (site.https) {
-		csrf_reason r = check_referer(ctx, req, &site);
+		return req->referer.ptr ? check_referer(ctx, req, site) : CSRF_NO_EVIDENCE;
+	if (site->https) {
+		csrf_reason r = check_referer(ctx, req, site);
 		/* In origin_or_token a request with no evidence at all goes to
 		 * the token, as over HTTP, where the secret cookie cannot have
 		 * been planted over plain HTTP: the caller's own secret, or
@@ -507,22 +523,21 @@ static int waits_for_body(const csrf_ctx *ctx, const csrf_request *req, const cs
  * (an empty X-CSRF-Token counts as absent, as a client that sends the
  * header with nothing in it has no token), else from the body field;
  * never from the query string. */
-static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int *needs_body)
+static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls, int *needs_body)
 {
 	uint8_t secret[CSRF_SECRET_LEN];
 	char value[TOKEN_FIELD_CAP];
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	csrf_slice token = {NULL, 0};
-	csrfi_site site;
+	const csrfi_site *site = site_of(ctx, req, ls);
 
-	csrfi_site_of(ctx, req, &site);
 	csrf_slice header = csrfi_trim(req->token_header);
-	if (!(header.ptr && header.len) && waits_for_body(ctx, req, &site)) {
+	if (!(header.ptr && header.len) && waits_for_body(ctx, req, site)) {
 		*needs_body = 1;
 		return CSRF_TOKEN_MISSING;
 	}
-	csrf_reason r = csrfi_request_secret(ctx, req, &site, secret);
+	csrf_reason r = csrfi_request_secret(ctx, req, site, secret);
 	if (r != CSRF_OK)
 		goto out;
 	r = csrfi_request_session(ctx, req, &sid, sid_buf);
@@ -555,21 +570,22 @@ out:
 static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int *needs_body)
 {
 	int evidence;
+	lazy_site ls = {.known = 0};
 	csrf_reason r;
 	if (unsafe_get) {
 		/* Evidence whatever the mode: the legacy application changes
 		 * state on GET, and no token is asked of a link. */
-		r = origin_stage(ctx, req, 1, &evidence);
+		r = origin_stage(ctx, req, &ls, 1, &evidence);
 		return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
 	}
 	if (ctx->mode != CSRF_MODE_TOKEN) {
-		r = origin_stage(ctx, req, 0, &evidence);
+		r = origin_stage(ctx, req, &ls, 0, &evidence);
 		if (r != CSRF_OK)
 			return r;
 		if (ctx->mode == CSRF_MODE_ORIGIN || (ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN && evidence))
 			return CSRF_ORIGIN_VERIFIED;
 	}
-	return token_stage(ctx, req, needs_body);
+	return token_stage(ctx, req, &ls, needs_body);
 }
 
 /* The whole decision, before report-only. */
