@@ -146,19 +146,42 @@ static void test_origin_or_token(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/* A POST /vote with header lines, and the body (NULL: not read yet). */
+typedef struct {
+	const char *name;
+	const char *lines[5];
+	const char *body;
+	int needs_body;
+	csrf_reason want;
+} body_row;
+
+/* How many rows csrf_check answers otherwise than they want; each said. */
+static int body_rows_failed(const body_row *rows, size_t n)
+{
+	int failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		csrf_request req = make("POST", "/vote", rows[i].lines);
+		if (rows[i].body)
+			req.body = (csrf_slice){rows[i].body, strlen(rows[i].body)};
+		csrf_result res = csrf_check(g_ctx, &req);
+		if (res.reason != rows[i].want || res.needs_body != rows[i].needs_body ||
+		    res.allowed != csrf_reason_allows(rows[i].want)) {
+			print_error("%s: got %s needs_body=%d, want %s needs_body=%d\n", rows[i].name,
+			            csrf_reason_name(res.reason), res.needs_body, csrf_reason_name(rows[i].want),
+			            rows[i].needs_body);
+			failed++;
+		}
+	}
+	return failed;
+}
+
 static void test_needs_body(void **state)
 {
 	(void)state;
 	fill_globals();
 	const char *form = "Content-Type: application/x-www-form-urlencoded";
 	const char *multi = "Content-Type: multipart/form-data; boundary=b";
-	struct {
-		const char *name;
-		const char *lines[5];
-		const char *body; /* NULL: not read */
-		int needs_body;
-		csrf_reason want;
-	} rows[] = {
+	body_row rows[] = {
 	    {"form, body not read",
 	     {"Origin: " SELF, hdr_cookie, form, "Content-Length: 200"},
 	     NULL,
@@ -200,21 +223,7 @@ static void test_needs_body(void **state)
 	     CSRF_BODY_MALFORMED},
 	    {"type twice", {"Origin: " SELF, hdr_cookie, form, form}, NULL, 0, CSRF_BODY_MALFORMED},
 	};
-	int failed = 0;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		csrf_request req = make("POST", "/vote", rows[i].lines);
-		if (rows[i].body)
-			req.body = (csrf_slice){rows[i].body, strlen(rows[i].body)};
-		csrf_result res = csrf_check(g_ctx, &req);
-		if (res.reason != rows[i].want || res.needs_body != rows[i].needs_body ||
-		    res.allowed != csrf_reason_allows(rows[i].want)) {
-			print_error("%s: got %s needs_body=%d, want %s needs_body=%d\n", rows[i].name,
-			            csrf_reason_name(res.reason), res.needs_body, csrf_reason_name(rows[i].want),
-			            rows[i].needs_body);
-			failed++;
-		}
-	}
-	assert_int_equal(failed, 0);
+	assert_int_equal(body_rows_failed(rows, sizeof rows / sizeof rows[0]), 0);
 
 	/* a read body over the limit, and report-only: it waits for the body,
 	 * then allows what it would reject */
@@ -275,39 +284,20 @@ static void test_body_token_secret_once(void **state)
 	bad_b64[strlen("Cookie: ") + (strchr(g_cookie, '=') - g_cookie) + 5] = '*';
 	snprintf(short_c, sizeof short_c, "Cookie: %.*s", (int)strlen(g_cookie) - 1, g_cookie);
 	csrf_ctx_set_max_age(g_ctx, 86400);
-	struct {
-		const char *name;
-		const char *cookie;
-		const char *body; /* NULL: not read */
-		int needs_body;
-		csrf_reason want;
-	} rows[] = {
-	    {"good cookie, body not read", hdr_cookie, NULL, 1, CSRF_TOKEN_MISSING},
-	    {"good cookie, body read", hdr_cookie, body_tok, 0, CSRF_OK},
-	    {"forged signature, body not read", forged, NULL, 1, CSRF_TOKEN_MISSING},
-	    {"forged signature, body read", forged, body_tok, 0, CSRF_SECRET_INVALID},
-	    {"no cookie", NULL, NULL, 0, CSRF_SECRET_MISSING},
-	    {"unknown key", unknown, NULL, 0, CSRF_UNKNOWN_KEY},
-	    {"expired", expired, NULL, 0, CSRF_SECRET_EXPIRED},
-	    {"not base64url", bad_b64, NULL, 0, CSRF_SECRET_INVALID},
-	    {"short", short_c, NULL, 0, CSRF_SECRET_INVALID},
+#define ROW(name, cookie, body, nb, want) {name, {"Origin: " SELF, form, cookie}, body, nb, want}
+	body_row rows[] = {
+	    ROW("good cookie, body not read", hdr_cookie, NULL, 1, CSRF_TOKEN_MISSING),
+	    ROW("good cookie, body read", hdr_cookie, body_tok, 0, CSRF_OK),
+	    ROW("forged signature, body not read", forged, NULL, 1, CSRF_TOKEN_MISSING),
+	    ROW("forged signature, body read", forged, body_tok, 0, CSRF_SECRET_INVALID),
+	    ROW("no cookie", NULL, NULL, 0, CSRF_SECRET_MISSING),
+	    ROW("unknown key", unknown, NULL, 0, CSRF_UNKNOWN_KEY),
+	    ROW("expired", expired, NULL, 0, CSRF_SECRET_EXPIRED),
+	    ROW("not base64url", bad_b64, NULL, 0, CSRF_SECRET_INVALID),
+	    ROW("short", short_c, NULL, 0, CSRF_SECRET_INVALID),
 	};
-	int failed = 0;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		csrf_request req =
-		    make("POST", "/vote",
-		         (const char *const[]){"Origin: " SELF, form, rows[i].cookie ? rows[i].cookie : NULL, NULL});
-		if (rows[i].body)
-			req.body = (csrf_slice){rows[i].body, strlen(rows[i].body)};
-		csrf_result res = csrf_check(g_ctx, &req);
-		if (res.reason != rows[i].want || res.needs_body != rows[i].needs_body ||
-		    res.allowed != csrf_reason_allows(rows[i].want)) {
-			print_error("%s: got %s needs_body=%d, want %s needs_body=%d\n", rows[i].name,
-			            csrf_reason_name(res.reason), res.needs_body, csrf_reason_name(rows[i].want),
-			            rows[i].needs_body);
-			failed++;
-		}
-	}
+#undef ROW
+	int failed = body_rows_failed(rows, sizeof rows / sizeof rows[0]);
 	csrf_ctx_set_max_age(g_ctx, 0);
 	assert_int_equal(failed, 0);
 }
