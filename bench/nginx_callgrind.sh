@@ -118,10 +118,10 @@ for spec in "$@"; do
     field=$(meta csrf-param "$work/page.html")
     token=$(meta csrf-token "$work/page.html")
     cookie=$(awk '!/^#/ && NF >= 7 {printf "%s=%s", $6, $7} /^#HttpOnly_/ {printf "%s=%s", $6, $7}' "$work/jar")
-    [ -n "$field" ] && [ -n "$token" ] && [ -n "$cookie" ] || {
+    if [ -z "$field" ] || [ -z "$token" ] || [ -z "$cookie" ]; then
       echo "nginx_callgrind: $label injected no token" >&2
       exit 1
-    }
+    fi
   fi
   for what in ${CASES:-form real posth postb}; do
     a=$(count "$label" "$what" "$w" "$work/warm")
