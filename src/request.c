@@ -236,6 +236,18 @@ csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, c
 	return CSRF_SECRET_INVALID;
 }
 
+int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+{
+	if (req->secret)
+		return 1;
+	char name[CSRF_SECRET_COOKIE_NAME_MAX];
+	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
+	csrf_slice v;
+	if (csrfi_request_cookie(req, name, nlen, &v) != CSRF_OK)
+		return 0;
+	return csrfi_secret_cookie_plausible(ctx, v.ptr, v.len, req->now);
+}
+
 /* With several session cookie names (an application that names its
  * cookie per scheme, like phpMyAdmin's "phpMyAdmin" and
  * "phpMyAdmin_https"), the token is bound to every one of them the
