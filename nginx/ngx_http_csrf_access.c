@@ -159,15 +159,19 @@ ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
  * location would otherwise keep the method and the body this module
  * read): the upstream never receives the forged request. */
 /* The headers a rejected request loses before it goes on: the method
- * overrides, and its credentials (Cookie, Authorization), so that where an
- * error_page sends it the application sees an anonymous visitor. A header
- * is renamed and emptied: upstreams copy the list, so it must not stay. */
+ * overrides, its credentials (Cookie, Authorization), so that where an
+ * error_page sends it the application sees an anonymous visitor, and
+ * Upgrade, so that a refused WebSocket handshake cannot open a socket
+ * there ("proxy_set_header Upgrade $http_upgrade" reads it from this
+ * list) that the other site's page would read and write. A header is
+ * renamed and emptied: upstreams copy the list, so it must not stay. */
 static ngx_int_t ngx_http_csrf_drop_for_neutral(ngx_table_elt_t *h, void *data)
 {
 	(void)data;
 
 	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len) ||
 	    (h->key.len == 6 && ngx_strncasecmp(h->key.data, (u_char *)"Cookie", 6) == 0) ||
+	    (h->key.len == 7 && ngx_strncasecmp(h->key.data, (u_char *)"Upgrade", 7) == 0) ||
 	    (h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Authorization", 13) == 0)) {
 		ngx_str_set(&h->key, "X-CSRF-Dropped");
 		h->lowcase_key = (u_char *)"x-csrf-dropped";
@@ -207,6 +211,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 
 	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_for_neutral, NULL);
 	r->headers_in.authorization = NULL;
+	r->headers_in.upgrade = NULL;
 	ngx_str_null(&r->headers_in.user);
 	ngx_str_null(&r->headers_in.passwd);
 #if defined(nginx_version) && nginx_version >= 1023000

@@ -34,6 +34,8 @@ HTTP = """
         location /log/ {{ csrf_action log; PROXY }}
         location /vote/ {{ csrf_unsafe_get on; PROXY }}
         location /partner/ {{ csrf_trusted_origin http://partner.example:8443; PROXY }}
+        location /fallback/ {{ error_page 403 = @app; PROXY }}
+        location @app {{ PROXY }}
     }}
     server {{
         listen 127.0.0.1:{port1};
@@ -78,6 +80,19 @@ class WebSocket(unittest.TestCase):
         err = self.ngx.error_log()
         self.assertIn('rejected GET "/ws/1": websocket_origin', err)
         self.assertIn('would reject GET "/log/1": websocket_origin', err)
+
+    def test_error_page_opens_no_socket(self):
+        """A refused handshake that error_page sends to a named location
+        proxying to the same WebSocket upstream goes on neutralized: a GET
+        without Cookie and without Upgrade, so the upstream answers it as
+        a plain GET and the other site's page gets no socket to read
+        (before: 101, the frame echoed, to an anonymous session)."""
+        status, echoed = T.ws_handshake(self.port, "/fallback/1", [EVIL, ("Cookie", "sid=1")])
+        self.assertNotEqual(status, 101)
+        self.assertIsNone(echoed)
+        seen = [h for h, _ in self.up.requests if h.split(b" ", 2)[1] == b"/fallback/1"]
+        self.assertEqual(len(seen), 1, "error_page sent the neutralized GET on")
+        self.assertNotRegex(seen[0], rb"(?i)\r\n(upgrade|cookie):")
 
     def test_plain_get_stays_safe(self):
         """Without Upgrade a GET with a foreign Origin (an image, a script
