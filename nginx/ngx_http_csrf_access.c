@@ -182,6 +182,53 @@ static ngx_int_t ngx_http_csrf_drop_for_neutral(ngx_table_elt_t *h, void *data)
 	return NGX_OK;
 }
 
+/* The values nginx keeps for the request's life (internal redirects
+ * included) of the variables that read what neutralizing takes away:
+ * $http_..., $cookie_..., $arg_..., $args, $query_string, $is_args,
+ * $request_uri, $request_method, $remote_user, forgotten, so that one
+ * read before the verdict (an "if ($http_upgrade ...)", a "set" in the
+ * location) is read again after it: where error_page sends the request,
+ * "proxy_set_header Upgrade $http_upgrade" or "X-Sid $cookie_sid" finds
+ * no Upgrade and no cookie. A value the configuration copied into a
+ * variable of its own stays. */
+static void ngx_http_csrf_forget_variables(ngx_http_request_t *r)
+{
+	ngx_uint_t i, k;
+	ngx_str_t *n;
+	ngx_http_variable_t *v;
+	ngx_http_core_main_conf_t *cmcf;
+	static ngx_str_t prefixes[] = {ngx_string("http_"), ngx_string("cookie_"), ngx_string("arg_")};
+	static ngx_str_t names[] = {ngx_string("args"),        ngx_string("query_string"),   ngx_string("is_args"),
+	                            ngx_string("request_uri"), ngx_string("request_method"), ngx_string("remote_user")};
+
+	cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
+	if (r->variables == NULL || cmcf == NULL) {
+		return;
+	}
+
+	v = cmcf->variables.elts;
+	for (i = 0; i < cmcf->variables.nelts; i++) {
+		n = &v[i].name;
+		for (k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+			if (n->len > prefixes[k].len && ngx_strncmp(n->data, prefixes[k].data, prefixes[k].len) == 0) {
+				break;
+			}
+		}
+		if (k == sizeof(prefixes) / sizeof(prefixes[0])) {
+			for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+				if (n->len == names[k].len && ngx_strncmp(n->data, names[k].data, n->len) == 0) {
+					break;
+				}
+			}
+			if (k == sizeof(names) / sizeof(names[0])) {
+				continue;
+			}
+		}
+		r->variables[i].valid = 0;
+		r->variables[i].not_found = 0;
+	}
+}
+
 /* A rejected request that an internal redirect (error_page, a named
  * location, try_files) sends on goes as what it cannot abuse: a GET of
  * the same path, without its query, body, method override or credentials.
@@ -219,6 +266,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 #else
 	r->headers_in.cookies.nelts = 0;
 #endif
+	ngx_http_csrf_forget_variables(r);
 }
 
 /* 1 when error_page handles status in this location. */
@@ -262,6 +310,10 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 	ngx_http_complex_value_t cv;
 
 	if (ngx_http_csrf_error_page(r, status)) {
+		/* neutralized before error_page sends it on: the new
+		 * location's rewrite phase (a "set $sid $cookie_sid" in an
+		 * @app) runs before its access phase does it again */
+		ngx_http_csrf_neutralize(r);
 		return status;
 	}
 
