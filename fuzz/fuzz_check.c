@@ -483,12 +483,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The WebSocket twin: the fuzzed request as a handshake. Never a
 	 * token, never the body; cross-site evidence never passes; no Origin
 	 * and no fetch metadata (no browser) always does, but under
-	 * unsafe_get, where every GET needs evidence. */
-	if (!query_has_unsafe_override(req.target)) {
-		csrf_request ws = req;
-		ws.method = (csrf_slice){"GET", 3};
-		ws.method_override = (csrf_slice){NULL, 0};
-		ws.upgrade = (csrf_slice){"websocket", 9};
+	 * unsafe_get, where every GET needs evidence. Only a twin the library
+	 * reads as a safe method: a query override that the harness's reading
+	 * misses (an empty `_method=`, `_method` without a value, `%5Fmethod`,
+	 * `_method[]`) makes it unsafe or malformed (method_override), judged
+	 * as any request by judge() above. */
+	csrf_request ws = req;
+	ws.method = (csrf_slice){"GET", 3};
+	ws.method_override = (csrf_slice){NULL, 0};
+	ws.upgrade = (csrf_slice){"websocket", 9};
+	if (!query_has_unsafe_override(req.target) && csrf_request_is_safe(&ws)) {
 		csrf_result wr = check_counted(ci, &ws);
 		csrf_slice sfs = trimmed(ws.sec_fetch_site);
 		FZ_ASSERT(known_reason(wr.reason) && !wr.needs_body);

@@ -34,6 +34,15 @@ HTTP = """
         location /log/ {{ csrf_action log; PROXY }}
         location /vote/ {{ csrf_unsafe_get on; PROXY }}
         location /partner/ {{ csrf_trusted_origin http://partner.example:8443; PROXY }}
+        location /fallback/ {{ error_page 403 = @app; PROXY }}
+        location /fallback-read/ {{
+            if ($http_upgrade = "-") {{ return 404; }}
+            set $sid_seen $cookie_sid;
+            error_page 403 = @app; PROXY
+        }}
+        location @app {{ proxy_set_header X-Sid $cookie_sid; PROXY }}
+        location /fallback-copy/ {{ error_page 403 = @copy; PROXY }}
+        location @copy {{ set $up $http_upgrade; set $sid $cookie_sid; proxy_set_header X-Sid $sid; PROXY }}
     }}
     server {{
         listen 127.0.0.1:{port1};
@@ -78,6 +87,40 @@ class WebSocket(unittest.TestCase):
         err = self.ngx.error_log()
         self.assertIn('rejected GET "/ws/1": websocket_origin', err)
         self.assertIn('would reject GET "/log/1": websocket_origin', err)
+
+    def test_error_page_opens_no_socket(self):
+        """A refused handshake that error_page sends to a named location
+        proxying to the same WebSocket upstream goes on neutralized: a GET
+        without Cookie and without Upgrade, so the upstream answers it as
+        a plain GET and the other site's page gets no socket to read
+        (before: 101, the frame echoed, to an anonymous session)."""
+        for path in ("/fallback/1", "/fallback-read/1"):
+            with self.subTest(path):
+                status, echoed = T.ws_handshake(self.port, path, [EVIL, ("Cookie", "sid=1")])
+                self.assertNotEqual(status, 101)
+                self.assertIsNone(echoed)
+                seen = [h for h, _ in self.up.requests if h.split(b" ", 2)[1] == path.encode()]
+                self.assertEqual(len(seen), 1, "error_page sent the neutralized GET on")
+                self.assertNotRegex(seen[0], rb"(?i)\r\n(upgrade|cookie|x-sid):")
+
+    def test_error_page_reads_no_variable_of_the_refused_request(self):
+        """The same when the first location read $http_upgrade and
+        $cookie_sid before the verdict (an if, a set in its rewrite
+        phase): nginx keeps a variable's value for the request's life,
+        internal redirects included, so @app's proxy_set_header Upgrade
+        $http_upgrade and X-Sid $cookie_sid would send what the renamed
+        headers no longer say (before: 101, and the upstream got the
+        victim's session as X-Sid). And when @copy itself copies them
+        into its own variables in its rewrite phase, which runs before
+        its access phase: the request is neutralized before error_page
+        sends it on."""
+        for path in ("/fallback-read/2", "/fallback-copy/1"):
+            with self.subTest(path):
+                status, _ = T.ws_handshake(self.port, path, [EVIL, ("Cookie", "sid=victim")])
+                self.assertNotEqual(status, 101)
+                seen = [h for h, _ in self.up.requests if h.split(b" ", 2)[1] == path.encode()]
+                self.assertEqual(len(seen), 1)
+                self.assertNotRegex(seen[0], rb"(?i)\r\n(upgrade|cookie|x-sid):")
 
     def test_plain_get_stays_safe(self):
         """Without Upgrade a GET with a foreign Origin (an image, a script
