@@ -608,8 +608,15 @@ def leaks(html, scripting, status):
     # that form (a field owned through the pointer alone, as after a <form>
     # the "in table" mode inserts and pops at once, is handed to another
     # form when the adoption agency or foster parenting moves it).
+    # A field the tree builder took out of the document with its form
+    # (a <frameset> while frameset-ok holds removes the whole body: a form
+    # and its hidden field leave it "ok") is in no document: no submitter
+    # can send it, and no form is its ancestor here.
+    in_tree = {id(e) for e in root.iter()}
     for el, _, inert, first in rec.fields:
         if inert or first is None:
+            continue
+        if id(el) not in in_tree and id(first) not in in_tree:
             continue
         p = parents.get(id(el))
         while p is not None and p is not first:
