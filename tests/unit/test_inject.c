@@ -679,6 +679,21 @@ static const row rows[] = {
     {"skipped: raw text is read", "<b><title>" PF "</title><i title='" PF "'>" CL,
      "<b><title>" PF "</title><i title='" PF "'>" CL, 0},
     {"skipped: not in svg", "<svg><a title='x>'></a></svg>" PF CL, "<svg><a title='x>'></a></svg>" PF IN CL, 1},
+    /* the outside review of plain_tag (names near those that matter,
+     * markup that looks like a tag inside a tag or a comment) */
+    {"skipped: '<' in a tag name", "<a<form method=post>x" CL, "<a<form method=post>x" CL, 0},
+    {"skipped: a tag as an attribute name", "<a title=\"x\" <form method=post>>" CL,
+     "<a title=\"x\" <form method=post>>" CL, 0},
+    {"skipped: inputs is no submitter", PF "<inputs type=submit formaction=//evil.example/>" CL,
+     PF IN "<inputs type=submit formaction=//evil.example/>" CL, 1},
+    {"skipped: base2 is no base", "<base2 href=//evil.example/><form method=post action=x>" CL,
+     "<base2 href=//evil.example/><form method=post action=x>" IN CL, 1},
+    {"skipped: end tag of a base and an input", "</base href=//evil.example/>" PF "</input formaction=//e/>" CL,
+     "</base href=//evil.example/>" PF IN "</input formaction=//e/>" CL, 1},
+    {"skipped: a quote does not hide '>' in a bogus comment", "</ x='>" PF "'>" CL, "</ x='>" PF IN "'>" CL, 1},
+    {"skipped: a processing instruction ends at its '>'", "<?x " PF ">" CL, "<?x " PF ">" CL, 0},
+    {"skipped: FORM in a long name's value", "<blockquote cite='<FORM method=post>'>" CL,
+     "<blockquote cite='<FORM method=post>'>" CL, 0},
 };
 
 /* ---- running a document through an injector ---- */
