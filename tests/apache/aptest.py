@@ -5,7 +5,8 @@ Starts Debian's apache2 (/usr/sbin/apache2) in the foreground with its own
 configuration in a temporary ServerRoot (its own PidFile, runtime
 directory, logs and loopback ports; User/Group nobody when run as root),
 with the module loaded. Raw HTTP/1.1 and the python upstream come from
-tests/nginx/ngxtest.py. Never prints a token, a secret or a cookie value.
+tests/nginx/ngxtest.py, the process helpers from tests/lib/servertest.py.
+Never prints a token, a secret or a cookie value.
 """
 
 import os

@@ -4,7 +4,9 @@
 Starts the stock Debian nginx (/usr/sbin/nginx) with the module loaded on
 free loopback ports in a temporary prefix, a python upstream when a test
 needs one, and speaks raw HTTP/1.1 over sockets so tests control every
-byte. Never prints a token, a secret or a cookie value.
+byte. What every adapter's tests do with a server process (ports, logs,
+stopping, the prefix) comes from tests/lib/servertest.py. Never prints a
+token, a secret or a cookie value.
 """
 
 import os
@@ -17,7 +19,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
-from servertest import Daemon, Response, ServerCase, free_port, read_text, wait_port  # noqa: E402,F401
+from servertest import Daemon, Response, ServerCase, free_port, wait_port  # noqa: E402,F401
 
 NGINX = os.environ.get("CSRF_NGINX", "/usr/sbin/nginx")
 MODULE = os.environ.get("CSRF_NGX_MODULE", "")
