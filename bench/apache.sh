@@ -22,15 +22,8 @@ if [ ! -f "$module" ] || [ ! -x /usr/sbin/apache2 ]; then
 fi
 if [ "${BENCH_QUICK:-0}" = 1 ]; then secs=1 runs=1; else secs=${WRK_SECONDS:-8} runs=${APACHE_RUNS:-5}; fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 . "$here/apache_lib.sh"
+scratch
 
 echo "bench: Apache alone, with mod_csrf_protect, with mod_substitute" >&2
 site

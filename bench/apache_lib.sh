@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# apache_lib.sh - helpers of bench/apache.sh and bench/apache_callgrind.sh
-# (sourced).
+# apache_lib.sh - helpers of bench/apache.sh, bench/apache_callgrind.sh
+# and bench/nginx_count.sh (sourced).
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 # waitport PORT: until something listens there (60 s at most)
 waitport() {
@@ -23,4 +23,16 @@ site() {
   chmod 644 "$work/html/"*.html
   "$build/csrf-key" new "$work/keys" >/dev/null
   mods=/usr/lib/apache2/modules
+}
+# scratch: $work, a new temporary folder, and pids, the processes the
+# script starts; at exit they are ended and the folder removed
+scratch() {
+  work=$(mktemp -d)
+  pids=()
+  trap scratch_end EXIT
+}
+scratch_end() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
 }

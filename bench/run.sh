@@ -40,7 +40,7 @@ trap cleanup EXIT
 
 if [ "$quick" = 1 ]; then
   ROUNDS=2 C_ITERS=2000 JS_ITERS=300 PY_ITERS=50 WRK_SECONDS=1 WRK_RUNS=1 STORE_ROUNDS=1 STORE_SECONDS=0.3
-  DEMO_PAIRS=1 DEMO_SECONDS=1 COUNT_PAIRS=1 COUNT_SECONDS=1
+  DEMO_PAIRS=1 DEMO_SECONDS=1 COUNT_N=10 COUNT_SEGMENTS=1 COUNT_PAIRS=1 COUNT_SECONDS=1 COUNT_BURSTS=2 COUNT_BURST=10
 else
   ROUNDS=${ROUNDS:-5} C_ITERS=${C_ITERS:-200000} JS_ITERS=${JS_ITERS:-20000} PY_ITERS=${PY_ITERS:-2000}
   # The nginx rows: six alternating runs, so each ratio has the middle
@@ -49,9 +49,13 @@ else
   # The demo's variants differ by a few per cent, less than this machine's
   # run-to-run noise: many short runs, alternating, compared pair by pair.
   DEMO_PAIRS=${DEMO_PAIRS:-20} DEMO_SECONDS=${DEMO_SECONDS:-3}
-  # Counting (csrf_metrics_zone) off and on: the same kind of difference.
-  COUNT_PAIRS=${COUNT_PAIRS:-10} COUNT_SECONDS=${COUNT_SECONDS:-4}
+  # Counting (csrf_metrics_zone) off and on in one worker
+  # (bench/nginx_count.sh): callgrind over 4 segments of 100 requests each
+  # way, 10 pairs of 2 s wrk runs, 200 pairs of bursts of 100 requests.
+  COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_PAIRS:-10} COUNT_SECONDS=${COUNT_SECONDS:-2}
+  COUNT_BURSTS=${COUNT_BURSTS:-200} COUNT_BURST=${COUNT_BURST:-100}
 fi
+export COUNT_N COUNT_SEGMENTS COUNT_PAIRS COUNT_SECONDS COUNT_BURSTS COUNT_BURST
 
 # Peers, pinned by the committed lock file, in a folder git ignores.
 peers="$here/peers"
@@ -114,6 +118,8 @@ jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /
 meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
 : >"$servers"
+counts="$work/counts.jsonl"
+: >"$counts"
 # ticks PID: the CPU time (user + system) the process has used, in clock ticks.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
@@ -146,7 +152,7 @@ copy_module="$build/bench/ngx_http_bench_copy_module.so"
 if [ -f "$module" ]; then
   echo "bench: nginx with and without the module" >&2
   [ -f "$copy_module" ] || { echo "bench: $copy_module is missing (run make bench)" >&2; exit 1; }
-  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport) nc=$(freeport) nq=$(freeport) nf=$(freeport)
+  nb=$(freeport) np=$(freeport) nm=$(freeport) ns=$(freeport) nf=$(freeport)
   ng="$work/nginx"
   mkdir -p "$ng/html" "$ng/logs"
   python3 "$here/page.py" >"$ng/html/form.html"
@@ -164,11 +170,6 @@ if [ -f "$module" ]; then
     "$head" "$ng/plain.pid" "$up" "$np" "$loc" >"$ng/plain.conf"
   printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } }\n' \
     "$module" "$head" "$ng/module.pid" "$up" "$nm" "$ng/keys" "$loc" >"$ng/module.conf"
-  # The module again with its counters in a shared zone (csrf_metrics_zone)
-  # and their endpoint on a port of their own: counting off (the module
-  # server above) against on.
-  printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; csrf_metrics_zone bench; %s server { listen 127.0.0.1:%s; csrf on; csrf_key_file %s; %s } server { listen 127.0.0.1:%s; location = /metrics { csrf_metrics; allow 127.0.0.1; deny all; } } }\n' \
-    "$module" "$head" "$ng/counted.pid" "$up" "$nc" "$ng/keys" "$loc" "$nq" >"$ng/counted.conf"
   # The floor: the least any rewriting body filter costs (the response
   # loses its length, every byte is copied into new 8 KiB buffers).
   printf 'load_module %s;\n%s pid %s;\nhttp { access_log off; %s server { listen 127.0.0.1:%s; bench_copy on; %s } }\n' \
@@ -177,13 +178,11 @@ if [ -f "$module" ]; then
   # insertion (the meta tags after <head>, a hidden input after each POST
   # form start tag of the 20-form page), written once the module has shown
   # the field's name and a token of the real length.
-  declare -A master=()
-  for c in backend plain module counted floor; do
+  for c in backend plain module floor; do
     /usr/sbin/nginx -p "$ng" -c "$ng/$c.conf" -g 'daemon off;' 2>>"$ng/logs/stderr" &
     pids+=($!)
-    master[$c]=$!
   done
-  waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nc"; waitport "$nq"; waitport "$nf"
+  waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nf"
   # A client of the protected site: its secret cookie and a token from a page.
   curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$nm/form.html"
   field=$(meta csrf-param "$work/page.html")
@@ -253,7 +252,7 @@ if [ -f "$module" ]; then
     echo "bench: the copy-only floor changed the real page" >&2
     exit 1
   fi
-  for p in "$np" "$nm" "$ns" "$nc" "$nf"; do
+  for p in "$np" "$nm" "$ns" "$nf"; do
     code=$(curl -s -o /dev/null -w '%{http_code}' -H "Cookie: $cookie" "http://127.0.0.1:$p/form.html")
     if [ "$code" != 200 ]; then
       echo "bench: GET through port $p answered $code" >&2
@@ -277,30 +276,11 @@ if [ -f "$module" ]; then
     wrk_run nginx_post_body plain "http://127.0.0.1:$np/submit" -s "$work/post_body.lua"
     wrk_run nginx_post_body module "http://127.0.0.1:$nm/submit" -s "$work/post_body.lua"
   done
-  # Counting off and on, alternating (which goes first swaps every pair),
-  # with the CPU each one's worker spends per request; then the counters
-  # must hold what was sent.
-  declare -A worker=([off]=$(pgrep -P "${master[module]}" | head -n1) [on]=$(pgrep -P "${master[counted]}" | head -n1))
-  for i in $(seq 1 "$COUNT_PAIRS"); do
-    order="off on"
-    [ $((i % 2)) = 0 ] && order="on off"
-    for v in $order; do
-      p=$nm
-      [ "$v" = on ] && p=$nc
-      cpu="worker:${worker[$v]}" secs=$COUNT_SECONDS wrk_run nginx_count_get "$v" "http://127.0.0.1:$p/form.html" -H "Cookie: $cookie"
-    done
-    for v in $order; do
-      p=$nm
-      [ "$v" = on ] && p=$nc
-      cpu="worker:${worker[$v]}" secs=$COUNT_SECONDS wrk_run nginx_count_post "$v" "http://127.0.0.1:$p/submit" -s "$work/post.lua"
-    done
-  done
-  counted=$(curl -s "http://127.0.0.1:$nq/metrics" |
-    awk '/^csrf_requests_total\{zone="bench",verdict="allowed",reason="origin_verified"\}/ {print $2}')
-  if [ -z "$counted" ] || [ "$counted" -lt 1 ]; then
-    echo "bench: the counting server counted no POST" >&2
-    exit 1
-  fi
+  # Counting off and on in one worker: instructions per request by
+  # callgrind, and wrk runs alternating between a counting location and
+  # one that does not count.
+  echo "bench: nginx counting on and off, one worker" >&2
+  BUILD="$build" BENCH_QUICK="$quick" "$here/nginx_count.sh" "$servers" "$counts"
 else
   echo "bench: $module is missing; nginx rows skipped" >&2
 fi
@@ -413,6 +393,6 @@ else
 fi
 
 cpu=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-python3 "$here/report.py" --ops "$results" --servers "$servers" --inject "$inject_speed" --stores "$stores" \
+python3 "$here/report.py" --ops "$results" --servers "$servers" --counts "$counts" --inject "$inject_speed" --stores "$stores" \
   --out "$out" --cpu "$cpu" --quick "$quick" --cgi "$cgi_md" \
-  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS COUNT_PAIRS=$COUNT_PAIRS COUNT_SECONDS=$COUNT_SECONDS; wrk -t2 -c32)"
+  --cmd "make bench  (bench/run.sh; ROUNDS=$ROUNDS C_ITERS=$C_ITERS JS_ITERS=$JS_ITERS PY_ITERS=$PY_ITERS WRK_SECONDS=$WRK_SECONDS WRK_RUNS=$WRK_RUNS STORE_ROUNDS=$STORE_ROUNDS STORE_SECONDS=$STORE_SECONDS DEMO_PAIRS=$DEMO_PAIRS DEMO_SECONDS=$DEMO_SECONDS COUNT_N=$COUNT_N COUNT_SEGMENTS=$COUNT_SEGMENTS COUNT_PAIRS=$COUNT_PAIRS COUNT_SECONDS=$COUNT_SECONDS COUNT_BURSTS=$COUNT_BURSTS COUNT_BURST=$COUNT_BURST; wrk -t2 -c32)"

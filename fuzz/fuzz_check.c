@@ -480,6 +480,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(nr.allowed == (ci->mode != CSRF_MODE_ORIGIN && unplantable));
 	FZ_ASSERT(nr.allowed ? nr.reason == CSRF_OK : nr.reason == CSRF_NULL_ORIGIN);
 
+	/* The WebSocket twin: the fuzzed request as a handshake. Never a
+	 * token, never the body; cross-site evidence never passes; no Origin
+	 * and no fetch metadata (no browser) always does, but under
+	 * unsafe_get, where every GET needs evidence. Only a twin the library
+	 * reads as a safe method: a query override that the harness's reading
+	 * misses (an empty `_method=`, `_method` without a value, `%5Fmethod`,
+	 * `_method[]`) makes it unsafe or malformed (method_override), judged
+	 * as any request by judge() above. */
+	csrf_request ws = req;
+	ws.method = (csrf_slice){"GET", 3};
+	ws.method_override = (csrf_slice){NULL, 0};
+	ws.upgrade = (csrf_slice){"websocket", 9};
+	if (!query_has_unsafe_override(req.target) && csrf_request_is_safe(&ws)) {
+		csrf_result wr = check_counted(ci, &ws);
+		csrf_slice sfs = trimmed(ws.sec_fetch_site);
+		FZ_ASSERT(known_reason(wr.reason) && !wr.needs_body);
+		FZ_ASSERT(wr.allowed == csrf_reason_allows(wr.reason));
+		if (wr.allowed) {
+			FZ_ASSERT(wr.reason == CSRF_ORIGIN_VERIFIED);
+			int trusted = ws.origin.ptr && origin_ok(ws.origin, NULL, 0);
+			csrf_origin site;
+			int https = 0;
+			int site_known = site_origin(ci, &ws, &site, &https);
+			if (sfs.ptr) {
+				FZ_ASSERT(!ieq(sfs, "cross-site") || trusted);
+				FZ_ASSERT(!ieq(sfs, "same-site") || ci->same_site_ok || trusted);
+			} else if (ws.origin.ptr) {
+				FZ_ASSERT(origin_ok(ws.origin, &site, site_known));
+			}
+		} else if (!sfs.ptr && !ws.origin.ptr && !ci->unsafe_get) {
+			FZ_ASSERT(0);
+		}
+		if (wr.reason == CSRF_WEBSOCKET_ORIGIN)
+			FZ_ASSERT(sfs.ptr || ws.origin.ptr);
+	}
+
 	for (size_t i = 0; i < P_COUNT; i++)
 		free(f[i].ptr);
 	return 0;

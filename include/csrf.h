@@ -96,8 +96,9 @@ typedef enum {
 	CSRF_REFERER_MALFORMED = 23,
 	CSRF_REFERER_INSECURE = 24, /* http:// Referer to an https site */
 	CSRF_REFERER_MISMATCH = 25,
-	CSRF_NO_EVIDENCE = 26,     /* unsafe GET: no same-origin evidence */
-	CSRF_METHOD_OVERRIDE = 27, /* override to a method that is not known */
+	CSRF_NO_EVIDENCE = 26,      /* unsafe GET: no same-origin evidence */
+	CSRF_METHOD_OVERRIDE = 27,  /* override to a method that is not known */
+	CSRF_WEBSOCKET_ORIGIN = 28, /* a WebSocket handshake from another origin (fetch metadata or Origin) */
 
 	/* rejected: token stage */
 	CSRF_TOKEN_MISSING = 32,
@@ -474,6 +475,9 @@ typedef struct {
 	                                 length (an HTTP/2 body without
 	                                 Content-Length: "chunked") */
 	csrf_slice token_header;      /* X-CSRF-Token header */
+	csrf_slice upgrade;           /* Upgrade header: "websocket" makes a safe
+	                                 method a WebSocket handshake */
+	csrf_slice sec_fetch_mode;    /* Sec-Fetch-Mode header: "websocket" too */
 	csrf_slice body;              /* the whole body when it was read (ptr NULL:
 	                                 not read); the token field is looked up in
 	                                 it only when the content type is
@@ -497,8 +501,10 @@ typedef struct {
  * CSRF_REFERER_MALFORMED, Sec-Fetch-Site CSRF_FETCH_SITE_MALFORMED, the
  * token header CSRF_TOKEN_MALFORMED, method overrides CSRF_METHOD_OVERRIDE,
  * Content-Type or Content-Length CSRF_BODY_MALFORMED (when the body is
- * read), Host: no self origin from it. More Cookie lines than
- * CSRF_COOKIE_HEADERS_MAX: CSRF_HEADER_TOO_LARGE when a cookie is read. */
+ * read), Host: no self origin from it, Upgrade or Sec-Fetch-Mode: a
+ * WebSocket handshake whatever the lines say (a browser never sends
+ * either twice). More Cookie lines than CSRF_COOKIE_HEADERS_MAX:
+ * CSRF_HEADER_TOO_LARGE when a cookie is read. */
 #define CSRF_HDR_ORIGIN 0x01u
 #define CSRF_HDR_REFERER 0x02u
 #define CSRF_HDR_FETCH_SITE 0x04u
@@ -508,6 +514,7 @@ typedef struct {
 #define CSRF_HDR_CONTENT_LENGTH 0x40u
 #define CSRF_HDR_HOST 0x80u
 #define CSRF_HDR_COOKIES 0x100u
+#define CSRF_HDR_UPGRADE 0x200u
 
 /* Zeroes req: every header absent, no body, no session binding. */
 void csrf_request_init(csrf_request *req);
@@ -537,7 +544,13 @@ typedef struct {
 } csrf_result;
 
 /* The whole decision, in order: effective method, exemptions,
- * Sec-Fetch-Site, Origin, Referer, token. Never allocates; reads only
+ * Sec-Fetch-Site, Origin, Referer, token. A safe method that opens a
+ * WebSocket (Upgrade naming websocket, or Sec-Fetch-Mode: websocket) is
+ * judged by exemptions, Sec-Fetch-Site and Origin, never by a token, in
+ * every mode: CSRF_ORIGIN_VERIFIED for the site's own or a trusted
+ * origin and for a request with neither header (no browser sent it),
+ * CSRF_WEBSOCKET_ORIGIN for another or a null origin
+ * (docs/architecture.md, "WebSocket handshakes"). Never allocates; reads only
  * inside the given slices. When the token can only come from a body that
  * was not given (req->body.ptr NULL) the result asks for it (needs_body),
  * unless its Content-Length already exceeds the context's body maximum
@@ -546,7 +559,8 @@ typedef struct {
 CSRF_MUST_CHECK csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req);
 
 /* 1 when the method (after any override in req) is safe: GET, HEAD or
- * OPTIONS with no override to an unsafe method. */
+ * OPTIONS with no override to an unsafe method. A safe WebSocket
+ * handshake is still judged by csrf_check: never skip it on this. */
 CSRF_MUST_CHECK int csrf_request_is_safe(const csrf_request *req);
 
 /* What a response page needs, from csrf_page_prepare. Holds a token:

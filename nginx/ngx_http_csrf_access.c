@@ -159,15 +159,19 @@ ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r)
  * location would otherwise keep the method and the body this module
  * read): the upstream never receives the forged request. */
 /* The headers a rejected request loses before it goes on: the method
- * overrides, and its credentials (Cookie, Authorization), so that where an
- * error_page sends it the application sees an anonymous visitor. A header
- * is renamed and emptied: upstreams copy the list, so it must not stay. */
+ * overrides, its credentials (Cookie, Authorization), so that where an
+ * error_page sends it the application sees an anonymous visitor, and
+ * Upgrade, so that a refused WebSocket handshake cannot open a socket
+ * there ("proxy_set_header Upgrade $http_upgrade" reads it from this
+ * list) that the other site's page would read and write. A header is
+ * renamed and emptied: upstreams copy the list, so it must not stay. */
 static ngx_int_t ngx_http_csrf_drop_for_neutral(ngx_table_elt_t *h, void *data)
 {
 	(void)data;
 
 	if (csrf_header_is_method_override((const char *)h->key.data, h->key.len) ||
 	    (h->key.len == 6 && ngx_strncasecmp(h->key.data, (u_char *)"Cookie", 6) == 0) ||
+	    (h->key.len == 7 && ngx_strncasecmp(h->key.data, (u_char *)"Upgrade", 7) == 0) ||
 	    (h->key.len == 13 && ngx_strncasecmp(h->key.data, (u_char *)"Authorization", 13) == 0)) {
 		ngx_str_set(&h->key, "X-CSRF-Dropped");
 		h->lowcase_key = (u_char *)"x-csrf-dropped";
@@ -176,6 +180,53 @@ static ngx_int_t ngx_http_csrf_drop_for_neutral(ngx_table_elt_t *h, void *data)
 	}
 
 	return NGX_OK;
+}
+
+/* The values nginx keeps for the request's life (internal redirects
+ * included) of the variables that read what neutralizing takes away:
+ * $http_..., $cookie_..., $arg_..., $args, $query_string, $is_args,
+ * $request_uri, $request_method, $remote_user, forgotten, so that one
+ * read before the verdict (an "if ($http_upgrade ...)", a "set" in the
+ * location) is read again after it: where error_page sends the request,
+ * "proxy_set_header Upgrade $http_upgrade" or "X-Sid $cookie_sid" finds
+ * no Upgrade and no cookie. A value the configuration copied into a
+ * variable of its own stays. */
+static void ngx_http_csrf_forget_variables(ngx_http_request_t *r)
+{
+	ngx_uint_t i, k;
+	ngx_str_t *n;
+	ngx_http_variable_t *v;
+	ngx_http_core_main_conf_t *cmcf;
+	static ngx_str_t prefixes[] = {ngx_string("http_"), ngx_string("cookie_"), ngx_string("arg_")};
+	static ngx_str_t names[] = {ngx_string("args"),        ngx_string("query_string"),   ngx_string("is_args"),
+	                            ngx_string("request_uri"), ngx_string("request_method"), ngx_string("remote_user")};
+
+	cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
+	if (r->variables == NULL || cmcf == NULL) {
+		return;
+	}
+
+	v = cmcf->variables.elts;
+	for (i = 0; i < cmcf->variables.nelts; i++) {
+		n = &v[i].name;
+		for (k = 0; k < sizeof(prefixes) / sizeof(prefixes[0]); k++) {
+			if (n->len > prefixes[k].len && ngx_strncmp(n->data, prefixes[k].data, prefixes[k].len) == 0) {
+				break;
+			}
+		}
+		if (k == sizeof(prefixes) / sizeof(prefixes[0])) {
+			for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+				if (n->len == names[k].len && ngx_strncmp(n->data, names[k].data, n->len) == 0) {
+					break;
+				}
+			}
+			if (k == sizeof(names) / sizeof(names[0])) {
+				continue;
+			}
+		}
+		r->variables[i].valid = 0;
+		r->variables[i].not_found = 0;
+	}
 }
 
 /* A rejected request that an internal redirect (error_page, a named
@@ -207,6 +258,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 
 	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_drop_for_neutral, NULL);
 	r->headers_in.authorization = NULL;
+	r->headers_in.upgrade = NULL;
 	ngx_str_null(&r->headers_in.user);
 	ngx_str_null(&r->headers_in.passwd);
 #if defined(nginx_version) && nginx_version >= 1023000
@@ -214,6 +266,7 @@ static void ngx_http_csrf_neutralize(ngx_http_request_t *r)
 #else
 	r->headers_in.cookies.nelts = 0;
 #endif
+	ngx_http_csrf_forget_variables(r);
 }
 
 /* 1 when error_page handles status in this location. */
@@ -257,6 +310,10 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 	ngx_http_complex_value_t cv;
 
 	if (ngx_http_csrf_error_page(r, status)) {
+		/* neutralized before error_page sends it on: the new
+		 * location's rewrite phase (a "set $sid $cookie_sid" in an
+		 * @app) runs before its access phase does it again */
+		ngx_http_csrf_neutralize(r);
 		return status;
 	}
 

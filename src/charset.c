@@ -200,13 +200,14 @@ static int get_attr(scan *s, char *name, size_t *nl, size_t ncap, char *value, s
 	}
 	if (*s->p == '>')
 		return 0;
-	for (;;) { /* the name */
+	size_t seen = 0; /* the name's length so far, kept or not */
+	for (;;) {       /* the name */
 		if (s->p >= s->e) {
 			s->cut = 1;
 			return 0;
 		}
 		unsigned char c = (unsigned char)*s->p;
-		if (c == '=' && *nl > 0)
+		if (c == '=' && seen > 0)
 			break;
 		if (is_ws(c))
 			break;
@@ -214,6 +215,7 @@ static int get_attr(scan *s, char *name, size_t *nl, size_t ncap, char *value, s
 			return 1;
 		if (*nl < ncap)
 			name[(*nl)++] = (char)lower(c);
+		seen++;
 		s->p++;
 	}
 	while (s->p < s->e && is_ws((unsigned char)*s->p))
@@ -234,16 +236,16 @@ static int get_attr(scan *s, char *name, size_t *nl, size_t ncap, char *value, s
 	char q = *s->p;
 	if (q == '"' || q == '\'') {
 		s->p++;
-		while (s->p < s->e && *s->p != q) {
-			if (*vl < vcap)
-				value[(*vl)++] = (char)lower((unsigned char)*s->p);
-			s->p++;
-		}
-		if (s->p >= s->e) {
+		const char *end = memchr(s->p, q, (size_t)(s->e - s->p));
+		const char *stop = end ? end : s->e;
+		for (const char *c = s->p; c < stop && *vl < vcap; c++)
+			value[(*vl)++] = (char)lower((unsigned char)*c);
+		if (!end) {
+			s->p = s->e;
 			s->cut = 1;
 			return 0;
 		}
-		s->p++;
+		s->p = end + 1;
 		return 1;
 	}
 	while (s->p < s->e && !is_ws((unsigned char)*s->p) && *s->p != '>') {
@@ -403,9 +405,9 @@ static int prescan(scan *s)
 			s->p += at(s, 1) == '/' ? 2 : 1;
 			while (s->p < s->e && !is_ws((unsigned char)*s->p) && *s->p != '>')
 				s->p++;
-			char name[ATTR_NAME_CAP], value[ATTR_VALUE_CAP];
+			/* attributes of other tags are skipped, not kept */
 			size_t nl, vl;
-			while (get_attr(s, name, &nl, sizeof name, value, &vl, sizeof value))
+			while (get_attr(s, NULL, &nl, 0, NULL, &vl, 0))
 				;
 			if (s->cut)
 				return -1;

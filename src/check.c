@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* check.c - the decision (docs/architecture.md): the effective method (and method
- * overrides), exemptions, fetch metadata, Origin and Referer, then the
- * token stage with the secret from the caller or the signed cookie.
+ * overrides; a WebSocket handshake is judged by its origin), exemptions,
+ * fetch metadata, Origin and Referer, then the token stage with the
+ * secret from the caller or the signed cookie.
  * Everything lives on the stack; nothing here allocates. */
 #include "internal.h"
 
@@ -341,7 +342,24 @@ static int unplantable(const csrf_ctx *ctx, const csrf_request *req)
  * metadata calls a request of an opaque origin cross-site), and is
  * rejected as CSRF_NULL_ORIGIN. A rejection for want of a Referer is
  * reported as CSRF_NULL_ORIGIN too: that is what the browser sent. */
-static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, int evidence_only, int *evidence)
+/* The site, worked out at most once per decision: the origin and token
+ * stages both read it, and most requests need it in neither. */
+typedef struct {
+	csrfi_site site;
+	int known;
+} lazy_site;
+
+static const csrfi_site *site_of(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls)
+{
+	if (!ls->known) {
+		csrfi_site_of(ctx, req, &ls->site);
+		ls->known = 1;
+	}
+	return &ls->site;
+}
+
+static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls, int evidence_only,
+                                int *evidence)
 {
 	*evidence = 0;
 	csrf_slice sfs = csrfi_trim(req->sec_fetch_site);
@@ -362,11 +380,10 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 			return unless_trusted(ctx, req, CSRF_CROSS_SITE, evidence);
 		return CSRF_FETCH_SITE_MALFORMED;
 	}
-	csrfi_site site;
-	csrfi_site_of(ctx, req, &site);
+	const csrfi_site *site = site_of(ctx, req, ls);
 	int null_origin = 0;
 	if (req->origin.ptr) {
-		csrf_reason r = check_origin_header(ctx, req, &site);
+		csrf_reason r = check_origin_header(ctx, req, site);
 		if (r != CSRF_NULL_ORIGIN) {
 			*evidence = r == CSRF_OK;
 			return r;
@@ -376,9 +393,9 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 		null_origin = 1;
 	}
 	if (evidence_only)
-		return req->referer.ptr ? check_referer(ctx, req, &site) : CSRF_NO_EVIDENCE;
-	if (site.https) {
-		csrf_reason r = check_referer(ctx, req, &site);
+		return req->referer.ptr ? check_referer(ctx, req, site) : CSRF_NO_EVIDENCE;
+	if (site->https) {
+		csrf_reason r = check_referer(ctx, req, site);
 		/* In origin_or_token a request with no evidence at all goes to
 		 * the token, as over HTTP, where the secret cookie cannot have
 		 * been planted over plain HTTP: the caller's own secret, or
@@ -399,6 +416,66 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, in
 	if (null_origin && !unplantable(ctx, req))
 		return CSRF_NULL_ORIGIN;
 	return CSRF_OK;
+}
+
+/* ---- WebSocket handshakes ---- */
+
+/* 1 when an Upgrade value names the websocket protocol: a list of
+ * protocol["/" version] (RFC 9110 7.8), names without regard to case,
+ * blanks and empty items ignored. */
+static int names_websocket(csrf_slice v)
+{
+	size_t i = 0;
+	while (i <= v.len) {
+		size_t start = i;
+		while (i < v.len && v.ptr[i] != ',')
+			i++;
+		size_t name = start;
+		while (name < i && v.ptr[name] != '/')
+			name++;
+		if (csrfi_slice_ieq(csrfi_trim((csrf_slice){v.ptr + start, name - start}), "websocket"))
+			return 1;
+		i++;
+	}
+	return 0;
+}
+
+/* 1 when the request opens a WebSocket (RFC 6455 4.1): Upgrade names
+ * websocket, or the browser's Sec-Fetch-Mode says websocket; either sent
+ * twice counts too. A page cannot set either header (Fetch's forbidden
+ * request headers), so in a browser's request they mean its own
+ * handshake. Connection is not read: a backend may upgrade on Upgrade
+ * alone, and what a browser sends beside it changes nothing. */
+static int is_websocket(const csrf_request *req)
+{
+	if (req->repeated & CSRF_HDR_UPGRADE)
+		return 1;
+	if (req->upgrade.ptr && names_websocket(req->upgrade))
+		return 1;
+	return req->sec_fetch_mode.ptr && csrfi_slice_ieq(csrfi_trim(req->sec_fetch_mode), "websocket");
+}
+
+/* A safe method that opens a WebSocket, or any GET under unsafe_get:
+ * the origin stage as it asks for evidence, never the token. A page that
+ * opens a WebSocket to the site reads and writes it with the user's
+ * cookies (Cross-Site WebSocket Hijacking), and a handshake cannot carry
+ * a form token (one in the URL would leak). A browser always sends Origin
+ * on a handshake (Fetch: mode "websocket"), so one with neither Origin
+ * nor Sec-Fetch-Site is no browser's (curl, a native app) and passes, as
+ * gorilla/websocket's and Spring's origin checks let it; null and other
+ * origins are rejected as websocket_origin, whatever the mode. Under
+ * unsafe_get every GET needs evidence, a handshake too. */
+static csrf_reason evidence_stage(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls, int unsafe_get,
+                                  int handshake)
+{
+	int evidence;
+	csrf_reason r = CSRF_OK;
+	if (unsafe_get || req->sec_fetch_site.ptr || req->origin.ptr)
+		r = origin_stage(ctx, req, ls, 1, &evidence);
+	if (handshake &&
+	    (r == CSRF_CROSS_SITE || r == CSRF_SAME_SITE || r == CSRF_ORIGIN_MISMATCH || r == CSRF_NULL_ORIGIN))
+		return CSRF_WEBSOCKET_ORIGIN;
+	return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
 }
 
 /* ---- token stage ---- */
@@ -427,13 +504,12 @@ static csrf_reason missing_field(const csrf_ctx *ctx, const csrf_request *req)
 	           : CSRF_TOKEN_MISSING;
 }
 
-/* Where the token field must come from when no token header came: the
- * body. CSRF_OK with the value in out (decoded, *got its length), or the
- * stage's reason; *needs_body when the body is a form not given yet. */
-static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, const uint8_t secret[CSRF_SECRET_LEN],
-                              char *out, size_t cap, size_t *got, int *needs_body)
+/* The body's part of the token stage before its field is looked for:
+ * CSRF_OK when the body was given and is to be searched; else the
+ * stage's reason, with *needs_body set when it is a form not given yet.
+ * The secret is not read here. */
+static csrf_reason body_ready(const csrf_ctx *ctx, const csrf_request *req, int *needs_body)
 {
-	char field[CSRF_FIELD_NAME_MAX + 1];
 	if (!req->content_type.ptr)
 		return CSRF_TOKEN_MISSING;
 	if (req->repeated & (CSRF_HDR_CONTENT_TYPE | CSRF_HDR_CONTENT_LENGTH))
@@ -452,7 +528,20 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 		*needs_body = 1;
 		return CSRF_TOKEN_MISSING;
 	}
-	csrf_reason r = csrf_field_name(ctx, secret, field, sizeof field);
+	return CSRF_OK;
+}
+
+/* Where the token field must come from when no token header came: the
+ * body. CSRF_OK with the value in out (decoded, *got its length), or the
+ * stage's reason; *needs_body when the body is a form not given yet. */
+static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, const uint8_t secret[CSRF_SECRET_LEN],
+                              char *out, size_t cap, size_t *got, int *needs_body)
+{
+	char field[CSRF_FIELD_NAME_MAX + 1];
+	csrf_reason r = body_ready(ctx, req, needs_body);
+	if (r != CSRF_OK)
+		return r;
+	r = csrf_field_name(ctx, secret, field, sizeof field);
 	if (r != CSRF_OK)
 		return r;
 	r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
@@ -470,28 +559,52 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 	}
 }
 
+/* 1 when the token can only come from a body not given yet and the rest
+ * of the stage could pass: the secret cookie as far as it can be judged
+ * without its signature, and the session binding. The adapter then reads
+ * the body and calls again, and the signature is checked once, in that
+ * call (it is the stage's one costly step), with the same reason as ever
+ * for a forged one. A cookie that fails any other way is answered at
+ * once, as before, and no body is read for it. */
+static int waits_for_body(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+{
+	int needs = 0;
+	csrf_slice sid;
+	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
+	if (req->body.ptr || body_ready(ctx, req, &needs) != CSRF_TOKEN_MISSING || !needs)
+		return 0;
+	if (!csrfi_request_secret_plausible(ctx, req, site))
+		return 0;
+	csrf_reason r = csrfi_request_session(ctx, req, &sid, sid_buf);
+	csrfi_wipe(sid_buf, sizeof sid_buf);
+	return r == CSRF_OK;
+}
+
 /* Step 6. The token comes from the header when one is sent with content
  * (an empty X-CSRF-Token counts as absent, as a client that sends the
  * header with nothing in it has no token), else from the body field;
  * never from the query string. */
-static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, int *needs_body)
+static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls, int *needs_body)
 {
 	uint8_t secret[CSRF_SECRET_LEN];
 	char value[TOKEN_FIELD_CAP];
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	csrf_slice token = {NULL, 0};
-	csrfi_site site;
+	const csrfi_site *site = site_of(ctx, req, ls);
 
-	csrfi_site_of(ctx, req, &site);
-	csrf_reason r = csrfi_request_secret(ctx, req, &site, secret);
+	csrf_slice header = csrfi_trim(req->token_header);
+	if (!(header.ptr && header.len) && waits_for_body(ctx, req, site)) {
+		*needs_body = 1;
+		return CSRF_TOKEN_MISSING;
+	}
+	csrf_reason r = csrfi_request_secret(ctx, req, site, secret);
 	if (r != CSRF_OK)
 		goto out;
 	r = csrfi_request_session(ctx, req, &sid, sid_buf);
 	if (r != CSRF_OK)
 		goto out;
 
-	csrf_slice header = csrfi_trim(req->token_header);
 	if (header.ptr && header.len) {
 		if (req->repeated & CSRF_HDR_TOKEN) {
 			r = CSRF_TOKEN_MALFORMED;
@@ -515,24 +628,23 @@ out:
 }
 
 /* Steps 3 to 6 for an unsafe request that is not exempt. */
-static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int *needs_body)
+static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int handshake, int *needs_body)
 {
 	int evidence;
+	lazy_site ls = {.known = 0};
 	csrf_reason r;
-	if (unsafe_get) {
-		/* Evidence whatever the mode: the legacy application changes
-		 * state on GET, and no token is asked of a link. */
-		r = origin_stage(ctx, req, 1, &evidence);
-		return r == CSRF_OK ? CSRF_ORIGIN_VERIFIED : r;
-	}
+	/* Evidence whatever the mode: a legacy application changes state on
+	 * GET, and no token is asked of a link or a handshake. */
+	if (unsafe_get || handshake)
+		return evidence_stage(ctx, req, &ls, unsafe_get, handshake);
 	if (ctx->mode != CSRF_MODE_TOKEN) {
-		r = origin_stage(ctx, req, 0, &evidence);
+		r = origin_stage(ctx, req, &ls, 0, &evidence);
 		if (r != CSRF_OK)
 			return r;
 		if (ctx->mode == CSRF_MODE_ORIGIN || (ctx->mode == CSRF_MODE_ORIGIN_OR_TOKEN && evidence))
 			return CSRF_ORIGIN_VERIFIED;
 	}
-	return token_stage(ctx, req, needs_body);
+	return token_stage(ctx, req, &ls, needs_body);
 }
 
 /* The whole decision, before report-only. */
@@ -544,12 +656,13 @@ static csrf_reason decide(const csrf_ctx *ctx, const csrf_request *req, int *nee
 		return r;
 	/* every safe method: a preflight OPTIONS reaches any URL cross-site */
 	int unsafe_get = safe && ctx->unsafe_get;
-	if (safe && !unsafe_get)
+	int handshake = safe && is_websocket(req);
+	if (safe && !unsafe_get && !handshake)
 		return CSRF_SAFE_METHOD;
 	int exempt = is_exempt(ctx, req, overridden);
 	if (exempt == 1)
 		return CSRF_EXEMPT;
-	r = stages(ctx, req, unsafe_get, needs_body);
+	r = stages(ctx, req, unsafe_get, handshake, needs_body);
 	if (exempt == 2 && !csrf_reason_allows(r)) {
 		/* Exempt unless the body overrides the method: the body
 		 * decides, so it must be read first. */

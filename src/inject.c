@@ -139,6 +139,7 @@ _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector st
 _Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, tag) &&
                    offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
                "what init clears comes first");
+_Static_assert(INJ_NAME_MAX >= 16, "plain_tag lowers sixteen bytes of a name into tag.name");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -159,6 +160,7 @@ enum { K_LT, K_GQ, K_END };
 #define CTZ64(m) ((size_t)__builtin_ctzll(m))
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define COLD __attribute__((noinline, cold))
+#define NOINLINE __attribute__((noinline))
 #else
 static size_t CTZ64(uint64_t m)
 {
@@ -171,6 +173,7 @@ static size_t CTZ64(uint64_t m)
 }
 #define UNLIKELY(x) (x)
 #define COLD
+#define NOINLINE
 #endif
 
 /* Mask k of block w of the window. */
@@ -180,8 +183,8 @@ static inline uint64_t mask_of(const struct scan *s, size_t w, int k)
 }
 
 /* The bits of mask k for the 64 bytes from i on (i in the window), bit 0
- * for i: the rest of its block and the start of the next, so that the
- * usual next byte a few bytes on costs no branch on where blocks end. */
+ * for i: the rest of its block and the start of the next (scan_far's
+ * step). */
 static inline uint64_t next64(const struct scan *s, size_t i, int k)
 {
 	size_t off = i - s->base, w = off >> 6;
@@ -204,8 +207,8 @@ static void scan_window(struct scan *s, size_t i)
 	s->end = b + 64 * blocks < s->len ? b + 64 * blocks : s->len;
 }
 
-/* scan_next when the 64 bytes from i hold no byte of the mask, or i is
- * outside the window. next64 sees the window only (the block after it
+/* scan_next when the rest of i's block and the next hold no byte of the
+ * mask (i is then the block after those), or i is outside the window. next64 sees the window only (the block after it
  * reads as zero), so it goes at most to the window's end at a time. */
 static COLD size_t scan_far(struct scan *s, size_t i, int k)
 {
@@ -232,12 +235,22 @@ static COLD size_t scan_far(struct scan *s, size_t i, int k)
  * or len. */
 STEP size_t scan_next(struct scan *s, size_t i, int k)
 {
-	if (UNLIKELY(i - s->base >= s->end - s->base)) /* also i < base */
+	size_t off = i - s->base;
+	if (UNLIKELY(off >= s->end - s->base)) /* also i < base */
 		return scan_far(s, i, k);
-	uint64_t m = next64(s, i, k);
-	if (UNLIKELY(m == 0))
-		return scan_far(s, i, k);
-	return i + CTZ64(m);
+	/* the rest of i's block, then the next block (the one after the
+	 * window reads as zero) */
+	size_t w = off >> 6;
+	uint64_t m = mask_of(s, w, k) >> (off & 63);
+	if (m)
+		return i + CTZ64(m);
+	m = mask_of(s, w + 1, k);
+	if (m)
+		return s->base + 64 * (w + 1) + CTZ64(m);
+	/* on from the block after those two, or from the window's end when
+	 * the second was past it (unclassified) */
+	size_t next = s->base + 64 * (w + 2);
+	return scan_far(s, next < s->end ? next : s->end, k);
 }
 
 /* The index of the first byte from i on of the classes in stop
@@ -268,6 +281,130 @@ static inline size_t find_byte(const char *p, size_t n, char ch)
 {
 	const char *q = n ? memchr(p, ch, n) : NULL;
 	return q ? (size_t)(q - p) : n;
+}
+
+/* ---- tags that change nothing, skipped whole ---- */
+
+/* Where a tag whose attributes are not read ends. Only a quote that
+ * opens a value can hide a '>', and a quote opens one only in the before
+ * attribute value state (after '=', 13.2.5.35): the states of 13.2.5.8
+ * and 13.2.5.32-40 as far as they decide that, one byte a move (a byte
+ * the standard reconsumes moves in one step here to where it lands). */
+enum { PT_TAG_NAME, PT_BEFORE_NAME, PT_NAME, PT_AFTER_NAME, PT_BEFORE_VALUE, PT_UNQUOTED, PT_AFTER_QUOTED, PT_SLASH };
+/* The byte classes of those moves, other than '>' and the quotes: 0 any
+ * other byte, 1 whitespace, 2 '/', 3 '='. */
+#define PTC(c) (CLS_WS(c) ? 1 : (c) == '/' ? 2 : (c) == '=' ? 3 : 0)
+#define PTC4(c) PTC(c), PTC((c) + 1), PTC((c) + 2), PTC((c) + 3)
+#define PTC16(c) PTC4(c), PTC4((c) + 4), PTC4((c) + 8), PTC4((c) + 12)
+#define PTC64(c) PTC16(c), PTC16((c) + 16), PTC16((c) + 32), PTC16((c) + 48)
+static const uint8_t pt_class[256] = {PTC64(0), PTC64(64), PTC64(128), PTC64(192)};
+/* The state after a byte of a class (a quote that opens no value moves
+ * as any other byte: it is part of a name or an unquoted value). */
+static const uint8_t pt_next[8][4] = {
+    /* other,          whitespace,       '/',          '=' */
+    [PT_TAG_NAME] = {PT_TAG_NAME, PT_BEFORE_NAME, PT_SLASH, PT_TAG_NAME},
+    [PT_BEFORE_NAME] = {PT_NAME, PT_BEFORE_NAME, PT_SLASH, PT_NAME}, /* '=' starts a name */
+    [PT_NAME] = {PT_NAME, PT_AFTER_NAME, PT_SLASH, PT_BEFORE_VALUE},
+    [PT_AFTER_NAME] = {PT_NAME, PT_AFTER_NAME, PT_SLASH, PT_BEFORE_VALUE},
+    [PT_BEFORE_VALUE] = {PT_UNQUOTED, PT_BEFORE_VALUE, PT_UNQUOTED, PT_UNQUOTED},
+    [PT_UNQUOTED] = {PT_UNQUOTED, PT_BEFORE_NAME, PT_UNQUOTED, PT_UNQUOTED},
+    [PT_AFTER_QUOTED] = {PT_NAME, PT_BEFORE_NAME, PT_SLASH, PT_NAME},
+    [PT_SLASH] = {PT_NAME, PT_BEFORE_NAME, PT_SLASH, PT_NAME},
+};
+
+/* From chunk[i] on in the tag name state, where chunk[g] is the next '>'
+ * or quote: the index after the tag's '>', or 0 when the chunk ends
+ * first. */
+static NOINLINE size_t plain_attrs(struct scan *s, size_t i, size_t g)
+{
+	const char *p = s->p;
+	size_t len = s->len;
+	unsigned st = PT_TAG_NAME;
+	for (;;) {
+		for (; i < g; i++)
+			st = pt_next[st][pt_class[(unsigned char)p[i]]];
+		if (p[g] == '>')
+			return g + 1;
+		if (st == PT_BEFORE_VALUE) {
+			g = scan_quote(s, g + 1, p[g]);
+			if (g == len)
+				return 0;
+			st = PT_AFTER_QUOTED;
+		} else {
+			st = pt_next[st][0];
+		}
+		i = g + 1;
+		g = scan_next(s, i, K_GQ);
+		if (g == len)
+			return 0;
+	}
+}
+
+/* Sixteen bytes at p into dst, 'A'..'Z' lowered (eight at a time). */
+static inline void lower16(char *dst, const char *p)
+{
+	for (int h = 0; h < 16; h += 8) {
+		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
+		memcpy(&x, p + h, 8);
+		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
+		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
+		memcpy(dst + h, &x, 8);
+	}
+}
+
+/* The tag whose '<' is chunk[i], in the data state of HTML content
+ * (outside foreign content and select, the model not stopped: plain is
+ * then what inj_tree_plain_id says): when it changes nothing the model
+ * follows and ends in this chunk, the index after its '>', read exactly
+ * as the states from S_TAG_OPEN on read it, without keeping its name or
+ * attributes; else i, and the states read it. Most tags of a page (a, p,
+ * div, span, li, td outside tables, end tags) take this way. */
+STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
+{
+	const char *p = s->p;
+	size_t len = s->len;
+	if (len - i < 3) /* also i == len */
+		return i;
+	int is_end = p[i + 1] == '/';
+	size_t k = i + 1 + (size_t)is_end; /* < len */
+	unsigned char c = (unsigned char)p[k];
+	if (!inj_is_alpha(c))
+		return i; /* comments, doctype, "</>", text */
+	/* e: in the name, or at its end (a name no element we follow starts
+	 * with: its end does not matter) */
+	size_t e = k + 1;
+	if (inj_cls[c] & C_FIRST) {
+		e = scan_until(s, k + 1, C_NAME_END);
+		if (e == len)
+			return i;
+		size_t n = e - k;
+		if (n <= 9 && ((inj_html_lens[(c | 0x20) - 'a'] >> n) & 1)) {
+			char *name = inj->tag.name; /* INJ_NAME_MAX >= 16 */
+			if (len - k >= 16) {
+				lower16(name, p + k);
+			} else {
+				for (size_t j = 0; j < n; j++)
+					name[j] = (char)inj_lower((unsigned char)p[k + j]);
+			}
+			uint8_t id = inj_tag_id_html(name, n);
+			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
+			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
+				*name_end = e; /* its name read, in tag.name: the states go on from there */
+				*name_id = id;
+				return i;
+			}
+		}
+	}
+	if (e < len && p[e] == '>') /* <p>, <a>, </b> */
+		return e + 1;
+	/* no quote before the next '>': no value can hide it */
+	size_t g = scan_next(s, e, K_GQ);
+	if (g == len)
+		return i;
+	if (p[g] == '>')
+		return g + 1;
+	size_t r = plain_attrs(s, e, g);
+	return r ? r : i;
 }
 
 /* ---- the tag being read ---- */
@@ -770,21 +907,34 @@ STEP size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, 
 	return attr_name_step(inj, s, i, start, emit, ud, st);
 }
 
+STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                          uint8_t *st, int named);
+
 /* S_TAG_NAME: the rest of the name, then what ends it. */
 STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                           uint8_t *st)
 {
+	*st = S_TAG_NAME;
+	i = name_run(s, &inj->tag, i, inj->tree.depth > 0);
+	if (i == s->len)
+		return i;
+	return name_end_step(inj, s, i, start, emit, ud, st, 0);
+}
+
+/* The tag's name (in tag) ended at chunk[i] (i < len), in HTML or foreign
+ * content; named: its id is set already (plain_tag looked it up). */
+STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                          uint8_t *st, int named)
+{
 	struct inj_tag *tag = &inj->tag;
 	const char *chunk = s->p;
-	size_t len = s->len;
-	*st = S_TAG_NAME;
 	int foreign = inj->tree.depth > 0;
-	i = name_run(s, tag, i, foreign);
-	if (i == len)
-		return i;
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
-		name_done(tag, foreign);
+		if (named)
+			tag->keep = tag->id != T_OTHER && attrs_matter(tag);
+		else
+			name_done(tag, foreign);
 		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
 			tag->keep = 1; /* its name and content: a referrer policy to raise */
 	}
@@ -818,6 +968,23 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 		switch (st) {
 		case S_DATA:
 			i = scan_next(&sc, i, K_LT);
+			if (sc.path->skip_plain && inj->tree.depth == 0 && !inj->tree.select && !inj->tree.stopped) {
+				/* the tags that change nothing, one after another
+				 * (plain_tag reads them in HTML content only) */
+				size_t ne = 0;
+				uint8_t nid = T_OTHER;
+				for (size_t e; (e = plain_tag(inj, &sc, i, &ne, &nid)) != i;)
+					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
+				if (ne) { /* a tag that matters, its name read */
+					int end = chunk[i + 1] == '/';
+					char first = inj->tag.name[0];
+					begin_tag(inj, end, (unsigned char)first);
+					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));
+					inj->tag.id = nid;
+					i = name_end_step(inj, &sc, ne, start, emit, ud, &st, 1);
+					break;
+				}
+			}
 			if (i + 2 < len && (inj_is_alpha((unsigned char)chunk[i + 1]) ||
 			                    (chunk[i + 1] == '/' && inj_is_alpha((unsigned char)chunk[i + 2])))) {
 				/* the usual: a start or end tag */

@@ -7,7 +7,9 @@
  * byte by byte (simdjson's structural index, Lemire's HTML scanning).
  * One classifier per instruction set: SSE2 (every x86-64), AVX2 (chosen at
  * run time), NEON (ARM), a portable one in 64-bit words (SWAR), and one a
- * byte at a time, the reference the others are tested against. Every one
+ * byte at a time, the reference the others are tested against (it also
+ * has the tokenizer read every tag in full, where the others let it skip
+ * the tags that change nothing: inject.c, plain_tag). Every one
  * computes the same masks by the same definition, so the tokenizer's
  * reading never depends on the path; the choice is made once per process
  * (CSRF_SCAN names a path, for tests and measurements). The page's bytes
@@ -235,15 +237,15 @@ static void neon_classify(const char *p, size_t blocks, struct inj_block *out)
 /* ---- the choice ---- */
 
 static const struct inj_scan_path paths[] = {
-    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify},
+    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify, 0}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify, 1},
 #if defined(HAVE_SSE2)
-    [INJ_SCAN_SSE2] = {"sse2", sse2_classify},
+    [INJ_SCAN_SSE2] = {"sse2", sse2_classify, 1},
 #endif
 #if defined(HAVE_AVX2)
-    [INJ_SCAN_AVX2] = {"avx2", avx2_classify},
+    [INJ_SCAN_AVX2] = {"avx2", avx2_classify, 1},
 #endif
 #if defined(HAVE_NEON)
-    [INJ_SCAN_NEON] = {"neon", neon_classify},
+    [INJ_SCAN_NEON] = {"neon", neon_classify, 1},
 #endif
 };
 

@@ -152,6 +152,27 @@ uint8_t inj_tag_id_html(const char *name, size_t len);
 	 (1u << ('k' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | \
 	 (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
+/* The lengths of the names inj_tag_id_html knows, by their first letter
+ * ('a' first), one bit a length: a name of another length is T_OTHER
+ * without a look (code, br, em, span). inj_tag_id_html and this table
+ * change together (test_inject_policy checks every name). */
+#define INJ_LEN(n) (1u << (n))
+static const uint16_t inj_html_lens[26] = {
+    ['b' - 'a'] = INJ_LEN(4) | INJ_LEN(6),              /* base, button */
+    ['c' - 'a'] = INJ_LEN(3) | INJ_LEN(7) | INJ_LEN(8), /* col, caption, colgroup */
+    ['f' - 'a'] = INJ_LEN(4),                           /* form */
+    ['h' - 'a'] = INJ_LEN(4),                           /* head */
+    ['i' - 'a'] = INJ_LEN(5) | INJ_LEN(6),              /* input, iframe */
+    ['k' - 'a'] = INJ_LEN(6),                           /* keygen */
+    ['m' - 'a'] = INJ_LEN(4),                           /* math, meta */
+    ['n' - 'a'] = INJ_LEN(7) | INJ_LEN(8),              /* noembed, noframes, noscript */
+    ['p' - 'a'] = INJ_LEN(9),                           /* plaintext */
+    ['s' - 'a'] = INJ_LEN(3) | INJ_LEN(5) | INJ_LEN(6), /* svg, style, script, select */
+    ['t' - 'a'] = INJ_LEN(2) | INJ_LEN(5) | INJ_LEN(8), /* td, th, tr, title, table, tbody, thead, tfoot, textarea,
+                                                          template */
+    ['x' - 'a'] = INJ_LEN(3),                           /* xmp */
+};
+
 /* The attribute slot the value of the attribute just named goes to, for
  * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
  * HTML drops repeated attributes. */
@@ -255,19 +276,19 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
 
 /* 1 when a tag in HTML content changes nothing the model follows (most
  * tags): the tokenizer then goes straight on. */
-static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
+static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is_end)
 {
 	if (t->depth > 0 || t->select || t->stopped)
 		return 0;
-	if (tag->id == T_OTHER)
+	if (id == T_OTHER)
 		return 1;
-	switch (tag->id) {
+	switch (id) {
 	case T_FORM:
 	case T_TEMPLATE:
 	case T_SELECT:
 		return 0;
 	case T_TABLE:
-		return tag->is_end && t->tables == 0;
+		return is_end && t->tables == 0;
 	case T_CAPTION:
 	case T_COLGROUP:
 	case T_COL:
@@ -284,11 +305,16 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
 	case T_INPUT:
 	case T_SVG:
 	case T_MATH:
-		return tag->is_end;
+		return is_end;
 	default:
 		/* raw text starts with a start tag */
-		return tag->id > T_PLAINTEXT || tag->is_end;
+		return id > T_PLAINTEXT || is_end;
 	}
+}
+
+static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	return inj_tree_plain_id(t, tag->id, tag->is_end);
 }
 
 /* A table tag in HTML content outside select (a table page's most
@@ -405,10 +431,14 @@ struct inj_block {
 struct inj_scan_path {
 	const char *name;
 	void (*classify)(const char *p, size_t blocks, struct inj_block *out);
+	/* the tokenizer skips the tags that change nothing (most of a page's)
+	 * from '<' to '>' without reading their attributes (inject.c,
+	 * plain_tag); 0 on the reference path, which reads every tag in full */
+	int skip_plain;
 };
 
-/* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time:
- * the reference the others are tested against. */
+/* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time
+ * and every tag in full: the reference the others are tested against. */
 enum {
 	INJ_SCAN_BEST = -1,
 	INJ_SCAN_SCALAR,

@@ -329,6 +329,10 @@ csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size
  * CSRF_OK, or the token stage's reason. */
 csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
                                  uint8_t secret[CSRF_SECRET_LEN]);
+/* 1 when csrfi_request_secret could only fail by the cookie's signature
+ * (csrfi_secret_cookie_plausible): the caller's secret, or one secret
+ * cookie that passes every other test. */
+int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site);
 /* The session id tokens are bound to: the caller's, else the value of
  * the one configured session cookie the request carries, else (several
  * of them) a digest of all they carry, written into buf; else empty.
@@ -342,6 +346,10 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
                                           char *out, size_t cap);
 csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
                                           uint8_t secret[CSRF_SECRET_LEN]);
+/* 1 when csrfi_secret_cookie_decode_at would pass value on every test
+ * but its signature (length, encoding, version, a key of the ring, and
+ * the issued-at it claims within the maximum age); no MAC is computed. */
+int csrfi_secret_cookie_plausible(const csrf_ctx *ctx, const char *value, size_t len, int64_t now);
 
 /* ---- SipHash-2-4 (siphash.c) ---- */
 

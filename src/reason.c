@@ -25,6 +25,7 @@ static const reason_row rows[] = {
     {CSRF_REFERER_MISMATCH, "referer_mismatch", "referer mismatch"},
     {CSRF_NO_EVIDENCE, "no_evidence", "no same-origin evidence"},
     {CSRF_METHOD_OVERRIDE, "method_override", "invalid method override"},
+    {CSRF_WEBSOCKET_ORIGIN, "websocket_origin", "WebSocket from another origin"},
     {CSRF_TOKEN_MISSING, "token_missing", "token missing"},
     {CSRF_TOKEN_MALFORMED, "token_malformed", "malformed token"},
     {CSRF_TOKEN_INVALID, "token_invalid", "invalid token"},

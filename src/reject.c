@@ -30,6 +30,10 @@ CSRF_API const char *csrf_reason_advice(csrf_reason r)
 		       "does for a page that hides where its requests come from, or under a privacy setting), and "
 		       "here that must be known. Open this site yourself and do it from its own pages; if it happens "
 		       "again, tell the site's operator.";
+	case CSRF_WEBSOCKET_ORIGIN:
+		return "Your browser said a page at another address, or one that hides where it comes from, opened "
+		       "this live connection (a WebSocket) to this site, which may not act for you here. Open this "
+		       "site yourself and use it from its own pages.";
 	case CSRF_NO_EVIDENCE:
 		return "Nothing showed that this request came from one of this site's own pages (it may have come "
 		       "from a bookmark, a typed address or a link outside the browser, or the browser did not say), "

@@ -53,6 +53,8 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	case 7:
 		if (csrfi_slice_ieq(n, "Referer"))
 			file_once(req, &req->referer, CSRF_HDR_REFERER, v);
+		else if (csrfi_slice_ieq(n, "Upgrade"))
+			file_once(req, &req->upgrade, CSRF_HDR_UPGRADE, v);
 		break;
 	case 12:
 		if (csrfi_slice_ieq(n, "Content-Type"))
@@ -67,6 +69,8 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 	case 14:
 		if (csrfi_slice_ieq(n, "Sec-Fetch-Site"))
 			file_once(req, &req->sec_fetch_site, CSRF_HDR_FETCH_SITE, v);
+		else if (csrfi_slice_ieq(n, "Sec-Fetch-Mode"))
+			file_once(req, &req->sec_fetch_mode, CSRF_HDR_UPGRADE, v);
 		else if (csrfi_slice_ieq(n, "Content-Length"))
 			file_once(req, &req->content_length, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
@@ -230,6 +234,18 @@ csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, c
 	if (r == CSRF_OK || r == CSRF_UNKNOWN_KEY || r == CSRF_SECRET_EXPIRED)
 		return r;
 	return CSRF_SECRET_INVALID;
+}
+
+int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+{
+	if (req->secret)
+		return 1;
+	char name[CSRF_SECRET_COOKIE_NAME_MAX];
+	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
+	csrf_slice v;
+	if (csrfi_request_cookie(req, name, nlen, &v) != CSRF_OK)
+		return 0;
+	return csrfi_secret_cookie_plausible(ctx, v.ptr, v.len, req->now);
 }
 
 /* With several session cookie names (an application that names its

@@ -409,6 +409,30 @@ csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value
 	return CSRF_OK;
 }
 
+int csrfi_secret_cookie_plausible(const csrf_ctx *ctx, const char *value, size_t len, int64_t now)
+{
+	uint8_t buf[COOKIE_RAW];
+	size_t got;
+	int ok = 0;
+
+	if (!ctx || !value || len != CSRF_SECRET_COOKIE_LEN)
+		return 0;
+	if (csrfi_b64url_decode(value, len, buf, sizeof buf, &got) != CSRF_OK || buf[0] != COOKIE_VERSION)
+		goto out;
+	if (ring_rdlock(ctx) != 0)
+		goto out;
+	ok = csrfi_ring_find(&ctx->ring, get_be32(buf + 1)) != NULL;
+	ring_unlock(ctx);
+	/* the issued-at as the cookie claims it (unsigned yet) */
+	int64_t iat = (int64_t)get_be64(buf + COOKIE_IAT_OFF);
+	now = csrfi_now(now);
+	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age)
+		ok = 0;
+out:
+	csrfi_wipe(buf, sizeof buf);
+	return ok;
+}
+
 CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
                                                uint8_t secret[CSRF_SECRET_LEN])
 {

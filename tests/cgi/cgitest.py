@@ -128,7 +128,9 @@ class Busybox(Server):
 
 
 class Lighttpd(Server):
-    """lighttpd -D with mod_cgi (cgi.assign to csrf-cgi) and mod_auth."""
+    """lighttpd -D with mod_cgi (cgi.assign to csrf-cgi; cgi.upgrade, which a
+    CGI WebSocket program needs and which makes lighttpd pass Upgrade) and
+    mod_auth."""
 
     name = "lighttpd"
 
@@ -150,6 +152,7 @@ auth.backend = "plain"
 auth.backend.plain.userfile = "{users}"
 auth.require = ( "/cgi-bin/" => ( "method" => "basic", "realm" => "router", "require" => "valid-user" ) )
 cgi.assign = ( ".cgi" => "{cgi}" )
+cgi.upgrade = "enable"
 setenv.add-environment = ( "CSRF_CGI_CONFIG" => "{conf}", "CGI_TEST_DIR" => "{dir}" )
 """.format(www=WWW, port=self.port, log=self.logfile, users=users, cgi=os.path.abspath(CGI),
                 conf=self.site.conf, dir=self.site.dir))

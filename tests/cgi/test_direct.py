@@ -672,5 +672,46 @@ class ModeTest(Direct):
         self.assertEqual(self.site.body(), b"a=" + b"b" * 100)
 
 
+class WebSocketTest(Direct):
+    """A WebSocket handshake reaches csrf-cgi as a GET with HTTP_UPGRADE
+    (lighttpd's cgi.upgrade runs WebSocket programs): judged by its origin,
+    never by a token."""
+
+    def handshake(self, env):
+        e = {"HTTP_UPGRADE": "websocket", "HTTP_CONNECTION": "Upgrade",
+             "HTTP_SEC_WEBSOCKET_KEY": "dGhlIHNhbXBsZSBub25jZQ==", "HTTP_SEC_WEBSOCKET_VERSION": "13"}
+        e.update(env)
+        return self.run_cgi("GET", env=e)
+
+    def test_handshake_from_another_origin_is_refused(self):
+        for name, env in (("foreign", {"HTTP_ORIGIN": "http://evil"}),
+                          ("null", {"HTTP_ORIGIN": "null"}),
+                          ("another port", {"HTTP_ORIGIN": ORIGIN + ":8080"}),
+                          ("fetch metadata", {"HTTP_ORIGIN": "http://evil", "HTTP_SEC_FETCH_SITE": "cross-site",
+                                              "HTTP_SEC_FETCH_MODE": "websocket"}),
+                          ("odd case, lists", {"HTTP_ORIGIN": "http://evil", "HTTP_UPGRADE": "h2c, WebSocket",
+                                               "HTTP_CONNECTION": "keep-alive, Upgrade"})):
+            with self.subTest(name):
+                rc, r, err = self.handshake(env)
+                self.assertEqual(r.status, 403)
+                self.assertIn("GET /cgi-bin/echo.cgi: websocket_origin", err)
+                self.assertIn("live connection (a WebSocket)", r.text())
+                self.assertEqual(self.site.ran(), [])
+
+    def test_own_origin_and_clients_without_origin_pass(self):
+        for name, env in (("own origin", {"HTTP_ORIGIN": ORIGIN}),
+                          ("fetch metadata", {"HTTP_ORIGIN": ORIGIN, "HTTP_SEC_FETCH_SITE": "same-origin",
+                                              "HTTP_SEC_FETCH_MODE": "websocket"}),
+                          ("no Origin: not a browser", {})):
+            with self.subTest(name):
+                rc, r, err = self.handshake(env)
+                self.assertEqual(r.status, 200, err)
+                self.assertEqual(self.site.ran(), ["GET /cgi-bin/echo.cgi"])
+
+    def test_plain_get_with_a_foreign_origin_is_safe(self):
+        rc, r, err = self.run_cgi("GET", env={"HTTP_ORIGIN": "http://evil", "HTTP_SEC_FETCH_SITE": "cross-site"})
+        self.assertEqual(r.status, 200, err)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -18,6 +18,8 @@ import cgitest as T  # noqa: E402
 
 FORM = ("Content-Type", "application/x-www-form-urlencoded")
 EVIL = "http://evil.example"
+WS = [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+      ("Sec-WebSocket-Version", "13")]
 
 
 class ServerTests:
@@ -140,6 +142,15 @@ class ServerTests:
              None),
             ("exempt path, other method", "PUT", "/cgi-bin/echo.cgi/open", [FORM, ("Origin", EVIL)], "a=1",
              "admin", "origin_mismatch"),
+            # a WebSocket handshake is a GET judged by its origin (lighttpd passes
+            # Upgrade only with cgi.upgrade, which a CGI WebSocket needs;
+            # Sec-Fetch-Mode always)
+            ("WebSocket handshake, cross-site Origin", "GET", "/cgi-bin/echo.cgi", WS + [ck, ("Origin", EVIL)], "",
+             "admin", "websocket_origin"),
+            ("WebSocket handshake, fetch metadata cross-site", "GET", "/cgi-bin/echo.cgi",
+             WS + [ck, ("Origin", EVIL), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "websocket")], "",
+             "admin", "websocket_origin"),
+            ("WebSocket handshake, same origin", "GET", "/cgi-bin/echo.cgi", WS + [ck, so], "", "admin", None),
             ("a form too large to look in", "POST", "/cgi-bin/echo.cgi", [FORM, ck], "a=" + "x" * 70000, "admin",
              "body_too_large"),
             ("malformed multipart", "POST", "/cgi-bin/echo.cgi",
@@ -304,6 +315,10 @@ class MiniHttpdTest(ServerTests, unittest.TestCase):
         "link, fetch metadata same-origin": "no_evidence",
         "GET overriding to DELETE, cross-site": "secret_missing",
         "exempt path, other method": "secret_missing",
+        # neither Origin, Upgrade nor Sec-Fetch-Mode reaches the program (nor
+        # can one speak WebSocket behind mini_httpd)
+        "WebSocket handshake, cross-site Origin": None,
+        "WebSocket handshake, fetch metadata cross-site": None,
     }
 
     def outcome(self, method, target, headers, body, user="admin", mark=None):

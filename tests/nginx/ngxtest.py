@@ -362,3 +362,162 @@ class SessionCase(ProxyCase):
         cls.port = cls.ngx.port
         cls.self_origin = "http://127.0.0.1:%d" % cls.port
         cls.cookie, cls.field, cls.token = session_tokens(cls.port)
+
+
+# ---- WebSocket (RFC 6455): an echo upstream and a handshake client ----
+
+WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455 1.3
+
+
+def ws_accept(key):
+    import base64
+    import hashlib
+    return base64.b64encode(hashlib.sha1(key + WS_GUID).digest())
+
+
+def ws_frame(payload, mask=None):
+    """One final text frame (payload under 126 bytes), masked when mask
+    (4 bytes) is given, as a client must."""
+    assert len(payload) < 126
+    if mask is None:
+        return bytes([0x81, len(payload)]) + payload
+    return bytes([0x81, 0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def ws_read_frame(sock):
+    """The payload of one frame under 126 bytes (unmasked when masked), or
+    None when the connection ended first."""
+    buf = b""
+    while len(buf) < 2:
+        d = sock.recv(2 - len(buf))
+        if not d:
+            return None
+        buf += d
+    n = buf[1] & 0x7F
+    masked = buf[1] & 0x80
+    want = n + (4 if masked else 0)
+    rest = b""
+    while len(rest) < want:
+        d = sock.recv(want - len(rest))
+        if not d:
+            return None
+        rest += d
+    if not masked:
+        return rest
+    mask, data = rest[:4], rest[4:]
+    return bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+
+def ws_echo(c, head, body):
+    """An Upstream handler: a WebSocket handshake is answered 101 and its
+    text frames are echoed until the client closes; anything else gets a
+    plain 200 that says it was no handshake."""
+    m = re.search(rb"\r\nsec-websocket-key:\s*([A-Za-z0-9+/=]+)", head, re.I)
+    if not m or not re.search(rb"\r\nupgrade:[^\r]*websocket", head, re.I):
+        send_whole(c, b"no handshake", "text/plain")
+        return
+    c.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              b"Sec-WebSocket-Accept: " + ws_accept(m.group(1)) + b"\r\n\r\n")
+    c.settimeout(10)
+    while True:
+        p = ws_read_frame(c)
+        if p is None:
+            return
+        c.sendall(ws_frame(p))
+
+
+def ws_handshake(port, path, headers, host=None, upgrade="websocket", connection="Upgrade", echo=b"ping"):
+    """Opens a WebSocket to 127.0.0.1:port as a browser's handshake would
+    (Upgrade, Connection, Sec-WebSocket-Key and -Version 13, and headers,
+    a list of (name, value)). Returns (status, echoed): the answer's
+    status, and when it was 101 the payload that came back for a text
+    frame of echo (None otherwise); a refusal's body is read and
+    dropped."""
+    import base64
+    key = base64.b64encode(os.urandom(16))
+    h = [("Host", host or "127.0.0.1:%d" % port)]
+    if upgrade is not None:
+        h.append(("Upgrade", upgrade))
+    if connection is not None:
+        h.append(("Connection", connection))
+    h += [("Sec-WebSocket-Key", key.decode()), ("Sec-WebSocket-Version", "13")] + list(headers)
+    head = "GET %s HTTP/1.1\r\n" % path + "".join("%s: %s\r\n" % kv for kv in h) + "\r\n"
+    s = socket.create_connection(("127.0.0.1", port), 10)
+    try:
+        s.sendall(head.encode("latin-1"))
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            d = s.recv(4096)
+            if not d:
+                return None, None
+            buf += d
+        status = int(buf.split(b" ", 2)[1])
+        if status != 101:
+            return status, None
+        if not re.search(rb"\r\nsec-websocket-accept:\s*" + re.escape(ws_accept(key)), buf, re.I):
+            return status, None
+        s.sendall(ws_frame(echo, os.urandom(4)))
+        return status, ws_read_frame(s)
+    finally:
+        s.close()
+
+
+def ws_rows(self_origin):
+    """The handshake rows the nginx and Apache tests share; their servers
+    proxy to ws_echo /ws/ (the default mode), /both/ (mode both), /public/
+    (off), /log/ (report-only), /vote/ (unsafe GET) and /partner/ (which
+    trusts http://partner.example:8443). Each row: (name, path, headers,
+    Upgrade, Connection, status, the verdict's name in the access log)."""
+    evil, so = ("Origin", "http://evil.example"), ("Origin", self_origin)
+    ws, up = "websocket", "Upgrade"
+    return [
+        ("cross-site", "/ws/1", [evil], ws, up, 403, "websocket_origin"),
+        ("cross-site, fetch metadata", "/ws/2",
+         [evil, ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", ws)], ws, up, 403, "websocket_origin"),
+        ("another port of the host", "/ws/3", [("Origin", "http://127.0.0.1:1")], ws, up, 403, "websocket_origin"),
+        ("origin null", "/ws/4", [("Origin", "null")], ws, up, 403, "websocket_origin"),
+        ("odd case, Connection list", "/ws/5", [evil], "WebSocket", "keep-alive, Upgrade", 403, "websocket_origin"),
+        ("Upgrade list", "/ws/6", [evil], "h2c, websocket", up, 403, "websocket_origin"),
+        ("mode both", "/both/1", [evil], ws, up, 403, "websocket_origin"),
+        ("unsafe get, cross-site", "/vote/1", [evil], ws, up, 403, "websocket_origin"),
+        ("unsafe get, no origin", "/vote/2", [], ws, up, 403, "no_evidence"),
+        ("same origin", "/ws/10", [so], ws, up, 101, "origin_verified"),
+        ("same origin, fetch metadata", "/ws/11", [so, ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", ws)],
+         ws, up, 101, "origin_verified"),
+        ("same origin, odd case", "/ws/12", [so], "WEBSOCKET", "keep-alive, Upgrade", 101, "origin_verified"),
+        ("no origin (not a browser)", "/ws/13", [], ws, up, 101, "origin_verified"),
+        ("trusted origin", "/partner/1", [("Origin", "http://partner.example:8443")], ws, up, 101, "origin_verified"),
+        ("mode both, same origin, no token", "/both/2", [so], ws, up, 101, "origin_verified"),
+        ("unsafe get, same origin", "/vote/3", [so], ws, up, 101, "origin_verified"),
+        ("protection off", "/public/1", [evil], ws, up, 101, "-"),
+        ("report-only", "/log/1", [evil], ws, up, 101, "websocket_origin"),
+    ]
+
+
+def ws_run_rows(tc, port, rows, upstream):
+    """Sends each row's handshake: a 101 must echo the frame, a refusal
+    must not have reached upstream."""
+    for name, path, headers, upgrade, connection, status, _ in rows:
+        with tc.subTest(name):
+            got, echoed = ws_handshake(port, path, headers, upgrade=upgrade, connection=connection)
+            tc.assertEqual(got, status)
+            if status == 101:
+                tc.assertEqual(echoed, b"ping", "the echo upstream's frame came back")
+            else:
+                seen = [h for h, _ in upstream.requests if h.split(b" ", 2)[1] == path.encode()]
+                tc.assertEqual(seen, [], "a refused handshake reached the upstream")
+
+
+def ws_check_log(tc, read_log, rows):
+    """Each row once in an access log of "METHOD PATH STATUS RESULT" lines.
+    read_log() reads it; an upgraded connection's line is written when the
+    socket closes, so it is read again until every line is there (10 s)."""
+    want = {name: "GET %s %d %s" % (path, status, result) for name, path, _, _, _, status, result in rows}
+    end = time.time() + 10
+    lines = read_log().splitlines()
+    while not all(w in lines for w in want.values()) and time.time() < end:
+        time.sleep(0.05)
+        lines = read_log().splitlines()
+    for name, path, _, _, _, _, _ in rows:
+        with tc.subTest(name):
+            tc.assertEqual([l for l in lines if l.split(" ")[1:2] == [path]], [want[name]])

@@ -114,14 +114,17 @@ enum session_src {
 typedef struct {
 	const char *name;
 	enum cfg cfg;
-	const char *method;   /* NULL: "POST" */
-	const char *target;   /* NULL: "/" */
-	const char *scheme;   /* NULL: "https" */
-	const char *host;     /* NULL: "www.example.com" */
-	const char *origin;   /* NULL: absent */
-	const char *referer;  /* NULL: absent */
-	const char *sfs;      /* Sec-Fetch-Site; NULL: absent */
-	const char *override; /* X-HTTP-Method-Override; NULL: absent */
+	const char *method;     /* NULL: "POST" */
+	const char *target;     /* NULL: "/" */
+	const char *scheme;     /* NULL: "https" */
+	const char *host;       /* NULL: "www.example.com" */
+	const char *origin;     /* NULL: absent */
+	const char *referer;    /* NULL: absent */
+	const char *sfs;        /* Sec-Fetch-Site; NULL: absent */
+	const char *override;   /* X-HTTP-Method-Override; NULL: absent */
+	const char *upgrade;    /* Upgrade, filed by csrf_request_header; NULL: absent */
+	const char *connection; /* Connection (never read by the decision); NULL: absent */
+	const char *fetch_mode; /* Sec-Fetch-Mode; NULL: absent */
 	enum tok tok;
 	enum where where;
 	enum secret_src secret;
@@ -217,6 +220,7 @@ static int setup(void **state)
 	ADD_ORIGIN(d, "https://app.example:8443");
 	EXEMPT(d, NULL, "/api/hook");
 	EXEMPT(d, "POST", "/webhook");
+	EXEMPT(d, "GET", "/ws/public");
 
 	/* Go's tests use a trusted origin and the bypass patterns "/bypass/"
 	 * and "/only/{foo}"; here exemptions are exact paths. */
@@ -563,6 +567,15 @@ static void make_request(const row *r, const text *t, csrf_request *req, guards 
 	req->secret = t->secret;
 	req->session_id = gstr(gd, t->session_id);
 	req->now = NOW;
+	/* the handshake's headers go through csrf_request_header, as an
+	 * adapter hands them over */
+	static const char *const hname[] = {"Upgrade", "Connection", "Sec-Fetch-Mode"};
+	const char *hval[] = {r->upgrade, r->connection, r->fetch_mode};
+	for (size_t i = 0; i < 3; i++) {
+		csrf_slice v = gstr(gd, hval[i]);
+		if (v.ptr)
+			assert_int_equal(csrf_request_header(req, hname[i], strlen(hname[i]), v.ptr, v.len), CSRF_OK);
+	}
 }
 
 /* Runs the rows; prints each failing row by name and reason (never a
@@ -2583,6 +2596,350 @@ static void test_unsafe_get(void **state)
 	RUN(unsafe_get_rows);
 }
 
+/* ---- WebSocket handshakes: a safe method judged by its origin ---- */
+
+/* A GET that opens a WebSocket is read and written by the page that
+ * opened it (Cross-Site WebSocket Hijacking): judged by fetch metadata
+ * and Origin as an unsafe request, never by a token; without either
+ * there is no browser, and it passes. C_DEFAULT: both, self
+ * https://www.example.com, trusted https://app.example:8443, exempt
+ * (any, "/api/hook"), (POST, "/webhook"), (GET, "/ws/public"). */
+#define WSH .upgrade = "websocket", .connection = "Upgrade"
+#define WS .method = "GET", .target = "/ws", WSH
+static const row websocket_rows[] = {
+    {.name = "ws: cross-site Origin", WS, .origin = "https://evil.example", .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: cross-site, fetch metadata",
+     WS,
+     .origin = "https://evil.example",
+     .sfs = "cross-site",
+     .fetch_mode = "websocket",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: same-site sibling",
+     WS,
+     .origin = "https://blog.example.com",
+     .sfs = "same-site",
+     .fetch_mode = "websocket",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: same-site sibling, no fetch metadata",
+     WS,
+     .origin = "https://blog.example.com",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: another port of the host",
+     WS,
+     .origin = "https://www.example.com:8443",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: http page of the host", WS, .origin = "http://www.example.com", .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Origin null", WS, .origin = "null", .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Origin null, same-origin Referer",
+     WS,
+     .origin = "null",
+     .referer = "https://www.example.com/chat",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Origin null with a valid token and cookie (no token is read)",
+     WS,
+     .origin = "null",
+     .tok = T_VALID,
+     .secret = SEC_COOKIE,
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: malformed Origin", WS, .origin = "https://", .reason = CSRF_ORIGIN_MALFORMED},
+    {.name = "ws: malformed Sec-Fetch-Site", WS, .sfs = "sideways", .reason = CSRF_FETCH_SITE_MALFORMED},
+    {.name = "ws: same origin", WS, .origin = "https://www.example.com", .allowed = 1, .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: same origin, default port",
+     WS,
+     .origin = "https://WWW.example.com:443",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: fetch metadata same-origin",
+     WS,
+     .origin = "https://www.example.com",
+     .sfs = "same-origin",
+     .fetch_mode = "websocket",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: trusted origin",
+     WS,
+     .origin = "https://app.example:8443",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: cross-site from a trusted origin",
+     WS,
+     .origin = "https://app.example:8443",
+     .sfs = "cross-site",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    /* no browser: curl, a native app, a server-side client */
+    {.name = "ws: no Origin, no fetch metadata (https, no Referer)", WS, .allowed = 1, .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: no Origin, no fetch metadata, no token, no cookie",
+     WS,
+     .tok = T_NONE,
+     .secret = SEC_NO_COOKIE,
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: no Origin, foreign Referer (not a browser's handshake)",
+     WS,
+     .referer = "https://evil.example/",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: no Origin, over http",
+     WS,
+     .cfg = C_ORIGIN_HTTP,
+     .scheme = "http",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    /* what makes a handshake */
+    {.name = "ws: plain GET, cross-site Origin: a safe method",
+     .method = "GET",
+     .target = "/ws",
+     .origin = "https://evil.example",
+     .sfs = "cross-site",
+     .allowed = 1,
+     .reason = CSRF_SAFE_METHOD},
+    {.name = "ws: Connection: Upgrade alone is no handshake",
+     .method = "GET",
+     .target = "/ws",
+     .connection = "Upgrade",
+     .origin = "https://evil.example",
+     .allowed = 1,
+     .reason = CSRF_SAFE_METHOD},
+    {.name = "ws: Upgrade: h2c is no handshake",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = "h2c",
+     .connection = "Upgrade, HTTP2-Settings",
+     .origin = "https://evil.example",
+     .allowed = 1,
+     .reason = CSRF_SAFE_METHOD},
+    {.name = "ws: Upgrade: websockets is another protocol",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = "websockets",
+     .origin = "https://evil.example",
+     .allowed = 1,
+     .reason = CSRF_SAFE_METHOD},
+    {.name = "ws: Sec-Fetch-Mode navigate is no handshake",
+     .method = "GET",
+     .target = "/ws",
+     .fetch_mode = "navigate",
+     .sfs = "cross-site",
+     .allowed = 1,
+     .reason = CSRF_SAFE_METHOD},
+    {.name = "ws: Upgrade in upper case",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = "WEBSOCKET",
+     .connection = "upgrade",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Upgrade in mixed case, blanks",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = " \tWebSocket ",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Upgrade list, Connection list",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = "h2c, websocket",
+     .connection = "keep-alive, Upgrade",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Upgrade list with empty items and a version",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = ",, websocket/13 ,",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: without Connection (a backend may upgrade on Upgrade alone)",
+     .method = "GET",
+     .target = "/ws",
+     .upgrade = "websocket",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: Sec-Fetch-Mode websocket without Upgrade",
+     .method = "GET",
+     .target = "/ws",
+     .fetch_mode = "websocket",
+     .sfs = "cross-site",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: HEAD",
+     WSH,
+     .method = "HEAD",
+     .target = "/ws",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: OPTIONS",
+     WSH,
+     .method = "OPTIONS",
+     .target = "/ws",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    /* exemptions and modes */
+    {.name = "ws: exempt any method",
+     WSH,
+     .method = "GET",
+     .target = "/api/hook",
+     .origin = "https://evil.example",
+     .allowed = 1,
+     .reason = CSRF_EXEMPT},
+    {.name = "ws: exempt GET",
+     WSH,
+     .method = "GET",
+     .target = "/ws/public?room=1",
+     .origin = "https://evil.example",
+     .allowed = 1,
+     .reason = CSRF_EXEMPT},
+    {.name = "ws: exemption of POST does not cover the GET",
+     WSH,
+     .method = "GET",
+     .target = "/webhook",
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: mode token, cross-site",
+     WS,
+     .cfg = C_TOKEN,
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: mode token, same origin (no token asked)",
+     WS,
+     .cfg = C_TOKEN,
+     .origin = "https://www.example.com",
+     .tok = T_NONE,
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: mode origin, cross-site",
+     WS,
+     .cfg = C_ORIGIN,
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: mode origin_or_token, null", WS, .cfg = C_OOT, .origin = "null", .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: mode origin_or_token, same origin",
+     WS,
+     .cfg = C_OOT,
+     .origin = "https://www.example.com",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: self from Host, same origin",
+     WS,
+     .cfg = C_DJANGO,
+     .scheme = "http",
+     .origin = "http://www.example.com",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: self from Host, cross-site",
+     WS,
+     .cfg = C_DJANGO,
+     .scheme = "http",
+     .origin = "http://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: same-site allowed",
+     WS,
+     .cfg = C_SAME_SITE,
+     .origin = "https://blog.example.com",
+     .sfs = "same-site",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: Sec-Fetch-Site none not accepted",
+     WS,
+     .cfg = C_NO_FETCH_NONE,
+     .sfs = "none",
+     .reason = CSRF_NO_EVIDENCE},
+    {.name = "ws: report-only",
+     WS,
+     .cfg = C_REPORT,
+     .origin = "https://evil.example",
+     .allowed = 1,
+     .reason = CSRF_WEBSOCKET_ORIGIN,
+     .report_only = 1},
+    /* unsafe GET asks every GET for evidence, handshakes too */
+    {.name = "ws: unsafe GET, cross-site",
+     WS,
+     .cfg = C_UNSAFE_GET,
+     .origin = "https://evil.example",
+     .reason = CSRF_WEBSOCKET_ORIGIN},
+    {.name = "ws: unsafe GET, same origin",
+     WS,
+     .cfg = C_UNSAFE_GET,
+     .origin = "https://www.example.com",
+     .allowed = 1,
+     .reason = CSRF_ORIGIN_VERIFIED},
+    {.name = "ws: unsafe GET, no Origin", WS, .cfg = C_UNSAFE_GET, .reason = CSRF_NO_EVIDENCE},
+    /* an override makes the request unsafe, judged as any: the token */
+    {.name = "ws: override to POST",
+     WS,
+     .origin = "https://www.example.com",
+     .override = "POST",
+     .tok = T_NONE,
+     .reason = CSRF_TOKEN_MISSING},
+};
+#undef WS
+#undef WSH
+
+static void test_websocket(void **state)
+{
+	(void)state;
+	RUN(websocket_rows);
+}
+
+/* Upgrade and Sec-Fetch-Mode as csrf_request_header files them: a
+ * second line makes a handshake whatever the first said (fail closed: a
+ * browser never sends either twice). */
+/* Every prefix of an Upgrade list, flush against a guard page: a
+ * handshake (and refused from another origin) exactly when the websocket
+ * item is whole. */
+static void test_websocket_prefixes(void **state)
+{
+	(void)state;
+	static const char list[] = ",, h2c ,\tWebSocket/13 , x";
+	size_t whole = (size_t)(strstr(list, "WebSocket") - list) + strlen("WebSocket");
+	for (size_t n = 0; n <= sizeof list - 1; n++) {
+		char *v = tu_guard_copy(list, n);
+		csrf_request req;
+		csrf_request_init(&req);
+		req.method = (csrf_slice){"GET", 3};
+		req.target = (csrf_slice){"/ws", 3};
+		req.scheme = (csrf_slice){"https", 5};
+		req.now = NOW;
+		must(csrf_request_header(&req, "Origin", 6, "https://evil.example", 20));
+		must(csrf_request_header(&req, "Upgrade", 7, v, n));
+		csrf_result res = csrf_check(g.ctx[C_DEFAULT], &req);
+		tu_guard_free(v);
+		csrf_reason want = n >= whole ? CSRF_WEBSOCKET_ORIGIN : CSRF_SAFE_METHOD;
+		if (res.reason != want)
+			fail_msg("prefix %zu: got %s, want %s", n, csrf_reason_name(res.reason),
+			         csrf_reason_name(want));
+	}
+}
+
+static void test_websocket_lines(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name, *value;
+	} lines[][2] = {
+	    {{"upgrade", "websocket"}, {NULL, NULL}},
+	    {{"UPGRADE", "h2c"}, {"Upgrade", "websocket"}},
+	    {{"Upgrade", "h2c"}, {"Upgrade", "h2c"}},
+	    {{"sec-fetch-mode", "WebSocket"}, {NULL, NULL}},
+	    {{"Sec-Fetch-Mode", "cors"}, {"Sec-Fetch-Mode", "cors"}},
+	};
+	for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+		csrf_request req;
+		csrf_request_init(&req);
+		req.method = (csrf_slice){"GET", 3};
+		req.target = (csrf_slice){"/ws", 3};
+		req.scheme = (csrf_slice){"https", 5};
+		req.now = NOW;
+		must(csrf_request_header(&req, "Origin", 6, "https://evil.example", 20));
+		for (size_t k = 0; k < 2 && lines[i][k].name; k++)
+			must(csrf_request_header(&req, lines[i][k].name, strlen(lines[i][k].name), lines[i][k].value,
+			                         strlen(lines[i][k].value)));
+		csrf_result res = csrf_check(g.ctx[C_DEFAULT], &req);
+		if (res.allowed || res.reason != CSRF_WEBSOCKET_ORIGIN)
+			fail_msg("lines %zu: got allowed=%d %s", i, res.allowed, csrf_reason_name(res.reason));
+	}
+}
+
 /* ---- step 6: the token stage ---- */
 
 static const row token_rows[] = {
@@ -3074,14 +3431,25 @@ static void test_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_go),          cmocka_unit_test(test_go_adding_bypasses),
-	    cmocka_unit_test(test_django),      cmocka_unit_test(test_methods),
-	    cmocka_unit_test(test_exemptions),  cmocka_unit_test(test_origin_stage),
-	    cmocka_unit_test(test_modes),       cmocka_unit_test(test_unsafe_get),
-	    cmocka_unit_test(test_null_origin), cmocka_unit_test(test_spellings),
-	    cmocka_unit_test(test_token_stage), cmocka_unit_test(test_oversized),
-	    cmocka_unit_test(test_prefixes),    cmocka_unit_test(test_override_prefixes),
-	    cmocka_unit_test(test_is_safe),     cmocka_unit_test(test_args),
+	    cmocka_unit_test(test_go),
+	    cmocka_unit_test(test_go_adding_bypasses),
+	    cmocka_unit_test(test_django),
+	    cmocka_unit_test(test_methods),
+	    cmocka_unit_test(test_exemptions),
+	    cmocka_unit_test(test_origin_stage),
+	    cmocka_unit_test(test_modes),
+	    cmocka_unit_test(test_unsafe_get),
+	    cmocka_unit_test(test_null_origin),
+	    cmocka_unit_test(test_spellings),
+	    cmocka_unit_test(test_token_stage),
+	    cmocka_unit_test(test_oversized),
+	    cmocka_unit_test(test_prefixes),
+	    cmocka_unit_test(test_override_prefixes),
+	    cmocka_unit_test(test_is_safe),
+	    cmocka_unit_test(test_args),
+	    cmocka_unit_test(test_websocket),
+	    cmocka_unit_test(test_websocket_lines),
+	    cmocka_unit_test(test_websocket_prefixes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

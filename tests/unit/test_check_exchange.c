@@ -146,19 +146,42 @@ static void test_origin_or_token(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/* A POST /vote with header lines, and the body (NULL: not read yet). */
+typedef struct {
+	const char *name;
+	const char *lines[5];
+	const char *body;
+	int needs_body;
+	csrf_reason want;
+} body_row;
+
+/* How many rows csrf_check answers otherwise than they want; each said. */
+static int body_rows_failed(const body_row *rows, size_t n)
+{
+	int failed = 0;
+	for (size_t i = 0; i < n; i++) {
+		csrf_request req = make("POST", "/vote", rows[i].lines);
+		if (rows[i].body)
+			req.body = (csrf_slice){rows[i].body, strlen(rows[i].body)};
+		csrf_result res = csrf_check(g_ctx, &req);
+		if (res.reason != rows[i].want || res.needs_body != rows[i].needs_body ||
+		    res.allowed != csrf_reason_allows(rows[i].want)) {
+			print_error("%s: got %s needs_body=%d, want %s needs_body=%d\n", rows[i].name,
+			            csrf_reason_name(res.reason), res.needs_body, csrf_reason_name(rows[i].want),
+			            rows[i].needs_body);
+			failed++;
+		}
+	}
+	return failed;
+}
+
 static void test_needs_body(void **state)
 {
 	(void)state;
 	fill_globals();
 	const char *form = "Content-Type: application/x-www-form-urlencoded";
 	const char *multi = "Content-Type: multipart/form-data; boundary=b";
-	struct {
-		const char *name;
-		const char *lines[5];
-		const char *body; /* NULL: not read */
-		int needs_body;
-		csrf_reason want;
-	} rows[] = {
+	body_row rows[] = {
 	    {"form, body not read",
 	     {"Origin: " SELF, hdr_cookie, form, "Content-Length: 200"},
 	     NULL,
@@ -200,21 +223,7 @@ static void test_needs_body(void **state)
 	     CSRF_BODY_MALFORMED},
 	    {"type twice", {"Origin: " SELF, hdr_cookie, form, form}, NULL, 0, CSRF_BODY_MALFORMED},
 	};
-	int failed = 0;
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		csrf_request req = make("POST", "/vote", rows[i].lines);
-		if (rows[i].body)
-			req.body = (csrf_slice){rows[i].body, strlen(rows[i].body)};
-		csrf_result res = csrf_check(g_ctx, &req);
-		if (res.reason != rows[i].want || res.needs_body != rows[i].needs_body ||
-		    res.allowed != csrf_reason_allows(rows[i].want)) {
-			print_error("%s: got %s needs_body=%d, want %s needs_body=%d\n", rows[i].name,
-			            csrf_reason_name(res.reason), res.needs_body, csrf_reason_name(rows[i].want),
-			            rows[i].needs_body);
-			failed++;
-		}
-	}
-	assert_int_equal(failed, 0);
+	assert_int_equal(body_rows_failed(rows, sizeof rows / sizeof rows[0]), 0);
 
 	/* a read body over the limit, and report-only: it waits for the body,
 	 * then allows what it would reject */
@@ -231,6 +240,66 @@ static void test_needs_body(void **state)
 	res = csrf_check(g_ctx, &req);
 	assert_true(res.allowed && res.report_only && res.reason == CSRF_TOKEN_MISSING && !res.needs_body);
 	csrf_ctx_set_report_only(g_ctx, 0);
+}
+
+/* A token that can only come from a body not read yet: the secret cookie
+ * is judged before the body is asked for, except its signature, which is
+ * checked once, with the body (the first call costs no MAC). Every other
+ * fault of the cookie is still answered at once, so no body is read for
+ * it; a cookie that fails only by its signature is read with its body
+ * and then rejected with the reason it always got. */
+static void test_body_token_secret_once(void **state)
+{
+	(void)state;
+	fill_globals();
+	const char *form = "Content-Type: application/x-www-form-urlencoded";
+	char forged[300], unknown[300], expired[300], bad_b64[300], short_c[300];
+	/* a character of the signature changed: the MAC no longer matches */
+	snprintf(forged, sizeof forged, "Cookie: %s", g_cookie);
+	char *sig = forged + strlen(forged) - 10;
+	*sig = *sig == 'A' ? 'B' : 'A';
+	/* a cookie of a key id this ring does not hold */
+	csrf_ctx *other;
+	static const uint8_t key[CSRF_KEY_LEN] = {7};
+	assert_int_equal(csrf_ctx_new(&other, NULL), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_key(other, 0x7fff0001u, key, 1), CSRF_OK);
+	assert_int_equal(csrf_ctx_set_self_origin(other, SELF, strlen(SELF)), CSRF_OK);
+	csrf_request r0;
+	csrf_request_init(&r0);
+	r0.now = NOW;
+	csrf_page p;
+	assert_int_equal(csrf_page_prepare(other, &r0, &p), CSRF_OK);
+	snprintf(unknown, sizeof unknown, "Cookie: %.*s", (int)(strchr(p.set_cookie, ';') - p.set_cookie),
+	         p.set_cookie);
+	csrf_page_wipe(&p);
+	csrf_ctx_free(other);
+	/* ours, issued two days before NOW, with a one-day maximum age */
+	csrf_request_init(&r0);
+	r0.now = NOW - 2 * 86400;
+	assert_int_equal(csrf_page_prepare(g_ctx, &r0, &p), CSRF_OK);
+	snprintf(expired, sizeof expired, "Cookie: %.*s", (int)(strchr(p.set_cookie, ';') - p.set_cookie),
+	         p.set_cookie);
+	csrf_page_wipe(&p);
+	snprintf(bad_b64, sizeof bad_b64, "Cookie: %s", g_cookie);
+	bad_b64[strlen("Cookie: ") + (strchr(g_cookie, '=') - g_cookie) + 5] = '*';
+	snprintf(short_c, sizeof short_c, "Cookie: %.*s", (int)strlen(g_cookie) - 1, g_cookie);
+	csrf_ctx_set_max_age(g_ctx, 86400);
+#define ROW(name, cookie, body, nb, want) {name, {"Origin: " SELF, form, cookie}, body, nb, want}
+	body_row rows[] = {
+	    ROW("good cookie, body not read", hdr_cookie, NULL, 1, CSRF_TOKEN_MISSING),
+	    ROW("good cookie, body read", hdr_cookie, body_tok, 0, CSRF_OK),
+	    ROW("forged signature, body not read", forged, NULL, 1, CSRF_TOKEN_MISSING),
+	    ROW("forged signature, body read", forged, body_tok, 0, CSRF_SECRET_INVALID),
+	    ROW("no cookie", NULL, NULL, 0, CSRF_SECRET_MISSING),
+	    ROW("unknown key", unknown, NULL, 0, CSRF_UNKNOWN_KEY),
+	    ROW("expired", expired, NULL, 0, CSRF_SECRET_EXPIRED),
+	    ROW("not base64url", bad_b64, NULL, 0, CSRF_SECRET_INVALID),
+	    ROW("short", short_c, NULL, 0, CSRF_SECRET_INVALID),
+	};
+#undef ROW
+	int failed = body_rows_failed(rows, sizeof rows / sizeof rows[0]);
+	csrf_ctx_set_max_age(g_ctx, 0);
+	assert_int_equal(failed, 0);
 }
 
 static void test_override_names_in_body(void **state)
@@ -354,9 +423,8 @@ static void test_cookie_lines(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_origin_or_token),
-	    cmocka_unit_test(test_needs_body),
-	    cmocka_unit_test(test_override_names_in_body),
+	    cmocka_unit_test(test_origin_or_token),        cmocka_unit_test(test_needs_body),
+	    cmocka_unit_test(test_body_token_secret_once), cmocka_unit_test(test_override_names_in_body),
 	    cmocka_unit_test(test_cookie_lines),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -72,16 +72,29 @@ static void test_tag_ids(void **state)
 static void test_html_first(void **state)
 {
 	(void)state;
-	static const char *const known[] = {"script",  "style",    "textarea", "title",     "xmp",      "iframe",
-	                                    "noembed", "noframes", "noscript", "plaintext", "form",     "base",
-	                                    "head",    "button",   "input",    "select",    "template", "svg",
-	                                    "math",    "keygen",   "table",    "caption",   "colgroup", "col",
-	                                    "tbody",   "thead",    "tfoot",    "tr",        "td",       "th"};
+	static const char *const known[] = {"script",   "style",    "textarea",  "title", "xmp",   "iframe", "noembed",
+	                                    "noframes", "noscript", "plaintext", "form",  "base",  "head",   "button",
+	                                    "input",    "select",   "template",  "svg",   "math",  "keygen", "table",
+	                                    "caption",  "colgroup", "col",       "tbody", "thead", "tfoot",  "tr",
+	                                    "td",       "th",       "meta"};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-		if (inj_tag_id_html(known[i], strlen(known[i])) == T_OTHER)
+		size_t len = strlen(known[i]);
+		if (inj_tag_id_html(known[i], len) == T_OTHER)
 			fail_msg("\"%s\" is not known", known[i]);
 		if (!((INJ_HTML_FIRST >> (known[i][0] - 'a')) & 1))
 			fail_msg("\"%s\" starts with a letter not in INJ_HTML_FIRST", known[i]);
+		/* the tokenizer skips a tag whose length is not in the table */
+		if (!((inj_html_lens[known[i][0] - 'a'] >> len) & 1))
+			fail_msg("\"%s\": its length is not in inj_html_lens", known[i]);
+	}
+	/* and no name of 2 to 4 letters outside the table is known */
+	char m[4];
+	for (long b = 0; b < 26L * 26 * 26 * 26; b++) {
+		for (int j = 0, v = (int)b; j < 4; j++, v /= 26)
+			m[j] = (char)('a' + v % 26);
+		for (size_t len = 2; len <= 4; len++)
+			if (!((inj_html_lens[m[0] - 'a'] >> len) & 1) && inj_tag_id_html(m, len) != T_OTHER)
+				fail_msg("\"%.*s\" is known, its length not in inj_html_lens", (int)len, m);
 	}
 	char n[4];
 	for (int a = 0; a < 26; a++) {

@@ -351,6 +351,24 @@ static const struct {
     P("<strong><code>-6</code></strong>"),
     P("<dt><dd>"),
     P("<input type=hidden name=q value=\"a'b\">"),
+    /* tags the tokenizer skips whole: quotes that open values and those
+     * that do not, '=' before a name, long names, upper case */
+    P("<a title='><form method=post>'>"),
+    P("<SPAN TITLE=\"></form>\">"),
+    P("<a b\"c>"),
+    P("<a =\">"),
+    P("<a b==\">"),
+    P("<a b=c\"d>"),
+    P("<a b ='>'>"),
+    P("<br/ title='>'>"),
+    P("<code=x title='>'>"),
+    P("<blockquote cite=\"x>\">"),
+    P("<strong\"='>"),
+    P("<a x='1'y='>'>"),
+    P("<div data-a='" /* a value across blocks and the scan window */
+      "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      "<form method=post>'>"),
 };
 /* rare: the rest of the page is passed as it is */
 static const struct {
@@ -499,6 +517,33 @@ static void test_form_page(void **state)
 	free(page.p);
 }
 
+/* The page on every path against the reference: whole at a random
+ * alignment, and in up to six random cuts. */
+static void check_page(const buf *page, const int *p, int n, unsigned opt, const char *what, int r)
+{
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
+	buf ref = feed(page->p, page->n, NULL, 0, 0, opt);
+	for (int k = 0; k < n; k++) {
+		assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+		size_t cuts[6], m = 0;
+		for (size_t j = 0; j < 6 && page->n > 0; j++) {
+			size_t c = (size_t)(rnd() % (page->n + 1));
+			if (m == 0 || c >= cuts[m - 1])
+				cuts[m++] = c;
+		}
+		buf whole = feed(page->p, page->n, NULL, 0, (size_t)(rnd() % 64), opt);
+		buf cut = feed(page->p, page->n, cuts, m, (size_t)(rnd() % 64), opt);
+		if (whole.n != ref.n || memcmp(whole.p, ref.p, ref.n) != 0 || cut.n != ref.n ||
+		    memcmp(cut.p, ref.p, ref.n) != 0)
+			fail_msg("path %s reads differently from the reference: %s %d (%s)",
+			         csrfi_inject_scan_name(p[k]), what, r,
+			         whole.n != ref.n || memcmp(whole.p, ref.p, ref.n) != 0 ? "whole" : "in cuts");
+		free(whole.p);
+		free(cut.p);
+	}
+	free(ref.p);
+}
+
 /* Random pages of the pieces: whole at a random alignment, in random
  * cuts, on every path against the reference. */
 static void test_random_pages(void **state)
@@ -508,24 +553,38 @@ static void test_random_pages(void **state)
 	for (int r = 0; r < (quick ? 60 : 400); r++) {
 		buf page = random_page();
 		unsigned opt = (r & 1) ? CSRF_INJECT_OPT_RAISE_REFERRER : 0;
-		assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_SCALAR), 0);
-		buf ref = feed(page.p, page.n, NULL, 0, 0, opt);
-		for (int k = 0; k < n; k++) {
-			assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
-			size_t cuts[6], m = 0;
-			for (size_t j = 0; j < 6 && page.n > 0; j++) {
-				size_t c = (size_t)(rnd() % (page.n + 1));
-				if (m == 0 || c >= cuts[m - 1])
-					cuts[m++] = c;
+		check_page(&page, p, n, opt, "random page", r);
+		free(page.p);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
+/* Tag soup: short runs of the bytes that move the attribute states (the
+ * quotes, '=', '/', '>', '<', spaces, letters of names that do and do not
+ * matter) between POST forms, so that the tags the tokenizer skips whole
+ * (plain_tag) meet every order of them; on every path against the
+ * reference, which reads every tag through the states. */
+static void test_tag_soup(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"a", "p", "B", "span", "CODE", "br", "x", "/a", "/p", ""};
+	static const char *const bits[] = {" ", "\t", "a", "=", "\"", "'", "/", ">", "<", "=\"", "='", "\"v\"", "'v'"};
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	for (int r = 0; r < (quick ? 300 : 1000); r++) {
+		buf page = {NULL, 0, 0};
+		for (int k = 0, m = 1 + (int)(rnd() % 6); k < m; k++) {
+			const char *nm = names[rnd() % (sizeof names / sizeof names[0])];
+			put(&page, "<", 1);
+			put(&page, nm, strlen(nm));
+			for (int j = 0, l = 1 + (int)(rnd() % 12); j < l; j++) {
+				const char *b = bits[rnd() % (sizeof bits / sizeof bits[0])];
+				put(&page, b, strlen(b));
 			}
-			buf whole = feed(page.p, page.n, NULL, 0, (size_t)(rnd() % 64), opt);
-			buf cut = feed(page.p, page.n, cuts, m, (size_t)(rnd() % 64), opt);
-			same(&ref, &whole, "random page whole", p[k], (size_t)r);
-			same(&ref, &cut, "random page in cuts", p[k], (size_t)r);
-			free(whole.p);
-			free(cut.p);
+			if (rnd() % 2)
+				put(&page, ">", 1);
+			put(&page, "<form method=post><button>x</button></form>", 43);
 		}
-		free(ref.p);
+		check_page(&page, p, n, 0, "tag soup", r);
 		free(page.p);
 	}
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
@@ -537,7 +596,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_paths_present), cmocka_unit_test(test_masks),
 	    cmocka_unit_test(test_every_piece),   cmocka_unit_test(test_form_page),
-	    cmocka_unit_test(test_random_pages),
+	    cmocka_unit_test(test_random_pages),  cmocka_unit_test(test_tag_soup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@ static const row rows[] = {
     {CSRF_REFERER_MISMATCH, 25, "referer_mismatch", 0},
     {CSRF_NO_EVIDENCE, 26, "no_evidence", 0},
     {CSRF_METHOD_OVERRIDE, 27, "method_override", 0},
+    {CSRF_WEBSOCKET_ORIGIN, 28, "websocket_origin", 0},
     {CSRF_TOKEN_MISSING, 32, "token_missing", 0},
     {CSRF_TOKEN_MALFORMED, 33, "token_malformed", 0},
     {CSRF_TOKEN_INVALID, 34, "token_invalid", 0},
@@ -96,7 +97,7 @@ static void test_names_and_phrases_distinct(void **state)
 static void test_unknown_codes(void **state)
 {
 	(void)state;
-	const int unknown[] = {4, 15, 28, 47, 63, 75, 1000, -1};
+	const int unknown[] = {4, 15, 29, 47, 63, 75, 1000, -1};
 	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
 		csrf_reason r = (csrf_reason)unknown[i];
 		assert_string_equal(csrf_reason_str(r), "unknown reason");

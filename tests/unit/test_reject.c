@@ -31,6 +31,11 @@ static void test_advice_for_stale_cases(void **state)
 	    {CSRF_NULL_ORIGIN, "\"null\""},
 	    {CSRF_NULL_ORIGIN, "did not say which site"},
 	    {CSRF_NO_EVIDENCE, "bookmark"},
+	    /* a WebSocket handshake: cross-site, same-site, another origin or
+	     * null all end here, so no word names a site */
+	    {CSRF_WEBSOCKET_ORIGIN, "WebSocket"},
+	    {CSRF_WEBSOCKET_ORIGIN, "another address"},
+	    {CSRF_WEBSOCKET_ORIGIN, "hides"},
 	    {CSRF_COOKIE_AMBIGUOUS, "twice"},
 	    {CSRF_TOKEN_MISSING, "reload"},
 	    /* a token of a renewed secret reads as a forged one: the advice
