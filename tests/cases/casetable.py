@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """casetable - the shared table of response cases (response.json) and its
-checks, for the two drivers: tests/nginx/test_cases.py (nginx.cases) and
-tests/cgi/test_cases.py (cgi.cases). A driver turns a case into its
-adapter's configuration, request and upstream answer, and hands what the
-client got to check(). CSRF_CASES=REGEX runs only the matching cases.
+checks, for the drivers: tests/nginx/test_cases.py (nginx.cases),
+tests/apache/test_cases.py (apache.cases) and tests/cgi/test_cases.py
+(cgi.cases). A driver turns a case's settings (settings()) into its
+adapter's configuration, and its request and upstream answer, and hands
+what the client got to check(); the two servers in front of a python
+upstream share the whole run (ServerCases). CSRF_CASES=REGEX runs only the
+matching cases.
 A case's expect.metrics is what the adapter's counters (the nginx zone,
 csrf-cgi's counters file) gain from its request: check_metrics compares
 them exactly, so the two adapters count each outcome the same way
@@ -14,8 +17,15 @@ import copy
 import json
 import os
 import re
+import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the raw HTTP client and the exposition parser
+sys.path.insert(0, os.path.join(HERE, "../nginx"))
+from ngxtest import request  # noqa: E402
+from promtext import parse  # noqa: E402
+
 TABLE = os.path.join(HERE, "response.json")
 ORIGIN = "http://app.test"
 HOST = "app.test"
@@ -46,6 +56,25 @@ def load():
         case["request"]["body"] = expand(case["request"]["body"]).encode()
         case["upstream"]["body"] = case["upstream"]["body"].encode("latin-1")
         out.append(case)
+    return out
+
+
+def settings(conf):
+    """A case's conf as (setting, value) pairs in the order the drivers
+    write them, named as csrf-cgi names them (nginx's directive is csrf_
+    and the name): mode, form_action_csp, trusted_origin (one each),
+    retry_token, body_max; the default settings left out."""
+    out = []
+    if conf["mode"]:
+        out.append(("mode", conf["mode"]))
+    if conf["form_action_csp"] is not None:
+        out.append(("form_action_csp", "on" if conf["form_action_csp"] else "off"))
+    for t in conf["trusted"]:
+        out.append(("trusted_origin", t))
+    if conf["retry_token"]:
+        out.append(("retry_token", "on"))
+    if conf["body_max"]:
+        out.append(("body_max", "%d" % conf["body_max"]))
     return out
 
 
@@ -182,3 +211,29 @@ def check_metrics(t, case, before, after):
         print(case["name"], json.dumps({k: v for k, v in sorted(got.items()) if v}))
     if want is not None:
         t.assertEqual({k: v for k, v in got.items() if v}, want, "%s: the counters" % case["name"])
+
+
+class ServerCases:
+    """The table through a server in front of ngxtest.Upstream answering
+    with answer() (nginx.cases, apache.cases), mixed into a
+    servertest.ServerCase whose server has port, error_log() and
+    crashed(); /metrics on it gives the adapter's counters."""
+
+    def send(self, method, path, headers=(), body=b""):
+        return request(self.server.port, method, path, headers, body, host=HOST)
+
+    def reached(self, path, before):
+        return any(h.split(b" ", 2)[1].decode("latin-1") == path for h, _ in self.up.requests[before:])
+
+    def log_of(self, path, before):
+        time.sleep(0.1)
+        return "\n".join(l for l in self.server.error_log()[before:].splitlines() if '"%s"' % path in l)
+
+    def counters(self):
+        r = self.send("GET", "/metrics")
+        self.assertEqual(r.status, 200)
+        return counters(parse(r.body))
+
+    def test_cases(self):
+        run(self, self.send, lambda: (len(self.up.requests), len(self.server.error_log())))
+        self.assertFalse(self.server.crashed())

@@ -11,13 +11,15 @@ every byte. Never prints a token, a secret or a cookie value.
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
+import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "../lib"))
+import servertest  # noqa: E402
+from servertest import free_port, read_text, stop, wait_port  # noqa: E402,F401
 WWW = os.path.join(HERE, "www")
 CGI = os.environ.get("CSRF_CGI", os.path.join(HERE, "../../build/csrf-cgi"))
 KEY = os.environ.get("CSRF_KEY", os.path.join(os.path.dirname(CGI), "csrf-key"))
@@ -25,27 +27,6 @@ BUSYBOX = shutil.which("busybox") or "/bin/busybox"
 LIGHTTPD = shutil.which("lighttpd") or "/usr/sbin/lighttpd"
 MINI_HTTPD = shutil.which("mini_httpd") or "/usr/sbin/mini_httpd"
 USERS = {"admin": "admin", "guest": "guest"}
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_port(port, proc, timeout=10.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            return False
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 class Site:
@@ -123,20 +104,10 @@ class Server:
         return self
 
     def log(self):
-        try:
-            with open(self.logfile, errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
+        return read_text(self.logfile)
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop(self.proc)
         self.proc = None
 
 
@@ -234,28 +205,21 @@ class MiniHttpd(Server):
                 "-u", user, "-l", self.access_log]
 
 
-class Response:
+class Response(servertest.Response):
+    """csrf-cgi's or a server's answer, parsed from its raw bytes (raw)."""
+
     def __init__(self, raw):
         self.raw = raw
-        head, sep, self.body = raw.partition(b"\r\n\r\n")
+        head, sep, body = raw.partition(b"\r\n\r\n")
         if not sep:
-            head, _, self.body = raw.partition(b"\n\n")
+            head, _, body = raw.partition(b"\n\n")
         lines = head.decode("latin-1").split("\n")
         m = re.match(r"HTTP/1\.[01] (\d{3})", lines[0]) if lines else None
-        self.status = int(m.group(1)) if m else 0
-        self.headers = []
+        headers = []
         for l in lines[1:]:
             k, _, v = l.rstrip("\r").partition(":")
-            self.headers.append((k.strip().lower(), v.strip()))
-
-    def header(self, name):
-        for k, v in self.headers:
-            if k == name.lower():
-                return v
-        return None
-
-    def all(self, name):
-        return [v for k, v in self.headers if k == name.lower()]
+            headers.append((k.strip().lower(), v.strip()))
+        super().__init__(int(m.group(1)) if m else 0, headers, body, head)
 
     def text(self):
         return self.body.decode("utf-8", "replace")

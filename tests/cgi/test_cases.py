@@ -16,24 +16,6 @@ import casetable as C  # noqa: E402
 import cgitest as T  # noqa: E402
 from promtext import parse  # noqa: E402
 
-REASONS = {200: "OK", 302: "Found", 404: "Not Found"}
-
-
-def conf_lines(conf):
-    lines = []
-    if conf["mode"]:
-        lines.append("mode " + conf["mode"])
-    if conf["form_action_csp"] is not None:
-        lines.append("form_action_csp " + ("on" if conf["form_action_csp"] else "off"))
-    for t in conf["trusted"]:
-        lines.append("trusted_origin " + t)
-    if conf["retry_token"]:
-        lines.append("retry_token on")
-    if conf["body_max"]:
-        lines.append("body_max %d" % conf["body_max"])
-    return lines
-
-
 def counters(path):
     """The counters file's series (casetable.counters); {} before the first
     request is counted."""
@@ -60,12 +42,12 @@ class Cases(unittest.TestCase):
         self.assertTrue(cases, "no case matches CSRF_CASES")
         for case in cases:
             with self.subTest(case=case["name"]):
-                site = T.Site(conf_lines(case["conf"]))
+                site = T.Site("%s %s" % kv for kv in C.settings(case["conf"]))
                 site.lines.append("metrics_file " + site.path("counters"))
                 try:
                     site.configure(C.ORIGIN)
                     up = case["upstream"]
-                    answer = b"Status: %d %s\r\n" % (up["status"], REASONS.get(up["status"], "X").encode())
+                    answer = b"Status: %d %s\r\n" % (up["status"], C.REASONS.get(up["status"], "X").encode())
                     for k, v in up["headers"]:
                         answer += ("%s: %s\r\n" % (k, v)).encode("latin-1")
                     with open(site.path("answer"), "wb") as f:

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// net.mjs - the loopback helpers of the nginx browser tests.
+// net.mjs - the loopback and process helpers of the node tests that start
+// servers (tests/nginx, tests/apache, tests/fleet).
+import fs from 'node:fs';
 import net from 'node:net';
 
 // A TCP port on 127.0.0.1 that was free a moment ago.
@@ -32,4 +34,16 @@ export function waitConnect(target, ms = 10000) {
     };
     attempt();
   });
+}
+
+// Stops a server the test started: sends it signal, SIGKILL after 5 s, and
+// once it has exited removes its temporary prefix (kept when CSRF_KEEP_TMP
+// is set).
+export async function stopChild(child, signal, prefix) {
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  const k = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(k);
+  if (!process.env.CSRF_KEEP_TMP) fs.rmSync(prefix, { recursive: true, force: true });
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import http from 'node:http';
-import { freePort, waitConnect } from './net.mjs';
+import { freePort, stopChild, waitConnect } from './net.mjs';
 
 const NGINX = process.env.CSRF_NGINX || '/usr/sbin/nginx';
 export const MODULE = process.env.CSRF_NGX_MODULE;
@@ -83,13 +83,6 @@ ${barrierServer(settle)}
       return log(f);
     },
     errorLog: () => log('error.log'),
-    async stop() {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGQUIT');
-      const k = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await gone;
-      clearTimeout(k);
-      if (!process.env.CSRF_KEEP_TMP) fs.rmSync(prefix, { recursive: true, force: true });
-    },
+    stop: () => stopChild(child, 'SIGQUIT', prefix),
   };
 }

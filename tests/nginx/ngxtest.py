@@ -4,41 +4,25 @@
 Starts the stock Debian nginx (/usr/sbin/nginx) with the module loaded on
 free loopback ports in a temporary prefix, a python upstream when a test
 needs one, and speaks raw HTTP/1.1 over sockets so tests control every
-byte. Never prints a token, a secret or a cookie value.
+byte. What every adapter's tests do with a server process (ports, logs,
+stopping, the prefix) comes from tests/lib/servertest.py. Never prints a
+token, a secret or a cookie value.
 """
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
-import tempfile
+import sys
 import threading
 import time
-import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
+from servertest import Daemon, Response, ServerCase, free_port, wait_port  # noqa: E402,F401
 
 NGINX = os.environ.get("CSRF_NGINX", "/usr/sbin/nginx")
 MODULE = os.environ.get("CSRF_NGX_MODULE", "")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_port(port, timeout=10.0):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 MAIN_TEMPLATE = """
@@ -69,13 +53,15 @@ http {{
 """
 
 
-class Nginx:
+class Nginx(Daemon):
     """One nginx master with one worker (or workers); http is the body of
     the http block ({port}, {prefix} and {upstream} are substituted)."""
 
+    STOP_SIGNAL = signal.SIGQUIT
+    CRASH = r"exited on signal|exited with fatal code|core dumped"
+
     def __init__(self, http, upstream_port=None, log_level="info", ports=1, workers=1):
-        self.prefix = tempfile.mkdtemp(prefix="csrf-ngx-")
-        os.chmod(self.prefix, 0o755)
+        super().__init__("csrf-ngx-")
         self.ports = [free_port() for _ in range(ports)]
         self.port = self.ports[0]
         self.settle = free_port()
@@ -88,18 +74,6 @@ class Nginx:
         with open(self.conf, "w") as f:
             f.write(MAIN_TEMPLATE.format(module=MODULE, prefix=self.prefix, log_level=log_level, user=user,
                                          workers=workers, settle=self.settle, http=http.format(**fmt)))
-        self.proc = None
-
-    def path(self, name):
-        return os.path.join(self.prefix, name)
-
-    def write(self, name, data):
-        p = self.path(name)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "wb") as f:
-            f.write(data if isinstance(data, bytes) else data.encode())
-        os.chmod(p, 0o644)
-        return p
 
     def test_config(self):
         """nginx -t: (returncode, output)."""
@@ -119,13 +93,6 @@ class Nginx:
         out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout
         return [int(x) for x in out.split()]
 
-    def error_log(self):
-        try:
-            with open(self.path("error.log"), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
     def barrier(self):
         """Returns once every request answered so far is in the logs.
 
@@ -136,66 +103,13 @@ class Nginx:
         answered, every earlier answer is logged. With more workers no
         such order holds."""
         assert self.workers == 1, "the barrier needs one worker"
-        with socket.create_connection(("127.0.0.1", self.settle), 10) as s:
-            s.sendall(b"GET / HTTP/1.1\r\nHost: barrier\r\nConnection: close\r\n\r\n")
-            got = b""
-            while True:
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                got += chunk
+        got = exchange(self.settle, b"GET / HTTP/1.1\r\nHost: barrier\r\nConnection: close\r\n\r\n")
         assert got.startswith(b"HTTP/1.1 204"), "the barrier answered 204"
 
     def access_log(self):
         """The access log once every request answered so far is in it."""
         self.barrier()
-        try:
-            with open(self.path("access.log"), errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def crashed(self):
-        """Lines of the error log that show a worker died."""
-        return [l for l in self.error_log().splitlines() if re.search(r"exited on signal|exited with fatal code|core dumped", l)]
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGQUIT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def cleanup(self):
-        self.stop()
-        if not os.environ.get("CSRF_KEEP_TMP"):
-            shutil.rmtree(self.prefix, ignore_errors=True)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *a):
-        self.cleanup()
-
-
-class Response:
-    def __init__(self, status, headers, body, raw_head):
-        self.status = status
-        self.headers = headers  # list of (lower-case name, value)
-        self.body = body
-        self.raw_head = raw_head
-
-    def header(self, name):
-        for k, v in self.headers:
-            if k == name.lower():
-                return v
-        return None
-
-    def all(self, name):
-        return [v for k, v in self.headers if k == name.lower()]
+        return self.log("access.log")
 
 
 def recv_response(sock, head_only=False):
@@ -272,6 +186,24 @@ def raw(port, data, timeout=10.0):
             return None
     finally:
         s.close()
+
+
+def recv_all(sock):
+    """Every byte sock receives until the peer closes."""
+    got = b""
+    while True:
+        d = sock.recv(65536)
+        if not d:
+            return got
+        got += d
+
+
+def exchange(port, data, timeout=10.0):
+    """Sends raw bytes, returns every byte of the answer, unparsed, once
+    the server has closed the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        s.sendall(data)
+        return recv_all(s)
 
 
 def request(port, method, path, headers=None, body=b"", host=None):
@@ -395,33 +327,41 @@ def send_whole(c, body, content_type="text/html", status=b"200 OK", extra=b""):
               b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n" + extra + b"\r\n" + body)
 
 
-class ProxyCase(unittest.TestCase):
-    """Test classes with one nginx (the class's HTTP) in front of one
-    Upstream (the class's upstream(c, head, body) classmethod), started once
-    for the class; prepare(ngx) writes what nginx needs before it starts."""
+class ProxyCase(ServerCase):
+    """Test classes with one nginx (the class's HTTP, cls.ngx) in front of
+    one Upstream (the class's upstream(c, head, body) classmethod), started
+    once for the class; prepare(ngx) writes what nginx needs before it
+    starts: by default the class's FILES ({name in the prefix: content})."""
 
     HTTP = ""
     PORTS = 1
+    FILES = {}
 
     @classmethod
     def prepare(cls, ngx):
-        pass
+        for name, data in cls.FILES.items():
+            ngx.write(name, data)
+
+    @classmethod
+    def make_upstream(cls):
+        return Upstream(cls.upstream)
+
+    @classmethod
+    def make_server(cls, upstream_port):
+        cls.ngx = Nginx(cls.HTTP, upstream_port, ports=cls.PORTS)
+        return cls.ngx
+
+
+class SessionCase(ProxyCase):
+    """A ProxyCase that, once nginx runs, has a session of its own: port,
+    self_origin, and the cookie, field name and token GET / gave."""
 
     @classmethod
     def setUpClass(cls):
-        cls.up = Upstream(cls.upstream)
-        cls.ngx = Nginx(cls.HTTP, cls.up.port, ports=cls.PORTS)
-        try:
-            cls.prepare(cls.ngx)
-            cls.ngx.start()
-        except Exception:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+        super().setUpClass()
+        cls.port = cls.ngx.port
+        cls.self_origin = "http://127.0.0.1:%d" % cls.port
+        cls.cookie, cls.field, cls.token = session_tokens(cls.port)
 
 
 # ---- WebSocket (RFC 6455): an echo upstream and a handshake client ----

@@ -56,22 +56,11 @@ def echo(c, head, body):
     T.send_whole(c, b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode()), "text/plain")
 
 
-class AccessTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(echo)
-        cls.ngx = T.Nginx(HTTP, cls.up.port, ports=2)
-        cls.ngx.write("www/index.html", PAGE)
-        cls.ngx.write("www/denied.html", b"<html><body>denied by policy</body></html>")
-        cls.ngx.start()
-        cls.port = cls.ngx.port
-        cls.self_origin = "http://127.0.0.1:%d" % cls.port
-        cls.cookie, cls.field, cls.token = T.session_tokens(cls.port)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+class AccessTest(T.SessionCase):
+    HTTP = HTTP
+    PORTS = 2
+    upstream = staticmethod(echo)
+    FILES = {"www/index.html": PAGE, "www/denied.html": b"<html><body>denied by policy</body></html>"}
 
     def test_tokens_were_issued(self):
         self.assertIsNotNone(self.cookie, "no secret cookie set")

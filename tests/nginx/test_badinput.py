@@ -40,22 +40,16 @@ def req(method, path, headers, body=b"", version="HTTP/1.1"):
     return head.encode("latin-1") + body
 
 
-class BadInputTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(echo)
-        cls.ngx = T.Nginx(HTTP, cls.up.port)
-        cls.ngx.write("www/index.html", PAGE)
-        cls.ngx.start()
-        cls.port = cls.ngx.port
-        cls.host = ("Host", "127.0.0.1:%d" % cls.port)
-        cls.so = "http://127.0.0.1:%d" % cls.port
-        cls.cookie, cls.field, cls.token = T.session_tokens(cls.port)
+class BadInputTest(T.SessionCase):
+    HTTP = HTTP
+    upstream = staticmethod(echo)
+    FILES = {"www/index.html": PAGE}
 
     @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.host = ("Host", "127.0.0.1:%d" % cls.port)
+        cls.so = cls.self_origin
 
     def assert_4xx(self, r, name):
         self.assertIsNotNone(r, name + ": no response")

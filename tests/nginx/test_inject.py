@@ -414,12 +414,7 @@ class InjectTest(T.ProxyCase):
             s.sendall(b"HEAD %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n"
                       % (path.encode(), port or self.port))
             r = T.recv_response(s, head_only=True)
-            rest = b""
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                rest += d
+            rest = T.recv_all(s)
         finally:
             s.close()
         return r, rest

@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ngxtest import NGINX, Nginx, ProxyCase, request, send_whole, session_tokens  # noqa: E402
+from ngxtest import NGINX, Nginx, ProxyCase, exchange, request, send_whole, session_tokens  # noqa: E402
 from promtext import parse  # noqa: E402
 
 HTTP = """
@@ -190,15 +190,7 @@ class Metrics(unittest.TestCase):
     def test_4_methods(self):
         r = request(self.mport, "POST", "/metrics", body="a=1")
         self.assertEqual(r.status, 405)
-        s = __import__("socket").create_connection(("127.0.0.1", self.mport), 5)
-        s.sendall(b"HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        data = b""
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-        s.close()
+        data = exchange(self.mport, b"HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 5)
         head, _, body = data.partition(b"\r\n\r\n")
         self.assertIn(b" 200 ", head.split(b"\r\n")[0])
         self.assertEqual(body, b"")

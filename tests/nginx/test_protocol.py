@@ -92,22 +92,11 @@ def echo(c, head, body):
                                                                           creds), "text/plain")
 
 
-class ProtocolTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.up = T.Upstream(echo)
-        cls.ngx = T.Nginx(HTTP, cls.up.port, ports=2)
-        cls.ngx.write("www/index.html", PAGE)
-        cls.ngx.write("www/denied.txt", b"denied")
-        cls.ngx.start()
-        cls.port = cls.ngx.port
-        cls.self_origin = "http://127.0.0.1:%d" % cls.port
-        cls.cookie, cls.field, cls.token = T.session_tokens(cls.port)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.ngx.cleanup()
-        cls.up.close()
+class ProtocolTest(T.SessionCase):
+    HTTP = HTTP
+    PORTS = 2
+    upstream = staticmethod(echo)
+    FILES = {"www/index.html": PAGE, "www/denied.txt": b"denied"}
 
     def test_rejected_request_never_reaches_upstream_unsafe(self):
         ck = ("Cookie", self.cookie)
