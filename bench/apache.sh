@@ -118,7 +118,14 @@ for v in plain module substitute floor; do
   fi
 done
 
-python3 - "$rows" "$runs" "$secs" <<'PY'
+# the instructions a request, for where the gaps are (not in quick runs)
+cg="$work/callgrind"
+: >"$cg"
+if [ "${BENCH_QUICK:-0}" != 1 ]; then
+  BUILD="$build" N=${APACHE_CG_N:-40} "$here/apache_callgrind.sh" >"$cg"
+fi
+
+python3 - "$rows" "$runs" "$secs" "$cg" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 rps = {}
@@ -139,26 +146,29 @@ for page, label in (("form", "20 forms (bench/page.py)"), ("real", "the real pag
 print("\nRatios: the median of the per-run ratios, the middle half in brackets. Target: the module at least 90% of "
       "Apache alone on the 20-form page, faster than mod_substitute on both pages. The floor is mod_substitute with a "
       "pattern never found: what any filter that reads and rewrites the body costs.")
-print("""
-Where the gaps are (bench/apache_callgrind.sh: instructions per request of one apache2 -X child under callgrind,
-inside ap_run_process_connection, 40 keep-alive GETs; load-independent, user space only: the kernel's part, such
-as mod_substitute's page faults on the pool memory it copies lines into, shows in requests/s, not here):
+cg = sys.argv[4] if len(sys.argv) > 4 else ""
+ir = {}
+for l in (open(cg) if cg else []):
+    f = l.split()
+    if len(f) == 3:
+        ir[(f[0], f[1])] = float(f[2])
+def k(x):
+    return "%.2f M" % (x / 1e6) if x >= 1e6 else "%.1f k" % (x / 1e3)
+if ir:
+    print("""
+Where the gaps are (bench/apache_callgrind.sh, measured in this run: instructions per request of one apache2 -X
+child under callgrind, inside ap_run_process_connection, keep-alive GETs; load-independent, user space only: the
+kernel's part, such as mod_substitute's page faults on the pool memory it copies lines into, shows in requests/s,
+not here):
 
-| page | Apache alone | floor | mod_substitute | the module |
-|---|---|---|---|---|
-| 20 forms | 35.6 k | 58.1 k | 90.3 k | 213 k |
-| the real page | 35.3 k | 2.61 M | 3.77 M | 2.75 M |
-
-- Apache alone sends the file by sendfile and never reads it; any filter that rewrites the body must read and copy
-  it (the floor: +22 k on the 20-form page, +2.6 M on the real page, where mod_substitute scans 242 KB line by line).
-  Against Apache alone the module cannot reach 90% on the real page; against the floor it costs 5% more instructions.
-- The module's 20-form request: the injector's scan (csrf_inject_feed) 91 k; csrf_response_headers 69 k, of which
-  csrf_inject_init 38 k (it memsets the injector's whole state, CSRF_INJECT_STATE_MAX = 36 KB, per request: more
-  than Apache's whole request) and csrf_page_prepare 28 k (the token: csrf_token_issue 14 k, HMAC in csrfi_mac);
-  the session cookie's decoding (csrfi_request_secret) 9.6 k; the second header pass after mod_headers
-  (csrf_protect_cache_filter) 1.7 k; the filter's buckets and tables a few k. Unchanged runs leave as references to
-  the file's mmap and the inserted pieces share 8 KB buffers, so copies are no longer a cost.
-- The real page: 95% of the module's instructions are the injector's scan of 242 KB (csrf_inject_feed); the
-  filter's own work is under 5%.
-""")
+| page | Apache alone | floor | mod_substitute | the module | module ÷ floor |
+|---|---|---|---|---|---|""")
+    for page, label in (("form", "20 forms"), ("real", "the real page")):
+        row = [ir.get((page, v), 0) for v in ("plain", "floor", "substitute", "module")]
+        print("| %s | %s | %.2f× |" % (label, " | ".join(k(x) for x in row), row[3] / row[1] if row[1] else 0))
+    print("""
+Apache alone sends the file by sendfile and never reads it; any filter that rewrites the body must read and copy
+it (the floor), so against Apache alone no such filter reaches 90% on the real page. The module reads the page once
+and copies only what it changes; its instructions by function: callgrind_annotate on the files apache_callgrind.sh
+keeps with OUT=dir.""")
 PY
