@@ -22,7 +22,7 @@ if [ ! -f "$module" ] || [ ! -x /usr/sbin/apache2 ]; then
 fi
 if [ "${BENCH_QUICK:-0}" = 1 ]; then secs=1 runs=1; else secs=${WRK_SECONDS:-8} runs=${APACHE_RUNS:-5}; fi
 
-. "$here/apache_lib.sh"
+. "$here/lib.sh"
 scratch
 
 echo "bench: Apache alone, with mod_csrf_protect, with mod_substitute" >&2
@@ -75,26 +75,12 @@ CSRF On
 CSRFKeyFile $work/keys"
 
 # A client of the protected site: its secret cookie and a token.
-curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:${port[module]}/form.html"
-field=$(meta csrf-param "$work/page.html")
-token=$(meta csrf-token "$work/page.html")
-cookie=$(awk '!/^#/ && NF >= 7 {printf "%s=%s", $6, $7} /^#HttpOnly_/ {printf "%s=%s", $6, $7}' "$work/jar")
-[ -n "$field" ] && [ -n "$token" ] && [ -n "$cookie" ] || { echo "bench: the module injected no token" >&2; exit 1; }
-form_tag='<form method="post" action="/submit">'
-input="<input type=\"hidden\" name=\"$field\" value=\"$token\">"
-metas="<meta name=\"csrf-param\" content=\"$field\"><meta name=\"csrf-token\" content=\"$token\">"
-start substitute "LoadModule filter_module $mods/mod_filter.so
-LoadModule substitute_module $mods/mod_substitute.so
-AddOutputFilterByType SUBSTITUTE text/html
-Substitute 's|<head>|<head>$metas|n'
-Substitute 's|$form_tag|$form_tag$input|n'"
+client "http://127.0.0.1:${port[module]}/form.html" || { echo "bench: the module injected no token" >&2; exit 1; }
+start substitute "$(substitute_conf)"
 # the floor: mod_substitute on a pattern never found, what any filter
 # that reads and rewrites the body costs where Apache alone sends the
 # file by sendfile
-start floor "LoadModule filter_module $mods/mod_filter.so
-LoadModule substitute_module $mods/mod_substitute.so
-AddOutputFilterByType SUBSTITUTE text/html
-Substitute 's|<never-there>|x|n'"
+start floor "$(substitute_conf floor)"
 for v in module substitute; do
   got=$(curl -s -H "Cookie: $cookie" "http://127.0.0.1:${port[$v]}/form.html" | grep -o "name=\"$field\"" | wc -l)
   [ "$got" = 20 ] || { echo "bench: $v inserted $got hidden inputs into the 20-form page" >&2; exit 1; }

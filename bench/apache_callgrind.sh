@@ -25,7 +25,7 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-. "$here/apache_lib.sh"
+. "$here/lib.sh"
 site
 # as root, apache2 -X runs as nobody from the start (callgrind writes
 # its file as the user the process ends as)
@@ -89,24 +89,12 @@ mport=$port
 "${as[@]}" /usr/sbin/apache2 -f "$work/module/httpd.conf" -DFOREGROUND 2>/dev/null &
 pid=$!
 waitport "$mport"
-curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$mport/form.html"
+got=0
+client "http://127.0.0.1:$mport/form.html" || got=$?
 kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
-field=$(meta csrf-param "$work/page.html")
-token=$(meta csrf-token "$work/page.html")
-cookie=$(awk '!/^#/ && NF >= 7 {printf "%s=%s", $6, $7} /^#HttpOnly_/ {printf "%s=%s", $6, $7}' "$work/jar")
-[ -n "$field" ] && [ -n "$token" ] && [ -n "$cookie" ] || { echo "no token" >&2; exit 1; }
-form_tag='<form method="post" action="/submit">'
-input="<input type=\"hidden\" name=\"$field\" value=\"$token\">"
-metas="<meta name=\"csrf-param\" content=\"$field\"><meta name=\"csrf-token\" content=\"$token\">"
-extra[substitute]="LoadModule filter_module $mods/mod_filter.so
-LoadModule substitute_module $mods/mod_substitute.so
-AddOutputFilterByType SUBSTITUTE text/html
-Substitute 's|<head>|<head>$metas|n'
-Substitute 's|$form_tag|$form_tag$input|n'"
-extra[floor]="LoadModule filter_module $mods/mod_filter.so
-LoadModule substitute_module $mods/mod_substitute.so
-AddOutputFilterByType SUBSTITUTE text/html
-Substitute 's|<never-there>|x|n'"
+[ "$got" = 0 ] || { echo "no token" >&2; exit 1; }
+extra[substitute]=$(substitute_conf)
+extra[floor]=$(substitute_conf floor)
 for page in ${PAGES:-form real}; do
   for v in ${VARIANTS:-plain module substitute floor}; do
     conf "$v" "${extra[$v]}"

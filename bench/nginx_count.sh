@@ -59,7 +59,7 @@ COUNT_N=${COUNT_N:-100} COUNT_SEGMENTS=${COUNT_SEGMENTS:-4} COUNT_PAIRS=${COUNT_
 COUNT_BURSTS=${COUNT_BURSTS:-200} COUNT_BURST=${COUNT_BURST:-100}
 module="$build/nginx/ngx_http_csrf_module.so"
 command -v valgrind >/dev/null || { echo "bench: valgrind is missing (make deps)" >&2; exit 1; }
-. "$here/apache_lib.sh"
+. "$here/lib.sh"
 scratch
 site
 mkdir -p "$work/logs"
@@ -115,14 +115,7 @@ pids+=($!)
 waitport "$cp" || { cat "$work/valgrind.log" "$work/logs/error.log" >&2; exit 1; }
 waitport "$cq"
 # the client: its secret cookie and a token from a page
-curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$cp/quiet/form.html"
-field=$(meta csrf-param "$work/page.html")
-token=$(meta csrf-token "$work/page.html")
-cookie=$(awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /^#HttpOnly_/ {sub(/^#HttpOnly_/, ""); printf "%s%s=%s", sep, $6, $7; sep="; "}' "$work/jar")
-if [ -z "$field" ] || [ -z "$token" ] || [ -z "$cookie" ]; then
-  echo "bench: the module injected no token" >&2
-  exit 1
-fi
+client "http://127.0.0.1:$cp/quiet/form.html" || { echo "bench: the module injected no token" >&2; exit 1; }
 # send KIND LOCATION N: N requests over one connection; each must be
 # answered as a protected one is (200, 303)
 send() {

@@ -92,15 +92,8 @@ if [ -x "$build/csrf-bench-inject" ]; then
 fi
 
 # 2. Servers under wrk, variants alternating run by run.
-freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-waitport() {
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "bench: nothing listens on port $1" >&2
-  return 1
-}
+. "$here/lib.sh"
+waitport_seconds=10
 # redis_up NAME: a redis-server of the run's own (no persistence) on a free
 # port, logging to $work/NAME.log; sets redis_port and redis_pid. Its
 # working folder is $work/NAME.d, so nothing it writes (a dump.rdb on
@@ -114,8 +107,6 @@ redis_up() {
   pids+=($!)
   waitport "$redis_port"
 }
-jar_cookie() { awk '!/^#/ && NF >= 7 {printf "%s%s=%s", sep, $6, $7; sep="; "} /^#HttpOnly_/ {sub(/^#HttpOnly_/, ""); printf "%s%s=%s", sep, $6, $7; sep="; "}' "$1"; }
-meta() { sed -n "s/.*<meta name=\"$1\" content=\"\\([^\"]*\\)\".*/\\1/p" "$2" | head -n1; }
 servers="$work/servers.jsonl"
 : >"$servers"
 counts="$work/counts.jsonl"
@@ -184,14 +175,7 @@ if [ -f "$module" ]; then
   done
   waitport "$nb"; waitport "$np"; waitport "$nm"; waitport "$nf"
   # A client of the protected site: its secret cookie and a token from a page.
-  curl -s -c "$work/jar" -o "$work/page.html" "http://127.0.0.1:$nm/form.html"
-  field=$(meta csrf-param "$work/page.html")
-  token=$(meta csrf-token "$work/page.html")
-  cookie=$(jar_cookie "$work/jar")
-  if [ -z "$field" ] || [ -z "$token" ] || [ -z "$cookie" ]; then
-    echo "bench: the module injected no token" >&2
-    exit 1
-  fi
+  client "http://127.0.0.1:$nm/form.html" || { echo "bench: the module injected no token" >&2; exit 1; }
   {
     echo 'wrk.method = "POST"'
     echo "wrk.body = \"story=1&$field=$token\""
