@@ -211,6 +211,15 @@ csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size
 	return found ? CSRF_OK : CSRF_NOT_FOUND;
 }
 
+/* The value of the site's secret cookie in the request, by
+ * csrfi_request_cookie's rules. */
+static csrf_reason secret_cookie(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site, csrf_slice *v)
+{
+	char name[CSRF_SECRET_COOKIE_NAME_MAX];
+	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
+	return csrfi_request_cookie(req, name, nlen, v);
+}
+
 csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
                                  uint8_t secret[CSRF_SECRET_LEN])
 {
@@ -218,10 +227,8 @@ csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, c
 		memcpy(secret, req->secret, CSRF_SECRET_LEN);
 		return CSRF_OK;
 	}
-	char name[CSRF_SECRET_COOKIE_NAME_MAX];
-	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
 	csrf_slice v;
-	csrf_reason r = csrfi_request_cookie(req, name, nlen, &v);
+	csrf_reason r = secret_cookie(ctx, req, site, &v);
 	if (r == CSRF_NOT_FOUND)
 		return CSRF_SECRET_MISSING;
 	if (r == CSRF_TOO_LARGE)
@@ -240,10 +247,8 @@ int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req,
 {
 	if (req->secret)
 		return 1;
-	char name[CSRF_SECRET_COOKIE_NAME_MAX];
-	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
 	csrf_slice v;
-	if (csrfi_request_cookie(req, name, nlen, &v) != CSRF_OK)
+	if (secret_cookie(ctx, req, site, &v) != CSRF_OK)
 		return 0;
 	return csrfi_secret_cookie_plausible(ctx, v.ptr, v.len, req->now);
 }

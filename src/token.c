@@ -358,25 +358,44 @@ CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_
 	return csrfi_secret_cookie_encode_at(ctx, secret, 0, out, cap);
 }
 
+/* A secret cookie's tests before its signature: its length, encoding and
+ * version. CSRF_OK with the cookie decoded into buf; else
+ * CSRF_SECRET_INVALID with buf wiped (a partial decoding too). */
+static csrf_reason cookie_open(const char *value, size_t len, uint8_t buf[COOKIE_RAW])
+{
+	size_t got;
+	if (!value || len != CSRF_SECRET_COOKIE_LEN)
+		return CSRF_SECRET_INVALID;
+	if (csrfi_b64url_decode(value, len, buf, COOKIE_RAW, &got) != CSRF_OK || buf[0] != COOKIE_VERSION) {
+		csrfi_wipe(buf, COOKIE_RAW);
+		return CSRF_SECRET_INVALID;
+	}
+	return CSRF_OK;
+}
+
+/* 1 when the issued-at of a decoded cookie lies further back than the
+ * maximum age. Only age counts: a cookie is ours by its signature, and a
+ * fleet's clocks may disagree about when it was issued. */
+static int cookie_too_old(const csrf_ctx *ctx, const uint8_t buf[COOKIE_RAW], int64_t now)
+{
+	int64_t iat = (int64_t)get_be64(buf + COOKIE_IAT_OFF);
+	now = csrfi_now(now);
+	return ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age;
+}
+
 csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
                                           uint8_t secret[CSRF_SECRET_LEN])
 {
 	uint8_t buf[COOKIE_RAW];
 	uint8_t mac[CSRF_MAC_LEN];
-	size_t got;
 	int ok;
 
 	if (!ctx || !secret)
 		return CSRF_ERR_ARG;
 	csrfi_wipe(secret, CSRF_SECRET_LEN);
-	if (!value || len != CSRF_SECRET_COOKIE_LEN)
-		return CSRF_SECRET_INVALID;
-	if (csrfi_b64url_decode(value, len, buf, sizeof buf, &got) != CSRF_OK)
-		return CSRF_SECRET_INVALID;
-	if (buf[0] != COOKIE_VERSION) {
-		csrfi_wipe(buf, sizeof buf);
-		return CSRF_SECRET_INVALID;
-	}
+	csrf_reason r = cookie_open(value, len, buf);
+	if (r != CSRF_OK)
+		return r;
 
 	if (ring_rdlock(ctx) != 0) {
 		csrfi_wipe(buf, sizeof buf);
@@ -392,17 +411,14 @@ csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value
 	ring_unlock(ctx);
 
 	ok = csrfi_ct_eq(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);
-	int64_t iat = (int64_t)get_be64(buf + COOKIE_IAT_OFF);
+	int too_old = cookie_too_old(ctx, buf, now);
 	if (ok)
 		memcpy(secret, buf + COOKIE_SECRET_OFF, CSRF_SECRET_LEN);
 	csrfi_wipe(buf, sizeof buf);
 	csrfi_wipe(mac, sizeof mac);
 	if (!ok)
 		return CSRF_SECRET_INVALID;
-	now = csrfi_now(now);
-	/* Only age counts: a cookie is ours by its signature, and a fleet's
-	 * clocks may disagree about when it was issued. */
-	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age) {
+	if (too_old) {
 		csrfi_wipe(secret, CSRF_SECRET_LEN);
 		return CSRF_SECRET_EXPIRED;
 	}
@@ -412,23 +428,16 @@ csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value
 int csrfi_secret_cookie_plausible(const csrf_ctx *ctx, const char *value, size_t len, int64_t now)
 {
 	uint8_t buf[COOKIE_RAW];
-	size_t got;
 	int ok = 0;
 
-	if (!ctx || !value || len != CSRF_SECRET_COOKIE_LEN)
+	if (!ctx || cookie_open(value, len, buf) != CSRF_OK)
 		return 0;
-	if (csrfi_b64url_decode(value, len, buf, sizeof buf, &got) != CSRF_OK || buf[0] != COOKIE_VERSION)
-		goto out;
-	if (ring_rdlock(ctx) != 0)
-		goto out;
-	ok = csrfi_ring_find(&ctx->ring, get_be32(buf + 1)) != NULL;
-	ring_unlock(ctx);
+	if (ring_rdlock(ctx) == 0) {
+		ok = csrfi_ring_find(&ctx->ring, get_be32(buf + 1)) != NULL;
+		ring_unlock(ctx);
+	}
 	/* the issued-at as the cookie claims it (unsigned yet) */
-	int64_t iat = (int64_t)get_be64(buf + COOKIE_IAT_OFF);
-	now = csrfi_now(now);
-	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age)
-		ok = 0;
-out:
+	ok = ok && !cookie_too_old(ctx, buf, now);
 	csrfi_wipe(buf, sizeof buf);
 	return ok;
 }
