@@ -132,9 +132,10 @@ void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out);
  * in the content (no table lookups indexed by secret data). */
 csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
 /* The same through a given path at most (the tests run each): scalar,
- * SSE2, or SSSE3 where the CPU has it; csrfi_b64url_decode takes the
- * best the CPU has. The paths give the same answers. */
-enum { CSRFI_B64_SCALAR = 0, CSRFI_B64_SSE2 = 1, CSRFI_B64_SSSE3 = 2 };
+ * SSE2, SSSE3 or AVX2 (inputs of 32 characters or more) where the CPU
+ * has it; csrfi_b64url_decode takes the best the CPU has. The paths give
+ * the same answers. */
+enum { CSRFI_B64_SCALAR = 0, CSRFI_B64_SSE2 = 1, CSRFI_B64_SSSE3 = 2, CSRFI_B64_AVX2 = 3 };
 csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len, int path);
 
 /* ---- randomness (random.c) ---- */

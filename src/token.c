@@ -196,13 +196,39 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 	return CSRF_OK;
 }
 
+/* raw = pad ^ masked, the two halves of a decoded masked token (n bytes
+ * each, n at least 8), eight bytes at a time: the last eight overlap the
+ * ones before when n is not a multiple, and write the same bytes again. */
+static void unmask(uint8_t *raw, const uint8_t *buf, size_t n)
+{
+	for (size_t i = 0;; i += 8) {
+		if (i + 8 > n)
+			i = n - 8;
+		uint64_t a, b;
+		memcpy(&a, buf + i, 8);
+		memcpy(&b, buf + n + i, 8);
+		a ^= b;
+		memcpy(raw + i, &a, 8);
+		if (i + 8 == n)
+			break;
+	}
+}
+
+/* The decoded token and its unmasked copy, whole: sizes known to the
+ * compiler, so the wipe is a few stores. */
+static void wipe_verify(uint8_t buf[MASKED_MAX], uint8_t raw[V1_RAW_LEN])
+{
+	csrfi_wipe(buf, MASKED_MAX);
+	csrfi_wipe(raw, V1_RAW_LEN);
+}
+
 CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
                                        size_t sid_len, const char *token, size_t token_len, int64_t now)
 {
 	uint8_t buf[MASKED_MAX];
+	uint8_t raw[V1_RAW_LEN];
 	uint8_t tag[CSRF_MAC_LEN];
 	uint8_t bind[BIND_LEN];
-	uint8_t *raw;
 	size_t raw_len, tag_len, got;
 	int version, tag_ok, bind_ok;
 	int64_t iat;
@@ -230,26 +256,24 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	}
 	if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK)
 		return CSRF_TOKEN_MALFORMED;
-	raw = buf;
-	if (got == 2 * raw_len) {
-		raw = buf + raw_len;
-		for (size_t i = 0; i < raw_len; i++)
-			raw[i] ^= buf[i];
-	}
+	if (got == 2 * raw_len)
+		unmask(raw, buf, raw_len);
+	else
+		memcpy(raw, buf, raw_len);
 
 	if (raw[0] != version || raw[1] != 0) {
-		csrfi_wipe(buf, got);
+		wipe_verify(buf, raw);
 		return CSRF_TOKEN_MALFORMED;
 	}
 
 	if (ring_rdlock(ctx) != 0) {
-		csrfi_wipe(buf, got);
+		wipe_verify(buf, raw);
 		return CSRF_ERR_INTERNAL;
 	}
 	const csrfi_key_slot *slot = csrfi_ring_find(&ctx->ring, get_be32(raw + 2));
 	if (!slot) {
 		ring_unlock(ctx);
-		csrfi_wipe(buf, got);
+		wipe_verify(buf, raw);
 		return CSRF_UNKNOWN_KEY;
 	}
 	compute_tag(&slot->mac, version == TOKEN_V1 ? label_token_v1 : label_token, secret, raw, sid, sid_len, tag);
@@ -264,7 +288,7 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	}
 	ring_unlock(ctx);
 	iat = (int64_t)get_be64(raw + 6);
-	csrfi_wipe(buf, got);
+	wipe_verify(buf, raw);
 	csrfi_wipe(tag, sizeof tag);
 
 	if (!tag_ok)
