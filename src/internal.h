@@ -112,6 +112,12 @@ static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA2
 typedef struct {
 	csrfi_sha256_ctx inner;
 	csrfi_sha256_ctx outer;
+	/* The first 8 bytes of the MAC of the one message this key MACs most
+	 * (token.c: the binding to no session), kept once computed; 0 until
+	 * then. Read and written with relaxed atomics (csrfi_mac_memo_*):
+	 * readers under the ring's read lock may compute it at once, and
+	 * they write the same value. csrfi_mac_init clears it. */
+	uint64_t memo;
 } csrfi_mac_key;
 
 #define CSRF_MAC_LEN 32
@@ -121,6 +127,17 @@ void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len);
 void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
                const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
 void csrfi_mac_wipe(csrfi_mac_key *k);
+/* The key's memo: 0 when not computed yet (or, once in 2^64 keys, when
+ * the value is 0: then it is computed every time, still right). */
+static inline uint64_t csrfi_mac_memo_get(const csrfi_mac_key *k)
+{
+	return __atomic_load_n(&k->memo, __ATOMIC_RELAXED);
+}
+static inline void csrfi_mac_memo_set(const csrfi_mac_key *k, uint64_t v)
+{
+	/* the ring is const on the hot path; its memos are not */
+	__atomic_store_n((uint64_t *)&k->memo, v, __ATOMIC_RELAXED);
+}
 
 /* ---- codecs (codec.c): base64url without padding, hex ---- */
 
