@@ -194,6 +194,22 @@ void csrfi_trim_ptrs(const char **p, const char **end);
 
 /* 1 when equal; time depends only on n. */
 int csrfi_ct_eq(const void *a, const void *b, size_t n);
+/* The same for n a multiple of 8 (MACs, tags, binds), inlined: eight
+ * bytes at a time, every word read and or-ed whatever the data (the
+ * empty asm keeps the compiler from stopping at the first difference). */
+static inline int csrfi_ct_eq_words(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+	uint64_t d = 0;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t u, v;
+		memcpy(&u, x + i, 8);
+		memcpy(&v, y + i, 8);
+		d |= u ^ v;
+		__asm__("" : "+r"(d));
+	}
+	return d == 0;
+}
 #if defined(__GNUC__) || defined(__clang__)
 /* memset that the compiler may not drop: the empty asm takes the
  * buffer's address and clobbers memory, so the zeros must be written

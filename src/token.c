@@ -11,7 +11,7 @@
  * verify allocates nothing and costs three SHA-256 compressions. Secrets
  * and masks come from the kernel's getrandom (random.c). libsodium is used
  * only for Argon2id (re-authentication, another file). Comparisons of MACs
- * are constant time (csrfi_ct_eq).
+ * are constant time (csrfi_ct_eq_words).
  *
  * Raw token, version 2 (issued), CSRF_TOKEN_RAW_LEN = 38 bytes:
  *   version(1) = 2 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
@@ -66,6 +66,7 @@ static const char label_cookie[] = "libcsrf cookie v2";
 static const char label_field[] = "libcsrf field v1";
 
 _Static_assert(TAG_OFF + TAG_LEN == CSRF_TOKEN_RAW_LEN, "token layout");
+_Static_assert(TAG_LEN % 8 == 0 && CSRF_MAC_LEN % 8 == 0 && BIND_LEN % 8 == 0, "compared in words");
 _Static_assert(TAG_OFF + CSRF_MAC_LEN == V1_RAW_LEN, "version 1 token layout");
 _Static_assert(CSRF_B64_ENC_LEN(2 * CSRF_TOKEN_RAW_LEN) == CSRF_TOKEN_LEN, "masked token length");
 _Static_assert(CSRF_B64_ENC_LEN(CSRF_TOKEN_RAW_LEN) == CSRF_TOKEN_UNMASKED_LEN, "unmasked token length");
@@ -158,7 +159,7 @@ static void compute_tag(const csrfi_mac_key *k, const char *label, const uint8_t
 		sid_len = 0;
 	}
 	csrfi_mac(k, msg, n, sid, sid_len, NULL, 0, NULL, 0, out);
-	csrfi_wipe(msg, n);
+	csrfi_wipe(msg, sizeof msg); /* whole: a few stores, no memset call */
 }
 
 CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
@@ -290,13 +291,13 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 		return CSRF_UNKNOWN_KEY;
 	}
 	compute_tag(&slot->mac, version == TOKEN_V1 ? label_token_v1 : label_token, secret, raw, sid, sid_len, tag);
-	tag_ok = csrfi_ct_eq(tag, raw + TAG_OFF, tag_len);
+	tag_ok = csrfi_ct_eq_words(tag, raw + TAG_OFF, tag_len);
 	bind_ok = 1;
 	if (!tag_ok) {
 		/* Only a failure pays for the second MAC: a bind that is not
 		 * this session's marks a token of another session. */
 		compute_bind(&slot->mac, sid, sid_len, bind);
-		bind_ok = csrfi_ct_eq(bind, raw + BIND_OFF, BIND_LEN);
+		bind_ok = csrfi_ct_eq_words(bind, raw + BIND_OFF, BIND_LEN);
 		csrfi_wipe(bind, sizeof bind);
 	}
 	ring_unlock(ctx);
@@ -447,7 +448,7 @@ csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value
 	csrfi_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, mac);
 	ring_unlock(ctx);
 
-	ok = csrfi_ct_eq(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);
+	ok = csrfi_ct_eq_words(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);
 	int too_old = cookie_too_old(ctx, buf, now);
 	if (ok)
 		memcpy(secret, buf + COOKIE_SECRET_OFF, CSRF_SECRET_LEN);
