@@ -228,14 +228,6 @@ static void unmask(uint8_t *raw, const uint8_t *buf, size_t n)
 	}
 }
 
-/* The decoded token and its unmasked copy, whole: sizes known to the
- * compiler, so the wipe is a few stores. */
-static void wipe_verify(uint8_t buf[MASKED_MAX], uint8_t raw[V1_RAW_LEN])
-{
-	csrfi_wipe(buf, MASKED_MAX);
-	csrfi_wipe(raw, V1_RAW_LEN);
-}
-
 CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
                                        size_t sid_len, const char *token, size_t token_len, int64_t now)
 {
@@ -275,19 +267,14 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	else
 		memcpy(raw, buf, raw_len);
 
-	if (raw[0] != version || raw[1] != 0) {
-		wipe_verify(buf, raw);
+	if (raw[0] != version || raw[1] != 0)
 		return CSRF_TOKEN_MALFORMED;
-	}
 
-	if (ring_rdlock(ctx) != 0) {
-		wipe_verify(buf, raw);
+	if (ring_rdlock(ctx) != 0)
 		return CSRF_ERR_INTERNAL;
-	}
 	const csrfi_key_slot *slot = csrfi_ring_find(&ctx->ring, get_be32(raw + 2));
 	if (!slot) {
 		ring_unlock(ctx);
-		wipe_verify(buf, raw);
 		return CSRF_UNKNOWN_KEY;
 	}
 	compute_tag(&slot->mac, version == TOKEN_V1 ? label_token_v1 : label_token, secret, raw, sid, sid_len, tag);
@@ -302,7 +289,10 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	}
 	ring_unlock(ctx);
 	iat = (int64_t)get_be64(raw + 6);
-	wipe_verify(buf, raw);
+	/* Wiped: the tag this secret and session call for, which nobody
+	 * sent. The token's own bytes (buf, raw) are not: they are what
+	 * the client sent, held unwiped in the request wherever it came
+	 * from, and wiping its copies here cost verify 3 to 4 per cent. */
 	csrfi_wipe(tag, sizeof tag);
 
 	if (!tag_ok)
