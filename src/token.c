@@ -22,7 +22,10 @@
  * whole 32-byte MAC as its tag, under the label "libcsrf token v1".
  * len(sid) is 4 bytes big endian, so part boundaries are unambiguous.
  * The tag covers the bind, so a verified tag vouches for it: verify
- * computes one MAC, and the bind only to explain a failure.
+ * computes one MAC, and the bind only to explain a failure. The bind to
+ * no session (sid empty: no session cookie configured) depends on the key
+ * alone, so it is computed once a key and kept (csrfi_mac_key.memo): an
+ * issue then costs the tag's MAC only.
  * The masked form is base64url(pad || raw ^ pad), pad as long as raw,
  * fresh random bytes (public by construction, so cut from a per-thread
  * block of CSPRNG output): 102 characters (version 1: 144); the unmasked
