@@ -113,11 +113,14 @@ typedef struct {
 	csrfi_sha256_ctx inner;
 	csrfi_sha256_ctx outer;
 	/* The first 8 bytes of the MAC of the one message this key MACs most
-	 * (token.c: the binding to no session), kept once computed; 0 until
-	 * then. Read and written with relaxed atomics (csrfi_mac_memo_*):
-	 * readers under the ring's read lock may compute it at once, and
-	 * they write the same value. csrfi_mac_init clears it. */
-	uint64_t memo;
+	 * (token.c: the binding to no session), kept once computed. Readers
+	 * under the ring's read lock may compute it at once, and they write
+	 * the same value; so words and flag are 32-bit relaxed atomics (a
+	 * 32-bit router has no 64-bit ones without libatomic), the flag set
+	 * after the words with release and read with acquire
+	 * (csrfi_mac_memo_*). csrfi_mac_init clears them. */
+	uint32_t memo[2];
+	uint32_t memo_set;
 } csrfi_mac_key;
 
 #define CSRF_MAC_LEN 32
@@ -127,16 +130,25 @@ void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len);
 void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
                const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
 void csrfi_mac_wipe(csrfi_mac_key *k);
-/* The key's memo: 0 when not computed yet (or, once in 2^64 keys, when
- * the value is 0: then it is computed every time, still right). */
-static inline uint64_t csrfi_mac_memo_get(const csrfi_mac_key *k)
+/* The key's memo into out[8]: 1, or 0 when it was not computed yet. */
+static inline int csrfi_mac_memo_get(const csrfi_mac_key *k, uint8_t out[8])
 {
-	return __atomic_load_n(&k->memo, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&k->memo_set, __ATOMIC_ACQUIRE))
+		return 0;
+	uint32_t w[2] = {__atomic_load_n(&k->memo[0], __ATOMIC_RELAXED),
+	                 __atomic_load_n(&k->memo[1], __ATOMIC_RELAXED)};
+	memcpy(out, w, 8);
+	return 1;
 }
-static inline void csrfi_mac_memo_set(const csrfi_mac_key *k, uint64_t v)
+static inline void csrfi_mac_memo_set(const csrfi_mac_key *k, const uint8_t v[8])
 {
 	/* the ring is const on the hot path; its memos are not */
-	__atomic_store_n((uint64_t *)&k->memo, v, __ATOMIC_RELAXED);
+	csrfi_mac_key *m = (csrfi_mac_key *)k;
+	uint32_t w[2];
+	memcpy(w, v, 8);
+	__atomic_store_n(&m->memo[0], w[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&m->memo[1], w[1], __ATOMIC_RELAXED);
+	__atomic_store_n(&m->memo_set, 1u, __ATOMIC_RELEASE);
 }
 
 /* ---- codecs (codec.c): base64url without padding, hex ---- */

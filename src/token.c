@@ -119,23 +119,18 @@ static void compute_bind(const csrfi_mac_key *k, const char *sid, size_t sid_len
 {
 	uint8_t len4[4];
 	uint8_t mac[CSRF_MAC_LEN];
-	uint64_t memo;
 
-	_Static_assert(BIND_LEN == sizeof memo, "a bind is the key's memo");
+	_Static_assert(BIND_LEN == sizeof k->memo, "a bind is the key's memo");
 	/* No session (every token where no session cookie is configured):
 	 * the bind depends on the key alone, so it is computed once a key
 	 * (two compressions of the three to five an issue costs) */
-	if (sid_len == 0 && (memo = csrfi_mac_memo_get(k)) != 0) {
-		memcpy(out, &memo, BIND_LEN);
+	if (sid_len == 0 && csrfi_mac_memo_get(k, out))
 		return;
-	}
 	put_be32(len4, (uint32_t)sid_len);
 	csrfi_mac(k, label_bind, sizeof label_bind - 1, len4, sizeof len4, sid, sid_len, NULL, 0, mac);
 	memcpy(out, mac, BIND_LEN);
-	if (sid_len == 0) {
-		memcpy(&memo, mac, BIND_LEN);
-		csrfi_mac_memo_set(k, memo);
-	}
+	if (sid_len == 0)
+		csrfi_mac_memo_set(k, mac);
 	csrfi_wipe(mac, sizeof mac);
 }
 
