@@ -5,7 +5,8 @@
  * HMAC-SHA256 over the same bytes, once through the precomputed states the
  * library keeps and once through OpenSSL's one-shot HMAC(). Prints one JSON
  * object per line: {"impl":..., "op":..., "ns":...}, the median of ROUNDS
- * rounds of ITERS operations each, all operations interleaved per round.
+ * rounds of ITERS operations each, all operations interleaved in batches
+ * of BATCH within each round.
  * "count" is what counting adds to a request of an adapter with counters:
  * csrf_metrics_count_check and csrf_metrics_count_page (relaxed atomic
  * adds, one thread: the uncontended cost).
@@ -21,6 +22,7 @@
 #include <openssl/hmac.h>
 
 #define MAX_ROUNDS 64
+#define BATCH 500
 
 static double now_ns(void)
 {
@@ -156,13 +158,25 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) /* warm-up */
 		for (long k = 0; k < iters / 10 + 1; k++)
 			rows[i].fn(&s);
-	for (int r = 0; r < rounds; r++)
-		for (size_t i = 0; i < n; i++) {
-			double t0 = now_ns();
-			for (long k = 0; k < iters; k++)
-				rows[i].fn(&s);
-			rows[i].samples[r] = (now_ns() - t0) / (double)iters;
+	/* Each round runs every operation ITERS times in batches of BATCH,
+	 * the operations taking turns batch by batch, so that a change in
+	 * the machine's load during a round weighs on every row alike and
+	 * the ratios between rows (verify to the floor) do not drift with
+	 * it; the clock is read once a batch. */
+	for (int r = 0; r < rounds; r++) {
+		double total[sizeof rows / sizeof rows[0]] = {0};
+		for (long done = 0; done < iters; done += BATCH) {
+			long b = iters - done < BATCH ? iters - done : BATCH;
+			for (size_t i = 0; i < n; i++) {
+				double t0 = now_ns();
+				for (long k = 0; k < b; k++)
+					rows[i].fn(&s);
+				total[i] += now_ns() - t0;
+			}
 		}
+		for (size_t i = 0; i < n; i++)
+			rows[i].samples[r] = total[i] / (double)iters;
+	}
 	for (size_t i = 0; i < n; i++) {
 		qsort(rows[i].samples, (size_t)rounds, sizeof(double), cmp_double);
 		printf("{\"impl\":\"%s\",\"op\":\"%s\",\"ns\":%.1f}\n", rows[i].impl, rows[i].op,

@@ -112,6 +112,15 @@ static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA2
 typedef struct {
 	csrfi_sha256_ctx inner;
 	csrfi_sha256_ctx outer;
+	/* The first 8 bytes of the MAC of the one message this key MACs most
+	 * (token.c: the binding to no session), kept once computed. Readers
+	 * under the ring's read lock may compute it at once, and they write
+	 * the same value; so words and flag are 32-bit relaxed atomics (a
+	 * 32-bit router has no 64-bit ones without libatomic), the flag set
+	 * after the words with release and read with acquire
+	 * (csrfi_mac_memo_*). csrfi_mac_init clears them. */
+	uint32_t memo[2];
+	uint32_t memo_set;
 } csrfi_mac_key;
 
 #define CSRF_MAC_LEN 32
@@ -121,6 +130,26 @@ void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len);
 void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
                const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
 void csrfi_mac_wipe(csrfi_mac_key *k);
+/* The key's memo into out[8]: 1, or 0 when it was not computed yet. */
+static inline int csrfi_mac_memo_get(const csrfi_mac_key *k, uint8_t out[8])
+{
+	if (!__atomic_load_n(&k->memo_set, __ATOMIC_ACQUIRE))
+		return 0;
+	uint32_t w[2] = {__atomic_load_n(&k->memo[0], __ATOMIC_RELAXED),
+	                 __atomic_load_n(&k->memo[1], __ATOMIC_RELAXED)};
+	memcpy(out, w, 8);
+	return 1;
+}
+static inline void csrfi_mac_memo_set(const csrfi_mac_key *k, const uint8_t v[8])
+{
+	/* the ring is const on the hot path; its memos are not */
+	csrfi_mac_key *m = (csrfi_mac_key *)k;
+	uint32_t w[2];
+	memcpy(w, v, 8);
+	__atomic_store_n(&m->memo[0], w[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&m->memo[1], w[1], __ATOMIC_RELAXED);
+	__atomic_store_n(&m->memo_set, 1u, __ATOMIC_RELEASE);
+}
 
 /* ---- codecs (codec.c): base64url without padding, hex ---- */
 
@@ -132,9 +161,10 @@ void csrfi_b64url_encode(const uint8_t *in, size_t n, char *out);
  * in the content (no table lookups indexed by secret data). */
 csrf_reason csrfi_b64url_decode(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len);
 /* The same through a given path at most (the tests run each): scalar,
- * SSE2, or SSSE3 where the CPU has it; csrfi_b64url_decode takes the
- * best the CPU has. The paths give the same answers. */
-enum { CSRFI_B64_SCALAR = 0, CSRFI_B64_SSE2 = 1, CSRFI_B64_SSSE3 = 2 };
+ * SSE2, SSSE3 or AVX2 (inputs of 32 characters or more) where the CPU
+ * has it; csrfi_b64url_decode takes the best the CPU has. The paths give
+ * the same answers. */
+enum { CSRFI_B64_SCALAR = 0, CSRFI_B64_SSE2 = 1, CSRFI_B64_SSSE3 = 2, CSRFI_B64_AVX2 = 3 };
 csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, size_t cap, size_t *out_len, int path);
 
 /* ---- randomness (random.c) ---- */
@@ -176,6 +206,22 @@ void csrfi_trim_ptrs(const char **p, const char **end);
 
 /* 1 when equal; time depends only on n. */
 int csrfi_ct_eq(const void *a, const void *b, size_t n);
+/* The same for n a multiple of 8 (MACs, tags, binds), inlined: eight
+ * bytes at a time, every word read and or-ed whatever the data (the
+ * empty asm keeps the compiler from stopping at the first difference). */
+static inline int csrfi_ct_eq_words(const void *a, const void *b, size_t n)
+{
+	const uint8_t *x = a, *y = b;
+	uint64_t d = 0;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t u, v;
+		memcpy(&u, x + i, 8);
+		memcpy(&v, y + i, 8);
+		d |= u ^ v;
+		__asm__("" : "+r"(d));
+	}
+	return d == 0;
+}
 #if defined(__GNUC__) || defined(__clang__)
 /* memset that the compiler may not drop: the empty asm takes the
  * buffer's address and clobbers memory, so the zeros must be written

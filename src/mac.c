@@ -36,6 +36,8 @@ void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len)
 	csrfi_sha256_init(&k->outer);
 	csrfi_sha256_update(&k->outer, pad, sizeof pad);
 
+	k->memo[0] = k->memo[1] = 0;
+	k->memo_set = 0;
 	csrfi_wipe(block, sizeof block);
 	csrfi_wipe(pad, sizeof pad);
 }

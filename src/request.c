@@ -32,6 +32,18 @@ static void file_cookie(csrf_request *req, csrf_slice value)
 		req->repeated |= CSRF_HDR_COOKIES;
 }
 
+/* A header name (of the length of lower, checked by the caller) equal to
+ * the lower-case literal lower, ASCII case ignored: csrfi_slice_ieq's
+ * answer, inlined with the length known, for the dozen names every
+ * request header is held against. */
+static inline int name_is(csrf_slice n, const char *lower)
+{
+	for (size_t i = 0; i < n.len; i++)
+		if (csrfi_lower((unsigned char)n.ptr[i]) != (unsigned char)lower[i])
+			return 0;
+	return 1;
+}
+
 CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, size_t name_len, const char *value,
                                          size_t value_len)
 {
@@ -39,49 +51,50 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 		return CSRF_ERR_ARG;
 	csrf_slice n = {name, name_len};
 	csrf_slice v = {value ? value : "", value_len};
+	_Static_assert(sizeof CSRF_HEADER_NAME - 1 == 12, "the token header's name is of the case for 12");
 	switch (name_len) {
 	case 4:
-		if (csrfi_slice_ieq(n, "Host"))
+		if (name_is(n, "host"))
 			file_once(req, &req->host, CSRF_HDR_HOST, v);
 		break;
 	case 6:
-		if (csrfi_slice_ieq(n, "Origin"))
+		if (name_is(n, "origin"))
 			file_once(req, &req->origin, CSRF_HDR_ORIGIN, v);
-		else if (csrfi_slice_ieq(n, "Cookie"))
+		else if (name_is(n, "cookie"))
 			file_cookie(req, v);
 		break;
 	case 7:
-		if (csrfi_slice_ieq(n, "Referer"))
+		if (name_is(n, "referer"))
 			file_once(req, &req->referer, CSRF_HDR_REFERER, v);
-		else if (csrfi_slice_ieq(n, "Upgrade"))
+		else if (name_is(n, "upgrade"))
 			file_once(req, &req->upgrade, CSRF_HDR_UPGRADE, v);
 		break;
 	case 12:
-		if (csrfi_slice_ieq(n, "Content-Type"))
+		if (name_is(n, "content-type"))
 			file_once(req, &req->content_type, CSRF_HDR_CONTENT_TYPE, v);
-		else if (csrfi_slice_ieq(n, CSRF_HEADER_NAME))
+		else if (name_is(n, "x-csrf-token"))
 			file_once(req, &req->token_header, CSRF_HDR_TOKEN, v);
 		break;
 	case 13:
-		if (csrfi_slice_ieq(n, "X-HTTP-Method"))
+		if (name_is(n, "x-http-method"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
 		break;
 	case 14:
-		if (csrfi_slice_ieq(n, "Sec-Fetch-Site"))
+		if (name_is(n, "sec-fetch-site"))
 			file_once(req, &req->sec_fetch_site, CSRF_HDR_FETCH_SITE, v);
-		else if (csrfi_slice_ieq(n, "Sec-Fetch-Mode"))
+		else if (name_is(n, "sec-fetch-mode"))
 			file_once(req, &req->sec_fetch_mode, CSRF_HDR_UPGRADE, v);
-		else if (csrfi_slice_ieq(n, "Content-Length"))
+		else if (name_is(n, "content-length"))
 			file_once(req, &req->content_length, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
 	case 17:
-		if (csrfi_slice_ieq(n, "X-Method-Override"))
+		if (name_is(n, "x-method-override"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
-		else if (csrfi_slice_ieq(n, "Transfer-Encoding"))
+		else if (name_is(n, "transfer-encoding"))
 			file_once(req, &req->transfer_encoding, CSRF_HDR_CONTENT_LENGTH, v);
 		break;
 	case 22:
-		if (csrfi_slice_ieq(n, "X-HTTP-Method-Override"))
+		if (name_is(n, "x-http-method-override"))
 			file_once(req, &req->method_override, CSRF_HDR_OVERRIDE, v);
 		break;
 	default:

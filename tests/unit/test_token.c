@@ -571,6 +571,72 @@ static void test_unknown_key_and_rotation(void **state)
 	rmdir(dir);
 }
 
+/* The bind of a token bound to no session, MAC_k("libcsrf bind v1" ||
+ * 00000000)[0..8), as docs/architecture.md describes it. */
+static void no_session_bind(const uint8_t *key, uint8_t out[8])
+{
+	csrfi_mac_key k;
+	uint8_t mac[CSRF_MAC_LEN];
+	static const uint8_t len0[4] = {0};
+	csrfi_mac_init(&k, key, CSRF_KEY_LEN);
+	csrfi_mac(&k, "libcsrf bind v1", 15, len0, 4, NULL, 0, NULL, 0, mac);
+	memcpy(out, mac, 8);
+	csrfi_mac_wipe(&k);
+}
+
+/* Issues a token bound to no session into t, checks its bind against
+ * want and that it verifies. */
+static void issue_unbound(const csrf_ctx *ctx, const uint8_t want[8], char t[CSRF_TOKEN_LEN + 1])
+{
+	uint8_t raw[CSRF_TOKEN_RAW_LEN];
+	issue(ctx, secret_a, "", T0, t);
+	unmask(t, raw);
+	assert_memory_equal(raw + 14, want, 8);
+	assert_int_equal(verify(ctx, secret_a, "", t, CSRF_TOKEN_LEN, T0), CSRF_OK);
+}
+
+/* Tokens bound to no session (the library keeps their bind once a key):
+ * every one carries the bind of the key that signed it, also after the
+ * key of an id is replaced by a reload or another key signs; a token of
+ * the old key then reads as another session's, as it always did. */
+static void test_no_session_bind(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/csrf-token-XXXXXX";
+	char path[64], line[200];
+	char t1[CSRF_TOKEN_LEN + 1], t2[CSRF_TOKEN_LEN + 1];
+	uint8_t want1[8], want2[8];
+	no_session_bind(key1, want1);
+	no_session_bind(key2, want2);
+
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	for (int i = 0; i < 3; i++)
+		issue_unbound(ctx, want1, t1);
+	assert_int_equal(verify(ctx, secret_a, SID_A, t1, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_SESSION);
+	issue(ctx, secret_a, SID_A, T0, t2);
+	assert_int_equal(verify(ctx, secret_a, "", t2, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_SESSION);
+
+	/* another key signs */
+	assert_int_equal(csrf_ctx_add_key(ctx, 2, key2, 1), CSRF_OK);
+	issue_unbound(ctx, want2, t2);
+	assert_int_equal(verify(ctx, secret_a, "", t1, CSRF_TOKEN_LEN, T0), CSRF_OK);
+	csrf_ctx_free(ctx);
+
+	/* id 1's key replaced by a reload */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/keys", dir);
+	ctx = ctx_with_key(1, key1);
+	issue_unbound(ctx, want1, t1);
+	key_line(line, sizeof line, 1, key2, 1);
+	write_file(path, line);
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	issue_unbound(ctx, want2, t2);
+	assert_int_equal(verify(ctx, secret_a, "", t1, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_SESSION);
+	csrf_ctx_free(ctx);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_secret_cookie(void **state)
 {
 	(void)state;
@@ -796,6 +862,7 @@ int main(void)
 	    cmocka_unit_test(test_version1),
 	    cmocka_unit_test(test_expiry),
 	    cmocka_unit_test(test_unknown_key_and_rotation),
+	    cmocka_unit_test(test_no_session_bind),
 	    cmocka_unit_test(test_secret_cookie),
 	    cmocka_unit_test(test_field_names),
 	    cmocka_unit_test(test_arguments),
