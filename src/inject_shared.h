@@ -275,41 +275,39 @@ enum { NEXT_DATA, NEXT_RAW, NEXT_SCRIPT, NEXT_NOSCRIPT, NEXT_PLAINTEXT, NEXT_PAS
 enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its bytes */ };
 
 /* 1 when a tag in HTML content changes nothing the model follows (most
- * tags): the tokenizer then goes straight on. */
+ * tags): the tokenizer then goes straight on. Bit masks of the ids rather
+ * than a switch: this runs for every tag whose name is looked up, and a
+ * jump table there is an indirect branch that mispredicts whenever the
+ * tags alternate.
+ *   - always: T_OTHER and the ids past T_PLAINTEXT not named below
+ *     (keygen, font and the foreign ones, the breakout and void ones);
+ *   - end tags only: the raw-text ones (their start tag starts raw text),
+ *     base, head, button, input, svg, math;
+ *   - outside tables only: the table parts (dropped there), and the end
+ *     tag of table;
+ *   - never: form, template, select. */
+#define INJ_BIT(id) (UINT64_C(1) << (id))
+#define INJ_IDS_PARTS                                                                                                  \
+	(INJ_BIT(T_CAPTION) | INJ_BIT(T_COLGROUP) | INJ_BIT(T_COL) | INJ_BIT(T_TBODY) | INJ_BIT(T_THEAD) |             \
+	 INJ_BIT(T_TFOOT) | INJ_BIT(T_TR) | INJ_BIT(T_TD) | INJ_BIT(T_TH))
+#define INJ_IDS_END                                                                                                    \
+	(((INJ_BIT(T_PLAINTEXT + 1) - 1) & ~INJ_BIT(T_OTHER)) | INJ_BIT(T_BASE) | INJ_BIT(T_HEAD) |                    \
+	 INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) | INJ_BIT(T_SVG) | INJ_BIT(T_MATH))
+#define INJ_IDS_ALWAYS                                                                                                 \
+	(((INJ_BIT(T_VOID + 1) - 1) & ~(INJ_IDS_END | INJ_IDS_PARTS | INJ_BIT(T_TABLE) | INJ_BIT(T_FORM) |             \
+	                                INJ_BIT(T_TEMPLATE) | INJ_BIT(T_SELECT))) |                                    \
+	 INJ_BIT(T_OTHER))
+_Static_assert(T_VOID < 64, "the tag ids fit a 64-bit mask");
 static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is_end)
 {
 	if (t->depth > 0 || t->select || t->stopped)
 		return 0;
-	if (id == T_OTHER)
+	if (id == T_OTHER) /* the most common by far */
 		return 1;
-	switch (id) {
-	case T_FORM:
-	case T_TEMPLATE:
-	case T_SELECT:
-		return 0;
-	case T_TABLE:
-		return is_end && t->tables == 0;
-	case T_CAPTION:
-	case T_COLGROUP:
-	case T_COL:
-	case T_TBODY:
-	case T_THEAD:
-	case T_TFOOT:
-	case T_TR:
-	case T_TD:
-	case T_TH:
-		return t->tables == 0; /* outside tables: dropped */
-	case T_BASE:
-	case T_HEAD:
-	case T_BUTTON:
-	case T_INPUT:
-	case T_SVG:
-	case T_MATH:
-		return is_end;
-	default:
-		/* raw text starts with a start tag */
-		return id > T_PLAINTEXT || is_end;
-	}
+	uint64_t end = is_end ? INJ_IDS_END | INJ_BIT(T_TABLE) : 0, outside = t->tables == 0 ? ~UINT64_C(0) : 0;
+	uint64_t plain =
+	    INJ_IDS_ALWAYS | (end & ~INJ_BIT(T_TABLE)) | (outside & (INJ_IDS_PARTS | (end & INJ_BIT(T_TABLE))));
+	return (int)((plain >> (id & 63)) & 1);
 }
 
 static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
