@@ -139,7 +139,8 @@ _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector st
 _Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, tag) &&
                    offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
                "what init clears comes first");
-_Static_assert(INJ_NAME_MAX >= 16, "plain_tag lowers sixteen bytes of a name into tag.name");
+_Static_assert(INJ_NAME_MAX >= 9, "plain_tag lowers nine bytes of a name into tag.name");
+_Static_assert(INJ_ATTR_MAX <= 16, "attr_run lowers sixteen bytes of a name for tag.attr");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -340,16 +341,14 @@ static NOINLINE size_t plain_attrs(struct scan *s, size_t i, size_t g)
 	}
 }
 
-/* Sixteen bytes at p into dst, 'A'..'Z' lowered (eight at a time). */
-static inline void lower16(char *dst, const char *p)
+/* Eight bytes at p, 'A'..'Z' lowered, into dst. */
+static inline void lower8(char *dst, const char *p)
 {
-	for (int h = 0; h < 16; h += 8) {
-		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
-		memcpy(&x, p + h, 8);
-		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
-		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
-		memcpy(dst + h, &x, 8);
-	}
+	uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
+	memcpy(&x, p, 8);
+	uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
+	x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
+	memcpy(dst, &x, 8);
 }
 
 /* The tag whose '<' is chunk[i], in the data state of HTML content
@@ -379,9 +378,10 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 			return i;
 		size_t n = e - k;
 		if (n <= 9 && ((inj_html_lens[(c | 0x20) - 'a'] >> n) & 1)) {
-			char *name = inj->tag.name; /* INJ_NAME_MAX >= 16 */
-			if (len - k >= 16) {
-				lower16(name, p + k);
+			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
+			if (len - k >= 9) {         /* the name (n <= 9) and what follows, lowered */
+				lower8(name, p + k);
+				name[8] = (char)inj_lower((unsigned char)p[k + 8]);
 			} else {
 				for (size_t j = 0; j < n; j++)
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
@@ -454,11 +454,7 @@ STEP size_t name_run(struct scan *s, struct inj_tag *t, size_t i, int foreign)
 	if (k <= 8 && n >= 8 && nl + 8 <= INJ_NAME_MAX) {
 		/* the usual short name: eight bytes at once, lowered (the
 		 * bytes after it in name[] are past name_len, never read) */
-		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
-		memcpy(&x, p, 8);
-		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
-		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
-		memcpy(t->name + nl, &x, 8);
+		lower8(t->name + nl, p);
 		t->name_len = (uint8_t)(nl + k);
 		return e;
 	}
@@ -513,6 +509,21 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	const char *p = s->p + i;
 	size_t k, n = s->len - i;
 	uint8_t al = t->attr_len;
+	if (al == 0 && n >= 16) {
+		/* the usual: a whole name in this chunk, found through the
+		 * masks, its first INJ_ATTR_MAX bytes lowered at once (those
+		 * past attr_len are never read) */
+		size_t e = scan_until(s, i, C_ATTR_END);
+		if (e < s->len) {
+			char low[16];
+			k = e - i;
+			lower8(low, p);
+			lower8(low + 8, p + 8);
+			memcpy(t->attr, low, INJ_ATTR_MAX);
+			t->attr_len = k <= INJ_ATTR_MAX ? (uint8_t)k : INJ_ATTR_MAX + 1;
+			return e;
+		}
+	}
 	for (k = 0; k < n; k++) {
 		unsigned char ch = (unsigned char)p[k];
 		if (inj_cls[ch] & C_ATTR_END)
