@@ -160,7 +160,8 @@ static uint64_t le32(const char *n)
 }
 
 /* Its names start with the letters of INJ_HTML_FIRST (inject_shared.h):
- * a name added here may need its first letter added there. */
+ * a name added here may need its first letter added there, and its second
+ * letter to inj_html_second. */
 uint8_t inj_tag_id_html(const char *n, size_t len)
 {
 	uint64_t key;
