@@ -772,7 +772,8 @@ STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *s
                  uint8_t *st)
 {
 	int meta = inj->tag.id == T_META && inj->tag.keep;
-	if (inj_tree_plain(&inj->tree, &inj->tag) || inj_tree_table_tag(&inj->tree, &inj->tag)) {
+	if (inj_tree_plain(&inj->tree, &inj->tag) ||
+	    (inj_is_table_tag(inj->tag.id) && inj_tree_table_tag(&inj->tree, &inj->tag))) {
 		*st = S_DATA;
 		return meta ? referrer_raise(inj, chunk, i, start, emit, ud) : 0;
 	}

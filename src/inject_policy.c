@@ -512,6 +512,8 @@ int inj_policy_base(struct inj_tag *tag, const csrf_origin *self)
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self)
 {
 	int submit;
+	if (tag->id == T_INPUT && !(tag->seen & A_TYPE)) /* a text field: no submitter */
+		return BTN_PLAIN;
 	decode_values(tag);
 	if (tag->id == T_INPUT)
 		submit = (tag->seen & A_TYPE) && (short_is(tag->type_val, tag->type_len, tag->type_over, "submit") ||
