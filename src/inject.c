@@ -768,8 +768,8 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 /* Most tags change nothing the model follows: straight back to data.
  * *st: the tokenizer's next state. A meta kept (keep) may need its
  * referrer policy raised, wherever the model goes. */
-STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
-                 uint8_t *st)
+static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, uint8_t *st)
 {
 	int meta = inj->tag.id == T_META && inj->tag.keep;
 	if (inj_tree_plain(&inj->tree, &inj->tag) ||
@@ -900,8 +900,8 @@ STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, si
  * 13.2.5.32, 33, 35, 36/37 and 39 in a row. What the loop does not take
  * (an unquoted value, a name followed by a space) it leaves in its state
  * for the switch, as the steps above do. */
-STEP size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit,
-                             void *ud, uint8_t *st)
+static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start,
+                                        csrf_emit_fn emit, void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
 	const char *chunk = s->p;
