@@ -152,6 +152,7 @@ struct scan {
 	const char *p;
 	size_t len;
 	size_t base, end; /* the window: p[base..end) */
+	size_t span;      /* end - base: scan_next's one compare */
 	const struct inj_scan_path *path;
 	struct inj_block m[SCAN_WINDOW + 1]; /* one more, zero: the fast read below takes two blocks */
 };
@@ -206,6 +207,7 @@ static void scan_window(struct scan *s, size_t i)
 	memset(&s->m[blocks], 0, sizeof s->m[blocks]);
 	s->base = b;
 	s->end = b + 64 * blocks < s->len ? b + 64 * blocks : s->len;
+	s->span = s->end - b;
 }
 
 /* scan_next when the rest of i's block and the next hold no byte of the
@@ -237,7 +239,7 @@ static COLD size_t scan_far(struct scan *s, size_t i, int k)
 STEP size_t scan_next(struct scan *s, size_t i, int k)
 {
 	size_t off = i - s->base;
-	if (UNLIKELY(off >= s->end - s->base)) /* also i < base */
+	if (UNLIKELY(off >= s->span)) /* also i < base */
 		return scan_far(s, i, k);
 	/* the rest of i's block, then the next block (the one after the
 	 * window reads as zero) */
@@ -1012,7 +1014,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 	struct scan sc;
 	sc.p = chunk;
 	sc.len = len;
-	sc.base = sc.end = 0;
+	sc.base = sc.end = sc.span = 0;
 	sc.path = inj_scan_path();
 	while (i < len) {
 		if (st == S_DATA) { /* the usual state: a conditional branch, not the switch's indirect jump */
