@@ -139,7 +139,8 @@ _Static_assert(sizeof(struct csrf_inject) <= CSRF_INJECT_STATE_MAX, "injector st
 _Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, tag) &&
                    offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
                "what init clears comes first");
-_Static_assert(INJ_NAME_MAX >= 16, "plain_tag lowers sixteen bytes of a name into tag.name");
+_Static_assert(INJ_NAME_MAX >= 9, "plain_tag lowers nine bytes of a name into tag.name");
+_Static_assert(INJ_ATTR_MAX <= 16, "attr_run lowers sixteen bytes of a name for tag.attr");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -151,6 +152,7 @@ struct scan {
 	const char *p;
 	size_t len;
 	size_t base, end; /* the window: p[base..end) */
+	size_t span;      /* end - base: scan_next's one compare */
 	const struct inj_scan_path *path;
 	struct inj_block m[SCAN_WINDOW + 1]; /* one more, zero: the fast read below takes two blocks */
 };
@@ -205,6 +207,7 @@ static void scan_window(struct scan *s, size_t i)
 	memset(&s->m[blocks], 0, sizeof s->m[blocks]);
 	s->base = b;
 	s->end = b + 64 * blocks < s->len ? b + 64 * blocks : s->len;
+	s->span = s->end - b;
 }
 
 /* scan_next when the rest of i's block and the next hold no byte of the
@@ -236,7 +239,7 @@ static COLD size_t scan_far(struct scan *s, size_t i, int k)
 STEP size_t scan_next(struct scan *s, size_t i, int k)
 {
 	size_t off = i - s->base;
-	if (UNLIKELY(off >= s->end - s->base)) /* also i < base */
+	if (UNLIKELY(off >= s->span)) /* also i < base */
 		return scan_far(s, i, k);
 	/* the rest of i's block, then the next block (the one after the
 	 * window reads as zero) */
@@ -340,16 +343,14 @@ static NOINLINE size_t plain_attrs(struct scan *s, size_t i, size_t g)
 	}
 }
 
-/* Sixteen bytes at p into dst, 'A'..'Z' lowered (eight at a time). */
-static inline void lower16(char *dst, const char *p)
+/* Eight bytes at p, 'A'..'Z' lowered, into dst. */
+static inline void lower8(char *dst, const char *p)
 {
-	for (int h = 0; h < 16; h += 8) {
-		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
-		memcpy(&x, p + h, 8);
-		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
-		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
-		memcpy(dst + h, &x, 8);
-	}
+	uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
+	memcpy(&x, p, 8);
+	uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
+	x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
+	memcpy(dst, &x, 8);
 }
 
 /* The tag whose '<' is chunk[i], in the data state of HTML content
@@ -378,10 +379,11 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 		if (e == len)
 			return i;
 		size_t n = e - k;
-		if (n <= 9 && ((inj_html_lens[(c | 0x20) - 'a'] >> n) & 1)) {
-			char *name = inj->tag.name; /* INJ_NAME_MAX >= 16 */
-			if (len - k >= 16) {
-				lower16(name, p + k);
+		if (inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
+			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
+			if (len - k >= 9) {         /* the name (n <= 9) and what follows, lowered */
+				lower8(name, p + k);
+				name[8] = (char)inj_lower((unsigned char)p[k + 8]);
 			} else {
 				for (size_t j = 0; j < n; j++)
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
@@ -454,11 +456,7 @@ STEP size_t name_run(struct scan *s, struct inj_tag *t, size_t i, int foreign)
 	if (k <= 8 && n >= 8 && nl + 8 <= INJ_NAME_MAX) {
 		/* the usual short name: eight bytes at once, lowered (the
 		 * bytes after it in name[] are past name_len, never read) */
-		uint64_t x, lo7 = UINT64_C(0x7f7f7f7f7f7f7f7f), hi = ~lo7, ones = UINT64_C(0x0101010101010101);
-		memcpy(&x, p, 8);
-		uint64_t t7 = x & lo7, upper = (t7 + ones * (0x80 - 'A')) & ~(t7 + ones * (0x80 - 'Z' - 1)) & ~x & hi;
-		x |= upper >> 2; /* 0x20 into each byte 'A'..'Z' */
-		memcpy(t->name + nl, &x, 8);
+		lower8(t->name + nl, p);
 		t->name_len = (uint8_t)(nl + k);
 		return e;
 	}
@@ -513,6 +511,21 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	const char *p = s->p + i;
 	size_t k, n = s->len - i;
 	uint8_t al = t->attr_len;
+	if (al == 0 && n >= 16) {
+		/* the usual: a whole name in this chunk, found through the
+		 * masks, its first INJ_ATTR_MAX bytes lowered at once (those
+		 * past attr_len are never read) */
+		size_t e = scan_until(s, i, C_ATTR_END);
+		if (e < s->len) {
+			char low[16];
+			k = e - i;
+			lower8(low, p);
+			lower8(low + 8, p + 8);
+			memcpy(t->attr, low, INJ_ATTR_MAX);
+			t->attr_len = k <= INJ_ATTR_MAX ? (uint8_t)k : INJ_ATTR_MAX + 1;
+			return e;
+		}
+	}
 	for (k = 0; k < n; k++) {
 		unsigned char ch = (unsigned char)p[k];
 		if (inj_cls[ch] & C_ATTR_END)
@@ -757,11 +770,12 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 /* Most tags change nothing the model follows: straight back to data.
  * *st: the tokenizer's next state. A meta kept (keep) may need its
  * referrer policy raised, wherever the model goes. */
-STEP int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
-                 uint8_t *st)
+static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, uint8_t *st)
 {
 	int meta = inj->tag.id == T_META && inj->tag.keep;
-	if (inj_tree_plain(&inj->tree, &inj->tag) || inj_tree_table_tag(&inj->tree, &inj->tag)) {
+	if (inj_tree_plain(&inj->tree, &inj->tag) ||
+	    (inj_is_table_tag(inj->tag.id) && inj_tree_table_tag(&inj->tree, &inj->tag))) {
 		*st = S_DATA;
 		return meta ? referrer_raise(inj, chunk, i, start, emit, ud) : 0;
 	}
@@ -881,30 +895,69 @@ STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, si
 	return i;
 }
 
-/* S_BEFORE_ATTR_NAME: whitespace, then an attribute or the tag's end. */
-STEP size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit,
-                             void *ud, uint8_t *st)
+/* S_BEFORE_ATTR_NAME: whitespace, then an attribute or the tag's end.
+ * The usual attributes, name="value" one after another with whitespace
+ * between them, and the tag's '>' after them, are read here in one loop,
+ * not one pass of run()'s switch (an indirect jump) each: the states
+ * 13.2.5.32, 33, 35, 36/37 and 39 in a row. What the loop does not take
+ * (an unquoted value, a name followed by a space) it leaves in its state
+ * for the switch, as the steps above do. */
+static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start,
+                                        csrf_emit_fn emit, void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
 	const char *chunk = s->p;
 	size_t len = s->len;
-	*st = S_BEFORE_ATTR_NAME;
-	while (i < len && inj_is_ws((unsigned char)chunk[i]))
-		i++;
-	if (i == len)
-		return i;
-	unsigned char c = (unsigned char)chunk[i];
-	if (c == '/' || c == '>') {
-		*st = S_AFTER_ATTR_NAME;
-		return i;
+	for (;;) {
+		*st = S_BEFORE_ATTR_NAME;
+		while (i < len && inj_is_ws((unsigned char)chunk[i]))
+			i++;
+		if (i == len)
+			return i;
+		unsigned char c = (unsigned char)chunk[i];
+		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
+			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+		if (c == '/') {
+			*st = S_SELF_CLOSING;
+			return i + 1;
+		}
+		begin_attr(tag);
+		if (c == '=') { /* part of the name here */
+			tag->attr[0] = '=';
+			tag->attr_len = 1;
+			i++;
+		}
+		/* S_ATTR_NAME */
+		*st = S_ATTR_NAME;
+		i = attr_run(s, tag, i);
+		if (i == len)
+			return i;
+		attr_name_done(tag);
+		if (chunk[i] != '=') {
+			*st = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
+			return i;
+		}
+		if (i + 1 == len || (chunk[i + 1] != '"' && chunk[i + 1] != '\'')) {
+			*st = S_BEFORE_ATTR_VALUE;
+			return i + 1;
+		}
+		i = quoted_value(inj, s, i + 2, chunk[i + 1], st);
+		if (i == len)
+			return i;
+		/* S_AFTER_ATTR_VALUE_Q */
+		c = (unsigned char)chunk[i];
+		if (inj_is_ws(c)) {
+			i++;
+			continue;
+		}
+		if (c == '/') {
+			*st = S_SELF_CLOSING;
+			return i + 1;
+		}
+		if (c == '>')
+			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+		/* another byte: reconsumed in the before attribute name state */
 	}
-	begin_attr(tag);
-	if (c == '=') { /* part of the name here */
-		tag->attr[0] = '=';
-		tag->attr_len = 1;
-		i++;
-	}
-	return attr_name_step(inj, s, i, start, emit, ud, st);
 }
 
 STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
@@ -961,12 +1014,10 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 	struct scan sc;
 	sc.p = chunk;
 	sc.len = len;
-	sc.base = sc.end = 0;
+	sc.base = sc.end = sc.span = 0;
 	sc.path = inj_scan_path();
 	while (i < len) {
-		unsigned char c = (unsigned char)chunk[i];
-		switch (st) {
-		case S_DATA:
+		if (st == S_DATA) { /* the usual state: a conditional branch, not the switch's indirect jump */
 			i = scan_next(&sc, i, K_LT);
 			if (sc.path->skip_plain && inj->tree.depth == 0 && !inj->tree.select && !inj->tree.stopped) {
 				/* the tags that change nothing, one after another
@@ -982,7 +1033,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));
 					inj->tag.id = nid;
 					i = name_end_step(inj, &sc, ne, start, emit, ud, &st, 1);
-					break;
+					continue;
 				}
 			}
 			if (i + 2 < len && (inj_is_alpha((unsigned char)chunk[i + 1]) ||
@@ -999,7 +1050,10 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				st = S_TAG_OPEN;
 				i++;
 			}
-			break;
+			continue;
+		}
+		unsigned char c = (unsigned char)chunk[i];
+		switch (st) {
 		case S_TAG_OPEN:
 			if (inj_is_alpha(c)) {
 				begin_tag(inj, 0, c);

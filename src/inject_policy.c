@@ -105,77 +105,75 @@ static int is(const char *name, const char *lit, size_t len)
 	return memcmp(name, lit, len) == 0;
 }
 
+/* The names inj_tag_id_html knows (but plaintext), by a perfect hash of
+ * their bytes: one multiply and one compare a name, where a switch on the
+ * length and then on the first letter took two indirect jumps, which
+ * mispredict as the tags of a page alternate. The key holds every byte of
+ * a name of 2 to 8 (the bytes of a 2- or 3-letter one and its last again;
+ * the first four and the last four of a longer one, overlapping), read
+ * one at a time so that it is the same on every byte order and never
+ * reads past the name; with the length, it tells the name. HTML_HASH_MUL
+ * spreads the 30 keys over the 64 slots without a collision (found by
+ * trying multipliers; test_inject_policy checks each name's id). */
+#define HTML_HASH_MUL UINT64_C(0xe79b1d7833a56441)
+static const struct {
+	uint64_t key;
+	uint8_t len; /* 0: an empty slot */
+	uint8_t id;
+} html_names[64] = {
+    [0] = {UINT64_C(0x6174656d6174656d), 4, T_META},      /* meta */
+    [1] = {UINT64_C(0x6461656864616568), 4, T_HEAD},      /* head */
+    [3] = {UINT64_C(0x0000000000646474), 2, T_TD},        /* td */
+    [4] = {UINT64_C(0x6874616d6874616d), 4, T_MATH},      /* math */
+    [7] = {UINT64_C(0x6e6f747474747562), 6, T_BUTTON},    /* button */
+    [9] = {UINT64_C(0x0000000000727274), 2, T_TR},        /* tr */
+    [13] = {UINT64_C(0x6573616265736162), 4, T_BASE},     /* base */
+    [16] = {UINT64_C(0x00000000006c6f63), 3, T_COL},      /* col */
+    [19] = {UINT64_C(0x7475706e75706e69), 5, T_INPUT},    /* input */
+    [21] = {UINT64_C(0x6e6f697474706163), 7, T_CAPTION},  /* caption */
+    [22] = {UINT64_C(0x7463656c656c6573), 6, T_SELECT},   /* select */
+    [25] = {UINT64_C(0x0000000000677673), 3, T_SVG},      /* svg */
+    [27] = {UINT64_C(0x79646f62646f6274), 5, T_TBODY},    /* tbody */
+    [28] = {UINT64_C(0x6d726f666d726f66), 4, T_FORM},     /* form */
+    [29] = {UINT64_C(0x656d617261726669), 6, T_IFRAME},   /* iframe */
+    [30] = {UINT64_C(0x656c79746c797473), 5, T_STYLE},    /* style */
+    [32] = {UINT64_C(0x0000000000706d78), 3, T_XMP},      /* xmp */
+    [34] = {UINT64_C(0x656c62616c626174), 5, T_TABLE},    /* table */
+    [37] = {UINT64_C(0x70756f72676c6f63), 8, T_COLGROUP}, /* colgroup */
+    [38] = {UINT64_C(0x7470697269726373), 6, T_SCRIPT},   /* script */
+    [41] = {UINT64_C(0x7470697263736f6e), 8, T_NOSCRIPT}, /* noscript */
+    [44] = {UINT64_C(0x656c74696c746974), 5, T_TITLE},    /* title */
+    [46] = {UINT64_C(0x6e6567796779656b), 6, T_KEYGEN},   /* keygen */
+    [47] = {UINT64_C(0x6461656861656874), 5, T_THEAD},    /* thead */
+    [50] = {UINT64_C(0x73656d6172666f6e), 8, T_NOFRAMES}, /* noframes */
+    [51] = {UINT64_C(0x6574616c706d6574), 8, T_TEMPLATE}, /* template */
+    [52] = {UINT64_C(0x6165726174786574), 8, T_TEXTAREA}, /* textarea */
+    [53] = {UINT64_C(0x6465626d6d656f6e), 7, T_NOEMBED},  /* noembed */
+    [55] = {UINT64_C(0x746f6f666f6f6674), 5, T_TFOOT},    /* tfoot */
+    [59] = {UINT64_C(0x0000000000686874), 2, T_TH},       /* th */
+};
+
+static uint64_t le32(const char *n)
+{
+	const unsigned char *u = (const unsigned char *)n;
+	return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
+}
+
 /* Its names start with the letters of INJ_HTML_FIRST (inject_shared.h):
- * a name added here may need its first letter added there. */
+ * a name added here may need its first letter added there, and its second
+ * letter to inj_html_second. */
 uint8_t inj_tag_id_html(const char *n, size_t len)
 {
-	switch (len) {
-	case 2:
-		if (n[0] != 't')
-			return T_OTHER;
-		return n[1] == 'd' ? T_TD : n[1] == 'h' ? T_TH : n[1] == 'r' ? T_TR : T_OTHER;
-	case 3:
-		return is(n, "svg", 3) ? T_SVG : is(n, "xmp", 3) ? T_XMP : is(n, "col", 3) ? T_COL : T_OTHER;
-	case 4:
-		switch (n[0]) {
-		case 'f':
-			return is(n, "form", 4) ? T_FORM : T_OTHER;
-		case 'b':
-			return is(n, "base", 4) ? T_BASE : T_OTHER;
-		case 'h':
-			return is(n, "head", 4) ? T_HEAD : T_OTHER;
-		case 'm':
-			return is(n, "math", 4) ? T_MATH : is(n, "meta", 4) ? T_META : T_OTHER;
-		default:
-			return T_OTHER;
-		}
-	case 5:
-		switch (n[0]) {
-		case 's':
-			return is(n, "style", 5) ? T_STYLE : T_OTHER;
-		case 't':
-			return is(n, "title", 5)   ? T_TITLE
-			       : is(n, "table", 5) ? T_TABLE
-			       : is(n, "tbody", 5) ? T_TBODY
-			       : is(n, "thead", 5) ? T_THEAD
-			       : is(n, "tfoot", 5) ? T_TFOOT
-			                           : T_OTHER;
-		case 'i':
-			return is(n, "input", 5) ? T_INPUT : T_OTHER;
-		default:
-			return T_OTHER;
-		}
-	case 6:
-		switch (n[0]) {
-		case 's':
-			return is(n, "script", 6) ? T_SCRIPT : is(n, "select", 6) ? T_SELECT : T_OTHER;
-		case 'i':
-			return is(n, "iframe", 6) ? T_IFRAME : T_OTHER;
-		case 'b':
-			return is(n, "button", 6) ? T_BUTTON : T_OTHER;
-		case 'k':
-			return is(n, "keygen", 6) ? T_KEYGEN : T_OTHER;
-		default:
-			return T_OTHER;
-		}
-	case 7:
-		return is(n, "noembed", 7) ? T_NOEMBED : is(n, "caption", 7) ? T_CAPTION : T_OTHER;
-	case 8:
-		switch (n[0]) {
-		case 'c':
-			return is(n, "colgroup", 8) ? T_COLGROUP : T_OTHER;
-		case 't':
-			return is(n, "textarea", 8) ? T_TEXTAREA : is(n, "template", 8) ? T_TEMPLATE : T_OTHER;
-		case 'n':
-			return is(n, "noframes", 8) ? T_NOFRAMES : is(n, "noscript", 8) ? T_NOSCRIPT : T_OTHER;
-		default:
-			return T_OTHER;
-		}
-	case 9:
-		return is(n, "plaintext", 9) ? T_PLAINTEXT : T_OTHER;
-	default:
-		return T_OTHER;
-	}
+	uint64_t key;
+	if (len - 2 > 6) /* not 2 to 8 */
+		return len == 9 && is(n, "plaintext", 9) ? T_PLAINTEXT : T_OTHER;
+	if (len < 4)
+		key = (uint64_t)(unsigned char)n[0] | (uint64_t)(unsigned char)n[1] << 8 |
+		      (uint64_t)(unsigned char)n[len - 1] << 16;
+	else
+		key = le32(n) | le32(n + len - 4) << 32;
+	unsigned h = (unsigned)((key * HTML_HASH_MUL) >> 58);
+	return html_names[h].key == key && html_names[h].len == len ? html_names[h].id : T_OTHER;
 }
 
 static int attr_is(const struct inj_tag *tag, const char *lit)
@@ -194,6 +192,19 @@ static uint8_t take(struct inj_tag *tag, uint8_t bit, uint8_t slot)
 
 uint8_t inj_attr_slot(struct inj_tag *tag)
 {
+	/* the usual ones first, by compares: a jump table here mispredicts
+	 * as the tags alternate */
+	if (tag->id == T_INPUT || tag->id == T_BUTTON) {
+		if (attr_is(tag, "formaction"))
+			return take(tag, A_URL, SLOT_URL);
+		if (attr_is(tag, "formmethod"))
+			return take(tag, A_SHORT, SLOT_SHORT);
+		if (attr_is(tag, "type"))
+			return take(tag, A_TYPE, SLOT_TYPE);
+		if (attr_is(tag, "form"))
+			tag->has_form = 1;
+		return SLOT_NONE;
+	}
 	switch (tag->id) {
 	case T_FORM:
 		if (attr_is(tag, "action"))
@@ -205,17 +216,6 @@ uint8_t inj_attr_slot(struct inj_tag *tag)
 		return SLOT_NONE;
 	case T_BASE:
 		return attr_is(tag, "href") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
-	case T_BUTTON:
-	case T_INPUT:
-		if (attr_is(tag, "formaction"))
-			return take(tag, A_URL, SLOT_URL);
-		if (attr_is(tag, "formmethod"))
-			return take(tag, A_SHORT, SLOT_SHORT);
-		if (attr_is(tag, "type"))
-			return take(tag, A_TYPE, SLOT_TYPE);
-		if (attr_is(tag, "form"))
-			tag->has_form = 1;
-		return SLOT_NONE;
 	case T_META: /* kept only when the injector raises referrer policies */
 		if (attr_is(tag, "name"))
 			return take(tag, A_SHORT, SLOT_SHORT);
@@ -321,7 +321,12 @@ static size_t numeric_ref(const char *in, size_t len, size_t i, char *out)
 
 size_t inj_decode_attr(char *v, size_t n)
 {
-	size_t o = 0, i = 0;
+	/* the bytes before the first '&' or NUL stay as they are (most
+	 * values have neither) */
+	size_t i = 0;
+	while (i < n && v[i] != '&' && v[i] != '\0')
+		i++;
+	size_t o = i;
 	while (i < n) {
 		if (v[i] == '\0') {
 			v[o++] = (char)0x80;
@@ -465,10 +470,18 @@ static int tag_url(struct inj_tag *tag, const csrf_origin *self)
 
 /* 1 when the decoded value is lit, in any letter case. HTML matches
  * enumerated attributes exactly, without trimming: " post " is invalid. */
-static int short_is(const char *v, uint8_t len, int over, const char *lit)
+static inline int short_is(const char *v, uint8_t len, int over, const char *lit)
 {
-	csrf_slice s = {v, len};
-	return !over && csrfi_slice_ieq(s, lit);
+	/* inlined, the literal's length is known: most values are told by
+	 * their length alone (csrfi_slice_ieq, out of line, measured its
+	 * literal first) */
+	size_t n = strlen(lit);
+	if (over || len != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (inj_lower((unsigned char)v[i]) != inj_lower((unsigned char)lit[i]))
+			return 0;
+	return 1;
 }
 
 static int url_ok(int u, int base)
@@ -507,6 +520,8 @@ int inj_policy_base(struct inj_tag *tag, const csrf_origin *self)
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self)
 {
 	int submit;
+	if (tag->id == T_INPUT && !(tag->seen & A_TYPE)) /* a text field: no submitter */
+		return BTN_PLAIN;
 	decode_values(tag);
 	if (tag->id == T_INPUT)
 		submit = (tag->seen & A_TYPE) && (short_is(tag->type_val, tag->type_len, tag->type_over, "submit") ||

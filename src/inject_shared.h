@@ -152,26 +152,38 @@ uint8_t inj_tag_id_html(const char *name, size_t len);
 	 (1u << ('k' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | \
 	 (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
-/* The lengths of the names inj_tag_id_html knows, by their first letter
- * ('a' first), one bit a length: a name of another length is T_OTHER
- * without a look (code, br, em, span). inj_tag_id_html and this table
- * change together (test_inject_policy checks every name). */
-#define INJ_LEN(n) (1u << (n))
-static const uint16_t inj_html_lens[26] = {
-    ['b' - 'a'] = INJ_LEN(4) | INJ_LEN(6),              /* base, button */
-    ['c' - 'a'] = INJ_LEN(3) | INJ_LEN(7) | INJ_LEN(8), /* col, caption, colgroup */
-    ['f' - 'a'] = INJ_LEN(4),                           /* form */
-    ['h' - 'a'] = INJ_LEN(4),                           /* head */
-    ['i' - 'a'] = INJ_LEN(5) | INJ_LEN(6),              /* input, iframe */
-    ['k' - 'a'] = INJ_LEN(6),                           /* keygen */
-    ['m' - 'a'] = INJ_LEN(4),                           /* math, meta */
-    ['n' - 'a'] = INJ_LEN(7) | INJ_LEN(8),              /* noembed, noframes, noscript */
-    ['p' - 'a'] = INJ_LEN(9),                           /* plaintext */
-    ['s' - 'a'] = INJ_LEN(3) | INJ_LEN(5) | INJ_LEN(6), /* svg, style, script, select */
-    ['t' - 'a'] = INJ_LEN(2) | INJ_LEN(5) | INJ_LEN(8), /* td, th, tr, title, table, tbody, thead, tfoot, textarea,
-                                                          template */
-    ['x' - 'a'] = INJ_LEN(3),                           /* xmp */
+/* The second letters of the names inj_tag_id_html knows, by their first
+ * letter ('a' first) and length, one bit a letter ('a' is bit 0): a name
+ * of another length (code, br, em, span), or whose second letter no name
+ * of its length and first letter has (html, body, strong, small), is
+ * T_OTHER without a look. A bit that a byte other than a letter lands on
+ * only costs a look. inj_tag_id_html and this table change together
+ * (test_inject_policy checks every name). */
+#define INJ_2ND(c) (1u << ((c) - 'a'))
+static const uint32_t inj_html_second[26][10] = {
+    ['b' - 'a'] = {[4] = INJ_2ND('a') /* base */, [6] = INJ_2ND('u') /* button */},
+    ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */},
+    ['h' - 'a'] = {[4] = INJ_2ND('e') /* head */},
+    ['i' - 'a'] = {[5] = INJ_2ND('n') /* input */, [6] = INJ_2ND('f') /* iframe */},
+    ['k' - 'a'] = {[6] = INJ_2ND('e') /* keygen */},
+    ['m' - 'a'] = {[4] = INJ_2ND('a') | INJ_2ND('e') /* math,meta */},
+    ['n' - 'a'] = {[7] = INJ_2ND('o') /* noembed */, [8] = INJ_2ND('o') /* noframes,noscript */},
+    ['p' - 'a'] = {[9] = INJ_2ND('l') /* plaintext */},
+    ['s' - 'a'] = {[3] = INJ_2ND('v') /* svg */,
+                   [5] = INJ_2ND('t') /* style */,
+                   [6] = INJ_2ND('c') | INJ_2ND('e') /* script,select */},
+    ['t' - 'a'] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
+                   [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') |
+                         INJ_2ND('i') /* table,tbody,tfoot,thead,title */,
+                   [8] = INJ_2ND('e') /* template,textarea */},
+    ['x' - 'a'] = {[3] = INJ_2ND('m') /* xmp */},
 };
+
+static inline int inj_html_maybe(unsigned char first, unsigned char second, size_t len)
+{
+	return len <= 9 && ((inj_html_second[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
+}
 
 /* The attribute slot the value of the attribute just named goes to, for
  * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
@@ -275,41 +287,39 @@ enum { NEXT_DATA, NEXT_RAW, NEXT_SCRIPT, NEXT_NOSCRIPT, NEXT_PLAINTEXT, NEXT_PAS
 enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its bytes */ };
 
 /* 1 when a tag in HTML content changes nothing the model follows (most
- * tags): the tokenizer then goes straight on. */
+ * tags): the tokenizer then goes straight on. Bit masks of the ids rather
+ * than a switch: this runs for every tag whose name is looked up, and a
+ * jump table there is an indirect branch that mispredicts whenever the
+ * tags alternate.
+ *   - always: T_OTHER and the ids past T_PLAINTEXT not named below
+ *     (keygen, font and the foreign ones, the breakout and void ones);
+ *   - end tags only: the raw-text ones (their start tag starts raw text),
+ *     base, head, button, input, svg, math;
+ *   - outside tables only: the table parts (dropped there), and the end
+ *     tag of table;
+ *   - never: form, template, select. */
+#define INJ_BIT(id) (UINT64_C(1) << (id))
+#define INJ_IDS_PARTS                                                                                                  \
+	(INJ_BIT(T_CAPTION) | INJ_BIT(T_COLGROUP) | INJ_BIT(T_COL) | INJ_BIT(T_TBODY) | INJ_BIT(T_THEAD) |             \
+	 INJ_BIT(T_TFOOT) | INJ_BIT(T_TR) | INJ_BIT(T_TD) | INJ_BIT(T_TH))
+#define INJ_IDS_END                                                                                                    \
+	(((INJ_BIT(T_PLAINTEXT + 1) - 1) & ~INJ_BIT(T_OTHER)) | INJ_BIT(T_BASE) | INJ_BIT(T_HEAD) |                    \
+	 INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) | INJ_BIT(T_SVG) | INJ_BIT(T_MATH))
+#define INJ_IDS_ALWAYS                                                                                                 \
+	(((INJ_BIT(T_VOID + 1) - 1) & ~(INJ_IDS_END | INJ_IDS_PARTS | INJ_BIT(T_TABLE) | INJ_BIT(T_FORM) |             \
+	                                INJ_BIT(T_TEMPLATE) | INJ_BIT(T_SELECT))) |                                    \
+	 INJ_BIT(T_OTHER))
+_Static_assert(T_VOID < 64, "the tag ids fit a 64-bit mask");
 static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is_end)
 {
 	if (t->depth > 0 || t->select || t->stopped)
 		return 0;
-	if (id == T_OTHER)
+	if (id == T_OTHER) /* the most common by far */
 		return 1;
-	switch (id) {
-	case T_FORM:
-	case T_TEMPLATE:
-	case T_SELECT:
-		return 0;
-	case T_TABLE:
-		return is_end && t->tables == 0;
-	case T_CAPTION:
-	case T_COLGROUP:
-	case T_COL:
-	case T_TBODY:
-	case T_THEAD:
-	case T_TFOOT:
-	case T_TR:
-	case T_TD:
-	case T_TH:
-		return t->tables == 0; /* outside tables: dropped */
-	case T_BASE:
-	case T_HEAD:
-	case T_BUTTON:
-	case T_INPUT:
-	case T_SVG:
-	case T_MATH:
-		return is_end;
-	default:
-		/* raw text starts with a start tag */
-		return id > T_PLAINTEXT || is_end;
-	}
+	uint64_t end = is_end ? INJ_IDS_END | INJ_BIT(T_TABLE) : 0, outside = t->tables == 0 ? ~UINT64_C(0) : 0;
+	uint64_t plain =
+	    INJ_IDS_ALWAYS | (end & ~INJ_BIT(T_TABLE)) | (outside & (INJ_IDS_PARTS | (end & INJ_BIT(T_TABLE))));
+	return (int)((plain >> (id & 63)) & 1);
 }
 
 static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)

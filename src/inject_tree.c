@@ -601,6 +601,16 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 			hold_back(t, CSRF_INJECT_UNCLOSED);
 		return;
 	}
+	/* a form's usual tags by compares first: the switch's jump table
+	 * mispredicts as they alternate */
+	if (tag->id == T_INPUT || tag->id == T_BUTTON) {
+		button_start(t, tag);
+		return;
+	}
+	if (tag->id == T_FORM) {
+		form_start(t, tag, ins);
+		return;
+	}
 	switch (tag->id) {
 	case T_SVG:
 		push(t, tag, NS_SVG);

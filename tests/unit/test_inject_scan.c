@@ -365,6 +365,18 @@ static const struct {
     P("<blockquote cite=\"x>\">"),
     P("<strong\"='>"),
     P("<a x='1'y='>'>"),
+    /* the attribute loop of the tags that matter (name="value" in a row,
+     * then '/', '>' or another byte), their names found through the masks
+     * and lowered (longer than kept, in capitals), and names a known one's
+     * first letter and length, not its second letter, let through */
+    P("<form method=\"post\" action=\"/x\"/>"),
+    P("<input type=\"submit\"formmethod=\"get\"value='a'>"),
+    P("<button formaction='/a' formmethod=\"post\" type=\"submit\">"),
+    P("<input DATA-A-LONG-ATTRIBUTE-NAME=\"1\" TYPE=\"SUBMIT\" FormAction=\"https://evil.example/\">"),
+    P("<button formactionx=\"//evil.example\" formaction=\"/ok\">"),
+    P("<form =\"x\" method=\"post\"\taction=\"/y\" >"),
+    P("<form method=\"post\" action=\"/z\"=\"q\">"),
+    P("<TBODY><Strong><HTML><Body><Small></Strong><TD></tbody>"),
     P("<div data-a='" /* a value across blocks and the scan window */
       "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
       "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
