@@ -5,7 +5,9 @@
  * Invariants: decoding never grows a value, reads only its bytes, and
  * leaves a value without '&' or NUL as it is; an action that starts with
  * another authority is never ours, one that starts with our origin and a
- * '/' always is (the rest is path), whatever follows; a form judged ours
+ * '/' always is (the rest is path), whatever follows, and so is one that
+ * starts with "//", our host and a '/' unless <base> points elsewhere (the
+ * base's scheme would apply); a form judged ours
  * only through its relative action is never ours once <base> points
  * elsewhere; a tag id other than "unknown" comes only from a short
  * lower-case name. The same pieces as a body and a Content-Type for
@@ -73,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(verdict("https://self.example.evil", v, n, &self, B_NONE, &rel) != FP_POST_SELF);
 	FZ_ASSERT(verdict("https://self.example/", v, n, &self, B_OTHER, &rel) == FP_POST_SELF);
 	FZ_ASSERT(verdict("https://self.example?", v, n, &self, B_OTHER, &rel) == FP_POST_SELF);
+	FZ_ASSERT(verdict("//self.example/", v, n, &self, B_NONE, &rel) == FP_POST_SELF && rel);
+	FZ_ASSERT(verdict("//self.example/", v, n, &self, B_OTHER, &rel) != FP_POST_SELF);
 
 	int plain = verdict("", v, n, &self, B_NONE, &rel);
 	int other = verdict("", v, n, &self, B_OTHER, &rel);

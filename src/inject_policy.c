@@ -379,6 +379,43 @@ static int is_scheme_char(unsigned char c)
 	return is_alnum(c) || c == '+' || c == '-' || c == '.';
 }
 
+/* Where the authority that starts at a[from] ends (its first '/', '\\',
+ * '?' or '#', or n), or SIZE_MAX when it is unsure: a '&' (an unknown
+ * reference might be any of those), or the kept bytes cut it short. */
+static size_t authority_end(const char *a, size_t from, size_t n, int trunc)
+{
+	for (size_t k = from; k < n; k++) {
+		unsigned char c = (unsigned char)a[k];
+		if (c == '/' || c == '\\' || c == '?' || c == '#')
+			return k;
+		if (c == '&')
+			return SIZE_MAX;
+	}
+	return trunc ? SIZE_MAX : n;
+}
+
+/* "//host/x", "\\host\x", "/\host": the base URL's scheme with the
+ * authority after the two slashes. Ours when that authority, read under
+ * self's scheme, is self's: then it resolves as a relative path does (the
+ * document is ours; a <base> elsewhere, whose scheme would apply, is the
+ * relative verdict's to judge). A third slash, which browsers skip, and
+ * userinfo leave it cross-origin. */
+static int scheme_relative(const char *a, size_t n, int trunc, const csrf_origin *self)
+{
+	size_t k = authority_end(a, 2, n, trunc);
+	char u[sizeof self->scheme + 3 + sizeof self->host + 8];
+	size_t sl = strnlen(self->scheme, sizeof self->scheme);
+	if (k == SIZE_MAX || k == 2 || sl + 3 + (k - 2) > sizeof u)
+		return U_CROSS;
+	memcpy(u, self->scheme, sl);
+	memcpy(u + sl, "://", 3);
+	memcpy(u + sl + 3, a + 2, k - 2);
+	csrf_origin o;
+	if (csrf_url_origin(u, sl + 3 + (k - 2), &o) != CSRF_OK || !csrf_origin_equal(&o, self))
+		return U_CROSS;
+	return U_RELATIVE;
+}
+
 /* Judges a decoded URL the way a URL parser would see it, failing closed
  * (U_CROSS) whenever unsure. present: the attribute was there. trunc: the
  * value went on past the kept bytes. a is rewritten in place. A '&' left
@@ -409,8 +446,9 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 		if (n == 1)
 			return trunc ? U_CROSS : U_RELATIVE;
 		unsigned char c1 = (unsigned char)a[1];
-		/* "//host", "\\host", "/\host": another authority. */
-		return c1 == '/' || c1 == '\\' || c1 == '&' ? U_CROSS : U_RELATIVE;
+		if (c1 == '/' || c1 == '\\')
+			return scheme_relative(a, n, trunc, self);
+		return c1 == '&' ? U_CROSS : U_RELATIVE;
 	}
 	if (c0 == '?' || c0 == '#')
 		return U_RELATIVE;
@@ -435,18 +473,9 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 	 * and "https:///host" as URLs, but never as ours for certain. */
 	if (n - i < 3 || a[i + 1] != '/' || a[i + 2] != '/')
 		return U_CROSS;
-	size_t k;
-	for (k = i + 3; k < n; k++) {
-		unsigned char c = (unsigned char)a[k];
-		if (c == '/' || c == '\\' || c == '?' || c == '#')
-			break;
-		if (c == '&')
-			return U_CROSS;
-	}
-	if (k == n && trunc)
-		return U_CROSS; /* the authority may go on past the kept bytes */
+	size_t k = authority_end(a, i + 3, n, trunc);
 	csrf_origin o;
-	if (csrf_url_origin(a, k, &o) != CSRF_OK || !csrf_origin_equal(&o, self))
+	if (k == SIZE_MAX || csrf_url_origin(a, k, &o) != CSRF_OK || !csrf_origin_equal(&o, self))
 		return U_CROSS;
 	return U_SELF;
 }

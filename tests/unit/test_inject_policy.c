@@ -372,6 +372,22 @@ static void test_form(void **state)
 	    {"post", "https://evil.example/x", B_NONE, FP_OTHER, 0},
 	    {"post", "index.php&#x3F;route&#x3D;&#x2F;x", B_NONE, FP_POST_SELF, 1},
 	    {"post", "&#x2F;&#x2F;evil.example", B_NONE, FP_OTHER, 0},
+	    /* scheme-relative: the document's scheme, then the authority */
+	    {"post", "//self.example/x", B_NONE, FP_POST_SELF, 1},
+	    {"post", "//SELF.example:443/x?y#z", B_SAME, FP_POST_SELF, 1},
+	    {"post", "\\\\self.example\\x", B_NONE, FP_POST_SELF, 1},
+	    {"post", "/\\self.example", B_NONE, FP_POST_SELF, 1},
+	    {"post", " \t//self.exa\nmple/ ", B_NONE, FP_POST_SELF, 1},
+	    {"post", "//self.example/x", B_OTHER, FP_POST_BASE, 1}, /* the base's scheme */
+	    {"post", "//self.example:8443/x", B_NONE, FP_OTHER, 0},
+	    {"post", "//self.example.evil.example/", B_NONE, FP_OTHER, 0},
+	    {"post", "//user@self.example/", B_NONE, FP_OTHER, 0},
+	    {"post", "//self.example&#x2e;evil.example/", B_NONE, FP_OTHER, 0},
+	    {"post", "//self.example&copy;/", B_NONE, FP_OTHER, 0},
+	    {"post", "//self.example&/", B_NONE, FP_OTHER, 0},
+	    {"post", "//", B_NONE, FP_OTHER, 0},
+	    {"post", "///self.example/", B_NONE, FP_OTHER, 0},
+	    {"post", "//evil.example/", B_NONE, FP_OTHER, 0},
 	    {"post", "https&#x3A;&#x2F;&#x2F;evil.example", B_NONE, FP_OTHER, 0},
 	    {"post", "https://self.example&period;evil.example/", B_NONE, FP_OTHER, 0},
 	    {"post", "https://self.example&copy;/", B_NONE, FP_OTHER, 0}, /* unknown reference in the host */
@@ -411,6 +427,8 @@ static void test_base(void **state)
 	    {"https://self.example/app/", B_SAME},
 	    {"https://evil.example/", B_OTHER},
 	    {"//evil.example/", B_OTHER},
+	    {"//self.example/app/", B_SAME},
+	    {"//self.example:8443/", B_OTHER},
 	    {"&#x2F;&#x2F;evil.example/", B_OTHER},
 	    {"javascript:x", B_OTHER},
 	};
@@ -544,6 +562,12 @@ static void test_long_url(void **state)
 	make_tag(&t, T_FORM, url, "post", NULL);
 	assert_int_equal(inj_policy_form(&t, B_NONE, &self, &rel), FP_POST_SELF);
 	memcpy(url, "https://self.exampleX", 21); /* the host runs past the cut */
+	make_tag(&t, T_FORM, url, "post", NULL);
+	assert_int_equal(inj_policy_form(&t, B_NONE, &self, &rel), FP_OTHER);
+	memcpy(url, "//self.example/aaaaaa", 21); /* scheme-relative, cut in its path */
+	make_tag(&t, T_FORM, url, "post", NULL);
+	assert_int_equal(inj_policy_form(&t, B_NONE, &self, &rel), FP_POST_SELF);
+	memcpy(url, "//self.exampleaaaaaaa", 21); /* and in its host */
 	make_tag(&t, T_FORM, url, "post", NULL);
 	assert_int_equal(inj_policy_form(&t, B_NONE, &self, &rel), FP_OTHER);
 	free(url);
