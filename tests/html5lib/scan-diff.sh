@@ -10,7 +10,9 @@
 # Release, then:
 #   1. scan_diff.py: PAGES generated pages (default 100000), every fuzz
 #      corpus split at every offset and the benchmark's real page shifted
-#      0..63 bytes, through a driver per scanner path and the old driver:
+#      0..63 bytes, and attack_pages.py's targeted ones (every case of the
+#      names and attribute names the injector reads, cut at each offset),
+#      through a driver per scanner path and the old driver:
 #      output, count and status byte for byte the same;
 #   2. inject_diff.py, the html5lib oracle, on every path this machine
 #      runs, PAGES / 4 pages each (other seeds than make check's).
@@ -37,7 +39,7 @@ old=$(find "$build/old" -name csrf-inject-driver -type f | head -n 1)
 
 echo "scan-diff: $pages pages through every path and the injector of $base"
 PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/scan_diff.py" "$new" --ref "$old" --pages "$pages" --seed 11 \
-	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000
+	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000 --attack
 
 seed=200
 for path in scalar portable sse2 avx2 neon; do

@@ -13,7 +13,10 @@ same pages in the same cuts:
 - every file of the given corpus directories (the fuzz corpora), whole and
   split in two at every offset;
 - the given pages (the benchmark's), whole, in random cuts, and shifted
-  against the block grid by 0..63 bytes of text before them.
+  against the block grid by 0..63 bytes of text before them;
+- with --attack, attack_pages.py's: every case of the names the injector
+  knows and of the attribute names its policy reads, where its fast paths
+  decide.
 
 Each driver checks that its whole and split runs agree and that its output
 without the insertions is the page; this script checks that every driver's
@@ -21,7 +24,7 @@ output, count and status equal the scalar path's (the byte-at-a-time
 reference), byte for byte, and the reference driver's when given.
 
 Usage: scan_diff.py DRIVER [--ref OLD_DRIVER] [--pages N] [--seed S]
-                   [--corpus DIR ...] [--page FILE ...] [--shifts N]
+                   [--corpus DIR ...] [--page FILE ...] [--shifts N] [--attack]
 Exits 0 when every driver agreed; prints the first difference otherwise.
 """
 import argparse
@@ -31,6 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import attack_pages  # noqa: E402  (--attack: targeted pages)
 import inject_diff  # noqa: E402  (the page generator)
 
 PATHS = ["scalar", "portable", "sse2", "avx2", "neon"]
@@ -97,6 +101,7 @@ def main():
     ap.add_argument("--page", nargs="*", default=[])
     ap.add_argument("--shifts", type=int, default=64, help="shifts of each --page against the block grid")
     ap.add_argument("--report", type=int, default=0)
+    ap.add_argument("--attack", action="store_true", help="also the targeted pages of attack_pages.py")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     drivers, missing = start_paths(args.driver)
@@ -130,6 +135,11 @@ def main():
         counts["pages"] += 1
         if args.report and (n + 1) % args.report == 0:
             print("%d pages" % (n + 1), flush=True)
+    if args.attack:
+        for n, (page, cuts) in enumerate(attack_pages.pages(rng)):
+            if not check(page, cuts, "attack page %d (seed %d)" % (n, args.seed)):
+                return 1
+            counts["pages"] += 1
     for top in args.corpus:
         for dirpath, _, files in sorted(os.walk(top)):
             for f in sorted(files):

@@ -88,6 +88,12 @@ static const row rows[] = {
      "<form DATA-A-RATHER-LONG-NAME=\"1\" METHOD=\"POST\">" IN CL, 1},
     {"formactionx is not formaction", PF "<button formactionx=\"//evil.example\">" CL,
      PF IN "<button formactionx=\"//evil.example\">" CL, 1},
+    /* a name's bytes past the eighth lowered too (attr_run, eight at a
+     * time): upper-case formaction and formmethod still count */
+    {"upper-case formaction", PF "<button FORMACTION=\"https://evil.example/\" type=submit>" CL,
+     PF "<button FORMACTION=\"https://evil.example/\" type=submit>" CL, 0},
+    {"upper-case formmethod", PF "<input TYPE=SUBMIT FormMethoD=\"GET\">" CL,
+     PF "<input TYPE=SUBMIT FormMethoD=\"GET\">" CL, 0},
     {"text field is no submitter", PF "<input name=\"a\" formmethod=\"get\">" CL,
      PF IN "<input name=\"a\" formmethod=\"get\">" CL, 1},
     {"submit input by get", PF "<input type=\"submit\" formmethod=\"get\">" CL,
