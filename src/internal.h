@@ -206,18 +206,25 @@ void csrfi_trim_ptrs(const char **p, const char **end);
 
 /* 1 when equal; time depends only on n. */
 int csrfi_ct_eq(const void *a, const void *b, size_t n);
-/* The same for n a multiple of 8 (MACs, tags, binds), inlined: eight
+/* The same inlined, for MACs, tags and binds (multiples of 8): eight
  * bytes at a time, every word read and or-ed whatever the data (the
- * empty asm keeps the compiler from stopping at the first difference). */
+ * empty asm keeps the compiler from stopping at the first difference),
+ * then any bytes after the last whole word one by one, so that no length
+ * leaves bytes uncompared (a constant n of whole words has no tail). */
 static inline int csrfi_ct_eq_words(const void *a, const void *b, size_t n)
 {
 	const uint8_t *x = a, *y = b;
 	uint64_t d = 0;
-	for (size_t i = 0; i + 8 <= n; i += 8) {
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
 		uint64_t u, v;
 		memcpy(&u, x + i, 8);
 		memcpy(&v, y + i, 8);
 		d |= u ^ v;
+		__asm__("" : "+r"(d));
+	}
+	for (; i < n; i++) {
+		d |= (uint64_t)(x[i] ^ y[i]);
 		__asm__("" : "+r"(d));
 	}
 	return d == 0;

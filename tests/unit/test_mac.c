@@ -155,12 +155,41 @@ static void test_reuse_and_wipe(void **state)
 	csrfi_mac_wipe(NULL);
 }
 
+/* The compare MACs, tags and binds go through (csrfi_ct_eq_words)
+ * answers as memcmp for every length up to 40 bytes, whole words or not:
+ * equal buffers compare equal, and one bit flipped anywhere, the last
+ * bytes after the whole words included, makes them differ. */
+static void test_ct_eq_words(void **state)
+{
+	(void)state;
+	uint8_t a[40], b[40];
+	for (size_t i = 0; i < sizeof a; i++)
+		a[i] = (uint8_t)(i * 29 + 7);
+	for (size_t n = 0; n <= sizeof a; n++) {
+		memcpy(b, a, sizeof b);
+		assert_int_equal(csrfi_ct_eq_words(a, b, n), 1);
+		for (size_t pos = 0; pos < n; pos++)
+			for (int bit = 0; bit < 8; bit++) {
+				b[pos] ^= (uint8_t)(1u << bit);
+				if (csrfi_ct_eq_words(a, b, n) != 0)
+					fail_msg("length %zu: a flipped bit %d of byte %zu compares equal", n, bit,
+					         pos);
+				b[pos] ^= (uint8_t)(1u << bit);
+			}
+		if (n < sizeof b) { /* a byte past n is not compared */
+			b[n] ^= 1;
+			assert_int_equal(csrfi_ct_eq_words(a, b, n), 1);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_rfc4231),
 	    cmocka_unit_test(test_against_openssl),
 	    cmocka_unit_test(test_reuse_and_wipe),
+	    cmocka_unit_test(test_ct_eq_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
