@@ -51,6 +51,7 @@ CSRF_API csrf_reason csrf_request_header(csrf_request *req, const char *name, si
 		return CSRF_ERR_ARG;
 	csrf_slice n = {name, name_len};
 	csrf_slice v = {value ? value : "", value_len};
+	/* CSRF_HEADER_NAME, lower-cased below (test_request files it by the macro) */
 	_Static_assert(sizeof CSRF_HEADER_NAME - 1 == 12, "the token header's name is of the case for 12");
 	switch (name_len) {
 	case 4:

@@ -80,6 +80,7 @@ static void test_repeated_headers_marked(void **state)
 	    {"Referer", CSRF_HDR_REFERER},
 	    {"Sec-Fetch-Site", CSRF_HDR_FETCH_SITE},
 	    {"X-CSRF-Token", CSRF_HDR_TOKEN},
+	    {CSRF_HEADER_NAME, CSRF_HDR_TOKEN}, /* request.c spells it in lower case */
 	    {"Content-Type", CSRF_HDR_CONTENT_TYPE},
 	    {"Content-Length", CSRF_HDR_CONTENT_LENGTH},
 	    {"Host", CSRF_HDR_HOST},
