@@ -601,8 +601,8 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 			hold_back(t, CSRF_INJECT_UNCLOSED);
 		return;
 	}
-	/* a form's usual tags by compares first: the switch's jump table
-	 * mispredicts as they alternate */
+	/* a form's usual tags by compares, not in the switch: its jump
+	 * table mispredicts as they alternate */
 	if (tag->id == T_INPUT || tag->id == T_BUTTON) {
 		button_start(t, tag);
 		return;
@@ -627,9 +627,6 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 	case T_SELECT:
 		t->select = 1;
 		return;
-	case T_FORM:
-		form_start(t, tag, ins);
-		return;
 	case T_TABLE:
 	case T_CAPTION:
 	case T_COLGROUP:
@@ -642,10 +639,6 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 	case T_TH:
 		if (t->templates == 0) /* template contents: a tree of their own */
 			table_start(t, tag->id);
-		return;
-	case T_BUTTON:
-	case T_INPUT:
-		button_start(t, tag);
 		return;
 	case T_BASE:
 		base_start(t, tag, 0);
