@@ -413,6 +413,23 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 	return r ? r : i;
 }
 
+/* A tag's name of n <= 9 bytes at q (nine readable), one that
+ * inj_html_maybe lets through: looked up as plain_tag does, the name
+ * kept in tag.name. 1 when the tag matters (*name_id set): the states
+ * read it from its name's end on. */
+static NOINLINE int plain_named(struct csrf_inject *inj, const char *q, unsigned n, unsigned is_end, uint8_t *name_id)
+{
+	char *name = inj->tag.name; /* the name and what follows, lowered */
+	lower8(name, q);
+	name[8] = (char)inj_lower((unsigned char)q[8]);
+	uint8_t id = inj_tag_id_html(name, n);
+	if (inj_tree_plain_id(&inj->tree, id, (int)is_end) &&
+	    !(id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
+		return 0;
+	*name_id = id;
+	return 1;
+}
+
 /* Where a tag ends that plain_fast takes: its name's first letter c is
  * q[k] (is_end: an end tag), and gq and en hold the '>'-or-quote and the
  * name-end bits of the bytes after it, bit j for q[j]. The usual shapes
@@ -438,19 +455,9 @@ STEP int plain_shape(struct csrf_inject *inj, const char *q, unsigned k, unsigne
 		unsigned e = (unsigned)CTZ64(en), n = e - k;
 		if (!(inj_cls[(unsigned char)q[e]] & C_NAME_END))
 			return PF_NOT;
-		if (inj_html_maybe(c, (unsigned char)q[k + 1], n)) {
-			/* the name (n <= 9) and what follows, lowered, as plain_tag
-			 * keeps it */
-			char *name = inj->tag.name;
-			lower8(name, q + k);
-			name[8] = (char)inj_lower((unsigned char)q[k + 8]);
-			uint8_t id = inj_tag_id_html(name, n);
-			if (!inj_tree_plain_id(&inj->tree, id, (int)is_end) ||
-			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
-				*name_end = e;
-				*name_id = id;
-				return PF_NAMED;
-			}
+		if (inj_html_maybe(c, (unsigned char)q[k + 1], n) && plain_named(inj, q + k, n, is_end, name_id)) {
+			*name_end = e;
+			return PF_NAMED;
 		}
 	}
 	unsigned g = (unsigned)CTZ64(gq);
@@ -585,7 +592,9 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 					}
 					goto ends;
 				}
-			other : {
+			other:;
+				/* another shape: a quoted value, a name that matters or
+				 * ends oddly, a tag across blocks with one of those */
 				unsigned ne;
 				int r = plain_across(inj, m + w, q, t, &ne, name_id);
 				if (r < 0) {
@@ -595,7 +604,6 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				}
 				g = (unsigned)r;
 				from = w * 64 + g + 1; /* g may be past the block */
-			}
 			ends:
 				/* the tag ends at q[g]: the '<' bits before it (in its
 				 * values) are no tags */
@@ -1222,12 +1230,20 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				 * (plain_tag reads them in HTML content only) */
 				size_t ne = 0;
 				uint8_t nid = T_OTHER;
-				for (;;) {
-					i = plain_fast(inj, &sc, i, &ne, &nid);
-					size_t e = ne ? i : plain_tag(inj, &sc, i, &ne, &nid);
+				for (int n = 0;; n++) {
+					/* the first three through plain_tag (after a tag
+					 * that matters, another often comes soon: a form's
+					 * fields and its end tag; plain_fast pays for its
+					 * start once), those after them through plain_fast */
+					size_t e = plain_tag(inj, &sc, i, &ne, &nid);
 					if (e == i)
 						break;
 					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
+					if (n < 2)
+						continue;
+					i = plain_fast(inj, &sc, i, &ne, &nid);
+					if (ne)
+						break;
 				}
 				if (ne) { /* a tag that matters, its name read */
 					int end = chunk[i + 1] == '/';
