@@ -147,7 +147,7 @@ _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < 
  * SCAN_WINDOW 64-byte blocks (counted from the chunk's start), classified
  * at once by the path in use, then read by the states; the next window
  * when a state reads past it. */
-#define SCAN_WINDOW 16
+#define SCAN_WINDOW 32
 struct scan {
 	const char *p;
 	size_t len;
