@@ -147,7 +147,7 @@ _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < 
  * SCAN_WINDOW 64-byte blocks (counted from the chunk's start), classified
  * at once by the path in use, then read by the states; the next window
  * when a state reads past it. */
-#define SCAN_WINDOW 16
+#define SCAN_WINDOW 32
 struct scan {
 	const char *p;
 	size_t len;
@@ -160,6 +160,8 @@ enum { K_LT, K_GQ, K_END };
 
 #if defined(__GNUC__)
 #define CTZ64(m) ((size_t)__builtin_ctzll(m))
+#define CTZ32(m) ((unsigned)__builtin_ctzll(m))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define COLD __attribute__((noinline, cold))
 #define NOINLINE __attribute__((noinline))
@@ -173,6 +175,8 @@ static size_t CTZ64(uint64_t m)
 	}
 	return k;
 }
+#define CTZ32(m) ((unsigned)CTZ64(m))
+#define LIKELY(x) (x)
 #define UNLIKELY(x) (x)
 #define COLD
 #define NOINLINE
@@ -407,6 +411,208 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 		return g + 1;
 	size_t r = plain_attrs(s, e, g);
 	return r ? r : i;
+}
+
+/* A tag's name of n <= 9 bytes at q (nine readable), one that
+ * inj_html_maybe lets through: looked up as plain_tag does, the name
+ * kept in tag.name. 1 when the tag matters (*name_id set): the states
+ * read it from its name's end on. */
+static NOINLINE int plain_named(struct csrf_inject *inj, const char *q, unsigned n, unsigned is_end, uint8_t *name_id)
+{
+	char *name = inj->tag.name; /* the name and what follows, lowered */
+	lower8(name, q);
+	name[8] = (char)inj_lower((unsigned char)q[8]);
+	uint8_t id = inj_tag_id_html(name, n);
+	if (inj_tree_plain_id(&inj->tree, id, (int)is_end) &&
+	    !(id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
+		return 0;
+	*name_id = id;
+	return 1;
+}
+
+/* Where a tag ends that plain_fast takes: its name's first letter c is
+ * q[k] (is_end: an end tag), and gq and en hold the '>'-or-quote and the
+ * name-end bits of the bytes after it, bit j for q[j]. The usual shapes
+ * only: a name no element we follow has (by its first letter, or its
+ * first two and its length), then the tag's '>', or attributes written
+ * name="value", each name after a blank and holding none (nor '/', '=' or
+ * a control byte), then the '>'. Those shapes decide exactly what
+ * plain_attrs decides: the blank puts the tokenizer in the before
+ * attribute name state (after the tag name, or after a value's closing
+ * quote and bytes of a name), the name's bytes in the attribute name
+ * state, its '=' in the before attribute value state, where the quote
+ * opens the value; a '>' outside a value ends the tag in every state.
+ * Returns the index of the '>' in q; PF_NOT for another shape or when the
+ * bits end first; PF_NAMED for a name that matters, with *name_end (its
+ * end in q) and *name_id set. */
+enum { PF_NOT = -1, PF_NAMED = -2 };
+STEP int plain_shape(struct csrf_inject *inj, const char *q, unsigned k, unsigned char c, unsigned is_end, uint64_t gq,
+                     uint64_t en, unsigned *name_end, uint8_t *name_id)
+{
+	if (!gq || !en)
+		return PF_NOT;
+	if (inj_cls[c] & C_FIRST) { /* the name's end, its length and second letter */
+		unsigned e = (unsigned)CTZ64(en), n = e - k;
+		if (!(inj_cls[(unsigned char)q[e]] & C_NAME_END))
+			return PF_NOT;
+		if (inj_html_maybe(c, (unsigned char)q[k + 1], n) && plain_named(inj, q + k, n, is_end, name_id)) {
+			*name_end = e;
+			return PF_NAMED;
+		}
+	}
+	unsigned g = (unsigned)CTZ64(gq);
+	uint64_t ea = en; /* its lowest bit: the blank before the next name */
+	while (q[g] != '>') {
+		unsigned a = (unsigned)CTZ64(ea);
+		uint64_t rest = ea & (ea - 1);
+		if (a + 3 > g || !rest || CTZ64(rest) != g - 1 || q[g - 1] != '=' || !inj_is_ws((unsigned char)q[a]))
+			return PF_NOT;
+		char quote = q[g];
+		gq &= gq - 1;
+		while (gq && q[CTZ64(gq)] != quote)
+			gq &= gq - 1;
+		if (!gq)
+			return PF_NOT;
+		unsigned h = (unsigned)CTZ64(gq); /* the closing quote */
+		gq &= gq - 1;
+		if (!gq)
+			return PF_NOT;
+		ea = en & (~UINT64_C(0) << (h + 1)); /* h < 63 */
+		if (!ea)
+			return PF_NOT;
+		g = (unsigned)CTZ64(gq);
+	}
+	return (int)g;
+}
+
+/* The tag whose '<' is q[t] (a letter after it, or '/' and a letter),
+ * in plain_shape's shapes, from the masks of its block (b[0]) and the
+ * next (b[1]): in its block first, then across. Returns the index of its
+ * '>' in q (t + 63 at most), or PF_NOT, or PF_NAMED (*name_end: its
+ * name's end in q). */
+static NOINLINE int plain_across(struct csrf_inject *inj, const struct inj_block *b, const char *q, unsigned t,
+                                 unsigned *name_end, uint8_t *name_id)
+{
+	unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end, ne = 0;
+	unsigned char c = (unsigned char)q[k];
+	if (!(inj_cls[c] & C_ALPHA))
+		return PF_NOT;
+	uint64_t upto = (UINT64_C(2) << t) - 1; /* t < 63: bits 0..t; t == 63: all */
+	uint64_t upto_k = (upto << (1 + is_end)) | ((UINT64_C(2) << is_end) - 1);
+	int r = plain_shape(inj, q, k, c, is_end, b[0].gq & ~upto_k, b[0].end & ~upto_k, &ne, name_id);
+	if (r == PF_NOT) {
+		uint64_t clr = (UINT64_C(4) << is_end) - 1;
+		uint64_t gq = (b[0].gq >> t) | ((b[1].gq << 1) << (63 - t));
+		uint64_t en = (b[0].end >> t) | ((b[1].end << 1) << (63 - t));
+		r = plain_shape(inj, q + t, 1 + is_end, c, is_end, gq & ~clr, en & ~clr, &ne, name_id);
+		if (r >= 0)
+			r += (int)t;
+		ne += t;
+	}
+	*name_end = ne;
+	return r;
+}
+
+/* The tags plain_tag takes, one after another from the '<' at chunk[i]
+ * on, in their usual shapes (plain_shape). The '<' bits of a block are
+ * taken one after another from a register, so that the next tag's start
+ * does not wait for this tag's end (only a tag that holds a '<' clears
+ * those bits). The usual tag, no quote before its '>' within its block,
+ * is read here from the block's masks as they are; the others in
+ * plain_across. Returns the index of the first '<' left to the caller: a
+ * tag that matters, its name read (*name_end set, and *name_id), or
+ * another shape or a tag at the chunk's end for plain_tag; or len. */
+static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
+{
+	for (;;) {
+		size_t o = i - s->base;
+		if (o >= s->span || s->span - o < 72) {
+			/* near or past the window's end: the next window from here,
+			 * unless the chunk ends there */
+			if (i >= s->len || s->len - i < 72)
+				return i;
+			scan_window(s, i);
+			o = i - s->base;
+		}
+		const char *p = s->p + s->base;
+		const struct inj_block *m = s->m;
+		size_t span = s->span, w = o >> 6, from = o;
+		uint64_t lt = m[w].lt & (~UINT64_C(0) << (o & 63));
+		for (;;) {
+			while (!lt) { /* the next block with a '<', from `from` on */
+				if (++w * 64 >= span)
+					break;
+				lt = m[w].lt;
+				if (from > w * 64)
+					lt = from - w * 64 < 64 ? lt & (~UINT64_C(0) << (from - w * 64)) : 0;
+			}
+			if (!lt) {
+				i = scan_next(s, s->base + span, K_LT);
+				break;
+			}
+			/* the tags of block w: a tag from q[t] on is read when 72
+			 * bytes from it are in the window */
+			const char *q = p + w * 64;
+			uint64_t bgq = m[w].gq, ben = m[w].end;
+			size_t room = span - w * 64;
+			unsigned tmax = room >= 64 + 71 ? 64 : room > 71 ? (unsigned)(room - 71) : 0;
+			do {
+				unsigned t = CTZ32(lt);
+				if (t >= tmax) {
+					i = s->base + w * 64 + t;
+					goto window; /* on from t in a new window */
+				}
+				uint64_t upto = lt ^ (lt - 1); /* bits 0..t */
+				lt &= lt - 1;
+				unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end;
+				unsigned char c = (unsigned char)q[k];
+				uint8_t cls = inj_cls[c];
+				/* the first '>' or quote after t: in this block or the
+				 * next (where the '<' bits before it are cleared) */
+				uint64_t gq = bgq & ~upto, ngq = m[w + 1].gq;
+				unsigned g = gq ? CTZ32(gq) : ngq ? 64 + CTZ32(ngq) : k; /* k: no '>' there */
+				if (LIKELY((cls & C_ALPHA) && q[g] == '>')) {
+					/* the usual: no quote before its '>' */
+					if (cls & C_FIRST) {
+						/* the name's end (the '>' at g the latest), its
+						 * length and second letter */
+						uint64_t en =
+						    ben & ~((upto << 1) | 1); /* after the '/' of an end tag */
+						unsigned e = en ? CTZ32(en)
+						                : 64 + CTZ32((m[w + 1].end & ~(upto >> 63)) |
+						                             (UINT64_C(1) << 63));
+						if (!(inj_cls[(unsigned char)q[e]] & C_NAME_END) ||
+						    inj_html_maybe(c, (unsigned char)q[k + 1], e - k))
+							goto other;
+					}
+					if (g >= 64) { /* into the next block */
+						from = w * 64 + g + 1;
+						lt = 0;
+						break;
+					}
+					goto ends;
+				}
+			other:;
+				/* another shape: a quoted value, a name that matters or
+				 * ends oddly, a tag across blocks with one of those */
+				unsigned ne;
+				int r = plain_across(inj, m + w, q, t, &ne, name_id);
+				if (r < 0) {
+					if (r == PF_NAMED)
+						*name_end = s->base + w * 64 + ne;
+					return s->base + w * 64 + t;
+				}
+				g = (unsigned)r;
+				from = w * 64 + g + 1; /* g may be past the block */
+			ends:
+				/* the tag ends at q[g]: the '<' bits before it (in its
+				 * values) are no tags */
+				if (UNLIKELY(lt && CTZ32(lt) < g))
+					lt = g >= 63 ? 0 : lt & (~UINT64_C(0) << (g + 1));
+			} while (lt);
+		}
+	window:;
+	}
 }
 
 /* ---- the tag being read ---- */
@@ -1024,8 +1230,21 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				 * (plain_tag reads them in HTML content only) */
 				size_t ne = 0;
 				uint8_t nid = T_OTHER;
-				for (size_t e; (e = plain_tag(inj, &sc, i, &ne, &nid)) != i;)
+				for (int n = 0;; n++) {
+					/* the first three through plain_tag (after a tag
+					 * that matters, another often comes soon: a form's
+					 * fields and its end tag; plain_fast pays for its
+					 * start once), those after them through plain_fast */
+					size_t e = plain_tag(inj, &sc, i, &ne, &nid);
+					if (e == i)
+						break;
 					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
+					if (n < 2)
+						continue;
+					i = plain_fast(inj, &sc, i, &ne, &nid);
+					if (ne)
+						break;
+				}
 				if (ne) { /* a tag that matters, its name read */
 					int end = chunk[i + 1] == '/';
 					char first = inj->tag.name[0];

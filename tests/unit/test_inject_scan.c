@@ -193,6 +193,11 @@ static void put(buf *b, const char *p, size_t n)
 	b->n += n;
 }
 
+static void put_str(buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
 static int on_emit(void *ud, const char *p, size_t n, int inserted)
 {
 	(void)inserted;
@@ -616,6 +621,48 @@ static void test_tag_soup(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* Tags at every place against the block grid and the chunk's end, where
+ * the reading of the masks changes hands (inject.c, plain_fast): a '<' in
+ * a block's last bytes, with its end tag's '/' or its name's end in the
+ * next block; a tag whose '>' is 64 bytes after its '<', holding a '<'
+ * (no tag there); tags the chunk ends in before their '>', nothing read
+ * past the chunk (each chunk flush against a guard page). Each page on
+ * every path against the reference, at every address alignment, shifted
+ * 0..63 bytes against the block grid, and split. */
+static void test_block_edges(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	char filler[160];
+	memset(filler, 'z', sizeof filler);
+	for (int r = 0; r < 6; r++) {
+		buf page = {NULL, 0, 0};
+		put_str(&page, "<p>");
+		switch (r) {
+		case 0: /* a form's end tag, a '<' in its values, a long name */
+			put_str(&page, "<form method=post action=/s><button>go</button></form><p>x</p>");
+			put_str(&page, "<form method=post><b title=\"a<b\">y</b></form><strong>z</strong>");
+			break;
+		case 1: /* 64 bytes from '<' to '>', a "<form" inside */
+			put_str(&page, "<a"), put(&page, filler, 45), put_str(&page, "<form method=post>");
+			put_str(&page, "<i>x</i><form method=post><button>g</button></form>");
+			break;
+		case 2: /* the same with a quoted value and a blank */
+			put_str(&page, "<a t=\""), put(&page, filler, 38), put_str(&page, "\" <form method=post>");
+			put_str(&page, "<form method=post><button>g</button></form>");
+			break;
+		default: /* the chunk ends in a tag: 60, 72, 100 bytes after its '<' */
+			put_str(&page, "<form method=post><button>g</button></form><a");
+			put(&page, filler, (size_t)(r == 3 ? 58 : r == 4 ? 70 : 98));
+			break;
+		}
+		check_alignments(&page, p, n);
+		check_splits(&page, p, n, quick ? 7 : 1);
+		free(page.p);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
 int main(int argc, char **argv)
 {
 	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -623,6 +670,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_paths_present), cmocka_unit_test(test_masks),
 	    cmocka_unit_test(test_every_piece),   cmocka_unit_test(test_form_page),
 	    cmocka_unit_test(test_random_pages),  cmocka_unit_test(test_tag_soup),
+	    cmocka_unit_test(test_block_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
