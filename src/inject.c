@@ -467,22 +467,13 @@ STEP size_t name_run(struct scan *s, struct inj_tag *t, size_t i, int foreign)
 	return e;
 }
 
-/* Only these start tags have attributes the policy reads. */
+/* Only these start tags have attributes the policy reads (a bit mask of
+ * their ids, not a switch: its jump table mispredicts as tags alternate). */
 static int attrs_matter(const struct inj_tag *t)
 {
-	if (t->is_end)
-		return 0;
-	switch (t->id) {
-	case T_FORM:
-	case T_BASE:
-	case T_BUTTON:
-	case T_INPUT:
-	case T_ANNOTATION_XML:
-	case T_FONT:
-		return 1;
-	default:
-		return 0;
-	}
+	const uint64_t read = INJ_BIT(T_FORM) | INJ_BIT(T_BASE) | INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) |
+	                      INJ_BIT(T_ANNOTATION_XML) | INJ_BIT(T_FONT);
+	return !t->is_end && ((read >> (t->id & 63)) & 1);
 }
 
 /* The name is complete: which element it is, as far as the model needs
@@ -493,7 +484,7 @@ static void name_done(struct inj_tag *t, int foreign)
 		t->id = T_OTHER; /* "a", "p", "b": no name that matters in HTML content */
 	else
 		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
-	t->keep = t->id != T_OTHER && attrs_matter(t);
+	t->keep = (uint8_t)attrs_matter(t);
 }
 
 static void begin_attr(struct inj_tag *t)
@@ -502,8 +493,9 @@ static void begin_attr(struct inj_tag *t)
 	t->slot = SLOT_NONE;
 }
 
-/* As name_run, for an attribute name (ended by '=' too); kept only when
- * the tag's attributes matter. */
+/* As name_run, for an attribute name (ended by '=' too), read only when
+ * the tag's attributes matter; when it ends in this chunk, the slot its
+ * value goes to is set (begin_attr left SLOT_NONE). */
 STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 {
 	if (!t->keep)
@@ -513,16 +505,18 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	uint8_t al = t->attr_len;
 	if (al == 0 && n >= 16) {
 		/* the usual: a whole name in this chunk, found through the
-		 * masks, its first INJ_ATTR_MAX bytes lowered at once (those
-		 * past attr_len are never read) */
+		 * masks, its first sixteen bytes lowered at once and judged
+		 * there, not kept */
 		size_t e = scan_until(s, i, C_ATTR_END);
 		if (e < s->len) {
-			char low[16];
 			k = e - i;
-			lower8(low, p);
-			lower8(low + 8, p + 8);
-			memcpy(t->attr, low, INJ_ATTR_MAX);
-			t->attr_len = k <= INJ_ATTR_MAX ? (uint8_t)k : INJ_ATTR_MAX + 1;
+			if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
+				char low[16];
+				lower8(low, p);
+				if (k > 8)
+					lower8(low + 8, p + 8);
+				t->slot = inj_attr_slot_of(t, low, k);
+			}
 			return e;
 		}
 	}
@@ -536,12 +530,9 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 			al = INJ_ATTR_MAX + 1;
 	}
 	t->attr_len = al;
+	if (k < n)
+		t->slot = inj_attr_slot(t);
 	return i + k;
-}
-
-static void attr_name_done(struct inj_tag *t)
-{
-	t->slot = t->keep ? inj_attr_slot(t) : SLOT_NONE;
 }
 
 static void keep(char *buf, size_t cap, uint8_t *len, uint8_t *over, const char *p, size_t n)
@@ -555,17 +546,51 @@ static void keep(char *buf, size_t cap, uint8_t *len, uint8_t *over, const char 
 	*len = (uint8_t)(*len + n);
 }
 
-/* Bytes of an attribute value: kept only for the slots, up to their caps
- * (a longer value is flagged). */
-static void value_bytes(struct inj_tag *t, const char *p, size_t n)
+/* The first m bytes (m <= 8) of a word read with memcpy. */
+static inline uint64_t first_bytes(size_t m)
 {
-	if (n == 0 || t->slot == SLOT_NONE)
-		return;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return m == 0 ? 0 : ~UINT64_C(0) << (64 - 8 * m);
+#else
+	return m >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * m)) - 1;
+#endif
+}
+
+/* 1 when p[0..n) holds no '&' and no NUL, so that decoding would leave it
+ * as it is; read as two words when the chunk (which ends at end) holds
+ * sixteen bytes from p on. 0 when it holds one, or for a longer piece
+ * (not read: the policy decodes it). On a big-endian machine a borrow can
+ * flag a byte before a '&' or NUL past the piece: 0 then too. */
+static inline int value_clean(const char *p, size_t n, const char *end)
+{
+	if (n > 16 || end - p < 16)
+		return 0;
+	uint64_t ones = UINT64_C(0x0101010101010101), hi = ones * 0x80, a, b;
+	memcpy(&a, p, 8);
+	memcpy(&b, p + 8, 8);
+	uint64_t aa = a ^ (ones * '&'), ba = b ^ (ones * '&');
+	uint64_t fa = (((a - ones) & ~a) | ((aa - ones) & ~aa)) & hi;
+	uint64_t fb = (((b - ones) & ~b) | ((ba - ones) & ~ba)) & hi;
+	return ((fa & first_bytes(n < 8 ? n : 8)) | (fb & first_bytes(n > 8 ? n - 8 : 0))) == 0;
+}
+
+/* value_bytes' copy, for the slots' few values. */
+static NOINLINE void value_keep(struct inj_tag *t, const char *p, size_t n, const char *end)
+{
+	uint8_t bit;
+	size_t had;
+	int clean = value_clean(p, n, end);
 	if (t->slot == SLOT_SHORT) {
+		bit = A_SHORT;
+		had = t->short_len;
 		keep(t->short_val, INJ_SHORT_MAX, &t->short_len, &t->short_over, p, n);
 	} else if (t->slot == SLOT_TYPE) {
+		bit = A_TYPE;
+		had = t->type_len;
 		keep(t->type_val, INJ_SHORT_MAX, &t->type_len, &t->type_over, p, n);
 	} else {
+		bit = A_URL;
+		had = t->url_len;
 		size_t room = INJ_URL_MAX - t->url_len;
 		if (n > room) {
 			n = room;
@@ -574,6 +599,19 @@ static void value_bytes(struct inj_tag *t, const char *p, size_t n)
 		memcpy(t->url + t->url_len, p, n);
 		t->url_len = (uint16_t)(t->url_len + n);
 	}
+	/* clean while every piece kept is (a value cut by a chunk's end comes in pieces) */
+	if (clean && (had == 0 || (t->clean & bit)))
+		t->clean |= bit;
+	else
+		t->clean &= (uint8_t)~bit;
+}
+
+/* Bytes of an attribute value, up to the chunk's end: kept only for the
+ * slots, up to their caps (a longer value is flagged). */
+STEP void value_bytes(struct inj_tag *t, const char *p, size_t n, const char *end)
+{
+	if (n != 0 && t->slot != SLOT_NONE)
+		value_keep(t, p, n, end);
 }
 
 /* ---- output ---- */
@@ -773,6 +811,13 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                             void *ud, uint8_t *st)
 {
+	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* tag_move's steps, the model's move made here */
+		hold_check(inj, i, *start);
+		if (inj->tag.is_end)
+			inj_tree_form_close(&inj->tree);
+		inj->state = *st = S_DATA;
+		return settle(inj, emit, ud);
+	}
 	int meta = inj->tag.id == T_META && inj->tag.keep;
 	if (inj_tree_plain(&inj->tree, &inj->tag) ||
 	    (inj_is_table_tag(inj->tag.id) && inj_tree_table_tag(&inj->tree, &inj->tag))) {
@@ -791,7 +836,7 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 STEP size_t quoted_value(struct csrf_inject *inj, struct scan *s, size_t i, char q, uint8_t *st)
 {
 	size_t e = scan_quote(s, i, q), len = s->len;
-	value_bytes(&inj->tag, s->p + i, e - i);
+	value_bytes(&inj->tag, s->p + i, e - i, s->p + len);
 	i = e;
 	if (i < len) {
 		*st = S_AFTER_ATTR_VALUE_Q;
@@ -882,7 +927,6 @@ STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, si
 	i = attr_run(s, tag, i);
 	if (i == len)
 		return i;
-	attr_name_done(tag);
 	if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
 		i = quoted_value(inj, s, i + 2, chunk[i + 1], st);
 		return i < len ? after_value_step(inj, chunk, i, start, emit, ud, st) : i;
@@ -909,11 +953,12 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 	const char *chunk = s->p;
 	size_t len = s->len;
 	for (;;) {
-		*st = S_BEFORE_ATTR_NAME;
 		while (i < len && inj_is_ws((unsigned char)chunk[i]))
 			i++;
-		if (i == len)
+		if (i == len) {
+			*st = S_BEFORE_ATTR_NAME;
 			return i;
+		}
 		unsigned char c = (unsigned char)chunk[i];
 		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
 			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
@@ -928,11 +973,11 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			i++;
 		}
 		/* S_ATTR_NAME */
-		*st = S_ATTR_NAME;
 		i = attr_run(s, tag, i);
-		if (i == len)
+		if (i == len) {
+			*st = S_ATTR_NAME;
 			return i;
-		attr_name_done(tag);
+		}
 		if (chunk[i] != '=') {
 			*st = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
 			return i;
@@ -941,10 +986,20 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			*st = S_BEFORE_ATTR_VALUE;
 			return i + 1;
 		}
-		i = quoted_value(inj, s, i + 2, chunk[i + 1], st);
-		if (i == len)
-			return i;
+		/* S_ATTR_VALUE_DQ or _SQ, as quoted_value */
+		char q = chunk[i + 1];
+		size_t e = scan_quote(s, i + 2, q);
+		value_bytes(tag, chunk + i + 2, e - (i + 2), chunk + len);
+		if (e == len) {
+			*st = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
+			return len;
+		}
+		i = e + 1;
 		/* S_AFTER_ATTR_VALUE_Q */
+		if (i == len) {
+			*st = S_AFTER_ATTR_VALUE_Q;
+			return i;
+		}
 		c = (unsigned char)chunk[i];
 		if (inj_is_ws(c)) {
 			i++;
@@ -985,7 +1040,7 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		if (named)
-			tag->keep = tag->id != T_OTHER && attrs_matter(tag);
+			tag->keep = (uint8_t)attrs_matter(tag);
 		else
 			name_done(tag, foreign);
 		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
@@ -1118,7 +1173,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_ATTR_VALUE_UQ: {
 			size_t e = scan_until(&sc, i, C_UQ_END);
-			value_bytes(tag, chunk + i, e - i);
+			value_bytes(tag, chunk + i, e - i, chunk + len);
 			i = e;
 			if (i == len)
 				break;
