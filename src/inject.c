@@ -535,17 +535,6 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	return i + k;
 }
 
-static void keep(char *buf, size_t cap, uint8_t *len, uint8_t *over, const char *p, size_t n)
-{
-	size_t room = cap - *len;
-	if (n > room) {
-		n = room;
-		*over = 1;
-	}
-	memcpy(buf + *len, p, n);
-	*len = (uint8_t)(*len + n);
-}
-
 /* The first m bytes (m <= 8) of a word read with memcpy. */
 static inline uint64_t first_bytes(size_t m)
 {
@@ -556,48 +545,62 @@ static inline uint64_t first_bytes(size_t m)
 #endif
 }
 
-/* 1 when p[0..n) holds no '&' and no NUL, so that decoding would leave it
- * as it is; read as two words when the chunk (which ends at end) holds
- * sixteen bytes from p on. 0 when it holds one, or for a longer piece
- * (not read: the policy decodes it). On a big-endian machine a borrow can
- * flag a byte before a '&' or NUL past the piece: 0 then too. */
-static inline int value_clean(const char *p, size_t n, const char *end)
+/* 1 when the first n bytes (n <= 16) of the sixteen in the words a and b
+ * (read with memcpy) hold no '&' and no NUL, so that decoding would leave
+ * them as they are. A byte flagged past the n does not count; on a
+ * big-endian machine a borrow can flag one before it, a '&' or NUL past
+ * them: 0 then, which only means the policy decodes the value. */
+static inline int words_clean(uint64_t a, uint64_t b, size_t n)
 {
-	if (n > 16 || end - p < 16)
-		return 0;
-	uint64_t ones = UINT64_C(0x0101010101010101), hi = ones * 0x80, a, b;
-	memcpy(&a, p, 8);
-	memcpy(&b, p + 8, 8);
+	uint64_t ones = UINT64_C(0x0101010101010101), hi = ones * 0x80;
 	uint64_t aa = a ^ (ones * '&'), ba = b ^ (ones * '&');
 	uint64_t fa = (((a - ones) & ~a) | ((aa - ones) & ~aa)) & hi;
 	uint64_t fb = (((b - ones) & ~b) | ((ba - ones) & ~ba)) & hi;
 	return ((fa & first_bytes(n < 8 ? n : 8)) | (fb & first_bytes(n > 8 ? n - 8 : 0))) == 0;
 }
 
-/* value_bytes' copy, for the slots' few values. */
+/* value_bytes' copy into the slot's buffer, for the slots' few values.
+ * The usual short value, whose chunk and buffer both hold sixteen bytes
+ * from its start on, is copied as sixteen bytes (those past it are past
+ * the slot's length, never read) and looked at for '&' and NUL on the
+ * way: clean, the policy does not decode it. */
 static NOINLINE void value_keep(struct inj_tag *t, const char *p, size_t n, const char *end)
 {
+	char *buf;
+	size_t had, cap;
 	uint8_t bit;
-	size_t had;
-	int clean = value_clean(p, n, end);
-	if (t->slot == SLOT_SHORT) {
-		bit = A_SHORT;
-		had = t->short_len;
-		keep(t->short_val, INJ_SHORT_MAX, &t->short_len, &t->short_over, p, n);
-	} else if (t->slot == SLOT_TYPE) {
-		bit = A_TYPE;
-		had = t->type_len;
-		keep(t->type_val, INJ_SHORT_MAX, &t->type_len, &t->type_over, p, n);
+	if (t->slot == SLOT_URL) {
+		buf = t->url, had = t->url_len, cap = INJ_URL_MAX, bit = A_URL;
+	} else if (t->slot == SLOT_SHORT) {
+		buf = t->short_val, had = t->short_len, cap = INJ_SHORT_MAX, bit = A_SHORT;
 	} else {
-		bit = A_URL;
-		had = t->url_len;
-		size_t room = INJ_URL_MAX - t->url_len;
+		buf = t->type_val, had = t->type_len, cap = INJ_SHORT_MAX, bit = A_TYPE;
+	}
+	size_t room = cap - had;
+	int clean = 0, over = 0;
+	if (n <= 16 && end - p >= 16 && room >= 16) {
+		uint64_t a, b;
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		memcpy(buf + had, &a, 8);
+		memcpy(buf + had + 8, &b, 8);
+		clean = words_clean(a, b, n);
+	} else {
 		if (n > room) {
 			n = room;
-			t->url_trunc = 1;
+			over = 1;
 		}
-		memcpy(t->url + t->url_len, p, n);
-		t->url_len = (uint16_t)(t->url_len + n);
+		memcpy(buf + had, p, n);
+	}
+	if (bit == A_URL) {
+		t->url_len = (uint16_t)(had + n);
+		t->url_trunc |= (uint8_t)over;
+	} else if (bit == A_SHORT) {
+		t->short_len = (uint8_t)(had + n);
+		t->short_over |= (uint8_t)over;
+	} else {
+		t->type_len = (uint8_t)(had + n);
+		t->type_over |= (uint8_t)over;
 	}
 	/* clean while every piece kept is (a value cut by a chunk's end comes in pieces) */
 	if (clean && (had == 0 || (t->clean & bit)))
@@ -815,7 +818,7 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 		hold_check(inj, i, *start);
 		if (inj->tag.is_end)
 			inj_tree_form_close(&inj->tree);
-		inj->state = *st = S_DATA;
+		*st = S_DATA;
 		return settle(inj, emit, ud);
 	}
 	int meta = inj->tag.id == T_META && inj->tag.keep;
@@ -829,6 +832,26 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 	if (r == 0 && meta)
 		r = referrer_raise(inj, chunk, i, start, emit, ud);
 	return r;
+}
+
+/* tag_end where a form page's usual tags end (name_end_step,
+ * before_attr_step), without its call for a quiet tag (inj_tree_quiet)
+ * that leaves the held form as it is: no form held, or a start tag while
+ * the form is pending and fits the hold (hold_check's test), which it
+ * leaves pending (settle's). */
+STEP int tag_end_quick(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                       uint8_t *st)
+{
+	struct inj_tag *tag = &inj->tag;
+	if (inj_tree_quiet(&inj->tree, tag) &&
+	    (!inj->holding ||
+	     (!tag->is_end && inj_tree_pending(&inj->tree) && i - *start <= CSRF_INJECT_HOLD_MAX - inj->hold_len))) {
+		if (tag->is_end)
+			inj_tree_form_close(&inj->tree);
+		*st = S_DATA;
+		return 0;
+	}
+	return tag_end(inj, chunk, i, start, emit, ud, st);
 }
 
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
@@ -961,7 +984,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		}
 		unsigned char c = (unsigned char)chunk[i];
 		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
-			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end_quick(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		if (c == '/') {
 			*st = S_SELF_CLOSING;
 			return i + 1;
@@ -1010,7 +1033,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			return i + 1;
 		}
 		if (c == '>')
-			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end_quick(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		/* another byte: reconsumed in the before attribute name state */
 	}
 }
@@ -1049,7 +1072,7 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
 		return SIZE_MAX;
 	if (c == '>')
-		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+		return tag_end_quick(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 	if (c == '/') {
 		*st = S_SELF_CLOSING;
 		return i + 1;

@@ -456,7 +456,7 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 }
 
 /* Decodes the tag's kept values, once. */
-static void decode_values(struct inj_tag *tag)
+static inline void decode_values(struct inj_tag *tag)
 {
 	if (tag->decoded)
 		return;

@@ -695,6 +695,12 @@ int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 {
 	int ins = INS_NONE;
 	*next = NEXT_DATA;
+	if (tag->id == T_FORM && !tag->is_end && !t->stopped && t->depth == 0 && !t->select) {
+		/* a form page's usual start tag: html_start's move, which
+		 * stops nothing and inserts no meta */
+		form_start(t, tag, &ins);
+		return ins;
+	}
 	if (t->stopped) {
 		*next = NEXT_PASS;
 		return INS_NONE;
