@@ -140,7 +140,7 @@ _Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, t
                    offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
                "what init clears comes first");
 _Static_assert(INJ_NAME_MAX >= 9, "plain_tag lowers nine bytes of a name into tag.name");
-_Static_assert(INJ_ATTR_MAX <= 16, "attr_run lowers sixteen bytes of a name for tag.attr");
+_Static_assert(INJ_ATTR_MAX <= 16, "attr_run judges a name by its first sixteen bytes");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -505,16 +505,20 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	uint8_t al = t->attr_len;
 	if (al == 0 && n >= 16) {
 		/* the usual: a whole name in this chunk, found through the
-		 * masks, its first sixteen bytes lowered at once and judged
-		 * there, not kept */
+		 * masks, judged there by its length and first sixteen bytes,
+		 * not kept */
 		size_t e = scan_until(s, i, C_ATTR_END);
 		if (e < s->len) {
 			k = e - i;
 			if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
+				/* 0x20 set in each byte lowers the letters, all
+				 * inj_attr_slot_of compares with */
+				uint64_t w[2], lo = UINT64_C(0x2020202020202020);
 				char low[16];
-				lower8(low, p);
-				if (k > 8)
-					lower8(low + 8, p + 8);
+				memcpy(w, p, 16);
+				w[0] |= lo;
+				w[1] |= lo;
+				memcpy(low, w, 16);
 				t->slot = inj_attr_slot_of(t, low, k);
 			}
 			return e;

@@ -208,7 +208,9 @@ static inline uint8_t inj_attr_take(struct inj_tag *tag, uint8_t bit, uint8_t sl
 
 /* inj_attr_slot of a name of k bytes whose first bytes, lowered, are in
  * low (at least INJ_ATTR_MAX of them when k <= INJ_ATTR_MAX; a longer
- * name is none the policy reads). Inline: the tokenizer asks it of every
+ * name is none the policy reads). The names it knows are letters only
+ * (test_inject_policy checks it), so 0x20 set in every byte lowers a
+ * name as well: no other byte becomes a lower-case letter. Inline: the tokenizer asks it of every
  * attribute of a tag whose attributes matter, straight from the page's
  * bytes. The form's usual tags by compares: a jump table here
  * mispredicts as the tags alternate. */

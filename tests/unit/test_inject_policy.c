@@ -598,6 +598,47 @@ static void test_attr_lens(void **state)
 	}
 }
 
+/* inj_attr_slot_of reads a name lowered by 0x20 set in each byte (the
+ * tokenizer's way): a name it knows, any byte of it changed to any of the
+ * 256, still matches exactly when that byte is the letter in either case;
+ * it fails when a name with a byte other than a letter is added. */
+static void test_attr_or_lowered(void **state)
+{
+	(void)state;
+	static const uint8_t ids[] = {T_INPUT, T_BUTTON, T_FORM, T_BASE, T_META, T_ANNOTATION_XML, T_FONT};
+	static const char *const names[] = {"formaction", "formmethod", "type", "form", "action",
+	                                    "method",     "id",         "href", "name", "content",
+	                                    "encoding",   "color",      "face", "size"};
+	for (size_t d = 0; d < sizeof ids; d++) {
+		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+			size_t n = strlen(names[k]);
+			struct inj_tag t;
+			memset(&t, 0, sizeof t);
+			t.id = ids[d];
+			char low[16] = {0};
+			memcpy(low, names[k], n);
+			uint8_t want = inj_attr_slot_of(&t, low, n);
+			uint8_t want_flags = (uint8_t)(t.has_form | t.has_id << 1 | t.font_attr << 2);
+			for (size_t at = 0; at < n; at++) {
+				for (int c = 0; c < 256; c++) {
+					memset(&t, 0, sizeof t);
+					t.id = ids[d];
+					memcpy(low, names[k], n);
+					low[at] = (char)(c | 0x20);
+					uint8_t got = inj_attr_slot_of(&t, low, n);
+					uint8_t flags = (uint8_t)(t.has_form | t.has_id << 1 | t.font_attr << 2);
+					int same = c == names[k][at] || c == names[k][at] - 32;
+					if (same ? got != want || flags != want_flags
+					         : (got != SLOT_NONE && got != want) ||
+					               (got == want && flags == want_flags &&
+					                (want != SLOT_NONE || want_flags)))
+						fail_msg("tag %u, \"%s\" with byte %zu = %d", ids[d], names[k], at, c);
+				}
+			}
+		}
+	}
+}
+
 /* inj_tree_quiet: where it takes a tag, inj_tree_tag makes the same move
  * (none, or the pointer cleared by a form end tag: inj_tree_form_close)
  * and answers NEXT_DATA and INS_NONE, whatever the tag's submitter
@@ -662,11 +703,13 @@ static void test_quiet(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_html_first), cmocka_unit_test(test_html_ids),
-	    cmocka_unit_test(test_plain_ids),  cmocka_unit_test(test_decode),     cmocka_unit_test(test_form),
-	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),     cmocka_unit_test(test_annotation),
-	    cmocka_unit_test(test_attr_slots), cmocka_unit_test(test_long_url),   cmocka_unit_test(test_attr_lens),
-	    cmocka_unit_test(test_quiet),
+	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_html_first),
+	    cmocka_unit_test(test_html_ids),   cmocka_unit_test(test_plain_ids),
+	    cmocka_unit_test(test_decode),     cmocka_unit_test(test_form),
+	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),
+	    cmocka_unit_test(test_annotation), cmocka_unit_test(test_attr_slots),
+	    cmocka_unit_test(test_long_url),   cmocka_unit_test(test_attr_lens),
+	    cmocka_unit_test(test_quiet),      cmocka_unit_test(test_attr_or_lowered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
