@@ -815,8 +815,8 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 /* Most tags change nothing the model follows: straight back to data.
  * *st: the tokenizer's next state. A meta kept (keep) may need its
  * referrer policy raised, wherever the model goes. */
-static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
-                            void *ud, uint8_t *st)
+static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                                 void *ud, uint8_t *st)
 {
 	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* tag_move's steps, the model's move made here */
 		hold_check(inj, i, *start);
@@ -838,13 +838,13 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 	return r;
 }
 
-/* tag_end where a form page's usual tags end (name_end_step,
- * before_attr_step), without its call for a quiet tag (inj_tree_quiet)
- * that leaves the held form as it is: no form held, or a start tag while
- * the form is pending and fits the hold (hold_check's test), which it
- * leaves pending (settle's). */
-STEP int tag_end_quick(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
-                       uint8_t *st)
+/* The tag ends at chunk[i] ('>'): a quiet tag (inj_tree_quiet) that
+ * leaves the held form as it is (no form held, or a start tag while the
+ * form is pending and fits the hold: hold_check's test, which it leaves
+ * pending: settle's) here, in a function small enough to need no saved
+ * registers; the others in tag_end_full. */
+static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
 	if (inj_tree_quiet(&inj->tree, tag) &&
@@ -855,7 +855,7 @@ STEP int tag_end_quick(struct csrf_inject *inj, const char *chunk, size_t i, siz
 		*st = S_DATA;
 		return 0;
 	}
-	return tag_end(inj, chunk, i, start, emit, ud, st);
+	return tag_end_full(inj, chunk, i, start, emit, ud, st);
 }
 
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
@@ -988,7 +988,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		}
 		unsigned char c = (unsigned char)chunk[i];
 		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
-			return tag_end_quick(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		if (c == '/') {
 			*st = S_SELF_CLOSING;
 			return i + 1;
@@ -1037,7 +1037,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			return i + 1;
 		}
 		if (c == '>')
-			return tag_end_quick(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		/* another byte: reconsumed in the before attribute name state */
 	}
 }
@@ -1076,7 +1076,7 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
 		return SIZE_MAX;
 	if (c == '>')
-		return tag_end_quick(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 	if (c == '/') {
 		*st = S_SELF_CLOSING;
 		return i + 1;
