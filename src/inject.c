@@ -568,7 +568,7 @@ static inline int words_clean(uint64_t a, uint64_t b, size_t n)
  * from its start on, is copied as sixteen bytes (those past it are past
  * the slot's length, never read) and looked at for '&' and NUL on the
  * way: clean, the policy does not decode it. */
-static NOINLINE void value_keep(struct inj_tag *t, const char *p, size_t n, const char *end)
+STEP void value_keep_step(struct inj_tag *t, const char *p, size_t n, const char *end)
 {
 	char *buf;
 	size_t had, cap;
@@ -611,6 +611,11 @@ static NOINLINE void value_keep(struct inj_tag *t, const char *p, size_t n, cons
 		t->clean |= bit;
 	else
 		t->clean &= (uint8_t)~bit;
+}
+
+static NOINLINE void value_keep(struct inj_tag *t, const char *p, size_t n, const char *end)
+{
+	value_keep_step(t, p, n, end);
 }
 
 /* Bytes of an attribute value, up to the chunk's end: kept only for the
@@ -1016,7 +1021,8 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		/* S_ATTR_VALUE_DQ or _SQ, as quoted_value */
 		char q = chunk[i + 1];
 		size_t e = scan_quote(s, i + 2, q);
-		value_bytes(tag, chunk + i + 2, e - (i + 2), chunk + len);
+		if (e > i + 2 && tag->slot != SLOT_NONE) /* value_bytes, its copy inline here */
+			value_keep_step(tag, chunk + i + 2, e - (i + 2), chunk + len);
 		if (e == len) {
 			*st = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
 			return len;
