@@ -140,7 +140,7 @@ _Static_assert(offsetof(struct csrf_inject, ns) < offsetof(struct csrf_inject, t
                    offsetof(struct csrf_inject, last_status) < offsetof(struct csrf_inject, tag),
                "what init clears comes first");
 _Static_assert(INJ_NAME_MAX >= 9, "plain_tag lowers nine bytes of a name into tag.name");
-_Static_assert(INJ_ATTR_MAX <= 16, "attr_run lowers sixteen bytes of a name for tag.attr");
+_Static_assert(INJ_ATTR_MAX <= 16, "attr_run judges a name by its first sixteen bytes");
 _Static_assert(INJ_URL_MAX < UINT16_MAX && INPUT_MAX < UINT16_MAX && META_MAX < UINT16_MAX, "lengths fit");
 
 /* The chunk as the states read it: the masks of a window of up to
@@ -673,22 +673,13 @@ STEP size_t name_run(struct scan *s, struct inj_tag *t, size_t i, int foreign)
 	return e;
 }
 
-/* Only these start tags have attributes the policy reads. */
+/* Only these start tags have attributes the policy reads (a bit mask of
+ * their ids, not a switch: its jump table mispredicts as tags alternate). */
 static int attrs_matter(const struct inj_tag *t)
 {
-	if (t->is_end)
-		return 0;
-	switch (t->id) {
-	case T_FORM:
-	case T_BASE:
-	case T_BUTTON:
-	case T_INPUT:
-	case T_ANNOTATION_XML:
-	case T_FONT:
-		return 1;
-	default:
-		return 0;
-	}
+	const uint64_t read = INJ_BIT(T_FORM) | INJ_BIT(T_BASE) | INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) |
+	                      INJ_BIT(T_ANNOTATION_XML) | INJ_BIT(T_FONT);
+	return !t->is_end && ((read >> (t->id & 63)) & 1);
 }
 
 /* The name is complete: which element it is, as far as the model needs
@@ -699,7 +690,7 @@ static void name_done(struct inj_tag *t, int foreign)
 		t->id = T_OTHER; /* "a", "p", "b": no name that matters in HTML content */
 	else
 		t->id = foreign ? inj_tag_id(t->name, t->name_len) : inj_tag_id_html(t->name, t->name_len);
-	t->keep = t->id != T_OTHER && attrs_matter(t);
+	t->keep = (uint8_t)attrs_matter(t);
 }
 
 static void begin_attr(struct inj_tag *t)
@@ -708,8 +699,9 @@ static void begin_attr(struct inj_tag *t)
 	t->slot = SLOT_NONE;
 }
 
-/* As name_run, for an attribute name (ended by '=' too); kept only when
- * the tag's attributes matter. */
+/* As name_run, for an attribute name (ended by '=' too), read only when
+ * the tag's attributes matter; when it ends in this chunk, the slot its
+ * value goes to is set (begin_attr left SLOT_NONE). */
 STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 {
 	if (!t->keep)
@@ -719,16 +711,22 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	uint8_t al = t->attr_len;
 	if (al == 0 && n >= 16) {
 		/* the usual: a whole name in this chunk, found through the
-		 * masks, its first INJ_ATTR_MAX bytes lowered at once (those
-		 * past attr_len are never read) */
+		 * masks, judged there by its length and first sixteen bytes,
+		 * not kept */
 		size_t e = scan_until(s, i, C_ATTR_END);
 		if (e < s->len) {
-			char low[16];
 			k = e - i;
-			lower8(low, p);
-			lower8(low + 8, p + 8);
-			memcpy(t->attr, low, INJ_ATTR_MAX);
-			t->attr_len = k <= INJ_ATTR_MAX ? (uint8_t)k : INJ_ATTR_MAX + 1;
+			if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
+				/* 0x20 set in each byte lowers the letters, all
+				 * inj_attr_slot_of compares with */
+				uint64_t w[2], lo = UINT64_C(0x2020202020202020);
+				char low[16];
+				memcpy(w, p, 16);
+				w[0] |= lo;
+				w[1] |= lo;
+				memcpy(low, w, 16);
+				t->slot = inj_attr_slot_of(t, low, k);
+			}
 			return e;
 		}
 	}
@@ -742,44 +740,96 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 			al = INJ_ATTR_MAX + 1;
 	}
 	t->attr_len = al;
+	if (k < n)
+		t->slot = inj_attr_slot(t);
 	return i + k;
 }
 
-static void attr_name_done(struct inj_tag *t)
+/* The first m bytes (m <= 8) of a word read with memcpy. */
+static inline uint64_t first_bytes(size_t m)
 {
-	t->slot = t->keep ? inj_attr_slot(t) : SLOT_NONE;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return m == 0 ? 0 : ~UINT64_C(0) << (64 - 8 * m);
+#else
+	return m >= 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * m)) - 1;
+#endif
 }
 
-static void keep(char *buf, size_t cap, uint8_t *len, uint8_t *over, const char *p, size_t n)
+/* 1 when the first n bytes (n <= 16) of the sixteen in the words a and b
+ * (read with memcpy) hold no '&' and no NUL, so that decoding would leave
+ * them as they are. A byte flagged past the n does not count; on a
+ * big-endian machine a borrow can flag one before it, a '&' or NUL past
+ * them: 0 then, which only means the policy decodes the value. */
+static inline int words_clean(uint64_t a, uint64_t b, size_t n)
 {
-	size_t room = cap - *len;
-	if (n > room) {
-		n = room;
-		*over = 1;
-	}
-	memcpy(buf + *len, p, n);
-	*len = (uint8_t)(*len + n);
+	uint64_t ones = UINT64_C(0x0101010101010101), hi = ones * 0x80;
+	uint64_t aa = a ^ (ones * '&'), ba = b ^ (ones * '&');
+	uint64_t fa = (((a - ones) & ~a) | ((aa - ones) & ~aa)) & hi;
+	uint64_t fb = (((b - ones) & ~b) | ((ba - ones) & ~ba)) & hi;
+	return ((fa & first_bytes(n < 8 ? n : 8)) | (fb & first_bytes(n > 8 ? n - 8 : 0))) == 0;
 }
 
-/* Bytes of an attribute value: kept only for the slots, up to their caps
- * (a longer value is flagged). */
-static void value_bytes(struct inj_tag *t, const char *p, size_t n)
+/* value_bytes' copy into the slot's buffer, for the slots' few values.
+ * The usual short value, whose chunk and buffer both hold sixteen bytes
+ * from its start on, is copied as sixteen bytes (those past it are past
+ * the slot's length, never read) and looked at for '&' and NUL on the
+ * way: clean, the policy does not decode it. */
+STEP void value_keep_step(struct inj_tag *t, const char *p, size_t n, const char *end)
 {
-	if (n == 0 || t->slot == SLOT_NONE)
-		return;
-	if (t->slot == SLOT_SHORT) {
-		keep(t->short_val, INJ_SHORT_MAX, &t->short_len, &t->short_over, p, n);
-	} else if (t->slot == SLOT_TYPE) {
-		keep(t->type_val, INJ_SHORT_MAX, &t->type_len, &t->type_over, p, n);
+	char *buf;
+	size_t had, cap;
+	uint8_t bit;
+	if (t->slot == SLOT_URL) {
+		buf = t->url, had = t->url_len, cap = INJ_URL_MAX, bit = A_URL;
+	} else if (t->slot == SLOT_SHORT) {
+		buf = t->short_val, had = t->short_len, cap = INJ_SHORT_MAX, bit = A_SHORT;
 	} else {
-		size_t room = INJ_URL_MAX - t->url_len;
+		buf = t->type_val, had = t->type_len, cap = INJ_SHORT_MAX, bit = A_TYPE;
+	}
+	size_t room = cap - had;
+	int clean = 0, over = 0;
+	if (n <= 16 && end - p >= 16 && room >= 16) {
+		uint64_t a, b;
+		memcpy(&a, p, 8);
+		memcpy(&b, p + 8, 8);
+		memcpy(buf + had, &a, 8);
+		memcpy(buf + had + 8, &b, 8);
+		clean = words_clean(a, b, n);
+	} else {
 		if (n > room) {
 			n = room;
-			t->url_trunc = 1;
+			over = 1;
 		}
-		memcpy(t->url + t->url_len, p, n);
-		t->url_len = (uint16_t)(t->url_len + n);
+		memcpy(buf + had, p, n);
 	}
+	if (bit == A_URL) {
+		t->url_len = (uint16_t)(had + n);
+		t->url_trunc |= (uint8_t)over;
+	} else if (bit == A_SHORT) {
+		t->short_len = (uint8_t)(had + n);
+		t->short_over |= (uint8_t)over;
+	} else {
+		t->type_len = (uint8_t)(had + n);
+		t->type_over |= (uint8_t)over;
+	}
+	/* clean while every piece kept is (a value cut by a chunk's end comes in pieces) */
+	if (clean && (had == 0 || (t->clean & bit)))
+		t->clean |= bit;
+	else
+		t->clean &= (uint8_t)~bit;
+}
+
+static NOINLINE void value_keep(struct inj_tag *t, const char *p, size_t n, const char *end)
+{
+	value_keep_step(t, p, n, end);
+}
+
+/* Bytes of an attribute value, up to the chunk's end: kept only for the
+ * slots, up to their caps (a longer value is flagged). */
+STEP void value_bytes(struct inj_tag *t, const char *p, size_t n, const char *end)
+{
+	if (n != 0 && t->slot != SLOT_NONE)
+		value_keep(t, p, n, end);
 }
 
 /* ---- output ---- */
@@ -976,9 +1026,16 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 /* Most tags change nothing the model follows: straight back to data.
  * *st: the tokenizer's next state. A meta kept (keep) may need its
  * referrer policy raised, wherever the model goes. */
-static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
-                            void *ud, uint8_t *st)
+static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                                 void *ud, uint8_t *st)
 {
+	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* tag_move's steps, the model's move made here */
+		hold_check(inj, i, *start);
+		if (inj->tag.is_end)
+			inj_tree_form_close(&inj->tree);
+		*st = S_DATA;
+		return settle(inj, emit, ud);
+	}
 	int meta = inj->tag.id == T_META && inj->tag.keep;
 	if (inj_tree_plain(&inj->tree, &inj->tag) ||
 	    (inj_is_table_tag(inj->tag.id) && inj_tree_table_tag(&inj->tree, &inj->tag))) {
@@ -992,12 +1049,32 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 	return r;
 }
 
+/* The tag ends at chunk[i] ('>'): a quiet tag (inj_tree_quiet) that
+ * leaves the held form as it is (no form held, or a start tag while the
+ * form is pending and fits the hold: hold_check's test, which it leaves
+ * pending: settle's) here, in a function small enough to need no saved
+ * registers; the others in tag_end_full. */
+static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, uint8_t *st)
+{
+	struct inj_tag *tag = &inj->tag;
+	if (inj_tree_quiet(&inj->tree, tag) &&
+	    (!inj->holding ||
+	     (!tag->is_end && inj_tree_pending(&inj->tree) && i - *start <= CSRF_INJECT_HOLD_MAX - inj->hold_len))) {
+		if (tag->is_end)
+			inj_tree_form_close(&inj->tree);
+		*st = S_DATA;
+		return 0;
+	}
+	return tag_end_full(inj, chunk, i, start, emit, ud, st);
+}
+
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
  * goes in this chunk; returns the index after it, or len. */
 STEP size_t quoted_value(struct csrf_inject *inj, struct scan *s, size_t i, char q, uint8_t *st)
 {
 	size_t e = scan_quote(s, i, q), len = s->len;
-	value_bytes(&inj->tag, s->p + i, e - i);
+	value_bytes(&inj->tag, s->p + i, e - i, s->p + len);
 	i = e;
 	if (i < len) {
 		*st = S_AFTER_ATTR_VALUE_Q;
@@ -1088,7 +1165,6 @@ STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, si
 	i = attr_run(s, tag, i);
 	if (i == len)
 		return i;
-	attr_name_done(tag);
 	if (chunk[i] == '=' && i + 1 < len && (chunk[i + 1] == '"' || chunk[i + 1] == '\'')) {
 		i = quoted_value(inj, s, i + 2, chunk[i + 1], st);
 		return i < len ? after_value_step(inj, chunk, i, start, emit, ud, st) : i;
@@ -1115,11 +1191,12 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 	const char *chunk = s->p;
 	size_t len = s->len;
 	for (;;) {
-		*st = S_BEFORE_ATTR_NAME;
 		while (i < len && inj_is_ws((unsigned char)chunk[i]))
 			i++;
-		if (i == len)
+		if (i == len) {
+			*st = S_BEFORE_ATTR_NAME;
 			return i;
+		}
 		unsigned char c = (unsigned char)chunk[i];
 		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
 			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
@@ -1134,11 +1211,11 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			i++;
 		}
 		/* S_ATTR_NAME */
-		*st = S_ATTR_NAME;
 		i = attr_run(s, tag, i);
-		if (i == len)
+		if (i == len) {
+			*st = S_ATTR_NAME;
 			return i;
-		attr_name_done(tag);
+		}
 		if (chunk[i] != '=') {
 			*st = S_AFTER_ATTR_NAME; /* whitespace, '/', '>' */
 			return i;
@@ -1147,10 +1224,21 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			*st = S_BEFORE_ATTR_VALUE;
 			return i + 1;
 		}
-		i = quoted_value(inj, s, i + 2, chunk[i + 1], st);
-		if (i == len)
-			return i;
+		/* S_ATTR_VALUE_DQ or _SQ, as quoted_value */
+		char q = chunk[i + 1];
+		size_t e = scan_quote(s, i + 2, q);
+		if (e > i + 2 && tag->slot != SLOT_NONE) /* value_bytes, its copy inline here */
+			value_keep_step(tag, chunk + i + 2, e - (i + 2), chunk + len);
+		if (e == len) {
+			*st = q == '"' ? S_ATTR_VALUE_DQ : S_ATTR_VALUE_SQ;
+			return len;
+		}
+		i = e + 1;
 		/* S_AFTER_ATTR_VALUE_Q */
+		if (i == len) {
+			*st = S_AFTER_ATTR_VALUE_Q;
+			return i;
+		}
 		c = (unsigned char)chunk[i];
 		if (inj_is_ws(c)) {
 			i++;
@@ -1191,7 +1279,7 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 	unsigned char c = (unsigned char)chunk[i];
 	if (!tag->skip_name) { /* else T_OTHER, and no attributes kept, as begin_tag left it */
 		if (named)
-			tag->keep = tag->id != T_OTHER && attrs_matter(tag);
+			tag->keep = (uint8_t)attrs_matter(tag);
 		else
 			name_done(tag, foreign);
 		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
@@ -1337,7 +1425,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 			break;
 		case S_ATTR_VALUE_UQ: {
 			size_t e = scan_until(&sc, i, C_UQ_END);
-			value_bytes(tag, chunk + i, e - i);
+			value_bytes(tag, chunk + i, e - i, chunk + len);
 			i = e;
 			if (i == len)
 				break;

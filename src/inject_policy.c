@@ -176,54 +176,24 @@ uint8_t inj_tag_id_html(const char *n, size_t len)
 	return html_names[h].key == key && html_names[h].len == len ? html_names[h].id : T_OTHER;
 }
 
-static int attr_is(const struct inj_tag *tag, const char *lit)
-{
-	size_t n = strlen(lit);
-	return tag->attr_len == n && memcmp(tag->attr, lit, n) == 0;
-}
-
-static uint8_t take(struct inj_tag *tag, uint8_t bit, uint8_t slot)
-{
-	if (tag->seen & bit)
-		return SLOT_NONE;
-	tag->seen |= bit;
-	return slot;
-}
-
 uint8_t inj_attr_slot(struct inj_tag *tag)
 {
-	/* the usual ones first, by compares: a jump table here mispredicts
-	 * as the tags alternate */
-	if (tag->id == T_INPUT || tag->id == T_BUTTON) {
-		if (attr_is(tag, "formaction"))
-			return take(tag, A_URL, SLOT_URL);
-		if (attr_is(tag, "formmethod"))
-			return take(tag, A_SHORT, SLOT_SHORT);
-		if (attr_is(tag, "type"))
-			return take(tag, A_TYPE, SLOT_TYPE);
-		if (attr_is(tag, "form"))
-			tag->has_form = 1;
-		return SLOT_NONE;
-	}
+	return inj_attr_slot_of(tag, tag->attr, tag->attr_len);
+}
+
+uint8_t inj_attr_slot_rare(struct inj_tag *tag, const char *low, size_t k)
+{
 	switch (tag->id) {
-	case T_FORM:
-		if (attr_is(tag, "action"))
-			return take(tag, A_URL, SLOT_URL);
-		if (attr_is(tag, "method"))
-			return take(tag, A_SHORT, SLOT_SHORT);
-		if (attr_is(tag, "id"))
-			tag->has_id = 1;
-		return SLOT_NONE;
 	case T_BASE:
-		return attr_is(tag, "href") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
+		return INJ_ATTR_IS(low, k, "href") ? inj_attr_take(tag, A_URL, SLOT_URL) : SLOT_NONE;
 	case T_META: /* kept only when the injector raises referrer policies */
-		if (attr_is(tag, "name"))
-			return take(tag, A_SHORT, SLOT_SHORT);
-		return attr_is(tag, "content") ? take(tag, A_URL, SLOT_URL) : SLOT_NONE;
+		if (INJ_ATTR_IS(low, k, "name"))
+			return inj_attr_take(tag, A_SHORT, SLOT_SHORT);
+		return INJ_ATTR_IS(low, k, "content") ? inj_attr_take(tag, A_URL, SLOT_URL) : SLOT_NONE;
 	case T_ANNOTATION_XML:
-		return attr_is(tag, "encoding") ? take(tag, A_SHORT, SLOT_SHORT) : SLOT_NONE;
+		return INJ_ATTR_IS(low, k, "encoding") ? inj_attr_take(tag, A_SHORT, SLOT_SHORT) : SLOT_NONE;
 	case T_FONT:
-		if (attr_is(tag, "color") || attr_is(tag, "face") || attr_is(tag, "size"))
+		if (INJ_ATTR_IS(low, k, "color") || INJ_ATTR_IS(low, k, "face") || INJ_ATTR_IS(low, k, "size"))
 			tag->font_attr = 1;
 		return SLOT_NONE;
 	default:
@@ -425,6 +395,11 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 {
 	if (!present || (len == 0 && !trunc))
 		return U_DOCUMENT;
+	/* The usual action, a path ("/submit"): its first two bytes are none
+	 * the parser drops or trims, so they stay its first two, and the
+	 * second makes it neither scheme-relative nor unsure (below). */
+	if (len >= 2 && a[0] == '/' && (unsigned char)a[1] > 0x20 && a[1] != '/' && a[1] != '\\' && a[1] != '&')
+		return U_RELATIVE;
 	size_t n = 0;
 	/* The URL parser drops every tab and newline ... */
 	for (size_t i = 0; i < len; i++)
@@ -481,14 +456,18 @@ static int judge_url(char *a, size_t len, int present, int trunc, const csrf_ori
 }
 
 /* Decodes the tag's kept values, once. */
-static void decode_values(struct inj_tag *tag)
+static inline void decode_values(struct inj_tag *tag)
 {
 	if (tag->decoded)
 		return;
 	tag->decoded = 1;
-	tag->url_len = (uint16_t)inj_decode_attr(tag->url, tag->url_len);
-	tag->short_len = (uint8_t)inj_decode_attr(tag->short_val, tag->short_len);
-	tag->type_len = (uint8_t)inj_decode_attr(tag->type_val, tag->type_len);
+	/* a value the tokenizer found clean (no '&', no NUL) would come out as it is */
+	if (tag->url_len && !(tag->clean & A_URL))
+		tag->url_len = (uint16_t)inj_decode_attr(tag->url, tag->url_len);
+	if (tag->short_len && !(tag->clean & A_SHORT))
+		tag->short_len = (uint8_t)inj_decode_attr(tag->short_val, tag->short_len);
+	if (tag->type_len && !(tag->clean & A_TYPE))
+		tag->type_len = (uint8_t)inj_decode_attr(tag->type_val, tag->type_len);
 }
 
 /* The tag's URL attribute judged (judge_url rewrites it: once). */
@@ -507,6 +486,8 @@ static inline int short_is(const char *v, uint8_t len, int over, const char *lit
 	size_t n = strlen(lit);
 	if (over || len != n)
 		return 0;
+	if (memcmp(v, lit, n) == 0) /* as written most often: the (lower-case) literal itself, one compare */
+		return 1;
 	for (size_t i = 0; i < n; i++)
 		if (inj_lower((unsigned char)v[i]) != inj_lower((unsigned char)lit[i]))
 			return 0;
@@ -549,7 +530,7 @@ int inj_policy_base(struct inj_tag *tag, const csrf_origin *self)
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self)
 {
 	int submit;
-	if (tag->id == T_INPUT && !(tag->seen & A_TYPE)) /* a text field: no submitter */
+	if (inj_policy_button_plain(tag))
 		return BTN_PLAIN;
 	decode_values(tag);
 	if (tag->id == T_INPUT)

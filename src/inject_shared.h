@@ -110,6 +110,7 @@ struct inj_tag {
 	uint8_t has_id;       /* an id attribute (form): a form="" elsewhere may name it */
 	uint8_t font_attr;    /* color, face or size (font) */
 	uint8_t decoded;      /* the values' references are decoded */
+	uint8_t clean;        /* A_* bits: that value's kept bytes hold no '&' or NUL, so decoding leaves them */
 	uint8_t keep;         /* its attributes matter (set with id) */
 	uint8_t url_trunc, short_over, type_over;
 	uint8_t short_len, type_len;
@@ -185,10 +186,75 @@ static inline int inj_html_maybe(unsigned char first, unsigned char second, size
 	return len <= 9 && ((inj_html_second[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
 }
 
-/* The attribute slot the value of the attribute just named goes to, for
- * this tag (SLOT_NONE: not kept); marks it seen. First occurrence wins:
- * HTML drops repeated attributes. */
+/* The attribute slot the value of the attribute just named (tag->attr)
+ * goes to, for this tag (SLOT_NONE: not kept); marks it seen. First
+ * occurrence wins: HTML drops repeated attributes. */
 uint8_t inj_attr_slot(struct inj_tag *tag);
+
+/* inj_attr_slot for the rarer tags (base, meta, annotation-xml, font). */
+uint8_t inj_attr_slot_rare(struct inj_tag *tag, const char *low, size_t k);
+
+static inline uint8_t inj_attr_take(struct inj_tag *tag, uint8_t bit, uint8_t slot)
+{
+	if (tag->seen & bit)
+		return SLOT_NONE;
+	tag->seen |= bit;
+	return slot;
+}
+
+/* The name low[0..k) is lit: k first, so that low is read only as far as
+ * it holds a name of the literal's length. */
+#define INJ_ATTR_IS(low, k, lit) ((k) == sizeof(lit) - 1 && memcmp(low, lit, sizeof(lit) - 1) == 0)
+
+/* inj_attr_slot of a name of k bytes whose first bytes, lowered, are in
+ * low (at least INJ_ATTR_MAX of them when k <= INJ_ATTR_MAX; a longer
+ * name is none the policy reads). The names it knows are letters only
+ * (test_inject_policy checks it), so 0x20 set in every byte lowers a
+ * name as well: no other byte becomes a lower-case letter. Inline: the tokenizer asks it of every
+ * attribute of a tag whose attributes matter, straight from the page's
+ * bytes. The form's usual tags by compares: a jump table here
+ * mispredicts as the tags alternate. */
+/* The lengths of the attribute names inj_attr_slot_of reads, by tag id,
+ * one bit a length: a name of another length goes to no slot and sets no
+ * flag, unread. */
+static const uint16_t inj_attr_lens[T_VOID + 1] = {
+    [T_INPUT] = 1u << 4 | 1u << 10,  /* type, form; formaction, formmethod */
+    [T_BUTTON] = 1u << 4 | 1u << 10, /* likewise */
+    [T_FORM] = 1u << 2 | 1u << 6,    /* id; action, method */
+    [T_BASE] = 1u << 4,              /* href */
+    [T_META] = 1u << 4 | 1u << 7,    /* name, content */
+    [T_ANNOTATION_XML] = 1u << 8,    /* encoding */
+    [T_FONT] = 1u << 4 | 1u << 5,    /* face, size; color */
+};
+
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline uint8_t
+inj_attr_slot_of(struct inj_tag *tag, const char *low, size_t k)
+{
+	if (tag->id == T_INPUT || tag->id == T_BUTTON) {
+		if (INJ_ATTR_IS(low, k, "formaction"))
+			return inj_attr_take(tag, A_URL, SLOT_URL);
+		if (INJ_ATTR_IS(low, k, "formmethod"))
+			return inj_attr_take(tag, A_SHORT, SLOT_SHORT);
+		if (INJ_ATTR_IS(low, k, "type"))
+			return inj_attr_take(tag, A_TYPE, SLOT_TYPE);
+		if (INJ_ATTR_IS(low, k, "form"))
+			tag->has_form = 1;
+		return SLOT_NONE;
+	}
+	if (tag->id == T_FORM) {
+		if (INJ_ATTR_IS(low, k, "action"))
+			return inj_attr_take(tag, A_URL, SLOT_URL);
+		if (INJ_ATTR_IS(low, k, "method"))
+			return inj_attr_take(tag, A_SHORT, SLOT_SHORT);
+		if (INJ_ATTR_IS(low, k, "id"))
+			tag->has_id = 1;
+		return SLOT_NONE;
+	}
+	return inj_attr_slot_rare(tag, low, k);
+}
 
 /* Decodes the character references of an attribute value in place, as
  * the tokenizer does in an attribute: numeric ones, and the named ones
@@ -231,6 +297,13 @@ enum {
 	BTN_GET = 16          /* a submit button with a formmethod that sends by GET */
 };
 int inj_policy_button(struct inj_tag *tag, int base, const csrf_origin *self);
+/* 1 when inj_policy_button answers BTN_PLAIN without reading a value: a
+ * button or input with neither formaction nor formmethod (it submits
+ * where and as its form does), or an input without type (a text field). */
+static inline int inj_policy_button_plain(const struct inj_tag *tag)
+{
+	return !(tag->seen & (A_URL | A_SHORT)) || (tag->id == T_INPUT && !(tag->seen & A_TYPE));
+}
 
 /* 1 for a MathML annotation-xml whose encoding makes it an HTML
  * integration point. */
@@ -325,6 +398,32 @@ static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is
 static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
 {
 	return inj_tree_plain_id(t, tag->id, tag->is_end);
+}
+
+/* A tag in HTML content outside select (the model not stopped) whose
+ * move the tokenizer makes itself, without inj_tree_tag (a form page's
+ * usual tags): a form end tag, which clears the form element pointer
+ * (inj_tree_form_close), and a button or input start tag that
+ * inj_policy_button answers BTN_PLAIN without a look (most of them),
+ * which moves nothing. inj_tree_tag does the same with both, and answers
+ * NEXT_DATA and INS_NONE. */
+static inline int inj_tree_quiet(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	if (t->depth > 0 || t->select || t->stopped)
+		return 0;
+	if (tag->is_end)
+		return tag->id == T_FORM;
+	return (tag->id == T_BUTTON || tag->id == T_INPUT) && inj_policy_button_plain(tag);
+}
+
+/* A form end tag in HTML content outside select: the pointer is cleared,
+ * but not inside template contents (where it is not set). */
+static inline void inj_tree_form_close(struct inj_tree *t)
+{
+	if (t->templates == 0) {
+		t->ptr = 0;
+		t->cur_form = CF_OTHER;
+	}
 }
 
 /* A table tag in HTML content outside select (a table page's most

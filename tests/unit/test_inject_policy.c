@@ -573,13 +573,147 @@ static void test_long_url(void **state)
 	free(url);
 }
 
+/* The lengths the tokenizer reads an attribute name at (inj_attr_lens)
+ * hold every name inj_attr_slot_of gives a slot or a flag, for every tag:
+ * a name of another length is not looked at. */
+static void test_attr_lens(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+	    "formaction", "formmethod", "type", "form", "action", "method", "id",    "href",    "name",   "content",
+	    "encoding",   "color",      "face", "size", "value",  "x",      "class", "enctype", "target", "formtarget"};
+	for (unsigned id = T_OTHER; id <= T_VOID; id++) {
+		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+			char low[16] = {0};
+			size_t n = strlen(names[k]);
+			memcpy(low, names[k], n);
+			struct inj_tag t;
+			memset(&t, 0, sizeof t);
+			t.id = (uint8_t)id;
+			uint8_t slot = inj_attr_slot_of(&t, low, n);
+			int read = slot != SLOT_NONE || t.has_form || t.has_id || t.font_attr;
+			if (read && !((inj_attr_lens[id] >> n) & 1))
+				fail_msg("tag id %u reads \"%s\", not at its length", id, names[k]);
+		}
+	}
+}
+
+/* inj_attr_slot_of reads a name lowered by 0x20 set in each byte (the
+ * tokenizer's way): a name it knows, any byte of it changed to any of the
+ * 256, still matches exactly when that byte is the letter in either case;
+ * it fails when a name with a byte other than a letter is added. */
+static void test_attr_or_lowered(void **state)
+{
+	(void)state;
+	static const uint8_t ids[] = {T_INPUT, T_BUTTON, T_FORM, T_BASE, T_META, T_ANNOTATION_XML, T_FONT};
+	static const char *const names[] = {"formaction", "formmethod", "type", "form", "action",
+	                                    "method",     "id",         "href", "name", "content",
+	                                    "encoding",   "color",      "face", "size"};
+	for (size_t d = 0; d < sizeof ids; d++) {
+		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+			size_t n = strlen(names[k]);
+			struct inj_tag t;
+			memset(&t, 0, sizeof t);
+			t.id = ids[d];
+			char low[16] = {0};
+			memcpy(low, names[k], n);
+			uint8_t want = inj_attr_slot_of(&t, low, n);
+			uint8_t want_flags = (uint8_t)(t.has_form | t.has_id << 1 | t.font_attr << 2);
+			for (size_t at = 0; at < n; at++) {
+				for (int c = 0; c < 256; c++) {
+					memset(&t, 0, sizeof t);
+					t.id = ids[d];
+					memcpy(low, names[k], n);
+					low[at] = (char)(c | 0x20);
+					uint8_t got = inj_attr_slot_of(&t, low, n);
+					uint8_t flags = (uint8_t)(t.has_form | t.has_id << 1 | t.font_attr << 2);
+					int same = c == names[k][at] || c == names[k][at] - 32;
+					if (same ? got != want || flags != want_flags
+					         : (got != SLOT_NONE && got != want) ||
+					               (got == want && flags == want_flags &&
+					                (want != SLOT_NONE || want_flags)))
+						fail_msg("tag %u, \"%s\" with byte %zu = %d", ids[d], names[k], at, c);
+				}
+			}
+		}
+	}
+}
+
+/* inj_tree_quiet: where it takes a tag, inj_tree_tag makes the same move
+ * (none, or the pointer cleared by a form end tag: inj_tree_form_close)
+ * and answers NEXT_DATA and INS_NONE, whatever the tag's submitter
+ * attributes and the model's state. */
+static void test_quiet(void **state)
+{
+	(void)state;
+	csrf_origin self = self_origin();
+	static const uint8_t ids[] = {T_FORM, T_BUTTON, T_INPUT, T_OTHER, T_SELECT, T_BASE};
+	static const char *const urls[] = {NULL, "https://evil.example/", "/x", SELF "/", "x"};
+	static const char *const shorts[] = {NULL, "get", "post", "dialog", "put"};
+	static const char *const types[] = {NULL, "submit", "image", "button", "text"};
+	unsigned quiet = 0;
+	struct inj_tag *tag = malloc(sizeof *tag), *copy = malloc(sizeof *copy);
+	assert_non_null(tag);
+	assert_non_null(copy);
+	for (size_t a = 0; a < sizeof ids * 2 * 5 * 5 * 5 * 2; a++) {
+		size_t r = a;
+		uint8_t id = ids[r % sizeof ids];
+		r /= sizeof ids;
+		int end = (int)(r % 2);
+		r /= 2;
+		make_tag(tag, id, urls[r % 5], shorts[r / 5 % 5], types[r / 25 % 5]);
+		tag->is_end = (uint8_t)end;
+		tag->has_form = (uint8_t)(r / 125 % 2);
+		for (unsigned bits = 0; bits < 1u << 11; bits++) {
+			struct inj_tree base;
+			memset(&base, 0, sizeof base);
+			base.self = &self;
+			inj_tree_reset(&base);
+			base.ptr = bits & 1;
+			base.cur_form = (bits >> 1) & 1 ? CF_PENDING : CF_OTHER;
+			base.templates = (bits >> 2) & 1;
+			base.any_token = (bits >> 3) & 1;
+			base.id_token = (bits >> 3) & 1;
+			base.cur_id = (bits >> 4) & 1;
+			base.base = (uint8_t)((bits >> 5) % 3);
+			base.owner_rel = (bits >> 6) & 1;
+			base.tables = (bits >> 7) & 1;
+			base.depth = (bits >> 8) & 1;
+			base.select = (bits >> 9) & 1;
+			base.stopped = (bits >> 10) & 1;
+			if (base.depth) {
+				base.stack[0].ns = 1;
+				base.stack[0].len = 3;
+				memcpy(base.stack[0].name, "svg", 3);
+			}
+			if (!inj_tree_quiet(&base, tag))
+				continue;
+			quiet++;
+			struct inj_tree moved = base, quick = base;
+			memcpy(copy, tag, sizeof *copy);
+			uint8_t next = 0xff;
+			int ins = inj_tree_tag(&moved, copy, &next);
+			if (tag->is_end)
+				inj_tree_form_close(&quick);
+			if (ins != INS_NONE || next != NEXT_DATA || memcmp(&moved, &quick, sizeof moved) != 0)
+				fail_msg("state %u, tag %zu: inj_tree_tag moves otherwise", bits, a);
+		}
+	}
+	free(tag);
+	free(copy);
+	assert_true(quiet > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_html_first), cmocka_unit_test(test_html_ids),
-	    cmocka_unit_test(test_plain_ids),  cmocka_unit_test(test_decode),     cmocka_unit_test(test_form),
-	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),     cmocka_unit_test(test_annotation),
-	    cmocka_unit_test(test_attr_slots), cmocka_unit_test(test_long_url),
+	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_html_first),
+	    cmocka_unit_test(test_html_ids),   cmocka_unit_test(test_plain_ids),
+	    cmocka_unit_test(test_decode),     cmocka_unit_test(test_form),
+	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),
+	    cmocka_unit_test(test_annotation), cmocka_unit_test(test_attr_slots),
+	    cmocka_unit_test(test_long_url),   cmocka_unit_test(test_attr_lens),
+	    cmocka_unit_test(test_quiet),      cmocka_unit_test(test_attr_or_lowered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
