@@ -14,6 +14,16 @@ attribute loop, attr_run's eight-byte lowering), each a page and its cuts.
   that are references, quotes and '>', before or after a filler
   attribute, cut at every offset of the tag.
 
+- plain_fast's (the plain tags of a scan window read from its masks):
+  three plain tags first (plain_tag takes the first three after the start
+  or a tag that matters), then a tag of each shape whose reading decides
+  (quotes that do or do not open a value, blanks, control bytes and bytes
+  >= 0x80 in names, names that look plain but are not, end tags, '<' in
+  tags, values across blocks and windows) with its '<' at each place of
+  the first blocks and around the window's end (2048 bytes and the
+  72-byte re-read); and tag soup whose quotes decide whether a form
+  written inside a tag is one.
+
 A form of our origin follows each, so that a state the tag left wrong
 shows as a token more or less.
 """
@@ -81,6 +91,65 @@ def attributes(rng):
                         yield page, [at] if 0 < at < len(page) else []
 
 
+HIDE = "<form method=post action=/h><input></form>"
+EDGE_TAGS = ['<a b=c"d>', '<a "b"="c">', '<a b = "c">', "<a b='c\">'>", '<a b="c"d="e">', '<a/b="c">',
+             '<a\tb="c">', '<a\rb="c>">', '<a\x0cb="c">', '<a\x00b="c>' + HIDE + '">', '<a\x0bb="c>' + HIDE + '">',
+             '<a\x80b="c">', '<a b\x80="c">', '<FORM method=post action=/q>', '<Form\tmethod=post>',
+             '<fOrM/method=post>', '<form\x00 method=post>', '</form>', '</FORM >', '</form/>', '</form\t>',
+             '</form\x0c>', '</forms>', '</form\x00>', '<Input type=submit>', '<INPUT\x0ctype=submit>', '<BUTTON\r>',
+             '<meta name=referrer>', '<BASE href="//evil.example/">', '<Script>x="' + HIDE + '"</script>',
+             '<STYLE>a{}</STYLE>', '<textArea>' + HIDE + '</textarea>', '<TITLE>x</TITLE>',
+             '<noscript>' + HIDE + '</noscript>', '<Select><option></select>', '<SVG><a/></svg>', '<maTh></math>',
+             '<Template>' + HIDE + '</template>', '<tAble><tr><td></table>', '<iFrame></iframe>',
+             '<noEmbed>' + HIDE + '</noembed>', '<Xmp>' + HIDE + '</xmp>', '<plainText>', '<!-- ' + HIDE + ' -->',
+             '<!x>', '<?x>', '<a b="' + HIDE + '">', "<a b='" + HIDE + "'>", '<a b="c" d=\'e\'>', '<a b="c"/>',
+             '<abc' + 'd' * 70 + '>', '<a ' + 'x' * 80 + '="y">', '<a b="' + 'v' * 130 + HIDE + '">',
+             '<a b="' + 'v' * 2100 + '">', '<a' + ' x' * 1100 + '>', '<x<form method=post action=/h>',
+             '<a b="c"' + HIDE + '>', '<td>', '</td>', '<TD>', '<caption>', '<titlex>', '<forma>', '<s>', '<svgx>',
+             '<svg\x00>', '<ScRiPt\x0b>', '<a b="c\'>', '<a b="c" d="e" f="g" h="i" j="' + HIDE + '">',
+             '<a  b="c>' + HIDE + '">', '</a b="c>' + HIDE + '">', '<a b=""c="d>' + HIDE + '">', '<a =b="c>' + HIDE + '">',
+             '<a b=="c>' + HIDE + '">', '<a b ="c>' + HIDE + '">', '<a b= "c>' + HIDE + '">', '<a b="c" d"e="f>' + HIDE + '">']
+
+
+def plain_fast_edges(rng):
+    for tg in EDGE_TAGS:
+        for filler, places in (("<i>", list(range(40, 140)) + list(range(1950, 2110))), ('<a b="c">y', range(40, 140))):
+            for pos in places:
+                pre = rng.choice(["<b><b><b>", "<form method=post action=/a><b><b><b>"])
+                body = filler * max(0, (pos - len(pre)) // len(filler))
+                body += "w" * max(0, pos - len(pre) - len(body))
+                page = (pre + body + tg + "'\">" + "z" * 80 + TAIL).encode("latin-1")
+                at = len(pre) + len(body)
+                cut = [c for c in (at + rng.randint(-80, 80), rng.randint(1, len(page) - 1)) if 0 < c < len(page)]
+                yield page, rng.choice([[], cut[:1], sorted(set(cut))])
+
+
+SOUP = [" ", " ", "\t", "\n", "\r", "\x0c", "\x00", "\x0b", "/", "=", "=", '"', '"', "'", "'", "b", "dd", ">" + HIDE,
+        ">" + HIDE, "<", "\x80", "<form", ' b="c"', " b='c'", "x" * 60, "<!--"]
+SOUP_NAMES = ["a", "A", "i", "div", "s", "svgs", "form", "FORM", "input", "button", "td", "t", "xm", "tItle", "script",
+              "select", "meta", "base", "math", "table", "xmp", "textarea", "noscript", "template", "forms", "abc" * 25]
+
+
+def hidden_forms(rng):
+    for _ in range(20000):
+        out = ["w" * rng.randint(0, 140), "<b><b><b>"]
+        for _ in range(rng.randint(1, 6)):
+            if rng.random() < 0.5:
+                out.append(("<i>" + "t" * rng.randint(0, 2)) * rng.randint(0, 60))
+            out.append("y" * rng.choice([0, 0, rng.randint(0, 140)]))
+            name = rng.choice(SOUP_NAMES)
+            if rng.random() < 0.15:
+                name = name[:1] + rng.choice(["\x00", "\x0b", "\x80", '"', "'", "=", "<"]) + name[1:]
+            out.append("<" + rng.choice(["", "", "", "/"]) + name + "".join(
+                rng.choice(SOUP) for _ in range(rng.randint(1, 14))) + rng.choice([">", ">", "", '">', "'>"]))
+        out.append("\"'>" + "z" * rng.randint(72, 200) + HIDE)
+        page = "".join(out).encode("latin-1")
+        n = len(page)
+        yield page, rng.choice([[], [], [rng.randint(1, n - 1)], sorted(set(rng.randint(1, n - 1) for _ in range(8)))])
+
+
 def pages(rng):
     yield from tag_names(rng)
     yield from attributes(rng)
+    yield from plain_fast_edges(rng)
+    yield from hidden_forms(rng)
