@@ -84,6 +84,7 @@ typedef struct {
 	ngx_chain_t *free;   /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
 	ngx_chain_t *shells; /* sent bufs of no memory of their own */
 	ngx_buf_t *cur;      /* the last output buf made from the current input */
+	ngx_chain_t *fill;   /* the output buf being filled in this call (see ngx_http_csrf_emit) */
 	u_char *in_start;    /* the input being fed, which outlives its output bufs */
 	u_char *in_end;
 	off_t left;       /* body bytes still to come, when the response said (else -1) */

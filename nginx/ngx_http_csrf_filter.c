@@ -588,6 +588,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 	ctx->out = NULL;
 	ctx->last_out = &ctx->out;
+	ctx->fill = NULL;
 
 	for (/* void */; in; in = in->next) {
 		ib = in->buf;
@@ -646,8 +647,9 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 		b = ctx->cur;
 
-		if (b == NULL) {
-			/* no bytes from this buf: an empty one for its flags */
+		if (b == NULL || b->shadow != NULL) {
+			/* no bytes from this buf, or only in an output buf that
+			 * shadows an earlier one: an empty one for its flags */
 			cl = ngx_http_csrf_get_shell(r, ctx);
 			if (cl == NULL) {
 				return NGX_ERROR;
@@ -677,7 +679,9 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 	}
 
+	/* what went down the chain is not written to again */
 	ctx->cur = NULL;
+	ctx->fill = NULL;
 
 	return ngx_http_csrf_output(r, ctx);
 }
