@@ -69,8 +69,11 @@ typedef struct {
 } ngx_http_csrf_verdict_t;
 
 typedef struct {
-	/* access phase */
-	csrf_request req; /* slices into r's headers, reused by the body handler */
+	/* access phase: the request kept for the body handler (slices into
+	 * r's headers), only when the body is read; a request judged by its
+	 * headers alone keeps its 1.3 KiB csrf_request on the stack, out of
+	 * the request pool */
+	csrf_request *req;
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */

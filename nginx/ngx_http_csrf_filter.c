@@ -72,13 +72,21 @@ static void ngx_http_csrf_session_unseen(ngx_http_request_t *r, ngx_http_csrf_lo
 /* The response's headers for the library: those of the list, each with
  * its element, and with fields set those nginx keeps only in fields (a
  * length, a modification time; no element); room for the library's
- * answer about each. */
+ * answer about each. Used while one function runs: the arrays are its
+ * own (on the stack) for a response of up to NGX_HTTP_CSRF_HEADERS
+ * headers, from the request pool for a longer one. */
+#define NGX_HTTP_CSRF_HEADERS 32
+
 typedef struct {
 	csrf_header *headers;
 	ngx_table_elt_t **elts;
 	u_char *action;
 	csrf_slice *value;
 	ngx_uint_t n;
+	csrf_header headers_in[NGX_HTTP_CSRF_HEADERS];
+	ngx_table_elt_t *elts_in[NGX_HTTP_CSRF_HEADERS];
+	u_char action_in[NGX_HTTP_CSRF_HEADERS];
+	csrf_slice value_in[NGX_HTTP_CSRF_HEADERS];
 } ngx_http_csrf_headers_t;
 
 static ngx_int_t ngx_http_csrf_list_header(ngx_table_elt_t *h, void *data)
@@ -105,12 +113,20 @@ static ngx_int_t ngx_http_csrf_headers(ngx_http_request_t *r, ngx_http_csrf_head
 		n += part->nelts;
 	}
 
-	c->headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
-	c->elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
-	c->action = ngx_pnalloc(r->pool, n);
-	c->value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
-	if (c->headers == NULL || c->elts == NULL || c->action == NULL || c->value == NULL) {
-		return NGX_ERROR;
+	if (n <= NGX_HTTP_CSRF_HEADERS) {
+		c->headers = c->headers_in;
+		c->elts = c->elts_in;
+		c->action = c->action_in;
+		c->value = c->value_in;
+
+	} else {
+		c->headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
+		c->elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
+		c->action = ngx_pnalloc(r->pool, n);
+		c->value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
+		if (c->headers == NULL || c->elts == NULL || c->action == NULL || c->value == NULL) {
+			return NGX_ERROR;
+		}
 	}
 
 	c->n = 0;
