@@ -249,11 +249,12 @@ int csrfi_mem_ieq(const char *a, const char *b, size_t n);
 /* ASCII case-insensitive equality of a slice with a NUL-terminated
  * literal; csrfi_slice_eq exact. Absent is never equal. Inline, so that a
  * literal's length is a constant and a slice of another length costs one
- * compare: header names are held against a dozen of them. */
+ * compare (header names are held against a dozen of them), and a slice
+ * in the literal's own case (most header names) a few word compares. */
 static inline int csrfi_slice_ieq(csrf_slice s, const char *lit)
 {
 	size_t n = strlen(lit);
-	return s.ptr && s.len == n && csrfi_mem_ieq(s.ptr, lit, n);
+	return s.ptr && s.len == n && (memcmp(s.ptr, lit, n) == 0 || csrfi_mem_ieq(s.ptr, lit, n));
 }
 int csrfi_slice_eq(csrf_slice s, const char *lit);
 /* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal
