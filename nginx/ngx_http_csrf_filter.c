@@ -625,7 +625,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			ctx->in_start = ib->pos;
 			ctx->in_end = ib->last;
 			rc = csrf_response_feed(ctx->resp, (const char *)ib->pos, ib->last - ib->pos,
-			                        ngx_http_csrf_emit, r);
+			                        ngx_http_csrf_emit, ctx);
 			ctx->in_start = NULL;
 			ctx->in_end = NULL;
 			if (rc != CSRF_OK) {
@@ -655,7 +655,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		if (ib->last_buf || (ctx->left >= 0 && ctx->left <= size)) {
 			/* the response's end: the bytes of a form the injector
 			 * still holds (its end tag never came) go out too */
-			if (csrf_response_end(ctx->resp, ngx_http_csrf_emit, r, &status) != CSRF_OK) {
+			if (csrf_response_end(ctx->resp, ngx_http_csrf_emit, ctx, &status) != CSRF_OK) {
 				ctx->failed = 1;
 				return NGX_ERROR;
 			}
