@@ -486,6 +486,7 @@ static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
 	ngx_table_elt_t *h;
 	ngx_http_csrf_identity_t id = {r, 0, 0};
 	static u_char lowcase[] = "accept-encoding";
+	static ngx_uint_t hash; /* of lowcase, once per process */
 
 	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
 
@@ -505,7 +506,10 @@ static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
 	ngx_str_set(&h->key, "Accept-Encoding");
 	ngx_str_set(&h->value, "identity");
 	h->lowcase_key = lowcase;
-	h->hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+	if (hash == 0) {
+		hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+	}
+	h->hash = hash;
 #if (nginx_version >= 1023000)
 	h->next = NULL;
 #endif
