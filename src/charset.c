@@ -370,7 +370,9 @@ static int prescan(scan *s)
 		if (!lt)
 			break;
 		s->p = lt;
-		if (starts_ci(s, "<!--")) {
+		/* the byte after '<' tells which of the cases below can apply */
+		int c1 = at(s, 1);
+		if (c1 == '!' && starts_ci(s, "<!--")) {
 			/* to the first "-->", whose dashes may be those of "<!--" */
 			const char *q = s->p + 2;
 			const char *end = NULL;
@@ -386,8 +388,8 @@ static int prescan(scan *s)
 			s->p = end;
 			continue;
 		}
-		int c5 = at(s, 5);
-		if (starts_ci(s, "<meta") && c5 >= 0 && (is_ws((unsigned char)c5) || c5 == '/')) {
+		int c5 = (c1 | 0x20) == 'm' ? at(s, 5) : -1;
+		if (c5 >= 0 && (is_ws((unsigned char)c5) || c5 == '/') && starts_ci(s, "<meta")) {
 			s->p += 6;
 			int e = meta_tag(s);
 			if (e >= 0)
@@ -396,13 +398,13 @@ static int prescan(scan *s)
 				return -1;
 			continue;
 		}
-		if (at(s, 1) < 0 || ((at(s, 1) == '/' && at(s, 2) < 0))) {
+		if (c1 < 0 || ((c1 == '/' && at(s, 2) < 0))) {
 			s->cut = 1;
 			return -1;
 		}
-		if (is_alpha(at(s, 1)) || (at(s, 1) == '/' && is_alpha(at(s, 2)))) {
+		if (is_alpha(c1) || (c1 == '/' && is_alpha(at(s, 2)))) {
 			/* a tag: skip its name, then its attributes */
-			s->p += at(s, 1) == '/' ? 2 : 1;
+			s->p += c1 == '/' ? 2 : 1;
 			while (s->p < s->e && !is_ws((unsigned char)*s->p) && *s->p != '>')
 				s->p++;
 			/* attributes of other tags are skipped, not kept */
@@ -414,7 +416,7 @@ static int prescan(scan *s)
 			s->p++;
 			continue;
 		}
-		if (at(s, 1) == '!' || at(s, 1) == '/' || at(s, 1) == '?') {
+		if (c1 == '!' || c1 == '/' || c1 == '?') {
 			const char *gt = memchr(s->p, '>', (size_t)(s->e - s->p));
 			if (!gt) {
 				s->cut = 1;
