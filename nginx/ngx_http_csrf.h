@@ -69,8 +69,11 @@ typedef struct {
 } ngx_http_csrf_verdict_t;
 
 typedef struct {
-	/* access phase */
-	csrf_request req; /* slices into r's headers, reused by the body handler */
+	/* access phase: the request kept for the body handler (slices into
+	 * r's headers), only when the body is read; a request judged by its
+	 * headers alone keeps its 1.3 KiB csrf_request on the stack, out of
+	 * the request pool */
+	csrf_request *req;
 	u_char body_size[NGX_OFF_T_LEN];
 
 	/* filters */
@@ -84,6 +87,7 @@ typedef struct {
 	ngx_chain_t *free;   /* sent output bufs, NGX_HTTP_CSRF_BUF_SIZE each */
 	ngx_chain_t *shells; /* sent bufs of no memory of their own */
 	ngx_buf_t *cur;      /* the last output buf made from the current input */
+	ngx_chain_t *fill;   /* the output buf being filled in this call (see ngx_http_csrf_emit) */
 	u_char *in_start;    /* the input being fed, which outlives its output bufs */
 	u_char *in_end;
 	off_t left;       /* body bytes still to come, when the response said (else -1) */

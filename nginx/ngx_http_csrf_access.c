@@ -300,13 +300,13 @@ static void ngx_http_csrf_answer_cleanup(void *data)
  * (csrf_reject_answer: the page, its CSP and no-store, and with
  * csrf_retry_token on a fresh token for a stale one); error_page for the
  * status replaces it. */
-static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
+static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status,
+                                           const csrf_request *req)
 {
 	ngx_uint_t i;
 	ngx_str_t type;
 	ngx_pool_cleanup_t *cln;
 	csrf_reject_answer_t *a;
-	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_complex_value_t cv;
 
 	if (ngx_http_csrf_error_page(r, status)) {
@@ -326,10 +326,8 @@ static ngx_int_t ngx_http_csrf_send_reject(ngx_http_request_t *r, ngx_http_csrf_
 	a->retry = 0;
 	cln->handler = ngx_http_csrf_answer_cleanup;
 
-	/* the request as the access phase read it, for the retry token */
-	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
-
-	if (csrf_reject_answer(v->ctx, ctx ? &ctx->req : NULL, v->reason, (unsigned)status, a) != CSRF_OK) {
+	/* req: the request as the access phase read it, for the retry token */
+	if (csrf_reject_answer(v->ctx, req, v->reason, (unsigned)status, a) != CSRF_OK) {
 		return status;
 	}
 
@@ -394,8 +392,9 @@ static ngx_int_t ngx_http_csrf_judge(ngx_http_request_t *r, ngx_http_csrf_loc_co
 
 /* Finalizes with a rejection, or lets the phase go on. A rejection is
  * final even under "satisfy any": it never counts as one failed access
- * method among others. */
-static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status)
+ * method among others. req: the request judged (NULL when gone). */
+static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v, ngx_int_t status,
+                                      const csrf_request *req)
 {
 	ngx_int_t rc;
 
@@ -417,7 +416,7 @@ static ngx_int_t ngx_http_csrf_answer(ngx_http_request_t *r, ngx_http_csrf_verdi
 		return NGX_DONE;
 	}
 
-	ngx_http_finalize_request(r, ngx_http_csrf_send_reject(r, v, status));
+	ngx_http_finalize_request(r, ngx_http_csrf_send_reject(r, v, status, req));
 
 	return NGX_DONE;
 }
@@ -487,6 +486,7 @@ static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
 	ngx_table_elt_t *h;
 	ngx_http_csrf_identity_t id = {r, 0, 0};
 	static u_char lowcase[] = "accept-encoding";
+	static ngx_uint_t hash; /* of lowcase, once per process */
 
 	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
 
@@ -506,7 +506,10 @@ static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
 	ngx_str_set(&h->key, "Accept-Encoding");
 	ngx_str_set(&h->value, "identity");
 	h->lowcase_key = lowcase;
-	h->hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+	if (hash == 0) {
+		hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+	}
+	h->hash = hash;
 #if (nginx_version >= 1023000)
 	h->next = NULL;
 #endif
@@ -524,6 +527,7 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
 	csrf_result res;
+	csrf_request req;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -544,7 +548,8 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 			/* re-entry after the body was read */
 			status = v->pending;
 			v->pending = 0;
-			return ngx_http_csrf_answer(r, v, status);
+			ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+			return ngx_http_csrf_answer(r, v, status, ctx ? ctx->req : NULL);
 		}
 
 		/* an internal redirect after the verdict (error_page, a named
@@ -578,12 +583,18 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	ngx_http_csrf_request(r, &ctx->req);
+	ngx_http_csrf_request(r, &req);
 
-	res = csrf_check(clcf->ctx, &ctx->req);
+	res = csrf_check(clcf->ctx, &req);
 
 	if (res.needs_body) {
 		/* the token is in the body: read it, intact for the upstream */
+		ctx->req = ngx_palloc(r->pool, sizeof(csrf_request));
+		if (ctx->req == NULL) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
+		*ctx->req = req;
+
 		v->checked = 1;
 		v->ctx = clcf->ctx;
 		v->pending = NGX_DECLINED;
@@ -599,7 +610,7 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_DONE;
 	}
 
-	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res));
+	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res), &req);
 }
 
 /* The read body as one piece of at most max bytes: its buffer when it is
@@ -688,7 +699,7 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 
 	rc = ngx_http_csrf_body(r, clcf->body_max, &body);
 
-	if (rc == NGX_ERROR || ctx == NULL || v == NULL) {
+	if (rc == NGX_ERROR || ctx == NULL || ctx->req == NULL || v == NULL) {
 		if (v) {
 			v->pending = NGX_HTTP_INTERNAL_SERVER_ERROR;
 			v->rejected = 1;
@@ -703,16 +714,16 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 			for (cl = r->request_body->bufs; cl; cl = cl->next) {
 				size += ngx_buf_size(cl->buf);
 			}
-			ctx->req.body.ptr = NULL;
-			ctx->req.content_length.ptr = (const char *)ctx->body_size;
-			ctx->req.content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
+			ctx->req->body.ptr = NULL;
+			ctx->req->content_length.ptr = (const char *)ctx->body_size;
+			ctx->req->content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
 
 		} else {
-			ctx->req.body.ptr = (const char *)body.data;
-			ctx->req.body.len = body.len;
+			ctx->req->body.ptr = (const char *)body.data;
+			ctx->req->body.len = body.len;
 		}
 
-		res = csrf_check(clcf->ctx, &ctx->req);
+		res = csrf_check(clcf->ctx, ctx->req);
 		if (res.needs_body) {
 			/* cannot happen with a body given: fail closed */
 			res.allowed = 0;

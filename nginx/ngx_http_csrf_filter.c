@@ -72,13 +72,21 @@ static void ngx_http_csrf_session_unseen(ngx_http_request_t *r, ngx_http_csrf_lo
 /* The response's headers for the library: those of the list, each with
  * its element, and with fields set those nginx keeps only in fields (a
  * length, a modification time; no element); room for the library's
- * answer about each. */
+ * answer about each. Used while one function runs: the arrays are its
+ * own (on the stack) for a response of up to NGX_HTTP_CSRF_HEADERS
+ * headers, from the request pool for a longer one. */
+#define NGX_HTTP_CSRF_HEADERS 32
+
 typedef struct {
 	csrf_header *headers;
 	ngx_table_elt_t **elts;
 	u_char *action;
 	csrf_slice *value;
 	ngx_uint_t n;
+	csrf_header headers_in[NGX_HTTP_CSRF_HEADERS];
+	ngx_table_elt_t *elts_in[NGX_HTTP_CSRF_HEADERS];
+	u_char action_in[NGX_HTTP_CSRF_HEADERS];
+	csrf_slice value_in[NGX_HTTP_CSRF_HEADERS];
 } ngx_http_csrf_headers_t;
 
 static ngx_int_t ngx_http_csrf_list_header(ngx_table_elt_t *h, void *data)
@@ -105,12 +113,20 @@ static ngx_int_t ngx_http_csrf_headers(ngx_http_request_t *r, ngx_http_csrf_head
 		n += part->nelts;
 	}
 
-	c->headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
-	c->elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
-	c->action = ngx_pnalloc(r->pool, n);
-	c->value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
-	if (c->headers == NULL || c->elts == NULL || c->action == NULL || c->value == NULL) {
-		return NGX_ERROR;
+	if (n <= NGX_HTTP_CSRF_HEADERS) {
+		c->headers = c->headers_in;
+		c->elts = c->elts_in;
+		c->action = c->action_in;
+		c->value = c->value_in;
+
+	} else {
+		c->headers = ngx_palloc(r->pool, n * sizeof(csrf_header));
+		c->elts = ngx_palloc(r->pool, n * sizeof(ngx_table_elt_t *));
+		c->action = ngx_pnalloc(r->pool, n);
+		c->value = ngx_palloc(r->pool, n * sizeof(csrf_slice));
+		if (c->headers == NULL || c->elts == NULL || c->action == NULL || c->value == NULL) {
+			return NGX_ERROR;
+		}
 	}
 
 	c->n = 0;
@@ -588,6 +604,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 	ctx->out = NULL;
 	ctx->last_out = &ctx->out;
+	ctx->fill = NULL;
 
 	for (/* void */; in; in = in->next) {
 		ib = in->buf;
@@ -608,7 +625,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			ctx->in_start = ib->pos;
 			ctx->in_end = ib->last;
 			rc = csrf_response_feed(ctx->resp, (const char *)ib->pos, ib->last - ib->pos,
-			                        ngx_http_csrf_emit, r);
+			                        ngx_http_csrf_emit, ctx);
 			ctx->in_start = NULL;
 			ctx->in_end = NULL;
 			if (rc != CSRF_OK) {
@@ -638,7 +655,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		if (ib->last_buf || (ctx->left >= 0 && ctx->left <= size)) {
 			/* the response's end: the bytes of a form the injector
 			 * still holds (its end tag never came) go out too */
-			if (csrf_response_end(ctx->resp, ngx_http_csrf_emit, r, &status) != CSRF_OK) {
+			if (csrf_response_end(ctx->resp, ngx_http_csrf_emit, ctx, &status) != CSRF_OK) {
 				ctx->failed = 1;
 				return NGX_ERROR;
 			}
@@ -646,8 +663,9 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 
 		b = ctx->cur;
 
-		if (b == NULL) {
-			/* no bytes from this buf: an empty one for its flags */
+		if (b == NULL || b->shadow != NULL) {
+			/* no bytes from this buf, or only in an output buf that
+			 * shadows an earlier one: an empty one for its flags */
 			cl = ngx_http_csrf_get_shell(r, ctx);
 			if (cl == NULL) {
 				return NGX_ERROR;
@@ -677,7 +695,9 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 	}
 
+	/* what went down the chain is not written to again */
 	ctx->cur = NULL;
+	ctx->fill = NULL;
 
 	return ngx_http_csrf_output(r, ctx);
 }

@@ -81,24 +81,46 @@ ngx_chain_t *ngx_http_csrf_get_shell(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	return cl;
 }
 
-/* The injector's emit callback. A pass-through run of at least
- * NGX_HTTP_CSRF_REF_MIN bytes of the input buf being fed goes out as a
- * buf over the input's own memory, uncopied; shorter runs, inserted
- * elements and bytes the injector held are copied into ctx->cur, a new
- * output buf whenever it is full (or not one of ours). The input buf
- * stays unsent (its shadow is the last output buf made from it, see the
- * body filter) until everything made from it has gone out, so its memory
- * stays valid for the bufs over it, and memory stays bounded by the
- * upstream's own buffers plus the insertions. */
-int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
+/* The rest of the output buf old (in this call's chain, with something
+ * after it now) as an output buf of its own, which takes over the
+ * memory: old goes back as a shell when sent, the new one as an output
+ * buf when sent, after old (a chain is sent in order), so the memory is
+ * reused only when every byte written into it has gone out. */
+static ngx_chain_t *ngx_http_csrf_rest(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, ngx_buf_t *old)
+{
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+
+	cl = ngx_http_csrf_get_shell(r, ctx);
+	if (cl == NULL) {
+		return NULL;
+	}
+
+	b = cl->buf;
+	b->start = old->start;
+	b->end = old->end;
+	b->pos = old->last;
+	b->last = old->last;
+	b->temporary = 1;
+
+	old->start = NULL;
+	old->end = old->last;
+
+	return cl;
+}
+
+/* ngx_http_csrf_emit's way for a piece it does not copy at once; kept
+ * out of it, so that its usual call saves no registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int
+ngx_http_csrf_emit_piece(ngx_http_csrf_ctx_t *ctx, const char *p, size_t n, int inserted)
 {
 	size_t k;
 	ngx_buf_t *b;
 	ngx_chain_t *cl;
-	ngx_http_request_t *r = ud;
-	ngx_http_csrf_ctx_t *ctx;
-
-	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+	ngx_http_request_t *r = ctx->request;
 
 	if (!inserted && n >= NGX_HTTP_CSRF_REF_MIN && ctx->in_start != NULL && (u_char *)p >= ctx->in_start &&
 	    (u_char *)p < ctx->in_end && (size_t)(ctx->in_end - (u_char *)p) >= n) {
@@ -116,25 +138,66 @@ int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
 	}
 
 	while (n) {
-		b = ctx->cur;
+		cl = ctx->fill;
 
-		if (b == NULL || b->start == NULL || b->last == b->end) {
+		if (cl == NULL || cl->buf->last == cl->buf->end) {
 			cl = ngx_http_csrf_get_buf(r, ctx);
 			if (cl == NULL) {
 				return 1;
 			}
 			ngx_http_csrf_out(ctx, cl);
-			b = cl->buf;
-			ctx->cur = b;
+			ctx->fill = cl;
+
+		} else if (ctx->last_out != &cl->next) {
+			cl = ngx_http_csrf_rest(r, ctx, cl->buf);
+			if (cl == NULL) {
+				return 1;
+			}
+			ngx_http_csrf_out(ctx, cl);
+			ctx->fill = cl;
 		}
 
+		b = cl->buf;
 		k = ngx_min(n, (size_t)(b->end - b->last));
 		b->last = ngx_cpymem(b->last, p, k);
 		p += k;
 		n -= k;
+		ctx->cur = b;
 	}
 
 	return 0;
+}
+
+/* The injector's emit callback (ud: the module's request context). A
+ * pass-through run of at least NGX_HTTP_CSRF_REF_MIN bytes of the input
+ * buf being fed goes out as a buf over the input's own memory, uncopied;
+ * shorter runs, inserted elements and bytes the injector held are copied
+ * into ctx->fill, one output buf filled across the input bufs of a call
+ * and around the uncopied runs (what is left of it after one goes on as
+ * a buf of its own, ngx_http_csrf_rest), so that a page leaves in a few
+ * pieces and allocates a new output buf only when one is full. Each
+ * input buf stays unsent (its shadow is the last output buf made from
+ * it, see the body filter) until everything made from it has gone out,
+ * so its memory stays valid for the bufs over it, and memory stays
+ * bounded by the upstream's own buffers plus the insertions. The usual
+ * call (dozens a page), a short piece that fits the buf being filled
+ * while it is the chain's last, is copied here, the rest in
+ * ngx_http_csrf_emit_piece. */
+int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted)
+{
+	ngx_buf_t *b;
+	ngx_http_csrf_ctx_t *ctx = ud;
+
+	if (n < NGX_HTTP_CSRF_REF_MIN && ctx->fill != NULL && ctx->last_out == &ctx->fill->next) {
+		b = ctx->fill->buf;
+		if ((size_t)(b->end - b->last) >= n) {
+			b->last = ngx_cpymem(b->last, p, n);
+			ctx->cur = b;
+			return 0;
+		}
+	}
+
+	return ngx_http_csrf_emit_piece(ctx, p, n, inserted);
 }
 
 /* Passes the output chain built for this call on, then reclaims what the

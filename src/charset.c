@@ -258,6 +258,70 @@ static int get_attr(scan *s, char *name, size_t *nl, size_t ncap, char *value, s
 	return 1;
 }
 
+/* What skip_attrs stops at: the prescan's whitespace (is_ws), '/', '>'
+ * and '='. */
+enum { C_WS = 1, C_SLASH = 2, C_GT = 4, C_EQ = 8 };
+static const unsigned char stops[256] = {
+    [' '] = C_WS,  ['\t'] = C_WS,   ['\n'] = C_WS, ['\f'] = C_WS,
+    ['\r'] = C_WS, ['/'] = C_SLASH, ['>'] = C_GT,  ['='] = C_EQ,
+};
+
+/* The attributes of a tag the prescan does not read (any but <meta>),
+ * skipped: get_attr without a name or value kept, called until it
+ * answers 0, in one loop. The same positions and the same s->cut; s->p
+ * ends at the tag's '>' unless cut. */
+static void skip_attrs(scan *s)
+{
+	const unsigned char *p = (const unsigned char *)s->p, *e = (const unsigned char *)s->e;
+
+	for (;;) {
+		while (p < e && (stops[*p] & (C_WS | C_SLASH)))
+			p++;
+		if (p >= e)
+			break;
+		if (*p == '>') {
+			s->p = (const char *)p;
+			return;
+		}
+		/* the name: its first byte whatever it is ('=' too), then up
+		 * to '=', whitespace, '/' or '>' (the last two end it without
+		 * a value) */
+		p++;
+		while (p < e && !stops[*p])
+			p++;
+		if (p >= e)
+			break;
+		if (stops[*p] & (C_SLASH | C_GT))
+			continue;
+		while (p < e && (stops[*p] & C_WS))
+			p++;
+		if (p >= e)
+			break;
+		if (*p != '=')
+			continue;
+		p++;
+		while (p < e && (stops[*p] & C_WS))
+			p++;
+		if (p >= e)
+			break;
+		if (*p == '"' || *p == '\'') {
+			const unsigned char *end = memchr(p + 1, *p, (size_t)(e - p - 1));
+			if (!end) {
+				p = e;
+				break;
+			}
+			p = end + 1;
+			continue;
+		}
+		while (p < e && !(stops[*p] & C_WS) && *p != '>')
+			p++;
+		if (p >= e)
+			break;
+	}
+	s->p = (const char *)p;
+	s->cut = 1;
+}
+
 /* "charset" in a content attribute ("text/html; charset=x"): the
  * encoding, -1 for none or an unknown label, -2 for a malformed one. */
 static int content_charset(const char *v, size_t n)
@@ -370,7 +434,9 @@ static int prescan(scan *s)
 		if (!lt)
 			break;
 		s->p = lt;
-		if (starts_ci(s, "<!--")) {
+		/* the byte after '<' tells which of the cases below can apply */
+		int c1 = at(s, 1);
+		if (c1 == '!' && starts_ci(s, "<!--")) {
 			/* to the first "-->", whose dashes may be those of "<!--" */
 			const char *q = s->p + 2;
 			const char *end = NULL;
@@ -386,8 +452,8 @@ static int prescan(scan *s)
 			s->p = end;
 			continue;
 		}
-		int c5 = at(s, 5);
-		if (starts_ci(s, "<meta") && c5 >= 0 && (is_ws((unsigned char)c5) || c5 == '/')) {
+		int c5 = (c1 | 0x20) == 'm' ? at(s, 5) : -1;
+		if (c5 >= 0 && (is_ws((unsigned char)c5) || c5 == '/') && starts_ci(s, "<meta")) {
 			s->p += 6;
 			int e = meta_tag(s);
 			if (e >= 0)
@@ -396,25 +462,23 @@ static int prescan(scan *s)
 				return -1;
 			continue;
 		}
-		if (at(s, 1) < 0 || ((at(s, 1) == '/' && at(s, 2) < 0))) {
+		if (c1 < 0 || ((c1 == '/' && at(s, 2) < 0))) {
 			s->cut = 1;
 			return -1;
 		}
-		if (is_alpha(at(s, 1)) || (at(s, 1) == '/' && is_alpha(at(s, 2)))) {
+		if (is_alpha(c1) || (c1 == '/' && is_alpha(at(s, 2)))) {
 			/* a tag: skip its name, then its attributes */
-			s->p += at(s, 1) == '/' ? 2 : 1;
+			s->p += c1 == '/' ? 2 : 1;
 			while (s->p < s->e && !is_ws((unsigned char)*s->p) && *s->p != '>')
 				s->p++;
 			/* attributes of other tags are skipped, not kept */
-			size_t nl, vl;
-			while (get_attr(s, NULL, &nl, 0, NULL, &vl, 0))
-				;
+			skip_attrs(s);
 			if (s->cut)
 				return -1;
 			s->p++;
 			continue;
 		}
-		if (at(s, 1) == '!' || at(s, 1) == '/' || at(s, 1) == '?') {
+		if (c1 == '!' || c1 == '/' || c1 == '?') {
 			const char *gt = memchr(s->p, '>', (size_t)(s->e - s->p));
 			if (!gt) {
 				s->cut = 1;

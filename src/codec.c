@@ -84,7 +84,7 @@ static __m128i enc16(__m128i v)
 }
 
 /* Three bytes to four 6-bit values, one per byte, first in the low byte. */
-static uint32_t split24(const uint8_t *p)
+static inline uint32_t split24(const uint8_t *p)
 {
 	uint32_t w = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
 	return (w >> 18) | ((w >> 12) & 63) << 8 | ((w >> 6) & 63) << 16 | (w & 63) << 24;

@@ -16,28 +16,23 @@
 #define AUTHORITY_MAX (255 + 1 + 5)
 #define HOST_MAX 255
 
-/* "http" or "https" followed by "://": the scheme into o, the default port,
- * and *rest after "://". 0 on success, -1 otherwise. */
+/* "http" or "https" followed by "://", in any case: the scheme into o,
+ * the default port, and *rest after "://". 0 on success, -1 otherwise. */
 static int parse_scheme(const char *s, size_t len, csrf_origin *o, const char **rest)
 {
-	size_t i = 0;
-	while (i < len && i < 6 && csrfi_is_alpha((unsigned char)s[i]))
-		i++;
-	if (len - i < 3 || memcmp(s + i, "://", 3) != 0)
-		return -1;
-	char sc[6];
-	for (size_t j = 0; j < i; j++)
-		sc[j] = (char)csrfi_lower((unsigned char)(s[j]));
-	if (i == 4 && memcmp(sc, "http", 4) == 0)
+	if (len >= 7 && csrfi_ieq(s, 7, "http://")) {
+		memcpy(o->scheme, "http", 5);
 		o->port = 80;
-	else if (i == 5 && memcmp(sc, "https", 5) == 0)
+		*rest = s + 7;
+		return 0;
+	}
+	if (len >= 8 && csrfi_ieq(s, 8, "https://")) {
+		memcpy(o->scheme, "https", 6);
 		o->port = 443;
-	else
-		return -1;
-	memcpy(o->scheme, sc, i);
-	o->scheme[i] = '\0';
-	*rest = s + i + 3;
-	return 0;
+		*rest = s + 8;
+		return 0;
+	}
+	return -1;
 }
 
 /* A decimal port 1..65535 without leading zeros. */
@@ -184,13 +179,12 @@ CSRF_API csrf_reason csrf_origin_parse(const char *s, size_t len, csrf_origin *o
 	memset(out, 0, sizeof *out);
 	if (!s && len)
 		return CSRF_ERR_ARG;
-	csrf_origin o = {0};
+	/* parsed in place; a failure leaves *out zeroed again */
 	const char *rest;
-	if (!s || parse_scheme(s, len, &o, &rest) < 0)
+	if (!s || parse_scheme(s, len, out, &rest) < 0 || parse_authority(rest, s + len, out) < 0) {
+		memset(out, 0, sizeof *out);
 		return CSRF_MALFORMED;
-	if (parse_authority(rest, s + len, &o) < 0)
-		return CSRF_MALFORMED;
-	*out = o;
+	}
 	return CSRF_OK;
 }
 

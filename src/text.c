@@ -34,11 +34,6 @@ int csrfx_hexval(unsigned char c)
 	return -1;
 }
 
-int csrfi_ieq(const char *p, size_t n, const char *lit)
-{
-	return csrfi_slice_ieq((csrf_slice){p ? p : "", n}, lit);
-}
-
 int csrfi_contains_ci(const char *p, size_t n, const char *word)
 {
 	size_t l = strlen(word);
@@ -56,13 +51,39 @@ void csrfi_trim_ptrs(const char **p, const char **end)
 		(*end)--;
 }
 
-int csrfi_slice_ieq(csrf_slice s, const char *lit)
+/* Eight bytes with A-Z lower-cased and every other byte kept: per byte,
+ * its low seven bits plus 0x3f reach 0x80 from 'A' on, plus 0x25 from
+ * one past 'Z' on (no carry leaves a byte), and a byte of its own with
+ * the high bit set is no letter; 0x20 goes onto the letters. */
+static inline uint64_t lower8(uint64_t x)
 {
-	size_t n = strlen(lit);
-	if (!s.ptr || s.len != n)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (csrfi_lower((unsigned char)s.ptr[i]) != csrfi_lower((unsigned char)lit[i]))
+	const uint64_t ones = 0x0101010101010101u;
+	uint64_t low = x & (0x7f * ones);
+	uint64_t upper = (low + 0x3f * ones) & ~(low + 0x25 * ones) & ~x & (0x80 * ones);
+	return x | (upper >> 2);
+}
+
+int csrfi_mem_ieq(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	size_t i = 0;
+
+	if (n >= 8) {
+		for (; i + 8 <= n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (lower8(x) != lower8(y))
+				return 0;
+		}
+		if (i == n)
+			return 1;
+		/* the last eight bytes, overlapping the compared ones */
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return lower8(x) == lower8(y);
+	}
+	for (; i < n; i++)
+		if (csrfi_lower((unsigned char)a[i]) != csrfi_lower((unsigned char)b[i]))
 			return 0;
 	return 1;
 }

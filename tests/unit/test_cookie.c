@@ -159,6 +159,30 @@ static void test_long_name(void **state)
 	assert_int_equal(v.len, 1);
 }
 
+/* Every byte value at every place of a header longer than a few words
+ * (the scan for control characters reads eight bytes at a time, then
+ * the rest one by one): a control character other than tab, or DEL,
+ * anywhere makes the header malformed; tab, space, printable and
+ * non-ASCII bytes do not. */
+static void test_every_byte(void **state)
+{
+	(void)state;
+	char h[29];
+	for (size_t at = 0; at < sizeof h; at++) {
+		for (int c = 0; c < 256; c++) {
+			memcpy(h, "sid=abcdefgh; csrf_secret=xyz", sizeof h);
+			h[at] = (char)c;
+			char *base, *g = guard(h, sizeof h, &base);
+			csrf_slice v;
+			csrf_reason rc = csrf_cookie_get(g, sizeof h, "nothere", 7, &v);
+			int bad = (c < 0x20 && c != '\t') || c == 0x7f;
+			if (rc != (bad ? CSRF_MALFORMED : CSRF_NOT_FOUND))
+				fail_msg("byte 0x%02x at %zu: code %d", c, at, rc);
+			tu_guard_free(base);
+		}
+	}
+}
+
 static void test_args(void **state)
 {
 	(void)state;
@@ -225,8 +249,9 @@ static void test_random(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows),      cmocka_unit_test(test_prefixes), cmocka_unit_test(test_too_large),
-	    cmocka_unit_test(test_long_name), cmocka_unit_test(test_args),     cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_rows),       cmocka_unit_test(test_prefixes), cmocka_unit_test(test_too_large),
+	    cmocka_unit_test(test_long_name),  cmocka_unit_test(test_args),     cmocka_unit_test(test_random),
+	    cmocka_unit_test(test_every_byte),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -166,6 +166,32 @@ static void test_compare(void **state)
 	assert_true(csrfi_ieq(NULL, 0, ""));
 	/* Non-ASCII bytes are never folded: the Kelvin sign is no 'k'. */
 	assert_false(csrfi_slice_ieq((csrf_slice){"\xe2\x84\xaa", 3}, "k"));
+	assert_true(csrfi_slice_ieq((csrf_slice){"APPLICATION/X-WWW-FORM-URLENCODED", 33},
+	                            "application/x-www-form-urlencoded"));
+	assert_false(csrfi_slice_ieq((csrf_slice){"application/x-www-form-urlencodex", 33},
+	                             "application/x-www-form-urlencoded"));
+
+	/* Every pair of bytes at every place of the eight-byte words and of
+	 * the short tail: equal exactly when csrfi_lower makes them so (no
+	 * '@' for '`', '[' for '{', 0xc1 for 0xe1, or 'A' + 0x80 for 'a'). */
+	static const size_t lens[] = {1, 7, 8, 13, 16};
+	for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+		size_t len = lens[li];
+		for (size_t at = 0; at < len; at++) {
+			for (int c1 = 0; c1 < 256; c1++) {
+				for (int c2 = 0; c2 < 256; c2++) {
+					char a[16], b[16];
+					memset(a, 'x', sizeof a);
+					memset(b, 'X', sizeof b);
+					a[at] = (char)c1;
+					b[at] = (char)c2;
+					int want = csrfi_lower((unsigned char)c1) == csrfi_lower((unsigned char)c2);
+					if (csrfi_mem_ieq(a, b, len) != want)
+						fail_msg("len %zu at %zu: 0x%02x 0x%02x", len, at, c1, c2);
+				}
+			}
+		}
+	}
 
 	assert_true(csrfi_contains_ci("multipart/form-data; BOUNDARY=x", 31, "boundary="));
 	assert_true(csrfi_contains_ci("no-store", 8, "NO-STORE"));
