@@ -93,8 +93,16 @@ typedef uint32_t sword;
 
 static inline sword swar_load(const char *p)
 {
+#if defined(__GNUC__)
+	/* memcpy's load without its call (-Os on MIPS calls it) */
+	struct sw_unaligned {
+		sword v;
+	} __attribute__((packed, may_alias));
+	sword x = ((const struct sw_unaligned *)p)->v;
+#else
 	sword x;
 	memcpy(&x, p, sizeof x);
+#endif
 #if SW_BYTES == 8 && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	x = __builtin_bswap64(x); /* byte k of the page in bits 8k..8k+7 */
 #endif
@@ -126,6 +134,11 @@ static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 {
 	for (size_t b = 0; b < blocks; b++, p += 64) {
 		uint64_t lt = 0, gq = 0, end = 0;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#pragma GCC unroll 8
+#elif defined(__clang__)
+#pragma unroll
+#endif
 		for (unsigned w = 0; w < 8; w++) {
 			uint64_t x = swar_load(p + 8 * w), nlt, ngq, nend;
 			SW_CLASSES(x, nlt, ngq, nend);
@@ -153,23 +166,38 @@ static inline uint32_t swar_bits2(uint32_t a, uint32_t b)
 #endif
 }
 
+/* The three masks of 32 bytes, each a 32-bit word. */
+static inline void swar_half(const char *p, uint32_t *lt, uint32_t *gq, uint32_t *end)
+{
+	uint32_t l = 0, g = 0, e = 0;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#pragma GCC unroll 4
+#elif defined(__clang__)
+#pragma unroll
+#endif
+	for (unsigned w = 0; w < 8; w += 2) {
+		uint32_t x0 = swar_load(p + 4 * w), x1 = swar_load(p + 4 * w + 4);
+		uint32_t l0, g0, e0, l1, g1, e1;
+		SW_CLASSES(x0, l0, g0, e0);
+		SW_CLASSES(x1, l1, g1, e1);
+		l |= swar_bits2(l0, l1) << (4 * w);
+		g |= swar_bits2(g0, g1) << (4 * w);
+		e |= swar_bits2(e0, e1) << (4 * w);
+	}
+	*lt = ~l;
+	*gq = ~g;
+	*end = ~e;
+}
+
 static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 {
 	for (size_t b = 0; b < blocks; b++, p += 64) {
-		uint32_t m[3][2] = {{0, 0}, {0, 0}, {0, 0}};
-		for (unsigned w = 0; w < 16; w += 2) {
-			uint32_t x0 = swar_load(p + 4 * w), x1 = swar_load(p + 4 * w + 4);
-			uint32_t l0, g0, e0, l1, g1, e1;
-			SW_CLASSES(x0, l0, g0, e0);
-			SW_CLASSES(x1, l1, g1, e1);
-			unsigned half = w >> 3, at = 4 * (w & 7);
-			m[0][half] |= swar_bits2(l0, l1) << at;
-			m[1][half] |= swar_bits2(g0, g1) << at;
-			m[2][half] |= swar_bits2(e0, e1) << at;
-		}
-		out[b].lt = ~((uint64_t)m[0][1] << 32 | m[0][0]);
-		out[b].gq = ~((uint64_t)m[1][1] << 32 | m[1][0]);
-		out[b].end = ~((uint64_t)m[2][1] << 32 | m[2][0]);
+		uint32_t l0, g0, e0, l1, g1, e1;
+		swar_half(p, &l0, &g0, &e0);
+		swar_half(p + 32, &l1, &g1, &e1);
+		out[b].lt = (uint64_t)l1 << 32 | l0;
+		out[b].gq = (uint64_t)g1 << 32 | g0;
+		out[b].end = (uint64_t)e1 << 32 | e0;
 	}
 }
 #endif
