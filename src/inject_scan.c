@@ -6,11 +6,11 @@
  * text, a name or a value by finding the next set bit instead of reading
  * byte by byte (simdjson's structural index, Lemire's HTML scanning).
  * One classifier per instruction set: SSE2 (every x86-64), AVX2 (chosen at
- * run time), NEON (ARM), a portable one in 64-bit words (SWAR), and one a
- * byte at a time, the reference the others are tested against (it also
- * has the tokenizer read every tag in full, where the others let it skip
- * the tags that change nothing: inject.c, plain_tag). Every one
- * computes the same masks by the same definition, so the tokenizer's
+ * run time), NEON (ARM), a portable one in words of 64 or 32 bits
+ * (SWAR), and one a byte at a time, the reference the others are tested
+ * against (it also has the tokenizer read every tag in full, where the
+ * others let it skip the tags that change nothing: inject.c, plain_tag).
+ * Every one computes the same masks by the same definition, so the tokenizer's
  * reading never depends on the path; the choice is made once per process
  * (CSRF_SCAN names a path, for tests and measurements). The page's bytes
  * are only read, never copied, and never read outside [p, p + n).
@@ -154,9 +154,11 @@ static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 #else
 /* The high bits of two words a, b (only high bits set), byte k of a as
  * bit k, of b as bit 4 + k: a's at bits 8k, b's at 8k + 4 of one word,
- * a multiply moves byte k's to bits 24 + k and 28 + k (none of its
- * products' bits meet, so none carries). Big-endian, byte k's bits are
- * at 8(3 - k) and another multiplier does the same. */
+ * a multiply by 0x01020408 moves byte k's to bits 24 + k and 28 + k
+ * (none of its products' bits meet, so none carries); little-endian the
+ * shifts are folded into it (a's at 8k + 3, b's where they are, times
+ * 0x01020408 >> 3). Big-endian, byte k's bits are at 8(3 - k), and
+ * 0x08040201 moves them the same. */
 static inline uint32_t swar_bits2(uint32_t a, uint32_t b)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
