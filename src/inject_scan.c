@@ -6,11 +6,11 @@
  * text, a name or a value by finding the next set bit instead of reading
  * byte by byte (simdjson's structural index, Lemire's HTML scanning).
  * One classifier per instruction set: SSE2 (every x86-64), AVX2 (chosen at
- * run time), NEON (ARM), a portable one in 64-bit words (SWAR), and one a
- * byte at a time, the reference the others are tested against (it also
- * has the tokenizer read every tag in full, where the others let it skip
- * the tags that change nothing: inject.c, plain_tag). Every one
- * computes the same masks by the same definition, so the tokenizer's
+ * run time), NEON (ARM), a portable one in words of 64 or 32 bits
+ * (SWAR), and one a byte at a time, the reference the others are tested
+ * against (it also has the tokenizer read every tag in full, where the
+ * others let it skip the tags that change nothing: inject.c, plain_tag).
+ * Every one computes the same masks by the same definition, so the tokenizer's
  * reading never depends on the path; the choice is made once per process
  * (CSRF_SCAN names a path, for tests and measurements). The page's bytes
  * are only read, never copied, and never read outside [p, p + n).
@@ -68,57 +68,141 @@ static void scalar_classify(const char *p, size_t blocks, struct inj_block *out)
 		bytes_block(p + 64 * b, 64, out + b);
 }
 
-/* ---- portable: eight bytes a word ---- */
+/* ---- portable: a word of bytes at a time (SWAR) ----
+ *
+ * Each byte's class from its low seven bits y (no carry crosses a byte:
+ * y plus at most 0x7f stays under 0x100): (y ^ c) + 0x7f has the byte's
+ * high bit set unless y == c, y + 0x5f unless y < 0x21. A mask's "not"
+ * word ANDs those of its bytes and ORs the byte itself (0x80 and up is in
+ * no class), so its high bits are the bytes outside the mask; they are
+ * gathered by a multiply and the block's word complemented once. 64-bit
+ * words where pointers are (x86-64, aarch64), else 32-bit ones (the
+ * MIPS and ARM routers: a uint64_t there is two registers, its multiply
+ * three), which gather two words' high bits with one multiply. */
 
-#define ONES UINT64_C(0x0101010101010101)
-#define LOW7 UINT64_C(0x7f7f7f7f7f7f7f7f)
-#define HIGH UINT64_C(0x8080808080808080)
+#if UINTPTR_MAX > 0xffffffffu
+typedef uint64_t sword;
+#define SW_BYTES 8
+#else
+typedef uint32_t sword;
+#define SW_BYTES 4
+#endif
+#define SW_ONES ((sword)-1 / 0xff)
+#define SW_LOW7 (SW_ONES * 0x7f)
+#define SW_HIGH (SW_ONES * 0x80)
 
-static inline uint64_t swar_load(const char *p)
+static inline sword swar_load(const char *p)
 {
-	uint64_t x;
-	memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if defined(__GNUC__)
+	/* memcpy's load without its call (-Os on MIPS calls it) */
+	struct sw_unaligned {
+		sword v;
+	} __attribute__((packed, may_alias));
+	sword x = ((const struct sw_unaligned *)p)->v;
+#else
+	sword x;
+	memcpy(&x, p, sizeof x);
+#endif
+#if SW_BYTES == 8 && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	x = __builtin_bswap64(x); /* byte k of the page in bits 8k..8k+7 */
 #endif
 	return x;
 }
 
-/* The high bit of each byte of x that equals c; exact (no carry crosses
- * a byte: a low seven bits plus 0x7f stays under 0x100). */
-static inline uint64_t swar_eq(uint64_t x, unsigned char c)
-{
-	uint64_t t = x ^ (ONES * c);
-	return ~(((t & LOW7) + LOW7) | t) & HIGH;
-}
+/* High bit of each byte set unless the byte is c (c < 0x80), from y = x & LOW7. */
+#define SW_NE(y, c) (((y) ^ (SW_ONES * (c))) + SW_LOW7)
 
-/* The high bit of each byte of x up to ' '. */
-static inline uint64_t swar_le_space(uint64_t x)
-{
-	return ~(((x & LOW7) + ONES * (0x80 - 0x21)) | x) & HIGH;
-}
+/* The "not" words of the three masks of a word x: lt, gq, end. */
+#define SW_CLASSES(x, nlt, ngq, nend)                                                                                  \
+	do {                                                                                                           \
+		sword y_ = (x)&SW_LOW7, ngt_ = SW_NE(y_, '>');                                                         \
+		nlt = (SW_NE(y_, '<') | (x)) & SW_HIGH;                                                                \
+		ngq = ((ngt_ & SW_NE(y_, '"') & SW_NE(y_, '\'')) | (x)) & SW_HIGH;                                     \
+		nend = ((ngt_ & (y_ + SW_ONES * (0x80 - 0x21)) & SW_NE(y_, '/') & SW_NE(y_, '=')) | (x)) & SW_HIGH;    \
+	} while (0)
 
-/* The high bits of a word, byte k's as bit k. */
+#if SW_BYTES == 8
+/* The high bits of a word (only high bits set), byte k's as bit k:
+ * ((h >> 7) * 0x0102040810204080) >> 56, the shift folded into the
+ * multiplier (no two of its products' bits meet, so none carries). */
 static inline uint64_t swar_bits(uint64_t h)
 {
-	return ((h >> 7) * UINT64_C(0x0102040810204080)) >> 56;
+	return (h * UINT64_C(0x0002040810204081)) >> 56;
 }
 
 static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 {
 	for (size_t b = 0; b < blocks; b++, p += 64) {
 		uint64_t lt = 0, gq = 0, end = 0;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#pragma GCC unroll 8
+#elif defined(__clang__)
+#pragma unroll
+#endif
 		for (unsigned w = 0; w < 8; w++) {
-			uint64_t x = swar_load(p + 8 * w), gt = swar_eq(x, '>');
-			lt |= swar_bits(swar_eq(x, '<')) << (8 * w);
-			gq |= swar_bits(gt | swar_eq(x, '"') | swar_eq(x, '\'')) << (8 * w);
-			end |= swar_bits(gt | swar_le_space(x) | swar_eq(x, '/') | swar_eq(x, '=')) << (8 * w);
+			uint64_t x = swar_load(p + 8 * w), nlt, ngq, nend;
+			SW_CLASSES(x, nlt, ngq, nend);
+			lt |= swar_bits(nlt) << (8 * w);
+			gq |= swar_bits(ngq) << (8 * w);
+			end |= swar_bits(nend) << (8 * w);
 		}
-		out[b].lt = lt;
-		out[b].gq = gq;
-		out[b].end = end;
+		out[b].lt = ~lt;
+		out[b].gq = ~gq;
+		out[b].end = ~end;
 	}
 }
+#else
+/* The high bits of two words a, b (only high bits set), byte k of a as
+ * bit k, of b as bit 4 + k: a's at bits 8k, b's at 8k + 4 of one word,
+ * a multiply by 0x01020408 moves byte k's to bits 24 + k and 28 + k
+ * (none of its products' bits meet, so none carries); little-endian the
+ * shifts are folded into it (a's at 8k + 3, b's where they are, times
+ * 0x01020408 >> 3). Big-endian, byte k's bits are at 8(3 - k), and
+ * 0x08040201 moves them the same. */
+static inline uint32_t swar_bits2(uint32_t a, uint32_t b)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (((a >> 7) | (b >> 3)) * UINT32_C(0x08040201)) >> 24;
+#else
+	return ((a >> 4 | b) * UINT32_C(0x00204081)) >> 24;
+#endif
+}
+
+/* The three masks of 32 bytes, each a 32-bit word. */
+static inline void swar_half(const char *p, uint32_t *lt, uint32_t *gq, uint32_t *end)
+{
+	uint32_t l = 0, g = 0, e = 0;
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
+#pragma GCC unroll 4
+#elif defined(__clang__)
+#pragma unroll
+#endif
+	for (unsigned w = 0; w < 8; w += 2) {
+		uint32_t x0 = swar_load(p + 4 * w), x1 = swar_load(p + 4 * w + 4);
+		uint32_t l0, g0, e0, l1, g1, e1;
+		SW_CLASSES(x0, l0, g0, e0);
+		SW_CLASSES(x1, l1, g1, e1);
+		l |= swar_bits2(l0, l1) << (4 * w);
+		g |= swar_bits2(g0, g1) << (4 * w);
+		e |= swar_bits2(e0, e1) << (4 * w);
+	}
+	*lt = ~l;
+	*gq = ~g;
+	*end = ~e;
+}
+
+static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
+{
+	for (size_t b = 0; b < blocks; b++, p += 64) {
+		uint32_t l0, g0, e0, l1, g1, e1;
+		swar_half(p, &l0, &g0, &e0);
+		swar_half(p + 32, &l1, &g1, &e1);
+		out[b].lt = (uint64_t)l1 << 32 | l0;
+		out[b].gq = (uint64_t)g1 << 32 | g0;
+		out[b].end = (uint64_t)e1 << 32 | e0;
+	}
+}
+#endif
 
 /* ---- SSE2: sixteen bytes a register ---- */
 

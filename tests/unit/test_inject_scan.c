@@ -175,6 +175,57 @@ static void test_masks(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* Neighbours: the word-at-a-time paths compute a byte's class with
+ * adds and multiplies a wrong carry or product would leak into the next
+ * byte or the next byte's bit. Every byte value next to (before and
+ * after) each byte that is in a class, one off it, or the same with the
+ * high bit set, at every place of a block (so in every lane of every
+ * word and across the words' edges); and every byte value filling a
+ * whole block, and alternating with each of those bytes. */
+static void test_neighbours(void **state)
+{
+	(void)state;
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	static const unsigned char near[] = {0x00, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x26, 0x27, 0x28,
+	                                     0x2e, 0x2f, 0x30, 0x3b, 0x3c, 0x3d, 0x3e, 0x3f, 0x40, 0x5f,
+	                                     0x7e, 0x7f, 0x80, 0x81, 0x9f, 0xa0, 0xa1, 0xa2, 0xa7, 0xaf,
+	                                     0xbb, 0xbc, 0xbd, 0xbe, 0xbf, 0xc0, 0xdf, 0xe0, 0xfe, 0xff};
+	static const unsigned char zero[64];
+	unsigned char *blk = (unsigned char *)tu_guard_copy(zero, 64);
+	for (int k = 0; k < n; k++) {
+		assert_int_equal(csrfi_inject_scan_force(p[k]), 0);
+		const struct inj_scan_path *path = inj_scan_path();
+		if (p[k] == INJ_SCAN_SCALAR)
+			continue; /* the reference */
+		for (size_t u = 0; u < sizeof near; u += quick ? 2 : 1)
+			for (unsigned v = 0; v < 256; v++) {
+				/* every lane of the first two words (of 4 and of 8
+				 * bytes) and their edges, and the block's last word
+				 * (quick: the first word and its edge, the last four) */
+				for (unsigned at = 0; at < 64;
+				     at = (at == (quick ? 8u : 15u) ? (quick ? 60u : 56u) : at + 1)) {
+					memset(blk, near[(u + 7) % sizeof near], 64);
+					blk[at] = (unsigned char)v;
+					if (at + 1 < 64)
+						blk[at + 1] = near[u];
+					if (at > 0)
+						blk[at - 1] = near[u];
+					check_block(path, blk);
+					if (at > 0)
+						blk[at - 1] = (unsigned char)(v ^ 0x80);
+					check_block(path, blk);
+				}
+				memset(blk, (int)v, 64);
+				check_block(path, blk);
+				for (unsigned at = 0; at < 64; at++)
+					blk[at] = (at & 1) ? near[u] : (unsigned char)v;
+				check_block(path, blk);
+			}
+	}
+	tu_guard_free((char *)blk);
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
 /* ---- the pages ---- */
 
 typedef struct {
@@ -670,9 +721,9 @@ int main(int argc, char **argv)
 	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_paths_present), cmocka_unit_test(test_masks),
-	    cmocka_unit_test(test_every_piece),   cmocka_unit_test(test_form_page),
-	    cmocka_unit_test(test_random_pages),  cmocka_unit_test(test_tag_soup),
-	    cmocka_unit_test(test_block_edges),
+	    cmocka_unit_test(test_neighbours),    cmocka_unit_test(test_every_piece),
+	    cmocka_unit_test(test_form_page),     cmocka_unit_test(test_random_pages),
+	    cmocka_unit_test(test_tag_soup),      cmocka_unit_test(test_block_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
