@@ -23,6 +23,16 @@ attribute loop, attr_run's eight-byte lowering), each a page and its cuts.
   the first blocks and around the window's end (2048 bytes and the
   72-byte re-read); and tag soup whose quotes decide whether a form
   written inside a tag is one.
+- the shortcuts of the quiet tags (a button or input with neither
+  formaction nor formmethod, a form end tag, moved without the model's
+  call), attribute names judged from the page's bytes (0x20 set in each),
+  clean values left undecoded and path actions judged by their first two
+  bytes: submitters and form end tags in each context the model follows,
+  names in any case, as references, with a NUL or doubled (the first
+  wins), action, formaction and href values that start like a path ("/\\",
+  "//", a tab or a reference after the slash), '&' and NUL at the
+  sixteen-byte edge of the clean test and at the caps of the kept values,
+  cut at every offset of the tag (40 of a long one) or at 60 of the page.
 
 A form of our origin follows each, so that a state the tag left wrong
 shows as a token more or less.
@@ -148,8 +158,95 @@ def hidden_forms(rng):
         yield page, rng.choice([[], [], [rng.randint(1, n - 1)], sorted(set(rng.randint(1, n - 1) for _ in range(8)))])
 
 
+QUIET_CTX = ["", "<template>", "<select>", "<svg>", "<math><mi>", "<table>", "<table><tr><td>", "<noscript>",
+             "<form method=post action=/n>", "</form>", "<form id=f method=post action=/i>", "<svg><foreignObject>",
+             "<math><annotation-xml encoding=text/html>", "<template><form method=post>"]
+URLS = ["/submit", "/s", "/", "//evil.example/", "/\\evil.example/", "\\/evil.example/", "/\t/evil.example/",
+        "/\n\\evil.example/", "/&#92;evil.example/", "/&#47;evil.example/", "/&sol;evil.example/",
+        "/&Tab;/evil.example/", "/&", "/&amp;x", " //evil.example/", "\x01/x", "/\x00/evil.example/", "/\x7f",
+        "/\x80", "https://self.example/x", "https://evil.example/", "https://self.example&#46;evil.example/",
+        "/abcdefghijklmn&", "/abcdefghijklmno&#47;", "/abcdefghijklm\x00x", "/abcdefghijklmnop", "?q", "#h",
+        "/" + "a" * 2040 + "&#47;", "/" + "a" * 2046 + "\x00", "//evil.example/" + "b" * 2050]
+METHODS = ["post", "POST", "pOsT", "p&#111;st", "post\x00", "get", "GET", "dialog", "DIALOG", "dial&#111;g", "",
+           "x" * 15 + "&", "post" + " " * 30]
+TYPES = ["submit", "SUBMIT", "image", "ImAgE", "reset", "button", "BUTTON", "text", "", "&#115;ubmit",
+         "imag\x00", "rese&#116;"]
+
+
+def _name(rng, n):
+    r = rng.random()
+    if r < 0.35:
+        return n
+    if r < 0.5:
+        return n.upper()
+    if r < 0.7:
+        return "".join(c.upper() if rng.random() < 0.5 else c for c in n)
+    return rng.choice(["&#%d;%s" % (ord(n[0]), n[1:]), n[:2] + "\x00" + n[2:], n + "\x00", "=" + n,
+                       n[:-1] + chr(ord(n[-1]) - 0x40 if n[-1] > "`" else ord(n[-1])), n + n[-1], n[1:]])
+
+
+def _val(rng, v):
+    q = rng.choice(['"', "'", ""])
+    if not q:
+        v = "".join(c for c in v if c not in " \t\n\r\x0c>\"'")
+    return "=" + q + v.replace(q, "") + q if q else "=" + v
+
+
+def quiet(rng):
+    for ctx in QUIET_CTX:
+        for tg in ("button", "input", "BUTTON", "Input", "form", "base"):
+            for _ in range(12):
+                attrs = ""
+                for _ in range(rng.randint(0, 4)):
+                    kind = rng.random()
+                    if tg.lower() == "form":
+                        an, vals = rng.choice([("action", URLS), ("method", METHODS), ("id", ["f", "g"])])
+                    elif tg.lower() == "base":
+                        an, vals = "href", URLS
+                    else:
+                        an, vals = rng.choice([("formaction", URLS), ("formmethod", METHODS), ("type", TYPES),
+                                               ("form", ["f", "g", ""])])
+                    if kind < 0.1:
+                        an, vals = rng.choice(["x", "data-" + an, an[:-1], an + "x", "aaaaaaaaaaaaaaaa"]), URLS
+                    attrs += rng.choice([" ", "\n", "/", "  "]) + _name(rng, an) + (_val(rng, rng.choice(vals))
+                                                                                     if rng.random() < 0.95 else "")
+                tag = "<" + tg + attrs + rng.choice([">", "/>", " >"])
+                if tg.lower() == "form":
+                    body = "<input type=submit><button>b</button></form><button formaction=//evil.example/>e</button>"
+                elif tg.lower() == "base":
+                    body = "<form method=post action=rel><button>b</button></form>"
+                else:
+                    body = "</form>" * rng.randint(0, 2)
+                pre = "z" * rng.randint(0, 40) + rng.choice(["", "<form method=post action=/p>",
+                                                             "<form id=f method=post>"]) + ctx
+                end = rng.choice(["</form>", "</FORM>", "</form x=y>", "</form/>", "</form\n>", ""])
+                page = (pre + tag + body + end + TAIL).encode("latin-1")
+                offs = range(len(pre), len(pre) + len(tag) + 1)
+                for at in offs if len(offs) <= 40 else sorted(rng.sample(offs, 40)):
+                    yield page, [at] if 0 < at < len(page) else []
+                cuts = sorted(rng.sample(range(1, len(page)), min(60, len(page) - 1)))
+                yield page, cuts
+
+
+HOLD_MAX = 32768  # CSRF_INJECT_HOLD_MAX
+
+
+def quiet_long(rng):
+    """A quiet submitter that ends at the hold's last byte or past it (the
+    form then goes without its token, whatever comes after), and a button
+    that would rule the form out after it, whole and cut."""
+    for sub in ("<input type=submit>", "<button>", "<INPUT TYPE=image>", "<button type=reset>"):
+        for d in range(-3, 3):  # the '>' of sub ends at the hold's last byte + d
+            page = ("<form method=post action=/p>" + "y" * (HOLD_MAX - len(sub) + 1 + d) + sub +
+                    "<button formaction=//evil.example/>e</button></form>" + TAIL).encode("latin-1")
+            yield page, []
+            yield page, sorted(rng.sample(range(1, len(page)), 3))
+
+
 def pages(rng):
     yield from tag_names(rng)
     yield from attributes(rng)
     yield from plain_fast_edges(rng)
     yield from hidden_forms(rng)
+    yield from quiet(rng)
+    yield from quiet_long(rng)
