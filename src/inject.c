@@ -486,30 +486,26 @@ STEP int plain_shape(struct csrf_inject *inj, const char *q, unsigned k, unsigne
 }
 
 /* The tag whose '<' is q[t] (a letter after it, or '/' and a letter),
- * in plain_shape's shapes, from the masks of its block (b[0]) and the
- * next (b[1]): in its block first, then across. Returns the index of its
- * '>' in q (t + 63 at most), or PF_NOT, or PF_NAMED (*name_end: its
- * name's end in q). */
+ * in plain_shape's shapes, from the masks of the 64 bytes from q[t] on:
+ * the rest of its block (b[0]) and the start of the next (b[1]), read at
+ * once (the bits of its block alone decide the same whenever they
+ * suffice: plain_shape reads the bits from the lowest up). Returns the
+ * index of its '>' in q (t + 63 at most), or PF_NOT, or PF_NAMED
+ * (*name_end: its name's end in q). */
 static NOINLINE int plain_across(struct csrf_inject *inj, const struct inj_block *b, const char *q, unsigned t,
                                  unsigned *name_end, uint8_t *name_id)
 {
-	unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end, ne = 0;
-	unsigned char c = (unsigned char)q[k];
+	unsigned is_end = q[t + 1] == '/', ne = 0;
+	unsigned char c = (unsigned char)q[t + 1 + is_end];
 	if (!(inj_cls[c] & C_ALPHA))
 		return PF_NOT;
-	uint64_t upto = (UINT64_C(2) << t) - 1; /* t < 63: bits 0..t; t == 63: all */
-	uint64_t upto_k = (upto << (1 + is_end)) | ((UINT64_C(2) << is_end) - 1);
-	int r = plain_shape(inj, q, k, c, is_end, b[0].gq & ~upto_k, b[0].end & ~upto_k, &ne, name_id);
-	if (r == PF_NOT) {
-		uint64_t clr = (UINT64_C(4) << is_end) - 1;
-		uint64_t gq = (b[0].gq >> t) | ((b[1].gq << 1) << (63 - t));
-		uint64_t en = (b[0].end >> t) | ((b[1].end << 1) << (63 - t));
-		r = plain_shape(inj, q + t, 1 + is_end, c, is_end, gq & ~clr, en & ~clr, &ne, name_id);
-		if (r >= 0)
-			r += (int)t;
-		ne += t;
-	}
-	*name_end = ne;
+	uint64_t clr = (UINT64_C(4) << is_end) - 1; /* the '<', the '/' and the first letter */
+	uint64_t gq = (b[0].gq >> t) | ((b[1].gq << 1) << (63 - t));
+	uint64_t en = (b[0].end >> t) | ((b[1].end << 1) << (63 - t));
+	int r = plain_shape(inj, q + t, 1 + is_end, c, is_end, gq & ~clr, en & ~clr, &ne, name_id);
+	if (r >= 0)
+		r += (int)t;
+	*name_end = ne + t;
 	return r;
 }
 
