@@ -486,30 +486,26 @@ STEP int plain_shape(struct csrf_inject *inj, const char *q, unsigned k, unsigne
 }
 
 /* The tag whose '<' is q[t] (a letter after it, or '/' and a letter),
- * in plain_shape's shapes, from the masks of its block (b[0]) and the
- * next (b[1]): in its block first, then across. Returns the index of its
- * '>' in q (t + 63 at most), or PF_NOT, or PF_NAMED (*name_end: its
- * name's end in q). */
+ * in plain_shape's shapes, from the masks of the 64 bytes from q[t] on:
+ * the rest of its block (b[0]) and the start of the next (b[1]), read at
+ * once (the bits of its block alone decide the same whenever they
+ * suffice: plain_shape reads the bits from the lowest up). Returns the
+ * index of its '>' in q (t + 63 at most), or PF_NOT, or PF_NAMED
+ * (*name_end: its name's end in q). */
 static NOINLINE int plain_across(struct csrf_inject *inj, const struct inj_block *b, const char *q, unsigned t,
                                  unsigned *name_end, uint8_t *name_id)
 {
-	unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end, ne = 0;
-	unsigned char c = (unsigned char)q[k];
+	unsigned is_end = q[t + 1] == '/', ne = 0;
+	unsigned char c = (unsigned char)q[t + 1 + is_end];
 	if (!(inj_cls[c] & C_ALPHA))
 		return PF_NOT;
-	uint64_t upto = (UINT64_C(2) << t) - 1; /* t < 63: bits 0..t; t == 63: all */
-	uint64_t upto_k = (upto << (1 + is_end)) | ((UINT64_C(2) << is_end) - 1);
-	int r = plain_shape(inj, q, k, c, is_end, b[0].gq & ~upto_k, b[0].end & ~upto_k, &ne, name_id);
-	if (r == PF_NOT) {
-		uint64_t clr = (UINT64_C(4) << is_end) - 1;
-		uint64_t gq = (b[0].gq >> t) | ((b[1].gq << 1) << (63 - t));
-		uint64_t en = (b[0].end >> t) | ((b[1].end << 1) << (63 - t));
-		r = plain_shape(inj, q + t, 1 + is_end, c, is_end, gq & ~clr, en & ~clr, &ne, name_id);
-		if (r >= 0)
-			r += (int)t;
-		ne += t;
-	}
-	*name_end = ne;
+	uint64_t clr = (UINT64_C(4) << is_end) - 1; /* the '<', the '/' and the first letter */
+	uint64_t gq = (b[0].gq >> t) | ((b[1].gq << 1) << (63 - t));
+	uint64_t en = (b[0].end >> t) | ((b[1].end << 1) << (63 - t));
+	int r = plain_shape(inj, q + t, 1 + is_end, c, is_end, gq & ~clr, en & ~clr, &ne, name_id);
+	if (r >= 0)
+		r += (int)t;
+	*name_end = ne + t;
 	return r;
 }
 
@@ -573,18 +569,19 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				unsigned g = gq ? CTZ32(gq) : ngq ? 64 + CTZ32(ngq) : k; /* k: no '>' there */
 				if (LIKELY((cls & C_ALPHA) && q[g] == '>')) {
 					/* the usual: no quote before its '>' */
-					if (cls & C_FIRST) {
-						/* the name's end (the '>' at g the latest), its
-						 * length and second letter */
-						uint64_t en =
-						    ben & ~((upto << 1) | 1); /* after the '/' of an end tag */
-						unsigned e = en ? CTZ32(en)
-						                : 64 + CTZ32((m[w + 1].end & ~(upto >> 63)) |
-						                             (UINT64_C(1) << 63));
-						if (!(inj_cls[(unsigned char)q[e]] & C_NAME_END) ||
-						    inj_html_maybe(c, (unsigned char)q[k + 1], e - k))
-							goto other;
-					}
+					/* a name that starts as one we follow: its end (the
+					 * '>' at g the latest), its length and second letter.
+					 * Looked at for every name, the first letter only
+					 * deciding the outcome: a branch on it mispredicts as
+					 * the names of a page alternate (p, a, span, div) */
+					uint64_t en = ben & ~((upto << 1) | 1); /* after the '/' of an end tag */
+					unsigned e =
+					    en ? CTZ32(en)
+					       : 64 + CTZ32((m[w + 1].end & ~(upto >> 63)) | (UINT64_C(1) << 63));
+					unsigned odd = (unsigned)((inj_cls[(unsigned char)q[e]] & C_NAME_END) == 0) |
+					               (unsigned)inj_html_maybe(c, (unsigned char)q[k + 1], e - k);
+					if (UNLIKELY(odd & (unsigned)((cls & C_FIRST) != 0)))
+						goto other;
 					if (g >= 64) { /* into the next block */
 						from = w * 64 + g + 1;
 						lt = 0;
