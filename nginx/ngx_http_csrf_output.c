@@ -207,7 +207,7 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 {
 	ngx_int_t rc;
 	ngx_buf_t *b;
-	ngx_chain_t *cl;
+	ngx_chain_t *cl, *flags, **last_flags;
 
 	if (ctx->out == NULL && ctx->ended && r->out == NULL) {
 		/* the upstream's own end after ours: nothing to pass on (an
@@ -228,6 +228,9 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 
 	ctx->out = NULL;
 	ctx->last_out = &ctx->out;
+
+	flags = NULL;
+	last_flags = &flags;
 
 	while (ctx->busy) {
 		cl = ctx->busy;
@@ -254,11 +257,34 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 			ctx->free = cl;
 
 		} else if (b->tag == (ngx_buf_tag_t)&ngx_http_csrf_module) {
-			/* a shell (over the input, or for flags): reused too, so
-			 * a long stream does not grow the pool by one a buf */
+			if (!ngx_buf_in_memory(b)) {
+				/* a shell for flags is empty from the start, not
+				 * sent: the next filters may still hold it (the write
+				 * filter while it postpones); kept until a buf with
+				 * bytes after it has gone out */
+				cl->next = NULL;
+				*last_flags = cl;
+				last_flags = &cl->next;
+				continue;
+			}
+			/* a shell over the input: reused too, so a long stream
+			 * does not grow the pool by one a buf */
 			cl->next = ctx->shells;
 			ctx->shells = cl;
 		}
+
+		/* bytes after the shells for flags have gone out: so have they */
+		if (flags) {
+			*last_flags = ctx->shells;
+			ctx->shells = flags;
+			flags = NULL;
+			last_flags = &flags;
+		}
+	}
+
+	if (flags) {
+		*last_flags = ctx->busy;
+		ctx->busy = flags;
 	}
 
 	return rc;

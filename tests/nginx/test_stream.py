@@ -33,6 +33,8 @@ HTTP = """
         location /gzb/ {{ proxy_pass http://127.0.0.1:{upstream}; gzip on; gzip_types text/html;
                           gzip_min_length 0; gzip_buffers 2 4k; proxy_buffers 4 4k; proxy_buffer_size 4k;
                           proxy_max_temp_file_size 0; }}
+        location /k1/ {{ proxy_pass http://127.0.0.1:{upstream}; proxy_buffers 64 1k; proxy_buffer_size 1k;
+                         proxy_busy_buffers_size 2k; proxy_max_temp_file_size 0; }}
     }}
 """
 
@@ -52,7 +54,41 @@ BODY = page(3000)  # about 2 MB
 FORMS = (3000 + 52) // 53
 
 
+def dense_page():
+    """Runs of 0 to 9000 bytes (around the 1 KiB of an uncopied run) between
+    forms and other tags: many upstream bufs give no output of their own."""
+    rnd = random.Random(2)
+    out = [b"<!DOCTYPE html><html><head><title>t</title></head><body>\n"]
+    i = n = 0
+    while n < 400000:
+        k = rnd.choice([0, 1, 5, 100, 1000, 1023, 1024, 1025, 1100, 2047, 4000, 8191, 8192, 9000])
+        out.append(((b"%08d" % i) * (k // 8 + 1))[:k])
+        out.append(rnd.choice([b"<form method=post action=/x><input name=a></form>", b"<form method=POST>", b"</form>",
+                               b"<form method=post><p>x</p>", b"<a href=x>y</a>", b"<form method=get></form>"]))
+        n += k
+        i += 1
+    out.append(b"</body></html>\n")
+    return b"".join(out)
+
+
+DENSE = dense_page()
+
+
 def upstream(c, head, body):
+    if b"/k1/" in head.split(b"\r\n", 1)[0]:
+        c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+        rnd = random.Random(2)
+        i = 0
+        while i < len(DENSE):
+            n = rnd.choice([1, 3, 50, 511, 1023, 1024, 1025, 3000, 8192, 9000])
+            try:
+                c.sendall(DENSE[i:i + n])
+            except OSError:
+                return
+            i += n
+            if rnd.random() < 0.05:
+                time.sleep(0.001)
+        return
     with_length = b"/cl" in head.split(b"\r\n", 1)[0]
     hdr = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
     if with_length:
@@ -147,6 +183,31 @@ class StreamTest(unittest.TestCase):
                     self.assertTrue(slow_get(ngx.port, path, gz, cut=at) is None, "%s read whole" % path)
             time.sleep(0.3)
             self.check_page(ngx.port, "/nb/cl", 0)
+            self.assertEqual(ngx.crashed(), [])
+
+    def test_small_upstream_buffers(self):
+        """1 KiB proxy buffers, read at full speed: the bufs the module
+        passes for an input buf's flags alone stay the write filter's while
+        it postpones them; reused for a later run before they are sent, they
+        sent that run twice, outside its chunk's length (d6a8fcf too)."""
+        up = T.Upstream(upstream)
+        self.addCleanup(up.close)
+        with T.Nginx(HTTP, up.port) as ngx:
+            for _ in range(2):
+                s = socket.create_connection(("127.0.0.1", ngx.port), timeout=60)
+                s.sendall(b"GET /k1/p HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                data = T.recv_all(s)
+                s.close()
+                head, _, body = data.partition(b"\r\n\r\n")
+                self.assertTrue(head.startswith(b"HTTP/1.1 200"))
+                try:
+                    body = unchunk(body)
+                except ValueError:
+                    self.fail("the chunked body does not parse (%d bytes)" % len(body))
+                stripped = T.strip_injected(body)
+                short = min(len(stripped), len(DENSE))
+                at = next((i for i in range(short) if stripped[i] != DENSE[i]), short)
+                self.assertEqual((len(stripped), at), (len(DENSE), len(DENSE)), "the page differs")
             self.assertEqual(ngx.crashed(), [])
 
 
