@@ -427,27 +427,32 @@ date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC
 quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
 gap_lines = []
 if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85 or min(vs_floor.values(), default=1) < 0.90:
-    gap_lines.append("""- nginx with injection, profiled on 2026-12-06 (callgrind on a
+    gap_lines.append("""- nginx with injection, profiled again on 2026-12-06 (callgrind on a
   one-process nginx in front of the same backend, instructions a request,
-  30 requests each; strace -c for the system calls):
-  - the 20-form page: plain nginx 29.4 K instructions, the copy-only
-    floor 31.9 K, the module 194 K. Of the module's 165 K: the injector
-    73 K (44%); `csrf_inject_init` zeroing its whole 36 KB state (the
-    32 KB hold included) for every page, 37 K (22%); SHA-256 for the
-    page's token, the secret cookie and the field name, 20 K (12%, on a
-    CPU without SHA extensions: valgrind's); the module's own code and
-    the rest of the library (headers, cookies, output bufs) the rest.
-  - the real page (socat.html): plain 88 K, floor 146 K, module 2.46 M,
-    nearly all of it the injector (about 8 instructions a byte).
+  bench/nginx_callgrind.sh, N=20):
+  - the 20-form page: plain nginx 25.8 K instructions, the module
+    121.5 K (146.5 K before this profile's changes). Of the module's
+    96 K: the injector about 60 K (a form, its input, its button and its
+    end tag about 2,900 between them: the attribute loop and the
+    tokenizer's data state, not the policy); the page's token, the secret
+    cookie and the field name about 22 K, most of it SHA-256 compressions
+    that valgrind runs without this CPU's SHA extensions (on the clock
+    about a tenth of that); headers, cookies and output bufs the rest.
+    The kernel's share of a small page is what plain nginx pays too.
+  - the real page (socat.html, a tag every 23 bytes): plain 84.5 K, the
+    module 1,496 K, nearly all of it the injector. Its instructions fell
+    little (1,519 K before); its time fell more: the plain tags of a
+    window are read from the block masks with no chain of loads from
+    one tag to the next (plain_fast), about 23 cycles a tag now against
+    40. 2.0 bytes a cycle would leave 11 a tag: that needs the quote
+    state of whole blocks, not a reading per tag.
   - system calls are the same for plain nginx, the floor and the module
-    (2 writev a form page, 32 a real page): no extra writes. Tokens are
-    102 characters (a 128-bit tag, docs/architecture.md), 42 fewer than
-    before on the wire for each of the 21 on the form page; pass-through
-    runs of 1 KiB or more leave uncopied.
-  - POST: a token in X-CSRF-Token adds 26 K instructions (two HMACs:
-    the secret cookie and the token); one in the body 45 K, because the
-    first `csrf_check`, made before the body is read, already checks the
-    secret cookie, and the second does it again.""")
+    (2 writev a form page, 32 a real page): no extra writes; one output
+    buffer is filled across a call's input bufs; pass-through runs of
+    1 KiB or more leave uncopied.
+  - POST: a token in X-CSRF-Token adds 22 K instructions, one in the
+    body 30 K; of each about 12 K is SHA-256 (the secret cookie's MAC and
+    the token's), the rest header and body parsing.""")
 if ratios.get("demo_get", 1) < 0.95:
     gap_lines.append("""- the protected demo, profiled on 2026-12-03 (perf on the demo): what
   it adds to a page is one token (two HMACs and a random pad), the field
