@@ -125,7 +125,7 @@ def slow_get(port, path, gz=False, cut=None):
     or None when cut bytes were read and the connection dropped."""
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.settimeout(20)
+    s.settimeout(60)
     s.connect(("127.0.0.1", port))
     req = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" % path.encode()
     if gz:
