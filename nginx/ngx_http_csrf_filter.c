@@ -332,9 +332,13 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 	ctx->counted = 0;
 	ctx->raised = clcf->referrer_same_origin ? 0 : 1;
 
-	/* the body is read in memory; no range of it is served (the range
-	 * filter comes after this one and would see a header too late) */
+	/* the body is read in memory, the subrequests' too (an SSI include
+	 * spooled to a temp file: each subrequest's copy filter reads by its
+	 * own flags, and only main_filter_need_in_memory is inherited); no
+	 * range of it is served (the range filter comes after this one and
+	 * would see a header too late) */
 	r->filter_need_in_memory = 1;
+	r->main_filter_need_in_memory = 1;
 	r->allow_ranges = 0;
 
 	return NGX_OK;

@@ -241,7 +241,13 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 		}
 
 		if (b->shadow) {
+			/* a file buf too (passed on unread, the "cannot happen"
+			 * of the body filter): left unconsumed, its upstream
+			 * would wait for it for ever */
 			b->shadow->pos = b->shadow->last;
+			if (b->shadow->in_file) {
+				b->shadow->file_pos = b->shadow->file_last;
+			}
 			b->shadow = NULL;
 		}
 

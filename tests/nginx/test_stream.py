@@ -210,6 +210,45 @@ class StreamTest(unittest.TestCase):
                 self.assertEqual((len(stripped), at), (len(DENSE), len(DENSE)), "the page differs")
             self.assertEqual(ngx.crashed(), [])
 
+    def test_ssi_include_spooled_to_a_file(self):
+        """sendfile on, an SSI page including a proxied page that nginx
+        spools to a temp file, read slowly: the include's bufs are in a
+        file (a subrequest reads them into memory only for filters that
+        set main_filter_need_in_memory); the module must still see its
+        bytes, and release them, or the upstream waits for buffers that
+        never come back (the page hung)."""
+        inc = page(600)
+
+        def up_ssi(c, head, body):
+            if b"/inc/" in head.split(b"\r\n", 1)[0]:
+                T.send_whole(c, inc)
+                return
+            T.send_whole(c, b"<html><body><form method=post>a</form>\n<!--# include virtual=\"/inc/x\" -->"
+                         b"<form method=post>b</form></body></html>\n")
+
+        up = T.Upstream(up_ssi)
+        self.addCleanup(up.close)
+        conf = """
+            server {{
+                listen 127.0.0.1:{port} sndbuf=4k;
+                csrf on;
+                sendfile on;
+                location /ssi/ {{ ssi on; proxy_pass http://127.0.0.1:{upstream}; }}
+                location /inc/ {{ proxy_pass http://127.0.0.1:{upstream}; proxy_buffers 4 4k; proxy_buffer_size 4k;
+                                  proxy_busy_buffers_size 8k; proxy_temp_file_write_size 8k; }}
+            }}
+        """
+        want = b"<html><body><form method=post>a</form>\n" + inc + b"<form method=post>b</form></body></html>\n"
+        with T.Nginx(conf, up.port) as ngx:
+            head, body = slow_get(ngx.port, "/ssi/p")
+            self.assertTrue(head.startswith(b"HTTP/1.1 200"))
+            stripped = T.strip_injected(body)
+            short = min(len(stripped), len(want))
+            at = next((i for i in range(short) if stripped[i] != want[i]), short)
+            self.assertEqual((len(stripped), at), (len(want), len(want)), "the page differs")
+            self.assertEqual(T.count_injected(body), ((600 + 52) // 53 + 2, 1))
+            self.assertEqual(ngx.crashed(), [])
+
 
 if __name__ == "__main__":
     unittest.main()
