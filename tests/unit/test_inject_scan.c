@@ -716,6 +716,84 @@ static void test_block_edges(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* The quoted values plain_fast and plain_across read from the masks, and
+ * the shapes they hand back to plain_tag (another quote in a value, a
+ * '>' in it, blanks around '=', a quote outside a value, markup that is
+ * no tag), each after plain tags (plain_fast reads it) and before a form
+ * (a misread tag end moves the form's token): at every place against the
+ * block grid (check_alignments shifts the page by 0..63 bytes), so a
+ * value's quotes and the tag's '>' fall on each side of a block's end,
+ * and once more repeated past the scan window's end (32 blocks). */
+static void test_quoted_edges(void **state)
+{
+	(void)state;
+	/* F: a form a misread end moves in or out of a value */
+#define F "<form method=post>"
+	static const char *const shapes[] = {
+	    "<a href=\"x>" F "\">",
+	    "<a href='x>" F "'>",
+	    "<a title=\"it's>" F "\">",
+	    "<a title='say \"hi>" F "\"'>",
+	    "<a b=\"x\" c='y>" F "'>",
+	    "<a b=\"x\"c=\"y>" F "\">",
+	    "<a b = \"x>" F "\">",
+	    "<a b= 'x>" F "'>",
+	    "<a =\"x>" F "\">",
+	    "<a b\"c>" F "\">",
+	    "<a b \"x>" F "\">",
+	    "<a b=x\"y>" F "\">",
+	    "<a/ b=\"x>" F "\">",
+	    "<a/b=\"x>" F "\">",
+	    "</a b=\"x>" F "\">",
+	    "<!-- \"x> " F " -->",
+	    "<!doctype \"x>" F "\">",
+	    "<?x \"a>" F "?>",
+	    "</>\"<a b='>" F "'>",
+	    "<3 \"x>" F "\">",
+	    "< a b=\"x>" F "\">",
+	    "<a b=\"" F "\">",
+	    "<a b=\"x\" " F,
+	    "<a\tb=\"x>" F "\">",
+	    "<a\fb=\"x>" F "\">",
+	    "<a\x01b=\"x>" F "\">",
+	    "<a b=\"\">" F,
+	    "<a b=''>" F,
+	    "<a b=\"x\"/>" F,
+	    "<a b=\"x\" >" F,
+	    "<a b=\">\"\">" F,
+	    "<FORM method=post>",
+	    "<a b=\"x\" c>" F,
+	    "<span class=\"x\"><i>" F,
+	    "<a b==\"x>" F "\">",
+	    "<a b=\"x\"'>" F "'>",
+	};
+#undef F
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	size_t ns = sizeof shapes / sizeof shapes[0], group = 4;
+	for (size_t r = 0; r < ns + group; r += group) {
+		buf page = {NULL, 0, 0};
+		/* four shapes a page; then every shape, over and over, past the
+		 * window's end (2,048 bytes) at places each rep moves */
+		int all = r >= ns;
+		size_t reps = all ? (quick ? 1 : 4) : 1, from = all ? 0 : r,
+		       to = all || r + group > ns ? ns : r + group;
+		put_str(&page, "<p><i><i><i><b>t</b><i>");
+		for (size_t k = 0; k < reps; k++)
+			for (size_t j = from; j < to; j++) {
+				put_str(&page, "<i><em>x</em>"), put_str(&page, shapes[j]);
+				put_str(&page, "<form method=post><button>g</button></form><p>y</p>\">'>");
+			}
+		put_str(&page, "<a b=\"x"); /* a value the chunk ends in */
+		/* a small page split at every byte (each split moves the block
+		 * grid); the long one shifted 0..63 bytes against it */
+		if (all)
+			check_alignments(&page, p, n);
+		check_splits(&page, p, n, all ? 97 : quick ? 7 : 1);
+		free(page.p);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
 int main(int argc, char **argv)
 {
 	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -724,6 +802,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_neighbours),    cmocka_unit_test(test_every_piece),
 	    cmocka_unit_test(test_form_page),     cmocka_unit_test(test_random_pages),
 	    cmocka_unit_test(test_tag_soup),      cmocka_unit_test(test_block_edges),
+	    cmocka_unit_test(test_quoted_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
