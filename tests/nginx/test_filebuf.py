@@ -31,10 +31,15 @@ HTTP = """
         location /first/ {{ test_filebuf 0; }}
         location /later/ {{ test_filebuf 40000; output_buffers 2 8k; }}
         location /plain/ {{ }}
+        location /ssi/ {{ ssi on; ssi_min_file_chunk 100; }}
+        location /ssiaio/ {{ ssi on; aio threads; directio 4k; output_buffers 2 8k; }}
     }}
 """
 
 PAGE = page(400)  # about 260 KB, a form every 53 lines
+# an SSI page of the same server including a page that includes PAGE
+NESTED = b"<html><body>%s<!--# include virtual=\"/%%s/inner.html\" -->%s</body></html>\n" % (PAGE[:30000], PAGE[30000:60000])
+INNER = b"<form method=post action=/i><input name=i></form>\n<!--# include virtual=\"/plain/p.html\" wait=\"yes\" -->"
 POST_FORM = re.compile(rb"<form method=post[^>]*>")
 
 
@@ -62,6 +67,8 @@ def get(port, path):
 @unittest.skipUnless(FIXTURE, "CSRF_NGX_FILEBUF_MODULE: the fixture module is not built")
 class FileBufTest(T.ProxyCase):
     FILES = {"www/%s/p.html" % d: PAGE for d in ("first", "later", "plain")}
+    FILES.update({"www/%s/%s" % (d, name): text for d in ("ssi", "ssiaio")
+                  for name, text in (("outer.html", NESTED % d.encode()), ("inner.html", INNER))})
 
     @classmethod
     def upstream(cls, c, head, body):
@@ -81,6 +88,23 @@ class FileBufTest(T.ProxyCase):
         self.assertTrue(ended)
         self.assertEqual(T.strip_injected(body), PAGE)
         self.assertEqual(T.count_injected(body), (len(POST_FORM.findall(PAGE)), 1))
+
+    def test_nginx_own_filters_hand_on_no_file_buf(self):
+        """sendfile on, an SSI page (its pieces over the file) including
+        a page that includes a static page, plainly and with aio threads
+        and directio: every part reaches the module in memory, so the
+        page is whole, with every token, and no response is ended."""
+        before = len(self.errors())
+        for d in ("ssi", "ssiaio"):
+            head, body, ended = get(self.ngx.port, "/%s/outer.html" % d)
+            self.assertTrue(head.startswith(b"HTTP/1.1 200"), d)
+            self.assertTrue(ended, d)
+            want = (NESTED % d.encode()).replace(b"<!--# include virtual=\"/%s/inner.html\" -->" % d.encode(), INNER)
+            want = want.replace(b"<!--# include virtual=\"/plain/p.html\" wait=\"yes\" -->", PAGE)
+            self.assertTrue(T.strip_injected(body) == want, "%s: the page differs" % d)
+            self.assertEqual(T.count_injected(body), (len(POST_FORM.findall(want)), 1), d)
+        self.assertEqual(len(self.errors()), before)
+        self.assertEqual(self.ngx.crashed(), [])
 
     def test_a_file_buf_before_the_header_ends_the_response(self):
         """The first bytes already in a file: nothing is sent at all."""
