@@ -6,8 +6,8 @@
 # (conf_flags, which include --with-compat, so the stock nginx accepts the
 # module's signature) once, or again when nginx/config or LIBCSRF changed;
 # then only `make -f objs/Makefile modules` runs. OUT_SO's name is the
-# module's (bench/CMakeLists.txt builds the benchmark's floor module,
-# ngx_http_bench_copy_module.so, with LIBCSRF "none").
+# module's (csrf_ngx_addon in nginx/CMakeLists.txt builds the benchmark's
+# floor and the tests' fixture modules with LIBCSRF "none").
 set -euo pipefail
 addon=$1 work=$2 lib=$3 out=$4
 so=$(basename "$out")

@@ -447,6 +447,25 @@ static void ngx_http_csrf_log_response(ngx_http_request_t *r, ngx_http_csrf_ctx_
 	}
 }
 
+/* A body buf in a file, not in memory, reached the injector. None of
+ * nginx's own filters hands one on since the header filter set
+ * main_filter_need_in_memory, which the copy filter of the request and of
+ * every subrequest reads (see docs/architecture.md); a third-party filter
+ * between the copy filter and this one could. The module cannot read it
+ * where it stands, and passed on unread its forms would leave without
+ * their tokens while the page is served: the response ends instead, and
+ * stays ended (ctx->failed). */
+static ngx_int_t ngx_http_csrf_file_buf(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
+{
+	ctx->failed = 1;
+	ngx_http_csrf_log(NGX_LOG_ERR, r,
+	                  "\"%V\": a body buf in a file, not in memory, reached the token injector (a filter "
+	                  "before it hands on file bufs): the response is ended",
+	                  &r->uri);
+
+	return NGX_ERROR;
+}
+
 /* Holds the body's first bytes (in the library's state: csrf_response_hold,
  * the input bufs consumed) until the library decides the charset; then
  * sends the header, rewritten or not, and leaves in *in the held bytes
@@ -479,9 +498,7 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 		b = cl->buf;
 
 		if (!ngx_buf_in_memory(b) && ngx_buf_size(b)) {
-			/* cannot happen (filter_need_in_memory): read as the end */
-			cv = csrf_response_hold(ctx->resp, NULL, 0, 1, &used);
-			break;
+			return ngx_http_csrf_file_buf(r, ctx);
 		}
 
 		cv = csrf_response_hold(ctx->resp, (const char *)b->pos, b->last - b->pos, b->last_buf, &used);
@@ -589,6 +606,11 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		return ngx_http_csrf_next_body_filter(r, in);
 	}
 
+	if (ctx->failed) {
+		/* the response was ended: nothing of it goes on unread */
+		return NGX_ERROR;
+	}
+
 	if (ctx->holding) {
 		if (ngx_http_csrf_hold(r, ctx, &in) != NGX_OK) {
 			return NGX_ERROR;
@@ -598,7 +620,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 		}
 	}
 
-	if (!ctx->inject || ctx->failed) {
+	if (!ctx->inject) {
 		return ngx_http_csrf_next_body_filter(r, in);
 	}
 
@@ -638,22 +660,7 @@ static ngx_int_t ngx_http_csrf_body_filter(ngx_http_request_t *r, ngx_chain_t *i
 			}
 
 		} else if (ngx_buf_size(ib)) {
-			/* not in memory (should not happen: filter_need_in_memory) */
-			cl = ngx_alloc_chain_link(r->pool);
-			if (cl == NULL) {
-				return NGX_ERROR;
-			}
-			b = ngx_alloc_buf(r->pool);
-			if (b == NULL) {
-				return NGX_ERROR;
-			}
-			ngx_memcpy(b, ib, sizeof(ngx_buf_t));
-			cl->buf = b;
-			b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
-			b->shadow = NULL;
-			b->start = NULL; /* never reused as an output buf */
-			ngx_http_csrf_out(ctx, cl);
-			ctx->cur = b;
+			return ngx_http_csrf_file_buf(r, ctx);
 		}
 
 		if (ib->last_buf || (ctx->left >= 0 && ctx->left <= size)) {

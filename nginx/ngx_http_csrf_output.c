@@ -241,9 +241,9 @@ ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx)
 		}
 
 		if (b->shadow) {
-			/* a file buf too (passed on unread, the "cannot happen"
-			 * of the body filter): left unconsumed, its upstream
-			 * would wait for it for ever */
+			/* a buf in memory that is also in a file (a temp file's
+			 * copy): consumed at both ends, or a filter before
+			 * that reads the file's end would wait for it for ever */
 			b->shadow->pos = b->shadow->last;
 			if (b->shadow->in_file) {
 				b->shadow->file_pos = b->shadow->file_last;

@@ -27,6 +27,7 @@ MODULE = os.environ.get("CSRF_NGX_MODULE", "")
 
 MAIN_TEMPLATE = """
 load_module {module};
+{more_modules}
 worker_processes {workers};
 error_log {prefix}/error.log {log_level};
 pid {prefix}/nginx.pid;
@@ -55,12 +56,13 @@ http {{
 
 class Nginx(Daemon):
     """One nginx master with one worker (or workers); http is the body of
-    the http block ({port}, {prefix} and {upstream} are substituted)."""
+    the http block ({port}, {prefix} and {upstream} are substituted);
+    more_modules, paths of modules loaded after the csrf module."""
 
     STOP_SIGNAL = signal.SIGQUIT
     CRASH = r"exited on signal|exited with fatal code|core dumped"
 
-    def __init__(self, http, upstream_port=None, log_level="info", ports=1, workers=1):
+    def __init__(self, http, upstream_port=None, log_level="info", ports=1, workers=1, more_modules=()):
         super().__init__("csrf-ngx-")
         self.ports = [free_port() for _ in range(ports)]
         self.port = self.ports[0]
@@ -72,8 +74,9 @@ class Nginx(Daemon):
         user = "user nobody nogroup;" if os.geteuid() == 0 else ""
         self.conf = os.path.join(self.prefix, "nginx.conf")
         with open(self.conf, "w") as f:
-            f.write(MAIN_TEMPLATE.format(module=MODULE, prefix=self.prefix, log_level=log_level, user=user,
-                                         workers=workers, settle=self.settle, http=http.format(**fmt)))
+            more = "".join("load_module %s;\n" % m for m in more_modules)
+            f.write(MAIN_TEMPLATE.format(module=MODULE, more_modules=more, prefix=self.prefix, log_level=log_level,
+                                         user=user, workers=workers, settle=self.settle, http=http.format(**fmt)))
 
     def test_config(self):
         """nginx -t: (returncode, output)."""

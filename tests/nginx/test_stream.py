@@ -74,37 +74,34 @@ def dense_page():
 DENSE = dense_page()
 
 
+def dribble(c, body, seed, sizes, pause, nap):
+    """Sends body in pieces of the sizes, drawn by Random(seed), sleeping
+    nap seconds after a piece with probability pause; stops quietly when
+    the client has gone."""
+    rnd = random.Random(seed)
+    i = 0
+    while i < len(body):
+        n = rnd.choice(sizes)
+        try:
+            c.sendall(body[i:i + n])
+        except OSError:
+            return
+        i += n
+        if rnd.random() < pause:
+            time.sleep(nap)
+
+
 def upstream(c, head, body):
     if b"/k1/" in head.split(b"\r\n", 1)[0]:
         c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
-        rnd = random.Random(2)
-        i = 0
-        while i < len(DENSE):
-            n = rnd.choice([1, 3, 50, 511, 1023, 1024, 1025, 3000, 8192, 9000])
-            try:
-                c.sendall(DENSE[i:i + n])
-            except OSError:
-                return
-            i += n
-            if rnd.random() < 0.05:
-                time.sleep(0.001)
+        dribble(c, DENSE, 2, [1, 3, 50, 511, 1023, 1024, 1025, 3000, 8192, 9000], 0.05, 0.001)
         return
     with_length = b"/cl" in head.split(b"\r\n", 1)[0]
     hdr = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
     if with_length:
         hdr += b"Content-Length: %d\r\n" % len(BODY)
     c.sendall(hdr + b"Connection: close\r\n\r\n")
-    rnd = random.Random(7)
-    i = 0
-    while i < len(BODY):
-        n = rnd.choice([1, 7, 500, 1023, 1024, 1025, 3000, 8192, 20000])
-        try:
-            c.sendall(BODY[i:i + n])
-        except OSError:
-            return
-        i += n
-        if rnd.random() < 0.01:
-            time.sleep(0.002)
+    dribble(c, BODY, 7, [1, 7, 500, 1023, 1024, 1025, 3000, 8192, 20000], 0.01, 0.002)
 
 
 def unchunk(body):
