@@ -1026,8 +1026,7 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                                  void *ud, uint8_t *st)
 {
-	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* tag_move's steps, the model's move made here */
-		hold_check(inj, i, *start);
+	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* a held form no longer pending (tag_end): released */
 		if (inj->tag.is_end)
 			inj_tree_form_close(&inj->tree);
 		*st = S_DATA;
@@ -1046,18 +1045,20 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 	return r;
 }
 
-/* The tag ends at chunk[i] ('>'): a quiet tag (inj_tree_quiet) that
- * leaves the held form as it is (no form held, or a start tag while the
- * form is pending and fits the hold: hold_check's test, which it leaves
- * pending: settle's) here, in a function small enough to need no saved
- * registers; the others in tag_end_full. */
+/* The tag ends at chunk[i] ('>'): a quiet tag (inj_tree_quiet) here, in a
+ * function small enough to need no saved registers, when no form is held
+ * or the held one is still pending; the others in tag_end_full. A quiet
+ * tag settles nothing (a form end tag that reaches it while the form is
+ * held is inside a template, where it clears nothing), so it needs no
+ * hold check: the form's bytes only grow, and whether they still fit is
+ * judged right before anything can settle the form (hold_check in
+ * tag_move, form_end, the noscript reading and an ESC byte; out() when
+ * the bytes are passed on), which answers as a check here would. */
 static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                             void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
-	if (inj_tree_quiet(&inj->tree, tag) &&
-	    (!inj->holding ||
-	     (!tag->is_end && inj_tree_pending(&inj->tree) && i - *start <= CSRF_INJECT_HOLD_MAX - inj->hold_len))) {
+	if (inj_tree_quiet(&inj->tree, tag) && (!inj->holding || inj_tree_pending(&inj->tree))) {
 		if (tag->is_end)
 			inj_tree_form_close(&inj->tree);
 		*st = S_DATA;

@@ -405,8 +405,11 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
  * usual tags): a form end tag, which clears the form element pointer
  * (inj_tree_form_close), and a button or input start tag that
  * inj_policy_button answers BTN_PLAIN without a look (most of them),
- * which moves nothing. inj_tree_tag does the same with both, and answers
- * NEXT_DATA and INS_NONE. */
+ * which moves nothing (inj_tree_tag would make the same move and answer
+ * NEXT_DATA and INS_NONE: test_inject_policy checks it). The form end tag
+ * there is the tokenizer's alone: every one that reaches its tag_end
+ * takes this way, and inj_tree_tag has no move for it (html_end leaves
+ * it to inj_tree_form_close, the only place that makes it). */
 static inline int inj_tree_quiet(const struct inj_tree *t, const struct inj_tag *tag)
 {
 	if (t->depth > 0 || t->select || t->stopped)

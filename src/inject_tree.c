@@ -667,9 +667,7 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			select_table_end(t, tag->id);
 		return;
 	}
-	if (tag->id == T_FORM) {
-		inj_tree_form_close(t);
-	} else if (tag->id == T_TEMPLATE && t->templates > 0) {
+	if (tag->id == T_TEMPLATE && t->templates > 0) {
 		t->templates--;
 	} else if (inj_is_table_tag(tag->id) && t->templates == 0) {
 		table_end(t, tag->id);
