@@ -696,6 +696,23 @@ static void begin_attr(struct inj_tag *t)
 	t->slot = SLOT_NONE;
 }
 
+/* The slot of the attribute whose name is the k bytes at p (sixteen
+ * readable), into t->slot (begin_attr left SLOT_NONE): judged by its
+ * length first, then by its first sixteen bytes with 0x20 set in each,
+ * which lowers the letters, all inj_attr_slot_of compares with. */
+STEP void attr_judge(struct inj_tag *t, const char *p, size_t k)
+{
+	if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
+		uint64_t w[2], lo = UINT64_C(0x2020202020202020);
+		char low[16];
+		memcpy(w, p, 16);
+		w[0] |= lo;
+		w[1] |= lo;
+		memcpy(low, w, 16);
+		t->slot = inj_attr_slot_of(t, low, k);
+	}
+}
+
 /* As name_run, for an attribute name (ended by '=' too), read only when
  * the tag's attributes matter; when it ends in this chunk, the slot its
  * value goes to is set (begin_attr left SLOT_NONE). */
@@ -708,22 +725,10 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	uint8_t al = t->attr_len;
 	if (al == 0 && n >= 16) {
 		/* the usual: a whole name in this chunk, found through the
-		 * masks, judged there by its length and first sixteen bytes,
-		 * not kept */
+		 * masks, judged there (attr_judge), not kept */
 		size_t e = scan_until(s, i, C_ATTR_END);
 		if (e < s->len) {
-			k = e - i;
-			if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
-				/* 0x20 set in each byte lowers the letters, all
-				 * inj_attr_slot_of compares with */
-				uint64_t w[2], lo = UINT64_C(0x2020202020202020);
-				char low[16];
-				memcpy(w, p, 16);
-				w[0] |= lo;
-				w[1] |= lo;
-				memcpy(low, w, 16);
-				t->slot = inj_attr_slot_of(t, low, k);
-			}
+			attr_judge(t, p, e - i);
 			return e;
 		}
 	}
@@ -1175,6 +1180,63 @@ STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, si
 	return i;
 }
 
+/* The usual attributes of a tag from chunk[i] on (the first byte of a
+ * name, not '=', in the window), name="value" or name='value' one after
+ * another with one blank between them, read from the masks of the 64
+ * bytes from i at once: a name ends at its first K_END byte, which must
+ * be its '=' (no blank, '/', '>' or control byte in it: attr_run's
+ * scan_until ends it there too), the quote after it opens the value (its
+ * K_GQ bit), and the value ends at the next K_GQ byte that is that quote
+ * (scan_quote's). Each is read as before_attr_step reads it (begin_attr,
+ * attr_judge when its attributes matter, value_keep_step for a slot),
+ * in order. The walk stops at any other shape, where a name needs
+ * sixteen bytes the chunk does not hold (attr_run's slow path judges
+ * it), and where the bits end (the 64 bytes, the window or the chunk):
+ * nothing of the attribute it stops at is read. Returns the index after
+ * the last value read (the after attribute value (quoted) state there),
+ * or i when it read none. */
+STEP size_t attrs_masked(struct inj_tag *tag, struct scan *s, size_t i)
+{
+	const char *p = s->p + i;
+	size_t n = s->len - i;
+	uint64_t en = next64(s, i, K_END), gq = next64(s, i, K_GQ);
+	unsigned x = 0, done = 0; /* the name's first byte; after the last value read */
+	for (;;) {
+		uint64_t ea = en & (~UINT64_C(0) << x);
+		if (!ea || n - x < 16)
+			break;
+		unsigned a = CTZ32(ea); /* the name's end: its '=' */
+		if (a >= 62 || p[a] != '=')
+			break;
+		uint64_t g = gq >> (a + 1);
+		if (!(g & 1)) /* no '>' or quote after it (nor a byte: the chunk's end) */
+			break;
+		char q = p[a + 1];
+		if (q == '>')
+			break;
+		g &= g - 1;
+		while (g && p[a + 1 + CTZ32(g)] != q)
+			g &= g - 1;
+		if (!g)
+			break;
+		unsigned h = a + 1 + CTZ32(g); /* its closing quote, < 64 and < n */
+		begin_attr(tag);
+		if (tag->keep)
+			attr_judge(tag, p + x, a - x);
+		if (h > a + 2 && tag->slot != SLOT_NONE)
+			value_keep_step(tag, p + a + 2, h - (a + 2), s->p + s->len);
+		done = h + 1;
+		/* one blank, then the next name */
+		if (h + 2 >= 64 || h + 2 >= n || !inj_is_ws((unsigned char)p[h + 1]))
+			break;
+		unsigned char c = (unsigned char)p[h + 2];
+		if (inj_is_ws(c) || c == '>' || c == '/' || c == '=')
+			break;
+		x = h + 2;
+	}
+	return i + done;
+}
+
 /* S_BEFORE_ATTR_NAME: whitespace, then an attribute or the tag's end.
  * The usual attributes, name="value" one after another with whitespace
  * between them, and the tag's '>' after them, are read here in one loop,
@@ -1201,6 +1263,13 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		if (c == '/') {
 			*st = S_SELF_CLOSING;
 			return i + 1;
+		}
+		if (c != '=' && i - s->base < s->span) {
+			size_t e = attrs_masked(tag, s, i);
+			if (e != i) {
+				i = e;
+				goto after_value;
+			}
 		}
 		begin_attr(tag);
 		if (c == '=') { /* part of the name here */
@@ -1232,7 +1301,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			return len;
 		}
 		i = e + 1;
-		/* S_AFTER_ATTR_VALUE_Q */
+	after_value: /* S_AFTER_ATTR_VALUE_Q */
 		if (i == len) {
 			*st = S_AFTER_ATTR_VALUE_Q;
 			return i;

@@ -1765,6 +1765,105 @@ static void test_long_form_stops(void **state)
 	}
 }
 
+/* The attributes before_attr_step reads from the masks of 64 bytes at
+ * once (attrs_masked: name="value" one after another): the form policy's
+ * answer is the same wherever the tag lies against the blocks, the
+ * window and the chunk's ends, for repeated attributes (the first wins),
+ * character references and NUL in names and values, a '>' or the other
+ * quote in a value, names longer than any the policy reads, values
+ * longer than the 64 bytes, formaction, formmethod and form="" owners. */
+static void test_attr_masks(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *form, *rest;
+		size_t form_len; /* 0: strlen */
+		unsigned count;
+	} cases[] = {
+	    {"<form method=\"post\" action=\"/p\">",
+	     "<input name=\"a\" value=\"b\"><button formaction=\"https://evil.example/x\">go</button></form>", 0, 0},
+	    {"<form method=\"post\" action=\"/p\">", "<button formmethod=\"get\">go</button></form>", 0, 0},
+	    {"<form method=\"post\" action=\"/p\">",
+	     "<input name=\"a\" value=\"b\"><button formmethod=\"post\" formaction=\"/q\">go</button></form>", 0, 1},
+	    {"<form method=\"get\" method=\"post\" action=\"/p\">", "</form>", 0, 0},
+	    {"<form method=\"post\" method=\"get\" action=\"/p\">", "</form>", 0, 1},
+	    {"<form method=\"p&#111;st\" action='/p'>", "</form>", 0, 1},
+	    {"<form method=\"p&#111;st\" action='/p'>", "<button formmethod='g&#101;t'>go</button></form>", 0, 0},
+	    {"<form method=\"po\0st\" action=\"/p\">", "</form>", 33, 0},
+	    {"<form me\0thod=\"get\" method=\"post\">", "</form>", 34, 1},
+	    {"<form id=\"f\" method=\"post\">",
+	     "<button form=\"f\" formaction=\"https://evil.example/\">x</button></form>", 0, 0},
+	    {"<FORM METHOD=\"POST\" ACTION=\"/p\">", "<BUTTON FORMMETHOD=\"GET\">go</BUTTON></FORM>", 0, 0},
+	    {"<form action=\"/p>\" method='post\"' method=\"post\">", "</form>", 0, 0},
+	    {"<form method=\"post>\" method=\"post\">", "</form>", 0, 0},
+	    {"<form action=\"/p>\" method='post'>", "<button type=\"submit\" formaction='/q\">'>go</button></form>", 0,
+	     1},
+	    {"<form action=\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" "
+	     "method=\"post\">",
+	     "</form>", 0, 1},
+	    {"<form title=\"tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt\" method=\"get\" "
+	     "method=\"post\">",
+	     "</form>", 0, 0},
+	    {"<form data-method=\"get\" method=\"post\">", "<button data-formmethod=\"get\">go</button></form>", 0, 1},
+	    {"<form method=\"post\">", "<input type=\"submit\" formmethod=\"get\"></form>", 0, 0},
+	    {"<form method=\"post\">", "<input formmethod=\"get\" x=\"y\"></form>", 0, 1},
+	};
+	char filler[2100];
+	for (size_t f = 0; f < sizeof filler; f++) /* short tags, so that no run of text moves the window on */
+		filler[f] = "<i>xy</i>"[f % 9];
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		size_t fl = cases[c].form_len ? cases[c].form_len : strlen(cases[c].form), rl = strlen(cases[c].rest);
+		/* prefixes: "<p>" and 0..66 bytes of text (the tag at every place
+		 * of a block), and filler tags of 1,980 to 2,070 bytes (the
+		 * window's end) */
+		for (size_t v = 0; v < 67 + 31; v++) {
+			char pre[2200];
+			size_t pl;
+			if (v < 67) {
+				memcpy(pre, "<p>", 3);
+				memset(pre + 3, 'x', v);
+				pl = 3 + v;
+			} else {
+				pl = 1980 + 3 * (v - 67);
+				pl -= pl % 9; /* whole filler tags */
+				memcpy(pre, filler, pl);
+				memset(pre + pl, 'x', v % 9);
+				pl += v % 9;
+			}
+			size_t len = pl + fl + rl, wl = len + (cases[c].count ? strlen(IN) : 0);
+			char *in = malloc(len), *want = malloc(wl);
+			assert_non_null(in);
+			assert_non_null(want);
+			memcpy(in, pre, pl);
+			memcpy(in + pl, cases[c].form, fl);
+			memcpy(in + pl + fl, cases[c].rest, rl);
+			memcpy(want, in, pl + fl);
+			size_t w = pl + fl;
+			if (cases[c].count) {
+				memcpy(want + w, IN, strlen(IN));
+				w += strlen(IN);
+			}
+			memcpy(want + w, cases[c].rest, rl);
+			/* whole, then cut once at every byte of the form start tag
+			 * and once at the eight bytes around it */
+			for (size_t at = pl - 4; at <= pl + fl + 4; at++) {
+				sink s;
+				unsigned count;
+				int whole = at == pl - 4;
+				run(in, len, whole ? NULL : &at, whole ? 0 : 1, &s, &count);
+				char name[64];
+				snprintf(name, sizeof name, "case %zu, prefix %zu", c, pl);
+				expect_output(name, whole ? "whole" : "cut", at, &s, want, wl, in, len);
+				if (count != cases[c].count)
+					fail_msg("%s (cut %zu): %u inserted, want %u", name, at, count, cases[c].count);
+				sink_free(&s);
+			}
+			free(in);
+			free(want);
+		}
+	}
+}
+
 /* Tables nested through cells: 32 are followed, and a form in the
  * innermost cell keeps its token; one more stops the injector (fail
  * closed: no token from there on, and the status says why). */
@@ -2112,6 +2211,7 @@ int main(void)
 	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_long_form_stops),
 	    cmocka_unit_test(test_deep_tables),
+	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_init_memory),
