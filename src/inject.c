@@ -929,11 +929,21 @@ static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
  * to and including the '>', then what goes in after it. Non-zero when
  * emit stopped. */
+static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                     int ins, uint8_t next);
 static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
 {
 	uint8_t next;
 	hold_check(inj, i, *start);
 	int ins = inj_tree_tag(&inj->tree, &inj->tag, &next);
+	return tag_after(inj, chunk, i, start, emit, ud, ins, next);
+}
+
+/* tag_move's steps after the model's move: the tokenizer's next state,
+ * the held form settled, what goes in after the tag. */
+static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                     int ins, uint8_t next)
+{
 	switch (next) {
 	case NEXT_RAW:
 	case NEXT_SCRIPT:
@@ -1031,6 +1041,12 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                                  void *ud, uint8_t *st)
 {
+	if (inj_tree_form_usual(&inj->tree, &inj->tag)) { /* tag_move for it, without inj_tree_tag's other cases */
+		hold_check(inj, i, *start);
+		int ins = inj_tree_form_start(&inj->tree, &inj->tag);
+		*st = S_DATA;
+		return tag_after(inj, chunk, i, start, emit, ud, ins, NEXT_DATA);
+	}
 	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* a held form no longer pending (tag_end): released */
 		if (inj->tag.is_end)
 			inj_tree_form_close(&inj->tree);

@@ -435,6 +435,16 @@ static inline void inj_tree_form_close(struct inj_tree *t)
  * nothing); 0 for any other tag, which goes to inj_tree_tag. */
 int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag);
 
+/* A form start tag in HTML content outside select, the model not
+ * stopped (a form page's usual one): inj_tree_form_start makes its move
+ * (html_start's, which stops nothing and inserts no meta), answering
+ * NEXT_DATA and INS_HOLD or INS_NONE, as inj_tree_tag does with it. */
+static inline int inj_tree_form_usual(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	return tag->id == T_FORM && !tag->is_end && !t->stopped && t->depth == 0 && !t->select;
+}
+int inj_tree_form_start(struct inj_tree *t, struct inj_tag *tag);
+
 void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
  * (*next) and the element to insert after it (returned). */
