@@ -1871,6 +1871,52 @@ static void test_attr_masks(void **state)
 	}
 }
 
+/* Quiet tags (a plain submitter, a form end tag inside a template) near
+ * the hold's limit take no hold check of their own (tag_end): the form
+ * is judged too long or not by its bytes up to what settles it next (a
+ * button that sends by GET; after the template's end tag, its own end
+ * tag), so the status is the same however the stream is cut, and the
+ * form gets no token once its bytes pass the hold. */
+static void test_long_form_quiet(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {PF, PF "<template>"};
+	static const char *const quiet[] = {"<button>", "</form>"};
+	/* what judges the form next, at its last '>' (after the template's
+	 * end tag, which settles nothing, the form's own end tag) */
+	static const char *const settle[] = {"<button formmethod=get>", "</template></form>"};
+	for (size_t t = 0; t < 2; t++) {
+		size_t pl = strlen(heads[t]), hl = pl - strlen(PF), ql = strlen(quiet[t]), sl = strlen(settle[t]);
+		size_t cl = t == 0 ? strlen(CL) : 0;
+		/* the form's bytes before the settling tag's '>': the hold + d */
+		for (int d = -2; d <= 2; d++) {
+			size_t fill = (size_t)((long)CSRF_INJECT_HOLD_MAX - (long)(hl + ql + sl - 1) + d);
+			size_t len = pl + fill + ql + sl + cl;
+			char *in = malloc(len);
+			assert_non_null(in);
+			memcpy(in, heads[t], pl);
+			memset(in + pl, 'x', fill);
+			memcpy(in + pl + fill, quiet[t], ql);
+			memcpy(in + pl + fill + ql, settle[t], sl);
+			memcpy(in + pl + fill + ql + sl, CL, cl); /* cl: 0 or the length of CL */
+			unsigned whole = status_of(in, len, NULL, 0);
+			if ((d > 0) != ((whole & CSRF_INJECT_LONG_FORM) != 0))
+				fail_msg("head %zu, d %d: %#x", t, d, whole);
+			size_t at[40], n = 0;
+			for (size_t k = pl + fill - 4; k < len && n < 40; k++)
+				at[n++] = k;
+			for (size_t k = 0; k < n; k++) {
+				unsigned st = status_of(in, len, &at[k], 1);
+				if (st != whole)
+					fail_msg("head %zu, d %d, cut at %zu: %#x, whole %#x", t, d, at[k], st, whole);
+			}
+			if (status_of(in, len, at, n) != whole)
+				fail_msg("head %zu, d %d, in pieces: differs", t, d);
+			free(in);
+		}
+	}
+}
+
 /* Tables nested through cells: 32 are followed, and a form in the
  * innermost cell keeps its token; one more stops the injector (fail
  * closed: no token from there on, and the status says why). */
@@ -2217,6 +2263,7 @@ int main(void)
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_long_form_stops),
+	    cmocka_unit_test(test_long_form_quiet),
 	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
