@@ -1712,6 +1712,23 @@ static unsigned status_of(const char *in, size_t len, const size_t *at, size_t n
 	return status;
 }
 
+/* The status of in cut once at each byte from `from` on (up to 96 of
+ * them), and at all those bytes at once, is whole's. */
+static void expect_status_cuts(const char *in, size_t len, size_t from, unsigned whole, const char *what)
+{
+	size_t at[96], n = 0;
+	for (size_t k = from; k < len && n < 96; k++)
+		at[n++] = k;
+	for (size_t k = 0; k < n; k++) {
+		unsigned st = status_of(in, len, &at[k], 1);
+		if (st != whole)
+			fail_msg("%s, cut at %zu: %#x, whole %#x", what, at[k], st, whole);
+	}
+	unsigned bytes = status_of(in, len, at, n);
+	if (bytes != whole)
+		fail_msg("%s, in pieces: %#x, whole %#x", what, bytes, whole);
+}
+
 /* A held form that something other than its end tag settles (a submitter
  * that sends it by GET, <plaintext>, a stop) near the hold's limit: too
  * long or not is judged by its bytes up to there, so the status is the
@@ -1746,18 +1763,9 @@ static void test_long_form_stops(void **state)
 			if (fill > CSRF_INJECT_HOLD_MAX && !(whole & CSRF_INJECT_LONG_FORM))
 				fail_msg("tail %zu, fill %zu: not too long (%#x)", t, fill, whole);
 			/* every cut around the limit and inside the tail, one at a time and all at once */
-			size_t at[96], n = 0;
-			for (size_t k = pl + fill - 8; k < len && n < 96; k++)
-				at[n++] = k;
-			for (size_t k = 0; k < n; k++) {
-				unsigned st = status_of(in, len, &at[k], 1);
-				if (st != whole)
-					fail_msg("tail %zu, fill %zu, cut at %zu: %#x, whole %#x", t, fill, at[k], st,
-					         whole);
-			}
-			unsigned bytes = status_of(in, len, at, n);
-			if (bytes != whole)
-				fail_msg("tail %zu, fill %zu, in pieces: %#x, whole %#x", t, fill, bytes, whole);
+			char what[48];
+			snprintf(what, sizeof what, "tail %zu, fill %zu", t, fill);
+			expect_status_cuts(in, len, pl + fill - 8, whole, what);
 			size_t pages[8], np = 0;
 			for (size_t k = 4096; k < len && np < 8; k += 4096)
 				pages[np++] = k;
@@ -1902,16 +1910,9 @@ static void test_long_form_quiet(void **state)
 			unsigned whole = status_of(in, len, NULL, 0);
 			if ((d > 0) != ((whole & CSRF_INJECT_LONG_FORM) != 0))
 				fail_msg("head %zu, d %d: %#x", t, d, whole);
-			size_t at[40], n = 0;
-			for (size_t k = pl + fill - 4; k < len && n < 40; k++)
-				at[n++] = k;
-			for (size_t k = 0; k < n; k++) {
-				unsigned st = status_of(in, len, &at[k], 1);
-				if (st != whole)
-					fail_msg("head %zu, d %d, cut at %zu: %#x, whole %#x", t, d, at[k], st, whole);
-			}
-			if (status_of(in, len, at, n) != whole)
-				fail_msg("head %zu, d %d, in pieces: differs", t, d);
+			char what[48];
+			snprintf(what, sizeof what, "head %zu, d %d", t, d);
+			expect_status_cuts(in, len, pl + fill - 4, whole, what);
 			free(in);
 		}
 	}
