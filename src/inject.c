@@ -1014,16 +1014,19 @@ static int meta_no_referrer(struct inj_tag *t)
 }
 
 /* The meta tag that ends at chunk[i] says no-referrer: the raise goes
- * right after it. Inside a held form its place is noted instead (the
- * bytes up to the tag's end held first) and it goes out with the form's
- * bytes, once: a later no-referrer meta of the same form moves it there.
- * Non-zero when emit stopped. */
+ * right after it. Inside a held form still pending its place is noted
+ * instead (the bytes up to the tag's end held first) and it goes out with
+ * the form's bytes, once: a later no-referrer meta of the same form moves
+ * it there. A form held no longer pending (a noscript button or bytes
+ * read inside noscript ruled its token out, and no tag settled it since)
+ * is let out first, as the end of a chunk would have: each raise at its
+ * own place, however the stream was cut. Non-zero when emit stopped. */
 static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                           void *ud)
 {
 	if (!meta_no_referrer(&inj->tag))
 		return 0;
-	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+	if (settle(inj, emit, ud) != 0 || emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
 		return 1;
 	*start = i + 1;
 	if (inj->holding) {
