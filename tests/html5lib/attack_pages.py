@@ -345,6 +345,45 @@ def hold_events(rng):
         yield page, list(range(max(1, lim - 40), min(n, lim + 20)))
 
 
+REF_PARTS = ["<meta name=referrer content=no-referrer>", "<META NAME=\"referrer\" CONTENT=\"no-referrer\">",
+             "<meta name=referrer content=origin>", "<head>", "</head>", "<noscript><input></noscript>",
+             "<noscript><button formaction=//e/>x</button></noscript>", "<noscript><input form=f formmethod=get></noscript>",
+             "<input type=submit>", "<button formmethod=get>", "<button formaction=//evil.example/>", "</form>",
+             "<form method=post action=/r>", "<form id=f method=post>", "<template>", "</template>", "<table>", "<td>",
+             "<i>", "<svg>", "</svg>", "<select>", "</select>", "<!-- c -->", "x" * 70]
+
+
+def referrer_pages(rng):
+    """CSRF_INJECT_OPT_RAISE_REFERRER (scan_diff.py runs these with it):
+    no-referrer meta tags before, inside and after held forms, forms that
+    a noscript button or a submitter rules out or that reach the hold's
+    limit (inside noscript too), whole, at random cuts and cut at every
+    byte around a meta tag."""
+    nrm, plain = REF_PARTS[:2], ["<i>", "<!-- c -->", "x" * 70, "<td>", "</head>", ""]
+    for _ in range(700):
+        out = ["<form method=post action=/p>" if rng.random() < 0.7 else ""]
+        for _ in range(rng.randint(0, 4)):
+            out.append(rng.choice(REF_PARTS))
+        if rng.random() < 0.5:  # a rule-out, then meta tags with no tag that settles between them
+            out.append(rng.choice(REF_PARTS[5:11] + ["<noscript>" + "y" * (HOLD_MAX - rng.randint(0, 120)) +
+                                                     "</noscript>"]))
+            for _ in range(rng.randint(2, 3)):
+                out.append(rng.choice(plain) + rng.choice(nrm))
+        for _ in range(rng.randint(0, 4)):
+            out.append(rng.choice(REF_PARTS))
+        if rng.random() < 0.1:
+            k = rng.randint(1, len(out))
+            out.insert(k, rng.choice(["", "<noscript>"]) + "y" * (HOLD_MAX - rng.randint(0, 120)))
+        out.append(rng.choice(["</form>", ""]) + TAIL)
+        page = "".join(out).encode("latin-1")
+        n = len(page)
+        m = page.rfind(b"<meta")
+        yield page, []
+        yield page, sorted(set(rng.randint(1, n - 1) for _ in range(rng.randint(1, 8))))
+        if m > 0:
+            yield page, [c for c in range(m - 10, m + 50) if 0 < c < n]
+
+
 def pages(rng):
     yield from tag_names(rng)
     yield from attributes(rng)
