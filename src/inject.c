@@ -711,6 +711,23 @@ static void begin_attr(struct inj_tag *t)
 	t->slot = SLOT_NONE;
 }
 
+/* The slot of the attribute whose name is the k bytes at p (sixteen
+ * readable), into t->slot (begin_attr left SLOT_NONE): judged by its
+ * length first, then by its first sixteen bytes with 0x20 set in each,
+ * which lowers the letters, all inj_attr_slot_of compares with. */
+STEP void attr_judge(struct inj_tag *t, const char *p, size_t k)
+{
+	if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
+		uint64_t w[2], lo = UINT64_C(0x2020202020202020);
+		char low[16];
+		memcpy(w, p, 16);
+		w[0] |= lo;
+		w[1] |= lo;
+		memcpy(low, w, 16);
+		t->slot = inj_attr_slot_of(t, low, k);
+	}
+}
+
 /* As name_run, for an attribute name (ended by '=' too), read only when
  * the tag's attributes matter; when it ends in this chunk, the slot its
  * value goes to is set (begin_attr left SLOT_NONE). */
@@ -723,22 +740,10 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	uint8_t al = t->attr_len;
 	if (al == 0 && n >= 16) {
 		/* the usual: a whole name in this chunk, found through the
-		 * masks, judged there by its length and first sixteen bytes,
-		 * not kept */
+		 * masks, judged there (attr_judge), not kept */
 		size_t e = scan_until(s, i, C_ATTR_END);
 		if (e < s->len) {
-			k = e - i;
-			if (k <= INJ_ATTR_MAX && ((inj_attr_lens[t->id] >> k) & 1)) {
-				/* 0x20 set in each byte lowers the letters, all
-				 * inj_attr_slot_of compares with */
-				uint64_t w[2], lo = UINT64_C(0x2020202020202020);
-				char low[16];
-				memcpy(w, p, 16);
-				w[0] |= lo;
-				w[1] |= lo;
-				memcpy(low, w, 16);
-				t->slot = inj_attr_slot_of(t, low, k);
-			}
+			attr_judge(t, p, e - i);
 			return e;
 		}
 	}
@@ -939,11 +944,21 @@ static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
  * to and including the '>', then what goes in after it. Non-zero when
  * emit stopped. */
+static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                     int ins, uint8_t next);
 static int tag_move(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud)
 {
 	uint8_t next;
 	hold_check(inj, i, *start);
 	int ins = inj_tree_tag(&inj->tree, &inj->tag, &next);
+	return tag_after(inj, chunk, i, start, emit, ud, ins, next);
+}
+
+/* tag_move's steps after the model's move: the tokenizer's next state,
+ * the held form settled, what goes in after the tag. */
+static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                     int ins, uint8_t next)
+{
 	switch (next) {
 	case NEXT_RAW:
 	case NEXT_SCRIPT:
@@ -1014,16 +1029,19 @@ static int meta_no_referrer(struct inj_tag *t)
 }
 
 /* The meta tag that ends at chunk[i] says no-referrer: the raise goes
- * right after it. Inside a held form its place is noted instead (the
- * bytes up to the tag's end held first) and it goes out with the form's
- * bytes, once: a later no-referrer meta of the same form moves it there.
- * Non-zero when emit stopped. */
+ * right after it. Inside a held form still pending its place is noted
+ * instead (the bytes up to the tag's end held first) and it goes out with
+ * the form's bytes, once: a later no-referrer meta of the same form moves
+ * it there. A form held no longer pending (a noscript button or bytes
+ * read inside noscript ruled its token out, and no tag settled it since)
+ * is let out first, as the end of a chunk would have: each raise at its
+ * own place, however the stream was cut. Non-zero when emit stopped. */
 static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                           void *ud)
 {
 	if (!meta_no_referrer(&inj->tag))
 		return 0;
-	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+	if (settle(inj, emit, ud) != 0 || emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
 		return 1;
 	*start = i + 1;
 	if (inj->holding) {
@@ -1041,8 +1059,13 @@ static int referrer_raise(struct csrf_inject *inj, const char *chunk, size_t i, 
 static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                                  void *ud, uint8_t *st)
 {
-	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* tag_move's steps, the model's move made here */
+	if (inj_tree_form_usual(&inj->tree, &inj->tag)) { /* tag_move for it, without inj_tree_tag's other cases */
 		hold_check(inj, i, *start);
+		int ins = inj_tree_form_start(&inj->tree, &inj->tag);
+		*st = S_DATA;
+		return tag_after(inj, chunk, i, start, emit, ud, ins, NEXT_DATA);
+	}
+	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* a held form no longer pending (tag_end): released */
 		if (inj->tag.is_end)
 			inj_tree_form_close(&inj->tree);
 		*st = S_DATA;
@@ -1061,18 +1084,20 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 	return r;
 }
 
-/* The tag ends at chunk[i] ('>'): a quiet tag (inj_tree_quiet) that
- * leaves the held form as it is (no form held, or a start tag while the
- * form is pending and fits the hold: hold_check's test, which it leaves
- * pending: settle's) here, in a function small enough to need no saved
- * registers; the others in tag_end_full. */
+/* The tag ends at chunk[i] ('>'): a quiet tag (inj_tree_quiet) here, in a
+ * function small enough to need no saved registers, when no form is held
+ * or the held one is still pending; the others in tag_end_full. A quiet
+ * tag settles nothing (a form end tag that reaches it while the form is
+ * held is inside a template, where it clears nothing), so it needs no
+ * hold check: the form's bytes only grow, and whether they still fit is
+ * judged right before anything can settle the form (hold_check in
+ * tag_move, form_end, the noscript reading and an ESC byte; out() when
+ * the bytes are passed on), which answers as a check here would. */
 static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
                             void *ud, uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
-	if (inj_tree_quiet(&inj->tree, tag) &&
-	    (!inj->holding ||
-	     (!tag->is_end && inj_tree_pending(&inj->tree) && i - *start <= CSRF_INJECT_HOLD_MAX - inj->hold_len))) {
+	if (inj_tree_quiet(&inj->tree, tag) && (!inj->holding || inj_tree_pending(&inj->tree))) {
 		if (tag->is_end)
 			inj_tree_form_close(&inj->tree);
 		*st = S_DATA;
@@ -1189,6 +1214,63 @@ STEP size_t attr_name_step(struct csrf_inject *inj, struct scan *s, size_t i, si
 	return i;
 }
 
+/* The usual attributes of a tag from chunk[i] on (the first byte of a
+ * name, not '=', in the window), name="value" or name='value' one after
+ * another with one blank between them, read from the masks of the 64
+ * bytes from i at once: a name ends at its first K_END byte, which must
+ * be its '=' (no blank, '/', '>' or control byte in it: attr_run's
+ * scan_until ends it there too), the quote after it opens the value (its
+ * K_GQ bit), and the value ends at the next K_GQ byte that is that quote
+ * (scan_quote's). Each is read as before_attr_step reads it (begin_attr,
+ * attr_judge when its attributes matter, value_keep_step for a slot),
+ * in order. The walk stops at any other shape, where a name needs
+ * sixteen bytes the chunk does not hold (attr_run's slow path judges
+ * it), and where the bits end (the 64 bytes, the window or the chunk):
+ * nothing of the attribute it stops at is read. Returns the index after
+ * the last value read (the after attribute value (quoted) state there),
+ * or i when it read none. */
+STEP size_t attrs_masked(struct inj_tag *tag, struct scan *s, size_t i)
+{
+	const char *p = s->p + i;
+	size_t n = s->len - i;
+	uint64_t en = next64(s, i, K_END), gq = next64(s, i, K_GQ);
+	unsigned x = 0, done = 0; /* the name's first byte; after the last value read */
+	for (;;) {
+		uint64_t ea = en & (~UINT64_C(0) << x);
+		if (!ea || n - x < 16)
+			break;
+		unsigned a = CTZ32(ea); /* the name's end: its '=' */
+		if (a >= 62 || p[a] != '=')
+			break;
+		uint64_t g = gq >> (a + 1);
+		if (!(g & 1)) /* no '>' or quote after it (nor a byte: the chunk's end) */
+			break;
+		char q = p[a + 1];
+		if (q == '>')
+			break;
+		g &= g - 1;
+		while (g && p[a + 1 + CTZ32(g)] != q)
+			g &= g - 1;
+		if (!g)
+			break;
+		unsigned h = a + 1 + CTZ32(g); /* its closing quote, < 64 and < n */
+		begin_attr(tag);
+		if (tag->keep)
+			attr_judge(tag, p + x, a - x);
+		if (h > a + 2 && tag->slot != SLOT_NONE)
+			value_keep_step(tag, p + a + 2, h - (a + 2), s->p + s->len);
+		done = h + 1;
+		/* one blank, then the next name */
+		if (h + 2 >= 64 || h + 2 >= n || !inj_is_ws((unsigned char)p[h + 1]))
+			break;
+		unsigned char c = (unsigned char)p[h + 2];
+		if (inj_is_ws(c) || c == '>' || c == '/' || c == '=')
+			break;
+		x = h + 2;
+	}
+	return i + done;
+}
+
 /* S_BEFORE_ATTR_NAME: whitespace, then an attribute or the tag's end.
  * The usual attributes, name="value" one after another with whitespace
  * between them, and the tag's '>' after them, are read here in one loop,
@@ -1215,6 +1297,13 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		if (c == '/') {
 			*st = S_SELF_CLOSING;
 			return i + 1;
+		}
+		if (c != '=' && i - s->base < s->span) {
+			size_t e = attrs_masked(tag, s, i);
+			if (e != i) {
+				i = e;
+				goto after_value;
+			}
 		}
 		begin_attr(tag);
 		if (c == '=') { /* part of the name here */
@@ -1246,7 +1335,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			return len;
 		}
 		i = e + 1;
-		/* S_AFTER_ATTR_VALUE_Q */
+	after_value: /* S_AFTER_ATTR_VALUE_Q */
 		if (i == len) {
 			*st = S_AFTER_ATTR_VALUE_Q;
 			return i;

@@ -405,8 +405,11 @@ static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag 
  * usual tags): a form end tag, which clears the form element pointer
  * (inj_tree_form_close), and a button or input start tag that
  * inj_policy_button answers BTN_PLAIN without a look (most of them),
- * which moves nothing. inj_tree_tag does the same with both, and answers
- * NEXT_DATA and INS_NONE. */
+ * which moves nothing (inj_tree_tag would make the same move and answer
+ * NEXT_DATA and INS_NONE: test_inject_policy checks it). The form end tag
+ * there is the tokenizer's alone: every one that reaches its tag_end
+ * takes this way, and inj_tree_tag has no move for it (html_end leaves
+ * it to inj_tree_form_close, the only place that makes it). */
 static inline int inj_tree_quiet(const struct inj_tree *t, const struct inj_tag *tag)
 {
 	if (t->depth > 0 || t->select || t->stopped)
@@ -431,6 +434,16 @@ static inline void inj_tree_form_close(struct inj_tree *t)
  * when that is all it does (it inserts nothing, settles no form, stops
  * nothing); 0 for any other tag, which goes to inj_tree_tag. */
 int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag);
+
+/* A form start tag in HTML content outside select, the model not
+ * stopped (a form page's usual one): inj_tree_form_start makes its move
+ * (html_start's, which stops nothing and inserts no meta), answering
+ * NEXT_DATA and INS_HOLD or INS_NONE, as inj_tree_tag does with it. */
+static inline int inj_tree_form_usual(const struct inj_tree *t, const struct inj_tag *tag)
+{
+	return tag->id == T_FORM && !tag->is_end && !t->stopped && t->depth == 0 && !t->select;
+}
+int inj_tree_form_start(struct inj_tree *t, struct inj_tag *tag);
 
 void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state

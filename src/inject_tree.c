@@ -667,9 +667,7 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			select_table_end(t, tag->id);
 		return;
 	}
-	if (tag->id == T_FORM) {
-		inj_tree_form_close(t);
-	} else if (tag->id == T_TEMPLATE && t->templates > 0) {
+	if (tag->id == T_TEMPLATE && t->templates > 0) {
 		t->templates--;
 	} else if (inj_is_table_tag(tag->id) && t->templates == 0) {
 		table_end(t, tag->id);
@@ -691,16 +689,19 @@ int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
 	return 1;
 }
 
+int inj_tree_form_start(struct inj_tree *t, struct inj_tag *tag)
+{
+	int ins = INS_NONE;
+	form_start(t, tag, &ins);
+	return ins;
+}
+
 int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 {
 	int ins = INS_NONE;
 	*next = NEXT_DATA;
-	if (tag->id == T_FORM && !tag->is_end && !t->stopped && t->depth == 0 && !t->select) {
-		/* a form page's usual start tag: html_start's move, which
-		 * stops nothing and inserts no meta */
-		form_start(t, tag, &ins);
-		return ins;
-	}
+	if (inj_tree_form_usual(t, tag))
+		return inj_tree_form_start(t, tag);
 	if (t->stopped) {
 		*next = NEXT_PASS;
 		return INS_NONE;

@@ -34,6 +34,14 @@ attribute loop, attr_run's eight-byte lowering), each a page and its cuts.
   sixteen-byte edge of the clean test and at the caps of the kept values,
   cut at every offset of the tag (40 of a long one) or at 60 of the page.
 
+- attrs_masked's (masked_edges): form, submitter, meta and base tags of
+  usual attributes whose '=', quotes and closing quotes fall at each
+  place near the end of the 64 bits read at once and of the scan window,
+  values holding the other quote, '>' and a form start tag, names that
+  start with '='; cut at every byte of the tag.
+- the hold's limit (hold_events): a held form that reaches it around the
+  tags that may or may not settle it, cut around the limit.
+
 A form of our origin follows each, so that a state the tag left wrong
 shows as a token more or less.
 """
@@ -243,6 +251,139 @@ def quiet_long(rng):
             yield page, sorted(rng.sample(range(1, len(page)), 3))
 
 
+MASK_KEYS = [("action", ["//evil.example/", "/ok", "https://evil.example/x", "&#47;/evil.example/"]),
+             ("method", ["post", "get", "p&#111;st", "dialog"]), ("formaction", ["//evil.example/", "/ok", "/\\e/"]),
+             ("formmethod", ["get", "post"]), ("type", ["submit", "image", "button", "reset"]), ("form", ["f"]),
+             ("id", ["f"]), ("name", ["referrer"]), ("content", ["no-referrer"])]
+
+
+def _masked_attr(rng, size):
+    """name="value" (or '') of about size bytes: a name the policy reads
+    (in case variants, a reference or a NUL in it) or a filler one, the
+    value grown, the other quote, a '>' and a form start tag in it now
+    and then."""
+    if rng.random() < 0.08:  # a name that starts with '=' (13.2.5.32): its quotes open no value
+        q = rng.choice("\"'")
+        o = "'" if q == '"' else '"'
+        n, vals = rng.choice(MASK_KEYS)
+        return "=" + q + "a " + n + "=" + o + rng.choice(vals) + o + " b=" + q
+    if rng.random() < 0.6:
+        n, vals = rng.choice(MASK_KEYS)
+        n = rng.choice([n, n.upper(), n.capitalize(), "&#%d;%s" % (ord(n[0]), n[1:]), n + "\x00", n[:-1] + "\x00"])
+        v = rng.choice(vals)
+    else:
+        n, v = "d" * max(1, min(30, size // 2)), ""
+    q = rng.choice("\"'")
+    grow = max(0, size - len(n) - 3 - len(v))
+    r = rng.random()
+    if r < 0.4:
+        v += "?" + "p" * grow
+    elif r < 0.7:
+        n = "z" * grow + n
+    else:
+        v += "v" * grow
+    if rng.random() < 0.25:  # a form start tag in the value: a token there if a quote or '>' ended it
+        k = rng.randint(0, len(v))
+        v = v[:k] + rng.choice([">", "'", '"', "'>", '">']) + "<form method=post>" + v[k:]
+    return n + "=" + q + v + q
+
+
+def masked_edges(rng):
+    """attrs_masked's (the usual name="value" attributes read from the
+    masks of 64 bytes at once): form, submitter, meta and base tags whose
+    attributes put a name's '=', its quote and the closing quote at every
+    place near the 64 bits' end, the sixteen bytes a name needs and the
+    scan window's end (2048 and 4096 bytes), in the contexts the model
+    follows; whole, cut at every byte of the tag, and at one."""
+    for _ in range(1500):
+        tg = rng.choice(["form", "form", "FORM", "button", "input", "meta", "base"])
+        tag = "<" + tg + "".join(rng.choice([" "] * 8 + ["\n", "  ", "\t", "/", ""]) + _masked_attr(rng, rng.randint(1, 70))
+                                 for _ in range(rng.randint(1, 5))) + rng.choice([">", ">", " >", "/>"])
+        ctx = rng.choice(["", "", "", "<form method=post action=/p>", "<template>", "<table>", "<select>", "<svg>",
+                          "<noscript>", "<form id=f method=post>", "<math><mi>"])
+        pre = "<b>" * rng.randint(0, 2) + ctx
+        lead = rng.randint(0, 200) if rng.random() < 0.6 else rng.choice([2048, 4096]) - rng.randint(-10, 80) - len(tg)
+        pre += "w" * max(0, lead - len(pre))
+        body = "<input type=submit><button>b</button></form>" if tg.lower() == "form" else "</form>"
+        page = (pre + tag + body + "<button form=f formaction=//evil.example/>x</button>" + TAIL).encode("latin-1")
+        at = len(pre)
+        every = [c for c in range(at, at + len(tag) + 1) if 0 < c < len(page)]
+        yield page, []
+        for k in range(0, len(every), 60):
+            yield page, every[k:k + 60]
+        yield page, [rng.choice(every)]
+
+
+HOLD_EVENTS = ["<input type=submit>", "<button>", "<template></form></template>", "<template>", "</template>",
+               "</form>", "<noscript><input></noscript>", "<noscript><button formaction=//e/>x</button></noscript>",
+               "\x1b$B", "<head>", "<meta name=referrer content=no-referrer>", "<form method=post>", "<table>",
+               "<td>", "</table>", "<button formaction=//evil.example/>", "<button formmethod=get>", "<select>",
+               "</select>", "<svg>", "</svg>", "<!-- x -->", "<i>", "<textarea>x</textarea>",
+               "<input form=f formaction=//evil.example/>", "<plaintext>", "<base href=//evil.example/>",
+               "<template><form method=post>", "<button form=g>"]
+
+
+def hold_events(rng):
+    """A held form whose bytes reach the hold's limit (32768) around a run
+    of the tags that can settle it or not (quiet submitters, a form end
+    tag inside a template, noscript, ESC, a head's meta tags, table tags,
+    nested forms, a stop): LONG_FORM at the same place however the stream
+    was cut; whole, cut around the limit, at random and at every byte
+    from 40 before it to 20 after it."""
+    for _ in range(120):
+        head = rng.choice(["", "<form method=post action=/p>", "<table><tr><td>"]) + rng.choice(
+            ["<form method=post action=/p>", "<form id=f method=post>", "<FORM METHOD=\"post\" ACTION=\"/q\">"])
+        evs = [rng.choice(HOLD_EVENTS) for _ in range(rng.randint(1, 5))]
+        fill = "y" * max(0, HOLD_MAX - len("".join(evs)) + rng.randint(-40, 8))
+        body = "".join(evs[:-1]) + fill + evs[-1] if rng.random() < 0.5 else fill + "".join(evs)
+        tail = "".join(rng.choice(HOLD_EVENTS) for _ in range(rng.randint(0, 3))) + rng.choice(["</form>", ""]) + TAIL
+        page = (head + body + tail).encode("latin-1")
+        n, lim = len(page), len(head) + HOLD_MAX
+        yield page, []
+        yield page, sorted(set(c for c in (lim + rng.randint(-60, 60) for _ in range(3)) if 0 < c < n))
+        yield page, sorted(set(rng.randint(1, n - 1) for _ in range(6)))
+        yield page, list(range(max(1, lim - 40), min(n, lim + 20)))
+
+
+REF_PARTS = ["<meta name=referrer content=no-referrer>", "<META NAME=\"referrer\" CONTENT=\"no-referrer\">",
+             "<meta name=referrer content=origin>", "<head>", "</head>", "<noscript><input></noscript>",
+             "<noscript><button formaction=//e/>x</button></noscript>", "<noscript><input form=f formmethod=get></noscript>",
+             "<input type=submit>", "<button formmethod=get>", "<button formaction=//evil.example/>", "</form>",
+             "<form method=post action=/r>", "<form id=f method=post>", "<template>", "</template>", "<table>", "<td>",
+             "<i>", "<svg>", "</svg>", "<select>", "</select>", "<!-- c -->", "x" * 70]
+
+
+def referrer_pages(rng):
+    """CSRF_INJECT_OPT_RAISE_REFERRER (scan_diff.py runs these with it):
+    no-referrer meta tags before, inside and after held forms, forms that
+    a noscript button or a submitter rules out or that reach the hold's
+    limit (inside noscript too), whole, at random cuts and cut at every
+    byte around a meta tag."""
+    nrm, plain = REF_PARTS[:2], ["<i>", "<!-- c -->", "x" * 70, "<td>", "</head>", ""]
+    for _ in range(700):
+        out = ["<form method=post action=/p>" if rng.random() < 0.7 else ""]
+        for _ in range(rng.randint(0, 4)):
+            out.append(rng.choice(REF_PARTS))
+        if rng.random() < 0.5:  # a rule-out, then meta tags with no tag that settles between them
+            out.append(rng.choice(REF_PARTS[5:11] + ["<noscript>" + "y" * (HOLD_MAX - rng.randint(0, 120)) +
+                                                     "</noscript>"]))
+            for _ in range(rng.randint(2, 3)):
+                out.append(rng.choice(plain) + rng.choice(nrm))
+        for _ in range(rng.randint(0, 4)):
+            out.append(rng.choice(REF_PARTS))
+        if rng.random() < 0.1:
+            k = rng.randint(1, len(out))
+            out.insert(k, rng.choice(["", "<noscript>"]) + "y" * (HOLD_MAX - rng.randint(0, 120)))
+        out.append(rng.choice(["</form>", ""]) + TAIL)
+        page = "".join(out).encode("latin-1")
+        n = len(page)
+        m = page.rfind(b"<meta")
+        yield page, []
+        yield page, sorted(set(rng.randint(1, n - 1) for _ in range(rng.randint(1, 8))))
+        if m > 0:
+            yield page, [c for c in range(m - 10, m + 50) if 0 < c < n]
+
+
 def pages(rng):
     yield from tag_names(rng)
     yield from attributes(rng)
@@ -250,3 +391,5 @@ def pages(rng):
     yield from hidden_forms(rng)
     yield from quiet(rng)
     yield from quiet_long(rng)
+    yield from masked_edges(rng)
+    yield from hold_events(rng)

@@ -10,6 +10,8 @@
  * field name and token are fixed test values, not secrets. With
  * CSRF_SCAN set, the injector's block scanner must run that path: exit
  * 4 when this build or CPU lacks it (scan_diff.py then leaves it out).
+ * CSRF_DIFF_OPTIONS, when set, is the injector's options (a number: the
+ * CSRF_INJECT_OPT_* bits).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +78,9 @@ int main(void)
 	if (!mem || !page || !whole.out || !whole.plain || !split.out || !split.plain ||
 	    csrf_inject_init(mem, csrf_inject_size(), SELF, strlen(SELF), FIELD, strlen(FIELD), TOKEN, strlen(TOKEN),
 	                     &inj) != CSRF_OK)
+		return 2;
+	const char *opts = getenv("CSRF_DIFF_OPTIONS");
+	if (opts && *opts && csrf_inject_options(inj, (unsigned)strtoul(opts, NULL, 0)) != CSRF_OK)
 		return 2;
 	char line[1024];
 	while (fgets(line, sizeof line, stdin)) {

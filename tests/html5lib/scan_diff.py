@@ -16,7 +16,9 @@ same pages in the same cuts:
   against the block grid by 0..63 bytes of text before them;
 - with --attack, attack_pages.py's: every case of the names the injector
   knows and of the attribute names its policy reads, where its fast paths
-  decide.
+  decide; and its referrer pages with CSRF_INJECT_OPT_RAISE_REFERRER
+  (CSRF_DIFF_OPTIONS=1), through the paths only (a reference driver
+  built from an older tree may not set options).
 
 Each driver checks that its whole and split runs agree and that its output
 without the insertions is the page; this script checks that every driver's
@@ -63,11 +65,12 @@ class Driver:
         return self.proc.wait()
 
 
-def start_paths(driver):
-    """A driver for each path this machine runs, scalar first."""
+def start_paths(driver, options=""):
+    """A driver for each path this machine runs, scalar first (options:
+    the injector's, CSRF_DIFF_OPTIONS)."""
     drivers, missing = [], []
     for path in PATHS:
-        env = dict(os.environ, CSRF_SCAN=path)
+        env = dict(os.environ, CSRF_SCAN=path, CSRF_DIFF_OPTIONS=options)
         d = Driver(path, [driver], env)
         # a driver that lacks its path says so at once (exit 4)
         probe = d.run(b"<p>", [])
@@ -111,10 +114,10 @@ def main():
 
     counts = {"pages": 0, "records": 0}
 
-    def check(page, cuts, what):
+    def check(page, cuts, what, among=None):
         counts["records"] += 1
         want = None
-        for d in drivers:
+        for d in among or drivers:
             got = d.run(page, cuts)
             if isinstance(got, str):
                 print("%s (%s, cuts %s): %s: %s" % (what, d.name, cuts, d.name, got))
@@ -140,6 +143,17 @@ def main():
             if not check(page, cuts, "attack page %d (seed %d)" % (n, args.seed)):
                 return 1
             counts["pages"] += 1
+        # CSRF_INJECT_OPT_RAISE_REFERRER's pages, through the paths with
+        # that option (not the reference: an older driver may not set it)
+        raised, _ = start_paths(args.driver, "1")
+        for n, (page, cuts) in enumerate(attack_pages.referrer_pages(rng)):
+            if not check(page, cuts, "referrer page %d (seed %d)" % (n, args.seed), raised):
+                return 1
+            counts["pages"] += 1
+        for d in raised:
+            if d.close() != 0:
+                print("the %s driver with the referrer option failed (exit %d)" % (d.name, d.proc.returncode))
+                return 1
     for top in args.corpus:
         for dirpath, _, files in sorted(os.walk(top)):
             for f in sorted(files):

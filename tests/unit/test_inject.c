@@ -434,6 +434,10 @@ static const row rows[] = {
     {"form holding select", RF "<select><option>1</select></form>" RF CL,
      RF IN "<select><option>1</select>" CL RF IN CL, 2},
     {"end form in select", RF "<select></form></select></form>", RF "<select></form></select></form>", 0},
+    /* a form start tag in select is no usual one (tag_end_full's
+     * inj_tree_form_usual): older parsers drop it, newer may build it */
+    {"form in select", "<select><form method=post></select>x" CL RF CL,
+     "<select><form method=post></select>x" CL RF IN CL, 1},
     {"noscript pixel", "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF CL,
      "<noscript><img height=1 src=\"https://t.example/p?a=1&b=2\"/></noscript>" RF IN CL, 1},
     {"noscript iframe",
@@ -1098,6 +1102,12 @@ static const row referrer_rows[] = {
     {"referrer held form head first", PF "<head>" NRM CL, PF IN "<head>" MT NRM RM CL, 3},
     {"referrer get form", "<form>" NRM CL, "<form>" NRM RM CL, 1},
     {"referrer after form", PF CL NRM, PF IN CL NRM RM, 2},
+    /* a form held no longer (a noscript button ruled its token out) whose
+     * bytes wait for the next tag that settles it: every meta after the
+     * rule raised at its own place, however the stream was cut (the end
+     * of a chunk lets such a form go) */
+    {"referrer after a noscript button", PF "<noscript><button formaction=//e/>x</button></noscript>" NRM "<i>" NRM CL,
+     PF "<noscript><button formaction=//e/>x</button></noscript>" NRM RM "<i>" NRM RM CL, 2},
 };
 
 static void test_referrer(void **state)
@@ -1708,6 +1718,23 @@ static unsigned status_of(const char *in, size_t len, const size_t *at, size_t n
 	return status;
 }
 
+/* The status of in cut once at each byte from `from` on (up to 96 of
+ * them), and at all those bytes at once, is whole's. */
+static void expect_status_cuts(const char *in, size_t len, size_t from, unsigned whole, const char *what)
+{
+	size_t at[96], n = 0;
+	for (size_t k = from; k < len && n < 96; k++)
+		at[n++] = k;
+	for (size_t k = 0; k < n; k++) {
+		unsigned st = status_of(in, len, &at[k], 1);
+		if (st != whole)
+			fail_msg("%s, cut at %zu: %#x, whole %#x", what, at[k], st, whole);
+	}
+	unsigned bytes = status_of(in, len, at, n);
+	if (bytes != whole)
+		fail_msg("%s, in pieces: %#x, whole %#x", what, bytes, whole);
+}
+
 /* A held form that something other than its end tag settles (a submitter
  * that sends it by GET, <plaintext>, a stop) near the hold's limit: too
  * long or not is judged by its bytes up to there, so the status is the
@@ -1742,24 +1769,156 @@ static void test_long_form_stops(void **state)
 			if (fill > CSRF_INJECT_HOLD_MAX && !(whole & CSRF_INJECT_LONG_FORM))
 				fail_msg("tail %zu, fill %zu: not too long (%#x)", t, fill, whole);
 			/* every cut around the limit and inside the tail, one at a time and all at once */
-			size_t at[96], n = 0;
-			for (size_t k = pl + fill - 8; k < len && n < 96; k++)
-				at[n++] = k;
-			for (size_t k = 0; k < n; k++) {
-				unsigned st = status_of(in, len, &at[k], 1);
-				if (st != whole)
-					fail_msg("tail %zu, fill %zu, cut at %zu: %#x, whole %#x", t, fill, at[k], st,
-					         whole);
-			}
-			unsigned bytes = status_of(in, len, at, n);
-			if (bytes != whole)
-				fail_msg("tail %zu, fill %zu, in pieces: %#x, whole %#x", t, fill, bytes, whole);
+			char what[48];
+			snprintf(what, sizeof what, "tail %zu, fill %zu", t, fill);
+			expect_status_cuts(in, len, pl + fill - 8, whole, what);
 			size_t pages[8], np = 0;
 			for (size_t k = 4096; k < len && np < 8; k += 4096)
 				pages[np++] = k;
 			unsigned paged = status_of(in, len, pages, np);
 			if (paged != whole)
 				fail_msg("tail %zu, fill %zu, in pages: %#x, whole %#x", t, fill, paged, whole);
+			free(in);
+		}
+	}
+}
+
+/* The attributes before_attr_step reads from the masks of 64 bytes at
+ * once (attrs_masked: name="value" one after another): the form policy's
+ * answer is the same wherever the tag lies against the blocks, the
+ * window and the chunk's ends, for repeated attributes (the first wins),
+ * character references and NUL in names and values, a '>' or the other
+ * quote in a value, names longer than any the policy reads, values
+ * longer than the 64 bytes, formaction, formmethod and form="" owners. */
+static void test_attr_masks(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *form, *rest;
+		size_t form_len; /* 0: strlen */
+		unsigned count;
+	} cases[] = {
+	    {"<form method=\"post\" action=\"/p\">",
+	     "<input name=\"a\" value=\"b\"><button formaction=\"https://evil.example/x\">go</button></form>", 0, 0},
+	    {"<form method=\"post\" action=\"/p\">", "<button formmethod=\"get\">go</button></form>", 0, 0},
+	    {"<form method=\"post\" action=\"/p\">",
+	     "<input name=\"a\" value=\"b\"><button formmethod=\"post\" formaction=\"/q\">go</button></form>", 0, 1},
+	    {"<form method=\"get\" method=\"post\" action=\"/p\">", "</form>", 0, 0},
+	    {"<form method=\"post\" method=\"get\" action=\"/p\">", "</form>", 0, 1},
+	    {"<form method=\"p&#111;st\" action='/p'>", "</form>", 0, 1},
+	    {"<form method=\"p&#111;st\" action='/p'>", "<button formmethod='g&#101;t'>go</button></form>", 0, 0},
+	    {"<form method=\"po\0st\" action=\"/p\">", "</form>", 33, 0},
+	    {"<form me\0thod=\"get\" method=\"post\">", "</form>", 34, 1},
+	    {"<form id=\"f\" method=\"post\">",
+	     "<button form=\"f\" formaction=\"https://evil.example/\">x</button></form>", 0, 0},
+	    {"<FORM METHOD=\"POST\" ACTION=\"/p\">", "<BUTTON FORMMETHOD=\"GET\">go</BUTTON></FORM>", 0, 0},
+	    {"<form action=\"/p>\" method='post\"' method=\"post\">", "</form>", 0, 0},
+	    {"<form method=\"post>\" method=\"post\">", "</form>", 0, 0},
+	    {"<form action=\"/p>\" method='post'>", "<button type=\"submit\" formaction='/q\">'>go</button></form>", 0,
+	     1},
+	    {"<form action=\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" "
+	     "method=\"post\">",
+	     "</form>", 0, 1},
+	    {"<form title=\"tttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt\" method=\"get\" "
+	     "method=\"post\">",
+	     "</form>", 0, 0},
+	    {"<form data-method=\"get\" method=\"post\">", "<button data-formmethod=\"get\">go</button></form>", 0, 1},
+	    {"<form method=\"post\">", "<input type=\"submit\" formmethod=\"get\"></form>", 0, 0},
+	    {"<form method=\"post\">", "<input formmethod=\"get\" x=\"y\"></form>", 0, 1},
+	};
+	char filler[2100];
+	for (size_t f = 0; f < sizeof filler; f++) /* short tags, so that no run of text moves the window on */
+		filler[f] = "<i>xy</i>"[f % 9];
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		size_t fl = cases[c].form_len ? cases[c].form_len : strlen(cases[c].form), rl = strlen(cases[c].rest);
+		/* prefixes: "<p>" and 0..66 bytes of text (the tag at every place
+		 * of a block), and filler tags of 1,980 to 2,070 bytes (the
+		 * window's end) */
+		for (size_t v = 0; v < 67 + 31; v++) {
+			char pre[2200];
+			size_t pl;
+			if (v < 67) {
+				memcpy(pre, "<p>", 3);
+				memset(pre + 3, 'x', v);
+				pl = 3 + v;
+			} else {
+				pl = 1980 + 3 * (v - 67);
+				pl -= pl % 9; /* whole filler tags */
+				memcpy(pre, filler, pl);
+				memset(pre + pl, 'x', v % 9);
+				pl += v % 9;
+			}
+			size_t len = pl + fl + rl, wl = len + (cases[c].count ? strlen(IN) : 0);
+			char *in = malloc(len), *want = malloc(wl);
+			assert_non_null(in);
+			assert_non_null(want);
+			memcpy(in, pre, pl);
+			memcpy(in + pl, cases[c].form, fl);
+			memcpy(in + pl + fl, cases[c].rest, rl);
+			memcpy(want, in, pl + fl);
+			size_t w = pl + fl;
+			if (cases[c].count) {
+				memcpy(want + w, IN, strlen(IN));
+				w += strlen(IN);
+			}
+			memcpy(want + w, cases[c].rest, rl);
+			/* whole; at a few places (both quotes of a value, or none,
+			 * in a block; the window's end) cut once at every byte of
+			 * the form start tag and at the eight around it */
+			int cuts = v == 0 || v == 1 || v == 13 || v == 50 || v == 62 || v == 66 || v == 70 || v == 83 ||
+			           v == 97;
+			for (size_t at = pl - 4; at <= (cuts ? pl + fl + 4 : pl - 4); at++) {
+				sink s;
+				unsigned count;
+				int whole = at == pl - 4;
+				run(in, len, whole ? NULL : &at, whole ? 0 : 1, &s, &count);
+				char name[64];
+				snprintf(name, sizeof name, "case %zu, prefix %zu", c, pl);
+				expect_output(name, whole ? "whole" : "cut", at, &s, want, wl, in, len);
+				if (count != cases[c].count)
+					fail_msg("%s (cut %zu): %u inserted, want %u", name, at, count, cases[c].count);
+				sink_free(&s);
+			}
+			free(in);
+			free(want);
+		}
+	}
+}
+
+/* Quiet tags (a plain submitter, a form end tag inside a template) near
+ * the hold's limit take no hold check of their own (tag_end): the form
+ * is judged too long or not by its bytes up to what settles it next (a
+ * button that sends by GET; after the template's end tag, its own end
+ * tag), so the status is the same however the stream is cut, and the
+ * form gets no token once its bytes pass the hold. */
+static void test_long_form_quiet(void **state)
+{
+	(void)state;
+	static const char *const heads[] = {PF, PF "<template>"};
+	static const char *const quiet[] = {"<button>", "</form>"};
+	/* what judges the form next, at its last '>' (after the template's
+	 * end tag, which settles nothing, the form's own end tag) */
+	static const char *const settle[] = {"<button formmethod=get>", "</template></form>"};
+	for (size_t t = 0; t < 2; t++) {
+		size_t pl = strlen(heads[t]), hl = pl - strlen(PF), ql = strlen(quiet[t]), sl = strlen(settle[t]);
+		size_t cl = t == 0 ? strlen(CL) : 0;
+		/* the form's bytes before the settling tag's '>': the hold + d */
+		for (int d = -2; d <= 2; d++) {
+			size_t fill = (size_t)((long)CSRF_INJECT_HOLD_MAX - (long)(hl + ql + sl - 1) + d);
+			size_t len = pl + fill + ql + sl + cl;
+			char *in = malloc(len);
+			assert_non_null(in);
+			memcpy(in, heads[t], pl);
+			memset(in + pl, 'x', fill);
+			memcpy(in + pl + fill, quiet[t], ql);
+			memcpy(in + pl + fill + ql, settle[t], sl);
+			memcpy(in + pl + fill + ql + sl, CL, cl); /* cl: 0 or the length of CL */
+			unsigned whole = status_of(in, len, NULL, 0);
+			if ((d > 0) != ((whole & CSRF_INJECT_LONG_FORM) != 0))
+				fail_msg("head %zu, d %d: %#x", t, d, whole);
+			char what[48];
+			snprintf(what, sizeof what, "head %zu, d %d", t, d);
+			expect_status_cuts(in, len, pl + fill - 4, whole, what);
 			free(in);
 		}
 	}
@@ -2111,7 +2270,9 @@ int main(void)
 	    cmocka_unit_test(test_port_origin),
 	    cmocka_unit_test(test_status),
 	    cmocka_unit_test(test_long_form_stops),
+	    cmocka_unit_test(test_long_form_quiet),
 	    cmocka_unit_test(test_deep_tables),
+	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
 	    cmocka_unit_test(test_init_memory),
