@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -282,6 +283,42 @@ class AccessTest(T.SessionCase):
             for k in (0, len(body) // 2, len(body)):
                 with self.subTest("refused", body=body[:6], k=k):
                     self.assertEqual(self.post_in_two(body, k, expect)[0][0], 403)
+        self.assertEqual(self.ngx.crashed(), [])
+
+    def test_pipelined_verdicts(self):
+        # Body-token POSTs pipelined on one connection, each body whole
+        # with its head: a refused one is answered without its body being
+        # read here (nginx drops it), so the next request's head and body
+        # must still be found where they are, and each judged on its own
+        # body: sent at once, and in three pieces cut inside heads and
+        # bodies. The upstream gets the accepted bodies intact and never a
+        # refused one.
+        good = ("a=1&%s=%s" % (self.field, self.token)).encode()
+        first = ("%s=%s&a=1" % (self.field, self.token)).encode()
+        bad = ("a=1&%s=%s" % (self.field, self.token[:-4] + ("AAAA" if not self.token.endswith("AAAA") else "BBBB")))
+        chain = [(bad.encode(), 403), (good, 200), (b"a=1&b=2", 403), (first, 200)]
+        for cuts in ((), (1, 2)):
+            data = b""
+            for i, (body, _) in enumerate(chain):
+                data += ("POST /echo?chain=%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: %s\r\nCookie: %s\r\n"
+                         "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n%s\r\n" % (
+                             i, self.port, self.self_origin, self.cookie, len(body),
+                             "Connection: close\r\n" if i == len(chain) - 1 else "")).encode() + body
+            n0 = len(self.up.requests)
+            with self.subTest(cuts=cuts), socket.create_connection(("127.0.0.1", self.port), 10) as s, \
+                    s.makefile("rb") as f:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                at = [0] + [len(data) * k // 3 for k in cuts] + [len(data)]
+                for a, b in zip(at, at[1:]):
+                    s.sendall(data[a:b])
+                    time.sleep(0.02)
+                got = [self.read_response(f) for _ in chain]
+                want = [(st, b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode()) if st == 200
+                         else None) for body, st in chain]
+                self.assertEqual([(st, b if st == 200 else None) for st, b in got], want)
+                self.ngx.barrier()
+                self.assertEqual(sorted(b for _, b in self.up.requests[n0:]), sorted([good, first]),
+                                 "the upstream got another set of bodies")
         self.assertEqual(self.ngx.crashed(), [])
 
     def test_chunked_body(self):
