@@ -523,6 +523,32 @@ ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf)
 	return clcf->enable && clcf->inject && csrf_ctx_injects(clcf->ctx);
 }
 
+/* The body as the library reads it when the client sent it whole with
+ * the request head (a form of an HTTP/1 browser, a Content-Length within
+ * csrf_body_max): the bytes nginx already holds after the head, in
+ * r->header_in, are exactly the ones it hands the upstream first, so the
+ * library judges them at once and nothing reads the body here. Left
+ * unset (the body read by ngx_http_read_client_request_body when the
+ * library asks for it): a body not yet all there (Expect: 100-continue, a
+ * slow client, several packets), chunked, HTTP/2 and HTTP/3 (frames), or
+ * one another module has begun to read. */
+static void ngx_http_csrf_preread_body(ngx_http_request_t *r, ngx_http_csrf_loc_conf_t *clcf, csrf_request *req)
+{
+	off_t len;
+	ngx_buf_t *b;
+
+	len = r->headers_in.content_length_n;
+	b = r->header_in;
+
+	if (len <= 0 || (size_t)len > clcf->body_max || r->headers_in.chunked || r->request_body != NULL ||
+	    r->http_version > NGX_HTTP_VERSION_11 || b == NULL || b->last - b->pos < len) {
+		return;
+	}
+
+	req->body.ptr = (const char *)b->pos;
+	req->body.len = (size_t)len;
+}
+
 ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
@@ -584,6 +610,7 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 	}
 
 	ngx_http_csrf_request(r, &req);
+	ngx_http_csrf_preread_body(r, clcf, &req);
 
 	res = csrf_check(clcf->ctx, &req);
 

@@ -36,7 +36,7 @@ for arch in "${arches[@]}"; do
 	log=$dir.log
 	mkdir -p "$dir"
 	targets=(csrf-cgi csrf-key)
-	[ "$tests" = 1 ] && targets+=(test_sha256 cavp test_token test_keyfile test_keyring test_cookie test_inject_scan)
+	[ "$tests" = 1 ] && targets+=(test_sha256 cavp test_token test_keyfile test_keyring test_cookie test_request test_inject_scan)
 	if ! { cmake -S "$root" -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/$tc.cmake" \
 		-DCMAKE_BUILD_TYPE=MinSizeRel -DCSRF_ROUTER=ON -DCSRF_CRYPTO=builtin -DCSRF_WITH_REDIS=OFF \
 		-DCSRF_WITH_REAUTH=OFF -DCSRF_NGINX_MODULE=OFF -DCSRF_BUILD_TESTS="$([ "$tests" = 1 ] && echo ON || echo OFF)" &&

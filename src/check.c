@@ -532,10 +532,11 @@ static csrf_reason body_ready(const csrf_ctx *ctx, const csrf_request *req, int 
 }
 
 /* Where the token field must come from when no token header came: the
- * body. CSRF_OK with the value in out (decoded, *got its length), or the
- * stage's reason; *needs_body when the body is a form not given yet. */
+ * body. CSRF_OK with the value in *token: a slice of the body, or decoded
+ * into buf (cap bytes) when it was percent-encoded; or the stage's
+ * reason; *needs_body when the body is a form not given yet. */
 static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, const uint8_t secret[CSRF_SECRET_LEN],
-                              char *out, size_t cap, size_t *got, int *needs_body)
+                              char *buf, size_t cap, csrf_slice *token, int *needs_body)
 {
 	char field[CSRF_FIELD_NAME_MAX + 1];
 	csrf_reason r = body_ready(ctx, req, needs_body);
@@ -544,8 +545,9 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 	r = csrf_field_name(ctx, secret, field, sizeof field);
 	if (r != CSRF_OK)
 		return r;
-	r = csrf_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
-	                    strnlen(field, sizeof field), out, cap, got);
+	r = csrfi_body_field(csrfi_form_kind_of(req->content_type.ptr, req->content_type.len), req->content_type.ptr,
+	                     req->content_type.len, req->body.ptr, req->body.len, field, strnlen(field, sizeof field),
+	                     buf, cap, token);
 	csrfi_wipe(field, sizeof field);
 	switch (r) {
 	case CSRF_OK:
@@ -612,12 +614,9 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, laz
 		}
 		token = header;
 	} else {
-		size_t got = 0;
-		r = body_token(ctx, req, secret, value, sizeof value, &got, needs_body);
+		r = body_token(ctx, req, secret, value, sizeof value, &token, needs_body);
 		if (r != CSRF_OK)
 			goto out;
-		token.ptr = value;
-		token.len = got;
 	}
 	r = csrf_token_verify(ctx, secret, sid.ptr, sid.len, token.ptr, token.len, req->now);
 out:

@@ -6,6 +6,10 @@
  */
 #include "internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* A Cookie header longer than this is refused outright; browsers send at
  * most a few KiB, and the cap bounds the work an attacker can ask for. */
 #define COOKIE_HEADER_MAX (16 * 1024)
@@ -19,9 +23,11 @@ static int is_bad_ctl(unsigned char c)
 	return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-/* 1 when (p, n) holds a byte is_bad_ctl refuses: eight bytes at a time
- * (a Cookie header of a real site is a few hundred bytes, read again for
- * every cookie looked up), the rest one by one. Per byte, exactly: its
+/* 1 when (p, n) holds a byte is_bad_ctl refuses: sixteen bytes at a
+ * time where SSE2 is there (unsigned: a byte is below 0x20 when it
+ * saturates to zero less 0x1f), then eight, the rest one by one (a Cookie
+ * header of a real site is a few hundred bytes to a few KiB, read again
+ * for every cookie looked up). Eight at a time, per byte, exactly: its
  * low seven bits plus 0x60 stay below 0x80 only under 0x20, and a byte
  * equal to t is zero after ^ t (its low seven bits plus 0x7f, or-ed with
  * itself, stay below 0x80 only then); no sum carries out of its byte. */
@@ -30,6 +36,16 @@ static int has_bad_ctl(const char *p, size_t n)
 	const uint64_t ones = 0x0101010101010101u, low7 = 0x7f * ones, high = 0x80 * ones;
 	size_t i = 0;
 
+#if defined(__SSE2__)
+	for (; i + 16 <= n; i += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+		__m128i below = _mm_cmpeq_epi8(_mm_subs_epu8(x, _mm_set1_epi8(0x1f)), _mm_setzero_si128());
+		__m128i tab = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x09));
+		__m128i del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
+		if (_mm_movemask_epi8(_mm_or_si128(_mm_andnot_si128(tab, below), del)))
+			return 1;
+	}
+#endif
 	for (; i + 8 <= n; i += 8) {
 		uint64_t x, tab, del;
 		memcpy(&x, p + i, 8);

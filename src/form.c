@@ -517,20 +517,31 @@ csrfi_form_kind csrfi_form_kind_of(const char *content_type, size_t ct_len)
 	return CSRF_FORM_NONE;
 }
 
-CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, const char *body, size_t len,
-                                     const char *name, size_t name_len, char *out, size_t cap, size_t *out_len)
+csrf_reason csrfi_body_field(csrfi_form_kind kind, const char *content_type, size_t ct_len, const char *body,
+                             size_t len, const char *name, size_t name_len, char *buf, size_t cap, csrf_slice *value)
 {
-	clear_out(out, cap, out_len);
-	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
-		return CSRF_ERR_ARG;
-	csrfi_form_kind kind = csrfi_form_kind_of(content_type, ct_len);
 	csrf_slice v;
 	csrf_reason rc;
+	value->ptr = NULL;
+	value->len = 0;
 	if (kind == CSRF_FORM_URLENCODED) {
 		rc = csrf_form_get(body, len, name, name_len, &v);
 		if (rc != CSRF_OK)
 			return rc;
-		return csrf_form_decode(v.ptr, v.len, out, cap, out_len);
+		/* Without '%' or '+' the decoding is the value itself (a
+		 * token's alphabet has neither): no copy, only the bound a
+		 * decoding into cap bytes would set. */
+		if (!memchr(v.ptr, '%', v.len) && !memchr(v.ptr, '+', v.len)) {
+			if (v.len >= cap)
+				return CSRF_ERR_BUFFER;
+			*value = v;
+			return CSRF_OK;
+		}
+		size_t got = 0;
+		rc = csrf_form_decode(v.ptr, v.len, buf, cap, &got);
+		if (rc == CSRF_OK)
+			*value = (csrf_slice){buf, got};
+		return rc;
 	}
 	if (kind == CSRF_FORM_MULTIPART) {
 		rc = csrf_multipart_get(content_type, ct_len, body, len, name, name_len, &v);
@@ -538,11 +549,29 @@ CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, co
 			return rc;
 		if (v.len >= cap)
 			return CSRF_ERR_BUFFER;
-		memcpy(out, v.ptr, v.len);
-		out[v.len] = '\0';
-		if (out_len)
-			*out_len = v.len;
+		*value = v;
 		return CSRF_OK;
 	}
 	return CSRF_NOT_FOUND;
+}
+
+CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, const char *body, size_t len,
+                                     const char *name, size_t name_len, char *out, size_t cap, size_t *out_len)
+{
+	clear_out(out, cap, out_len);
+	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
+		return CSRF_ERR_ARG;
+	csrf_slice v;
+	csrf_reason rc = csrfi_body_field(csrfi_form_kind_of(content_type, ct_len), content_type, ct_len, body, len,
+	                                  name, name_len, out, cap, &v);
+	if (rc != CSRF_OK) {
+		clear_out(out, cap, out_len);
+		return rc;
+	}
+	if (v.ptr != out)
+		memcpy(out, v.ptr, v.len);
+	out[v.len] = '\0';
+	if (out_len)
+		*out_len = v.len;
+	return CSRF_OK;
 }

@@ -9,8 +9,10 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +215,111 @@ class AccessTest(T.SessionCase):
                 if status == 200:
                     want = b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode())
                     self.assertEqual(r.body, want, "upstream did not get the body intact")
+
+    def post_in_two(self, body, k, extra_head=b"", tail=b""):
+        """A body-token POST sent as the head and the body's first k bytes,
+        then (after nginx's "100 Continue": it has read the head and what
+        came with it, and asks for the rest) the other bytes and tail, all
+        on one connection; (status, body) of the response to it and of the
+        one to what tail asks."""
+        head = ("POST /echo HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: %s\r\nCookie: %s\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n" % (
+                    self.port, self.self_origin, self.cookie, len(body))).encode() + extra_head + b"\r\n"
+        with socket.create_connection(("127.0.0.1", self.port), 10) as s, s.makefile("rb") as f:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            s.sendall(head + body[:k] + (tail if k == len(body) else b""))
+            if k < len(body):
+                self.assertEqual(self.read_response(f, interim=True)[0], 100, "no 100 Continue at %d" % k)
+                s.sendall(body[k:] + tail)
+            got = [self.read_response(f)]
+            if tail:
+                got.append(self.read_response(f))
+            return got
+
+    @staticmethod
+    def read_response(f, interim=False):
+        """(status, body) of the next response read from f; past any "100
+        Continue" (nginx sends one whenever it reads or discards the body
+        of a request that asked) unless interim."""
+        while True:
+            status = int(f.readline().split()[1])
+            headers = {}
+            for line in iter(f.readline, b"\r\n"):
+                k, _, v = line.decode("latin-1").partition(":")
+                headers[k.strip().lower()] = v.strip()
+            if status != 100 or interim:
+                break
+        if status == 100 or status == 304:
+            return status, b""
+        if "chunked" in headers.get("transfer-encoding", ""):
+            body = b""
+            while True:
+                n = int(f.readline().split(b";")[0], 16)
+                body += f.read(n + 2)[:n]
+                if n == 0:
+                    return status, body
+        return status, f.read(int(headers.get("content-length", "0")))
+
+    def test_body_with_the_head_or_after_it(self):
+        # A body sent whole with the head is judged where nginx holds it;
+        # one that is not all there yet is read first. Either way the
+        # token verifies, and the upstream gets the body intact. The
+        # token last: a body judged short of its end, or past it (into
+        # the request pipelined after it), would not verify.
+        fb = ("%s=%s" % (self.field, self.token)).encode()
+        expect = b"Expect: 100-continue\r\n"
+        nxt = b"GET /echo?next HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        for body in (b"amount=10&to=bob&" + fb, fb, fb + b"&amount=10"):
+            want = b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode())
+            for k in range(len(body) + 1):
+                with self.subTest(body=body[:6], k=k):
+                    self.assertEqual(self.post_in_two(body, k, expect)[0], (200, want))
+            with self.subTest("pipelined", body=body[:6]):
+                got = self.post_in_two(body, len(body), tail=nxt)
+                self.assertEqual(got, [(200, want), (200, b"len=0 sha=" + hashlib.sha256(b"").hexdigest().encode())])
+        # the same with a forged token, and with none: refused either way
+        bad = ("%s=%s" % (self.field, self.token[:-4] + ("AAAA" if not self.token.endswith("AAAA") else "BBBB")))
+        for body in (b"a=1&" + bad.encode(), b"a=1"):
+            for k in (0, len(body) // 2, len(body)):
+                with self.subTest("refused", body=body[:6], k=k):
+                    self.assertEqual(self.post_in_two(body, k, expect)[0][0], 403)
+        self.assertEqual(self.ngx.crashed(), [])
+
+    def test_pipelined_verdicts(self):
+        # Body-token POSTs pipelined on one connection, each body whole
+        # with its head: a refused one is answered without its body being
+        # read here (nginx drops it), so the next request's head and body
+        # must still be found where they are, and each judged on its own
+        # body: sent at once, and in three pieces cut inside heads and
+        # bodies. The upstream gets the accepted bodies intact and never a
+        # refused one.
+        good = ("a=1&%s=%s" % (self.field, self.token)).encode()
+        first = ("%s=%s&a=1" % (self.field, self.token)).encode()
+        bad = ("a=1&%s=%s" % (self.field, self.token[:-4] + ("AAAA" if not self.token.endswith("AAAA") else "BBBB")))
+        chain = [(bad.encode(), 403), (good, 200), (b"a=1&b=2", 403), (first, 200)]
+        for cuts in ((), (1, 2)):
+            data = b""
+            for i, (body, _) in enumerate(chain):
+                data += ("POST /echo?chain=%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: %s\r\nCookie: %s\r\n"
+                         "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n%s\r\n" % (
+                             i, self.port, self.self_origin, self.cookie, len(body),
+                             "Connection: close\r\n" if i == len(chain) - 1 else "")).encode() + body
+            n0 = len(self.up.requests)
+            with self.subTest(cuts=cuts), socket.create_connection(("127.0.0.1", self.port), 10) as s, \
+                    s.makefile("rb") as f:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                at = [0] + [len(data) * k // 3 for k in cuts] + [len(data)]
+                for a, b in zip(at, at[1:]):
+                    s.sendall(data[a:b])
+                    time.sleep(0.02)
+                got = [self.read_response(f) for _ in chain]
+                want = [(st, b"len=%d sha=%s" % (len(body), hashlib.sha256(body).hexdigest().encode()) if st == 200
+                         else None) for body, st in chain]
+                self.assertEqual([(st, b if st == 200 else None) for st, b in got], want)
+                self.ngx.barrier()
+                self.assertEqual(sorted(b for _, b in self.up.requests[n0:]), sorted([good, first]),
+                                 "the upstream got another set of bodies")
+        self.assertEqual(self.ngx.crashed(), [])
 
     def test_chunked_body(self):
         body = ("%s=%s" % (self.field, self.token)).encode()

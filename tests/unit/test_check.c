@@ -85,6 +85,8 @@ enum where {
 	W_FORM_OTHER_SECRET,    /* urlencoded under the derived name of the other secret (a stale page) */
 	W_MULTIPART_OTHER_SECRET,
 	W_FORM_UPPER_HEX, /* urlencoded under "csrf_" and 12 upper-case hex: no derived name */
+	W_FORM_PERCENT,   /* urlencoded, the token's first and last characters percent-encoded */
+	W_FORM_ONLY,      /* urlencoded, the token field the whole body */
 };
 
 enum secret_src {
@@ -500,6 +502,18 @@ static void make_text(const row *r, text *t)
 		break;
 	case W_FORM_UPPER_HEX:
 		form_body(t, "csrf_0123456789AB", tok);
+		break;
+	case W_FORM_PERCENT:
+		t->content_type = CT_FORM;
+		t->has_body = 1;
+		if (tok && strlen(tok) >= 2)
+			appendf(t->body, sizeof t->body, "a=1&%s=%%%02X%.*s%%%02x&b=2", field, (unsigned char)tok[0],
+			        (int)strlen(tok) - 2, tok + 1, (unsigned char)tok[strlen(tok) - 1]);
+		break;
+	case W_FORM_ONLY:
+		t->content_type = CT_FORM;
+		t->has_body = 1;
+		appendf(t->body, sizeof t->body, "%s=%s", field, tok ? tok : "");
 		break;
 	}
 
@@ -3015,6 +3029,28 @@ static const row token_rows[] = {
      .sfs = "same-origin",
      .where = W_FORM_OTHER_SECRET,
      .reason = CSRF_TOKEN_MISSING},
+    /* The value is looked at in the body where it needs no decoding,
+     * decoded where it does: a percent-encoded token still verifies. */
+    {.name = "token: field percent-encoded",
+     .sfs = "same-origin",
+     .where = W_FORM_PERCENT,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "token: field percent-encoded, tampered",
+     .sfs = "same-origin",
+     .tok = T_TAMPERED,
+     .where = W_FORM_PERCENT,
+     .reason = CSRF_TOKEN_INVALID},
+    {.name = "token: field the whole body",
+     .sfs = "same-origin",
+     .where = W_FORM_ONLY,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "token: field the whole body, overlong",
+     .sfs = "same-origin",
+     .tok = T_LONG,
+     .where = W_FORM_ONLY,
+     .reason = CSRF_TOKEN_MALFORMED},
     {.name = "token: field almost a derived name (upper-case hex)",
      .sfs = "same-origin",
      .where = W_FORM_UPPER_HEX,

@@ -508,6 +508,12 @@ typedef struct {
 
 static const body_row body_rows[] = {
     {S(URLENC), S("a=1&tok=x%2By+z"), S("tok"), CSRF_OK, S("x+y z")},
+    /* a '+' alone is decoded too; a value with neither is the body's */
+    {S(URLENC), S("tok=a+b&c=d"), S("tok"), CSRF_OK, S("a b")},
+    {S(URLENC), S("tok=a%2db"), S("tok"), CSRF_OK, S("a-b")},
+    {S(URLENC), S("tok=ABCdef012-_"), S("tok"), CSRF_OK, S("ABCdef012-_")},
+    {S(URLENC), S("tok="), S("tok"), CSRF_OK, S("")},
+    {S(URLENC), S("tok=first&tok=second"), S("tok"), CSRF_OK, S("first")},
     {S("Application/X-WWW-Form-Urlencoded; charset=UTF-8"), S("tok=v"), S("tok"), CSRF_OK, S("v")},
     {S(" application/x-www-form-urlencoded ;"), S("tok=v"), S("tok"), CSRF_OK, S("v")},
     {S(URLENC), S("tok=bad%zz"), S("tok"), CSRF_MALFORMED, NONE},

@@ -53,6 +53,51 @@ static void test_filed_by_name_any_case(void **state)
 	assert_int_equal(req.n_cookie_more, 0);
 }
 
+/* Every name the decision reads, with each of its bytes in turn set to
+ * every other value: filed only where that byte is the same letter in
+ * the other case. Names differ from a filed one in the 0x20 bit of a '-'
+ * ("x\rcsrf-token") or of a non-letter are other headers. */
+static void test_filed_names_exactly(void **state)
+{
+	(void)state;
+	static const char *const names[] = {
+	    "host",
+	    "origin",
+	    "cookie",
+	    "referer",
+	    "upgrade",
+	    "content-type",
+	    "x-csrf-token",
+	    "x-http-method",
+	    "sec-fetch-site",
+	    "sec-fetch-mode",
+	    "content-length",
+	    "x-method-override",
+	    "transfer-encoding",
+	    "x-http-method-override",
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		size_t n = strlen(names[i]);
+		char name[32];
+		for (size_t at = 0; at < n; at++) {
+			for (unsigned c = 0; c < 256; c++) {
+				memcpy(name, names[i], n);
+				name[at] = (char)c;
+				unsigned char want = (unsigned char)names[i][at];
+				int same = c == want || (want >= 'a' && want <= 'z' && c == want - 32u);
+				csrf_request req;
+				csrf_request_init(&req);
+				assert_int_equal(csrf_request_header(&req, name, n, "v", 1), CSRF_OK);
+				csrf_request blank;
+				csrf_request_init(&blank);
+				int filed = memcmp(&req, &blank, sizeof req) != 0;
+				if (filed != same)
+					fail_msg("%s with byte %zu as 0x%02x: filed %d", names[i], at, c, filed);
+			}
+		}
+	}
+}
+
 static void test_every_override_sibling(void **state)
 {
 	(void)state;
@@ -420,11 +465,17 @@ static void test_session_cookie_unseen(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_filed_by_name_any_case),  cmocka_unit_test(test_every_override_sibling),
-	    cmocka_unit_test(test_repeated_headers_marked), cmocka_unit_test(test_cookie_lines),
-	    cmocka_unit_test(test_bad_arguments),           cmocka_unit_test(test_guarded_prefixes),
-	    cmocka_unit_test(test_response_cookie),         cmocka_unit_test(test_several_session_cookies),
-	    cmocka_unit_test(test_session_cookie_config),   cmocka_unit_test(test_session_cookie_unseen),
+	    cmocka_unit_test(test_filed_by_name_any_case),
+	    cmocka_unit_test(test_filed_names_exactly),
+	    cmocka_unit_test(test_every_override_sibling),
+	    cmocka_unit_test(test_repeated_headers_marked),
+	    cmocka_unit_test(test_cookie_lines),
+	    cmocka_unit_test(test_bad_arguments),
+	    cmocka_unit_test(test_guarded_prefixes),
+	    cmocka_unit_test(test_response_cookie),
+	    cmocka_unit_test(test_several_session_cookies),
+	    cmocka_unit_test(test_session_cookie_config),
+	    cmocka_unit_test(test_session_cookie_unseen),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
