@@ -545,9 +545,8 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 	r = csrf_field_name(ctx, secret, field, sizeof field);
 	if (r != CSRF_OK)
 		return r;
-	r = csrfi_body_field(csrfi_form_kind_of(req->content_type.ptr, req->content_type.len), req->content_type.ptr,
-	                     req->content_type.len, req->body.ptr, req->body.len, field, strnlen(field, sizeof field),
-	                     buf, cap, token);
+	r = csrfi_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
+	                     strnlen(field, sizeof field), buf, cap, token);
 	csrfi_wipe(field, sizeof field);
 	switch (r) {
 	case CSRF_OK:

@@ -517,9 +517,10 @@ csrfi_form_kind csrfi_form_kind_of(const char *content_type, size_t ct_len)
 	return CSRF_FORM_NONE;
 }
 
-csrf_reason csrfi_body_field(csrfi_form_kind kind, const char *content_type, size_t ct_len, const char *body,
-                             size_t len, const char *name, size_t name_len, char *buf, size_t cap, csrf_slice *value)
+csrf_reason csrfi_body_field(const char *content_type, size_t ct_len, const char *body, size_t len, const char *name,
+                             size_t name_len, char *buf, size_t cap, csrf_slice *value)
 {
+	csrfi_form_kind kind = csrfi_form_kind_of(content_type, ct_len);
 	csrf_slice v;
 	csrf_reason rc;
 	value->ptr = NULL;
@@ -562,8 +563,7 @@ CSRF_API csrf_reason csrf_body_field(const char *content_type, size_t ct_len, co
 	if ((!content_type && ct_len) || (!body && len) || !name || name_len == 0 || (!out && cap))
 		return CSRF_ERR_ARG;
 	csrf_slice v;
-	csrf_reason rc = csrfi_body_field(csrfi_form_kind_of(content_type, ct_len), content_type, ct_len, body, len,
-	                                  name, name_len, out, cap, &v);
+	csrf_reason rc = csrfi_body_field(content_type, ct_len, body, len, name, name_len, out, cap, &v);
 	if (rc != CSRF_OK) {
 		clear_out(out, cap, out_len);
 		return rc;

@@ -354,14 +354,14 @@ csrfi_form_kind csrfi_form_kind_of(const char *content_type, size_t ct_len);
  * some secret, perhaps not this request's. */
 int csrfi_field_name_derived(const char *name, size_t len);
 
-/* csrf_body_field for a body of that kind, the value as a slice: into
+/* csrf_body_field, the value as a slice: into
  * the body where it needs no decoding (multipart, or urlencoded without
  * '%' or '+'), else decoded into buf (cap bytes, NUL-terminated). The
  * same answers as csrf_body_field: CSRF_OK, CSRF_NOT_FOUND,
  * CSRF_MALFORMED, CSRF_ERR_BUFFER (a value that would not fit cap with
  * its NUL, decoded or not). */
-csrf_reason csrfi_body_field(csrfi_form_kind kind, const char *content_type, size_t ct_len, const char *body,
-                             size_t len, const char *name, size_t name_len, char *buf, size_t cap, csrf_slice *value);
+csrf_reason csrfi_body_field(const char *content_type, size_t ct_len, const char *body, size_t len, const char *name,
+                             size_t name_len, char *buf, size_t cap, csrf_slice *value);
 
 /* Called with each field name of a form body: urlencoded names raw
  * (encoded = 1, still percent-encoded), multipart names as written in the
