@@ -1,0 +1,243 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""A request judged again after an internal redirect is judged on what it
+carried. /api allows a POST on its Origin (csrf_mode origin_or_token) and
+streams the body to its upstream (proxy_request_buffering off), which
+takes it and fails (502); error_page sends the request to @x, whose
+csrf_mode both needs the token as well. The body is gone from nginx by
+then: @x is judged on the copy the module kept as the body streamed
+(nginx/README.md, Limits). A valid token passes; a forged, missing or
+too large one is refused, and a request refused by /api never reaches
+either upstream. The same through HTTP/2, and with the body buffered."""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ngxtest as T  # noqa: E402
+
+FIRST = """csrf_mode origin_or_token; proxy_http_version 1.1; proxy_set_header X-Up first;
+                        error_page 502 = @x%s; proxy_pass http://127.0.0.1:{upstream};"""
+
+HTTP = """
+    server {{
+        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port1} http2;
+        root {prefix}/www;
+        csrf on;
+        csrf_mode both;
+        location / {{ }}
+        location /api {{ proxy_request_buffering off; %s }}
+        location /buf {{ %s }}
+        location /small {{ csrf_body_max 64; proxy_request_buffering off; %s }}
+        location @x {{ proxy_set_header X-Up second; proxy_pass http://127.0.0.1:{upstream}; }}
+        location @xs {{ csrf_body_max 64; proxy_set_header X-Up second; proxy_pass http://127.0.0.1:{upstream}; }}
+    }}
+""" % (FIRST % "", FIRST % "", FIRST % "s")
+
+PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=post action=/api></form></body></html>"
+
+
+class Upstreams:
+    """One listener for both upstreams, told apart by X-Up. The first reads
+    the whole body (Content-Length or chunked) and closes without an
+    answer: nginx answers 502. The second (@x) answers at once, with the
+    method it got: the body went to the first, @x's proxy has none to
+    send. Each keeps (request line, body or credentials) of what came."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.first = []
+        self.second = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._one, args=(c,), daemon=True).start()
+
+    @staticmethod
+    def _body(c, head, body):
+        m = re.search(rb"\r\ncontent-length:\s*(\d+)", head, re.I)
+        while (len(body) < int(m.group(1))) if m else not body.endswith(b"0\r\n\r\n"):
+            d = c.recv(65536)
+            if not d:
+                break
+            body += d
+        if not m:
+            out, rest = b"", body
+            while rest:
+                size, rest = rest.split(b"\r\n", 1)
+                n = int(size, 16)
+                out, rest = out + rest[:n], rest[n + 2:]
+                if n == 0:
+                    break
+            body = out
+        return body
+
+    def _one(self, c):
+        with c:
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d:
+                    return
+                buf += d
+            head, body = buf.split(b"\r\n\r\n", 1)
+            line = head.split(b"\r\n", 1)[0]
+            if b"\r\nx-up: first" in head.lower():
+                self.first.append((line, self._body(c, head, body)))
+                return
+            self.second.append((line, b"\r\ncookie:" in head.lower()))
+            T.send_whole(c, b"second " + line.split(b" ")[0], "text/plain")
+
+    def close(self):
+        self.sock.close()
+
+
+def bad(token):
+    return token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+
+
+class RedirectTest(T.SessionCase):
+    HTTP = HTTP
+    PORTS = 2
+    FILES = {"www/index.html": PAGE}
+
+    @classmethod
+    def make_upstream(cls):
+        return Upstreams()
+
+    def post(self, path, headers, body, split):
+        """A form POST over HTTP/1.1; split: its head goes first, the body
+        later in two pieces, so nginx has none of it when /api judges."""
+        head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % (path, self.port) +
+                "".join("%s: %s\r\n" % kv for kv in headers) +
+                "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n"
+                "Connection: close\r\n\r\n" % len(body)).encode()
+        with socket.create_connection(("127.0.0.1", self.port), 10) as s:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if split:
+                s.sendall(head)
+                time.sleep(0.1)
+                s.sendall(body[:5])
+                time.sleep(0.1)
+                s.sendall(body[5:])
+            else:
+                s.sendall(head + body)
+            return T.recv_response(s)
+
+    def outcome(self, path, headers, body, split):
+        """(status, what the first upstream got, what the second got)."""
+        n1, n2 = len(self.up.first), len(self.up.second)
+        r = self.post(path, headers, body, split)
+        self.ngx.barrier()
+        return r.status, self.up.first[n1:], self.up.second[n2:]
+
+    def form(self, token):
+        return ("a=1&%s=%s&b=2" % (self.field, token)).encode()
+
+    def test_valid_token_reaches_the_stricter_location(self):
+        # the known false 403: /api allowed the POST on its Origin, the
+        # body streamed to the upstream that failed, @x needs the token
+        hdrs = [("Origin", self.self_origin), ("Cookie", self.cookie)]
+        body = self.form(self.token)
+        for path in ("/api", "/buf"):
+            for split in (1, 0):
+                with self.subTest(path=path, split=split):
+                    status, first, second = self.outcome("%s/s%d" % (path, split), hdrs, body, split)
+                    self.assertEqual([b for _, b in first], [body], "the first upstream got the body")
+                    self.assertEqual(status, 200)
+                    self.assertEqual([l.split(b" ")[0] for l, _ in second], [b"POST"])
+        log = self.ngx.access_log()
+        self.assertTrue("POST /api/s1 200 ok" in log and "token_missing" not in log, "another verdict logged")
+
+    def test_no_valid_token_is_refused_by_the_stricter_location(self):
+        # the same requests without the token @x needs: refused there, and
+        # @x's upstream never sees them
+        hdrs = [("Origin", self.self_origin), ("Cookie", self.cookie)]
+        rows = [
+            ("forged", "/api", self.form(bad(self.token)), "token_invalid"),
+            ("missing", "/api", b"a=1&b=2", "token_missing"),
+            # over csrf_body_max (of both): the module keeps none of it
+            ("too large", "/small", self.form(self.token) + b"&pad=" + b"x" * 64, "body_too_large"),
+        ]
+        for name, path, body, reason in rows:
+            want = 413 if reason == "body_too_large" else 403
+            for split in (1, 0):
+                with self.subTest(name, split=split):
+                    status, first, second = self.outcome(path, hdrs, body, split)
+                    self.assertEqual([b for _, b in first], [body], "the first upstream got the body")
+                    self.assertEqual(status, want)
+                    self.assertEqual(second, [], "@x's upstream got the request")
+                    self.assertTrue(self.ngx.access_log().rstrip().endswith(" %d %s" % (want, reason)), "another reason")
+
+    def test_refused_first_never_reaches_either_upstream(self):
+        # a request /api refuses goes nowhere: error_page answers only 502
+        rows = [
+            ("cross-site with the token", [("Sec-Fetch-Site", "cross-site"), ("Cookie", self.cookie)],
+             self.form(self.token)),
+            ("no evidence, forged token", [("Cookie", self.cookie)], self.form(bad(self.token))),
+            ("no evidence, no token", [("Cookie", self.cookie)], b"a=1&b=2"),
+        ]
+        for name, hdrs, body in rows:
+            for split in (1, 0):
+                with self.subTest(name, split=split):
+                    self.assertEqual(self.outcome("/api", hdrs, body, split), (403, [], []))
+
+    def test_body_read_by_the_first_check(self):
+        # no Origin: /api reads the body for the token itself (buffered,
+        # whatever proxy_request_buffering says), @x judges the same bytes
+        for token, want in ((self.token, 200), (bad(self.token), 403)):
+            for split in (1, 0):
+                with self.subTest(valid=token == self.token, split=split):
+                    status, first, second = self.outcome("/api", [("Cookie", self.cookie)], self.form(token), split)
+                    self.assertEqual(status, want)
+                    self.assertEqual(len(first), 1 if want == 200 else 0)
+                    self.assertEqual(len(second), 1 if want == 200 else 0)
+
+    @unittest.skipUnless(shutil.which("curl"), "curl not installed")
+    def test_http2(self):
+        # h2c: the body comes in DATA frames after the head, streamed to
+        # the first upstream (chunked: curl sends no length from a pipe)
+        u = "http://127.0.0.1:%d" % self.ngx.ports[1]
+        rows = [("valid", self.form(self.token), 200, 1), ("forged", self.form(bad(self.token)), 403, 0),
+                ("missing", b"a=1&b=2", 403, 0)]
+        for name, body, want, reached in rows:
+            for path in ("/api", "/buf"):
+                with self.subTest(name, path=path):
+                    n1, n2 = len(self.up.first), len(self.up.second)
+                    p = subprocess.Popen(["curl", "-s", "--http2-prior-knowledge", "-o", "/dev/null", "-w",
+                                          "%{http_code}", "-H", "Origin: " + u, "-H", "Cookie: " + self.cookie,
+                                          "-H", "Content-Type: application/x-www-form-urlencoded",
+                                          "-X", "POST", "-T", "-", u + path + "/h2"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                    p.stdin.write(body[:5])
+                    p.stdin.flush()
+                    time.sleep(0.2)
+                    p.stdin.write(body[5:])
+                    p.stdin.close()
+                    code = p.stdout.read()
+                    p.wait(10)
+                    self.ngx.barrier()
+                    self.assertEqual(code, str(want).encode())
+                    self.assertEqual([b for _, b in self.up.first[n1:]], [body])
+                    self.assertEqual(len(self.up.second[n2:]), reached)
+        self.assertEqual(self.ngx.crashed(), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
