@@ -36,10 +36,11 @@ HTTP = """
         location /api {{ proxy_request_buffering off; %s }}
         location /buf {{ %s }}
         location /small {{ csrf_body_max 64; proxy_request_buffering off; %s }}
+        location /unjudged {{ csrf off; proxy_request_buffering off; %s }}
         location @x {{ proxy_set_header X-Up second; proxy_pass http://127.0.0.1:{upstream}; }}
         location @xs {{ csrf_body_max 64; proxy_set_header X-Up second; proxy_pass http://127.0.0.1:{upstream}; }}
     }}
-""" % (FIRST % "", FIRST % "", FIRST % "s")
+""" % (FIRST % "", FIRST % "", FIRST % "s", FIRST % "")
 
 PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=post action=/api></form></body></html>"
 
@@ -162,8 +163,8 @@ class RedirectTest(T.SessionCase):
                     self.assertEqual([b for _, b in first], [body], "the first upstream got the body")
                     self.assertEqual(status, 200)
                     self.assertEqual([l.split(b" ")[0] for l, _ in second], [b"POST"])
-        log = self.ngx.access_log()
-        self.assertTrue("POST /api/s1 200 ok" in log and "token_missing" not in log, "another verdict logged")
+        log = [l for l in self.ngx.access_log().splitlines() if re.match(r"POST /(api|buf)/s[01] ", l)]
+        self.assertEqual(sorted(l.split(" ", 2)[2] for l in log), ["200 ok"] * 4)
 
     def test_no_valid_token_is_refused_by_the_stricter_location(self):
         # the same requests without the token @x needs: refused there, and
@@ -184,6 +185,14 @@ class RedirectTest(T.SessionCase):
                     self.assertEqual(status, want)
                     self.assertEqual(second, [], "@x's upstream got the request")
                     self.assertTrue(self.ngx.access_log().rstrip().endswith(" %d %s" % (want, reason)), "another reason")
+
+    def test_body_gone_unseen(self):
+        # /unjudged has csrf off: no check saw the body or kept it, so @x,
+        # the first to judge, has none to read: it fails closed and says why
+        hdrs = [("Origin", self.self_origin), ("Cookie", self.cookie)]
+        status, first, second = self.outcome("/unjudged", hdrs, self.form(self.token), 1)
+        self.assertEqual((status, len(first), second), (403, 1, []))
+        self.assertIn('POST "/unjudged" judged without its body, which went on unread', self.ngx.error_log())
 
     def test_refused_first_never_reaches_either_upstream(self):
         # a request /api refuses goes nowhere: error_page answers only 502
