@@ -731,8 +731,7 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
 	csrf_result res;
-	csrf_request req;
-	u_char size[NGX_OFF_T_LEN];
+	csrf_request local, *req;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -788,14 +787,27 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	ngx_http_csrf_request(r, &req);
-	if (v->body_known) {
-		ngx_http_csrf_known_body(v, clcf, &req, size);
-	} else {
-		ngx_http_csrf_preread_body(r, clcf, &req);
+	/* Where the module injects, the header filter reads the request
+	 * too: filed once, here, it is kept in the context for it
+	 * (ngx_http_csrf_start). Elsewhere it stays on the stack, out of the
+	 * request pool, unless the body is to be read. */
+	req = &local;
+	if (ngx_http_csrf_injects(clcf)) {
+		req = ngx_palloc(r->pool, sizeof(csrf_request));
+		if (req == NULL) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
+		ctx->req = req;
 	}
 
-	res = csrf_check(clcf->ctx, &req);
+	ngx_http_csrf_request(r, req);
+	if (v->body_known) {
+		ngx_http_csrf_known_body(v, clcf, req, ctx->body_size);
+	} else {
+		ngx_http_csrf_preread_body(r, clcf, req);
+	}
+
+	res = csrf_check(clcf->ctx, req);
 
 	if (res.needs_body && (v->body_known || ngx_http_csrf_body_gone(r, v))) {
 		/* judged again after an internal redirect, and the body is
@@ -808,11 +820,13 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 
 	if (res.needs_body) {
 		/* the token is in the body: read it, intact for the upstream */
-		ctx->req = ngx_palloc(r->pool, sizeof(csrf_request));
-		if (ctx->req == NULL) {
-			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		if (req == &local) {
+			ctx->req = ngx_palloc(r->pool, sizeof(csrf_request));
+			if (ctx->req == NULL) {
+				return NGX_HTTP_INTERNAL_SERVER_ERROR;
+			}
+			*ctx->req = local;
 		}
-		*ctx->req = req;
 
 		v->checked = 1;
 		v->ctx = clcf->ctx;
@@ -829,14 +843,14 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_DONE;
 	}
 
-	if (!v->body_known && req.body.ptr != NULL) {
+	if (!v->body_known && req->body.ptr != NULL) {
 		/* judged whole where nginx holds it (r->header_in) */
-		ngx_http_csrf_saw_body(v, req.body.ptr, req.body.len, (off_t)req.body.len);
-	} else if (!v->body_known && (res.allowed || res.report_only) && ngx_http_csrf_may_stream(r, &req)) {
+		ngx_http_csrf_saw_body(v, req->body.ptr, req->body.len, (off_t)req->body.len);
+	} else if (!v->body_known && (res.allowed || res.report_only) && ngx_http_csrf_may_stream(r, req)) {
 		ctx->keeping = 1;
 	}
 
-	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res), &req);
+	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res), req);
 }
 
 /* The read body as one piece of at most max bytes: its buffer when it is

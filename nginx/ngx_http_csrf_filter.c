@@ -369,7 +369,7 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 {
 	size_t n_add;
 	ngx_uint_t i;
-	csrf_request req;
+	csrf_request local, *req;
 	csrf_header add[CSRF_RESPONSE_ADD_MAX];
 	ngx_http_csrf_headers_t c;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -388,9 +388,18 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 		ctx->raised = 1;
 	}
 
-	/* the request's own headers (after an internal redirect the access
-	 * phase's copy is gone with the module context) */
-	ngx_http_csrf_request(r, &req);
+	/* the request as the access phase filed it. The context, and that
+	 * copy with it, is only this request's in this location: an internal
+	 * redirect (error_page, a named location, try_files, X-Accel-Redirect)
+	 * erases it, subrequests (SSI) have their own and never come here, and
+	 * the one change the module makes to the headers (a rejected request
+	 * neutralized) never reaches a page. Without it (no access phase in
+	 * this location, a redirect since) the headers are filed again. */
+	req = ctx->req;
+	if (req == NULL) {
+		req = &local;
+		ngx_http_csrf_request(r, req);
+	}
 
 	/* With its length known, the response ends with its last byte: the
 	 * end (the chunked encoding's last chunk) leaves in the same write
@@ -398,13 +407,13 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	 * buf comes. */
 	ctx->left = r->headers_out.content_length_n;
 
-	if (csrf_response_headers(ctx->resp, &req, c.headers, c.n, c.action, c.value, add, &n_add) != CSRF_OK) {
-		ngx_http_csrf_session_unseen(r, clcf, &req);
+	if (csrf_response_headers(ctx->resp, req, c.headers, c.n, c.action, c.value, add, &n_add) != CSRF_OK) {
+		ngx_http_csrf_session_unseen(r, clcf, req);
 		ctx->left = -1;
 		return NGX_OK;
 	}
 
-	ngx_http_csrf_session_unseen(r, clcf, &req);
+	ngx_http_csrf_session_unseen(r, clcf, req);
 
 	for (i = 0; i < c.n; i++) {
 		if (c.action[i] == CSRF_HEADER_DROP) {
