@@ -77,16 +77,16 @@ typedef struct {
 } ngx_http_csrf_verdict_t;
 
 typedef struct {
-	/* access phase: the request as filed (slices into r's headers), kept
-	 * for the body handler when the body is read, and for the header
-	 * filter where the module injects (filed once a request); a request
-	 * judged by its headers alone elsewhere keeps its 1.3 KiB
-	 * csrf_request on the stack, out of the request pool */
+	/* access phase: the request kept for the body handler (slices into
+	 * r's headers), only when the body is read; a request judged by its
+	 * headers alone keeps its 1.3 KiB csrf_request on the stack, out of
+	 * the request pool */
 	csrf_request *req;
-	u_char body_size[NGX_OFF_T_LEN]; /* the body's size as text, for req->content_length */
-	ngx_buf_t *kept;                 /* the copy of a body that streams unread (ngx_http_csrf_keep) */
-	off_t kept_size;                 /* its bytes so far, kept or not */
-	ngx_uint_t keeping;              /* the body is copied as it streams */
+	u_char body_size[NGX_OFF_T_LEN];
+	ngx_uint_t filed;   /* the access phase's filing of the request, for the header filter (ngx_http_csrf_filed) */
+	ngx_buf_t *kept;    /* the copy of a body that streams unread (ngx_http_csrf_keep) */
+	off_t kept_size;    /* its bytes so far, kept or not */
+	ngx_uint_t keeping; /* the body is copied as it streams */
 
 	/* filters */
 	csrf_response *resp;  /* the library's state of the response exchange */
@@ -147,6 +147,7 @@ static ngx_inline csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
 typedef ngx_int_t (*ngx_http_csrf_header_pt)(ngx_table_elt_t *h, void *data);
 ngx_int_t ngx_http_csrf_each_header(ngx_list_t *list, ngx_http_csrf_header_pt handler, void *data);
 void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req);
+csrf_request *ngx_http_csrf_filed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, csrf_request *local);
 ngx_http_csrf_verdict_t *ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_uint_t create);
 ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r);
 ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf);

@@ -388,18 +388,9 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 		ctx->raised = 1;
 	}
 
-	/* the request as the access phase filed it. The context, and that
-	 * copy with it, is only this request's in this location: an internal
-	 * redirect (error_page, a named location, try_files, X-Accel-Redirect)
-	 * erases it, subrequests (SSI) have their own and never come here, and
-	 * the one change the module makes to the headers (a rejected request
-	 * neutralized) never reaches a page. Without it (no access phase in
-	 * this location, a redirect since) the headers are filed again. */
-	req = ctx->req;
-	if (req == NULL) {
-		req = &local;
-		ngx_http_csrf_request(r, req);
-	}
+	/* the request as the access phase filed it, or filed now (after an
+	 * internal redirect its stamp is gone with the module context) */
+	req = ngx_http_csrf_filed(r, ctx, &local);
 
 	/* With its length known, the response ends with its last byte: the
 	 * end (the chunked encoding's last chunk) leaves in the same write
