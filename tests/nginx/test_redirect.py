@@ -15,7 +15,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import unittest
 
@@ -45,30 +44,19 @@ HTTP = """
 PAGE = b"<!DOCTYPE html><html><head><title>t</title></head><body><form method=post action=/api></form></body></html>"
 
 
-class Upstreams:
-    """One listener for both upstreams, told apart by X-Up. The first reads
-    the whole body (Content-Length or chunked) and closes without an
-    answer: nginx answers 502. The second (@x) answers at once, with the
-    method it got: the body went to the first, @x's proxy has none to
-    send. Each keeps (request line, body or credentials) of what came."""
+class Upstreams(T.Upstream):
+    """One listener for both upstreams, told apart by X-Up (ngxtest's
+    Upstream, which reads no chunked body, with a reader of its own). The
+    first reads the whole body (Content-Length or chunked) and closes
+    without an answer: nginx answers 502. The second (@x) answers at once,
+    with the method it got: the body went to the first, @x's proxy has
+    none to send. Each keeps (request line, body or credentials) of what
+    came."""
 
     def __init__(self):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
         self.first = []
         self.second = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self):
-        while True:
-            try:
-                c, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(c,), daemon=True).start()
+        super().__init__(None)
 
     @staticmethod
     def _body(c, head, body):
@@ -91,22 +79,16 @@ class Upstreams:
 
     def _one(self, c):
         with c:
-            buf = b""
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d:
-                    return
-                buf += d
-            head, body = buf.split(b"\r\n\r\n", 1)
+            got = T.recv_head(c)
+            if got is None:
+                return
+            head, body = got
             line = head.split(b"\r\n", 1)[0]
             if b"\r\nx-up: first" in head.lower():
                 self.first.append((line, self._body(c, head, body)))
                 return
             self.second.append((line, b"\r\ncookie:" in head.lower()))
             T.send_whole(c, b"second " + line.split(b" ")[0], "text/plain")
-
-    def close(self):
-        self.sock.close()
 
 
 def bad(token):
