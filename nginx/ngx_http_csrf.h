@@ -79,8 +79,9 @@ typedef struct {
 typedef struct {
 	/* access phase: the request kept for the body handler (slices into
 	 * r's headers), only when the body is read; a request judged by its
-	 * headers alone keeps its 1.3 KiB csrf_request on the stack, out of
-	 * the request pool */
+	 * headers alone keeps its 1.3 KiB csrf_request on the stack, or where
+	 * the module injects in the worker's slot (ngx_http_csrf_filed), out
+	 * of the request pool */
 	csrf_request *req;
 	u_char body_size[NGX_OFF_T_LEN];
 	ngx_uint_t filed;   /* the access phase's filing of the request, for the header filter (ngx_http_csrf_filed) */
