@@ -105,20 +105,25 @@ class RedirectTest(T.SessionCase):
         return Upstreams()
 
     def post(self, path, headers, body, split):
-        """The status of a form POST over HTTP/1.1; split: the head asks for
-        100-continue and the body follows, in two pieces, only once nginx
-        asks for it (so /api judged without it)."""
+        """The status of a form POST over HTTP/1.1; split 1: the head asks
+        for 100-continue and the body follows, in two pieces, only once
+        nginx asks for it (so /api judged without it); 2: the same with the
+        body chunked (two chunks); 0: head and body at once."""
+        length = "Transfer-Encoding: chunked" if split == 2 else "Content-Length: %d" % len(body)
         head = ("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % (path, self.port) +
                 "".join("%s: %s\r\n" % kv for kv in headers) +
-                "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n%s"
-                "Connection: close\r\n\r\n" % (len(body), "Expect: 100-continue\r\n" if split else "")).encode()
+                "Content-Type: application/x-www-form-urlencoded\r\n%s\r\n%s"
+                "Connection: close\r\n\r\n" % (length, "Expect: 100-continue\r\n" if split else "")).encode()
+        pieces = [body[:5], body[5:]]
+        if split == 2:
+            pieces = [b"%x\r\n%s\r\n" % (len(p), p) for p in pieces] + [b"0\r\n\r\n"]
         with socket.create_connection(("127.0.0.1", self.port), 10) as s, s.makefile("rb") as f:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             s.sendall(head if split else head + body)
             status = self.status(f)
             if status == 100:
-                s.sendall(body[:5])
-                s.sendall(body[5:])
+                for p in pieces:
+                    s.sendall(p)
                 status = self.status(f)
             return status
 
@@ -147,14 +152,14 @@ class RedirectTest(T.SessionCase):
         hdrs = [("Origin", self.self_origin), ("Cookie", self.cookie)]
         body = self.form(self.token)
         for path in ("/api", "/buf"):
-            for split in (1, 0):
+            for split in (1, 0, 2):
                 with self.subTest(path=path, split=split):
                     status, first, second = self.outcome("%s/s%d" % (path, split), hdrs, body, split)
                     self.assertEqual([b for _, b in first], [body], "the first upstream got the body")
                     self.assertEqual(status, 200)
                     self.assertEqual([l.split(b" ")[0] for l, _ in second], [b"POST"])
-        log = [l for l in self.ngx.access_log().splitlines() if re.match(r"POST /(api|buf)/s[01] ", l)]
-        self.assertEqual(sorted(l.split(" ", 2)[2] for l in log), ["200 ok"] * 4)
+        log = [l for l in self.ngx.access_log().splitlines() if re.match(r"POST /(api|buf)/s[012] ", l)]
+        self.assertEqual(sorted(l.split(" ", 2)[2] for l in log), ["200 ok"] * 6)
 
     def test_no_valid_token_is_refused_by_the_stricter_location(self):
         # the same requests without the token @x needs: refused there, and
@@ -168,7 +173,7 @@ class RedirectTest(T.SessionCase):
         ]
         for name, path, body, reason in rows:
             want = 413 if reason == "body_too_large" else 403
-            for split in (1, 0):
+            for split in (1, 0, 2):
                 with self.subTest(name, split=split):
                     status, first, second = self.outcome(path, hdrs, body, split)
                     self.assertEqual([b for _, b in first], [body], "the first upstream got the body")
