@@ -179,7 +179,8 @@ class RedirectTest(T.SessionCase):
                     self.assertEqual([b for _, b in first], [body], "the first upstream got the body")
                     self.assertEqual(status, want)
                     self.assertEqual(second, [], "@x's upstream got the request")
-                    self.assertTrue(self.ngx.access_log().rstrip().endswith(" %d %s" % (want, reason)), "another reason")
+                    last = self.ngx.access_log().rstrip()
+                    self.assertTrue(last.endswith(" %d %s" % (want, reason)), "another reason")
 
     def test_body_gone_unseen(self):
         # /unjudged has csrf off: no check saw the body or kept it, so @x,
