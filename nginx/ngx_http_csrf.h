@@ -79,12 +79,10 @@ typedef struct {
 typedef struct {
 	/* access phase: the request kept for the body handler (slices into
 	 * r's headers), only when the body is read; a request judged by its
-	 * headers alone keeps its 1.3 KiB csrf_request on the stack, or where
-	 * the module injects in the worker's slot (ngx_http_csrf_filed), out
-	 * of the request pool */
+	 * headers alone keeps its 1.3 KiB csrf_request on the stack, out of
+	 * the request pool */
 	csrf_request *req;
 	u_char body_size[NGX_OFF_T_LEN];
-	ngx_uint_t filed;   /* the access phase's filing of the request, for the header filter (ngx_http_csrf_filed) */
 	ngx_buf_t *kept;    /* the copy of a body that streams unread (ngx_http_csrf_keep) */
 	off_t kept_size;    /* its bytes so far, kept or not */
 	ngx_uint_t keeping; /* the body is copied as it streams */
@@ -148,7 +146,6 @@ static ngx_inline csrf_slice ngx_http_csrf_slice(ngx_str_t *s)
 typedef ngx_int_t (*ngx_http_csrf_header_pt)(ngx_table_elt_t *h, void *data);
 ngx_int_t ngx_http_csrf_each_header(ngx_list_t *list, ngx_http_csrf_header_pt handler, void *data);
 void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req);
-csrf_request *ngx_http_csrf_filed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, csrf_request *local);
 ngx_http_csrf_verdict_t *ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_uint_t create);
 ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r);
 ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf);

@@ -98,57 +98,6 @@ void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 	}
 }
 
-/* The request as the access phase last filed it where the module
- * injects, in this worker, and which filing that was. The header filter
- * of a page reads the request too: when no other request was filed since
- * (one worker runs one request's handlers at a time: a page answered
- * before the next request's access phase, as most are), it finds it here
- * instead of filing every header again, without 1.3 KiB more in the
- * request pool. The stamp is in the module context, which is this
- * request's in this location only: an internal redirect (error_page, a
- * named location, try_files, X-Accel-Redirect) erases it, subrequests
- * (SSI) have their own and never prepare a page, and the one change the
- * module makes to the headers (a rejected request neutralized) never
- * reaches a page. The slices point into the request's own headers, alive
- * while its filter runs. */
-static csrf_request ngx_http_csrf_last;
-static ngx_uint_t ngx_http_csrf_last_filed;
-
-/* Where the access phase files the request: the worker's slot, stamped
- * in ctx, where the module injects; else local. */
-static csrf_request *ngx_http_csrf_filing(ngx_http_csrf_loc_conf_t *clcf, ngx_http_csrf_ctx_t *ctx, csrf_request *local)
-{
-	if (!ngx_http_csrf_injects(clcf)) {
-		return local;
-	}
-
-	if (++ngx_http_csrf_last_filed == 0) {
-		ngx_http_csrf_last_filed = 1;
-	}
-	ctx->filed = ngx_http_csrf_last_filed;
-
-	return &ngx_http_csrf_last;
-}
-
-/* The request for the header filter: as the access phase filed it, when
- * the worker's slot still holds that filing; else filed again into
- * local. */
-csrf_request *ngx_http_csrf_filed(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, csrf_request *local)
-{
-	ngx_uint_t filed;
-
-	filed = ctx->filed;
-	ctx->filed = 0;
-
-	if (filed != 0 && filed == ngx_http_csrf_last_filed) {
-		return &ngx_http_csrf_last;
-	}
-
-	ngx_http_csrf_request(r, local);
-
-	return local;
-}
-
 static void ngx_http_csrf_verdict_cleanup(void *data)
 {
 	(void)data;
@@ -782,7 +731,8 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
 	csrf_result res;
-	csrf_request local, *req;
+	csrf_request req;
+	u_char size[NGX_OFF_T_LEN];
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -838,15 +788,14 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	req = ngx_http_csrf_filing(clcf, ctx, &local);
-	ngx_http_csrf_request(r, req);
+	ngx_http_csrf_request(r, &req);
 	if (v->body_known) {
-		ngx_http_csrf_known_body(v, clcf, req, ctx->body_size);
+		ngx_http_csrf_known_body(v, clcf, &req, size);
 	} else {
-		ngx_http_csrf_preread_body(r, clcf, req);
+		ngx_http_csrf_preread_body(r, clcf, &req);
 	}
 
-	res = csrf_check(clcf->ctx, req);
+	res = csrf_check(clcf->ctx, &req);
 
 	if (res.needs_body && (v->body_known || ngx_http_csrf_body_gone(r, v))) {
 		/* judged again after an internal redirect, and the body is
@@ -863,7 +812,7 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		if (ctx->req == NULL) {
 			return NGX_HTTP_INTERNAL_SERVER_ERROR;
 		}
-		*ctx->req = *req;
+		*ctx->req = req;
 
 		v->checked = 1;
 		v->ctx = clcf->ctx;
@@ -880,14 +829,14 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_DONE;
 	}
 
-	if (!v->body_known && req->body.ptr != NULL) {
+	if (!v->body_known && req.body.ptr != NULL) {
 		/* judged whole where nginx holds it (r->header_in) */
-		ngx_http_csrf_saw_body(v, req->body.ptr, req->body.len, (off_t)req->body.len);
-	} else if (!v->body_known && (res.allowed || res.report_only) && ngx_http_csrf_may_stream(r, req)) {
+		ngx_http_csrf_saw_body(v, req.body.ptr, req.body.len, (off_t)req.body.len);
+	} else if (!v->body_known && (res.allowed || res.report_only) && ngx_http_csrf_may_stream(r, &req)) {
 		ctx->keeping = 1;
 	}
 
-	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res), req);
+	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res), &req);
 }
 
 /* The read body as one piece of at most max bytes: its buffer when it is

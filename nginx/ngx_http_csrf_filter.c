@@ -369,7 +369,7 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 {
 	size_t n_add;
 	ngx_uint_t i;
-	csrf_request local, *req;
+	csrf_request req;
 	csrf_header add[CSRF_RESPONSE_ADD_MAX];
 	ngx_http_csrf_headers_t c;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -388,9 +388,9 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 		ctx->raised = 1;
 	}
 
-	/* the request as the access phase filed it, or filed now (after an
-	 * internal redirect its stamp is gone with the module context) */
-	req = ngx_http_csrf_filed(r, ctx, &local);
+	/* the request's own headers (after an internal redirect the access
+	 * phase's copy is gone with the module context) */
+	ngx_http_csrf_request(r, &req);
 
 	/* With its length known, the response ends with its last byte: the
 	 * end (the chunked encoding's last chunk) leaves in the same write
@@ -398,13 +398,13 @@ static ngx_int_t ngx_http_csrf_start(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	 * buf comes. */
 	ctx->left = r->headers_out.content_length_n;
 
-	if (csrf_response_headers(ctx->resp, req, c.headers, c.n, c.action, c.value, add, &n_add) != CSRF_OK) {
-		ngx_http_csrf_session_unseen(r, clcf, req);
+	if (csrf_response_headers(ctx->resp, &req, c.headers, c.n, c.action, c.value, add, &n_add) != CSRF_OK) {
+		ngx_http_csrf_session_unseen(r, clcf, &req);
 		ctx->left = -1;
 		return NGX_OK;
 	}
 
-	ngx_http_csrf_session_unseen(r, clcf, req);
+	ngx_http_csrf_session_unseen(r, clcf, &req);
 
 	for (i = 0; i < c.n; i++) {
 		if (c.action[i] == CSRF_HEADER_DROP) {
