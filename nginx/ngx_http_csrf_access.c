@@ -600,10 +600,29 @@ static ngx_uint_t ngx_http_csrf_body_gone(ngx_http_request_t *r, ngx_http_csrf_v
 	return !v->body_known && r->request_body != NULL && r->request_body_no_buffering;
 }
 
+/* 1 when a check could read the body: the library reads a token (or a
+ * _method) only from an urlencoded or multipart body, or, for _method,
+ * one without a Content-Type. Any Content-Type that does not say "form"
+ * (JSON, text/plain, a file) is none of them, and a check judges it the
+ * same whole or without it; the test is wider than the library's, so
+ * that a body it would read is never left uncopied. */
+static ngx_uint_t ngx_http_csrf_body_readable(const csrf_request *req)
+{
+	u_char *ct;
+
+	if (req->content_type.ptr == NULL || (req->repeated & CSRF_HDR_CONTENT_TYPE)) {
+		return 1;
+	}
+	ct = (u_char *)req->content_type.ptr;
+
+	return ngx_strlcasestrn(ct, ct + req->content_type.len, (u_char *)"form", 4 - 1) != NULL;
+}
+
 /* 1 when the body of a request allowed without it is to be kept as it
  * streams: its location has error_page (the one way nginx sends a
  * request on with its method after the upstream took the body;
- * X-Accel-Redirect makes it a GET), and nothing has read it yet. */
+ * X-Accel-Redirect makes it a GET), nothing has read it yet, and a
+ * check could read it. */
 static ngx_uint_t ngx_http_csrf_may_stream(ngx_http_request_t *r, const csrf_request *req)
 {
 	ngx_http_core_loc_conf_t *core;
@@ -611,11 +630,13 @@ static ngx_uint_t ngx_http_csrf_may_stream(ngx_http_request_t *r, const csrf_req
 	core = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
 	return core->error_pages != NULL && req->body.ptr == NULL && r->request_body == NULL &&
-	       (r->headers_in.content_length_n > 0 || r->headers_in.chunked);
+	       (r->headers_in.content_length_n > 0 || r->headers_in.chunked) && ngx_http_csrf_body_readable(req);
 }
 
-/* Room for n more bytes in the kept copy, which never grows past max:
- * the Content-Length's worth at once when it is known, else doubling. */
+/* Room for n more bytes in the kept copy, which grows with the bytes
+ * that came (doubling from 4 KiB), never past max nor the
+ * Content-Length: memory for what a client announced and never sent
+ * would let a few bytes a connection hold csrf_body_max each. */
 static ngx_int_t ngx_http_csrf_keep_room(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, size_t n, size_t max)
 {
 	size_t size, used;
@@ -626,10 +647,9 @@ static ngx_int_t ngx_http_csrf_keep_room(ngx_http_request_t *r, ngx_http_csrf_ct
 		return NGX_OK;
 	}
 
-	if (ctx->kept == NULL && r->headers_in.content_length_n > 0) {
+	size = ctx->kept ? 2 * (size_t)(ctx->kept->end - ctx->kept->start) : 4096;
+	if (r->headers_in.content_length_n > 0 && (off_t)size > r->headers_in.content_length_n) {
 		size = (size_t)r->headers_in.content_length_n;
-	} else {
-		size = ctx->kept ? 2 * (size_t)(ctx->kept->end - ctx->kept->start) : 4096;
 	}
 	size = ngx_min(ngx_max(size, used + n), max);
 
