@@ -269,21 +269,17 @@ class Holding(T.Upstream):
         super().__init__(None)
 
     def _one(self, c):
-        with c:
-            got = T.recv_head(c)
-            if got is None:
-                return
-            head, body = got
-            m = re.search(rb"\r\nx-sent:\s*(\d+)", head, re.I)
-            want = int(m.group(1)) if m else 0
-            while len(body) < want:
-                d = c.recv(65536)
-                if not d:
-                    return
-                body += d
+        head, body = T.recv_head(c) or (b"", b"")
+        m = re.search(rb"\r\nx-sent:\s*(\d+)", head, re.I)
+        d = b"-"
+        while m and d and len(body) < int(m.group(1)):
+            d = c.recv(65536)
+            body += d
+        if m and d:
             with self.lock:
                 self.held += 1
             self.release.wait(60)
+        c.close()
 
 
 def vm(pid):
