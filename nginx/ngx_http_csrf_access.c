@@ -619,10 +619,12 @@ static ngx_uint_t ngx_http_csrf_body_readable(const csrf_request *req)
 }
 
 /* 1 when the body of a request allowed without it is to be kept as it
- * streams: its location has error_page (the one way nginx sends a
+ * streams: its location has error_page (the usual way nginx sends a
  * request on with its method after the upstream took the body;
- * X-Accel-Redirect makes it a GET), nothing has read it yet, and a
- * check could read it. */
+ * X-Accel-Redirect to a URI makes it a GET, but one to a named location
+ * keeps the POST, and without error_page that one is judged without its
+ * body: it fails closed), nothing has read it yet, and a check could
+ * read it. */
 static ngx_uint_t ngx_http_csrf_may_stream(ngx_http_request_t *r, const csrf_request *req)
 {
 	ngx_http_core_loc_conf_t *core;
