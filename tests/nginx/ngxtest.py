@@ -90,6 +90,14 @@ class Nginx(Daemon):
             if not wait_port(p):
                 self.stop()
                 raise RuntimeError("nginx did not start:\n" + self.error_log())
+        # the master listens before it forks its workers: a test that
+        # reads the workers' pids at once could find none
+        deadline = time.time() + 10
+        while len(self.worker_pids()) < self.workers:
+            if time.time() > deadline:
+                self.stop()
+                raise RuntimeError("nginx started no worker:\n" + self.error_log())
+            time.sleep(0.01)
         return self
 
     def worker_pids(self):
