@@ -63,6 +63,14 @@ typedef struct {
 	csrf_reason reason;
 	csrf_ctx *ctx;     /* the location's context that judged */
 	ngx_int_t pending; /* the status to answer on the access phase's re-entry after the body was read */
+	/* What the request's body was, for a check after an internal
+	 * redirect (nginx may have streamed it to an upstream by then): the
+	 * bytes a check judged whole, or the copy kept as they streamed;
+	 * ptr NULL when size is over the csrf_body_max of the location that
+	 * saw it. */
+	csrf_slice body;
+	off_t body_size;
+	unsigned body_known : 1;
 	unsigned checked : 1;
 	unsigned rejected : 1;
 	unsigned report_only : 1;
@@ -75,6 +83,9 @@ typedef struct {
 	 * the request pool */
 	csrf_request *req;
 	u_char body_size[NGX_OFF_T_LEN];
+	ngx_buf_t *kept;    /* the copy of a body that streams unread (ngx_http_csrf_keep) */
+	off_t kept_size;    /* its bytes so far, kept or not */
+	ngx_uint_t keeping; /* the body is copied as it streams */
 
 	/* filters */
 	csrf_response *resp;  /* the library's state of the response exchange */
@@ -139,6 +150,7 @@ ngx_http_csrf_verdict_t *ngx_http_csrf_verdict(ngx_http_request_t *r, ngx_uint_t
 ngx_http_csrf_ctx_t *ngx_http_csrf_get_ctx(ngx_http_request_t *r);
 ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf);
 ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r);
+void ngx_http_csrf_request_body_filter_init(void);
 ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_slice value);
 ngx_int_t ngx_http_csrf_result_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v, uintptr_t data);
 

@@ -549,11 +549,212 @@ static void ngx_http_csrf_preread_body(ngx_http_request_t *r, ngx_http_csrf_loc_
 	req->body.len = (size_t)len;
 }
 
+/* ------------------------------------------------------------------ */
+/* The body after an internal redirect                                 */
+/* ------------------------------------------------------------------ */
+
+/* An allowed request that an internal redirect (error_page after the
+ * upstream failed) sends to a location with other settings is judged
+ * again there, and that location may need the token its body carries.
+ * By then nginx may have streamed the body to the first upstream
+ * (proxy_request_buffering off, HTTP/2): its buffers are empty. So the
+ * verdict keeps what the body was: the bytes a check judged whole
+ * (ngx_http_csrf_saw_body), or, for a request allowed on its headers
+ * alone in a location that has error_page, a copy made as the body
+ * passes nginx's request body filters (ngx_http_csrf_keep). Where
+ * neither is there and the body is gone, the check goes on without it
+ * and fails closed (docs/architecture.md). */
+
+static ngx_http_request_body_filter_pt ngx_http_csrf_next_request_body_filter;
+
+/* Records the body a check saw whole: p (NULL when it was over
+ * csrf_body_max: size alone) stays valid for the request's life. */
+static void ngx_http_csrf_saw_body(ngx_http_csrf_verdict_t *v, const char *p, size_t len, off_t size)
+{
+	v->body.ptr = p;
+	v->body.len = p ? len : 0;
+	v->body_size = size;
+	v->body_known = 1;
+}
+
+/* The body the verdict knows, for this location's check: the bytes when
+ * its csrf_body_max takes them, else their number (a body judged by its
+ * size, or one the library would have to ask for: see the caller). */
+static void ngx_http_csrf_known_body(ngx_http_csrf_verdict_t *v, ngx_http_csrf_loc_conf_t *clcf, csrf_request *req,
+                                     u_char *size)
+{
+	if (v->body.ptr != NULL && v->body_size <= (off_t)clcf->body_max) {
+		req->body = v->body;
+		return;
+	}
+
+	req->body.ptr = NULL;
+	req->content_length.ptr = (const char *)size;
+	req->content_length.len = ngx_sprintf(size, "%O", v->body_size) - size;
+}
+
+/* 1 when the body went on unread and unkept: read without buffering
+ * (streamed, or still streaming, to an upstream) and not known. */
+static ngx_uint_t ngx_http_csrf_body_gone(ngx_http_request_t *r, ngx_http_csrf_verdict_t *v)
+{
+	return !v->body_known && r->request_body != NULL && r->request_body_no_buffering;
+}
+
+/* 1 when a check could read the body: the library reads a token (or a
+ * _method) only from an urlencoded or multipart body, or, for _method,
+ * one without a Content-Type. Any Content-Type that does not say "form"
+ * (JSON, text/plain, a file) is none of them, and a check judges it the
+ * same whole or without it; the test is wider than the library's, so
+ * that a body it would read is never left uncopied. */
+static ngx_uint_t ngx_http_csrf_body_readable(const csrf_request *req)
+{
+	u_char *ct;
+
+	if (req->content_type.ptr == NULL || (req->repeated & CSRF_HDR_CONTENT_TYPE)) {
+		return 1;
+	}
+	ct = (u_char *)req->content_type.ptr;
+
+	return ngx_strlcasestrn(ct, ct + req->content_type.len, (u_char *)"form", 4 - 1) != NULL;
+}
+
+/* 1 when the body of a request allowed without it is to be kept as it
+ * streams: its location has error_page (the usual way nginx sends a
+ * request on with its method after the upstream took the body;
+ * X-Accel-Redirect to a URI makes it a GET, but one to a named location
+ * keeps the POST, and without error_page that one is judged without its
+ * body: it fails closed), nothing has read it yet, and a check could
+ * read it. */
+static ngx_uint_t ngx_http_csrf_may_stream(ngx_http_request_t *r, const csrf_request *req)
+{
+	ngx_http_core_loc_conf_t *core;
+
+	core = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+	return core->error_pages != NULL && req->body.ptr == NULL && r->request_body == NULL &&
+	       (r->headers_in.content_length_n > 0 || r->headers_in.chunked) && ngx_http_csrf_body_readable(req);
+}
+
+/* Room for n more bytes in the kept copy, which grows with the bytes
+ * that came (doubling from 4 KiB), never past max nor the
+ * Content-Length: memory for what a client announced and never sent
+ * would let a few bytes a connection hold csrf_body_max each. */
+static ngx_int_t ngx_http_csrf_keep_room(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, size_t n, size_t max)
+{
+	size_t size, used;
+	ngx_buf_t *b;
+
+	used = ctx->kept ? (size_t)(ctx->kept->last - ctx->kept->pos) : 0;
+	if (ctx->kept && (size_t)(ctx->kept->end - ctx->kept->last) >= n) {
+		return NGX_OK;
+	}
+
+	size = ctx->kept ? 2 * (size_t)(ctx->kept->end - ctx->kept->start) : 4096;
+	if (r->headers_in.content_length_n > 0 && (off_t)size > r->headers_in.content_length_n) {
+		size = (size_t)r->headers_in.content_length_n;
+	}
+	size = ngx_min(ngx_max(size, used + n), max);
+
+	b = ngx_create_temp_buf(r->pool, size);
+	if (b == NULL) {
+		return NGX_ERROR;
+	}
+
+	if (ctx->kept) {
+		b->last = ngx_cpymem(b->pos, ctx->kept->pos, used);
+		(void)ngx_pfree(r->pool, ctx->kept->start);
+	}
+	ctx->kept = b;
+
+	return NGX_OK;
+}
+
+/* Copies the bufs of a streaming body (up to csrf_body_max, then only
+ * counts them); at its last buf the verdict learns the body. A buf in a
+ * file (nginx streams from memory) or no memory: the copy stops, nothing
+ * is known, and a later check fails closed. */
+static void ngx_http_csrf_keep(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx, ngx_chain_t *in)
+{
+	size_t n, max;
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+	ngx_http_csrf_verdict_t *v;
+	ngx_http_csrf_loc_conf_t *clcf;
+
+	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
+	max = clcf->body_max;
+
+	for (cl = in; cl; cl = cl->next) {
+		b = cl->buf;
+
+		if (!ngx_buf_in_memory(b) && ngx_buf_size(b)) {
+			ctx->keeping = 0;
+			return;
+		}
+
+		n = ngx_buf_in_memory(b) ? (size_t)(b->last - b->pos) : 0;
+		ctx->kept_size += n;
+
+		if (ctx->kept_size > (off_t)max) {
+			if (ctx->kept) {
+				(void)ngx_pfree(r->pool, ctx->kept->start);
+				ctx->kept = NULL;
+			}
+
+		} else if (n) {
+			if (ngx_http_csrf_keep_room(r, ctx, n, max) != NGX_OK) {
+				ctx->keeping = 0;
+				return;
+			}
+			ctx->kept->last = ngx_cpymem(ctx->kept->last, b->pos, n);
+		}
+
+		if (b->last_buf) {
+			ctx->keeping = 0;
+			v = ngx_http_csrf_verdict(r, 0);
+			if (v == NULL) {
+				return;
+			}
+			if (ctx->kept_size > (off_t)max) {
+				ngx_http_csrf_saw_body(v, NULL, 0, ctx->kept_size);
+			} else {
+				ngx_http_csrf_saw_body(v, ctx->kept ? (const char *)ctx->kept->pos : "",
+				                       (size_t)ctx->kept_size, ctx->kept_size);
+			}
+			return;
+		}
+	}
+}
+
+static ngx_int_t ngx_http_csrf_request_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+	ngx_http_csrf_ctx_t *ctx;
+
+	ctx = ngx_http_get_module_ctx(r, ngx_http_csrf_module);
+	if (ctx != NULL && ctx->keeping) {
+		if (r->request_body_no_buffering) {
+			ngx_http_csrf_keep(r, ctx, in);
+		} else {
+			/* read whole into nginx's buffers, which keep it */
+			ctx->keeping = 0;
+		}
+	}
+
+	return ngx_http_csrf_next_request_body_filter(r, in);
+}
+
+void ngx_http_csrf_request_body_filter_init(void)
+{
+	ngx_http_csrf_next_request_body_filter = ngx_http_top_request_body_filter;
+	ngx_http_top_request_body_filter = ngx_http_csrf_request_body_filter;
+}
+
 ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
 	csrf_result res;
 	csrf_request req;
+	u_char size[NGX_OFF_T_LEN];
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -610,9 +811,22 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 	}
 
 	ngx_http_csrf_request(r, &req);
-	ngx_http_csrf_preread_body(r, clcf, &req);
+	if (v->body_known) {
+		ngx_http_csrf_known_body(v, clcf, &req, size);
+	} else {
+		ngx_http_csrf_preread_body(r, clcf, &req);
+	}
 
 	res = csrf_check(clcf->ctx, &req);
+
+	if (res.needs_body && (v->body_known || ngx_http_csrf_body_gone(r, v))) {
+		/* judged again after an internal redirect, and the body is
+		 * not there to read: the library's answer without it stands
+		 * (a rejection, token_missing) */
+		ngx_http_csrf_log(NGX_LOG_WARN, r, "%V \"%V\" judged without its body, which went on unread",
+		                  &r->method_name, &r->uri);
+		res.needs_body = 0;
+	}
 
 	if (res.needs_body) {
 		/* the token is in the body: read it, intact for the upstream */
@@ -635,6 +849,13 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 
 		ngx_http_finalize_request(r, NGX_DONE);
 		return NGX_DONE;
+	}
+
+	if (!v->body_known && req.body.ptr != NULL) {
+		/* judged whole where nginx holds it (r->header_in) */
+		ngx_http_csrf_saw_body(v, req.body.ptr, req.body.len, (off_t)req.body.len);
+	} else if (!v->body_known && (res.allowed || res.report_only) && ngx_http_csrf_may_stream(r, &req)) {
+		ctx->keeping = 1;
 	}
 
 	return ngx_http_csrf_answer(r, v, ngx_http_csrf_judge(r, clcf, v, res), &req);
@@ -744,10 +965,12 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 			ctx->req->body.ptr = NULL;
 			ctx->req->content_length.ptr = (const char *)ctx->body_size;
 			ctx->req->content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
+			ngx_http_csrf_saw_body(v, NULL, 0, size);
 
 		} else {
 			ctx->req->body.ptr = (const char *)body.data;
 			ctx->req->body.len = body.len;
+			ngx_http_csrf_saw_body(v, ctx->req->body.ptr, body.len, (off_t)body.len);
 		}
 
 		res = csrf_check(clcf->ctx, ctx->req);

@@ -535,6 +535,7 @@ static ngx_int_t ngx_http_csrf_init(ngx_conf_t *cf)
 	*h = ngx_http_csrf_access_handler;
 
 	ngx_http_csrf_filter_init();
+	ngx_http_csrf_request_body_filter_init();
 
 	return NGX_OK;
 }

@@ -90,6 +90,14 @@ class Nginx(Daemon):
             if not wait_port(p):
                 self.stop()
                 raise RuntimeError("nginx did not start:\n" + self.error_log())
+        # the master listens before it forks its workers: a test that
+        # reads the workers' pids at once could find none
+        deadline = time.time() + 10
+        while len(self.worker_pids()) < self.workers:
+            if time.time() > deadline:
+                self.stop()
+                raise RuntimeError("nginx started no worker:\n" + self.error_log())
+            time.sleep(0.01)
         return self
 
     def worker_pids(self):
@@ -259,6 +267,18 @@ def session_tokens(port, path="/", cookie=None, host=None):
     return c, (p.group(1).decode() if p else None), (t.group(1).decode() if t else None)
 
 
+def recv_head(c):
+    """(head, the bytes after it) of a request read from c, or None when
+    the connection ends first."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        d = c.recv(65536)
+        if not d:
+            return None
+        buf += d
+    return tuple(buf.split(b"\r\n\r\n", 1))
+
+
 class Upstream:
     """A threaded TCP server: handler(conn, head_bytes, body_bytes) writes
     the response itself (so tests control chunking and timing)."""
@@ -284,13 +304,10 @@ class Upstream:
 
     def _one(self, c):
         try:
-            buf = b""
-            while b"\r\n\r\n" not in buf:
-                d = c.recv(65536)
-                if not d:
-                    return
-                buf += d
-            head, body = buf.split(b"\r\n\r\n", 1)
+            got = recv_head(c)
+            if got is None:
+                return
+            head, body = got
             m = re.search(rb"\r\ncontent-length:\s*(\d+)", head, re.I)
             if m:
                 n = int(m.group(1))
