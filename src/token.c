@@ -255,12 +255,12 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 		return CSRF_ERR_CONFIG;
 	}
 	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
-	raw[0] = TOKEN_VERSION;
+	raw[0] = ctx->issue_v2 ? TOKEN_V2 : TOKEN_VERSION;
 	raw[1] = 0;
 	put_be32(raw + 2, slot->id);
 	put_be64(raw + 6, (uint64_t)now);
 	compute_bind(&slot->mac, sid, sid_len, raw + BIND_OFF);
-	compute_tag(slot, TOKEN_VERSION, secret, raw, sid, sid_len, mac);
+	compute_tag(slot, raw[0], secret, raw, sid, sid_len, mac);
 	ring_unlock(ctx);
 	memcpy(raw + TAG_OFF, mac, TAG_LEN);
 	csrfi_wipe(mac, sizeof mac);
@@ -371,6 +371,15 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	return CSRF_OK;
 }
 
+CSRF_API csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version)
+{
+	_Static_assert(TOKEN_V2 == COOKIE_V2 && TOKEN_VERSION == COOKIE_VERSION, "one version number for both");
+	if (!ctx || (version != TOKEN_V2 && version != TOKEN_VERSION))
+		return CSRF_ERR_ARG;
+	ctx->issue_v2 = version == TOKEN_V2;
+	return CSRF_OK;
+}
+
 int csrfi_field_name_derived(const char *name, size_t len)
 {
 	const size_t plen = sizeof FIELD_PREFIX - 1;
@@ -443,7 +452,7 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
 		return CSRF_ERR_CONFIG;
 	}
 	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
-	buf[0] = COOKIE_VERSION;
+	buf[0] = ctx->issue_v2 ? COOKIE_V2 : COOKIE_VERSION;
 	put_be32(buf + 1, slot->id);
 	put_be64(buf + COOKIE_IAT_OFF, (uint64_t)now);
 	memcpy(buf + COOKIE_SECRET_OFF, secret, CSRF_SECRET_LEN);

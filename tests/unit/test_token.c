@@ -517,6 +517,42 @@ static void test_known_answer_cookies(void **state)
 	csrf_ctx_free(ctx);
 }
 
+/* The issue version held at 2 (a fleet in the middle of an upgrade):
+ * tokens and cookies as version 2 wrote them, byte for byte; back at 3,
+ * version 3's; no other version is taken, and the setting stays. */
+static void test_issue_version(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1], c[CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t want[COOKIE_RAW_LEN], got[COOKIE_RAW_LEN];
+	size_t n;
+
+	memset(sid_long, 's', sizeof sid_long - 1);
+	for (unsigned v = 2; v <= 3; v++) {
+		assert_int_equal(csrf_ctx_set_issue_version(ctx, v), CSRF_OK);
+		static const unsigned bad[] = {0, 1, 4, 255, 0x103};
+		for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+			assert_int_equal(csrf_ctx_set_issue_version(ctx, bad[b]), CSRF_ERR_ARG);
+		for (size_t i = 0; i < sizeof kat_sids / sizeof kat_sids[0]; i++) {
+			issue(ctx, secret_a, kat_sids[i], T0, t);
+			unmask(t, got);
+			from_hex(v == 2 ? kat_token_v2[i] : kat_token_v3[i], want, CSRF_TOKEN_RAW_LEN);
+			if (memcmp(got, want, CSRF_TOKEN_RAW_LEN) != 0)
+				fail_msg("issue version %u: the token for a session id of %zu bytes differs", v,
+				         strlen(kat_sids[i]));
+			assert_int_equal(verify(ctx, secret_a, kat_sids[i], t, CSRF_TOKEN_LEN, T0), CSRF_OK);
+		}
+		assert_int_equal(csrfi_secret_cookie_encode_at(ctx, secret_a, T0, c, sizeof c), CSRF_OK);
+		assert_int_equal(csrfi_b64url_decode(c, CSRF_SECRET_COOKIE_LEN, got, sizeof got, &n), CSRF_OK);
+		from_hex(v == 2 ? kat_cookie_v2 : kat_cookie_v3, want, sizeof want);
+		if (memcmp(got, want, sizeof got) != 0)
+			fail_msg("issue version %u: the cookie differs", v);
+	}
+	assert_int_equal(csrf_ctx_set_issue_version(NULL, 3), CSRF_ERR_ARG);
+	csrf_ctx_free(ctx);
+}
+
 /* Tokens of version 1 (pages served before the upgrade) verify, masked
  * and unmasked, through the same checks as version 2's: binding, key,
  * age; changed, cut or grown they never do; a version byte that does
@@ -1019,6 +1055,7 @@ int main(void)
 	    cmocka_unit_test(test_version1),
 	    cmocka_unit_test(test_known_answers),
 	    cmocka_unit_test(test_known_answer_cookies),
+	    cmocka_unit_test(test_issue_version),
 	    cmocka_unit_test(test_expiry),
 	    cmocka_unit_test(test_unknown_key_and_rotation),
 	    cmocka_unit_test(test_no_session_bind),
