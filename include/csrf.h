@@ -422,9 +422,10 @@ CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t 
                                              const char *sid, size_t sid_len, int64_t now, char *out, size_t cap);
 
 /* Verifies a masked (CSRF_TOKEN_LEN) or unmasked (CSRF_TOKEN_UNMASKED_LEN)
- * token for (secret, session id), or one of the previous version (a
- * 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72 unmasked characters), which
- * pages served before an upgrade still carry. CSRF_OK, or CSRF_TOKEN_MALFORMED,
+ * token for (secret, session id), of the version issued now (3) or of a
+ * previous one, which pages served before an upgrade still carry: 2, of
+ * the same lengths, or 1 (a 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72
+ * unmasked characters). CSRF_OK, or CSRF_TOKEN_MALFORMED,
  * CSRF_UNKNOWN_KEY, CSRF_TOKEN_INVALID, CSRF_TOKEN_SESSION,
  * CSRF_TOKEN_EXPIRED. Constant time in the token's content; allocates
  * nothing. now: unix seconds, 0 for the current time. */
