@@ -60,6 +60,8 @@ class ConfigTest(unittest.TestCase):
             ("mode", "csrf on; csrf_mode sometimes;", "invalid value \"sometimes\""),
             ("action", "csrf on; csrf_action block;", "invalid value \"block\""),
             ("status", "csrf on; csrf_status 200;", "between 400 and 599"),
+            ("issue version 1", "csrf on; csrf_issue_version 1;", "between 2 and 3"),
+            ("issue version 4", "csrf on; csrf_issue_version 4;", "between 2 and 3"),
             ("flag", "csrf maybe;", "csrf"),
             ("body max", "csrf on; csrf_body_max lots;", "csrf_body_max"),
             ("key file missing", "csrf on; csrf_key_file /nonexistent/csrf.keys;", "csrf_key_file"),
@@ -89,7 +91,7 @@ class ConfigTest(unittest.TestCase):
             ("everything", "csrf on; csrf_mode both; csrf_origin https://app.example:8443; "
              "csrf_trusted_origin https://partner.example; csrf_trusted_origin http://127.0.0.1:9; "
              "csrf_session_cookie SESSID; csrf_inject on; csrf_action log; csrf_body_max 64k; "
-             "csrf_unsafe_get on; csrf_status 419;"),
+             "csrf_unsafe_get on; csrf_status 419; csrf_issue_version 2;"),
             ("session cookie per scheme", "csrf on; csrf_session_cookie phpMyAdmin phpMyAdmin_https;"),
             ("four session cookies", "csrf on; csrf_session_cookie a b c d;"),
             ("origins as browsers spell them", "csrf on; csrf_origin http://Wiki.LAN.:80; "
