@@ -265,27 +265,27 @@ static const char *csrf_protect_set_max_age(cmd_parms *cmd, void *dconf, const c
 	return NULL;
 }
 
-static const char *csrf_protect_set_status(cmd_parms *cmd, void *dconf, const char *arg)
+/* A whole number from min to max into *out; else the error why. */
+static const char *csrf_protect_int_in(cmd_parms *cmd, const char *arg, int min, int max, const char *why, int *out)
 {
-	csrf_protect_conf *c = dconf;
 	uint64_t n;
 
-	if (csrf_protect_number(arg, NULL, 599, &n) != 0 || n < 400)
-		return csrf_protect_error(cmd, "must be between 400 and 599");
-	c->status = (int)n;
+	if (csrf_protect_number(arg, NULL, (uint64_t)max, &n) != 0 || n < (uint64_t)min)
+		return csrf_protect_error(cmd, why);
+	*out = (int)n;
 	return NULL;
+}
+
+static const char *csrf_protect_set_status(cmd_parms *cmd, void *dconf, const char *arg)
+{
+	return csrf_protect_int_in(cmd, arg, 400, 599, "must be between 400 and 599",
+	                           &((csrf_protect_conf *)dconf)->status);
 }
 
 /* 2 only while a fleet upgrades from a release that reads 2 only. */
 static const char *csrf_protect_set_issue_version(cmd_parms *cmd, void *dconf, const char *arg)
 {
-	csrf_protect_conf *c = dconf;
-	uint64_t n;
-
-	if (csrf_protect_number(arg, NULL, 3, &n) != 0 || n < 2)
-		return csrf_protect_error(cmd, "must be 2 or 3");
-	c->issue_version = (int)n;
-	return NULL;
+	return csrf_protect_int_in(cmd, arg, 2, 3, "must be 2 or 3", &((csrf_protect_conf *)dconf)->issue_version);
 }
 
 #define CSRF_PROTECT_CONTEXT (RSRC_CONF | ACCESS_CONF)
