@@ -30,6 +30,7 @@ static void *csrf_protect_create(apr_pool_t *p, char *dir)
 	(void)dir;
 	c->enable = c->mode = c->action = c->inject = c->unsafe_get = CSRF_PROTECT_UNSET;
 	c->form_action_csp = c->referrer_same_origin = c->retry_token = c->status = CSRF_PROTECT_UNSET;
+	c->issue_version = CSRF_PROTECT_UNSET;
 	c->body_max = CSRF_PROTECT_UNSET;
 	c->max_age = CSRF_PROTECT_UNSET;
 	return c;
@@ -54,6 +55,7 @@ static void *csrf_protect_merge(apr_pool_t *p, void *basev, void *addv)
 	CSRF_PROTECT_MERGE(referrer_same_origin);
 	CSRF_PROTECT_MERGE(retry_token);
 	CSRF_PROTECT_MERGE(status);
+	CSRF_PROTECT_MERGE(issue_version);
 	CSRF_PROTECT_MERGE(body_max);
 	CSRF_PROTECT_MERGE(max_age);
 	CSRF_PROTECT_MERGE_PTR(origin);
@@ -81,6 +83,7 @@ csrf_protect_conf *csrf_protect_settled(apr_pool_t *p, const csrf_protect_conf *
 	CSRF_PROTECT_DEFAULT(referrer_same_origin, 0);
 	CSRF_PROTECT_DEFAULT(retry_token, 0);
 	CSRF_PROTECT_DEFAULT(status, HTTP_FORBIDDEN);
+	CSRF_PROTECT_DEFAULT(issue_version, 3);
 	CSRF_PROTECT_DEFAULT(body_max, CSRF_DEFAULT_BODY_MAX);
 	CSRF_PROTECT_DEFAULT(max_age, 0);
 	return c;
@@ -262,15 +265,27 @@ static const char *csrf_protect_set_max_age(cmd_parms *cmd, void *dconf, const c
 	return NULL;
 }
 
-static const char *csrf_protect_set_status(cmd_parms *cmd, void *dconf, const char *arg)
+/* A whole number from min to max into *out; else the error why. */
+static const char *csrf_protect_int_in(cmd_parms *cmd, const char *arg, int min, int max, const char *why, int *out)
 {
-	csrf_protect_conf *c = dconf;
 	uint64_t n;
 
-	if (csrf_protect_number(arg, NULL, 599, &n) != 0 || n < 400)
-		return csrf_protect_error(cmd, "must be between 400 and 599");
-	c->status = (int)n;
+	if (csrf_protect_number(arg, NULL, (uint64_t)max, &n) != 0 || n < (uint64_t)min)
+		return csrf_protect_error(cmd, why);
+	*out = (int)n;
 	return NULL;
+}
+
+static const char *csrf_protect_set_status(cmd_parms *cmd, void *dconf, const char *arg)
+{
+	return csrf_protect_int_in(cmd, arg, 400, 599, "must be between 400 and 599",
+	                           &((csrf_protect_conf *)dconf)->status);
+}
+
+/* 2 only while a fleet upgrades from a release that reads 2 only. */
+static const char *csrf_protect_set_issue_version(cmd_parms *cmd, void *dconf, const char *arg)
+{
+	return csrf_protect_int_in(cmd, arg, 2, 3, "must be 2 or 3", &((csrf_protect_conf *)dconf)->issue_version);
 }
 
 #define CSRF_PROTECT_CONTEXT (RSRC_CONF | ACCESS_CONF)
@@ -298,6 +313,8 @@ static const command_rec csrf_protect_cmds[] = {
     AP_INIT_TAKE1("CSRFStatus", csrf_protect_set_status, NULL, CSRF_PROTECT_CONTEXT, "the status of a rejection (403)"),
     AP_INIT_TAKE1("CSRFMaxAge", csrf_protect_set_max_age, NULL, CSRF_PROTECT_CONTEXT,
                   "the age after which tokens and secret cookies expire (0: never)"),
+    AP_INIT_TAKE1("CSRFIssueVersion", csrf_protect_set_issue_version, NULL, CSRF_PROTECT_CONTEXT,
+                  "the version of the tokens and cookies issued: 3, or 2 through a fleet's upgrade"),
     AP_INIT_FLAG("CSRFFormActionCSP", ap_set_flag_slot, (void *)APR_OFFSETOF(csrf_protect_conf, form_action_csp),
                  CSRF_PROTECT_CONTEXT, "On: a form-action policy on pages with tokens"),
     AP_INIT_FLAG("CSRFReferrerSameOrigin", ap_set_flag_slot,
@@ -328,9 +345,9 @@ static uint8_t csrf_protect_random_key[CSRF_KEY_LEN];
 static const char *csrf_protect_key_of(apr_pool_t *p, const csrf_protect_conf *c)
 {
 	const char *k =
-	    apr_psprintf(p, "%d|%d|%d|%d|%d|%d|%" APR_OFF_T_FMT "|%" APR_INT64_T_FMT "|%s|%s", c->mode, c->action,
-	                 c->unsafe_get, c->form_action_csp, c->referrer_same_origin, c->retry_token, c->body_max,
-	                 c->max_age, c->origin ? c->origin : "", c->key_file ? c->key_file : "");
+	    apr_psprintf(p, "%d|%d|%d|%d|%d|%d|%d|%" APR_OFF_T_FMT "|%" APR_INT64_T_FMT "|%s|%s", c->mode, c->action,
+	                 c->unsafe_get, c->form_action_csp, c->referrer_same_origin, c->retry_token, c->issue_version,
+	                 c->body_max, c->max_age, c->origin ? c->origin : "", c->key_file ? c->key_file : "");
 	int i;
 
 	for (i = 0; c->trusted && i < c->trusted->nelts; i++)
@@ -369,7 +386,8 @@ static csrf_ctx *csrf_protect_build(apr_pool_t *p, const csrf_protect_conf *c, c
 	csrf_ctx_set_form_action_csp(ctx, c->form_action_csp);
 	csrf_ctx_set_referrer_same_origin(ctx, c->referrer_same_origin);
 	csrf_ctx_set_retry_token(ctx, c->retry_token);
-	if (c->origin)
+	rc = csrf_ctx_set_issue_version(ctx, (unsigned)c->issue_version);
+	if (rc == CSRF_OK && c->origin)
 		rc = csrf_ctx_set_self_origin(ctx, c->origin, strlen(c->origin));
 	for (i = 0; rc == CSRF_OK && c->trusted && i < c->trusted->nelts; i++) {
 		const char *o = APR_ARRAY_IDX(c->trusted, i, const char *);

@@ -7,6 +7,10 @@
  * object per line: {"impl":..., "op":..., "ns":...}, the median of ROUNDS
  * rounds of ITERS operations each, all operations interleaved in batches
  * of BATCH within each round.
+ * "verify" binds the token to a session (18 bytes), as an application with
+ * a session cookie configured does; "verify_nosession" binds none, the
+ * default of the nginx module and csrf-cgi; "cookie_decode" checks the
+ * signed secret cookie as a request without a caller's secret does.
  * "count" is what counting adds to a request of an adapter with counters:
  * csrf_metrics_count_check and csrf_metrics_count_page (relaxed atomic
  * adds, one thread: the uncontended cost).
@@ -43,6 +47,8 @@ typedef struct {
 	csrf_ctx *ctx;
 	uint8_t secret[CSRF_SECRET_LEN];
 	char token[CSRF_TOKEN_LEN + 1];
+	char token_nosession[CSRF_TOKEN_LEN + 1];
+	char cookie[CSRF_SECRET_COOKIE_LEN + 1];
 	uint8_t key[CSRF_KEY_LEN];
 	csrfi_mac_key mac;
 	uint8_t msg[64];
@@ -80,6 +86,21 @@ static void op_verify(bench_state *s)
 	if (csrf_token_verify(s->ctx, s->secret, "session-0123456789", 18, s->token, CSRF_TOKEN_LEN, 0) != CSRF_OK)
 		abort();
 	sink++;
+}
+
+static void op_verify_nosession(bench_state *s)
+{
+	if (csrf_token_verify(s->ctx, s->secret, NULL, 0, s->token_nosession, CSRF_TOKEN_LEN, 0) != CSRF_OK)
+		abort();
+	sink++;
+}
+
+static void op_cookie_decode(bench_state *s)
+{
+	uint8_t secret[CSRF_SECRET_LEN];
+	if (csrf_secret_cookie_decode(s->ctx, s->cookie, CSRF_SECRET_COOKIE_LEN, secret) != CSRF_OK)
+		abort();
+	sink += secret[0];
 }
 
 static void op_check(bench_state *s)
@@ -130,6 +151,9 @@ int main(int argc, char **argv)
 	csrfi_mac_init(&s.mac, s.key, sizeof s.key);
 	if (csrf_token_issue(s.ctx, s.secret, "session-0123456789", 18, 0, s.token, sizeof s.token) != CSRF_OK)
 		return 1;
+	if (csrf_token_issue(s.ctx, s.secret, NULL, 0, 0, s.token_nosession, sizeof s.token_nosession) != CSRF_OK ||
+	    csrf_secret_cookie_encode(s.ctx, s.secret, s.cookie, sizeof s.cookie) != CSRF_OK)
+		return 1;
 	char field[CSRF_FIELD_NAME_MAX + 1];
 	if (csrf_field_name(s.ctx, s.secret, field, sizeof field) != CSRF_OK)
 		return 1;
@@ -149,9 +173,14 @@ int main(int argc, char **argv)
 	s.req.session_id = sl("session-0123456789");
 
 	bench_row rows[] = {
-	    {"libcsrf", "mac_floor", op_mac_floor, {0}}, {"openssl", "hmac_oneshot", op_hmac_oneshot, {0}},
-	    {"libcsrf", "issue", op_issue, {0}},         {"libcsrf", "verify", op_verify, {0}},
-	    {"libcsrf", "check", op_check, {0}},         {"libcsrf", "count", op_count, {0}},
+	    {"libcsrf", "mac_floor", op_mac_floor, {0}},
+	    {"openssl", "hmac_oneshot", op_hmac_oneshot, {0}},
+	    {"libcsrf", "issue", op_issue, {0}},
+	    {"libcsrf", "verify", op_verify, {0}},
+	    {"libcsrf", "check", op_check, {0}},
+	    {"libcsrf", "count", op_count, {0}},
+	    {"libcsrf", "verify_nosession", op_verify_nosession, {0}},
+	    {"libcsrf", "cookie_decode", op_cookie_decode, {0}},
 	};
 	csrf_metrics_init(&counters, 0);
 	size_t n = sizeof rows / sizeof rows[0];

@@ -205,6 +205,17 @@ static const char *d_max_age(cgi_conf *c, args *x)
 	return NULL;
 }
 
+/* The version of the tokens and cookies issued: 3, or 2 while a fleet
+ * upgrades from a release that reads 2 only (docs/architecture.md). */
+static const char *d_issue_version(cgi_conf *c, args *x)
+{
+	const char *v = x->a[0];
+	if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
+		return "issue_version takes 2 or 3";
+	return csrf_ctx_set_issue_version(c->ctx, (unsigned)(v[0] - '0')) == CSRF_OK ? NULL
+	                                                                             : "issue_version takes 2 or 3";
+}
+
 static const char *d_body_max(cgi_conf *c, args *x)
 {
 	uint64_t v;
@@ -238,6 +249,7 @@ static const struct {
     {"exempt", 1, 2, 1, d_exempt},
     {"session_cookie", 1, CSRF_SESSION_COOKIES_MAX, 0, d_session_cookie},
     {"max_age", 1, 1, 0, d_max_age},
+    {"issue_version", 1, 1, 0, d_issue_version},
     {"body_max", 1, 1, 0, d_body_max},
     {"action", 1, 1, 0, d_action},
     {"inject", 1, 1, 0, d_inject},

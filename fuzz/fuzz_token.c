@@ -7,8 +7,10 @@
  * truncation or extension, for another session, another secret or a
  * context with another key under the same id, and once older than the
  * max age; an encoded secret cookie decodes to the same secret and fails
- * after any one-byte change; the derived field name has its documented
- * shape.
+ * after any one-byte change; a token and a cookie issued at version 2
+ * (issue held there through an upgrade) verify and fail alike, and the
+ * version byte of one on the other's tag is token_invalid; the derived
+ * field name has its documented shape.
  */
 #include "fuzz_util.h"
 
@@ -16,7 +18,7 @@
 
 #define NOW 1700000000
 
-static csrf_ctx *ctx, *ctx_other, *ctx_age;
+static csrf_ctx *ctx, *ctx_other, *ctx_age, *ctx_v2;
 
 static void make_ctx(csrf_ctx **c, uint8_t fill, uint32_t max_age)
 {
@@ -37,6 +39,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	make_ctx(&ctx, 0x11, 0);
 	make_ctx(&ctx_other, 0x55, 0);
 	make_ctx(&ctx_age, 0x11, 60);
+	make_ctx(&ctx_v2, 0x11, 0); /* ctx's keys, issuing version 2 */
+	FZ_ASSERT(csrf_ctx_set_issue_version(ctx_v2, 2) == CSRF_OK);
 	return 0;
 }
 
@@ -190,9 +194,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_OK);
 	check_one_byte_changes(secret, sid, sid_len, unm, sizeof unm, mut);
 
-	/* Secret cookie. */
+	/* Version 3's byte set to 2 (the bytes after it the same): the tag
+	 * is not version 2's. Then a token issued at version 2 (pages of a
+	 * fleet held there): it verifies, as tamper-evident, and its byte set
+	 * to 3 is not version 3's. */
+	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 3);
+	raw[CSRF_TOKEN_RAW_LEN] = 2;
+	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_TOKEN_INVALID);
+	FZ_ASSERT(csrf_token_issue(ctx_v2, secret, sid, sid_len, NOW, tok2, sizeof tok2) == CSRF_OK);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, NOW) == CSRF_OK);
+	check_one_byte_changes(secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, mut);
+	b64_decode(tok2, CSRF_TOKEN_LEN, raw);
+	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+		raw[CSRF_TOKEN_RAW_LEN + i] ^= raw[i];
+	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 2);
+	raw[CSRF_TOKEN_RAW_LEN] = 3;
+	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_TOKEN_INVALID);
+
+	/* Secret cookie, of version 3 and (issued by ctx_v2) of version 2. */
 	char ck[CSRF_SECRET_COOKIE_LEN + 1];
-	FZ_ASSERT(csrf_secret_cookie_encode(ctx, secret, ck, sizeof ck) == CSRF_OK);
+	FZ_ASSERT(csrf_secret_cookie_encode(mut->len % 2 ? ctx_v2 : ctx, secret, ck, sizeof ck) == CSRF_OK);
 	FZ_ASSERT(strlen(ck) == CSRF_SECRET_COOKIE_LEN);
 	char *ckc = fz_dup(ck, CSRF_SECRET_COOKIE_LEN);
 	FZ_ASSERT(csrf_secret_cookie_decode(ctx, ckc, CSRF_SECRET_COOKIE_LEN, got) == CSRF_OK);

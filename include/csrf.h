@@ -271,6 +271,13 @@ void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);
  * cookies older than seconds are CSRF_SECRET_EXPIRED (csrf_page_prepare
  * then issues a new one, with Max-Age seconds); 0 (default) never. */
 void csrf_ctx_set_max_age(csrf_ctx *ctx, uint32_t seconds);
+/* The version of the tokens and signed secret cookies issued: 3 (the
+ * default) or 2, the previous one, for a fleet upgraded server by server
+ * from a release that reads version 2 only: every server holds 2 until
+ * none runs that release, then goes to 3 (docs/architecture.md, "Tokens
+ * and cookies"). Verification takes versions 1 to 3 whatever is set.
+ * CSRF_ERR_ARG for another version. */
+CSRF_MUST_CHECK csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version);
 /* The largest body csrf_check searches for the token field, in bytes
  * (default CSRF_DEFAULT_BODY_MAX; 0 is taken as the default). A body, or
  * a Content-Length, over it is CSRF_BODY_TOO_LARGE when the token has to
@@ -415,9 +422,10 @@ CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t 
                                              const char *sid, size_t sid_len, int64_t now, char *out, size_t cap);
 
 /* Verifies a masked (CSRF_TOKEN_LEN) or unmasked (CSRF_TOKEN_UNMASKED_LEN)
- * token for (secret, session id), or one of the previous version (a
- * 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72 unmasked characters), which
- * pages served before an upgrade still carry. CSRF_OK, or CSRF_TOKEN_MALFORMED,
+ * token for (secret, session id), of the version issued now (3) or of a
+ * previous one, which pages served before an upgrade still carry: 2, of
+ * the same lengths, or 1 (a 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72
+ * unmasked characters). CSRF_OK, or CSRF_TOKEN_MALFORMED,
  * CSRF_UNKNOWN_KEY, CSRF_TOKEN_INVALID, CSRF_TOKEN_SESSION,
  * CSRF_TOKEN_EXPIRED. Constant time in the token's content; allocates
  * nothing. now: unix seconds, 0 for the current time. */

@@ -45,6 +45,7 @@ static ngx_conf_enum_t ngx_http_csrf_actions[] = {{ngx_string("deny"), NGX_HTTP_
                                                   {ngx_null_string, 0}};
 
 static ngx_conf_post_handler_pt ngx_http_csrf_status_p = ngx_http_csrf_status;
+static ngx_conf_num_bounds_t ngx_http_csrf_issue_version_p = {ngx_conf_check_num_bounds, 2, 3};
 
 #define NGX_HTTP_CSRF_CONF (NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF)
 
@@ -81,6 +82,9 @@ static ngx_command_t ngx_http_csrf_commands[] = {
 
     {ngx_string("csrf_status"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_num_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, status), &ngx_http_csrf_status_p},
+
+    {ngx_string("csrf_issue_version"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_num_slot,
+     NGX_HTTP_LOC_CONF_OFFSET, offsetof(ngx_http_csrf_loc_conf_t, issue_version), &ngx_http_csrf_issue_version_p},
 
     {ngx_string("csrf_max_age"), NGX_HTTP_CSRF_CONF | NGX_CONF_TAKE1, ngx_conf_set_sec_slot, NGX_HTTP_LOC_CONF_OFFSET,
      offsetof(ngx_http_csrf_loc_conf_t, max_age), NULL},
@@ -190,6 +194,7 @@ static void *ngx_http_csrf_create_loc_conf(ngx_conf_t *cf)
 	conf->unsafe_get = NGX_CONF_UNSET;
 	conf->status = NGX_CONF_UNSET;
 	conf->max_age = NGX_CONF_UNSET;
+	conf->issue_version = NGX_CONF_UNSET;
 	conf->form_action_csp = NGX_CONF_UNSET;
 	conf->referrer_same_origin = NGX_CONF_UNSET;
 	conf->retry_token = NGX_CONF_UNSET;
@@ -382,6 +387,11 @@ static csrf_ctx *ngx_http_csrf_configure(ngx_conf_t *cf, ngx_http_csrf_loc_conf_
 	csrf_ctx_set_unsafe_get(ctx, (int)conf->unsafe_get);
 	csrf_ctx_set_body_max(ctx, conf->body_max);
 	csrf_ctx_set_max_age(ctx, (uint32_t)conf->max_age);
+	rc = csrf_ctx_set_issue_version(ctx, (unsigned)conf->issue_version);
+	if (rc != CSRF_OK) {
+		ngx_http_csrf_config_error(cf, ctx, "csrf_issue_version", rc);
+		return NULL;
+	}
 	csrf_ctx_set_form_action_csp(ctx, (int)conf->form_action_csp);
 	csrf_ctx_set_referrer_same_origin(ctx, (int)conf->referrer_same_origin);
 	csrf_ctx_set_retry_token(ctx, (int)conf->retry_token);
@@ -431,8 +441,8 @@ static char *ngx_http_csrf_build_ctx(ngx_conf_t *cf, ngx_http_csrf_loc_conf_t *p
 	if (prev->ctx && prev->mode == conf->mode && prev->action == conf->action &&
 	    prev->unsafe_get == conf->unsafe_get && prev->trusted == conf->trusted &&
 	    prev->body_max == conf->body_max && prev->max_age == conf->max_age &&
-	    prev->form_action_csp == conf->form_action_csp && prev->retry_token == conf->retry_token &&
-	    prev->referrer_same_origin == conf->referrer_same_origin &&
+	    prev->issue_version == conf->issue_version && prev->form_action_csp == conf->form_action_csp &&
+	    prev->retry_token == conf->retry_token && prev->referrer_same_origin == conf->referrer_same_origin &&
 	    ngx_http_csrf_same_str(&prev->origin, &conf->origin) &&
 	    ngx_http_csrf_same_str(&prev->key_file, &conf->key_file) && prev->session_cookie == conf->session_cookie) {
 		conf->ctx = prev->ctx;
@@ -495,6 +505,7 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
 	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
+	ngx_conf_merge_value(conf->issue_version, prev->issue_version, 3);
 	ngx_conf_merge_value(conf->form_action_csp, prev->form_action_csp, 0);
 	ngx_conf_merge_value(conf->referrer_same_origin, prev->referrer_same_origin, 0);
 	ngx_conf_merge_value(conf->retry_token, prev->retry_token, 0);

@@ -70,7 +70,7 @@ CSRF_API void csrf_ctx_free(csrf_ctx *ctx)
 	}
 	csrfi_free(ctx, ctx->exempt);
 	for (size_t i = 0; i < ctx->ring.n; i++)
-		csrfi_mac_wipe(&ctx->ring.keys[i].mac);
+		csrfi_key_slot_wipe(&ctx->ring.keys[i]);
 	pthread_rwlock_destroy(&ctx->ring_lock);
 	csrf_allocator a = ctx->alloc;
 	csrfi_wipe(ctx, sizeof *ctx);

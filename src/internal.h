@@ -129,6 +129,12 @@ void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len);
 /* MAC over the concatenation of up to 4 parts (NULL/0 parts skipped). */
 void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2, size_t n2, const void *p3, size_t n3,
                const void *p4, size_t n4, uint8_t out[CSRF_MAC_LEN]);
+/* out = the states of the subkey MAC(parent, label) (a NUL-terminated
+ * label that no other message parent MACs equals): a key of its own for
+ * one purpose, derived once when the parent key is loaded (token.c's
+ * version 3 tags and cookies). The subkey itself is wiped; only its
+ * states remain. */
+void csrfi_mac_derive(const csrfi_mac_key *parent, const char *label, csrfi_mac_key *out);
 void csrfi_mac_wipe(csrfi_mac_key *k);
 /* The key's memo into out[8]: 1, or 0 when it was not computed yet. */
 static inline int csrfi_mac_memo_get(const csrfi_mac_key *k, uint8_t out[8])
@@ -272,7 +278,11 @@ csrf_slice csrfi_trim(csrf_slice s);
 typedef struct {
 	uint32_t id;
 	int64_t created;
-	csrfi_mac_key mac;
+	csrfi_mac_key mac; /* the key: binds, version 1 and 2 tags, version 2 cookies */
+	/* its subkeys (token.c, csrfi_key_slot_init): version 3 tags and
+	 * cookies, whose messages then fit one SHA-256 block */
+	csrfi_mac_key tag_mac;
+	csrfi_mac_key cookie_mac;
 } csrfi_key_slot;
 
 typedef struct {
@@ -298,6 +308,7 @@ struct csrf_ctx {
 	int form_action_csp;      /* response.c */
 	int referrer_same_origin; /* response.c: the injector raises no-referrer metas */
 	uint32_t max_age;
+	int issue_v2; /* token.c: issue version 2 tokens and cookies, not 3 */
 	size_t body_max;
 
 	int has_self;
@@ -340,6 +351,10 @@ csrf_reason csrfi_config_error(csrf_ctx *ctx, csrf_reason code, const char *fmt,
 
 /* Key ring access under the read lock (keyring.c). */
 const csrfi_key_slot *csrfi_ring_find(const csrfi_keyring *ring, uint32_t id);
+/* A slot for a key: its states and its subkeys' (token.c knows their
+ * labels); and the wipe of all of them, wherever a key leaves. */
+void csrfi_key_slot_init(csrfi_key_slot *slot, uint32_t id, int64_t created, const uint8_t key[CSRF_KEY_LEN]);
+void csrfi_key_slot_wipe(csrfi_key_slot *slot);
 
 /* Current unix time when now == 0. */
 int64_t csrfi_now(int64_t now);

@@ -4,7 +4,9 @@
  * added or generated at configuration time, and the atomic reload of a
  * whole ring from a key file. The ring is read under ctx->ring_lock's
  * read lock and replaced under its write lock; keys are held only as
- * precomputed HMAC states and wiped when they leave the ring.
+ * precomputed HMAC states, each beside its two subkeys' (token.c,
+ * csrfi_key_slot_init), and all three are wiped when the key leaves the
+ * ring (csrfi_key_slot_wipe: a retired key at a reload, csrf_ctx_free).
  *
  * Signing rule: a key file must flag exactly one key "sign". With
  * csrf_ctx_add_key the key added with signing != 0 signs; the first key
@@ -27,7 +29,7 @@ const csrfi_key_slot *csrfi_ring_find(const csrfi_keyring *ring, uint32_t id)
 static void ring_wipe(csrfi_keyring *ring)
 {
 	for (size_t i = 0; i < ring->n; i++)
-		csrfi_mac_wipe(&ring->keys[i].mac);
+		csrfi_key_slot_wipe(&ring->keys[i]);
 	csrfi_wipe(ring, sizeof *ring);
 }
 
@@ -50,10 +52,7 @@ CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t 
 	} else if (ctx->ring.n == CSRF_KEYS_MAX) {
 		r = csrfi_config_error(ctx, CSRF_ERR_CONFIG, "the key ring is full (%d keys)", CSRF_KEYS_MAX);
 	} else {
-		csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.n];
-		slot->id = id;
-		slot->created = csrfi_now(0);
-		csrfi_mac_init(&slot->mac, key, CSRF_KEY_LEN);
+		csrfi_key_slot_init(&ctx->ring.keys[ctx->ring.n], id, csrfi_now(0), key);
 		if (signing || ctx->ring.n == 0)
 			ctx->ring.signing = ctx->ring.n;
 		ctx->ring.n++;
@@ -100,11 +99,8 @@ CSRF_API csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path)
 
 	/* Build the whole new ring before touching the old one. */
 	memset(&ring, 0, sizeof ring);
-	for (size_t i = 0; i < d.n; i++) {
-		ring.keys[i].id = d.keys[i].id;
-		ring.keys[i].created = d.keys[i].created;
-		csrfi_mac_init(&ring.keys[i].mac, d.keys[i].key, CSRF_KEY_LEN);
-	}
+	for (size_t i = 0; i < d.n; i++)
+		csrfi_key_slot_init(&ring.keys[i], d.keys[i].id, d.keys[i].created, d.keys[i].key);
 	ring.n = d.n;
 	ring.signing = d.signing;
 	csrfi_keyfile_data_wipe(&d);

@@ -64,6 +64,15 @@ void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2
 	csrfi_wipe(inner_hash, sizeof inner_hash);
 }
 
+void csrfi_mac_derive(const csrfi_mac_key *parent, const char *label, csrfi_mac_key *out)
+{
+	uint8_t sub[CSRF_MAC_LEN];
+
+	csrfi_mac(parent, label, strlen(label), NULL, 0, NULL, 0, NULL, 0, sub);
+	csrfi_mac_init(out, sub, sizeof sub);
+	csrfi_wipe(sub, sizeof sub);
+}
+
 void csrfi_mac_wipe(csrfi_mac_key *k)
 {
 	if (k)

@@ -8,52 +8,71 @@
  * SHA extensions (faster here than libsodium's HMAC; the figures are in
  * bench/RESULTS.md), or the built-in one (sha256.c) of a router build. It is
  * used through precomputed inner and outer SHA-256 states (mac.c), so a
- * verify allocates nothing and costs three SHA-256 compressions. Secrets
- * and masks come from the kernel's getrandom (random.c). libsodium is used
- * only for Argon2id (re-authentication, another file). Comparisons of MACs
- * are constant time (csrfi_ct_eq_words).
+ * MAC allocates nothing and costs its message's blocks plus one
+ * compression. Secrets and masks come from the kernel's getrandom
+ * (random.c). libsodium is used only for Argon2id (re-authentication,
+ * another file). Comparisons of MACs are constant time (csrfi_ct_eq_words).
  *
- * Raw token, version 2 (issued), CSRF_TOKEN_RAW_LEN = 38 bytes:
- *   version(1) = 2 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
+ * Subkeys. When a key k joins the ring (csrfi_key_slot_init: csrf_ctx_add_key,
+ * a key file's load or reload) two subkeys are derived from it and kept
+ * beside it as precomputed states, wiped with it:
+ *   tk = MAC_k("libcsrf token v3")    ck = MAC_k("libcsrf cookie v3")
+ * Each serves one purpose, so its messages need no label: version 3's tag
+ * without a session and its cookie fit one SHA-256 block (55 bytes at
+ * most), and a verify costs two compressions instead of three. A fleet
+ * sharing a key file derives the same subkeys on every server.
+ *
+ * Raw token, version 3 (issued), CSRF_TOKEN_RAW_LEN = 38 bytes:
+ *   version(1) = 3 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
  *   bind(8) | tag(16)
  *   bind = MAC_k("libcsrf bind v1" || len(sid) || sid)[0..8)
+ *   tag  = MAC_tk(bytes 0..21 || secret)[0..16)                  sid empty
+ *          MAC_tk(bytes 0..21 || secret || len(sid) || sid)[0..16) otherwise
+ * Version 2 (verified, issued before), the same layout and length:
  *   tag  = MAC_k("libcsrf token v2" || secret || bytes 0..21 || len(sid) || sid)[0..16)
- * Version 1 (verified, no longer issued), 54 bytes: the same fields, the
- * whole 32-byte MAC as its tag, under the label "libcsrf token v1".
- * len(sid) is 4 bytes big endian, so part boundaries are unambiguous.
+ * Version 1 (verified), 54 bytes: the same fields, the whole 32-byte MAC
+ * as its tag, under the label "libcsrf token v1".
+ * len(sid) is 4 bytes big endian, so part boundaries are unambiguous; a
+ * version 3 message is 54 bytes without a session and at least 59 with.
  * The tag covers the bind, so a verified tag vouches for it: verify
  * computes one MAC, and the bind only to explain a failure. The bind to
  * no session (sid empty: no session cookie configured) depends on the key
  * alone, so it is computed once a key and kept (csrfi_mac_key.memo): an
- * issue then costs the tag's MAC only.
+ * issue then costs the tag's MAC only (two compressions).
  * The masked form is base64url(pad || raw ^ pad), pad as long as raw,
  * fresh random bytes (public by construction, so cut from a per-thread
  * block of CSPRNG output): 102 characters (version 1: 144); the unmasked
- * form is base64url(raw): 51 (72). The four lengths differ, so a token's
- * length says its version, and its version byte must agree. The bind lets
- * verify tell a token of another session from a forged one.
- * Why 128 bits of tag are enough: docs/architecture.md, "Tokens and
- * cookies".
+ * form is base64url(raw): 51 (72). The length says the layout and the
+ * form, the version byte which version of that layout (1 at version 1's
+ * lengths, 2 or 3 at the others); any other byte is malformed. The bind
+ * lets verify tell a token of another session from a forged one.
+ * Why 128 bits of tag are enough, and why the subkeys separate what the
+ * labels did: docs/architecture.md, "Tokens and cookies".
  *
  * Secret cookie, 77 bytes, base64url 103 characters:
- *   version(1) = 2 | key id(4, BE) | issued-at(8, BE) | secret(32) |
- *   MAC_k("libcsrf cookie v2" || bytes 0..44)
+ *   version(1) = 3 | key id(4, BE) | issued-at(8, BE) | secret(32) |
+ *   MAC_ck(bytes 0..44)
+ * Version 2 (verified, issued before): version byte 2 and
+ * MAC_k("libcsrf cookie v2" || bytes 0..44).
  * The issue time lets a maximum age retire a leaked cookie as it retires
  * a leaked token.
  */
 #include "internal.h"
 
-#define TOKEN_VERSION 2
+#define TOKEN_VERSION 3 /* issued: the tag under the key's tag subkey */
+#define TOKEN_V2 2      /* verified: the tag under the key, labelled */
 #define TOKEN_V1 1
 #define BIND_OFF 14
 #define BIND_LEN 8
 #define TAG_OFF 22
-#define TAG_LEN 16    /* version 2: HMAC-SHA256 truncated to 128 bits */
+#define TAG_LEN 16    /* versions 2 and 3: HMAC-SHA256 truncated to 128 bits */
 #define V1_RAW_LEN 54 /* version 1: the whole MAC as tag */
 #define MASKED_MAX (2 * V1_RAW_LEN)
 #define SKEW_SECONDS 300 /* how far in the future an issue time may be */
+#define SID_INLINE 64    /* a session id up to this long joins the tag's message buffer */
 
-#define COOKIE_VERSION 2
+#define COOKIE_VERSION 3 /* issued: signed with the key's cookie subkey */
+#define COOKIE_V2 2      /* verified: signed with the key, labelled */
 #define COOKIE_IAT_OFF 5
 #define COOKIE_SECRET_OFF 13
 #define COOKIE_SIGNED 45 /* version, key id, issued-at, secret */
@@ -63,11 +82,21 @@
 #define FIELD_HASH_BYTES 6
 
 static const char label_bind[] = "libcsrf bind v1";
-static const char label_token[] = "libcsrf token v2";
+static const char label_token_v2[] = "libcsrf token v2";
 static const char label_token_v1[] = "libcsrf token v1";
-static const char label_cookie[] = "libcsrf cookie v2";
+static const char label_cookie_v2[] = "libcsrf cookie v2";
 static const char label_field[] = "libcsrf field v1";
+/* The subkeys' derivations: MAC_k of exactly these bytes, a message no
+ * other MAC under k is (the labelled ones are longer) */
+static const char label_tag_key[] = "libcsrf token v3";
+static const char label_cookie_key[] = "libcsrf cookie v3";
 
+/* One SHA-256 block holds a message of 55 bytes at most (a 0x80 byte and
+ * the 8-byte length follow it): the version 3 tag's message without a
+ * session, and the version 3 cookie's. */
+#define ONE_BLOCK 55
+_Static_assert(TAG_OFF + CSRF_SECRET_LEN <= ONE_BLOCK, "version 3 tag in one block");
+_Static_assert(COOKIE_SIGNED <= ONE_BLOCK, "version 3 cookie in one block");
 _Static_assert(TAG_OFF + TAG_LEN == CSRF_TOKEN_RAW_LEN, "token layout");
 _Static_assert(TAG_LEN % 8 == 0 && CSRF_MAC_LEN % 8 == 0 && BIND_LEN % 8 == 0, "compared in words");
 _Static_assert(TAG_OFF + CSRF_MAC_LEN == V1_RAW_LEN, "version 1 token layout");
@@ -78,6 +107,21 @@ _Static_assert(CSRF_B64_ENC_LEN(V1_RAW_LEN) == 72, "version 1 unmasked token len
 _Static_assert(CSRF_B64_ENC_LEN(COOKIE_RAW) == CSRF_SECRET_COOKIE_LEN, "cookie length");
 _Static_assert(COOKIE_SECRET_OFF + CSRF_SECRET_LEN == COOKIE_SIGNED, "cookie layout");
 _Static_assert(sizeof FIELD_PREFIX - 1 + 2 * FIELD_HASH_BYTES <= CSRF_FIELD_NAME_MAX, "field name length");
+
+void csrfi_key_slot_init(csrfi_key_slot *slot, uint32_t id, int64_t created, const uint8_t key[CSRF_KEY_LEN])
+{
+	slot->id = id;
+	slot->created = created;
+	csrfi_mac_init(&slot->mac, key, CSRF_KEY_LEN);
+	/* once a key, here: a MAC then starts from the subkey's states */
+	csrfi_mac_derive(&slot->mac, label_tag_key, &slot->tag_mac);
+	csrfi_mac_derive(&slot->mac, label_cookie_key, &slot->cookie_mac);
+}
+
+void csrfi_key_slot_wipe(csrfi_key_slot *slot)
+{
+	csrfi_wipe(slot, sizeof *slot); /* the key's states and its subkeys' */
+}
 
 static void put_be32(uint8_t *p, uint32_t v)
 {
@@ -134,29 +178,50 @@ static void compute_bind(const csrfi_mac_key *k, const char *sid, size_t sid_len
 	csrfi_wipe(mac, sizeof mac);
 }
 
-/* The MAC a tag is cut from; it covers everything before the tag:
- * header and bind. label: the version's. */
-static void compute_tag(const csrfi_mac_key *k, const char *label, const uint8_t secret[CSRF_SECRET_LEN],
-                        const uint8_t hdr[TAG_OFF], const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
+/* MAC_k(msg[0..n) || len(sid) || sid); msg has room for 4 + SID_INLINE
+ * bytes more, so that a short session id (as they are) joins it: one
+ * hash update. */
+static void mac_with_sid(const csrfi_mac_key *k, uint8_t *msg, size_t n, const char *sid, size_t sid_len,
+                         uint8_t out[CSRF_MAC_LEN])
 {
-	/* label, secret, header, len(sid) and (when short, as session ids
-	 * are) sid in one piece: one hash update */
-	enum { FIXED = sizeof label_token - 1 + CSRF_SECRET_LEN + TAG_OFF + 4, SID_INLINE = 64 };
-	uint8_t msg[FIXED + SID_INLINE];
-	size_t n = FIXED;
-
-	_Static_assert(sizeof label_token == sizeof label_token_v1, "labels of one length");
-	memcpy(msg, label, sizeof label_token - 1);
-	memcpy(msg + sizeof label_token - 1, secret, CSRF_SECRET_LEN);
-	memcpy(msg + sizeof label_token - 1 + CSRF_SECRET_LEN, hdr, TAG_OFF);
-	put_be32(msg + FIXED - 4, (uint32_t)sid_len);
+	put_be32(msg + n, (uint32_t)sid_len);
+	n += 4;
 	if (sid_len <= SID_INLINE) {
 		if (sid_len)
-			memcpy(msg + FIXED, sid, sid_len);
+			memcpy(msg + n, sid, sid_len);
 		n += sid_len;
 		sid_len = 0;
 	}
 	csrfi_mac(k, msg, n, sid, sid_len, NULL, 0, NULL, 0, out);
+}
+
+/* The MAC a tag is cut from; it covers everything before the tag
+ * (header and bind), the secret and the session, as the version says.
+ * Version 3: MAC_tk(header || secret), and || len(sid) || sid only when
+ * a session is bound, so that the message without one (54 bytes) is one
+ * block; the two shapes differ in length (54, at least 59), so neither
+ * reads as the other. Versions 1 and 2: MAC_k(label || secret ||
+ * header || len(sid) || sid). */
+static void compute_tag(const csrfi_key_slot *slot, int version, const uint8_t secret[CSRF_SECRET_LEN],
+                        const uint8_t hdr[TAG_OFF], const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
+{
+	enum { LABEL = sizeof label_token_v2 - 1, FIXED = LABEL + CSRF_SECRET_LEN + TAG_OFF };
+	uint8_t msg[FIXED + 4 + SID_INLINE];
+
+	_Static_assert(sizeof label_token_v2 == sizeof label_token_v1, "labels of one length");
+	if (version == TOKEN_VERSION) {
+		memcpy(msg, hdr, TAG_OFF);
+		memcpy(msg + TAG_OFF, secret, CSRF_SECRET_LEN);
+		if (sid_len == 0)
+			csrfi_mac(&slot->tag_mac, msg, TAG_OFF + CSRF_SECRET_LEN, NULL, 0, NULL, 0, NULL, 0, out);
+		else
+			mac_with_sid(&slot->tag_mac, msg, TAG_OFF + CSRF_SECRET_LEN, sid, sid_len, out);
+	} else {
+		memcpy(msg, version == TOKEN_V1 ? label_token_v1 : label_token_v2, LABEL);
+		memcpy(msg + LABEL, secret, CSRF_SECRET_LEN);
+		memcpy(msg + LABEL + CSRF_SECRET_LEN, hdr, TAG_OFF);
+		mac_with_sid(&slot->mac, msg, FIXED, sid, sid_len, out);
+	}
 	csrfi_wipe(msg, sizeof msg); /* whole: a few stores, no memset call */
 }
 
@@ -190,12 +255,12 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 		return CSRF_ERR_CONFIG;
 	}
 	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
-	raw[0] = TOKEN_VERSION;
+	raw[0] = ctx->issue_v2 ? TOKEN_V2 : TOKEN_VERSION;
 	raw[1] = 0;
 	put_be32(raw + 2, slot->id);
 	put_be64(raw + 6, (uint64_t)now);
 	compute_bind(&slot->mac, sid, sid_len, raw + BIND_OFF);
-	compute_tag(&slot->mac, label_token, secret, raw, sid, sid_len, mac);
+	compute_tag(slot, raw[0], secret, raw, sid, sid_len, mac);
 	ring_unlock(ctx);
 	memcpy(raw + TAG_OFF, mac, TAG_LEN);
 	csrfi_wipe(mac, sizeof mac);
@@ -241,17 +306,15 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 		return CSRF_ERR_ARG;
 	if (!token)
 		return CSRF_TOKEN_MALFORMED;
-	/* the length says the version and the form (masked or not) */
+	/* the length says the layout and the form (masked or not) */
 	switch (token_len) {
 	case CSRF_TOKEN_LEN:
 	case CSRF_TOKEN_UNMASKED_LEN:
-		version = TOKEN_VERSION;
 		raw_len = CSRF_TOKEN_RAW_LEN;
 		tag_len = TAG_LEN;
 		break;
 	case CSRF_TOKEN_MAX_LEN:
 	case CSRF_B64_ENC_LEN(V1_RAW_LEN):
-		version = TOKEN_V1;
 		raw_len = V1_RAW_LEN;
 		tag_len = CSRF_MAC_LEN;
 		break;
@@ -265,7 +328,11 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	else
 		memcpy(raw, buf, raw_len);
 
-	if (raw[0] != version || raw[1] != 0)
+	/* and the version byte which of the layout's versions: 1 at its
+	 * length, 2 or 3 at theirs; any other is malformed */
+	version = raw[0];
+	if (raw[1] != 0 ||
+	    !(raw_len == V1_RAW_LEN ? version == TOKEN_V1 : version == TOKEN_V2 || version == TOKEN_VERSION))
 		return CSRF_TOKEN_MALFORMED;
 
 	if (ring_rdlock(ctx) != 0)
@@ -275,7 +342,7 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 		ring_unlock(ctx);
 		return CSRF_UNKNOWN_KEY;
 	}
-	compute_tag(&slot->mac, version == TOKEN_V1 ? label_token_v1 : label_token, secret, raw, sid, sid_len, tag);
+	compute_tag(slot, version, secret, raw, sid, sid_len, tag);
 	tag_ok = csrfi_ct_eq_words(tag, raw + TAG_OFF, tag_len);
 	bind_ok = 1;
 	if (!tag_ok) {
@@ -301,6 +368,15 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 		return CSRF_TOKEN_EXPIRED;
 	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age)
 		return CSRF_TOKEN_EXPIRED;
+	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version)
+{
+	_Static_assert(TOKEN_V2 == COOKIE_V2 && TOKEN_VERSION == COOKIE_VERSION, "one version number for both");
+	if (!ctx || (version != TOKEN_V2 && version != TOKEN_VERSION))
+		return CSRF_ERR_ARG;
+	ctx->issue_v2 = version == TOKEN_V2;
 	return CSRF_OK;
 }
 
@@ -346,6 +422,18 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	return CSRF_OK;
 }
 
+/* The signature of a cookie's first COOKIE_SIGNED bytes, as its version
+ * byte (2 or 3) says: version 3 MAC_ck(bytes 0..44), one block; version
+ * 2 MAC_k("libcsrf cookie v2" || bytes 0..44). */
+static void cookie_sign(const csrfi_key_slot *slot, const uint8_t buf[COOKIE_SIGNED], uint8_t out[CSRF_MAC_LEN])
+{
+	if (buf[0] == COOKIE_VERSION)
+		csrfi_mac(&slot->cookie_mac, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, NULL, 0, out);
+	else
+		csrfi_mac(&slot->mac, label_cookie_v2, sizeof label_cookie_v2 - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0,
+		          out);
+}
+
 csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], int64_t now,
                                           char *out, size_t cap)
 {
@@ -364,12 +452,11 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
 		return CSRF_ERR_CONFIG;
 	}
 	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
-	buf[0] = COOKIE_VERSION;
+	buf[0] = ctx->issue_v2 ? COOKIE_V2 : COOKIE_VERSION;
 	put_be32(buf + 1, slot->id);
 	put_be64(buf + COOKIE_IAT_OFF, (uint64_t)now);
 	memcpy(buf + COOKIE_SECRET_OFF, secret, CSRF_SECRET_LEN);
-	csrfi_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0,
-	          buf + COOKIE_SIGNED);
+	cookie_sign(slot, buf, buf + COOKIE_SIGNED);
 	ring_unlock(ctx);
 
 	csrfi_b64url_encode(buf, sizeof buf, out);
@@ -392,7 +479,8 @@ static csrf_reason cookie_open(const char *value, size_t len, uint8_t buf[COOKIE
 	size_t got;
 	if (!value || len != CSRF_SECRET_COOKIE_LEN)
 		return CSRF_SECRET_INVALID;
-	if (csrfi_b64url_decode(value, len, buf, COOKIE_RAW, &got) != CSRF_OK || buf[0] != COOKIE_VERSION) {
+	if (csrfi_b64url_decode(value, len, buf, COOKIE_RAW, &got) != CSRF_OK ||
+	    (buf[0] != COOKIE_VERSION && buf[0] != COOKIE_V2)) {
 		csrfi_wipe(buf, COOKIE_RAW);
 		return CSRF_SECRET_INVALID;
 	}
@@ -433,7 +521,7 @@ csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value
 		csrfi_wipe(buf, sizeof buf);
 		return CSRF_UNKNOWN_KEY;
 	}
-	csrfi_mac(&slot->mac, label_cookie, sizeof label_cookie - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, mac);
+	cookie_sign(slot, buf, mac);
 	ring_unlock(ctx);
 
 	ok = csrfi_ct_eq_words(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);

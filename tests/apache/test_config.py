@@ -27,6 +27,7 @@ CSRFBodyMax 64k
 CSRFUnsafeGet Off
 CSRFStatus 403
 CSRFMaxAge 12h
+CSRFIssueVersion 3
 CSRFFormActionCSP Off
 CSRFReferrerSameOrigin On
 CSRFRetryToken On
@@ -65,6 +66,8 @@ BAD = [
     ("CSRFStatus 403x", "CSRFStatus"),
     ("CSRFMaxAge -1", "CSRFMaxAge"),
     ("CSRFMaxAge 1w", "CSRFMaxAge"),
+    ("CSRFIssueVersion 1", "CSRFIssueVersion"),
+    ("CSRFIssueVersion 4", "CSRFIssueVersion"),
     ("CSRFExempt POST relative", "CSRFExempt"),
     ("CSRFExempt /a?b", "CSRFExempt"),
     ("CSRFInject sometimes", "CSRFInject"),

@@ -6,6 +6,7 @@ environment (HTTPS, REMOTE_USER, the session cookie of a login), the modes
 and switches, bad input, and what is kept of the program (exit status,
 standard error)."""
 
+import base64
 import os
 import select
 import subprocess
@@ -80,6 +81,10 @@ class ConfigTest(Direct):
         ("max_age -1\n", ":4: max_age takes seconds"),
         ("max_age 4294967296\n", ":4: max_age takes seconds"),
         ("max_age 0100\n", ":4: max_age takes seconds"),
+        ("issue_version 1\n", ":4: issue_version takes 2 or 3"),
+        ("issue_version 4\n", ":4: issue_version takes 2 or 3"),
+        ("issue_version 02\n", ":4: issue_version takes 2 or 3"),
+        ("issue_version 3\nissue_version 2\n", ":5: issue_version is duplicate"),
         ("origin http://other.example\n", ":4: origin is duplicate"),
         ("mode both\nmode token\n", ":5: mode is duplicate"),
         ("x" * 2000 + "\n", ":4: line longer than 1024 bytes"),
@@ -214,6 +219,30 @@ class RequestTest(Direct):
         self.assertEqual(len(cookie), 1)
         self.assertTrue(cookie[0].startswith("__Host-csrf_secret="), "no __Host- prefix over HTTPS")
         self.assertIn("Secure", cookie[0])
+
+    def test_issue_version_held_at_two_through_an_upgrade(self):
+        """A fleet's upgrade: issue_version 2 issues what the previous
+        release reads (tokens and cookies of version 2); back at the
+        default, version 3, and what was issued at 2 still passes."""
+        def version(value):
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+            return raw[0] if len(raw) == 77 else raw[0] ^ raw[len(raw) // 2]  # a cookie, or pad || raw ^ pad
+
+        def post(cookie, field, token):
+            body = ("%s=%s" % (field, token)).encode()
+            rc, r, err = self.run_cgi("POST", stdin=body, env={"CONTENT_TYPE": FORM, "HTTP_COOKIE": cookie})
+            return r.status, err
+
+        issued = {}
+        for lines, want in ((["issue_version 2"], 2), ([], 3)):
+            self.site.lines = lines
+            self.site.configure(ORIGIN)
+            cookie, field, token = self.tokens()
+            self.assertEqual((version(cookie.split("=", 1)[1]), version(token)), (want, want))
+            issued[want] = (cookie, field, token)
+            for v in issued:
+                status, err = post(*issued[v])
+                self.assertEqual(status, 200, "version %d after issuing %d: %s" % (v, want, err))
 
     def test_remote_user_binds_tokens(self):
         cookie, field, token = self.tokens({"REMOTE_USER": "admin"})

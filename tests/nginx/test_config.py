@@ -6,6 +6,7 @@ key of a server without one is warned about, directives inherit; several
 csrf_session_cookie names bind (a planted second name cannot take the
 binding over), and a session cookie never seen is warned about once."""
 
+import base64
 import os
 import re
 import secrets
@@ -60,6 +61,8 @@ class ConfigTest(unittest.TestCase):
             ("mode", "csrf on; csrf_mode sometimes;", "invalid value \"sometimes\""),
             ("action", "csrf on; csrf_action block;", "invalid value \"block\""),
             ("status", "csrf on; csrf_status 200;", "between 400 and 599"),
+            ("issue version 1", "csrf on; csrf_issue_version 1;", "between 2 and 3"),
+            ("issue version 4", "csrf on; csrf_issue_version 4;", "between 2 and 3"),
             ("flag", "csrf maybe;", "csrf"),
             ("body max", "csrf on; csrf_body_max lots;", "csrf_body_max"),
             ("key file missing", "csrf on; csrf_key_file /nonexistent/csrf.keys;", "csrf_key_file"),
@@ -89,7 +92,7 @@ class ConfigTest(unittest.TestCase):
             ("everything", "csrf on; csrf_mode both; csrf_origin https://app.example:8443; "
              "csrf_trusted_origin https://partner.example; csrf_trusted_origin http://127.0.0.1:9; "
              "csrf_session_cookie SESSID; csrf_inject on; csrf_action log; csrf_body_max 64k; "
-             "csrf_unsafe_get on; csrf_status 419;"),
+             "csrf_unsafe_get on; csrf_status 419; csrf_issue_version 2;"),
             ("session cookie per scheme", "csrf on; csrf_session_cookie phpMyAdmin phpMyAdmin_https;"),
             ("four session cookies", "csrf on; csrf_session_cookie a b c d;"),
             ("origins as browsers spell them", "csrf on; csrf_origin http://Wiki.LAN.:80; "
@@ -132,6 +135,51 @@ class ConfigTest(unittest.TestCase):
                     self.assertEqual(r.status, status)
         finally:
             a.cleanup()
+
+    def test_fleet_at_two_issue_versions(self):
+        """A fleet half way through its upgrade: one server holds the issue
+        at version 2 (csrf_issue_version 2, set in its server block), one
+        issues 3 (the default, or a location's csrf_issue_version 3 below a
+        server at 2), one key file. A user the balancer moves between them
+        keeps the secret cookie of wherever they started and every page
+        either served passes on all three; each issues its own version."""
+        def version(value):
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+            return raw[0] if len(raw) == 77 else raw[0] ^ raw[len(raw) // 2]  # a cookie, or pad || raw ^ pad
+
+        kf = "csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;"
+        n = T.Nginx(server(kf + " csrf_issue_version 2;", "{port0}") + server(kf, "{port1}") +
+                    server(kf + " csrf_issue_version 2; location /v3/ {{ csrf_issue_version 3; }}", "{port2}"), ports=3)
+        try:
+            key_file(n.path("csrf.keys"), [(1, True)])
+            n.write("www/index.html", "<html><head></head><body></body></html>")
+            n.write("www/v3/index.html", "<html><head></head><body></body></html>")
+            n.start()
+            p0, p1, p2 = n.ports
+
+            def post(port, cookie, token):
+                return T.request(port, "POST", "/", [("Origin", "http://127.0.0.1:%d" % port), ("Cookie", cookie),
+                                                     ("X-CSRF-Token", token)], b"x").status
+
+            for first, other in ((p0, p1), (p1, p0)):
+                cookie, _, token = T.session_tokens(first)
+                pages = [(first, token)]
+                for port in (other, first, p2):
+                    c, _, t = T.session_tokens(port, cookie=cookie)
+                    self.assertEqual(c, cookie, "a valid secret cookie is kept, whichever version signed it")
+                    pages.append((port, t))
+                c, _, t = T.session_tokens(p2, "/v3/", cookie=cookie)
+                pages.append((p2, t))
+                want = {p0: 2, p1: 3, p2: 2}
+                self.assertEqual(version(cookie.split("=", 1)[1]), want[first])
+                self.assertEqual([version(t) for _, t in pages], [want[first], want[other], want[first], 2, 3])
+                for served, token in pages:
+                    for port in (p0, p1, p2):
+                        with self.subTest(first=first, served=served, to=port):
+                            # a static location: past the check nginx answers 405
+                            self.assertEqual(post(port, cookie, token), 405)
+        finally:
+            n.cleanup()
 
     def test_reload_rotated_key_file(self):
         # a rotation: the old key stays in the file (verifying), a new one signs

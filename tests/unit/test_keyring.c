@@ -342,6 +342,121 @@ static void test_reload_while_verifying(void **state)
 	csrf_ctx_free(ctx);
 }
 
+/* 1 when n bytes at p are all zero. */
+static int all_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/* Two keys' states are the same key when they MAC alike, messages of
+ * one block and of two (the states' raw bytes are no test: the
+ * builtin SHA-256 leaves its buffer unwritten after a whole block, so
+ * they differ where nothing reads them). */
+static void assert_same_key(const csrfi_mac_key *got, const csrfi_mac_key *want)
+{
+	static const char msg[] = "a message of more than one SHA-256 block, so that the inner state, the outer "
+	                          "one and the lengths they absorbed all count";
+	static const size_t lens[] = {1, 55, 56, sizeof msg - 1}; /* one block, the padding's, two */
+	uint8_t a[CSRF_MAC_LEN], b[CSRF_MAC_LEN];
+	_Static_assert(sizeof msg - 1 > 64, "two blocks");
+	for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		csrfi_mac(got, msg, lens[i], NULL, 0, NULL, 0, NULL, 0, a);
+		csrfi_mac(want, msg, lens[i], NULL, 0, NULL, 0, NULL, 0, b);
+		assert_memory_equal(a, b, sizeof a);
+	}
+}
+
+/* The states of MAC(key, label) as a key: what a subkey must be. */
+static void derived(const uint8_t key[CSRF_KEY_LEN], const char *label, csrfi_mac_key *out)
+{
+	csrfi_mac_key k;
+	uint8_t sub[CSRF_MAC_LEN];
+	csrfi_mac_init(&k, key, CSRF_KEY_LEN);
+	csrfi_mac(&k, label, strlen(label), NULL, 0, NULL, 0, NULL, 0, sub);
+	csrfi_mac_init(out, sub, sizeof sub);
+	csrfi_mac_wipe(&k);
+}
+
+/* A free that looks whether the context was wiped before: every key and
+ * subkey state. */
+typedef struct {
+	const void *ctx;
+	int unwiped;
+} free_watch;
+
+static void free_checking_wiped(void *p, void *ud)
+{
+	free_watch *w = ud;
+	if (p == w->ctx && !all_zero(p, sizeof(csrf_ctx)))
+		w->unwiped++;
+	free(p);
+}
+
+static void *plain_alloc(size_t n, void *ud)
+{
+	(void)ud;
+	return malloc(n);
+}
+
+/* A key's subkeys (token and cookie version 3) are derived where the key
+ * joins the ring, by hand or from a file, again at each reload (the same
+ * id with other bytes signs with the new bytes' subkeys), and wiped with
+ * the key: a retired key's slot, the whole context when freed. */
+static void test_subkeys(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = new_ctx();
+	csrfi_mac_key want;
+	char t[CSRF_TOKEN_LEN + 1], c[CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t got[CSRF_SECRET_LEN];
+
+	assert_int_equal(csrf_ctx_add_key(ctx, 1, key_a, 1), CSRF_OK);
+	const csrfi_key_slot *s = &ctx->ring.keys[0];
+	derived(key_a, "libcsrf token v3", &want);
+	assert_same_key(&s->tag_mac, &want);
+	derived(key_a, "libcsrf cookie v3", &want);
+	assert_same_key(&s->cookie_mac, &want);
+
+	/* from a file: the same key, the same subkeys */
+	write_file("key 1 1 " HEX_A " sign\nkey 2 2 " HEX_B "\n");
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	assert_same_key(&s->cookie_mac, &want);
+	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
+	assert_int_equal(csrf_secret_cookie_encode(ctx, secret, c, sizeof c), CSRF_OK);
+
+	/* id 1 reloaded with other bytes, id 2 retired: what key 1's old
+	 * bytes signed no longer verifies, and key 2's slot is zero */
+	write_file("key 1 1 " HEX_B " sign\n");
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	assert_int_equal(ctx->ring.n, 1);
+	assert_true(all_zero(&ctx->ring.keys[1], sizeof ctx->ring.keys[1]));
+	assert_int_not_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_secret_cookie_decode(ctx, c, CSRF_SECRET_COOKIE_LEN, got), CSRF_SECRET_INVALID);
+	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
+	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+
+	csrfi_key_slot slot;
+	csrfi_key_slot_init(&slot, 1, 0, key_a);
+	assert_false(all_zero(&slot.tag_mac, sizeof slot.tag_mac));
+	csrfi_key_slot_wipe(&slot);
+	assert_true(all_zero(&slot, sizeof slot));
+	csrf_ctx_free(ctx);
+
+	free_watch w = {NULL, 0};
+	csrf_allocator a = {plain_alloc, free_checking_wiped, &w};
+	assert_int_equal(csrf_ctx_new(&ctx, &a), CSRF_OK);
+	w.ctx = ctx;
+	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	assert_int_equal(csrf_ctx_add_key(ctx, 2, key_a, 1), CSRF_OK);
+	csrf_ctx_free(ctx);
+	assert_int_equal(w.unwiped, 0);
+	csrfi_mac_wipe(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +465,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_load_good, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_load_bad_keeps_ring, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reload_while_verifying, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_subkeys, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

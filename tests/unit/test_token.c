@@ -90,6 +90,7 @@ static void encode_raw(const uint8_t raw[CSRF_TOKEN_RAW_LEN], char out[CSRF_TOKE
  * library: tokens pages carried before the upgrade. */
 #define V1_RAW 54
 #define V1_UNMASKED 72
+#define COOKIE_RAW_LEN 77 /* a secret cookie's bytes, every version */
 
 static void v1_raw(const uint8_t *key, uint32_t id, const uint8_t *secret, const char *sid, int64_t iat,
                    uint8_t raw[V1_RAW])
@@ -154,7 +155,7 @@ static void test_round_trip(void **state)
 	unmask(t1, r1);
 	unmask(t2, r2);
 	assert_memory_equal(r1, r2, sizeof r1);
-	assert_int_equal(r1[0], 2); /* version 2: the 128-bit tag */
+	assert_int_equal(r1[0], 3); /* version 3: the tag under the key's subkey */
 	assert_int_equal(r1[1], 0);
 	assert_int_equal(r1[5], 1); /* key id 1, big endian */
 
@@ -256,9 +257,13 @@ static void test_raw_fields(void **state)
 		uint8_t xor_;
 		csrf_reason want;
 	} rows[] = {
-	    {0, 0x02, CSRF_TOKEN_MALFORMED}, /* version 0 */
-	    {0, 0x03, CSRF_TOKEN_MALFORMED}, /* version 1 at version 2's length */
-	    {0, 0x01, CSRF_TOKEN_MALFORMED}, /* version 3 */
+	    {0, 0x03, CSRF_TOKEN_MALFORMED}, /* version 0 */
+	    {0, 0x02, CSRF_TOKEN_MALFORMED}, /* version 1 at version 3's length */
+	    {0, 0x07, CSRF_TOKEN_MALFORMED}, /* version 4 */
+	    {0, 0x80, CSRF_TOKEN_MALFORMED},
+	    /* version 2, a layout of this length: a version 3 tag is not a
+	     * version 2 tag (another key, another message) */
+	    {0, 0x01, CSRF_TOKEN_INVALID},
 	    {1, 0x01, CSRF_TOKEN_MALFORMED}, /* flags */
 	    {1, 0x80, CSRF_TOKEN_MALFORMED},
 	    {5, 0x03, CSRF_UNKNOWN_KEY}, /* key id 2 */
@@ -357,6 +362,194 @@ static void test_truncated_and_oversized(void **state)
 				fail_msg("byte 0x%02x at %zu not malformed", (unsigned char)bad[b], positions[p]);
 		}
 	}
+	csrf_ctx_free(ctx);
+}
+
+/* Known answers, computed apart from the library by token_vectors.py
+ * (Python's hmac and hashlib, from the layouts in docs/architecture.md):
+ * raw tokens for key1 (id 1), secret_a and T0, bound to no session, to a
+ * short one and to one longer than a block; secret cookies. */
+static const char *const kat_token_v3[] = {
+    "030000000001000000006553f100b7cae6198466eeff2431449d656105d3923e860c054fed41", /* sid of 0 bytes */
+    "030000000001000000006553f100ec3c84a619eb29c1efba592bf2ef5978f847415ffe3672a2", /* sid of 9 bytes */
+    "030000000001000000006553f100de380092e117265e9921bb91d8ff9b32b873456b1e9a7256", /* sid of 100 bytes */
+};
+static const char *const kat_token_v2[] = {
+    "020000000001000000006553f100b7cae6198466eeff2b3ccca31df31ebce54a0a63704b3cf7", /* sid of 0 bytes */
+    "020000000001000000006553f100ec3c84a619eb29c1f0066c51a08a2e3676d06e8bfe362300", /* sid of 9 bytes */
+    "020000000001000000006553f100de380092e117265e9bf034f7d7ccd07b5615f88e1c4f345e", /* sid of 100 bytes */
+};
+static const char kat_cookie_v3[] = "0300000001000000006553f100a1a2a3a4000000000000000000000000000000000000000000000000"
+                                    "000000002c76296d5b6517c4d4b2c0f9bf3fe9d9fb10f366fba8e2ca005e78dfe04a0668";
+static const char kat_cookie_v2[] = "0200000001000000006553f100a1a2a3a4000000000000000000000000000000000000000000000000"
+                                    "000000003fa59eba8c495b2699b780270a37797a27f15c9d98c9a6428a30c0b1e85a6253";
+static char sid_long[101]; /* 100 's', filled by the test */
+static const char *const kat_sids[] = {"", SID_A, sid_long};
+
+static void from_hex(const char *hex, uint8_t *out, size_t n)
+{
+	assert_int_equal(strlen(hex), 2 * n);
+	assert_int_equal(csrfx_hex_decode(hex, n, out), CSRF_OK);
+}
+
+/* raw (n bytes) base64url-encoded, unmasked, into out. */
+static void encode_n(const uint8_t *raw, size_t n, char *out)
+{
+	csrfi_b64url_encode(raw, n, out);
+	out[CSRF_B64_ENC_LEN(n)] = '\0';
+}
+
+static csrf_reason verify_raw(const csrf_ctx *ctx, const uint8_t raw[CSRF_TOKEN_RAW_LEN], const char *sid)
+{
+	char u[CSRF_TOKEN_UNMASKED_LEN + 1];
+	encode_raw(raw, u);
+	return verify(ctx, secret_a, sid, u, CSRF_TOKEN_UNMASKED_LEN, T0);
+}
+
+/* Tokens: version 3 issued as computed apart; version 2 (pages served
+ * before the upgrade) verifies, masked and unmasked; the version byte of
+ * one on the other's tag is invalid (another key, another message), any
+ * other version byte malformed. */
+static void test_known_answers(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1];
+	uint8_t want[CSRF_TOKEN_RAW_LEN], got[CSRF_TOKEN_RAW_LEN];
+
+	memset(sid_long, 's', sizeof sid_long - 1);
+	for (size_t i = 0; i < sizeof kat_sids / sizeof kat_sids[0]; i++) {
+		const char *sid = kat_sids[i];
+		issue(ctx, secret_a, sid, T0, t);
+		unmask(t, got);
+		from_hex(kat_token_v3[i], want, sizeof want);
+		if (memcmp(got, want, sizeof got) != 0)
+			fail_msg("version 3 token for a session id of %zu bytes differs from its known answer",
+			         strlen(sid));
+		assert_int_equal(verify_raw(ctx, want, sid), CSRF_OK);
+		want[0] = 2; /* a version 3 tag read as a version 2 one */
+		assert_int_equal(verify_raw(ctx, want, sid), CSRF_TOKEN_INVALID);
+
+		from_hex(kat_token_v2[i], want, sizeof want);
+		assert_int_equal(verify_raw(ctx, want, sid), CSRF_OK);
+		/* masked as a version 2 page carried it */
+		uint8_t both[2 * CSRF_TOKEN_RAW_LEN];
+		for (size_t j = 0; j < CSRF_TOKEN_RAW_LEN; j++) {
+			both[j] = (uint8_t)(0x5a + 31 * j);
+			both[CSRF_TOKEN_RAW_LEN + j] = want[j] ^ both[j];
+		}
+		encode_n(both, sizeof both, t);
+		assert_int_equal(verify(ctx, secret_a, sid, t, CSRF_TOKEN_LEN, T0), CSRF_OK);
+		assert_int_equal(verify(ctx, secret_a, SID_B, t, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_SESSION);
+		assert_int_equal(verify(ctx, secret_b, sid, t, CSRF_TOKEN_LEN, T0), CSRF_TOKEN_INVALID);
+		/* every bit of a version 2 token changed: never accepted; a
+		 * version byte of neither layout of this length malformed */
+		for (size_t off = 0; off < CSRF_TOKEN_RAW_LEN; off++) {
+			for (unsigned bit = 0; bit < 8; bit++) {
+				uint8_t x[CSRF_TOKEN_RAW_LEN];
+				memcpy(x, want, sizeof x);
+				x[off] ^= (uint8_t)(1u << bit);
+				csrf_reason r = verify_raw(ctx, x, sid);
+				int version_3 = off == 0 && x[0] == 3;
+				if (!is_rejection(r) || (off < 2 && !version_3 && r != CSRF_TOKEN_MALFORMED) ||
+				    (version_3 && r != CSRF_TOKEN_INVALID))
+					fail_msg("version 2: byte %zu bit %u changed gives %s", off, bit,
+					         csrf_reason_name(r));
+			}
+		}
+	}
+	csrf_ctx_free(ctx);
+}
+
+/* Secret cookies: version 3 encoded as computed apart; version 2 (set
+ * before the upgrade) decodes; either's version byte on the other's
+ * signature, or any other, is invalid; every bit changed never decodes. */
+static void test_known_answer_cookies(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char c[CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t raw[COOKIE_RAW_LEN], want[COOKIE_RAW_LEN], got[CSRF_SECRET_LEN];
+	static const uint8_t zero[CSRF_SECRET_LEN];
+	size_t n;
+
+	assert_int_equal(csrfi_secret_cookie_encode_at(ctx, secret_a, T0, c, sizeof c), CSRF_OK);
+	assert_int_equal(csrfi_b64url_decode(c, CSRF_SECRET_COOKIE_LEN, raw, sizeof raw, &n), CSRF_OK);
+	assert_int_equal(n, sizeof raw);
+	from_hex(kat_cookie_v3, want, sizeof want);
+	if (memcmp(raw, want, sizeof raw) != 0)
+		fail_msg("version 3 cookie differs from its known answer");
+
+	for (int v = 3; v >= 2; v--) {
+		from_hex(v == 3 ? kat_cookie_v3 : kat_cookie_v2, want, sizeof want);
+		encode_n(want, sizeof want, c);
+		assert_int_equal(csrfi_secret_cookie_decode_at(ctx, c, CSRF_SECRET_COOKIE_LEN, T0, got), CSRF_OK);
+		assert_memory_equal(got, secret_a, sizeof got);
+		assert_int_equal(csrfi_secret_cookie_plausible(ctx, c, CSRF_SECRET_COOKIE_LEN, T0), 1);
+		for (size_t off = 0; off < sizeof want; off++) {
+			for (unsigned bit = 0; bit < 8; bit++) {
+				memcpy(raw, want, sizeof raw);
+				raw[off] ^= (uint8_t)(1u << bit);
+				encode_n(raw, sizeof raw, c);
+				memset(got, 0xee, sizeof got);
+				csrf_reason r = csrfi_secret_cookie_decode_at(ctx, c, CSRF_SECRET_COOKIE_LEN, T0, got);
+				int key_id = off >= 1 && off <= 4;
+				if (!(r == CSRF_SECRET_INVALID || (key_id && r == CSRF_UNKNOWN_KEY)))
+					fail_msg("version %d cookie: byte %zu bit %u changed gives %s", v, off, bit,
+					         csrf_reason_name(r));
+				assert_memory_equal(got, zero, sizeof got);
+			}
+		}
+		/* the other version's byte on this signature: invalid */
+		memcpy(raw, want, sizeof raw);
+		raw[0] = (uint8_t)(5 - v);
+		encode_n(raw, sizeof raw, c);
+		assert_int_equal(csrfi_secret_cookie_decode_at(ctx, c, CSRF_SECRET_COOKIE_LEN, T0, got),
+		                 CSRF_SECRET_INVALID);
+		/* a version byte of neither fails before any MAC */
+		for (int x = 0; x < 256; x++) {
+			raw[0] = (uint8_t)x;
+			encode_n(raw, sizeof raw, c);
+			if (csrfi_secret_cookie_plausible(ctx, c, CSRF_SECRET_COOKIE_LEN, T0) != (x == 2 || x == 3))
+				fail_msg("a cookie of version byte %d judged otherwise", x);
+		}
+	}
+	csrf_ctx_free(ctx);
+}
+
+/* The issue version held at 2 (a fleet in the middle of an upgrade):
+ * tokens and cookies as version 2 wrote them, byte for byte; back at 3,
+ * version 3's; no other version is taken, and the setting stays. */
+static void test_issue_version(void **state)
+{
+	(void)state;
+	csrf_ctx *ctx = ctx_with_key(1, key1);
+	char t[CSRF_TOKEN_LEN + 1], c[CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t want[COOKIE_RAW_LEN], got[COOKIE_RAW_LEN];
+	size_t n;
+
+	memset(sid_long, 's', sizeof sid_long - 1);
+	for (unsigned v = 2; v <= 3; v++) {
+		assert_int_equal(csrf_ctx_set_issue_version(ctx, v), CSRF_OK);
+		static const unsigned bad[] = {0, 1, 4, 255, 0x103};
+		for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
+			assert_int_equal(csrf_ctx_set_issue_version(ctx, bad[b]), CSRF_ERR_ARG);
+		for (size_t i = 0; i < sizeof kat_sids / sizeof kat_sids[0]; i++) {
+			issue(ctx, secret_a, kat_sids[i], T0, t);
+			unmask(t, got);
+			from_hex(v == 2 ? kat_token_v2[i] : kat_token_v3[i], want, CSRF_TOKEN_RAW_LEN);
+			if (memcmp(got, want, CSRF_TOKEN_RAW_LEN) != 0)
+				fail_msg("issue version %u: the token for a session id of %zu bytes differs", v,
+				         strlen(kat_sids[i]));
+			assert_int_equal(verify(ctx, secret_a, kat_sids[i], t, CSRF_TOKEN_LEN, T0), CSRF_OK);
+		}
+		assert_int_equal(csrfi_secret_cookie_encode_at(ctx, secret_a, T0, c, sizeof c), CSRF_OK);
+		assert_int_equal(csrfi_b64url_decode(c, CSRF_SECRET_COOKIE_LEN, got, sizeof got, &n), CSRF_OK);
+		from_hex(v == 2 ? kat_cookie_v2 : kat_cookie_v3, want, sizeof want);
+		if (memcmp(got, want, sizeof got) != 0)
+			fail_msg("issue version %u: the cookie differs", v);
+	}
+	assert_int_equal(csrf_ctx_set_issue_version(NULL, 3), CSRF_ERR_ARG);
 	csrf_ctx_free(ctx);
 }
 
@@ -860,6 +1053,9 @@ int main(void)
 	    cmocka_unit_test(test_raw_fields),
 	    cmocka_unit_test(test_truncated_and_oversized),
 	    cmocka_unit_test(test_version1),
+	    cmocka_unit_test(test_known_answers),
+	    cmocka_unit_test(test_known_answer_cookies),
+	    cmocka_unit_test(test_issue_version),
 	    cmocka_unit_test(test_expiry),
 	    cmocka_unit_test(test_unknown_key_and_rotation),
 	    cmocka_unit_test(test_no_session_bind),

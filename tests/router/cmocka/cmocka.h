@@ -54,6 +54,7 @@ extern jmp_buf cm_jmp;
 		if (!(c))                                                                                              \
 			cm_fail("%s is false", #c);                                                                    \
 	} while (0)
+#define assert_false(c) assert_true(!(c))
 #define assert_int_equal(a, b)                                                                                         \
 	do {                                                                                                           \
 		uintmax_t cm_a = (uintmax_t)(a), cm_b = (uintmax_t)(b);                                                \
