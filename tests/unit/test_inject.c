@@ -675,6 +675,27 @@ static const row rows[] = {
     {"get button in the second form", PF "a" CL PF "<button formmethod=get>" CL,
      PF IN "a" CL PF "<button formmethod=get>" CL, 1},
 
+    /* a button or input start tag with no attribute and a form end tag,
+     * their '>' right after the name: moved without their tag's state
+     * (bare_quiet); the end tag clears the form element pointer, so that
+     * a form after it is one */
+    {"bare: button and input", PF "<input><button>x</button>" CL, PF IN "<input><button>x</button>" CL, 1},
+    {"bare: upper case", PF "<INPUT><BUTTON>x</BUTTON></FORM>" PF CL, PF IN "<INPUT><BUTTON>x</BUTTON></FORM>" PF IN CL,
+     2},
+    {"bare: end tag of a get form", "<form>a</form>" PF "b" CL, "<form>a</form>" PF IN "b" CL, 1},
+    {"bare: end tags with a space and a slash", PF "a</form >" PF "b</form/>" PF "c" CL,
+     PF IN "a</form >" PF IN "b</form/>" PF IN "c" CL, 3},
+    {"bare: a get button after the end tag", PF "a" CL "<button formmethod=get>",
+     PF IN "a" CL "<button formmethod=get>", 1},
+    {"bare: button after a noscript button ruled the form out",
+     PF "<noscript><input type=submit formmethod=get></noscript><button>x</button>" CL,
+     PF "<noscript><input type=submit formmethod=get></noscript><button>x</button>" CL, 0},
+    {"bare: a form start tag is no quiet tag", "<form>a" PF "b" CL, "<form>a" PF "b" CL, 0},
+    {"bare: a button with an attribute", PF "<button formmethod=get>x</button>" CL,
+     PF "<button formmethod=get>x</button>" CL, 0},
+    {"bare: an input with an attribute", PF "<input\ttype=submit formaction=//evil.example/>" CL,
+     PF "<input\ttype=submit formaction=//evil.example/>" CL, 0},
+
     /* tags that change nothing, which the tokenizer skips from '<' to '>'
      * without reading their attributes: only a quote that opens a value
      * hides a '>' (and a form inside a value is no form) */
