@@ -383,7 +383,8 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 		if (e == len)
 			return i;
 		size_t n = e - k;
-		if (inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
+		if (is_end ? inj_html_maybe_end(c, (unsigned char)p[k + 1], n)
+		           : inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
 			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
 			if (len - k >= 9) {         /* the name (n <= 9) and what follows, lowered */
 				lower8(name, p + k);

@@ -215,6 +215,26 @@ static inline int inj_html_maybe(unsigned char first, unsigned char second, size
 	return len <= 9 && ((inj_html_second[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
 }
 
+/* The same for end tags: only the names whose end tag can matter in HTML
+ * content outside select (inj_tree_plain_id: form, template, select, and
+ * the table tags while a table is open). Any other end tag (</button>,
+ * </script>, </title>) is plain whatever the model holds, so plain_tag
+ * looks none of them up (test_inject_policy checks every name). */
+static const uint32_t inj_html_second_end[26][10] = {
+    ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */},
+    ['s' - 'a'] = {[6] = INJ_2ND('e') /* select */},
+    ['t' - 'a'] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
+                   [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') /* table,tbody,tfoot,thead */,
+                   [8] = INJ_2ND('e') /* template */},
+};
+
+static inline int inj_html_maybe_end(unsigned char first, unsigned char second, size_t len)
+{
+	return len <= 9 &&
+	       ((inj_html_second_end[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
+}
+
 /* The attribute slot the value of the attribute just named (tag->attr)
  * goes to, for this tag (SLOT_NONE: not kept); marks it seen. First
  * occurrence wins: HTML drops repeated attributes. */
