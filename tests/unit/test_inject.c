@@ -485,6 +485,12 @@ static const row rows[] = {
     {"td end in caption dropped", "<table><caption></td></tr>" SITE, "<table><caption></td></tr>" SITE_IN, 1},
     {"thead end in tbody cell dropped", "<table><tr><td></thead>" SITE, "<table><tr><td></thead>" SITE_IN, 1},
     {"tbody end closes the cell", "<table><tr><td></tbody>" SITE, "<table><tr><td></tbody>" SITE, 0},
+    /* the section and cell end tags plain_tag looks up (inj_html_maybe_end):
+     * each closes the cell, so the form after it is in the row or table */
+    {"th end closes the cell", "<table><tr><th>x</th>" SITE, "<table><tr><th>x</th>" SITE, 0},
+    {"th end upper case", "<TABLE><TR><TH>x</TH>" SITE, "<TABLE><TR><TH>x</TH>" SITE, 0},
+    {"thead end closes the cell", "<table><thead><tr><td>x</thead>" SITE, "<table><thead><tr><td>x</thead>" SITE, 0},
+    {"tfoot end closes the cell", "<table><TFoot><tr><td>x</TFOOT>" SITE, "<table><TFoot><tr><td>x</TFOOT>" SITE, 0},
     {"col closes the cell", "<table><tr><td><col>" SITE, "<table><tr><td><col>" SITE, 0},
     {"colgroup closes the caption", "<table><caption><colgroup>" SITE, "<table><caption><colgroup>" SITE, 0},
     {"tr closes the cell", "<table><tr><td><tr>" SITE, "<table><tr><td><tr>" SITE, 0},
