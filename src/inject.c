@@ -383,7 +383,8 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 		if (e == len)
 			return i;
 		size_t n = e - k;
-		if (inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
+		if (is_end ? inj_html_maybe_end(c, (unsigned char)p[k + 1], n)
+		           : inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
 			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
 			if (len - k >= 9) {         /* the name (n <= 9) and what follows, lowered */
 				lower8(name, p + k);
@@ -392,7 +393,7 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 				for (size_t j = 0; j < n; j++)
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
 			}
-			uint8_t id = inj_tag_id_html(name, n);
+			uint8_t id = inj_tag_id_html_in(name, n);
 			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
 			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
 				*name_end = e; /* its name read, in tag.name: the states go on from there */
@@ -422,7 +423,7 @@ static NOINLINE int plain_named(struct csrf_inject *inj, const char *q, unsigned
 	char *name = inj->tag.name; /* the name and what follows, lowered */
 	lower8(name, q);
 	name[8] = (char)inj_lower((unsigned char)q[8]);
-	uint8_t id = inj_tag_id_html(name, n);
+	uint8_t id = inj_tag_id_html_in(name, n);
 	if (inj_tree_plain_id(&inj->tree, id, (int)is_end) &&
 	    !(id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
 		return 0;
@@ -1358,6 +1359,27 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                           uint8_t *st, int named);
 
+/* A tag that matters whose name plain_tag read and whose '>' follows its
+ * name at chunk[i]: a button or input start tag with no attribute, or a
+ * form end tag, in HTML content outside select, the model not stopped
+ * (where plain_tag reads). Those are quiet (inj_tree_quiet: a submitter
+ * with neither formaction nor formmethod, the form end tag; form_end
+ * stops nothing, so the end tag stays quiet after it), and they are
+ * moved here as name_end_step and tag_end move them (settle is nothing
+ * unless a held form is no longer pending, where tag_end_full calls it),
+ * without filling in the tag, which nothing reads after its end: the
+ * 20-form page's button and form end tags. The tokenizer stays in the
+ * data state. Non-zero when emit stopped. */
+static NOINLINE int bare_quiet(struct csrf_inject *inj, size_t i, int end, size_t start, csrf_emit_fn emit, void *ud)
+{
+	if (end) {
+		if (form_end(inj, i, start, emit, ud))
+			return 1;
+		inj_tree_form_close(&inj->tree);
+	}
+	return settle(inj, emit, ud);
+}
+
 /* S_TAG_NAME: the rest of the name, then what ends it. */
 STEP size_t tag_name_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
                           uint8_t *st)
@@ -1436,6 +1458,13 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 				}
 				if (ne) { /* a tag that matters, its name read */
 					int end = chunk[i + 1] == '/';
+					if (chunk[ne] == '>' &&
+					    (end ? nid == T_FORM : nid == T_BUTTON || nid == T_INPUT)) {
+						if (bare_quiet(inj, ne, end, *start, emit, ud))
+							return SIZE_MAX;
+						i = ne + 1;
+						continue;
+					}
 					char first = inj->tag.name[0];
 					begin_tag(inj, end, (unsigned char)first);
 					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));

@@ -100,11 +100,6 @@ uint8_t inj_tag_id(const char *name, size_t len)
 }
 #undef FIND
 
-static int is(const char *name, const char *lit, size_t len)
-{
-	return memcmp(name, lit, len) == 0;
-}
-
 /* The names inj_tag_id_html knows (but plaintext), by a perfect hash of
  * their bytes: one multiply and one compare a name, where a switch on the
  * length and then on the first letter took two indirect jumps, which
@@ -112,15 +107,10 @@ static int is(const char *name, const char *lit, size_t len)
  * a name of 2 to 8 (the bytes of a 2- or 3-letter one and its last again;
  * the first four and the last four of a longer one, overlapping), read
  * one at a time so that it is the same on every byte order and never
- * reads past the name; with the length, it tells the name. HTML_HASH_MUL
+ * reads past the name; with the length, it tells the name. INJ_HTML_HASH_MUL
  * spreads the 30 keys over the 64 slots without a collision (found by
  * trying multipliers; test_inject_policy checks each name's id). */
-#define HTML_HASH_MUL UINT64_C(0xe79b1d7833a56441)
-static const struct {
-	uint64_t key;
-	uint8_t len; /* 0: an empty slot */
-	uint8_t id;
-} html_names[64] = {
+const struct inj_html_name inj_html_names[64] = {
     [0] = {UINT64_C(0x6174656d6174656d), 4, T_META},      /* meta */
     [1] = {UINT64_C(0x6461656864616568), 4, T_HEAD},      /* head */
     [3] = {UINT64_C(0x0000000000646474), 2, T_TD},        /* td */
@@ -153,27 +143,9 @@ static const struct {
     [59] = {UINT64_C(0x0000000000686874), 2, T_TH},       /* th */
 };
 
-static uint64_t le32(const char *n)
-{
-	const unsigned char *u = (const unsigned char *)n;
-	return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
-}
-
-/* Its names start with the letters of INJ_HTML_FIRST (inject_shared.h):
- * a name added here may need its first letter added there, and its second
- * letter to inj_html_second. */
 uint8_t inj_tag_id_html(const char *n, size_t len)
 {
-	uint64_t key;
-	if (len - 2 > 6) /* not 2 to 8 */
-		return len == 9 && is(n, "plaintext", 9) ? T_PLAINTEXT : T_OTHER;
-	if (len < 4)
-		key = (uint64_t)(unsigned char)n[0] | (uint64_t)(unsigned char)n[1] << 8 |
-		      (uint64_t)(unsigned char)n[len - 1] << 16;
-	else
-		key = le32(n) | le32(n + len - 4) << 32;
-	unsigned h = (unsigned)((key * HTML_HASH_MUL) >> 58);
-	return html_names[h].key == key && html_names[h].len == len ? html_names[h].id : T_OTHER;
+	return inj_tag_id_html_in(n, len);
 }
 
 uint8_t inj_attr_slot(struct inj_tag *tag)

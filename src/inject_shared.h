@@ -144,6 +144,35 @@ uint8_t inj_tag_id(const char *name, size_t len);
  * integration points, void) are T_OTHER. */
 uint8_t inj_tag_id_html(const char *name, size_t len);
 
+/* inj_tag_id_html's perfect hash (its table in inject_policy.c), inline
+ * for the tokenizer, which asks it of every tag name that may matter
+ * (inj_html_maybe): a call there cost a tenth of a form's tags. */
+struct inj_html_name {
+	uint64_t key;
+	uint8_t len; /* 0: an empty slot */
+	uint8_t id;
+};
+extern const struct inj_html_name inj_html_names[64];
+#define INJ_HTML_HASH_MUL UINT64_C(0xe79b1d7833a56441)
+static inline uint64_t inj_le32(const char *n)
+{
+	const unsigned char *u = (const unsigned char *)n;
+	return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
+}
+static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
+{
+	uint64_t key;
+	if (len - 2 > 6) /* not 2 to 8 */
+		return len == 9 && memcmp(n, "plaintext", 9) == 0 ? T_PLAINTEXT : T_OTHER;
+	if (len < 4)
+		key = (uint64_t)(unsigned char)n[0] | (uint64_t)(unsigned char)n[1] << 8 |
+		      (uint64_t)(unsigned char)n[len - 1] << 16;
+	else
+		key = inj_le32(n) | inj_le32(n + len - 4) << 32;
+	unsigned h = (unsigned)((key * INJ_HTML_HASH_MUL) >> 58);
+	return inj_html_names[h].key == key && inj_html_names[h].len == len ? inj_html_names[h].id : T_OTHER;
+}
+
 /* The lower-case letters that start a name inj_tag_id_html knows, one bit
  * each ('a' is bit 0): a tag in HTML content whose name starts with any
  * other letter is T_OTHER, whatever follows, so the tokenizer keeps none
@@ -184,6 +213,26 @@ static const uint32_t inj_html_second[26][10] = {
 static inline int inj_html_maybe(unsigned char first, unsigned char second, size_t len)
 {
 	return len <= 9 && ((inj_html_second[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
+}
+
+/* The same for end tags: only the names whose end tag can matter in HTML
+ * content outside select (inj_tree_plain_id: form, template, select, and
+ * the table tags while a table is open). Any other end tag (</button>,
+ * </script>, </title>) is plain whatever the model holds, so plain_tag
+ * looks none of them up (test_inject_policy checks every name). */
+static const uint32_t inj_html_second_end[26][10] = {
+    ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */},
+    ['s' - 'a'] = {[6] = INJ_2ND('e') /* select */},
+    ['t' - 'a'] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
+                   [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') /* table,tbody,tfoot,thead */,
+                   [8] = INJ_2ND('e') /* template */},
+};
+
+static inline int inj_html_maybe_end(unsigned char first, unsigned char second, size_t len)
+{
+	return len <= 9 &&
+	       ((inj_html_second_end[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
 }
 
 /* The attribute slot the value of the attribute just named (tag->attr)

@@ -485,6 +485,12 @@ static const row rows[] = {
     {"td end in caption dropped", "<table><caption></td></tr>" SITE, "<table><caption></td></tr>" SITE_IN, 1},
     {"thead end in tbody cell dropped", "<table><tr><td></thead>" SITE, "<table><tr><td></thead>" SITE_IN, 1},
     {"tbody end closes the cell", "<table><tr><td></tbody>" SITE, "<table><tr><td></tbody>" SITE, 0},
+    /* the section and cell end tags plain_tag looks up (inj_html_maybe_end):
+     * each closes the cell, so the form after it is in the row or table */
+    {"th end closes the cell", "<table><tr><th>x</th>" SITE, "<table><tr><th>x</th>" SITE, 0},
+    {"th end upper case", "<TABLE><TR><TH>x</TH>" SITE, "<TABLE><TR><TH>x</TH>" SITE, 0},
+    {"thead end closes the cell", "<table><thead><tr><td>x</thead>" SITE, "<table><thead><tr><td>x</thead>" SITE, 0},
+    {"tfoot end closes the cell", "<table><TFoot><tr><td>x</TFOOT>" SITE, "<table><TFoot><tr><td>x</TFOOT>" SITE, 0},
     {"col closes the cell", "<table><tr><td><col>" SITE, "<table><tr><td><col>" SITE, 0},
     {"colgroup closes the caption", "<table><caption><colgroup>" SITE, "<table><caption><colgroup>" SITE, 0},
     {"tr closes the cell", "<table><tr><td><tr>" SITE, "<table><tr><td><tr>" SITE, 0},
@@ -674,6 +680,27 @@ static const row rows[] = {
     {"two forms", PF "a" CL "b" PF "c" CL, PF IN "a" CL "b" PF IN "c" CL, 2},
     {"get button in the second form", PF "a" CL PF "<button formmethod=get>" CL,
      PF IN "a" CL PF "<button formmethod=get>" CL, 1},
+
+    /* a button or input start tag with no attribute and a form end tag,
+     * their '>' right after the name: moved without their tag's state
+     * (bare_quiet); the end tag clears the form element pointer, so that
+     * a form after it is one */
+    {"bare: button and input", PF "<input><button>x</button>" CL, PF IN "<input><button>x</button>" CL, 1},
+    {"bare: upper case", PF "<INPUT><BUTTON>x</BUTTON></FORM>" PF CL, PF IN "<INPUT><BUTTON>x</BUTTON></FORM>" PF IN CL,
+     2},
+    {"bare: end tag of a get form", "<form>a</form>" PF "b" CL, "<form>a</form>" PF IN "b" CL, 1},
+    {"bare: end tags with a space and a slash", PF "a</form >" PF "b</form/>" PF "c" CL,
+     PF IN "a</form >" PF IN "b</form/>" PF IN "c" CL, 3},
+    {"bare: a get button after the end tag", PF "a" CL "<button formmethod=get>",
+     PF IN "a" CL "<button formmethod=get>", 1},
+    {"bare: button after a noscript button ruled the form out",
+     PF "<noscript><input type=submit formmethod=get></noscript><button>x</button>" CL,
+     PF "<noscript><input type=submit formmethod=get></noscript><button>x</button>" CL, 0},
+    {"bare: a form start tag is no quiet tag", "<form>a" PF "b" CL, "<form>a" PF "b" CL, 0},
+    {"bare: a button with an attribute", PF "<button formmethod=get>x</button>" CL,
+     PF "<button formmethod=get>x</button>" CL, 0},
+    {"bare: an input with an attribute", PF "<input\ttype=submit formaction=//evil.example/>" CL,
+     PF "<input\ttype=submit formaction=//evil.example/>" CL, 0},
 
     /* tags that change nothing, which the tokenizer skips from '<' to '>'
      * without reading their attributes: only a quote that opens a value
