@@ -577,20 +577,27 @@ static void ngx_http_csrf_saw_body(ngx_http_csrf_verdict_t *v, const char *p, si
 	v->body_known = 1;
 }
 
+/* A body larger than the library reads: it judges by the size, written
+ * into the context for the request's life. */
+static void ngx_http_csrf_body_by_size(ngx_http_csrf_ctx_t *ctx, csrf_request *req, off_t size)
+{
+	req->body.ptr = NULL;
+	req->content_length.ptr = (const char *)ctx->body_size;
+	req->content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
+}
+
 /* The body the verdict knows, for this location's check: the bytes when
  * its csrf_body_max takes them, else their number (a body judged by its
  * size, or one the library would have to ask for: see the caller). */
-static void ngx_http_csrf_known_body(ngx_http_csrf_verdict_t *v, ngx_http_csrf_loc_conf_t *clcf, csrf_request *req,
-                                     u_char *size)
+static void ngx_http_csrf_known_body(ngx_http_csrf_verdict_t *v, ngx_http_csrf_loc_conf_t *clcf,
+                                     ngx_http_csrf_ctx_t *ctx, csrf_request *req)
 {
 	if (v->body.ptr != NULL && v->body_size <= (off_t)clcf->body_max) {
 		req->body = v->body;
 		return;
 	}
 
-	req->body.ptr = NULL;
-	req->content_length.ptr = (const char *)size;
-	req->content_length.len = ngx_sprintf(size, "%O", v->body_size) - size;
+	ngx_http_csrf_body_by_size(ctx, req, v->body_size);
 }
 
 /* 1 when the body went on unread and unkept: read without buffering
@@ -754,7 +761,6 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 	ngx_int_t rc, status;
 	csrf_result res;
 	csrf_request req;
-	u_char size[NGX_OFF_T_LEN];
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
@@ -812,7 +818,7 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 
 	ngx_http_csrf_request(r, &req);
 	if (v->body_known) {
-		ngx_http_csrf_known_body(v, clcf, &req, size);
+		ngx_http_csrf_known_body(v, clcf, ctx, &req);
 	} else {
 		ngx_http_csrf_preread_body(r, clcf, &req);
 	}
@@ -962,9 +968,7 @@ static void ngx_http_csrf_body_handler(ngx_http_request_t *r)
 			for (cl = r->request_body->bufs; cl; cl = cl->next) {
 				size += ngx_buf_size(cl->buf);
 			}
-			ctx->req->body.ptr = NULL;
-			ctx->req->content_length.ptr = (const char *)ctx->body_size;
-			ctx->req->content_length.len = ngx_sprintf(ctx->body_size, "%O", size) - ctx->body_size;
+			ngx_http_csrf_body_by_size(ctx, ctx->req, size);
 			ngx_http_csrf_saw_body(v, NULL, 0, size);
 
 		} else {
