@@ -210,9 +210,16 @@ static const uint32_t inj_html_second[26][10] = {
     ['x' - 'a'] = {[3] = INJ_2ND('m') /* xmp */},
 };
 
+/* 1 when tab has the bit of a name of len bytes starting first, second
+ * (either case). */
+static inline int inj_html_pair(const uint32_t tab[26][10], unsigned char first, unsigned char second, size_t len)
+{
+	return len <= 9 && ((tab[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
+}
+
 static inline int inj_html_maybe(unsigned char first, unsigned char second, size_t len)
 {
-	return len <= 9 && ((inj_html_second[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
+	return inj_html_pair(inj_html_second, first, second, len);
 }
 
 /* The same for end tags: only the names whose end tag can matter in HTML
@@ -231,8 +238,7 @@ static const uint32_t inj_html_second_end[26][10] = {
 
 static inline int inj_html_maybe_end(unsigned char first, unsigned char second, size_t len)
 {
-	return len <= 9 &&
-	       ((inj_html_second_end[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
+	return inj_html_pair(inj_html_second_end, first, second, len);
 }
 
 /* The attribute slot the value of the attribute just named (tag->attr)
