@@ -221,6 +221,14 @@ REGRESSIONS = [
     # a form in the template after a </table> there: html5lib set the
     # form element pointer to it, and the site's form was ignored
     "<table><th><template></table><form action=//evil.example/></template>" + REAL,
+    # the adoption agency foster-parenting into a template (a table's
+    # row in it): html5lib inserted before no node and the oracle crashed
+    # (seed 101, page 18617, the first seed to put templates in pages)
+    "<table><td><template><tr><a><p></a></template>" + REAL,
+    # an svg <template> stopped the clearing of the stack back to a table
+    # body context, and </table> was read again for ever (seed 103, page
+    # 6796)
+    "<table><tbody><svg><template></table>" + REAL,
 ]
 
 # Wrong placements by hand, judged without the injector: the oracle must
@@ -468,8 +476,10 @@ def reset_insertion_mode(parser):
 def clear_to(names):
     """The spec's "clear the stack back to a ... context": a template stops it too."""
     def clear(self):
-        while self.tree.openElements[-1].name not in names:
-            self.tree.openElements.pop()
+        # HTML elements only (an svg <template> does not stop it)
+        stack = self.tree.openElements
+        while stack[-1].name not in names or stack[-1].namespace != self.tree.defaultNamespace:
+            stack.pop()
     return clear
 
 
@@ -628,8 +638,17 @@ def patch_moves(builder):
             CURRENT[0].moved(list(self._element))
         return reparent(self, new_parent)
 
+    def insert_before(self, node, ref_node):
+        # the adoption agency's foster parenting into a template (its
+        # place: the end of the template, no node to insert before)
+        if ref_node is None:
+            return self.appendChild(node)
+        return insert(self, node, ref_node)
+
+    insert = el.insertBefore
     el.removeChild = remove_child
     el.reparentChildren = reparent_children
+    el.insertBefore = insert_before
     el._csrf_moves = True
 
 
