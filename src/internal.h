@@ -319,10 +319,17 @@ typedef struct {
 	uint32_t id;
 	int64_t created;
 	csrfi_mac_key mac; /* the key: binds, version 1 and 2 tags, version 2 cookies */
-	/* its subkeys (token.c, csrfi_key_slot_init): version 3 tags and
-	 * cookies, whose messages then fit one SHA-256 block */
+	/* its subkeys (token.c, csrfi_key_slot_subkeys): version 3 tags and
+	 * cookies, whose messages then fit one SHA-256 block; derived the
+	 * first time the key is used, so that a process that uses one key of
+	 * its ring (a CGI request) derives no others. subkeys: 0 until they
+	 * are there, set with release order after they are written, read
+	 * with acquire order; written only under the context's derive_lock,
+	 * never again until the slot is wiped or replaced under the ring's
+	 * write lock. */
 	csrfi_mac_key tag_mac;
 	csrfi_mac_key cookie_mac;
+	uint32_t subkeys;
 } csrfi_key_slot;
 
 typedef struct {
@@ -376,6 +383,7 @@ struct csrf_ctx {
 
 	pthread_rwlock_t ring_lock;
 	csrfi_keyring ring;
+	pthread_mutex_t derive_lock; /* a slot's subkeys being derived (token.c) */
 
 	char err[256];
 };
@@ -395,6 +403,9 @@ const csrfi_key_slot *csrfi_ring_find(const csrfi_keyring *ring, uint32_t id);
  * labels); and the wipe of all of them, wherever a key leaves. */
 void csrfi_key_slot_init(csrfi_key_slot *slot, uint32_t id, int64_t created, const uint8_t key[CSRF_KEY_LEN]);
 void csrfi_key_slot_wipe(csrfi_key_slot *slot);
+/* slot, with its subkeys derived (at the key's first use; any thread,
+ * under the ring's read lock). */
+const csrfi_key_slot *csrfi_key_slot_subkeys(const csrf_ctx *ctx, const csrfi_key_slot *slot);
 
 /* Current unix time when now == 0. */
 int64_t csrfi_now(int64_t now);
