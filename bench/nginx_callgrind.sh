@@ -7,6 +7,8 @@
 # the secret cookie: the 20-form page (form), the real page (real,
 # bench/pages/socat.html), a POST with the token in X-CSRF-Token (posth)
 # and one with the token in the body (postb), neither with fetch metadata.
+# A LABEL without a BUILD (plain) after one with is sent the same cookie
+# and token, so that both parse and proxy the same bytes.
 # Each case is counted twice in fresh processes, with W and with W + N
 # requests, and the difference divided by N, so start-up, key loading and
 # first-request warm-up cancel out. Prints "label case Ir/request" lines.
@@ -91,13 +93,18 @@ count() {
   awk '/^(summary|totals):/ {print $2; exit}' "$f"
 }
 
+cookie="" token="" field=""
 for spec in "$@"; do
   label=${spec%%=*}
   build=""
   [ "$spec" = "$label" ] || build=$(cd "${spec#*=}" && pwd)
   front "$label" "$build"
-  cookie="" token="" field=""
+  # plain nginx gets the same request bytes as the module's server
+  # before it (the cookie and token of the last build measured), as
+  # run.sh's wrk rows do: its header parsing and proxying of them then
+  # cancel out of the difference
   if [ -n "$build" ]; then
+    cookie="" token="" field=""
     "$build/csrf-key" new "$work/$label.keys" >/dev/null
     /usr/sbin/nginx -p "$work" -c "$work/$label.conf" &
     pids+=($!)

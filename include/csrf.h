@@ -524,7 +524,9 @@ typedef struct {
 #define CSRF_HDR_COOKIES 0x100u
 #define CSRF_HDR_UPGRADE 0x200u
 
-/* Zeroes req: every header absent, no body, no session binding. */
+/* Zeroes req: every header absent, no body, no session binding. The
+ * Cookie lines after the first (cookie_more, read only below
+ * n_cookie_more, set to 0) are left as they were. */
 void csrf_request_init(csrf_request *req);
 
 /* Files one request header as it arrived (name compared without regard

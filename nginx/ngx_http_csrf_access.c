@@ -64,16 +64,120 @@ ngx_int_t ngx_http_csrf_add_header(ngx_http_request_t *r, csrf_slice key, csrf_s
 	return NGX_OK;
 }
 
-static ngx_int_t ngx_http_csrf_file_header(ngx_table_elt_t *h, void *data)
+/* Where the module may inject, the upstream is asked for an uncompressed
+ * response (a compressed one could not get its tokens): every
+ * Accept-Encoding request header reads "identity" for proxy_pass,
+ * fastcgi_pass and the others, which copy the request's header list,
+ * and one is added when the client sent none. nginx's gzip filter still
+ * sees the client's own value (r->headers_in.accept_encoding becomes a
+ * copy outside the list). proxy_set_header Accept-Encoding and
+ * fastcgi_param HTTP_ACCEPT_ENCODING still override it. */
+typedef struct {
+	ngx_http_request_t *r;
+	ngx_uint_t found;
+	ngx_uint_t failed;
+} ngx_http_csrf_identity_t;
+
+static ngx_int_t ngx_http_csrf_identity_header(ngx_table_elt_t *h, void *data)
 {
-	csrf_request_header(data, (const char *)h->key.data, h->key.len, (const char *)h->value.data, h->value.len);
+	ngx_table_elt_t *copy;
+	ngx_http_csrf_identity_t *id = data;
+	ngx_http_request_t *r = id->r;
+
+	if (h->key.len != sizeof("Accept-Encoding") - 1 ||
+	    ngx_strncasecmp(h->key.data, (u_char *)"Accept-Encoding", h->key.len) != 0) {
+		return NGX_OK;
+	}
+
+	id->found = 1;
+
+	if (r->headers_in.accept_encoding == h) {
+		copy = ngx_palloc(r->pool, sizeof(ngx_table_elt_t));
+		if (copy == NULL) {
+			id->failed = 1;
+			return NGX_ERROR;
+		}
+		*copy = *h;
+#if (nginx_version >= 1023000)
+		copy->next = NULL;
+#endif
+		r->headers_in.accept_encoding = copy;
+	}
+
+	ngx_str_set(&h->value, "identity");
+
 	return NGX_OK;
 }
 
-/* The request as the library reads it: method, target, the connection's
- * scheme, and every request header handed over by name. */
-void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+/* After the walk: NGX_ERROR when a copy failed, else the header added
+ * when the client sent none. */
+static ngx_int_t ngx_http_csrf_identity_end(ngx_http_request_t *r, ngx_http_csrf_identity_t *id)
 {
+	ngx_table_elt_t *h;
+	static u_char lowcase[] = "accept-encoding";
+	static ngx_uint_t hash; /* of lowcase, once per process */
+
+	if (id->failed) {
+		return NGX_ERROR;
+	}
+
+	if (id->found) {
+		return NGX_OK;
+	}
+
+	h = ngx_list_push(&r->headers_in.headers);
+	if (h == NULL) {
+		return NGX_ERROR;
+	}
+
+	ngx_str_set(&h->key, "Accept-Encoding");
+	ngx_str_set(&h->value, "identity");
+	h->lowcase_key = lowcase;
+	if (hash == 0) {
+		hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
+	}
+	h->hash = hash;
+#if (nginx_version >= 1023000)
+	h->next = NULL;
+#endif
+
+	return NGX_OK;
+}
+
+static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
+{
+	ngx_http_csrf_identity_t id = {r, 0, 0};
+
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
+
+	return ngx_http_csrf_identity_end(r, &id);
+}
+
+/* The request headers' one walk in the access phase: each filed for the
+ * library and, where the module injects (id not NULL), Accept-Encoding
+ * made "identity". */
+typedef struct {
+	csrf_request *req;
+	ngx_http_csrf_identity_t *id;
+} ngx_http_csrf_filing_t;
+
+static ngx_int_t ngx_http_csrf_file_header(ngx_table_elt_t *h, void *data)
+{
+	ngx_http_csrf_filing_t *f = data;
+
+	csrf_request_header(f->req, (const char *)h->key.data, h->key.len, (const char *)h->value.data, h->value.len);
+
+	return f->id ? ngx_http_csrf_identity_header(h, f->id) : NGX_OK;
+}
+
+/* The request as the library reads it: method, target, the connection's
+ * scheme, and every request header handed over by name; with id, the
+ * same walk asks the upstream for identity (ngx_http_csrf_identity_end
+ * finishes it). */
+static void ngx_http_csrf_request_in(ngx_http_request_t *r, csrf_request *req, ngx_http_csrf_identity_t *id)
+{
+	ngx_http_csrf_filing_t f = {req, id};
+
 	csrf_request_init(req);
 
 	req->method = ngx_http_csrf_slice(&r->method_name);
@@ -90,12 +194,17 @@ void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
 		req->scheme.len = 4;
 	}
 
-	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, req);
+	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_file_header, &f);
 
 	if (r->headers_in.chunked && req->transfer_encoding.ptr == NULL) {
 		/* an HTTP/2 body without Content-Length */
 		csrf_request_header(req, "Transfer-Encoding", 17, "chunked", 7);
 	}
+}
+
+void ngx_http_csrf_request(ngx_http_request_t *r, csrf_request *req)
+{
+	ngx_http_csrf_request_in(r, req, NULL);
 }
 
 static void ngx_http_csrf_verdict_cleanup(void *data)
@@ -436,87 +545,6 @@ static void ngx_http_csrf_reject_body_handler(ngx_http_request_t *r)
 	ngx_http_finalize_request(r, status);
 }
 
-/* Where the module may inject, the upstream is asked for an uncompressed
- * response (a compressed one could not get its tokens): every
- * Accept-Encoding request header reads "identity" for proxy_pass,
- * fastcgi_pass and the others, which copy the request's header list,
- * and one is added when the client sent none. nginx's gzip filter still
- * sees the client's own value (r->headers_in.accept_encoding becomes a
- * copy outside the list). proxy_set_header Accept-Encoding and
- * fastcgi_param HTTP_ACCEPT_ENCODING still override it. */
-typedef struct {
-	ngx_http_request_t *r;
-	ngx_uint_t found;
-	ngx_uint_t failed;
-} ngx_http_csrf_identity_t;
-
-static ngx_int_t ngx_http_csrf_identity_header(ngx_table_elt_t *h, void *data)
-{
-	ngx_table_elt_t *copy;
-	ngx_http_csrf_identity_t *id = data;
-	ngx_http_request_t *r = id->r;
-
-	if (h->key.len != sizeof("Accept-Encoding") - 1 ||
-	    ngx_strncasecmp(h->key.data, (u_char *)"Accept-Encoding", h->key.len) != 0) {
-		return NGX_OK;
-	}
-
-	id->found = 1;
-
-	if (r->headers_in.accept_encoding == h) {
-		copy = ngx_palloc(r->pool, sizeof(ngx_table_elt_t));
-		if (copy == NULL) {
-			id->failed = 1;
-			return NGX_ERROR;
-		}
-		*copy = *h;
-#if (nginx_version >= 1023000)
-		copy->next = NULL;
-#endif
-		r->headers_in.accept_encoding = copy;
-	}
-
-	ngx_str_set(&h->value, "identity");
-
-	return NGX_OK;
-}
-
-static ngx_int_t ngx_http_csrf_identity(ngx_http_request_t *r)
-{
-	ngx_table_elt_t *h;
-	ngx_http_csrf_identity_t id = {r, 0, 0};
-	static u_char lowcase[] = "accept-encoding";
-	static ngx_uint_t hash; /* of lowcase, once per process */
-
-	(void)ngx_http_csrf_each_header(&r->headers_in.headers, ngx_http_csrf_identity_header, &id);
-
-	if (id.failed) {
-		return NGX_ERROR;
-	}
-
-	if (id.found) {
-		return NGX_OK;
-	}
-
-	h = ngx_list_push(&r->headers_in.headers);
-	if (h == NULL) {
-		return NGX_ERROR;
-	}
-
-	ngx_str_set(&h->key, "Accept-Encoding");
-	ngx_str_set(&h->value, "identity");
-	h->lowcase_key = lowcase;
-	if (hash == 0) {
-		hash = ngx_hash_key(lowcase, sizeof(lowcase) - 1);
-	}
-	h->hash = hash;
-#if (nginx_version >= 1023000)
-	h->next = NULL;
-#endif
-
-	return NGX_OK;
-}
-
 /* 1 where the module injects into HTML responses. */
 ngx_uint_t ngx_http_csrf_injects(ngx_http_csrf_loc_conf_t *clcf)
 {
@@ -759,24 +787,32 @@ void ngx_http_csrf_request_body_filter_init(void)
 ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 {
 	ngx_int_t rc, status;
+	ngx_uint_t injects;
 	csrf_result res;
 	csrf_request req;
 	ngx_http_csrf_ctx_t *ctx;
 	ngx_http_csrf_verdict_t *v;
 	ngx_http_csrf_loc_conf_t *clcf;
+	ngx_http_csrf_identity_t id = {r, 0, 0};
 
 	if (r != r->main) {
 		return NGX_DECLINED;
 	}
 
+	/* where the module injects, the upstream is asked for identity: in
+	 * the walk that files the headers when the request is judged here,
+	 * else in a walk of its own */
 	clcf = ngx_http_get_module_loc_conf(r, ngx_http_csrf_module);
-	if (ngx_http_csrf_injects(clcf) && ngx_http_csrf_identity(r) != NGX_OK) {
-		return NGX_HTTP_INTERNAL_SERVER_ERROR;
-	}
+	injects = ngx_http_csrf_injects(clcf);
 
 	v = ngx_http_csrf_verdict(r, 0);
 
 	if (v && v->checked) {
+		if (injects && ngx_http_csrf_identity(r) != NGX_OK) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
+		injects = 0;
+
 		if (v->pending) {
 			/* re-entry after the body was read */
 			status = v->pending;
@@ -816,7 +852,10 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
-	ngx_http_csrf_request(r, &req);
+	ngx_http_csrf_request_in(r, &req, injects ? &id : NULL);
+	if (injects && ngx_http_csrf_identity_end(r, &id) != NGX_OK) {
+		return NGX_HTTP_INTERNAL_SERVER_ERROR;
+	}
 	if (v->body_known) {
 		ngx_http_csrf_known_body(v, clcf, ctx, &req);
 	} else {

@@ -228,6 +228,35 @@ static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridde
 	return 0;
 }
 
+/* The site, worked out at most once per decision and only as far as it
+ * is read: whether it is HTTPS (the secret cookie's name, the Referer
+ * rule) is cheap; its origin (the Host parsed) is needed only to compare
+ * an Origin or a Referer with, which most requests carry neither of. */
+typedef struct {
+	const csrf_ctx *ctx;
+	const csrf_request *req;
+	csrfi_site site;
+	int known; /* site filled */
+	int https; /* -1 until read */
+} lazy_site;
+
+static const csrfi_site *site_of(lazy_site *ls)
+{
+	if (!ls->known) {
+		csrfi_site_of(ls->ctx, ls->req, &ls->site);
+		ls->known = 1;
+		ls->https = ls->site.https;
+	}
+	return &ls->site;
+}
+
+static int https_of(lazy_site *ls)
+{
+	if (ls->https < 0)
+		ls->https = csrfi_site_https(ls->ctx, ls->req);
+	return ls->https;
+}
+
 /* ---- origin stage ---- */
 
 static int is_trusted(const csrf_ctx *ctx, const csrf_origin *o)
@@ -250,7 +279,7 @@ static csrf_reason parse_origin_header(csrf_slice origin, csrf_origin *o)
 }
 
 /* CSRF_OK when the Origin header (present) is self or trusted. */
-static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls)
 {
 	csrf_origin o;
 	if (req->repeated & CSRF_HDR_ORIGIN)
@@ -260,6 +289,7 @@ static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *
 		return r;
 	if (is_trusted(ctx, &o))
 		return CSRF_OK;
+	const csrfi_site *site = site_of(ls);
 	if (!site->known)
 		return CSRF_HOST_MISSING;
 	return csrf_origin_equal(&o, &site->self) ? CSRF_OK : CSRF_ORIGIN_MISMATCH;
@@ -268,7 +298,7 @@ static csrf_reason check_origin_header(const csrf_ctx *ctx, const csrf_request *
 /* CSRF_OK when the Referer is same-origin or trusted. An http:// Referer
  * to an HTTPS site is insecure even when it would otherwise match (as in
  * Django: it may have been rewritten by anyone on the path). */
-static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls)
 {
 	csrf_slice ref = csrfi_trim(req->referer);
 	if (!ref.ptr)
@@ -278,14 +308,15 @@ static csrf_reason check_referer(const csrf_ctx *ctx, const csrf_request *req, c
 	csrf_origin o;
 	if (csrf_url_origin(ref.ptr, ref.len, &o) != CSRF_OK) {
 		csrf_slice head = {ref.ptr, ref.len < 7 ? ref.len : 7};
-		if (site->https && csrfi_slice_ieq(head, "http://"))
+		if (https_of(ls) && csrfi_slice_ieq(head, "http://"))
 			return CSRF_REFERER_INSECURE;
 		return CSRF_REFERER_MALFORMED;
 	}
-	if (site->https && strcmp(o.scheme, "http") == 0)
+	if (https_of(ls) && strcmp(o.scheme, "http") == 0)
 		return CSRF_REFERER_INSECURE;
 	if (is_trusted(ctx, &o))
 		return CSRF_OK;
+	const csrfi_site *site = site_of(ls);
 	if (!site->known)
 		return CSRF_HOST_MISSING;
 	return csrf_origin_equal(&o, &site->self) ? CSRF_OK : CSRF_REFERER_MISMATCH;
@@ -342,22 +373,6 @@ static int unplantable(const csrf_ctx *ctx, const csrf_request *req)
  * metadata calls a request of an opaque origin cross-site), and is
  * rejected as CSRF_NULL_ORIGIN. A rejection for want of a Referer is
  * reported as CSRF_NULL_ORIGIN too: that is what the browser sent. */
-/* The site, worked out at most once per decision: the origin and token
- * stages both read it, and most requests need it in neither. */
-typedef struct {
-	csrfi_site site;
-	int known;
-} lazy_site;
-
-static const csrfi_site *site_of(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls)
-{
-	if (!ls->known) {
-		csrfi_site_of(ctx, req, &ls->site);
-		ls->known = 1;
-	}
-	return &ls->site;
-}
-
 static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, lazy_site *ls, int evidence_only,
                                 int *evidence)
 {
@@ -380,10 +395,9 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, la
 			return unless_trusted(ctx, req, CSRF_CROSS_SITE, evidence);
 		return CSRF_FETCH_SITE_MALFORMED;
 	}
-	const csrfi_site *site = site_of(ctx, req, ls);
 	int null_origin = 0;
 	if (req->origin.ptr) {
-		csrf_reason r = check_origin_header(ctx, req, site);
+		csrf_reason r = check_origin_header(ctx, req, ls);
 		if (r != CSRF_NULL_ORIGIN) {
 			*evidence = r == CSRF_OK;
 			return r;
@@ -393,9 +407,9 @@ static csrf_reason origin_stage(const csrf_ctx *ctx, const csrf_request *req, la
 		null_origin = 1;
 	}
 	if (evidence_only)
-		return req->referer.ptr ? check_referer(ctx, req, site) : CSRF_NO_EVIDENCE;
-	if (site->https) {
-		csrf_reason r = check_referer(ctx, req, site);
+		return req->referer.ptr ? check_referer(ctx, req, ls) : CSRF_NO_EVIDENCE;
+	if (https_of(ls)) {
+		csrf_reason r = check_referer(ctx, req, ls);
 		/* In origin_or_token a request with no evidence at all goes to
 		 * the token, as over HTTP, where the secret cookie cannot have
 		 * been planted over plain HTTP: the caller's own secret, or
@@ -567,14 +581,14 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
  * call (it is the stage's one costly step), with the same reason as ever
  * for a forged one. A cookie that fails any other way is answered at
  * once, as before, and no body is read for it. */
-static int waits_for_body(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+static int waits_for_body(const csrf_ctx *ctx, const csrf_request *req, int https)
 {
 	int needs = 0;
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	if (req->body.ptr || body_ready(ctx, req, &needs) != CSRF_TOKEN_MISSING || !needs)
 		return 0;
-	if (!csrfi_request_secret_plausible(ctx, req, site))
+	if (!csrfi_request_secret_plausible(ctx, req, https))
 		return 0;
 	csrf_reason r = csrfi_request_session(ctx, req, &sid, sid_buf);
 	csrfi_wipe(sid_buf, sizeof sid_buf);
@@ -592,14 +606,14 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, laz
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	csrf_slice token = {NULL, 0};
-	const csrfi_site *site = site_of(ctx, req, ls);
+	int https = https_of(ls);
 
 	csrf_slice header = csrfi_trim(req->token_header);
-	if (!(header.ptr && header.len) && waits_for_body(ctx, req, site)) {
+	if (!(header.ptr && header.len) && waits_for_body(ctx, req, https)) {
 		*needs_body = 1;
 		return CSRF_TOKEN_MISSING;
 	}
-	csrf_reason r = csrfi_request_secret(ctx, req, site, secret);
+	csrf_reason r = csrfi_request_secret(ctx, req, https, secret);
 	if (r != CSRF_OK)
 		goto out;
 	r = csrfi_request_session(ctx, req, &sid, sid_buf);
@@ -629,7 +643,7 @@ out:
 static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int handshake, int *needs_body)
 {
 	int evidence;
-	lazy_site ls = {.known = 0};
+	lazy_site ls = {.ctx = ctx, .req = req, .known = 0, .https = -1};
 	csrf_reason r;
 	/* Evidence whatever the mode: a legacy application changes state on
 	 * GET, and no token is asked of a link or a handshake. */

@@ -63,11 +63,45 @@ static int has_bad_ctl(const char *p, size_t n)
 	return 0;
 }
 
-CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char *name, size_t name_len,
-                                     csrf_slice *value)
+/* The pairs of (p, end) after the header's checks: the first whose name
+ * is name in *value (CSRF_OK), or CSRF_NOT_FOUND; with once, a second
+ * one after it makes CSRF_COOKIE_AMBIGUOUS (the walk goes on from the
+ * pair after the first match, as a second lookup from the end of its
+ * value would: what lies between is blanks or a closing quote). */
+static csrf_reason find_pairs(const char *p, const char *end, const char *name, size_t name_len, int once,
+                              csrf_slice *value)
 {
-	if (!value)
-		return CSRF_ERR_ARG;
+	while (p < end) {
+		const char *semi = memchr(p, ';', (size_t)(end - p));
+		const char *pair_end = semi ? semi : end;
+		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
+		if (eq) {
+			const char *n = p, *n_end = eq;
+			csrfi_trim_ptrs(&n, &n_end);
+			if ((size_t)(n_end - n) == name_len && memcmp(n, name, name_len) == 0) {
+				if (value->ptr)
+					return CSRF_COOKIE_AMBIGUOUS;
+				const char *v = eq + 1, *v_end = pair_end;
+				csrfi_trim_ptrs(&v, &v_end);
+				if (v_end - v >= 2 && v[0] == '"' && v_end[-1] == '"') {
+					v++;
+					v_end--;
+				}
+				value->ptr = v;
+				value->len = (size_t)(v_end - v);
+				if (!once)
+					return CSRF_OK;
+			}
+		}
+		p = semi ? semi + 1 : end;
+	}
+	return value->ptr ? CSRF_OK : CSRF_NOT_FOUND;
+}
+
+/* csrf_cookie_get's checks of the header, then the walk. */
+static csrf_reason cookie_find(const char *header, size_t len, const char *name, size_t name_len, int once,
+                               csrf_slice *value)
+{
 	value->ptr = NULL;
 	value->len = 0;
 	if ((!header && len) || !name || name_len == 0)
@@ -78,28 +112,23 @@ CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char 
 		return CSRF_MALFORMED;
 	if (name_len > COOKIE_NAME_MAX || len == 0)
 		return CSRF_NOT_FOUND;
-
-	const char *p = header, *end = header + len;
-	while (p < end) {
-		const char *semi = memchr(p, ';', (size_t)(end - p));
-		const char *pair_end = semi ? semi : end;
-		const char *eq = memchr(p, '=', (size_t)(pair_end - p));
-		if (eq) {
-			const char *n = p, *n_end = eq;
-			const char *v = eq + 1, *v_end = pair_end;
-			csrfi_trim_ptrs(&n, &n_end);
-			csrfi_trim_ptrs(&v, &v_end);
-			if ((size_t)(n_end - n) == name_len && memcmp(n, name, name_len) == 0) {
-				if (v_end - v >= 2 && v[0] == '"' && v_end[-1] == '"') {
-					v++;
-					v_end--;
-				}
-				value->ptr = v;
-				value->len = (size_t)(v_end - v);
-				return CSRF_OK;
-			}
-		}
-		p = semi ? semi + 1 : end;
+	csrf_reason r = find_pairs(header, header + len, name, name_len, once, value);
+	if (r != CSRF_OK) {
+		value->ptr = NULL;
+		value->len = 0;
 	}
-	return CSRF_NOT_FOUND;
+	return r;
+}
+
+CSRF_API csrf_reason csrf_cookie_get(const char *header, size_t len, const char *name, size_t name_len,
+                                     csrf_slice *value)
+{
+	if (!value)
+		return CSRF_ERR_ARG;
+	return cookie_find(header, len, name, name_len, 0, value);
+}
+
+csrf_reason csrfi_cookie_get_once(const char *header, size_t len, const char *name, size_t name_len, csrf_slice *value)
+{
+	return cookie_find(header, len, name, name_len, 1, value);
 }

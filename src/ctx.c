@@ -55,6 +55,11 @@ CSRF_API csrf_reason csrf_ctx_new(csrf_ctx **out, const csrf_allocator *alloc)
 		a.free(ctx, a.ud);
 		return CSRF_ERR_NOMEM;
 	}
+	if (pthread_mutex_init(&ctx->derive_lock, NULL) != 0) {
+		pthread_rwlock_destroy(&ctx->ring_lock);
+		a.free(ctx, a.ud);
+		return CSRF_ERR_NOMEM;
+	}
 	*out = ctx;
 	return CSRF_OK;
 }
@@ -69,9 +74,10 @@ CSRF_API void csrf_ctx_free(csrf_ctx *ctx)
 		csrfi_free(ctx, ctx->exempt[i].path);
 	}
 	csrfi_free(ctx, ctx->exempt);
-	for (size_t i = 0; i < ctx->ring.n; i++)
-		csrfi_key_slot_wipe(&ctx->ring.keys[i]);
+	/* the key ring lives in the context (its slots hold the keys' hash
+	 * states, no pointers): the context's wipe below wipes it too */
 	pthread_rwlock_destroy(&ctx->ring_lock);
+	pthread_mutex_destroy(&ctx->derive_lock);
 	csrf_allocator a = ctx->alloc;
 	csrfi_wipe(ctx, sizeof *ctx);
 	a.free(ctx, a.ud);

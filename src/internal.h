@@ -40,6 +40,15 @@ void csrfi_sha256_builtin_init(csrfi_sha256_builtin_ctx *c);
 void csrfi_sha256_builtin_update(csrfi_sha256_builtin_ctx *c, const void *data, size_t n);
 /* Writes the digest and wipes c. */
 void csrfi_sha256_builtin_final(csrfi_sha256_builtin_ctx *c, uint8_t out[CSRF_SHA256_LEN]);
+/* One compression of a 64-byte block into c's chaining value; c's
+ * length and buffer are not read or changed. */
+void csrfi_sha256_builtin_block(csrfi_sha256_builtin_ctx *c, const uint8_t block[64]);
+
+/* Where the backend has it (CSRFI_SHA256_BLOCK 1), a compression of one
+ * block into a state's chaining value (csrfi_sha256_block) and that
+ * value's words (csrfi_sha256_word): a message that fits one block with
+ * its padding is then hashed without the update and final calls' copies,
+ * wipes and bookkeeping (mac.c, token.c). */
 
 #if defined(CSRF_CRYPTO_BUILTIN) && CSRF_CRYPTO_BUILTIN
 typedef csrfi_sha256_builtin_ctx csrfi_sha256_ctx;
@@ -54,6 +63,15 @@ static inline void csrfi_sha256_update(csrfi_sha256_ctx *c, const void *data, si
 static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA256_LEN])
 {
 	csrfi_sha256_builtin_final(c, out);
+}
+#define CSRFI_SHA256_BLOCK 1
+static inline void csrfi_sha256_block(csrfi_sha256_ctx *c, const uint8_t block[64])
+{
+	csrfi_sha256_builtin_block(c, block);
+}
+static inline uint32_t csrfi_sha256_word(const csrfi_sha256_ctx *c, unsigned i)
+{
+	return c->h[i];
 }
 #elif defined(CSRF_CRYPTO_MBEDTLS) && CSRF_CRYPTO_MBEDTLS
 /* mbedTLS (OpenWrt's own crypto library): its SHA-256 context is a plain
@@ -81,6 +99,7 @@ static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA2
 	(void)mbedtls_sha256_finish(c, out);
 	mbedtls_sha256_free(c);
 }
+#define CSRFI_SHA256_BLOCK 0 /* its state's words are private in 3.x */
 #else
 /* The one-block SHA-256 interface is deprecated in OpenSSL 3 but is the
  * only allocation-free way to keep precomputed HMAC states. */
@@ -102,7 +121,28 @@ static inline void csrfi_sha256_final(csrfi_sha256_ctx *c, uint8_t out[CSRF_SHA2
 {
 	SHA256_Final(out, c);
 }
+/* SHA256_Transform: the same block function (and CPU dispatch) as
+ * SHA256_Update's */
+#define CSRFI_SHA256_BLOCK 1
+static inline void csrfi_sha256_block(csrfi_sha256_ctx *c, const uint8_t block[64])
+{
+	SHA256_Transform(c, block);
+}
+static inline uint32_t csrfi_sha256_word(const csrfi_sha256_ctx *c, unsigned i)
+{
+	return c->h[i];
+}
 #pragma GCC diagnostic pop
+#endif
+
+#if CSRFI_SHA256_BLOCK
+/* A message's last n bytes (n at most CSRFI_SHA256_ONE_BLOCK) in block,
+ * total its whole length in bytes (what h absorbed before, a multiple of
+ * 64, plus n): padded in block, compressed into h, the digest into out
+ * (which may be block). The caller wipes h and block (mac.c). */
+#define CSRFI_SHA256_ONE_BLOCK 55
+void csrfi_sha256_last_block(csrfi_sha256_ctx *h, uint8_t block[64], size_t n, uint64_t total,
+                             uint8_t out[CSRF_SHA256_LEN]);
 #endif
 
 /* ---- keyed MAC (mac.c): HMAC-SHA256 with precomputed pads ---- */
@@ -279,10 +319,17 @@ typedef struct {
 	uint32_t id;
 	int64_t created;
 	csrfi_mac_key mac; /* the key: binds, version 1 and 2 tags, version 2 cookies */
-	/* its subkeys (token.c, csrfi_key_slot_init): version 3 tags and
-	 * cookies, whose messages then fit one SHA-256 block */
+	/* its subkeys (token.c, csrfi_key_slot_subkeys): version 3 tags and
+	 * cookies, whose messages then fit one SHA-256 block; derived the
+	 * first time the key is used, so that a process that uses one key of
+	 * its ring (a CGI request) derives no others. subkeys: 0 until they
+	 * are there, set with release order after they are written, read
+	 * with acquire order; written only under the context's derive_lock,
+	 * never again until the slot is wiped or replaced under the ring's
+	 * write lock. */
 	csrfi_mac_key tag_mac;
 	csrfi_mac_key cookie_mac;
+	uint32_t subkeys;
 } csrfi_key_slot;
 
 typedef struct {
@@ -336,6 +383,7 @@ struct csrf_ctx {
 
 	pthread_rwlock_t ring_lock;
 	csrfi_keyring ring;
+	pthread_mutex_t derive_lock; /* a slot's subkeys being derived (token.c) */
 
 	char err[256];
 };
@@ -355,6 +403,9 @@ const csrfi_key_slot *csrfi_ring_find(const csrfi_keyring *ring, uint32_t id);
  * labels); and the wipe of all of them, wherever a key leaves. */
 void csrfi_key_slot_init(csrfi_key_slot *slot, uint32_t id, int64_t created, const uint8_t key[CSRF_KEY_LEN]);
 void csrfi_key_slot_wipe(csrfi_key_slot *slot);
+/* slot, with its subkeys derived (at the key's first use; any thread,
+ * under the ring's read lock). */
+const csrfi_key_slot *csrfi_key_slot_subkeys(const csrf_ctx *ctx, const csrfi_key_slot *slot);
 
 /* Current unix time when now == 0. */
 int64_t csrfi_now(int64_t now);
@@ -401,6 +452,8 @@ typedef struct {
 	csrf_origin self;
 } csrfi_site;
 
+/* csrfi_site_of's https alone, without parsing the Host. */
+int csrfi_site_https(const csrf_ctx *ctx, const csrf_request *req);
 /* The configured self origin, else the request's scheme plus Host. */
 void csrfi_site_of(const csrf_ctx *ctx, const csrf_request *req, csrfi_site *site);
 /* "scheme://host[:port]" (no default port) and a NUL into out; its length,
@@ -414,17 +467,21 @@ csrf_reason csrfi_csp_form_action_ctx(const csrf_ctx *ctx, const char *existing,
 /* The secret cookie's name for an HTTP or HTTPS site, NUL-terminated;
  * its length (0 when cap is short). */
 size_t csrfi_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap);
+/* csrf_cookie_get in one walk of the line, CSRF_COOKIE_AMBIGUOUS when
+ * the name is there twice (cookie.c; value not NULL). */
+csrf_reason csrfi_cookie_get_once(const char *header, size_t len, const char *name, size_t name_len, csrf_slice *value);
 /* A cookie that must appear once over all Cookie lines: CSRF_OK,
  * CSRF_NOT_FOUND, CSRF_COOKIE_AMBIGUOUS, CSRF_TOO_LARGE, CSRF_MALFORMED. */
 csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size_t nlen, csrf_slice *v);
-/* The session secret: the caller's, or decoded from the signed cookie.
- * CSRF_OK, or the token stage's reason. */
-csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
+/* The session secret: the caller's, or decoded from the signed cookie
+ * (named for an HTTPS site or not: csrfi_site_https). CSRF_OK, or the
+ * token stage's reason. */
+csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, int https,
                                  uint8_t secret[CSRF_SECRET_LEN]);
 /* 1 when csrfi_request_secret could only fail by the cookie's signature
  * (csrfi_secret_cookie_plausible): the caller's secret, or one secret
  * cookie that passes every other test. */
-int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site);
+int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, int https);
 /* The session id tokens are bound to: the caller's, else the value of
  * the one configured session cookie the request carries, else (several
  * of them) a digest of all they carry, written into buf; else empty.

@@ -5,7 +5,8 @@
  * whole ring from a key file. The ring is read under ctx->ring_lock's
  * read lock and replaced under its write lock; keys are held only as
  * precomputed HMAC states, each beside its two subkeys' (token.c,
- * csrfi_key_slot_init), and all three are wiped when the key leaves the
+ * csrfi_key_slot_subkeys: derived at the key's first use), and all
+ * three are wiped when the key leaves the
  * ring (csrfi_key_slot_wipe: a retired key at a reload, csrf_ctx_free).
  *
  * Signing rule: a key file must flag exactly one key "sign". With

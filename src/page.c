@@ -14,7 +14,7 @@ static csrf_reason page_secret(const csrf_ctx *ctx, const csrf_request *req, con
                                uint8_t secret[CSRF_SECRET_LEN], int *fresh)
 {
 	*fresh = 0;
-	csrf_reason r = csrfi_request_secret(ctx, req, site, secret);
+	csrf_reason r = csrfi_request_secret(ctx, req, site->https, secret);
 	if (r == CSRF_OK)
 		return CSRF_OK;
 	/* None, two, forged, expired or of a retired key: a new secret. */

@@ -7,10 +7,16 @@
  */
 #include "internal.h"
 
+/* Everything but cookie_more, which is read only below n_cookie_more:
+ * its 63 slices are most of the structure (1 KiB of 1.3), zeroed for
+ * nothing on every request. */
 CSRF_API void csrf_request_init(csrf_request *req)
 {
-	if (req)
-		memset(req, 0, sizeof *req);
+	if (!req)
+		return;
+	memset(req, 0, offsetof(csrf_request, cookie_more));
+	req->n_cookie_more = 0;
+	req->repeated = 0;
 }
 
 /* Files value into *dst, or marks the header repeated when it came before. */
@@ -138,20 +144,26 @@ CSRF_API int csrf_header_is_method_override(const char *name, size_t len)
 
 /* ---- the site ---- */
 
+int csrfi_site_https(const csrf_ctx *ctx, const csrf_request *req)
+{
+	if (ctx->has_self)
+		return strcmp(ctx->self.scheme, "https") == 0;
+	/* The scheme is never guessed from headers; without one the site
+	 * counts as HTTPS so that the Referer rule applies (fail closed). */
+	return !csrfi_slice_ieq(csrfi_trim(req->scheme), "http");
+}
+
 void csrfi_site_of(const csrf_ctx *ctx, const csrf_request *req, csrfi_site *site)
 {
 	memset(site, 0, sizeof *site);
+	site->https = csrfi_site_https(ctx, req);
 	if (ctx->has_self) {
 		site->known = 1;
 		site->self = ctx->self;
-		site->https = strcmp(ctx->self.scheme, "https") == 0;
 		return;
 	}
 	csrf_slice scheme = csrfi_trim(req->scheme);
 	csrf_slice host = csrfi_trim(req->host);
-	/* The scheme is never guessed from headers; without one the site
-	 * counts as HTTPS so that the Referer rule applies (fail closed). */
-	site->https = !csrfi_slice_ieq(scheme, "http");
 	if (!scheme.ptr || !host.ptr || host.len == 0 || (req->repeated & CSRF_HDR_HOST))
 		return;
 	char buf[sizeof site->self.scheme + 3 + sizeof site->self.host + 8];
@@ -208,19 +220,6 @@ size_t csrfi_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_
 	return pre + n;
 }
 
-/* The cookie in one line: CSRF_OK, CSRF_NOT_FOUND, CSRF_COOKIE_AMBIGUOUS
- * (twice in the line) or the parser's error. */
-static csrf_reason find_in_line(csrf_slice line, const char *name, size_t nlen, csrf_slice *v)
-{
-	csrf_reason r = csrf_cookie_get(line.ptr, line.len, name, nlen, v);
-	if (r != CSRF_OK)
-		return r;
-	const char *rest = v->ptr + v->len;
-	csrf_slice again;
-	r = csrf_cookie_get(rest, line.len - (size_t)(rest - line.ptr), name, nlen, &again);
-	return r == CSRF_NOT_FOUND ? CSRF_OK : r == CSRF_OK ? CSRF_COOKIE_AMBIGUOUS : r;
-}
-
 /* A name sent twice is how a cookie planted from a sibling subdomain or
  * another port shows itself (the browser sends both, in an order the
  * attacker can influence), so that is CSRF_COOKIE_AMBIGUOUS rather than
@@ -237,7 +236,7 @@ csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size
 	for (unsigned i = 0; i <= req->n_cookie_more && i < CSRF_COOKIE_HEADERS_MAX; i++) {
 		csrf_slice line = i == 0 ? req->cookie : req->cookie_more[i - 1];
 		csrf_slice got;
-		csrf_reason r = find_in_line(line, name, nlen, &got);
+		csrf_reason r = csrfi_cookie_get_once(line.ptr, line.len, name, nlen, &got);
 		if (r == CSRF_NOT_FOUND)
 			continue;
 		if (r != CSRF_OK)
@@ -252,14 +251,14 @@ csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size
 
 /* The value of the site's secret cookie in the request, by
  * csrfi_request_cookie's rules. */
-static csrf_reason secret_cookie(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site, csrf_slice *v)
+static csrf_reason secret_cookie(const csrf_ctx *ctx, const csrf_request *req, int https, csrf_slice *v)
 {
 	char name[CSRF_SECRET_COOKIE_NAME_MAX];
-	size_t nlen = csrfi_secret_cookie_name(ctx, site->https, name, sizeof name);
+	size_t nlen = csrfi_secret_cookie_name(ctx, https, name, sizeof name);
 	return csrfi_request_cookie(req, name, nlen, v);
 }
 
-csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site,
+csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, int https,
                                  uint8_t secret[CSRF_SECRET_LEN])
 {
 	if (req->secret) {
@@ -267,7 +266,7 @@ csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, c
 		return CSRF_OK;
 	}
 	csrf_slice v;
-	csrf_reason r = secret_cookie(ctx, req, site, &v);
+	csrf_reason r = secret_cookie(ctx, req, https, &v);
 	if (r == CSRF_NOT_FOUND)
 		return CSRF_SECRET_MISSING;
 	if (r == CSRF_TOO_LARGE)
@@ -282,12 +281,12 @@ csrf_reason csrfi_request_secret(const csrf_ctx *ctx, const csrf_request *req, c
 	return CSRF_SECRET_INVALID;
 }
 
-int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, const csrfi_site *site)
+int csrfi_request_secret_plausible(const csrf_ctx *ctx, const csrf_request *req, int https)
 {
 	if (req->secret)
 		return 1;
 	csrf_slice v;
-	if (secret_cookie(ctx, req, site, &v) != CSRF_OK)
+	if (secret_cookie(ctx, req, https, &v) != CSRF_OK)
 		return 0;
 	return csrfi_secret_cookie_plausible(ctx, v.ptr, v.len, req->now);
 }

@@ -58,9 +58,7 @@ CSRF_API csrf_reason csrf_retry_prepare(const csrf_ctx *ctx, const csrf_request 
 	    !same_origin_proof(ctx, req))
 		return CSRF_NOT_FOUND;
 	uint8_t secret[CSRF_SECRET_LEN];
-	csrfi_site site;
-	csrfi_site_of(ctx, req, &site);
-	csrf_reason r = csrfi_request_secret(ctx, req, &site, secret);
+	csrf_reason r = csrfi_request_secret(ctx, req, csrfi_site_https(ctx, req), secret);
 	csrfi_wipe(secret, sizeof secret);
 	if (r != CSRF_OK)
 		return CSRF_NOT_FOUND;

@@ -140,3 +140,8 @@ void csrfi_sha256_builtin_final(csrfi_sha256_builtin_ctx *c, uint8_t out[CSRF_SH
 		store_be32(out + 4 * i, c->h[i]);
 	csrfi_wipe(c, sizeof *c);
 }
+
+void csrfi_sha256_builtin_block(csrfi_sha256_builtin_ctx *c, const uint8_t block[64])
+{
+	compress(c->h, block, 1);
+}

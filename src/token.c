@@ -13,9 +13,11 @@
  * (random.c). libsodium is used only for Argon2id (re-authentication,
  * another file). Comparisons of MACs are constant time (csrfi_ct_eq_words).
  *
- * Subkeys. When a key k joins the ring (csrfi_key_slot_init: csrf_ctx_add_key,
- * a key file's load or reload) two subkeys are derived from it and kept
- * beside it as precomputed states, wiped with it:
+ * Subkeys. The first time a key k of the ring is used (csrfi_key_slot_subkeys,
+ * after csrf_ctx_add_key, a key file's load or reload), two subkeys are
+ * derived from it and kept beside it as precomputed states, wiped with it
+ * (a process that uses one key of its ring derives no others: a CGI
+ * request verifies with one key):
  *   tk = MAC_k("libcsrf token v3")    ck = MAC_k("libcsrf cookie v3")
  * Each serves one purpose, so its messages need no label: version 3's tag
  * without a session and its cookie fit one SHA-256 block (55 bytes at
@@ -113,9 +115,29 @@ void csrfi_key_slot_init(csrfi_key_slot *slot, uint32_t id, int64_t created, con
 	slot->id = id;
 	slot->created = created;
 	csrfi_mac_init(&slot->mac, key, CSRF_KEY_LEN);
-	/* once a key, here: a MAC then starts from the subkey's states */
-	csrfi_mac_derive(&slot->mac, label_tag_key, &slot->tag_mac);
-	csrfi_mac_derive(&slot->mac, label_cookie_key, &slot->cookie_mac);
+	/* the subkeys at the key's first use (csrfi_key_slot_subkeys) */
+	memset(&slot->tag_mac, 0, sizeof slot->tag_mac);
+	memset(&slot->cookie_mac, 0, sizeof slot->cookie_mac);
+	slot->subkeys = 0;
+}
+
+const csrfi_key_slot *csrfi_key_slot_subkeys(const csrf_ctx *ctx, const csrfi_key_slot *slot)
+{
+	if (__atomic_load_n(&slot->subkeys, __ATOMIC_ACQUIRE))
+		return slot;
+	/* Once a key and context: a MAC then starts from the subkey's
+	 * states. The ring is const on the hot path; a slot's subkeys are
+	 * written once, by one thread (the lock), before the flag. */
+	csrfi_key_slot *s = (csrfi_key_slot *)slot;
+	pthread_mutex_t *lock = (pthread_mutex_t *)&ctx->derive_lock;
+	pthread_mutex_lock(lock);
+	if (!__atomic_load_n(&s->subkeys, __ATOMIC_RELAXED)) {
+		csrfi_mac_derive(&s->mac, label_tag_key, &s->tag_mac);
+		csrfi_mac_derive(&s->mac, label_cookie_key, &s->cookie_mac);
+		__atomic_store_n(&s->subkeys, 1u, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(lock);
+	return slot;
 }
 
 void csrfi_key_slot_wipe(csrfi_key_slot *slot)
@@ -202,14 +224,16 @@ static void mac_with_sid(const csrfi_mac_key *k, uint8_t *msg, size_t n, const c
  * block; the two shapes differ in length (54, at least 59), so neither
  * reads as the other. Versions 1 and 2: MAC_k(label || secret ||
  * header || len(sid) || sid). */
-static void compute_tag(const csrfi_key_slot *slot, int version, const uint8_t secret[CSRF_SECRET_LEN],
-                        const uint8_t hdr[TAG_OFF], const char *sid, size_t sid_len, uint8_t out[CSRF_MAC_LEN])
+static void compute_tag(const csrf_ctx *ctx, const csrfi_key_slot *slot, int version,
+                        const uint8_t secret[CSRF_SECRET_LEN], const uint8_t hdr[TAG_OFF], const char *sid,
+                        size_t sid_len, uint8_t out[CSRF_MAC_LEN])
 {
 	enum { LABEL = sizeof label_token_v2 - 1, FIXED = LABEL + CSRF_SECRET_LEN + TAG_OFF };
 	uint8_t msg[FIXED + 4 + SID_INLINE];
 
 	_Static_assert(sizeof label_token_v2 == sizeof label_token_v1, "labels of one length");
 	if (version == TOKEN_VERSION) {
+		slot = csrfi_key_slot_subkeys(ctx, slot);
 		memcpy(msg, hdr, TAG_OFF);
 		memcpy(msg + TAG_OFF, secret, CSRF_SECRET_LEN);
 		if (sid_len == 0)
@@ -260,7 +284,7 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 	put_be32(raw + 2, slot->id);
 	put_be64(raw + 6, (uint64_t)now);
 	compute_bind(&slot->mac, sid, sid_len, raw + BIND_OFF);
-	compute_tag(slot, raw[0], secret, raw, sid, sid_len, mac);
+	compute_tag(ctx, slot, raw[0], secret, raw, sid, sid_len, mac);
 	ring_unlock(ctx);
 	memcpy(raw + TAG_OFF, mac, TAG_LEN);
 	csrfi_wipe(mac, sizeof mac);
@@ -342,7 +366,7 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 		ring_unlock(ctx);
 		return CSRF_UNKNOWN_KEY;
 	}
-	compute_tag(slot, version, secret, raw, sid, sid_len, tag);
+	compute_tag(ctx, slot, version, secret, raw, sid, sid_len, tag);
 	tag_ok = csrfi_ct_eq_words(tag, raw + TAG_OFF, tag_len);
 	bind_ok = 1;
 	if (!tag_ok) {
@@ -411,9 +435,20 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	uint8_t digest[CSRF_SHA256_LEN];
 	csrfi_sha256_ctx h;
 	csrfi_sha256_init(&h);
+#if CSRFI_SHA256_BLOCK
+	/* 48 bytes: one block, padded here (a page's one plain hash) */
+	enum { FIELD_MSG = sizeof label_field - 1 + CSRF_SECRET_LEN };
+	_Static_assert(FIELD_MSG <= CSRFI_SHA256_ONE_BLOCK, "the field name's hash in one block");
+	uint8_t block[64];
+	memcpy(block, label_field, sizeof label_field - 1);
+	memcpy(block + sizeof label_field - 1, secret, CSRF_SECRET_LEN);
+	csrfi_sha256_last_block(&h, block, FIELD_MSG, FIELD_MSG, digest);
+	csrfi_wipe(block, sizeof block);
+#else
 	csrfi_sha256_update(&h, label_field, sizeof label_field - 1);
 	csrfi_sha256_update(&h, secret, CSRF_SECRET_LEN);
 	csrfi_sha256_final(&h, digest);
+#endif
 	memcpy(out, FIELD_PREFIX, plen);
 	csrfx_hex_encode(digest, FIELD_HASH_BYTES, out + plen);
 	out[plen + 2 * FIELD_HASH_BYTES] = '\0';
@@ -425,10 +460,12 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 /* The signature of a cookie's first COOKIE_SIGNED bytes, as its version
  * byte (2 or 3) says: version 3 MAC_ck(bytes 0..44), one block; version
  * 2 MAC_k("libcsrf cookie v2" || bytes 0..44). */
-static void cookie_sign(const csrfi_key_slot *slot, const uint8_t buf[COOKIE_SIGNED], uint8_t out[CSRF_MAC_LEN])
+static void cookie_sign(const csrf_ctx *ctx, const csrfi_key_slot *slot, const uint8_t buf[COOKIE_SIGNED],
+                        uint8_t out[CSRF_MAC_LEN])
 {
 	if (buf[0] == COOKIE_VERSION)
-		csrfi_mac(&slot->cookie_mac, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, NULL, 0, out);
+		csrfi_mac(&csrfi_key_slot_subkeys(ctx, slot)->cookie_mac, buf, COOKIE_SIGNED, NULL, 0, NULL, 0, NULL, 0,
+		          out);
 	else
 		csrfi_mac(&slot->mac, label_cookie_v2, sizeof label_cookie_v2 - 1, buf, COOKIE_SIGNED, NULL, 0, NULL, 0,
 		          out);
@@ -456,7 +493,7 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
 	put_be32(buf + 1, slot->id);
 	put_be64(buf + COOKIE_IAT_OFF, (uint64_t)now);
 	memcpy(buf + COOKIE_SECRET_OFF, secret, CSRF_SECRET_LEN);
-	cookie_sign(slot, buf, buf + COOKIE_SIGNED);
+	cookie_sign(ctx, slot, buf, buf + COOKIE_SIGNED);
 	ring_unlock(ctx);
 
 	csrfi_b64url_encode(buf, sizeof buf, out);
@@ -521,7 +558,7 @@ csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value
 		csrfi_wipe(buf, sizeof buf);
 		return CSRF_UNKNOWN_KEY;
 	}
-	cookie_sign(slot, buf, mac);
+	cookie_sign(ctx, slot, buf, mac);
 	ring_unlock(ctx);
 
 	ok = csrfi_ct_eq_words(mac, buf + COOKIE_SIGNED, CSRF_MAC_LEN);

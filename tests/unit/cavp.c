@@ -7,11 +7,13 @@
  *   hashes/SHA2/SHA256Monte.rsp     the Monte Carlo test: 100 checkpoints
  * and HMAC-SHA256 through mac.c (the build's backend) against the same
  * package's HMAC/rfc-4231-sha256.txt (RFC 4231's cases with a full-length
- * MAC; the package has no CAVP HMAC file).
+ * MAC; the package has no CAVP HMAC file), and against HMAC computed here
+ * from the checked SHA-256 for every message length of 0 to 130 bytes
+ * (lengths: mac.c's one-block path and its edge at 55 and 56 bytes).
  *
- *   cavp VECTORS_DIR [short|long|monte|hmac]...
- * VECTORS_DIR is the package's cryptography_vectors folder; with no file
- * named, all four. Every message is hashed in one call and again fed in
+ *   cavp VECTORS_DIR [short|long|monte|hmac|lengths]...
+ * VECTORS_DIR is the package's cryptography_vectors folder; with no set
+ * named, all five. Every message is hashed in one call and again fed in
  * pieces of changing size (1 to 131 bytes), so the buffering of update is
  * checked as well as the compression and the padding. Each file must hold
  * the number of vectors SHAVS gives it: a missing, truncated or malformed
@@ -359,16 +361,108 @@ static void check_hmac(const char *dir)
 	printf("%s: %d vectors, %d failed checks\n", name, count, failures - before);
 }
 
+/* HMAC-SHA256 (RFC 2104) from the built-in update and final, which the
+ * SHAVS files check: the reference for check_lengths. */
+static void hmac_ref(const uint8_t *key, size_t kn, const uint8_t *msg, size_t n, uint8_t out[32])
+{
+	uint8_t k0[64] = {0}, pad[64], inner[32];
+	csrfi_sha256_builtin_ctx c;
+	if (kn > sizeof k0)
+		sha256_once(key, kn, k0);
+	else
+		memcpy(k0, key, kn);
+	for (size_t i = 0; i < sizeof pad; i++)
+		pad[i] = k0[i] ^ 0x36;
+	csrfi_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_update(&c, pad, sizeof pad);
+	csrfi_sha256_builtin_update(&c, msg, n);
+	csrfi_sha256_builtin_final(&c, inner);
+	for (size_t i = 0; i < sizeof pad; i++)
+		pad[i] = k0[i] ^ 0x5c;
+	csrfi_sha256_builtin_init(&c);
+	csrfi_sha256_builtin_update(&c, pad, sizeof pad);
+	csrfi_sha256_builtin_update(&c, inner, sizeof inner);
+	csrfi_sha256_builtin_final(&c, out);
+}
+
+/* mac.c's one-block path: a message of up to 55 bytes (every version 3
+ * tag and cookie, the subkeys, short binds) is hashed by one compression
+ * from the key's states with the block padded by the library, a longer one
+ * by update and final. Every length from 0 to 130 bytes, whole, cut in two
+ * at every place and in three at a few, with a key of 32 bytes (a ring's)
+ * and one longer than a block; and the padded last block alone
+ * (csrfi_sha256_last_block), as the field name's hash uses it, from the
+ * initial state and after one block. */
+static void check_lengths(void)
+{
+	enum { MAX = 130 };
+	uint8_t key[70], msg[MAX], want[32], got[CSRF_MAC_LEN];
+	static const size_t key_lens[] = {CSRF_KEY_LEN, sizeof key};
+	int count = 0, before = failures;
+
+	for (size_t i = 0; i < sizeof msg; i++) {
+		msg[i] = (uint8_t)(i * 13 + 5);
+		if (i < sizeof key)
+			key[i] = (uint8_t)(i * 7 + 1);
+	}
+	for (size_t ki = 0; ki < sizeof key_lens / sizeof key_lens[0]; ki++) {
+		csrfi_mac_key k;
+		csrfi_mac_init(&k, key, key_lens[ki]);
+		for (size_t n = 0; n <= MAX; n++) {
+			hmac_ref(key, key_lens[ki], msg, n, want);
+			csrfi_mac(&k, msg, n, NULL, 0, NULL, 0, NULL, 0, got);
+			if (memcmp(got, want, sizeof got) != 0)
+				FAIL("lengths: a message of %zu bytes, key of %zu: the MAC differs", n, key_lens[ki]);
+			for (size_t a = 0; a <= n; a++) {
+				size_t b = a + (n - a) / 2;
+				csrfi_mac(&k, msg, a, msg + a, n - a, NULL, 0, NULL, 0, got);
+				if (memcmp(got, want, sizeof got) != 0)
+					FAIL("lengths: %zu bytes cut at %zu, key of %zu: the MAC differs", n, a,
+					     key_lens[ki]);
+				csrfi_mac(&k, NULL, 0, msg, a, msg + a, b - a, msg + b, n - b, got);
+				if (memcmp(got, want, sizeof got) != 0)
+					FAIL("lengths: %zu bytes cut at %zu and %zu, key of %zu: the MAC differs", n, a,
+					     b, key_lens[ki]);
+			}
+			count++;
+		}
+		csrfi_mac_wipe(&k);
+	}
+#if CSRFI_SHA256_BLOCK
+	for (size_t n = 0; n <= CSRFI_SHA256_ONE_BLOCK; n++) {
+		uint8_t block[64], two[64 + CSRFI_SHA256_ONE_BLOCK];
+		csrfi_sha256_ctx h;
+		csrfi_sha256_init(&h);
+		memcpy(block, msg, n);
+		csrfi_sha256_last_block(&h, block, n, n, got);
+		sha256_once(msg, n, want);
+		if (memcmp(got, want, sizeof got) != 0)
+			FAIL("lengths: the last block alone, %zu bytes: the digest differs", n);
+		csrfi_sha256_init(&h);
+		csrfi_sha256_update(&h, key, 64);
+		memcpy(block, msg, n);
+		csrfi_sha256_last_block(&h, block, n, 64 + n, block);
+		memcpy(two, key, 64);
+		memcpy(two + 64, msg, n);
+		sha256_once(two, 64 + n, want);
+		if (memcmp(block, want, sizeof want) != 0)
+			FAIL("lengths: the last block after one, %zu bytes: the digest differs", n);
+		count++;
+	}
+#endif
+	printf("lengths: %d messages, %d failed checks\n", count, failures - before);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: cavp VECTORS_DIR [short|long|monte|hmac]...\n");
+		fprintf(stderr, "usage: cavp VECTORS_DIR [short|long|monte|hmac|lengths]...\n");
 		return 2;
 	}
 	const char *dir = argv[1];
-	static const char *const all[] = {"short", "long", "monte", "hmac"};
+	static const char *const all[] = {"short", "long", "monte", "hmac", "lengths"};
 	const char *const *sets = argc > 2 ? (const char *const *)argv + 2 : all;
-	int nsets = argc > 2 ? argc - 2 : 4;
+	int nsets = argc > 2 ? argc - 2 : (int)(sizeof all / sizeof all[0]);
 	for (int i = 0; i < nsets; i++) {
 		if (strcmp(sets[i], "short") == 0) {
 			check_msg_file(dir, "hashes/SHA2/SHA256ShortMsg.rsp", 65);
@@ -378,8 +472,10 @@ int main(int argc, char **argv)
 			check_monte(dir);
 		} else if (strcmp(sets[i], "hmac") == 0) {
 			check_hmac(dir);
+		} else if (strcmp(sets[i], "lengths") == 0) {
+			check_lengths();
 		} else {
-			fprintf(stderr, "cavp: unknown vector set %s (short, long, monte, hmac)\n", sets[i]);
+			fprintf(stderr, "cavp: unknown vector set %s (short, long, monte, hmac, lengths)\n", sets[i]);
 			return 2;
 		}
 	}

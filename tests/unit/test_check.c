@@ -3464,6 +3464,53 @@ static void test_args(void **state)
 	assert_int_equal(res.reason, CSRF_SECRET_MISSING);
 }
 
+/* A cookie that must come once (csrfi_request_cookie), read in one walk
+ * of each line: the same answers as a lookup followed by a second one
+ * from the end of the value found (what it was), at every edge of the
+ * pair found (a closing quote, blanks, '=' inside the value), across
+ * lines, and on a line with a control byte after the cookie. The value
+ * is read only when the answer is CSRF_OK. */
+static void test_request_cookie_once(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *line1, *line2;
+		csrf_reason want;
+		const char *value;
+	} rows[] = {
+	    {"a=x", NULL, CSRF_OK, "x"},
+	    {"a=\"x\"", NULL, CSRF_OK, "x"},
+	    {"a=\"x\"; a=y", NULL, CSRF_COOKIE_AMBIGUOUS, NULL},
+	    {"a=\"x\"  ;a=y", NULL, CSRF_COOKIE_AMBIGUOUS, NULL},
+	    {"a=x=y; b=1", NULL, CSRF_OK, "x=y"},
+	    {"a=x=a=y", NULL, CSRF_OK, "x=a=y"},
+	    {"a=x ; b=a; c=\"a=1\"", NULL, CSRF_OK, "x"},
+	    {" a = x ;a=", NULL, CSRF_COOKIE_AMBIGUOUS, NULL},
+	    {"aa=1; a =2", NULL, CSRF_OK, "2"},
+	    {"b=1; c", NULL, CSRF_NOT_FOUND, NULL},
+	    {"", NULL, CSRF_NOT_FOUND, NULL},
+	    {"a=x", "a=y", CSRF_COOKIE_AMBIGUOUS, NULL},
+	    {"b=1", "a=y", CSRF_OK, "y"},
+	    {"a=x; b=\x01", NULL, CSRF_SECRET_INVALID, NULL}, /* stands for MALFORMED below */
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		csrf_request req;
+		csrf_request_init(&req);
+		(void)csrf_request_header(&req, "Cookie", 6, rows[i].line1, strlen(rows[i].line1));
+		if (rows[i].line2)
+			(void)csrf_request_header(&req, "Cookie", 6, rows[i].line2, strlen(rows[i].line2));
+		csrf_slice v;
+		csrf_reason want = rows[i].want == CSRF_SECRET_INVALID ? CSRF_MALFORMED : rows[i].want;
+		csrf_reason got = csrfi_request_cookie(&req, "a", 1, &v);
+		if (got != want)
+			fail_msg("row %zu: %s, want %s", i, csrf_reason_name(got), csrf_reason_name(want));
+		if (rows[i].value) { /* read only when found */
+			assert_int_equal(v.len, strlen(rows[i].value));
+			assert_memory_equal(v.ptr, rows[i].value, v.len);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3486,6 +3533,7 @@ int main(void)
 	    cmocka_unit_test(test_websocket),
 	    cmocka_unit_test(test_websocket_lines),
 	    cmocka_unit_test(test_websocket_prefixes),
+	    cmocka_unit_test(test_request_cookie_once),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

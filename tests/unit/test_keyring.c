@@ -402,10 +402,12 @@ static void *plain_alloc(size_t n, void *ud)
 	return malloc(n);
 }
 
-/* A key's subkeys (token and cookie version 3) are derived where the key
- * joins the ring, by hand or from a file, again at each reload (the same
- * id with other bytes signs with the new bytes' subkeys), and wiped with
- * the key: a retired key's slot, the whole context when freed. */
+/* A key's subkeys (token and cookie version 3) are derived the first time
+ * the key is used after it joins the ring, by hand or from a file, again
+ * after each reload (the same id with other bytes signs with the new
+ * bytes' subkeys), and wiped with the key: a retired key's slot, the
+ * whole context when freed. A key the process never uses (the other keys
+ * of a CGI request's ring) is never derived. */
 static void test_subkeys(void **state)
 {
 	(void)state;
@@ -416,6 +418,11 @@ static void test_subkeys(void **state)
 
 	assert_int_equal(csrf_ctx_add_key(ctx, 1, key_a, 1), CSRF_OK);
 	const csrfi_key_slot *s = &ctx->ring.keys[0];
+	assert_int_equal(s->subkeys, 0);
+	assert_true(all_zero(&s->tag_mac, sizeof s->tag_mac));
+	assert_true(all_zero(&s->cookie_mac, sizeof s->cookie_mac));
+	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
+	assert_int_equal(s->subkeys, 1);
 	derived(key_a, "libcsrf token v3", &want);
 	assert_same_key(&s->tag_mac, &want);
 	derived(key_a, "libcsrf cookie v3", &want);
@@ -424,9 +431,13 @@ static void test_subkeys(void **state)
 	/* from a file: the same key, the same subkeys */
 	write_file("key 1 1 " HEX_A " sign\nkey 2 2 " HEX_B "\n");
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
+	assert_int_equal(s->subkeys, 0);
+	assert_int_equal(csrf_secret_cookie_encode(ctx, secret, c, sizeof c), CSRF_OK);
 	assert_same_key(&s->cookie_mac, &want);
 	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
-	assert_int_equal(csrf_secret_cookie_encode(ctx, secret, c, sizeof c), CSRF_OK);
+	/* key 2 verifies and never signed: never derived */
+	assert_int_equal(ctx->ring.keys[1].subkeys, 0);
+	assert_true(all_zero(&ctx->ring.keys[1].tag_mac, sizeof ctx->ring.keys[1].tag_mac));
 
 	/* id 1 reloaded with other bytes, id 2 retired: what key 1's old
 	 * bytes signed no longer verifies, and key 2's slot is zero */
@@ -441,7 +452,7 @@ static void test_subkeys(void **state)
 
 	csrfi_key_slot slot;
 	csrfi_key_slot_init(&slot, 1, 0, key_a);
-	assert_false(all_zero(&slot.tag_mac, sizeof slot.tag_mac));
+	assert_false(all_zero(&csrfi_key_slot_subkeys(ctx, &slot)->tag_mac, sizeof slot.tag_mac));
 	csrfi_key_slot_wipe(&slot);
 	assert_true(all_zero(&slot, sizeof slot));
 	csrf_ctx_free(ctx);

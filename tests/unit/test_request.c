@@ -90,7 +90,10 @@ static void test_filed_names_exactly(void **state)
 				assert_int_equal(csrf_request_header(&req, name, n, "v", 1), CSRF_OK);
 				csrf_request blank;
 				csrf_request_init(&blank);
-				int filed = memcmp(&req, &blank, sizeof req) != 0;
+				/* cookie_more is read only below n_cookie_more
+				 * (csrf_request_init leaves it as it was) */
+				int filed = memcmp(&req, &blank, offsetof(csrf_request, cookie_more)) != 0 ||
+				            req.n_cookie_more != blank.n_cookie_more || req.repeated != blank.repeated;
 				if (filed != same)
 					fail_msg("%s with byte %zu as 0x%02x: filed %d", names[i], at, c, filed);
 			}
