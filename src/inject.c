@@ -108,6 +108,10 @@ struct csrf_inject {
 	uint8_t mismatch; /* the "script" of a double escape failed to match */
 	uint8_t failed;   /* emit stopped a feed: the stream is broken */
 	uint8_t fresh;    /* finish ran: the next feed starts a new stream */
+	/* inj_tree_plain_ids(is_end, tables open), T_META out of the start
+	 * tags' with CSRF_INJECT_OPT_RAISE_REFERRER: what plain_tag lets by
+	 * (set with the options) */
+	uint64_t plain_ids[2][2];
 
 	struct inj_noscript ns; /* noscript: the raw text's end, and the same bytes read as markup */
 
@@ -357,6 +361,14 @@ static inline void lower8(char *dst, const char *p)
 	memcpy(dst, &x, 8);
 }
 
+/* Where plain_tag reads (HTML content outside select, the model not
+ * stopped): 1 when a tag of this id changes nothing, as inj_tree_plain_id
+ * answers there, and is no meta tag whose referrer policy may be raised. */
+static inline int plain_id(const struct csrf_inject *inj, uint8_t id, int is_end)
+{
+	return (int)((inj->plain_ids[is_end][inj->tree.tables != 0] >> (id & 63)) & 1);
+}
+
 /* The tag whose '<' is chunk[i], in the data state of HTML content
  * (outside foreign content and select, the model not stopped: plain is
  * then what inj_tree_plain_id says): when it changes nothing the model
@@ -394,8 +406,7 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
 			}
 			uint8_t id = inj_tag_id_html_in(name, n);
-			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
-			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
+			if (!plain_id(inj, id, is_end)) {
 				*name_end = e; /* its name read, in tag.name: the states go on from there */
 				*name_id = id;
 				return i;
@@ -424,8 +435,7 @@ static NOINLINE int plain_named(struct csrf_inject *inj, const char *q, unsigned
 	lower8(name, q);
 	name[8] = (char)inj_lower((unsigned char)q[8]);
 	uint8_t id = inj_tag_id_html_in(name, n);
-	if (inj_tree_plain_id(&inj->tree, id, (int)is_end) &&
-	    !(id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
+	if (plain_id(inj, id, (int)is_end))
 		return 0;
 	*name_id = id;
 	return 1;
@@ -641,6 +651,19 @@ STEP void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	t->name[0] = (char)inj_lower(first);
 	t->name_len = 1;
 	t->skip_name = inj->tree.depth == 0 && !(inj_cls[first] & C_FIRST);
+}
+
+/* A tag whose name plain_tag read (in tag.name) and looked up (id): what
+ * begin_tag and the name's end set, the name starting with a letter of
+ * INJ_HTML_FIRST in HTML content (not skipped), its attributes not read
+ * yet. */
+STEP void begin_named(struct csrf_inject *inj, int is_end, uint8_t id, size_t len)
+{
+	struct inj_tag *t = &inj->tag;
+	memset(t, 0, offsetof(struct inj_tag, name));
+	t->is_end = (uint8_t)is_end;
+	t->name_len = (uint8_t)len;
+	t->id = id;
 }
 
 /* The end tag of the open raw-text element, as if read in full. */
@@ -866,7 +889,7 @@ static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_
  * (copied into the hold) and the referrer raise at its place (kept as a
  * position only, so it takes no room of the hold). Non-zero when emit
  * stopped. */
-static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
+static NOINLINE int release_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
 	inj->holding = 0;
 	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
@@ -892,6 +915,17 @@ static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int fie
 		at = r;
 	}
 	return emit_held(inj, emit, ud, at, n);
+}
+
+/* release(): inline for its usual case, a form whose bytes all came in
+ * the chunk it ends in (nothing held: no meta tags, no raise), where
+ * only the field goes. */
+static inline int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
+{
+	if (inj->hold_len != 0 || inj->hold_meta != HOLD_NONE || inj->hold_referrer != HOLD_NONE)
+		return release_held(inj, emit, ud, field);
+	inj->holding = 0;
+	return field && emit(ud, inj->input_el, inj->input_len, 1) != 0;
 }
 
 /* Every piece of output: held while a form is pending, else passed on.
@@ -920,7 +954,7 @@ static int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char 
 static int settle(struct csrf_inject *inj, csrf_emit_fn emit, void *ud)
 {
 	if (inj->holding && !inj_tree_pending(&inj->tree))
-		return release(inj, emit, ud, 0);
+		return release_held(inj, emit, ud, 0); /* out of line: rare */
 	return 0;
 }
 
@@ -940,6 +974,26 @@ static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
 {
 	if (inj->holding && inj_tree_pending(&inj->tree) && i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
 		inj_tree_too_long(&inj->tree);
+}
+
+/* What goes in after the tag that ends at chunk[i] ('>'), the held form
+ * settled: the input up to and including the '>' passed on, then the
+ * meta tags, or the form's bytes held from there on (release() leaves
+ * the hold empty, with no meta tags or raise in it). Non-zero when emit
+ * stopped. */
+static inline int tag_insert(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                             void *ud, int ins)
+{
+	if (ins == INS_NONE)
+		return 0;
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	if (ins == INS_HOLD) { /* a POST form to this origin: its bytes wait for its submitters */
+		inj->holding = 1;
+		return 0;
+	}
+	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
 }
 
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
@@ -981,19 +1035,7 @@ static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_
 	}
 	if (settle(inj, emit, ud) != 0)
 		return 1;
-	if (ins == INS_NONE)
-		return 0;
-	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
-		return 1;
-	*start = i + 1;
-	if (ins == INS_HOLD) { /* a POST form to this origin: its bytes wait for its submitters */
-		inj->holding = 1;
-		inj->hold_len = 0;
-		inj->hold_meta = HOLD_NONE;
-		inj->hold_referrer = HOLD_NONE;
-		return 0;
-	}
-	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
+	return tag_insert(inj, chunk, i, start, emit, ud, ins);
 }
 
 /* An end tag's name ended at chunk[i] (not passed on yet) and is "form":
@@ -1063,8 +1105,11 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 	if (inj_tree_form_usual(&inj->tree, &inj->tag)) { /* tag_move for it, without inj_tree_tag's other cases */
 		hold_check(inj, i, *start);
 		int ins = inj_tree_form_start(&inj->tree, &inj->tag);
-		*st = S_DATA;
-		return tag_after(inj, chunk, i, start, emit, ud, ins, NEXT_DATA);
+		*st = S_DATA; /* tag_after with NEXT_DATA */
+		inj->state = S_DATA;
+		if (settle(inj, emit, ud) != 0)
+			return 1;
+		return tag_insert(inj, chunk, i, start, emit, ud, ins);
 	}
 	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* a held form no longer pending (tag_end): released */
 		if (inj->tag.is_end)
@@ -1460,15 +1505,15 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					int end = chunk[i + 1] == '/';
 					if (chunk[ne] == '>' &&
 					    (end ? nid == T_FORM : nid == T_BUTTON || nid == T_INPUT)) {
-						if (bare_quiet(inj, ne, end, *start, emit, ud))
+						/* a bare submitter settles only a held form no
+						 * longer pending */
+						if ((end || (inj->holding && !inj_tree_pending(&inj->tree))) &&
+						    bare_quiet(inj, ne, end, *start, emit, ud))
 							return SIZE_MAX;
 						i = ne + 1;
 						continue;
 					}
-					char first = inj->tag.name[0];
-					begin_tag(inj, end, (unsigned char)first);
-					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));
-					inj->tag.id = nid;
+					begin_named(inj, end, nid, ne - (i + 1 + (size_t)end));
 					i = name_end_step(inj, &sc, ne, start, emit, ud, &st, 1);
 					continue;
 				}
@@ -1863,6 +1908,18 @@ static size_t put(char *dst, size_t at, const char *src, size_t n)
 	return at + n;
 }
 
+/* The masks plain_id reads, for these options. */
+static void set_plain_ids(struct csrf_inject *inj)
+{
+	for (int e = 0; e < 2; e++)
+		for (int o = 0; o < 2; o++)
+			inj->plain_ids[e][o] = inj_tree_plain_ids(e, o);
+	if (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER) {
+		inj->plain_ids[0][0] &= ~INJ_BIT(T_META);
+		inj->plain_ids[0][1] &= ~INJ_BIT(T_META);
+	}
+}
+
 CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *self_origin, size_t origin_len,
                                       const char *field, size_t field_len, const char *token, size_t token_len,
                                       csrf_inject **out)
@@ -1894,6 +1951,7 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	inj->self = self;
 	inj->tree.self = &inj->self;
 	inj->options = 0;
+	set_plain_ids(inj);
 	size_t n = 0;
 	n = put(inj->input_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
 	n = put(inj->input_el, n, field, field_len);
@@ -1923,6 +1981,7 @@ CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
 	if (!inj || inj->fed || (options & ~CSRF_INJECT_OPT_RAISE_REFERRER))
 		return CSRF_ERR_ARG;
 	inj->options = options;
+	set_plain_ids(inj);
 	return CSRF_OK;
 }
 
