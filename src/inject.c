@@ -930,22 +930,30 @@ static inline int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, 
 
 /* Every piece of output: held while a form is pending, else passed on.
  * A form whose bytes do not fit the hold goes without a token. */
-static int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n, int inserted)
+static NOINLINE int out_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n,
+                             int inserted)
+{
+	if (n <= CSRF_INJECT_HOLD_MAX - inj->hold_len) {
+		if (inserted) /* only the meta tags come while a form is held, once */
+			inj->hold_meta = inj->hold_len;
+		memcpy(inj->hold + inj->hold_len, p, n);
+		inj->hold_len += (uint32_t)n;
+		return 0;
+	}
+	inj_tree_too_long(&inj->tree);
+	if (release(inj, emit, ud, 0) != 0)
+		return 1;
+	return emit(ud, p, n, inserted);
+}
+
+/* out(): inline, so that bytes passed on while no form is held (most of
+ * them) cost a test and the call of emit. */
+static inline int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n, int inserted)
 {
 	if (n == 0)
 		return 0;
-	if (inj->holding) {
-		if (n <= CSRF_INJECT_HOLD_MAX - inj->hold_len) {
-			if (inserted) /* only the meta tags come while a form is held, once */
-				inj->hold_meta = inj->hold_len;
-			memcpy(inj->hold + inj->hold_len, p, n);
-			inj->hold_len += (uint32_t)n;
-			return 0;
-		}
-		inj_tree_too_long(&inj->tree);
-		if (release(inj, emit, ud, 0) != 0)
-			return 1;
-	}
+	if (inj->holding)
+		return out_held(inj, emit, ud, p, n, inserted);
 	return emit(ud, p, n, inserted);
 }
 
@@ -1139,8 +1147,8 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
  * judged right before anything can settle the form (hold_check in
  * tag_move, form_end, the noscript reading and an ESC byte; out() when
  * the bytes are passed on), which answers as a check here would. */
-static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
-                            void *ud, uint8_t *st)
+STEP int tag_end_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                      uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
 	if (inj_tree_quiet(&inj->tree, tag) && (!inj->holding || inj_tree_pending(&inj->tree))) {
@@ -1150,6 +1158,12 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 		return 0;
 	}
 	return tag_end_full(inj, chunk, i, start, emit, ud, st);
+}
+
+static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, uint8_t *st)
+{
+	return tag_end_step(inj, chunk, i, start, emit, ud, st);
 }
 
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
@@ -1339,7 +1353,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		}
 		unsigned char c = (unsigned char)chunk[i];
 		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
-			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end_step(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		if (c == '/') {
 			*st = S_SELF_CLOSING;
 			return i + 1;
@@ -1396,7 +1410,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			return i + 1;
 		}
 		if (c == '>')
-			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end_step(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		/* another byte: reconsumed in the before attribute name state */
 	}
 }

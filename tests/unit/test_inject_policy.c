@@ -284,6 +284,17 @@ static void test_plain_ids(void **state)
 				if (inj_tree_plain_id(&t, (uint8_t)id, end) != plain_ref(&t, (uint8_t)id, end))
 					fail_msg("id %u, end %d, state %u", id, end, bits);
 	}
+	/* the masks the tokenizer keeps a stream (plain_tag's reading: HTML
+	 * content outside select, not stopped), against the switch */
+	for (unsigned tables = 0; tables < 3; tables++) {
+		inj_tree_reset(&t);
+		t.tables = (uint8_t)tables;
+		for (unsigned id = T_OTHER; id <= T_VOID; id++)
+			for (int end = 0; end < 2; end++)
+				if ((int)((inj_tree_plain_ids(end, tables != 0) >> id) & 1) !=
+				    plain_ref(&t, (uint8_t)id, end))
+					fail_msg("mask: id %u, end %d, %u tables", id, end, tables);
+	}
 }
 
 static void test_decode(void **state)
