@@ -369,6 +369,21 @@ static inline int plain_id(const struct csrf_inject *inj, uint8_t id, int is_end
 	return (int)((inj->plain_ids[is_end][inj->tree.tables != 0] >> (id & 63)) & 1);
 }
 
+/* Nine bytes at p with 0x20 set in each, into dst: a byte becomes a
+ * lower-case letter only if it is a letter, and every name
+ * inj_tag_id_html_in knows is letters only (test_inject_policy checks
+ * it), so a name looked up this way gets the id it gets lowered, and a
+ * name with an id is in tag.name lowered. Cheaper than lower8 and
+ * inj_lower, for the names plain_tag and plain_named look up. */
+static inline void fold9(char *dst, const char *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	x |= UINT64_C(0x2020202020202020);
+	memcpy(dst, &x, 8);
+	dst[8] = (char)(p[8] | 0x20);
+}
+
 /* The tag whose '<' is chunk[i], in the data state of HTML content
  * (outside foreign content and select, the model not stopped: plain is
  * then what inj_tree_plain_id says): when it changes nothing the model
@@ -398,9 +413,8 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 		if (is_end ? inj_html_maybe_end(c, (unsigned char)p[k + 1], n)
 		           : inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
 			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
-			if (len - k >= 9) {         /* the name (n <= 9) and what follows, lowered */
-				lower8(name, p + k);
-				name[8] = (char)inj_lower((unsigned char)p[k + 8]);
+			if (len - k >= 9) {         /* the name (n <= 9) and what follows, folded */
+				fold9(name, p + k);
 			} else {
 				for (size_t j = 0; j < n; j++)
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
@@ -431,9 +445,8 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
  * read it from its name's end on. */
 static NOINLINE int plain_named(struct csrf_inject *inj, const char *q, unsigned n, unsigned is_end, uint8_t *name_id)
 {
-	char *name = inj->tag.name; /* the name and what follows, lowered */
-	lower8(name, q);
-	name[8] = (char)inj_lower((unsigned char)q[8]);
+	char *name = inj->tag.name; /* the name and what follows, folded */
+	fold9(name, q);
 	uint8_t id = inj_tag_id_html_in(name, n);
 	if (plain_id(inj, id, (int)is_end))
 		return 0;
