@@ -1065,12 +1065,17 @@ static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_
  * so far (held, and those of this chunk not passed on yet) fit the hold:
  * the same answer however the stream was cut. Non-zero when emit
  * stopped. */
-static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
+STEP int form_end_step(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
 {
 	hold_check(inj, i, start);
 	if (inj->holding && inj_tree_pending(&inj->tree) && inj_tree_form_end(&inj->tree))
 		return release(inj, emit, ud, 1);
 	return settle(inj, emit, ud);
+}
+
+static NOINLINE int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
+{
+	return form_end_step(inj, i, start, emit, ud);
 }
 
 /* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
@@ -1445,7 +1450,7 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 static NOINLINE int bare_quiet(struct csrf_inject *inj, size_t i, int end, size_t start, csrf_emit_fn emit, void *ud)
 {
 	if (end) {
-		if (form_end(inj, i, start, emit, ud))
+		if (form_end_step(inj, i, start, emit, ud))
 			return 1;
 		inj_tree_form_close(&inj->tree);
 	}
