@@ -191,6 +191,29 @@ static void test_html_end(void **state)
 	}
 }
 
+/* plain_tag and plain_named fold the name they look up with 0x20 set in
+ * each byte (inject.c, fold9), which lowers the letters and makes no
+ * other byte a lower-case letter: every name inj_tag_id_html_in knows
+ * must be letters only, in its table's keys too. */
+static void check_html_letters(void)
+{
+	for (size_t k = 0; k < sizeof html_known / sizeof html_known[0]; k++)
+		for (const char *c = html_known[k].name; *c; c++)
+			if (*c < 'a' || *c > 'z')
+				fail_msg("\"%s\": not letters only", html_known[k].name);
+	for (int h = 0; h < 64; h++) {
+		const struct inj_html_name *e = &inj_html_names[h];
+		for (int b = 0; e->len && b < (e->len < 4 ? 3 : 8); b++) {
+			unsigned c = (unsigned)(e->key >> (8 * b)) & 0xff;
+			if (c < 'a' || c > 'z')
+				fail_msg("slot %d: byte %d of its key is %u", h, b, c);
+		}
+	}
+	for (int c = 0; c < 256; c++) /* what fold9 relies on */
+		if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') != ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+			fail_msg("byte %d", c);
+}
+
 static void test_html_ids(void **state)
 {
 	(void)state;
@@ -230,30 +253,7 @@ static void test_html_ids(void **state)
 	}
 	assert_int_equal(inj_tag_id_html("", 0), T_OTHER);
 	assert_int_equal(inj_tag_id_html("t", 1), T_OTHER);
-}
-
-/* plain_tag and plain_named fold the name they look up with 0x20 set in
- * each byte (inject.c, fold9), which lowers the letters and makes no
- * other byte a lower-case letter: every name inj_tag_id_html_in knows
- * must be letters only, in its table's keys too. */
-static void test_html_letters(void **state)
-{
-	(void)state;
-	for (size_t k = 0; k < sizeof html_known / sizeof html_known[0]; k++)
-		for (const char *c = html_known[k].name; *c; c++)
-			if (*c < 'a' || *c > 'z')
-				fail_msg("\"%s\": not letters only", html_known[k].name);
-	for (int h = 0; h < 64; h++) {
-		const struct inj_html_name *e = &inj_html_names[h];
-		for (int b = 0; e->len && b < (e->len < 4 ? 3 : 8); b++) {
-			unsigned c = (unsigned)(e->key >> (8 * b)) & 0xff;
-			if (c < 'a' || c > 'z')
-				fail_msg("slot %d: byte %d of its key is %u", h, b, c);
-		}
-	}
-	for (int c = 0; c < 256; c++) /* what fold9 relies on */
-		if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') != ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
-			fail_msg("byte %d", c);
+	check_html_letters();
 }
 
 /* What inj_tree_plain_id answered as a switch, before its bit masks: the
@@ -772,14 +772,21 @@ static void test_quiet(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tag_ids),    cmocka_unit_test(test_html_first),
-	    cmocka_unit_test(test_html_ids),   cmocka_unit_test(test_html_end),
-	    cmocka_unit_test(test_plain_ids),  cmocka_unit_test(test_html_letters),
-	    cmocka_unit_test(test_decode),     cmocka_unit_test(test_form),
-	    cmocka_unit_test(test_base),       cmocka_unit_test(test_button),
-	    cmocka_unit_test(test_annotation), cmocka_unit_test(test_attr_slots),
-	    cmocka_unit_test(test_long_url),   cmocka_unit_test(test_attr_lens),
-	    cmocka_unit_test(test_quiet),      cmocka_unit_test(test_attr_or_lowered),
+	    cmocka_unit_test(test_tag_ids),
+	    cmocka_unit_test(test_html_first),
+	    cmocka_unit_test(test_html_ids),
+	    cmocka_unit_test(test_html_end),
+	    cmocka_unit_test(test_plain_ids),
+	    cmocka_unit_test(test_decode),
+	    cmocka_unit_test(test_form),
+	    cmocka_unit_test(test_base),
+	    cmocka_unit_test(test_button),
+	    cmocka_unit_test(test_annotation),
+	    cmocka_unit_test(test_attr_slots),
+	    cmocka_unit_test(test_long_url),
+	    cmocka_unit_test(test_attr_lens),
+	    cmocka_unit_test(test_quiet),
+	    cmocka_unit_test(test_attr_or_lowered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
