@@ -941,8 +941,9 @@ static inline int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, 
 	return field && emit(ud, inj->input_el, inj->input_len, 1) != 0;
 }
 
-/* Every piece of output: held while a form is pending, else passed on.
- * A form whose bytes do not fit the hold goes without a token. */
+/* out() while a form is held: the piece goes into the hold. A form
+ * whose bytes do not fit the hold goes without a token: its bytes are
+ * let go, then the piece. */
 static NOINLINE int out_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n,
                              int inserted)
 {
@@ -959,8 +960,9 @@ static NOINLINE int out_held(struct csrf_inject *inj, csrf_emit_fn emit, void *u
 	return emit(ud, p, n, inserted);
 }
 
-/* out(): inline, so that bytes passed on while no form is held (most of
- * them) cost a test and the call of emit. */
+/* Every piece of output: held while a form is pending (out_held), else
+ * passed on. Inline, so that bytes passed on while no form is held (most
+ * of them) cost a test and the call of emit. */
 static inline int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n, int inserted)
 {
 	if (n == 0)
