@@ -108,6 +108,10 @@ struct csrf_inject {
 	uint8_t mismatch; /* the "script" of a double escape failed to match */
 	uint8_t failed;   /* emit stopped a feed: the stream is broken */
 	uint8_t fresh;    /* finish ran: the next feed starts a new stream */
+	/* inj_tree_plain_ids(is_end, tables open), T_META out of the start
+	 * tags' with CSRF_INJECT_OPT_RAISE_REFERRER: what plain_tag lets by
+	 * (set with the options) */
+	uint64_t plain_ids[2][2];
 
 	struct inj_noscript ns; /* noscript: the raw text's end, and the same bytes read as markup */
 
@@ -357,6 +361,29 @@ static inline void lower8(char *dst, const char *p)
 	memcpy(dst, &x, 8);
 }
 
+/* Where plain_tag reads (HTML content outside select, the model not
+ * stopped): 1 when a tag of this id changes nothing, as inj_tree_plain_id
+ * answers there, and is no meta tag whose referrer policy may be raised. */
+static inline int plain_id(const struct csrf_inject *inj, uint8_t id, int is_end)
+{
+	return (int)((inj->plain_ids[is_end][inj->tree.tables != 0] >> (id & 63)) & 1);
+}
+
+/* Nine bytes at p with 0x20 set in each, into dst: a byte becomes a
+ * lower-case letter only if it is a letter, and every name
+ * inj_tag_id_html_in knows is letters only (test_inject_policy checks
+ * it), so a name looked up this way gets the id it gets lowered, and a
+ * name with an id is in tag.name lowered. Cheaper than lower8 and
+ * inj_lower, for the names plain_tag and plain_named look up. */
+static inline void fold9(char *dst, const char *p)
+{
+	uint64_t x;
+	memcpy(&x, p, 8);
+	x |= UINT64_C(0x2020202020202020);
+	memcpy(dst, &x, 8);
+	dst[8] = (char)(p[8] | 0x20);
+}
+
 /* The tag whose '<' is chunk[i], in the data state of HTML content
  * (outside foreign content and select, the model not stopped: plain is
  * then what inj_tree_plain_id says): when it changes nothing the model
@@ -386,16 +413,14 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 		if (is_end ? inj_html_maybe_end(c, (unsigned char)p[k + 1], n)
 		           : inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
 			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
-			if (len - k >= 9) {         /* the name (n <= 9) and what follows, lowered */
-				lower8(name, p + k);
-				name[8] = (char)inj_lower((unsigned char)p[k + 8]);
+			if (len - k >= 9) {         /* the name (n <= 9) and what follows, folded */
+				fold9(name, p + k);
 			} else {
 				for (size_t j = 0; j < n; j++)
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
 			}
 			uint8_t id = inj_tag_id_html_in(name, n);
-			if (!inj_tree_plain_id(&inj->tree, id, is_end) ||
-			    (id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))) {
+			if (!plain_id(inj, id, is_end)) {
 				*name_end = e; /* its name read, in tag.name: the states go on from there */
 				*name_id = id;
 				return i;
@@ -420,12 +445,10 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
  * read it from its name's end on. */
 static NOINLINE int plain_named(struct csrf_inject *inj, const char *q, unsigned n, unsigned is_end, uint8_t *name_id)
 {
-	char *name = inj->tag.name; /* the name and what follows, lowered */
-	lower8(name, q);
-	name[8] = (char)inj_lower((unsigned char)q[8]);
+	char *name = inj->tag.name; /* the name and what follows, folded */
+	fold9(name, q);
 	uint8_t id = inj_tag_id_html_in(name, n);
-	if (inj_tree_plain_id(&inj->tree, id, (int)is_end) &&
-	    !(id == T_META && !is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER)))
+	if (plain_id(inj, id, (int)is_end))
 		return 0;
 	*name_id = id;
 	return 1;
@@ -641,6 +664,19 @@ STEP void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	t->name[0] = (char)inj_lower(first);
 	t->name_len = 1;
 	t->skip_name = inj->tree.depth == 0 && !(inj_cls[first] & C_FIRST);
+}
+
+/* A tag whose name plain_tag read (in tag.name) and looked up (id): what
+ * begin_tag and the name's end set, the name starting with a letter of
+ * INJ_HTML_FIRST in HTML content (not skipped), its attributes not read
+ * yet. */
+STEP void begin_named(struct csrf_inject *inj, int is_end, uint8_t id, size_t len)
+{
+	struct inj_tag *t = &inj->tag;
+	memset(t, 0, offsetof(struct inj_tag, name));
+	t->is_end = (uint8_t)is_end;
+	t->name_len = (uint8_t)len;
+	t->id = id;
 }
 
 /* The end tag of the open raw-text element, as if read in full. */
@@ -866,7 +902,7 @@ static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_
  * (copied into the hold) and the referrer raise at its place (kept as a
  * position only, so it takes no room of the hold). Non-zero when emit
  * stopped. */
-static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
+static NOINLINE int release_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
 	inj->holding = 0;
 	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
@@ -894,24 +930,45 @@ static int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int fie
 	return emit_held(inj, emit, ud, at, n);
 }
 
-/* Every piece of output: held while a form is pending, else passed on.
- * A form whose bytes do not fit the hold goes without a token. */
-static int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n, int inserted)
+/* release(): inline for its usual case, a form whose bytes all came in
+ * the chunk it ends in (nothing held: no meta tags, no raise), where
+ * only the field goes. */
+static inline int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
+{
+	if (inj->hold_len != 0 || inj->hold_meta != HOLD_NONE || inj->hold_referrer != HOLD_NONE)
+		return release_held(inj, emit, ud, field);
+	inj->holding = 0;
+	return field && emit(ud, inj->input_el, inj->input_len, 1) != 0;
+}
+
+/* out() while a form is held: the piece goes into the hold. A form
+ * whose bytes do not fit the hold goes without a token: its bytes are
+ * let go, then the piece. */
+static NOINLINE int out_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n,
+                             int inserted)
+{
+	if (n <= CSRF_INJECT_HOLD_MAX - inj->hold_len) {
+		if (inserted) /* only the meta tags come while a form is held, once */
+			inj->hold_meta = inj->hold_len;
+		memcpy(inj->hold + inj->hold_len, p, n);
+		inj->hold_len += (uint32_t)n;
+		return 0;
+	}
+	inj_tree_too_long(&inj->tree);
+	if (release(inj, emit, ud, 0) != 0)
+		return 1;
+	return emit(ud, p, n, inserted);
+}
+
+/* Every piece of output: held while a form is pending (out_held), else
+ * passed on. Inline, so that bytes passed on while no form is held (most
+ * of them) cost a test and the call of emit. */
+static inline int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char *p, size_t n, int inserted)
 {
 	if (n == 0)
 		return 0;
-	if (inj->holding) {
-		if (n <= CSRF_INJECT_HOLD_MAX - inj->hold_len) {
-			if (inserted) /* only the meta tags come while a form is held, once */
-				inj->hold_meta = inj->hold_len;
-			memcpy(inj->hold + inj->hold_len, p, n);
-			inj->hold_len += (uint32_t)n;
-			return 0;
-		}
-		inj_tree_too_long(&inj->tree);
-		if (release(inj, emit, ud, 0) != 0)
-			return 1;
-	}
+	if (inj->holding)
+		return out_held(inj, emit, ud, p, n, inserted);
 	return emit(ud, p, n, inserted);
 }
 
@@ -920,7 +977,7 @@ static int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, const char 
 static int settle(struct csrf_inject *inj, csrf_emit_fn emit, void *ud)
 {
 	if (inj->holding && !inj_tree_pending(&inj->tree))
-		return release(inj, emit, ud, 0);
+		return release_held(inj, emit, ud, 0); /* out of line: rare */
 	return 0;
 }
 
@@ -940,6 +997,26 @@ static void hold_check(struct csrf_inject *inj, size_t i, size_t start)
 {
 	if (inj->holding && inj_tree_pending(&inj->tree) && i - start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
 		inj_tree_too_long(&inj->tree);
+}
+
+/* What goes in after the tag that ends at chunk[i] ('>'), the held form
+ * settled: the input up to and including the '>' passed on, then the
+ * meta tags, or the form's bytes held from there on (release() leaves
+ * the hold empty, with no meta tags or raise in it). Non-zero when emit
+ * stopped. */
+static inline int tag_insert(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                             void *ud, int ins)
+{
+	if (ins == INS_NONE)
+		return 0;
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	if (ins == INS_HOLD) { /* a POST form to this origin: its bytes wait for its submitters */
+		inj->holding = 1;
+		return 0;
+	}
+	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
 }
 
 /* The tag ends at chunk[i] ('>'): the model's move; passes the input up
@@ -981,19 +1058,7 @@ static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_
 	}
 	if (settle(inj, emit, ud) != 0)
 		return 1;
-	if (ins == INS_NONE)
-		return 0;
-	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
-		return 1;
-	*start = i + 1;
-	if (ins == INS_HOLD) { /* a POST form to this origin: its bytes wait for its submitters */
-		inj->holding = 1;
-		inj->hold_len = 0;
-		inj->hold_meta = HOLD_NONE;
-		inj->hold_referrer = HOLD_NONE;
-		return 0;
-	}
-	return out(inj, emit, ud, inj->meta_el, inj->meta_len, 1) != 0;
+	return tag_insert(inj, chunk, i, start, emit, ud, ins);
 }
 
 /* An end tag's name ended at chunk[i] (not passed on yet) and is "form":
@@ -1002,12 +1067,17 @@ static int tag_after(struct csrf_inject *inj, const char *chunk, size_t i, size_
  * so far (held, and those of this chunk not passed on yet) fit the hold:
  * the same answer however the stream was cut. Non-zero when emit
  * stopped. */
-static int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
+STEP int form_end_step(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
 {
 	hold_check(inj, i, start);
 	if (inj->holding && inj_tree_pending(&inj->tree) && inj_tree_form_end(&inj->tree))
 		return release(inj, emit, ud, 1);
 	return settle(inj, emit, ud);
+}
+
+static NOINLINE int form_end(struct csrf_inject *inj, size_t i, size_t start, csrf_emit_fn emit, void *ud)
+{
+	return form_end_step(inj, i, start, emit, ud);
 }
 
 /* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
@@ -1063,8 +1133,11 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 	if (inj_tree_form_usual(&inj->tree, &inj->tag)) { /* tag_move for it, without inj_tree_tag's other cases */
 		hold_check(inj, i, *start);
 		int ins = inj_tree_form_start(&inj->tree, &inj->tag);
-		*st = S_DATA;
-		return tag_after(inj, chunk, i, start, emit, ud, ins, NEXT_DATA);
+		*st = S_DATA; /* tag_after with NEXT_DATA */
+		inj->state = S_DATA;
+		if (settle(inj, emit, ud) != 0)
+			return 1;
+		return tag_insert(inj, chunk, i, start, emit, ud, ins);
 	}
 	if (inj_tree_quiet(&inj->tree, &inj->tag)) { /* a held form no longer pending (tag_end): released */
 		if (inj->tag.is_end)
@@ -1094,8 +1167,8 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
  * judged right before anything can settle the form (hold_check in
  * tag_move, form_end, the noscript reading and an ESC byte; out() when
  * the bytes are passed on), which answers as a check here would. */
-static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
-                            void *ud, uint8_t *st)
+STEP int tag_end_step(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit, void *ud,
+                      uint8_t *st)
 {
 	struct inj_tag *tag = &inj->tag;
 	if (inj_tree_quiet(&inj->tree, tag) && (!inj->holding || inj_tree_pending(&inj->tree))) {
@@ -1105,6 +1178,12 @@ static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i
 		return 0;
 	}
 	return tag_end_full(inj, chunk, i, start, emit, ud, st);
+}
+
+static NOINLINE int tag_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, uint8_t *st)
+{
+	return tag_end_step(inj, chunk, i, start, emit, ud, st);
 }
 
 /* A quoted value from chunk[i] on (after its quote q): kept as far as it
@@ -1294,7 +1373,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 		}
 		unsigned char c = (unsigned char)chunk[i];
 		if (c == '>') /* as S_AFTER_ATTR_NAME reads it */
-			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end_step(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		if (c == '/') {
 			*st = S_SELF_CLOSING;
 			return i + 1;
@@ -1351,7 +1430,7 @@ static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s,
 			return i + 1;
 		}
 		if (c == '>')
-			return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
+			return tag_end_step(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 		/* another byte: reconsumed in the before attribute name state */
 	}
 }
@@ -1373,7 +1452,7 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 static NOINLINE int bare_quiet(struct csrf_inject *inj, size_t i, int end, size_t start, csrf_emit_fn emit, void *ud)
 {
 	if (end) {
-		if (form_end(inj, i, start, emit, ud))
+		if (form_end_step(inj, i, start, emit, ud))
 			return 1;
 		inj_tree_form_close(&inj->tree);
 	}
@@ -1460,15 +1539,15 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					int end = chunk[i + 1] == '/';
 					if (chunk[ne] == '>' &&
 					    (end ? nid == T_FORM : nid == T_BUTTON || nid == T_INPUT)) {
-						if (bare_quiet(inj, ne, end, *start, emit, ud))
+						/* a bare submitter settles only a held form no
+						 * longer pending */
+						if ((end || (inj->holding && !inj_tree_pending(&inj->tree))) &&
+						    bare_quiet(inj, ne, end, *start, emit, ud))
 							return SIZE_MAX;
 						i = ne + 1;
 						continue;
 					}
-					char first = inj->tag.name[0];
-					begin_tag(inj, end, (unsigned char)first);
-					inj->tag.name_len = (uint8_t)(ne - (i + 1 + (size_t)end));
-					inj->tag.id = nid;
+					begin_named(inj, end, nid, ne - (i + 1 + (size_t)end));
 					i = name_end_step(inj, &sc, ne, start, emit, ud, &st, 1);
 					continue;
 				}
@@ -1863,6 +1942,18 @@ static size_t put(char *dst, size_t at, const char *src, size_t n)
 	return at + n;
 }
 
+/* The masks plain_id reads, for these options. */
+static void set_plain_ids(struct csrf_inject *inj)
+{
+	for (int e = 0; e < 2; e++)
+		for (int o = 0; o < 2; o++)
+			inj->plain_ids[e][o] = inj_tree_plain_ids(e, o);
+	if (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER) {
+		inj->plain_ids[0][0] &= ~INJ_BIT(T_META);
+		inj->plain_ids[0][1] &= ~INJ_BIT(T_META);
+	}
+}
+
 CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *self_origin, size_t origin_len,
                                       const char *field, size_t field_len, const char *token, size_t token_len,
                                       csrf_inject **out)
@@ -1894,6 +1985,7 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	inj->self = self;
 	inj->tree.self = &inj->self;
 	inj->options = 0;
+	set_plain_ids(inj);
 	size_t n = 0;
 	n = put(inj->input_el, n, INPUT_PRE, LIT_LEN(INPUT_PRE));
 	n = put(inj->input_el, n, field, field_len);
@@ -1923,6 +2015,7 @@ CSRF_API csrf_reason csrf_inject_options(csrf_inject *inj, unsigned options)
 	if (!inj || inj->fed || (options & ~CSRF_INJECT_OPT_RAISE_REFERRER))
 		return CSRF_ERR_ARG;
 	inj->options = options;
+	set_plain_ids(inj);
 	return CSRF_OK;
 }
 

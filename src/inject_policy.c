@@ -363,14 +363,19 @@ static int scheme_relative(const char *a, size_t n, int trunc, const csrf_origin
  * value went on past the kept bytes. a is rewritten in place. A '&' left
  * (a reference the table does not know, or a literal one) before the path
  * starts makes it cross-origin. */
+/* The usual action, a path ("/submit"): its first two bytes are none the
+ * parser drops or trims, so they stay its first two, and the second makes
+ * it neither scheme-relative nor unsure (judge_url, below). */
+static inline int url_is_path(const char *a, size_t len)
+{
+	return len >= 2 && a[0] == '/' && (unsigned char)a[1] > 0x20 && a[1] != '/' && a[1] != '\\' && a[1] != '&';
+}
+
 static int judge_url(char *a, size_t len, int present, int trunc, const csrf_origin *self)
 {
 	if (!present || (len == 0 && !trunc))
 		return U_DOCUMENT;
-	/* The usual action, a path ("/submit"): its first two bytes are none
-	 * the parser drops or trims, so they stay its first two, and the
-	 * second makes it neither scheme-relative nor unsure (below). */
-	if (len >= 2 && a[0] == '/' && (unsigned char)a[1] > 0x20 && a[1] != '/' && a[1] != '\\' && a[1] != '&')
+	if (url_is_path(a, len))
 		return U_RELATIVE;
 	size_t n = 0;
 	/* The URL parser drops every tab and newline ... */
@@ -445,6 +450,8 @@ static inline void decode_values(struct inj_tag *tag)
 /* The tag's URL attribute judged (judge_url rewrites it: once). */
 static int tag_url(struct inj_tag *tag, const csrf_origin *self)
 {
+	if ((tag->seen & A_URL) && url_is_path(tag->url, tag->url_len)) /* judge_url's first answer, without its call */
+		return U_RELATIVE;
 	return judge_url(tag->url, tag->url_len, (tag->seen & A_URL) != 0, tag->url_trunc, self);
 }
 

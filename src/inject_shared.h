@@ -438,16 +438,23 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
 	                                INJ_BIT(T_TEMPLATE) | INJ_BIT(T_SELECT))) |                                    \
 	 INJ_BIT(T_OTHER))
 _Static_assert(T_VOID < 64, "the tag ids fit a 64-bit mask");
+/* The ids inj_tree_plain_id answers 1 for in HTML content outside select,
+ * the model not stopped, one bit an id (T_OTHER's among them): for an end
+ * tag or a start tag, with tables open or none. Four masks a page: the
+ * tokenizer keeps them (with meta taken out where it raises referrer
+ * policies), so that a name it looks up costs one bit test. */
+static inline uint64_t inj_tree_plain_ids(int is_end, int tables_open)
+{
+	uint64_t end = is_end ? INJ_IDS_END | INJ_BIT(T_TABLE) : 0, outside = tables_open ? 0 : ~UINT64_C(0);
+	return INJ_IDS_ALWAYS | (end & ~INJ_BIT(T_TABLE)) | (outside & (INJ_IDS_PARTS | (end & INJ_BIT(T_TABLE))));
+}
 static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is_end)
 {
 	if (t->depth > 0 || t->select || t->stopped)
 		return 0;
 	if (id == T_OTHER) /* the most common by far */
 		return 1;
-	uint64_t end = is_end ? INJ_IDS_END | INJ_BIT(T_TABLE) : 0, outside = t->tables == 0 ? ~UINT64_C(0) : 0;
-	uint64_t plain =
-	    INJ_IDS_ALWAYS | (end & ~INJ_BIT(T_TABLE)) | (outside & (INJ_IDS_PARTS | (end & INJ_BIT(T_TABLE))));
-	return (int)((plain >> (id & 63)) & 1);
+	return (int)((inj_tree_plain_ids(is_end, t->tables != 0) >> (id & 63)) & 1);
 }
 
 static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)
@@ -504,16 +511,26 @@ void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
  * (*next) and the element to insert after it (returned). */
 int inj_tree_tag(struct inj_tree *t, struct inj_tag *tag, uint8_t *next);
-/* The name of an end tag in HTML content is "form": 1 when the field
- * goes in right there, before the end tag clears the form element
- * pointer (the pointer's form posts to this origin and no button of it
- * sends it by GET or elsewhere). */
-int inj_tree_form_end(struct inj_tree *t);
 /* 1 while a form waits for its end tag to be judged (the tokenizer holds
  * its bytes). */
 static inline int inj_tree_pending(const struct inj_tree *t)
 {
 	return !t->stopped && t->ptr && t->cur_form == CF_PENDING;
+}
+/* The name of an end tag in HTML content is "form": 1 when the field
+ * goes in right there, before the end tag clears the form element
+ * pointer (the pointer's form posts to this origin and no button of it
+ * sends it by GET or elsewhere). Inline: a form page's every form asks. */
+static inline int inj_tree_form_end(struct inj_tree *t)
+{
+	if (!inj_tree_pending(t) || t->depth > 0 || t->select || t->templates > 0)
+		return 0;
+	t->cur_form = CF_OTHER; /* the end tag clears the pointer */
+	t->rel_token |= t->cur_rel;
+	t->id_token |= t->cur_id;
+	t->any_token = 1;
+	t->count++;
+	return 1;
 }
 /* The held form's bytes overflowed the hold: no token for it. */
 void inj_tree_too_long(struct inj_tree *t);

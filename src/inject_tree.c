@@ -336,7 +336,7 @@ static void select_table_end(struct inj_tree *t, uint8_t id)
 	}
 }
 
-static void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
+static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
 	int relative;
 	int v = inj_policy_form(tag, t->base, t->self, &relative);
@@ -447,18 +447,6 @@ static void button_start(struct inj_tree *t, struct inj_tag *tag)
 		hold_back(t, CSRF_INJECT_FORMACTION);
 	else if (b & BTN_ACTION_REL)
 		t->cur_rel = 1; /* a later <base> elsewhere would move it */
-}
-
-int inj_tree_form_end(struct inj_tree *t)
-{
-	if (t->stopped || t->depth > 0 || t->select || t->templates > 0 || !t->ptr || t->cur_form != CF_PENDING)
-		return 0;
-	t->cur_form = CF_OTHER; /* the end tag clears the pointer */
-	t->rel_token |= t->cur_rel;
-	t->id_token |= t->cur_id;
-	t->any_token = 1;
-	t->count++;
-	return 1;
 }
 
 void inj_tree_noscript_button(struct inj_tree *t, int has_form)

@@ -191,6 +191,29 @@ static void test_html_end(void **state)
 	}
 }
 
+/* plain_tag and plain_named fold the name they look up with 0x20 set in
+ * each byte (inject.c, fold9), which lowers the letters and makes no
+ * other byte a lower-case letter: every name inj_tag_id_html_in knows
+ * must be letters only, in its table's keys too. */
+static void check_html_letters(void)
+{
+	for (size_t k = 0; k < sizeof html_known / sizeof html_known[0]; k++)
+		for (const char *c = html_known[k].name; *c; c++)
+			if (*c < 'a' || *c > 'z')
+				fail_msg("\"%s\": not letters only", html_known[k].name);
+	for (int h = 0; h < 64; h++) {
+		const struct inj_html_name *e = &inj_html_names[h];
+		for (int b = 0; e->len && b < (e->len < 4 ? 3 : 8); b++) {
+			unsigned c = (unsigned)(e->key >> (8 * b)) & 0xff;
+			if (c < 'a' || c > 'z')
+				fail_msg("slot %d: byte %d of its key is %u", h, b, c);
+		}
+	}
+	for (int c = 0; c < 256; c++) /* what fold9 relies on */
+		if (((c | 0x20) >= 'a' && (c | 0x20) <= 'z') != ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+			fail_msg("byte %d", c);
+}
+
 static void test_html_ids(void **state)
 {
 	(void)state;
@@ -230,6 +253,7 @@ static void test_html_ids(void **state)
 	}
 	assert_int_equal(inj_tag_id_html("", 0), T_OTHER);
 	assert_int_equal(inj_tag_id_html("t", 1), T_OTHER);
+	check_html_letters();
 }
 
 /* What inj_tree_plain_id answered as a switch, before its bit masks: the
@@ -283,6 +307,17 @@ static void test_plain_ids(void **state)
 			for (int end = 0; end < 2; end++)
 				if (inj_tree_plain_id(&t, (uint8_t)id, end) != plain_ref(&t, (uint8_t)id, end))
 					fail_msg("id %u, end %d, state %u", id, end, bits);
+	}
+	/* the masks the tokenizer keeps a stream (plain_tag's reading: HTML
+	 * content outside select, not stopped), against the switch */
+	for (unsigned tables = 0; tables < 3; tables++) {
+		inj_tree_reset(&t);
+		t.tables = (uint8_t)tables;
+		for (unsigned id = T_OTHER; id <= T_VOID; id++)
+			for (int end = 0; end < 2; end++)
+				if ((int)((inj_tree_plain_ids(end, tables != 0) >> id) & 1) !=
+				    plain_ref(&t, (uint8_t)id, end))
+					fail_msg("mask: id %u, end %d, %u tables", id, end, tables);
 	}
 }
 

@@ -672,6 +672,42 @@ static void test_tag_soup(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* Every byte value in every place of the names plain_tag and plain_named
+ * look up (folded with 0x20, inject.c's fold9), start and end tags, bare
+ * and with an attribute, among plain tags (plain_tag takes the first
+ * three after a tag that matters, plain_fast those after), before a POST
+ * form: on every path against the reference, which lowers each name
+ * byte by byte (name_run). */
+static void test_name_bytes(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"form",   "/form", "input",    "button", "base",     "meta",
+	                                    "svg",    "math",  "select",   "table",  "/table",   "td",
+	                                    "script", "title", "textarea", "xmp",    "noscript", "plaintext"};
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	for (size_t w = 0; w < sizeof names / sizeof names[0]; w++) {
+		size_t len = strlen(names[w]);
+		for (size_t j = names[w][0] == '/'; j < len; j++) {
+			for (int c = 0; c < 256; c += quick ? 7 : 1) {
+				char name[16];
+				memcpy(name, names[w], len);
+				name[j] = (char)c;
+				buf page = {NULL, 0, 0};
+				for (int f = 0; f < 2; f++) { /* after three plain tags: plain_tag, then plain_fast */
+					put_str(&page, f ? "<i><i><i><i><i><i><" : "<p><");
+					put(&page, name, len);
+					put_str(&page, (c & 1) ? " class=\"c\">" : ">");
+					put_str(&page, "<form method=post action=/s><button>go</button></form>\n");
+				}
+				check_page(&page, p, n, (c & 2) ? CSRF_INJECT_OPT_RAISE_REFERRER : 0, names[w],
+				           (int)(j * 256) + c);
+				free(page.p);
+			}
+		}
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
 /* Tags at every place against the block grid and the chunk's end, where
  * the reading of the masks changes hands (inject.c, plain_fast): a '<' in
  * a block's last bytes, with its end tag's '/' or its name's end in the
@@ -802,7 +838,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_neighbours),    cmocka_unit_test(test_every_piece),
 	    cmocka_unit_test(test_form_page),     cmocka_unit_test(test_random_pages),
 	    cmocka_unit_test(test_tag_soup),      cmocka_unit_test(test_block_edges),
-	    cmocka_unit_test(test_quoted_edges),
+	    cmocka_unit_test(test_quoted_edges),  cmocka_unit_test(test_name_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
