@@ -366,7 +366,7 @@ static inline void lower8(char *dst, const char *p)
  * answers there, and is no meta tag whose referrer policy may be raised. */
 static inline int plain_id(const struct csrf_inject *inj, uint8_t id, int is_end)
 {
-	return (int)((inj->plain_ids[is_end][inj->tree.tables != 0] >> (id & 63)) & 1);
+	return (int)((inj->plain_ids[is_end][(inj->tree.tables | inj->tree.templates) != 0] >> (id & 63)) & 1);
 }
 
 /* Nine bytes at p with 0x20 set in each, into dst: a byte becomes a

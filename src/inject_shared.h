@@ -404,6 +404,10 @@ struct inj_tree {
 	uint8_t base_tables; /* tables open when the first base was read */
 	unsigned count;      /* insertions */
 	unsigned status;     /* CSRF_INJECT_* reasons */
+	/* bit k: the contents of the template open at level k + 1 have left
+	 * the "in template" insertion mode (a start tag other than the head's
+	 * picked their mode); levels past 64 never count as left */
+	uint64_t tpl_moved;
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
 	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */
@@ -454,7 +458,7 @@ static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is
 		return 0;
 	if (id == T_OTHER) /* the most common by far */
 		return 1;
-	return (int)((inj_tree_plain_ids(is_end, t->tables != 0) >> (id & 63)) & 1);
+	return (int)((inj_tree_plain_ids(is_end, (t->tables | t->templates) != 0) >> (id & 63)) & 1);
 }
 
 static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)

@@ -358,6 +358,22 @@ static const row rows[] = {
     {"attack svg form end", EF "<svg><form></form></svg>" RF, EF "<svg><form></form></svg>" RF, 0},
     {"attack template form end", EF "<template></form></template>" RF, EF "<template></form></template>" RF, 0},
     {"attack cdata form end", EF "<svg><![CDATA[x></form>]]></svg>" RF, EF "<svg><![CDATA[x></form>]]></svg>" RF, 0},
+    /* template contents whose first start tag is <col>: "in column group"
+     * with the template current, where <title> or <noembed> starts no raw
+     * text (a reader that takes it for one misses what follows): the
+     * model stops at such a <col>; a <col> after the contents' mode was
+     * picked by another tag is ignored as before */
+    {"template col first", "<template><col><title></template>" RF CL, "<template><col><title></template>" RF CL, 0},
+    {"template col after head tags", "<template><script></script><template></template><col></template>" RF CL,
+     "<template><script></script><template></template><col></template>" RF CL, 0},
+    {"template nested col", "<template><td><template><col></template></template>" RF CL,
+     "<template><td><template><col></template></template>" RF CL, 0},
+    {"template table col", "<template><table><colgroup><col></table></template>" RF CL,
+     "<template><table><colgroup><col></table></template>" RF IN CL, 1},
+    {"template row col", "<template><tr><col><title></title></template>" RF CL,
+     "<template><tr><col><title></title></template>" RF IN CL, 1},
+    {"template cell then nested", "<template><td><template></template><col></template>" RF CL,
+     "<template><td><template></template><col></template>" RF IN CL, 1},
     {"attack noscript form", "<noscript>" EF "</noscript>" RF CL, "<noscript>" EF "</noscript>" RF CL, 0},
     {"attack iso-2022-jp escape", "\x1b$B<!--\x1b(B" RF "-->" CL, "\x1b$B<!--\x1b(B" RF "-->" CL, 0},
     {"attack base in svg breakout", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF CL,
@@ -1555,6 +1571,11 @@ static void test_status(void **state)
 	    {"<form id=f method=post><button form=f formmethod=get></form>", CSRF_INJECT_FORM_OWNER},
 	    {"a\x1b" RF, CSRF_INJECT_ESCAPE | CSRF_INJECT_STOPPED},
 	    {EF RF "</form><template>" RF, CSRF_INJECT_NESTED_FORM | CSRF_INJECT_TEMPLATE},
+	    /* the <title> is ignored there: the button is read, after a stop */
+	    {"<form id=f method=post action=/f></form><template><col><title></template>"
+	     "<button form=f formaction=\"https://evil.example/\">",
+	     CSRF_INJECT_LATE_OWNER | CSRF_INJECT_LATE_BUTTON | CSRF_INJECT_LATE_BASE | CSRF_INJECT_TEMPLATE |
+	         CSRF_INJECT_STOPPED},
 	    /* a button outside any form, after a form got the token: an
 	     * element left open in that form would make it the form's */
 	    {RF "<div></form><button formmethod=get>", CSRF_INJECT_LATE_BUTTON},
