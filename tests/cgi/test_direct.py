@@ -84,6 +84,8 @@ class ConfigTest(Direct):
         ("issue_version 1\n", ":4: issue_version takes 2 or 3"),
         ("issue_version 4\n", ":4: issue_version takes 2 or 3"),
         ("issue_version 02\n", ":4: issue_version takes 2 or 3"),
+        ("issue_version 3x\n", ":4: issue_version takes 2 or 3"),
+        ("issue_version /\n", ":4: issue_version takes 2 or 3"),
         ("issue_version 3\nissue_version 2\n", ":5: issue_version is duplicate"),
         ("origin http://other.example\n", ":4: origin is duplicate"),
         ("mode both\nmode token\n", ":5: mode is duplicate"),

@@ -30,15 +30,30 @@ the first HTML <base href> of the final tree, resolved against the
 document's URL. Foreign-namespace inputs have no owner.
 
 html5lib 1.1 (Debian's) predates <template>: it builds template contents
-as ordinary children. The oracle brings in what the spec says about them
-where it matters for what it judges: a template bounds every element
-scope but the table scope (html5lib's table modes assume theirs), a
-template stops the clearing of the stack back to a table, body or row
-context and takes what is foster-parented after it, </template> closes the template whatever is open inside it, a
-<form> start tag while a template is open does not set the form element
-pointer and a </form> then leaves it alone (html5lib's handlers are
-wrapped to do so), an input inserted while a template is open is inert
-(no owner), and a <base> inside a template is not the document's.
+as ordinary children, and has no "in template" insertion mode. The oracle
+brings the spec's template rules in (html5lib compiled without its
+asserts, which take what a template allows for the fragment case; its
+handlers wrapped): the "in template" mode and the stack of template
+insertion modes (the template's first element picks the mode its
+contents are read in: a <td> "in row", a <tbody> "in table", others "in
+body"; an end tag read there is ignored, so a </td> in a template in a
+cell does not close the cell), the mode reset from that stack,
+</template> and the end of the file popping to the template, a template
+bounding every element scope (the table scope too) and stopping the
+clearing of the stack back to a table, body or row context, taking what
+is foster-parented after it, and a <form> start tag while a template is
+open not setting the form element pointer (a </form> then leaves it
+alone; a <form> in a table in a template is inserted and popped, as
+Chromium does, where the spec ignores it). An input inserted while a
+template is open is inert (no owner), and a <base> inside a template is
+not the document's. Checked against Chromium 156's DOM (DOMParser,
+scripting off: the trees, the owners, their methods, actions and
+submitters, the base) on 12,000 pages (5,000 of templates in cells,
+rows, captions, tables and select, 7,000 from make_page): the verdicts
+agree on every page (the oracle before this mode: 73 leaks Chromium does
+not have); the trees still differ where html5lib 1.1 predates other
+changes (Chromium's select that keeps any content, </p> leaving foreign
+content) and inside templates, where nothing is owned.
 A <base> to another origin that comes after a form got its token is
 accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
 
@@ -77,7 +92,6 @@ import subprocess
 import sys
 import urllib.parse
 
-import html5lib
 from html5lib.treebuilders.base import Marker
 from html5lib import treebuilders
 
@@ -190,7 +204,61 @@ REGRESSIONS = [
     '<form id=f method=post></form><button form=f formaction="/t">x</button><base href="//evil.example/">',
     '<button form=f formaction="/t">x</button><form id=f method=post></form><base href="//evil.example/">',
     '<button form=f formaction="/t">x</button><base href="//evil.example/"><form id=f method=post></form>',
+    # The oracle's false leaks (html5lib without the "in template" mode:
+    # an end tag in a template in a cell or caption closed the cell, or
+    # a table's start tag did, so the form after the template was one
+    # the table holds outside a cell; Chromium keeps the form in the
+    # cell, its field in it). Each fails with the oracle before it.
+    "<table><td><template></td></template>" + REAL,
+    "<table><tr><th><template></tr></template>" + REAL,
+    "<table><td><template></tbody></template>" + REAL,
+    "<table><caption><template></caption></template>" + REAL,
+    "<table><td><template><tbody></template>" + REAL,
+    "<table><th><template><tr></template>" + REAL,
+    "<table><caption><template><colgroup></template>" + REAL,
+    "<table><td><template><col></template>" + REAL,
+    "<table><td><template><template></td></template></template>" + REAL,
+    # a form in the template after a </table> there: html5lib set the
+    # form element pointer to it, and the site's form was ignored
+    "<table><th><template></table><form action=//evil.example/></template>" + REAL,
+    # the adoption agency foster-parenting into a template (a table's
+    # row in it): html5lib inserted before no node and the oracle crashed
+    # (seed 101, page 18617, the first seed to put templates in pages)
+    "<table><td><template><tr><a><p></a></template>" + REAL,
+    # an svg <template> stopped the clearing of the stack back to a table
+    # body context, and </table> was read again for ever (seed 103, page
+    # 6796)
+    "<table><tbody><svg><template></table>" + REAL,
 ]
+
+# Wrong placements by hand, judged without the injector: the oracle must
+# find each (a check that it still sees leaks around templates).
+FIELD_TAG = '<input type="hidden" name="%s" value="%s">' % (FIELD, TOKEN)
+MUST_FLAG = [
+    # a GET form to another origin after the template in the cell
+    "<table><td><template></td></template><form method=get action=//evil.example/>" + FIELD_TAG + "</form>",
+    # a form the row holds outside a cell (inserted and popped at once)
+    "<table><td><template></td></template></td><form method=post action=/x>" + FIELD_TAG + "</form>",
+    # the field in a form left open before the table
+    '<form action="https://evil.example/" method=post><table><td><template><tr></template>' + FIELD_TAG,
+    # a form in a template sets no pointer: the field is the open form's
+    '<form method=post action="https://evil.example/"><table><td><template></td><form method=post action=/x>'
+    "</template>" + FIELD_TAG,
+    # issue 24: the adoption agency hands the field to the attacker's form
+    "<form method=get action=https://evil.example/steal><div></form><table><form method=post action=/x>" +
+    FIELD_TAG + "<a><div>",
+]
+
+
+# Templates: where html5lib 1.1, which has no "in template" mode, and a
+# browser build different trees (the oracle's model of it, below), a
+# template in a cell, caption, row, table or select, with the table's
+# tags inside it.
+TEMPLATE_CONTEXTS = ["<table><td>", "<table><tr><th>", "<table><caption>", "<table>", "<table><tr>",
+                     "<table><tbody>", "<table><colgroup>", "<select>", "<table><td><select>"]
+TEMPLATE_INNER = ["</td>", "</th>", "</tr>", "</tbody>", "</thead>", "</caption>", "</colgroup>", "</table>",
+                  "</select>", "<td>", "<th>", "<tr>", "<tbody>", "<caption>", "<colgroup>", "<col>", "<option>",
+                  "<template>", "</template>", "</body>", "</html>"]
 
 
 def fragment(rng, in_template):
@@ -203,10 +271,12 @@ def fragment(rng, in_template):
         return rng.choice(BASES)
     if r < 0.40:
         return rng.choice(SUBMITTERS)
-    if r < 0.36 and not in_template:
-        inner = "".join(fragment(rng, True) for _ in range(rng.randint(0, 6)))
-        return "<template>" + inner + "</template>"
-    if r < 0.362:
+    if r < 0.46 and not in_template:
+        inner = "".join(rng.choice(TEMPLATE_INNER) if rng.random() < 0.4 else fragment(rng, True)
+                        for _ in range(rng.randint(0, 6)))
+        context = rng.choice(TEMPLATE_CONTEXTS) if rng.random() < 0.5 else ""
+        return context + "<template>" + inner + ("</template>" if rng.random() < 0.9 else "")
+    if r < 0.462:
         return rng.choice(RARE)
     return rng.choice(MARKUP)
 
@@ -229,66 +299,232 @@ def template_open(tree):
 HTML_NS = "http://www.w3.org/1999/xhtml"
 
 
+def load_parser():
+    """html5lib's tree builder, compiled without its asserts: it asserts
+    that what the spec allows in template contents ("the fragment case or
+    a template": a </tr> with no tr in table scope, a <body> when body is
+    not second on the stack, a table mode's end of file with html as the
+    current node) happens only when parsing a fragment."""
+    import importlib.util
+    from html5lib import html5parser as orig
+    spec = importlib.util.spec_from_file_location("html5lib.csrf_html5parser", orig.__file__)
+    mod = importlib.util.module_from_spec(spec)
+    with open(orig.__file__, encoding="utf-8") as f:
+        code = compile(f.read(), orig.__file__, "exec", optimize=1)
+    exec(code, mod.__dict__)
+    return mod
+
+
+html5parser = load_parser()
+
+
 def patch_scopes():
-    """A template bounds the element scopes (html5lib's lists lack it)."""
+    """A template bounds every element scope, the table scope too
+    (html5lib's lists lack it), and is a special element: "any other end
+    tag" (a </font> with no <font> after the template's marker) stops at
+    it instead of popping it."""
     from html5lib.treebuilders import base
     for variant, (elements, invert) in list(base.listElementsMap.items()):
-        # not the table scope: html5lib's table modes assert on it
-        if variant != "table" and not invert and (HTML_NS, "template") not in elements:
+        if not invert and (HTML_NS, "template") not in elements:
             base.listElementsMap[variant] = (frozenset(elements | {(HTML_NS, "template")}), invert)
-    # template is a special element: "any other end tag" (a </font> with
-    # no <font> after the template's marker) stops at it instead of
-    # popping it
-    from html5lib import html5parser
     if (HTML_NS, "template") not in html5parser.specialElements:
         html5parser.specialElements = frozenset(html5parser.specialElements | {(HTML_NS, "template")})
 
 
-def end_template(self, token):
-    """</template>: pops to the innermost open template, whatever is inside."""
-    tree = self.tree
+# The spec's "in template" insertion mode (HTML 13.2.6.4.18) and the
+# stack of template insertion modes, which html5lib 1.1 lacks: the
+# template's first start tag picks the mode its contents are read in (a
+# <td> the "in row" one, a <tr> "in table body", ...), an end tag read
+# in it is ignored (a </td> in a template in a cell does not close the
+# cell), and </template> or the end of the file pops to the template and
+# resets the mode from the stack. The stack lives on the parser
+# (parser.csrf_template_modes, names of html5lib's phases).
+# The spec's list of start tags "in template" reads by the "in head"
+# rules is longer: Chromium (156) reads a <base>, <basefont>, <bgsound>,
+# <noframes> or <title> there as "any other start tag" (the "in body"
+# mode for the rest of the template, so a <col> after it is dropped);
+# the oracle follows the browser. Either way it is template contents.
+TEMPLATE_HEAD = ("link", "meta", "script", "style", "template")
+TEMPLATE_SWITCH = {"caption": "inTable", "colgroup": "inTable", "tbody": "inTable", "tfoot": "inTable",
+                   "thead": "inTable", "col": "inColumnGroup", "tr": "inTableBody", "td": "inRow",
+                   "th": "inRow"}
+
+
+class InTemplate:
+    """The "in template" insertion mode, as an html5lib phase."""
+
+    def __init__(self, parser):
+        self.parser = parser
+        self.tree = parser.tree
+
+    def body(self):
+        return self.parser.phases["inBody"]
+
+    def processCharacters(self, token):
+        return self.body().processCharacters(token)
+
+    def processSpaceCharacters(self, token):
+        return self.body().processSpaceCharacters(token)
+
+    def processComment(self, token):
+        return self.body().processComment(token)
+
+    def processDoctype(self, token):
+        return self.body().processDoctype(token)
+
+    def processStartTag(self, token):
+        if token["name"] in TEMPLATE_HEAD:
+            return self.parser.phases["inHead"].processStartTag(token)
+        mode = TEMPLATE_SWITCH.get(token["name"], "inBody")
+        modes = self.parser.csrf_template_modes
+        modes[-1] = mode
+        self.parser.phase = self.parser.phases[mode]
+        return token
+
+    def processEndTag(self, token):
+        if token["name"] == "template":
+            return end_template(self, token)
+        return None  # a parse error, ignored
+
+    def processEOF(self):
+        return template_eof(self.parser)
+
+
+def start_template(self, token):
+    """The "in head" rules for a template start tag."""
+    parser, tree = self.parser, self.tree
+    tree.insertElement(token)
+    tree.activeFormattingElements.append(Marker)
+    parser.framesetOK = False
+    parser.csrf_template_modes.append("inTemplate")
+    parser.phase = parser.phases["inTemplate"]
+
+
+def pop_template(parser):
+    """Pops the stack to the innermost template and the template's mode."""
+    tree = parser.tree
     for k in range(len(tree.openElements) - 1, -1, -1):
         e = tree.openElements[k]
         if e.name == "template" and e.namespace == tree.defaultNamespace:
             del tree.openElements[k:]
-            if any(e is Marker for e in tree.activeFormattingElements):
-                tree.clearActiveFormattingElements()  # up to the template's marker
-            try:
-                self.parser.resetInsertionMode()
-            except AssertionError:  # html5lib's reset expects a body or a table
-                top = tree.openElements[-1].name if tree.openElements else "html"
-                self.parser.phase = self.parser.phases["inHead" if top == "head" else "inBody"]
-            return None
+            break
+    if any(e is Marker for e in tree.activeFormattingElements):
+        tree.clearActiveFormattingElements()  # up to the last marker
+    if parser.csrf_template_modes:
+        parser.csrf_template_modes.pop()
+    reset_insertion_mode(parser)
+
+
+def end_template(self, token):
+    """</template>: pops to the innermost open template, whatever is
+    inside; ignored when none is open."""
+    if template_open(self.tree):
+        pop_template(self.parser)
     return None
+
+
+def template_eof(parser):
+    """The end of the file with a template open: pop it, read the end again."""
+    if not template_open(parser.tree):
+        return None
+    pop_template(parser)
+    return True
+
+
+def reset_insertion_mode(parser):
+    """The spec's "reset the insertion mode appropriately", template and
+    select in a table included (html5lib's asserts on a template)."""
+    tree = parser.tree
+    stack = tree.openElements
+    modes = {"td": "inCell", "th": "inCell", "tr": "inRow", "tbody": "inTableBody", "thead": "inTableBody",
+             "tfoot": "inTableBody", "caption": "inCaption", "colgroup": "inColumnGroup", "table": "inTable",
+             "body": "inBody", "frameset": "inFrameset"}
+    for k in range(len(stack) - 1, -1, -1):
+        node = stack[k]
+        last = k == 0
+        if node.namespace != tree.defaultNamespace:
+            continue
+        name = node.name
+        if name == "select":
+            mode = "inSelect"
+            for anc in stack[k - 1:0:-1]:
+                if anc.name == "template":
+                    break
+                if anc.name == "table":
+                    mode = "inSelectInTable"
+                    break
+            parser.phase = parser.phases[mode]
+            return
+        if name in ("td", "th") and last:
+            continue
+        if name == "template":
+            modes_stack = parser.csrf_template_modes
+            parser.phase = parser.phases[modes_stack[-1] if modes_stack else "inBody"]
+            return
+        if name == "head" and not last:
+            parser.phase = parser.phases["inHead"]
+            return
+        if name == "html":
+            parser.phase = parser.phases["beforeHead" if tree.headPointer is None else "afterHead"]
+            return
+        if name in modes:
+            parser.phase = parser.phases[modes[name]]
+            return
+    parser.phase = parser.phases["inBody"]
 
 
 def clear_to(names):
     """The spec's "clear the stack back to a ... context": a template stops it too."""
     def clear(self):
-        while self.tree.openElements[-1].name not in names:
-            self.tree.openElements.pop()
+        # HTML elements only (an svg <template> does not stop it)
+        stack = self.tree.openElements
+        while stack[-1].name not in names or stack[-1].namespace != self.tree.defaultNamespace:
+            stack.pop()
     return clear
 
 
-def reset_insertion_mode(orig):
-    """html5lib's reset asserts when it meets a template, which it does not
-    know: then the mode of the element on top, as end_template does."""
-    def reset(self):
+def eof_wrap(orig):
+    """The spec sends the end of the file in these modes to "in body",
+    which sends it to "in template" while a template mode is stacked."""
+    def eof(self):
+        if self.parser.csrf_template_modes:
+            return template_eof(self.parser)
+        return orig(self)
+    return eof
+
+
+def other_in_table(orig):
+    """"Anything else" in a table: the "in body" rules with foster
+    parenting, and what they read again (a <button> with a button in
+    scope closes it and is read again) read again here (html5lib drops it)."""
+    def other(self, token):
+        self.tree.insertFromTable = True
         try:
-            return orig(self)
-        except AssertionError:
-            top = self.tree.openElements[-1].name if self.tree.openElements else "html"
-            self.phase = self.phases["inHead" if top == "head" else "inBody"]
-    reset._csrf_patched = True
-    return reset
+            return orig(self, token)
+        finally:
+            self.tree.insertFromTable = False
+    return other
+
+
+def table_in_table(self, token):
+    """<table> in a table: closes the open one and is read again, ignored
+    when no table is in table scope (in a template: html5lib reads it
+    again whatever, unless parsing a fragment, and so for ever)."""
+    if not self.tree.elementInScope("table", variant="table"):
+        return None
+    self.parser.phase.processEndTag(html5parser.impliedTagToken("table"))
+    return token
 
 
 def patch_templates(parser):
-    """Makes html5lib's form handlers follow the spec's template rules."""
+    """Makes html5lib's tree builder follow the spec's template rules."""
     patch_scopes()
+    parser.csrf_template_modes = []
+    parser.phases["inTemplate"] = InTemplate(parser)
     cls = type(parser)
-    if not getattr(cls.resetInsertionMode, "_csrf_patched", False):
-        cls.resetInsertionMode = reset_insertion_mode(cls.resetInsertionMode)
+    if not getattr(cls, "_csrf_patched", False):
+        cls.resetInsertionMode = reset_insertion_mode
+        cls._csrf_patched = True
     for phase, method, names in (("inTable", "clearStackToTableContext", ("table", "template", "html")),
                                  ("inTableBody", "clearStackToTableBodyContext",
                                   ("tbody", "tfoot", "thead", "template", "html")),
@@ -303,6 +539,41 @@ def patch_templates(parser):
         if table is not None and not cls.__dict__.get("_csrf_end_template"):
             dict.__setitem__(table, "template", end_template)
             cls._csrf_end_template = True
+    # a template start tag: the "in head" rules, from the modes that send it there
+    for phase in ("inHead", "inBody", "inTable", "inSelect", "inColumnGroup", "afterHead"):
+        cls = type(parser.phases[phase])
+        if cls.__dict__.get("_csrf_start_template"):
+            continue
+        table = cls.__dict__["startTagHandler"]
+        if phase == "afterHead":  # pushes the head, runs "in head", removes the head
+            dict.__setitem__(table, "template", dict.__getitem__(table, "base"))
+        elif phase == "inHead":
+            dict.__setitem__(table, "template", start_template)
+        else:
+            dict.__setitem__(table, "template", lambda self, token: self.parser.phases["inHead"].processStartTag(token))
+        cls._csrf_start_template = True
+    for phase in ("inBody", "inTable", "inCaption", "inColumnGroup", "inTableBody", "inRow", "inCell", "inSelect",
+                  "inSelectInTable"):
+        cls = type(parser.phases[phase])
+        if not cls.__dict__.get("_csrf_eof"):
+            cls.processEOF = eof_wrap(cls.processEOF)
+            cls._csrf_eof = True
+    cls = type(parser.phases["inColumnGroup"])
+    if not cls.__dict__.get("_csrf_colgroup"):
+        # "anything else" pops the current node only when it is a colgroup
+        # (a template's <col> leaves the template current)
+        cls.ignoreEndTagColgroup = lambda self: self.tree.openElements[-1].name != "colgroup"
+        cls._csrf_colgroup = True
+    cls = type(parser.phases["inTable"])
+    if not cls.__dict__.get("_csrf_table"):
+        table = cls.__dict__["startTagHandler"]
+        dict.__setitem__(table, "table", table_in_table)
+        cls.startTagOther = other_in_table(lambda self, token: self.parser.phases["inBody"].processStartTag(token))
+        table.default = cls.startTagOther
+        cls.endTagOther = other_in_table(lambda self, token: self.parser.phases["inBody"].processEndTag(token))
+        cls.__dict__["endTagHandler"].default = cls.endTagOther
+        cls._csrf_table = True
+
     def start_wrap(orig):
         def start(self, token):
             if not template_open(self.tree):
@@ -329,6 +600,8 @@ def patch_templates(parser):
                 self.tree.formPointer = saved
         return end
 
+    # a <form> in a table with a template open: the spec ignores it,
+    # Chromium inserts it and pops it (the pointer left alone), as here
     for phase, start, end in (("inBody", True, True), ("inTable", True, False)):
         cls = type(parser.phases[phase])
         if cls.__dict__.get("_csrf_template_rules"):
@@ -365,8 +638,17 @@ def patch_moves(builder):
             CURRENT[0].moved(list(self._element))
         return reparent(self, new_parent)
 
+    def insert_before(self, node, ref_node):
+        # the adoption agency's foster parenting into a template (its
+        # place: the end of the template, no node to insert before)
+        if ref_node is None:
+            return self.appendChild(node)
+        return insert(self, node, ref_node)
+
+    insert = el.insertBefore
     el.removeChild = remove_child
     el.reparentChildren = reparent_children
+    el.insertBefore = insert_before
     el._csrf_moves = True
 
 
@@ -384,11 +666,6 @@ class Recorder:
             def insertElementNormal(self, token):
                 el = base.insertElementNormal(self, token)
                 recorder.note(self, token, el)
-                if token["name"] == "template" and token.get("namespace", self.defaultNamespace) == self.defaultNamespace:
-                    # the spec's marker: an end tag inside the template
-                    # (</font>) cannot reach formatting elements outside it
-                    # and close the template, as html5lib 1.1 lets it
-                    self.activeFormattingElements.append(Marker)
                 if token["name"] == "base" and template_open(self):
                     # template contents are a fragment of their own
                     el._element.attrib[IN_TEMPLATE] = "1"
@@ -587,7 +864,7 @@ UNDECIDED = []
 
 def leaks(html, scripting, status):
     rec = Recorder()
-    parser = html5lib.HTMLParser(tree=rec.builder, namespaceHTMLElements=False)
+    parser = html5parser.HTMLParser(tree=rec.builder, namespaceHTMLElements=False)
     patch_templates(parser)
     CURRENT[0] = rec
     try:
@@ -663,10 +940,11 @@ def leaks(html, scripting, status):
                 continue
             if url_origin(no_base) == url_origin(SELF) and "<template" in html.lower():
                 # Only a <base> sends it elsewhere, and the page has a
-                # template: html5lib 1.1 does not keep template contents
-                # apart (a </table> inside one closes it), so a <base> a
-                # browser keeps in the template can land in its document.
-                # Counted, not judged (main() fails when they are many).
+                # template: a <base> a browser keeps in the template that
+                # the oracle's model of template contents let out (none
+                # seen since the "in template" mode came, in 15,000
+                # pages). Counted, not judged (main() fails when they are
+                # many).
                 UNDECIDED.append(target)
                 continue
             found.append(target)
@@ -683,6 +961,13 @@ def main():
     ap.add_argument("--report", type=int, default=0, help="print progress every N pages")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    for k, out in enumerate(MUST_FLAG):
+        for scripting in (True, False):
+            if not leaks(out, scripting, 0)[0]:
+                print("must-flag page %d (scripting %s): the oracle found no leak in a wrong placement" %
+                      (k, "on" if scripting else "off"))
+                print("output: " + out)
+                return 1
     drv = subprocess.Popen([args.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     pages_with_token = tokens = owned = 0
     fixed = len(FIXED)
