@@ -2141,6 +2141,8 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 		       "<caption> (the browser pops such a form at once, so markup around it can hand its fields to "
 		       "another form); move the form into a cell or around the whole table (or tables were nested "
 		       "too deep to follow)";
+	case CSRF_INJECT_FRAMESET:
+		return "a <frameset> (the browser may drop the markup around it): no token from there on";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

@@ -57,6 +57,7 @@ enum inj_tag_id {
 	T_SVG,
 	T_MATH,
 	T_KEYGEN,
+	T_FRAMESET, /* the tree builder may take it: the model stops */
 	/* the table modes: where a form start tag is inserted and popped at once */
 	T_TABLE,
 	T_CAPTION,
@@ -193,7 +194,7 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
 static const uint32_t inj_html_second[26][10] = {
     ['b' - 'a'] = {[4] = INJ_2ND('a') /* base */, [6] = INJ_2ND('u') /* button */},
     ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
-    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */, [8] = INJ_2ND('r') /* frameset */},
     ['h' - 'a'] = {[4] = INJ_2ND('e') /* head */},
     ['i' - 'a'] = {[5] = INJ_2ND('n') /* input */, [6] = INJ_2ND('f') /* iframe */},
     ['k' - 'a'] = {[6] = INJ_2ND('e') /* keygen */},
@@ -426,7 +427,7 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
  *   - always: T_OTHER and the ids past T_PLAINTEXT not named below
  *     (keygen, font and the foreign ones, the breakout and void ones);
  *   - end tags only: the raw-text ones (their start tag starts raw text),
- *     base, head, button, input, svg, math;
+ *     base, head, button, input, svg, math, frameset;
  *   - outside tables only: the table parts (dropped there), and the end
  *     tag of table;
  *   - never: form, template, select. */
@@ -436,7 +437,7 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
 	 INJ_BIT(T_TFOOT) | INJ_BIT(T_TR) | INJ_BIT(T_TD) | INJ_BIT(T_TH))
 #define INJ_IDS_END                                                                                                    \
 	(((INJ_BIT(T_PLAINTEXT + 1) - 1) & ~INJ_BIT(T_OTHER)) | INJ_BIT(T_BASE) | INJ_BIT(T_HEAD) |                    \
-	 INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) | INJ_BIT(T_SVG) | INJ_BIT(T_MATH))
+	 INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) | INJ_BIT(T_SVG) | INJ_BIT(T_MATH) | INJ_BIT(T_FRAMESET))
 #define INJ_IDS_ALWAYS                                                                                                 \
 	(((INJ_BIT(T_VOID + 1) - 1) & ~(INJ_IDS_END | INJ_IDS_PARTS | INJ_BIT(T_TABLE) | INJ_BIT(T_FORM) |             \
 	                                INJ_BIT(T_TEMPLATE) | INJ_BIT(T_SELECT))) |                                    \

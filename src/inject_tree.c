@@ -75,6 +75,7 @@ int inj_tree_noscript_unsafe(uint8_t id)
 	case T_TEMPLATE:
 	case T_SVG:
 	case T_MATH:
+	case T_FRAMESET:
 		return 1;
 	default:
 		return 0;
@@ -678,6 +679,17 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		return;
 	case T_BASE:
 		base_start(t, tag, 0);
+		return;
+	case T_FRAMESET:
+		/* "after head" takes it, "in body" too before any text or
+		 * most elements (the frameset-ok flag, not followed): the body
+		 * goes, and "in frameset" ignores every start tag but frameset,
+		 * frame and noframes, so a <title> or <textarea> starts no raw
+		 * text and what the tokenizer reads as its text is markup (a
+		 * <frame src> around a form the injector gives the token).
+		 * Template contents never take it. */
+		if (t->templates == 0)
+			inj_tree_stop(t, CSRF_INJECT_FRAMESET);
 		return;
 	case T_HEAD:
 		if (!t->head_done && t->templates == 0) {

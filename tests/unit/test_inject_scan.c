@@ -850,7 +850,8 @@ static void test_template_shapes(void **state)
 	static const struct {
 		const char *page;
 		/* the reference's "|count|status": 37444 TEMPLATE, LATE_BASE,
-		 * STOPPED, LATE_OWNER, LATE_BUTTON; 4096 LATE_OWNER */
+		 * STOPPED, LATE_OWNER, LATE_BUTTON; 4096 LATE_OWNER; 299584
+		 * FRAMESET and the four */
 		const char *tail;
 	} shapes[] = {
 	    {FI II "<template>" II "<col>" II "<title></template>" II BE FG, "|1|37444|"},
@@ -869,6 +870,10 @@ static void test_template_shapes(void **state)
 	     "|1|37444|"},
 	    {FI II "<template><template><template><td></template></template><col></template>" II FG, "|1|37444|"},
 	    {FI II "<template>" II "<col\t" II ">" II "</template>" II FG, "|1|37444|"},
+	    /* a frameset in template contents is dropped (and picks their
+	     * mode); one outside them stops the model */
+	    {FI II "<template><frameset>" II "<col></template>" II FG, "|2|0|"},
+	    {FI II "<FrameSet\trows=\"*\">" II "<title>" II FG, "|1|299584|"},
 	};
 #undef FI
 #undef FG
