@@ -966,6 +966,7 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_LATE_BUTTON 0x8000u /* a GET/elsewhere button after a form got the token (or a stop) */
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
 #define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
+#define CSRF_INJECT_FRAMESET 0x40000u        /* a <frameset> the browser may take: stopped */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.

@@ -366,7 +366,7 @@ static inline void lower8(char *dst, const char *p)
  * answers there, and is no meta tag whose referrer policy may be raised. */
 static inline int plain_id(const struct csrf_inject *inj, uint8_t id, int is_end)
 {
-	return (int)((inj->plain_ids[is_end][inj->tree.tables != 0] >> (id & 63)) & 1);
+	return (int)((inj->plain_ids[is_end][(inj->tree.tables | inj->tree.templates) != 0] >> (id & 63)) & 1);
 }
 
 /* Nine bytes at p with 0x20 set in each, into dst: a byte becomes a
@@ -2141,6 +2141,8 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 		       "<caption> (the browser pops such a form at once, so markup around it can hand its fields to "
 		       "another form); move the form into a cell or around the whole table (or tables were nested "
 		       "too deep to follow)";
+	case CSRF_INJECT_FRAMESET:
+		return "a <frameset> (the browser may drop the markup around it): no token from there on";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

@@ -42,7 +42,7 @@ static const struct name_id names6[] = {N("script", T_SCRIPT),   N("iframe", T_I
                                         N("source", T_VOID)};
 static const struct name_id names7[] = {N("noembed", T_NOEMBED), N("listing", T_BREAKOUT)};
 static const struct name_id names8[] = {N("textarea", T_TEXTAREA), N("noframes", T_NOFRAMES), N("noscript", T_NOSCRIPT),
-                                        N("template", T_TEMPLATE)};
+                                        N("frameset", T_FRAMESET), N("template", T_TEMPLATE)};
 static const struct name_id names9[] = {N("plaintext", T_PLAINTEXT)};
 static const struct name_id names10[] = {N("blockquote", T_BREAKOUT), N("malignmark", T_MALIGNMARK)};
 static const struct name_id names13[] = {N("foreignobject", T_FOREIGNOBJECT)};
@@ -122,6 +122,7 @@ const struct inj_html_name inj_html_names[64] = {
     [19] = {UINT64_C(0x7475706e75706e69), 5, T_INPUT},    /* input */
     [21] = {UINT64_C(0x6e6f697474706163), 7, T_CAPTION},  /* caption */
     [22] = {UINT64_C(0x7463656c656c6573), 6, T_SELECT},   /* select */
+    [24] = {UINT64_C(0x746573656d617266), 8, T_FRAMESET}, /* frameset */
     [25] = {UINT64_C(0x0000000000677673), 3, T_SVG},      /* svg */
     [27] = {UINT64_C(0x79646f62646f6274), 5, T_TBODY},    /* tbody */
     [28] = {UINT64_C(0x6d726f666d726f66), 4, T_FORM},     /* form */

@@ -57,6 +57,7 @@ enum inj_tag_id {
 	T_SVG,
 	T_MATH,
 	T_KEYGEN,
+	T_FRAMESET, /* the tree builder may take it: the model stops */
 	/* the table modes: where a form start tag is inserted and popped at once */
 	T_TABLE,
 	T_CAPTION,
@@ -193,7 +194,7 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
 static const uint32_t inj_html_second[26][10] = {
     ['b' - 'a'] = {[4] = INJ_2ND('a') /* base */, [6] = INJ_2ND('u') /* button */},
     ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
-    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */, [8] = INJ_2ND('r') /* frameset */},
     ['h' - 'a'] = {[4] = INJ_2ND('e') /* head */},
     ['i' - 'a'] = {[5] = INJ_2ND('n') /* input */, [6] = INJ_2ND('f') /* iframe */},
     ['k' - 'a'] = {[6] = INJ_2ND('e') /* keygen */},
@@ -404,6 +405,10 @@ struct inj_tree {
 	uint8_t base_tables; /* tables open when the first base was read */
 	unsigned count;      /* insertions */
 	unsigned status;     /* CSRF_INJECT_* reasons */
+	/* bit k: the contents of the template open at level k + 1 have left
+	 * the "in template" insertion mode (a start tag other than the head's
+	 * picked their mode); levels past 64 never count as left */
+	uint64_t tpl_moved;
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
 	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */
@@ -422,7 +427,7 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
  *   - always: T_OTHER and the ids past T_PLAINTEXT not named below
  *     (keygen, font and the foreign ones, the breakout and void ones);
  *   - end tags only: the raw-text ones (their start tag starts raw text),
- *     base, head, button, input, svg, math;
+ *     base, head, button, input, svg, math, frameset;
  *   - outside tables only: the table parts (dropped there), and the end
  *     tag of table;
  *   - never: form, template, select. */
@@ -432,7 +437,7 @@ enum { INS_NONE, INS_META, INS_HOLD /* a form that may get the token: hold its b
 	 INJ_BIT(T_TFOOT) | INJ_BIT(T_TR) | INJ_BIT(T_TD) | INJ_BIT(T_TH))
 #define INJ_IDS_END                                                                                                    \
 	(((INJ_BIT(T_PLAINTEXT + 1) - 1) & ~INJ_BIT(T_OTHER)) | INJ_BIT(T_BASE) | INJ_BIT(T_HEAD) |                    \
-	 INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) | INJ_BIT(T_SVG) | INJ_BIT(T_MATH))
+	 INJ_BIT(T_BUTTON) | INJ_BIT(T_INPUT) | INJ_BIT(T_SVG) | INJ_BIT(T_MATH) | INJ_BIT(T_FRAMESET))
 #define INJ_IDS_ALWAYS                                                                                                 \
 	(((INJ_BIT(T_VOID + 1) - 1) & ~(INJ_IDS_END | INJ_IDS_PARTS | INJ_BIT(T_TABLE) | INJ_BIT(T_FORM) |             \
 	                                INJ_BIT(T_TEMPLATE) | INJ_BIT(T_SELECT))) |                                    \
@@ -454,7 +459,7 @@ static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is
 		return 0;
 	if (id == T_OTHER) /* the most common by far */
 		return 1;
-	return (int)((inj_tree_plain_ids(is_end, t->tables != 0) >> (id & 63)) & 1);
+	return (int)((inj_tree_plain_ids(is_end, (t->tables | t->templates) != 0) >> (id & 63)) & 1);
 }
 
 static inline int inj_tree_plain(const struct inj_tree *t, const struct inj_tag *tag)

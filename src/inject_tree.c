@@ -75,6 +75,7 @@ int inj_tree_noscript_unsafe(uint8_t id)
 	case T_TEMPLATE:
 	case T_SVG:
 	case T_MATH:
+	case T_FRAMESET:
 		return 1;
 	default:
 		return 0;
@@ -519,6 +520,46 @@ static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 		t->status |= CSRF_INJECT_LATE_BASE;
 }
 
+/* A start tag in template contents, HTML content outside select. The
+ * contents begin in the "in template" insertion mode, which their first
+ * start tag other than the head's (base, basefont, bgsound, link, meta,
+ * noframes, script, style, template, title) replaces for good. A <col>
+ * there puts them "in column group" with the template as the current
+ * node, where every start tag but col and template is ignored: a
+ * <title>, <script> or <noembed> then starts no raw text, and the
+ * tokenizer would read on in the wrong state. Such contents are not
+ * followed: the model stops where a <col> may be that first start tag
+ * (the tags plain_tag skips are never seen here, so a level counts as
+ * moved only by a tag that always reaches the model, whatever path read
+ * it: a <col> after a <div>, a <button> or an <input> stops too, which
+ * costs only later forms their token). */
+static void tpl_start(struct inj_tree *t, uint8_t id)
+{
+	unsigned level = t->templates - 1u;
+	uint64_t bit = level < 64 ? UINT64_C(1) << level : 0;
+	if (t->tpl_moved & bit)
+		return;
+	switch (id) {
+	case T_COL:
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+		return;
+	case T_BASE:
+	case T_META:
+	case T_NOFRAMES:
+	case T_SCRIPT:
+	case T_STYLE:
+	case T_TEMPLATE:
+	case T_TITLE:  /* in the head's rules: the mode stays */
+	case T_OTHER:  /* maybe link, basefont or bgsound */
+	case T_BUTTON: /* a quiet one never comes here (inj_tree_quiet): */
+	case T_INPUT:  /* neither counts, whatever its attributes */
+		return;
+	default:
+		t->tpl_moved |= bit;
+		return;
+	}
+}
+
 /* A start tag inside select: older parsers drop most tags there (and do
  * not switch the tokenizer for them), newer ones build them. */
 static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
@@ -583,6 +624,11 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		select_start(t, tag, next);
 		return;
 	}
+	if (t->templates > 0) {
+		tpl_start(t, tag->id);
+		if (t->stopped)
+			return;
+	}
 	if (is_raw(tag->id)) {
 		*next = raw_next(tag->id);
 		if (tag->id == T_PLAINTEXT) /* the rest is text: no end tag will come */
@@ -607,10 +653,13 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		push(t, tag, NS_MATH);
 		return;
 	case T_TEMPLATE:
-		if (t->templates == UINT8_MAX)
+		if (t->templates == UINT8_MAX) {
 			inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
-		else
+		} else {
 			t->templates++;
+			if (t->templates <= 64) /* its contents: "in template" */
+				t->tpl_moved &= ~(UINT64_C(1) << (t->templates - 1u));
+		}
 		return;
 	case T_SELECT:
 		t->select = 1;
@@ -630,6 +679,17 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		return;
 	case T_BASE:
 		base_start(t, tag, 0);
+		return;
+	case T_FRAMESET:
+		/* "after head" takes it, "in body" too before any text or
+		 * most elements (the frameset-ok flag, not followed): the body
+		 * goes, and "in frameset" ignores every start tag but frameset,
+		 * frame and noframes, so a <title> or <textarea> starts no raw
+		 * text and what the tokenizer reads as its text is markup (a
+		 * <frame src> around a form the injector gives the token).
+		 * Template contents never take it. */
+		if (t->templates == 0)
+			inj_tree_stop(t, CSRF_INJECT_FRAMESET);
 		return;
 	case T_HEAD:
 		if (!t->head_done && t->templates == 0) {
@@ -673,6 +733,10 @@ int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
 			table_end(t, tag->id);
 		else
 			table_start(t, tag->id);
+	} else if (!tag->is_end) {
+		tpl_start(t, tag->id);
+		if (t->stopped)
+			return 0; /* inj_tree_tag: the rest passes */
 	}
 	return 1;
 }

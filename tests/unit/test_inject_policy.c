@@ -72,11 +72,11 @@ static void test_tag_ids(void **state)
 static void test_html_first(void **state)
 {
 	(void)state;
-	static const char *const known[] = {"script",   "style",    "textarea",  "title", "xmp",   "iframe", "noembed",
-	                                    "noframes", "noscript", "plaintext", "form",  "base",  "head",   "button",
-	                                    "input",    "select",   "template",  "svg",   "math",  "keygen", "table",
-	                                    "caption",  "colgroup", "col",       "tbody", "thead", "tfoot",  "tr",
-	                                    "td",       "th",       "meta"};
+	static const char *const known[] = {
+	    "script",   "style",     "textarea", "title",  "xmp",   "iframe",  "noembed",  "noframes",
+	    "noscript", "plaintext", "form",     "base",   "head",  "button",  "input",    "select",
+	    "template", "svg",       "math",     "keygen", "table", "caption", "colgroup", "col",
+	    "tbody",    "thead",     "tfoot",    "tr",     "td",    "th",      "meta",     "frameset"};
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
 		size_t len = strlen(known[i]);
 		if (inj_tag_id_html(known[i], len) == T_OTHER)
@@ -153,6 +153,7 @@ static const struct {
     {"textarea", T_TEXTAREA},
     {"template", T_TEMPLATE},
     {"noframes", T_NOFRAMES},
+    {"frameset", T_FRAMESET},
     {"noscript", T_NOSCRIPT},
     {"plaintext", T_PLAINTEXT},
 };
@@ -270,7 +271,7 @@ static int plain_ref(const struct inj_tree *t, uint8_t id, int is_end)
 	case T_SELECT:
 		return 0;
 	case T_TABLE:
-		return is_end && t->tables == 0;
+		return is_end && t->tables == 0 && t->templates == 0;
 	case T_CAPTION:
 	case T_COLGROUP:
 	case T_COL:
@@ -279,14 +280,15 @@ static int plain_ref(const struct inj_tree *t, uint8_t id, int is_end)
 	case T_TFOOT:
 	case T_TR:
 	case T_TD:
-	case T_TH:
-		return t->tables == 0;
+	case T_TH: /* template contents: read (their first start tag picks their mode) */
+		return t->tables == 0 && t->templates == 0;
 	case T_BASE:
 	case T_HEAD:
 	case T_BUTTON:
 	case T_INPUT:
 	case T_SVG:
 	case T_MATH:
+	case T_FRAMESET:
 		return is_end;
 	default:
 		return id > T_PLAINTEXT || is_end;
@@ -297,12 +299,13 @@ static void test_plain_ids(void **state)
 {
 	(void)state;
 	struct inj_tree t;
-	for (unsigned bits = 0; bits < 32; bits++) {
+	for (unsigned bits = 0; bits < 128; bits++) {
 		inj_tree_reset(&t);
 		t.depth = bits & 1;
 		t.select = (bits >> 1) & 1;
 		t.stopped = (bits >> 2) & 1;
 		t.tables = (uint8_t)((bits >> 3) & 3);
+		t.templates = (uint8_t)((bits >> 5) & 3);
 		for (unsigned id = T_OTHER; id <= T_VOID; id++)
 			for (int end = 0; end < 2; end++)
 				if (inj_tree_plain_id(&t, (uint8_t)id, end) != plain_ref(&t, (uint8_t)id, end))
