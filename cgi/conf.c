@@ -205,15 +205,16 @@ static const char *d_max_age(cgi_conf *c, args *x)
 	return NULL;
 }
 
-/* The version of the tokens and cookies issued: 3, or 2 while a fleet
- * upgrades from a release that reads 2 only (docs/architecture.md). */
+/* The version of the tokens issued: 4, or 3 (or 2) while a fleet
+ * upgrades from a release that reads up to 3 (or 2) only
+ * (docs/architecture.md). */
 static const char *d_issue_version(cgi_conf *c, args *x)
 {
 	const char *v = x->a[0];
-	if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0)
-		return "issue_version takes 2 or 3";
+	if (strcmp(v, "2") != 0 && strcmp(v, "3") != 0 && strcmp(v, "4") != 0)
+		return "issue_version takes 2, 3 or 4";
 	return csrf_ctx_set_issue_version(c->ctx, (unsigned)(v[0] - '0')) == CSRF_OK ? NULL
-	                                                                             : "issue_version takes 2 or 3";
+	                                                                             : "issue_version takes 2, 3 or 4";
 }
 
 static const char *d_body_max(cgi_conf *c, args *x)
