@@ -134,6 +134,27 @@ static void check_one_byte_changes(const uint8_t *secret, const char *sid, size_
 	free(t);
 }
 
+/* What ctx says of tok (n characters: masked, or version 4 unmasked),
+ * whose version byte is from, with that byte set to to (the bytes after
+ * it the same), unmasked. */
+static csrf_reason verify_as(const uint8_t *secret, const char *sid, size_t sid_len, const char *tok, size_t n,
+                             uint8_t from, uint8_t to)
+{
+	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN];
+	uint8_t *raw = buf;
+	char unm[CSRF_TOKEN_UNMASKED_LEN];
+	b64_decode(tok, n, buf);
+	if (n == CSRF_TOKEN_LEN) {
+		raw = buf + CSRF_TOKEN_RAW_LEN;
+		for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+			raw[i] ^= buf[i];
+	}
+	FZ_ASSERT(raw[0] == from);
+	raw[0] = to;
+	b64_encode(raw, CSRF_TOKEN_RAW_LEN, unm);
+	return verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fz_pieces ps;
@@ -205,20 +226,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * is not version 2's. Then a token issued at version 2 (pages of a
 	 * fleet held there): it verifies, as tamper-evident, and its byte set
 	 * to 3 is not version 3's. */
-	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 3);
-	raw[CSRF_TOKEN_RAW_LEN] = 2;
-	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
-	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_TOKEN_INVALID);
+	FZ_ASSERT(verify_as(secret, sid, sid_len, tok, CSRF_TOKEN_LEN, 3, 2) == CSRF_TOKEN_INVALID);
 	FZ_ASSERT(csrf_token_issue(ctx_v2, secret, sid, sid_len, NOW, tok2, sizeof tok2) == CSRF_OK);
 	FZ_ASSERT(verify(ctx, secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, NOW) == CSRF_OK);
 	check_one_byte_changes(secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, mut);
-	b64_decode(tok2, CSRF_TOKEN_LEN, raw);
-	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
-		raw[CSRF_TOKEN_RAW_LEN + i] ^= raw[i];
-	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 2);
-	raw[CSRF_TOKEN_RAW_LEN] = 3;
-	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
-	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_TOKEN_INVALID);
+	FZ_ASSERT(verify_as(secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, 2, 3) == CSRF_TOKEN_INVALID);
 
 	/* Version 4 (ctx_v4, ctx's keys): 51 characters, two issues differ,
 	 * both verify (on ctx too, which issues 3), as tamper-evident; cut,
@@ -259,18 +271,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	b64_encode(raw, sizeof raw, tok2);
 	FZ_ASSERT(verify(ctx, secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, NOW) == CSRF_TOKEN_MALFORMED);
-	b64_decode(v4, CSRF_TOKEN_UNMASKED_LEN, raw);
-	raw[0] = 3;
-	b64_encode(raw, CSRF_TOKEN_RAW_LEN, unm);
-	r = verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW);
+	r = verify_as(secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, 4, 3);
 	FZ_ASSERT(r == CSRF_TOKEN_SESSION || r == CSRF_TOKEN_INVALID);
-	b64_decode(tok, CSRF_TOKEN_LEN, raw);
-	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
-		raw[CSRF_TOKEN_RAW_LEN + i] ^= raw[i];
-	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 3);
-	raw[CSRF_TOKEN_RAW_LEN] = 4;
-	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
-	r = verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW);
+	r = verify_as(secret, sid, sid_len, tok, CSRF_TOKEN_LEN, 3, 4);
 	FZ_ASSERT(r == CSRF_TOKEN_SESSION || r == CSRF_TOKEN_INVALID);
 
 	/* Secret cookie, of version 3 and (issued by ctx_v2) of version 2. */

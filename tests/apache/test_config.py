@@ -105,10 +105,10 @@ class Config(unittest.TestCase):
         for d in ("", "v2/", "v3/", "v4/"):
             ap.write("htdocs/%sindex.html" % d, "<html><head></head><body><form method=post action=/x></form></body></html>")
         with ap:
-            cookie, _, _ = T.session_tokens(ap.port)
+            cookie, _, _ = T.session_tokens(ap.port, "/index.html")
             got = {}
             for path in ("/", "/v2/", "/v3/", "/v4/"):
-                _, _, token = T.session_tokens(ap.port, path, cookie=cookie)
+                _, _, token = T.session_tokens(ap.port, path + "index.html", cookie=cookie)
                 got[path] = len(token or "")
                 for to in ("/", "/v2/", "/v3/"):
                     r = T.request(ap.port, "POST", to + "index.html",

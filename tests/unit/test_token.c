@@ -211,6 +211,19 @@ static void check_binding_rows(const csrf_ctx *ctx, const char *tok, size_t len,
 	}
 }
 
+/* tok, a token of key1 (id 1) for secret_a and SID_A, in rings without
+ * it: key1 under another id (an unknown key), another key under id 1
+ * (the bind is not of this key: another session). */
+static void check_other_rings(const char *tok, size_t len)
+{
+	csrf_ctx *other = ctx_with_key(9, key1);
+	assert_int_equal(verify(other, secret_a, SID_A, tok, len, T0), CSRF_UNKNOWN_KEY);
+	csrf_ctx_free(other);
+	other = ctx_with_key(1, key2);
+	assert_int_equal(verify(other, secret_a, SID_A, tok, len, T0), CSRF_TOKEN_SESSION);
+	csrf_ctx_free(other);
+}
+
 static void test_binding(void **state)
 {
 	(void)state;
@@ -608,12 +621,7 @@ static void test_version1(void **state)
 
 	/* the checks of every token */
 	check_binding_rows(ctx, t, CSRF_TOKEN_MAX_LEN, T0);
-	csrf_ctx *other = ctx_with_key(9, key1);
-	assert_int_equal(verify(other, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_UNKNOWN_KEY);
-	csrf_ctx_free(other);
-	other = ctx_with_key(1, key2);
-	assert_int_equal(verify(other, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0), CSRF_TOKEN_SESSION);
-	csrf_ctx_free(other);
+	check_other_rings(t, CSRF_TOKEN_MAX_LEN);
 	csrf_ctx_set_max_age(ctx, 60);
 	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0 + 60), CSRF_OK);
 	assert_int_equal(verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_MAX_LEN, T0 + 61), CSRF_TOKEN_EXPIRED);
@@ -887,13 +895,7 @@ static void test_v4_issue(void **state)
 	assert_int_equal(verify_guarded(ctx, big, CSRF_TOKEN_UNMASKED_LEN + 1), CSRF_TOKEN_MALFORMED);
 	assert_int_equal(verify_guarded(ctx, t1, CSRF_TOKEN_UNMASKED_LEN), CSRF_OK);
 
-	/* another ring: the key id unknown; the same id of another key */
-	csrf_ctx *other = ctx_v4(9, key1);
-	assert_int_equal(verify(other, secret_a, SID_A, t1, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_UNKNOWN_KEY);
-	csrf_ctx_free(other);
-	other = ctx_v4(1, key2);
-	assert_int_equal(verify(other, secret_a, SID_A, t1, CSRF_TOKEN_UNMASKED_LEN, T0), CSRF_TOKEN_SESSION);
-	csrf_ctx_free(other);
+	check_other_rings(t1, CSRF_TOKEN_UNMASKED_LEN);
 
 	/* no session: bound to none */
 	issue_v4(ctx, secret_a, NULL, T0, t1, r1);
@@ -913,15 +915,6 @@ static void test_v4_expiry(void **state)
 	char t[CSRF_TOKEN_UNMASKED_LEN + 1];
 	uint8_t raw[CSRF_TOKEN_RAW_LEN];
 	const int64_t wrap = 4294967296LL;
-
-	for (size_t i = 0; i < sizeof age_rows / sizeof age_rows[0]; i++) {
-		csrf_ctx_set_max_age(ctx, age_rows[i].max_age);
-		issue_v4(ctx, secret_a, SID_A, age_rows[i].issued, t, raw);
-		csrf_reason r = verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_UNMASKED_LEN, age_rows[i].checked);
-		if (r != age_rows[i].want)
-			fail_msg("version 4 age row %zu: got %s, want %s", i, csrf_reason_name(r),
-			         csrf_reason_name(age_rows[i].want));
-	}
 	static const struct {
 		uint32_t max_age;
 		int64_t issued, checked;
@@ -935,13 +928,19 @@ static void test_v4_expiry(void **state)
 	    {0, T0, T0 + 2147483648LL + 1000, CSRF_TOKEN_EXPIRED}, /* older: read as ahead */
 	    {3600, T0, T0 + wrap, CSRF_OK},                        /* 136 years: the key's retirement ends it first */
 	};
-	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		csrf_ctx_set_max_age(ctx, rows[i].max_age);
-		issue_v4(ctx, secret_a, SID_A, rows[i].issued, t, raw);
-		csrf_reason r = verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_UNMASKED_LEN, rows[i].checked);
-		if (r != rows[i].want)
-			fail_msg("version 4 wrap row %zu: got %s, want %s", i, csrf_reason_name(r),
-			         csrf_reason_name(rows[i].want));
+	const size_t n_age = sizeof age_rows / sizeof age_rows[0];
+	for (size_t i = 0; i < n_age + sizeof rows / sizeof rows[0]; i++) {
+		/* version 3's age rows, then the wrap's */
+		uint32_t max_age = i < n_age ? age_rows[i].max_age : rows[i - n_age].max_age;
+		int64_t issued = i < n_age ? age_rows[i].issued : rows[i - n_age].issued;
+		int64_t checked = i < n_age ? age_rows[i].checked : rows[i - n_age].checked;
+		csrf_reason want = i < n_age ? age_rows[i].want : rows[i - n_age].want;
+		csrf_ctx_set_max_age(ctx, max_age);
+		issue_v4(ctx, secret_a, SID_A, issued, t, raw);
+		csrf_reason r = verify(ctx, secret_a, SID_A, t, CSRF_TOKEN_UNMASKED_LEN, checked);
+		if (r != want)
+			fail_msg("version 4 age row %zu: got %s, want %s", i, csrf_reason_name(r),
+			         csrf_reason_name(want));
 	}
 	/* a forgery is invalid, not expired */
 	csrf_ctx_set_max_age(ctx, 10);
