@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * token.c - per-session secrets, masked tokens bound to a session, the
- * derived hidden-field name and the signed secret cookie.
+ * token.c - per-session secrets, tokens bound to a session, the derived
+ * hidden-field name and the signed secret cookie.
  *
  * Crypto choice. HMAC-SHA256 over the build's SHA-256 backend
  * (internal.h): OpenSSL 3.0's libcrypto by default, which uses the CPU's
@@ -24,7 +24,20 @@
  * most), and a verify costs two compressions instead of three. A fleet
  * sharing a key file derives the same subkeys on every server.
  *
- * Raw token, version 3 (issued), CSRF_TOKEN_RAW_LEN = 38 bytes:
+ * Raw token, version 4 (issued by default), CSRF_TOKEN_RAW_LEN = 38 bytes:
+ *   version(1) = 4 | flags(1) = 0 | key id(4, BE) | issued-at(4, BE,
+ *   unix seconds mod 2^32) | bind(4) | nonce(8) | tag(16)
+ *   bind  = version 3's bind[0..4)
+ *   nonce = fresh random bytes at each issue
+ *   tag   = as version 3's, over these 22 header bytes
+ * It is sent unmasked, 51 characters: the nonce makes each issue's tag a
+ * MAC of a message never MACed before, so two renders share no byte
+ * that is secret (BREACH), as the pad did outside the MAC. The tag's
+ * message starts with the version byte, so no version 3 message is a
+ * version 4 one under the same tag subkey. A version 4 token masked is
+ * malformed: no release issues that form. The issue time is read as the
+ * instant within 2^31 seconds of now with those low 32 bits (issued_at).
+ * Raw token, version 3 (issued on request), the same length:
  *   version(1) = 3 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
  *   bind(8) | tag(16)
  *   bind = MAC_k("libcsrf bind v1" || len(sid) || sid)[0..8)
@@ -41,12 +54,13 @@
  * no session (sid empty: no session cookie configured) depends on the key
  * alone, so it is computed once a key and kept (csrfi_mac_key.memo): an
  * issue then costs the tag's MAC only (two compressions).
- * The masked form is base64url(pad || raw ^ pad), pad as long as raw,
- * fresh random bytes (public by construction, so cut from a per-thread
- * block of CSPRNG output): 102 characters (version 1: 144); the unmasked
- * form is base64url(raw): 51 (72). The length says the layout and the
- * form, the version byte which version of that layout (1 at version 1's
- * lengths, 2 or 3 at the others); any other byte is malformed. The bind
+ * The masked form (versions 1 to 3) is base64url(pad || raw ^ pad), pad
+ * as long as raw, fresh random bytes (public by construction, so cut from
+ * a per-thread block of CSPRNG output, as version 4's nonce is): 102
+ * characters (version 1: 144); the unmasked form is base64url(raw): 51
+ * (72). The length says the layout and the form, the version byte which
+ * version of that layout (1 at version 1's lengths, 2 or 3 masked, 2 to
+ * 4 unmasked); any other byte is malformed. The bind
  * lets verify tell a token of another session from a forged one.
  * Why 128 bits of tag are enough, and why the subkeys separate what the
  * labels did: docs/architecture.md, "Tokens and cookies".
