@@ -36,7 +36,7 @@
  * message starts with the version byte, so no version 3 message is a
  * version 4 one under the same tag subkey. A version 4 token masked is
  * malformed: no release issues that form. The issue time is read as the
- * instant within 2^31 seconds of now with those low 32 bits (issued_at).
+ * instant within 2^31 seconds of now with those low 32 bits (token_time).
  * Raw token, version 3 (issued on request), the same length:
  *   version(1) = 3 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
  *   bind(8) | tag(16)
@@ -376,18 +376,35 @@ static void unmask(uint8_t *raw, const uint8_t *buf, size_t n)
 	}
 }
 
-/* The issue time a header carries. Version 4 carries its low 32 bits
- * (unix seconds mod 2^32), read as the instant within 2^31 seconds (68
- * years) of now that has them: serial-number arithmetic (RFC 1982), so
- * the wrap in 2106 passes unnoticed, and a token older than 68 years
- * reads as one from the future (refused). Versions 1 to 3 carry it
- * whole. */
-static int64_t issued_at(int version, const uint8_t *raw, int64_t now)
+/* CSRF_OK, or CSRF_TOKEN_EXPIRED for an issue time more than
+ * SKEW_SECONDS ahead of now or further back than the maximum age. Version
+ * 4 carries its low 32 bits (unix seconds mod 2^32), read as the instant
+ * within 2^31 seconds (68 years) of now that has them: serial-number
+ * arithmetic (RFC 1982), so the wrap in 2106 passes unnoticed, and a
+ * token older than 68 years reads as one from the future (refused).
+ * Versions 1 to 3 carry it whole. Only distances are computed, unsigned,
+ * never the instant itself, which a now near either end of int64_t would
+ * carry past it. */
+static csrf_reason token_time(const csrf_ctx *ctx, int version, const uint8_t *raw, int64_t now)
 {
-	if (version != TOKEN_V4)
-		return (int64_t)get_be64(raw + IAT_OFF);
-	uint32_t behind = (uint32_t)(uint64_t)now - get_be32(raw + IAT_OFF);
-	return now - (int64_t)(int32_t)behind; /* two's complement: negative is ahead */
+	uint64_t ahead = 0, behind = 0; /* of now; one of them 0 */
+
+	if (version == TOKEN_V4) {
+		uint32_t d = get_be32(raw + IAT_OFF) - (uint32_t)(uint64_t)now; /* ahead, mod 2^32 */
+		if (d <= UINT32_C(0x80000000))
+			ahead = d;
+		else
+			behind = (uint64_t)(uint32_t)-d;
+	} else {
+		int64_t iat = (int64_t)get_be64(raw + IAT_OFF);
+		if (iat > now)
+			ahead = (uint64_t)iat - (uint64_t)now;
+		else
+			behind = (uint64_t)now - (uint64_t)iat;
+	}
+	if (ahead > SKEW_SECONDS || (ctx->max_age && behind > ctx->max_age))
+		return CSRF_TOKEN_EXPIRED;
+	return CSRF_OK;
 }
 
 /* Which versions a token of this length and form may be: 1 at version
@@ -414,7 +431,6 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	uint8_t bind[BIND_LEN];
 	size_t raw_len, tag_len, got;
 	int version, tag_ok, bind_ok;
-	int64_t iat;
 
 	if (!ctx || !secret || (!sid && sid_len) || sid_len > UINT32_MAX)
 		return CSRF_ERR_ARG;
@@ -480,13 +496,7 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	if (!tag_ok)
 		return bind_ok ? CSRF_TOKEN_INVALID : CSRF_TOKEN_SESSION;
 
-	now = csrfi_now(now);
-	iat = issued_at(version, raw, now);
-	if (iat > now && (uint64_t)iat - (uint64_t)now > SKEW_SECONDS)
-		return CSRF_TOKEN_EXPIRED;
-	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age)
-		return CSRF_TOKEN_EXPIRED;
-	return CSRF_OK;
+	return token_time(ctx, version, raw, csrfi_now(now));
 }
 
 CSRF_API csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version)

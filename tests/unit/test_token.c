@@ -927,6 +927,13 @@ static void test_v4_expiry(void **state)
 	    {0, T0, T0 + 2147483647LL, CSRF_OK},                   /* 68 years old, no max age */
 	    {0, T0, T0 + 2147483648LL + 1000, CSRF_TOKEN_EXPIRED}, /* older: read as ahead */
 	    {3600, T0, T0 + wrap, CSRF_OK},                        /* 136 years: the key's retirement ends it first */
+	    /* a now at int64_t's ends (the caller's): the reading is 100 or
+	     * 1000 s from it across the type's end, and computes no instant
+	     * past it (signed overflow, which UBSan aborts on) */
+	    {0, INT64_MIN + 99, INT64_MAX, CSRF_OK},             /* 100 s ahead */
+	    {0, INT64_MIN + 999, INT64_MAX, CSRF_TOKEN_EXPIRED}, /* 1000 s ahead */
+	    {0, INT64_MAX - 99, INT64_MIN, CSRF_OK},             /* 100 s behind */
+	    {60, INT64_MAX - 99, INT64_MIN, CSRF_TOKEN_EXPIRED},
 	};
 	const size_t n_age = sizeof age_rows / sizeof age_rows[0];
 	for (size_t i = 0; i < n_age + sizeof rows / sizeof rows[0]; i++) {
