@@ -12,7 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -956,6 +962,53 @@ static void test_v4_expiry(void **state)
 	csrf_ctx_free(ctx);
 }
 
+/* No randomness, no token: with getrandom failing (a seccomp filter
+ * answers ENOSYS in a child), an issue at every version is
+ * CSRF_ERR_RANDOM and writes nothing, never a token with a zero or
+ * stale nonce or pad. The parent draws first, so the child also proves
+ * that the pad block it inherited is dropped (else it would cut the
+ * parent's next nonce). */
+static void test_issue_without_random(void **state)
+{
+	(void)state;
+	uint8_t warm[8];
+	assert_int_equal(csrfi_random_pad(warm, sizeof warm), CSRF_OK); /* the block is filled */
+	csrf_ctx *ctx = ctx_v4(1, key1);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sock_filter f[] = {
+		    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+			_exit(10);
+		for (unsigned v = 2; v <= 4; v++) {
+			char out[CSRF_TOKEN_LEN + 1];
+			memset(out, 'Z', sizeof out);
+			if (csrf_ctx_set_issue_version(ctx, v) != CSRF_OK)
+				_exit(11);
+			for (int i = 0; i < 3; i++) /* and again: nothing is left half drawn */
+				if (csrf_token_issue(ctx, secret_a, i ? SID_A : NULL, i ? strlen(SID_A) : 0, T0, out,
+				                     sizeof out) != CSRF_ERR_RANDOM)
+					_exit((int)v);
+			for (size_t i = 0; i < sizeof out; i++)
+				if (out[i] != 'Z')
+					_exit(20 + (int)v);
+		}
+		_exit(0);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	csrf_ctx_free(ctx);
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -1330,6 +1383,7 @@ int main(void)
 	    cmocka_unit_test(test_v4_known_answers),
 	    cmocka_unit_test(test_v4_issue),
 	    cmocka_unit_test(test_v4_expiry),
+	    cmocka_unit_test(test_issue_without_random),
 	    cmocka_unit_test(test_unknown_key_and_rotation),
 	    cmocka_unit_test(test_no_session_bind),
 	    cmocka_unit_test(test_secret_cookie),
