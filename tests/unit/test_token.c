@@ -972,8 +972,12 @@ static void test_issue_without_random(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (tu_no_getrandom() != 0)
-			_exit(10);
+		/* no filter that works here (a musl build without the
+		 * kernel's headers; qemu-user, which refuses seccomp): skipped
+		 * (test_random fails on a host that refuses it) */
+		uint8_t probe[8];
+		if (tu_no_getrandom() != 0 || csrf_random(probe, sizeof probe) != CSRF_ERR_RANDOM)
+			_exit(9);
 		for (unsigned v = 2; v <= 4; v++) {
 			char out[CSRF_TOKEN_LEN + 1];
 			memset(out, 'Z', sizeof out);
@@ -991,9 +995,11 @@ static void test_issue_without_random(void **state)
 	}
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
 	csrf_ctx_free(ctx);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 9)
+		skip(); /* no working seccomp filter here */
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void write_file(const char *path, const char *text)

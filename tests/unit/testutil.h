@@ -36,7 +36,8 @@ size_t tu_openssl_allocs(void);
 
 /* From now on getrandom(2) answers ENOSYS in this process, as on a
  * kernel before Linux 3.17 (a seccomp filter; meant for a forked child).
- * 0 on success. */
+ * 0 on success; -1 when the filter was refused, or in a build without
+ * the kernel's headers (a musl toolchain). */
 int tu_no_getrandom(void);
 
 #endif
