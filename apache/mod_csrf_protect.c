@@ -83,7 +83,7 @@ csrf_protect_conf *csrf_protect_settled(apr_pool_t *p, const csrf_protect_conf *
 	CSRF_PROTECT_DEFAULT(referrer_same_origin, 0);
 	CSRF_PROTECT_DEFAULT(retry_token, 0);
 	CSRF_PROTECT_DEFAULT(status, HTTP_FORBIDDEN);
-	CSRF_PROTECT_DEFAULT(issue_version, 3);
+	CSRF_PROTECT_DEFAULT(issue_version, 4);
 	CSRF_PROTECT_DEFAULT(body_max, CSRF_DEFAULT_BODY_MAX);
 	CSRF_PROTECT_DEFAULT(max_age, 0);
 	return c;
@@ -282,10 +282,11 @@ static const char *csrf_protect_set_status(cmd_parms *cmd, void *dconf, const ch
 	                           &((csrf_protect_conf *)dconf)->status);
 }
 
-/* 2 only while a fleet upgrades from a release that reads 2 only. */
+/* 3 (or 2) only while a fleet upgrades from a release that reads up to
+ * 3 (or 2) only. */
 static const char *csrf_protect_set_issue_version(cmd_parms *cmd, void *dconf, const char *arg)
 {
-	return csrf_protect_int_in(cmd, arg, 2, 3, "must be 2 or 3", &((csrf_protect_conf *)dconf)->issue_version);
+	return csrf_protect_int_in(cmd, arg, 2, 4, "must be 2, 3 or 4", &((csrf_protect_conf *)dconf)->issue_version);
 }
 
 #define CSRF_PROTECT_CONTEXT (RSRC_CONF | ACCESS_CONF)

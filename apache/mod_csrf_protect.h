@@ -54,7 +54,7 @@ typedef struct {
 	int referrer_same_origin;
 	int retry_token;
 	int status;
-	int issue_version; /* CSRFIssueVersion: 3, or 2 through a fleet's upgrade */
+	int issue_version; /* CSRFIssueVersion: 4, or 3 or 2 through a fleet's upgrade */
 	apr_off_t body_max;
 	apr_int64_t max_age;
 	const char *origin;

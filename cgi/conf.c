@@ -205,14 +205,15 @@ static const char *d_max_age(cgi_conf *c, args *x)
 	return NULL;
 }
 
-/* The version of the tokens and cookies issued: 3, or 2 while a fleet
- * upgrades from a release that reads 2 only (docs/architecture.md). */
+/* The version of the tokens issued: 4, or 3 (or 2) while a fleet
+ * upgrades from a release that reads up to 3 (or 2) only
+ * (docs/architecture.md). */
 static const char *d_issue_version(cgi_conf *c, args *x)
 {
 	/* one character; the library alone knows which versions it issues */
 	const char *v = x->a[0];
 	if (v[0] == '\0' || v[1] != '\0' || csrf_ctx_set_issue_version(c->ctx, (unsigned)(v[0] - '0')) != CSRF_OK)
-		return "issue_version takes 2 or 3";
+		return "issue_version takes 2, 3 or 4";
 	return NULL;
 }
 

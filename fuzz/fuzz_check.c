@@ -445,7 +445,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    .cookie = {cookie_hdr, (size_t)n},
 	    .content_type = req.content_type,
 	    .body = req.body,
-	    .token_header = {tok, CSRF_TOKEN_LEN},
+	    .token_header = {tok, strlen(tok)},
 	    .secret = ci->stateless ? NULL : secret,
 	    .session_id = {sid, sid_len},
 	    .now = NOW,
@@ -459,7 +459,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FZ_ASSERT(!check_counted(ci, &legit).allowed);
 	legit.sec_fetch_site = (csrf_slice){"same-origin", 11};
 	legit.origin = (csrf_slice){SELF, sizeof SELF - 1};
-	legit.token_header = (csrf_slice){other, CSRF_TOKEN_LEN};
+	legit.token_header = (csrf_slice){other, strlen(other)};
 	if (ci->mode != CSRF_MODE_ORIGIN && ci->mode != CSRF_MODE_ORIGIN_OR_TOKEN)
 		FZ_ASSERT(!check_counted(ci, &legit).allowed);
 	/* without any evidence, the wrong token fails in every token mode */
@@ -474,7 +474,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * are refused */
 	legit.origin = (csrf_slice){"null", 4};
 	FZ_ASSERT(!check_counted(ci, &legit).allowed);
-	legit.token_header = (csrf_slice){tok, CSRF_TOKEN_LEN};
+	legit.token_header = (csrf_slice){tok, strlen(tok)};
 	csrf_result nr = check_counted(ci, &legit);
 	int unplantable = !ci->stateless || sid_len > 0;
 	FZ_ASSERT(nr.allowed == (ci->mode != CSRF_MODE_ORIGIN && unplantable));

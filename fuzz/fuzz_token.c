@@ -2,14 +2,17 @@
 /*
  * fuzz_token.c - token decoding and verification, and the signed secret
  * cookie. Input: SECRET |#| SID |#| TOKEN |#| MUTATION.
- * Invariants: a random token or cookie never verifies; an issued token
- * verifies, masked and unmasked, and fails after any one-byte change,
+ * Invariants: a random token or cookie never verifies (under keys the
+ * harness never issues with); an issued token
+ * (version 3, masked and unmasked; version 4, unmasked as issued, 51
+ * characters, two issues different) verifies and fails after any one-byte change,
  * truncation or extension, for another session, another secret or a
  * context with another key under the same id, and once older than the
  * max age; an encoded secret cookie decodes to the same secret and fails
  * after any one-byte change; a token and a cookie issued at version 2
  * (issue held there through an upgrade) verify and fail alike, and the
- * version byte of one on the other's tag is token_invalid; the derived
+ * version byte of one on the other's tag is token_invalid (3 and 4: refused);
+ * a version 4 token masked is malformed; the derived
  * field name has its documented shape.
  */
 #include "fuzz_util.h"
@@ -18,7 +21,7 @@
 
 #define NOW 1700000000
 
-static csrf_ctx *ctx, *ctx_other, *ctx_age, *ctx_v2;
+static csrf_ctx *ctx, *ctx_other, *ctx_age, *ctx_v2, *ctx_v4;
 
 static void make_ctx(csrf_ctx **c, uint8_t fill, uint32_t max_age)
 {
@@ -30,6 +33,9 @@ static void make_ctx(csrf_ctx **c, uint8_t fill, uint32_t max_age)
 	FZ_ASSERT(csrf_ctx_add_key(*c, 7, key, 1) == CSRF_OK);
 	if (max_age)
 		csrf_ctx_set_max_age(*c, max_age);
+	/* version 3, masked: the checks below of the masked and unmasked
+	 * forms (version 4, the default, is ctx_v4's) */
+	FZ_ASSERT(csrf_ctx_set_issue_version(*c, 3) == CSRF_OK);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -41,6 +47,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	make_ctx(&ctx_age, 0x11, 60);
 	make_ctx(&ctx_v2, 0x11, 0); /* ctx's keys, issuing version 2 */
 	FZ_ASSERT(csrf_ctx_set_issue_version(ctx_v2, 2) == CSRF_OK);
+	make_ctx(&ctx_v4, 0x11, 0); /* ctx's keys, issuing version 4 */
+	FZ_ASSERT(csrf_ctx_set_issue_version(ctx_v4, 4) == CSRF_OK);
 	return 0;
 }
 
@@ -127,6 +135,27 @@ static void check_one_byte_changes(const uint8_t *secret, const char *sid, size_
 	free(t);
 }
 
+/* What ctx says of tok (n characters: masked, or version 4 unmasked),
+ * whose version byte is from, with that byte set to to (the bytes after
+ * it the same), unmasked. */
+static csrf_reason verify_as(const uint8_t *secret, const char *sid, size_t sid_len, const char *tok, size_t n,
+                             uint8_t from, uint8_t to)
+{
+	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN];
+	uint8_t *raw = buf;
+	char unm[CSRF_TOKEN_UNMASKED_LEN];
+	b64_decode(tok, n, buf);
+	if (n == CSRF_TOKEN_LEN) {
+		raw = buf + CSRF_TOKEN_RAW_LEN;
+		for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+			raw[i] ^= buf[i];
+	}
+	FZ_ASSERT(raw[0] == from);
+	raw[0] = to;
+	b64_encode(raw, CSRF_TOKEN_RAW_LEN, unm);
+	return verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fz_pieces ps;
@@ -137,12 +166,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t sid_len = ps.p[1].len;
 	const fz_piece *rnd = &ps.p[2], *mut = &ps.p[3];
 
-	/* Random input never verifies, whatever its length and alphabet. */
-	csrf_reason r = csrf_token_verify(ctx, secret, sid, sid_len, rnd->ptr, rnd->len, NOW);
+	/* Random input never verifies, whatever its length and alphabet,
+	 * under keys nothing here issues with (ctx_other's). Under ctx's it
+	 * may: libFuzzer keeps the operands of compared bytes (memcmp's up
+	 * to 64) as a dictionary, so a 51-character token issued below for
+	 * this secret and session (same NOW, any nonce) comes back as the
+	 * random piece of a later input; a genuine token then, only its
+	 * answer's range is checked. */
+	csrf_reason r = csrf_token_verify(ctx_other, secret, sid, sid_len, rnd->ptr, rnd->len, NOW);
 	FZ_ASSERT(verify_result_ok(r) && r != CSRF_OK);
+	r = csrf_token_verify(ctx, secret, sid, sid_len, rnd->ptr, rnd->len, NOW);
+	FZ_ASSERT(verify_result_ok(r));
 	uint8_t got[CSRF_SECRET_LEN];
-	r = csrf_secret_cookie_decode(ctx, rnd->ptr, rnd->len, got);
+	r = csrf_secret_cookie_decode(ctx_other, rnd->ptr, rnd->len, got);
 	FZ_ASSERT(r == CSRF_SECRET_INVALID || r == CSRF_UNKNOWN_KEY);
+	r = csrf_secret_cookie_decode(ctx, rnd->ptr, rnd->len, got);
+	FZ_ASSERT(r == CSRF_OK || r == CSRF_SECRET_INVALID || r == CSRF_UNKNOWN_KEY);
 
 	/* Issue, verify, tamper. */
 	char tok[CSRF_TOKEN_LEN + 1], tok2[CSRF_TOKEN_LEN + 1];
@@ -198,20 +237,55 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * is not version 2's. Then a token issued at version 2 (pages of a
 	 * fleet held there): it verifies, as tamper-evident, and its byte set
 	 * to 3 is not version 3's. */
-	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 3);
-	raw[CSRF_TOKEN_RAW_LEN] = 2;
-	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
-	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_TOKEN_INVALID);
+	FZ_ASSERT(verify_as(secret, sid, sid_len, tok, CSRF_TOKEN_LEN, 3, 2) == CSRF_TOKEN_INVALID);
 	FZ_ASSERT(csrf_token_issue(ctx_v2, secret, sid, sid_len, NOW, tok2, sizeof tok2) == CSRF_OK);
 	FZ_ASSERT(verify(ctx, secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, NOW) == CSRF_OK);
 	check_one_byte_changes(secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, mut);
-	b64_decode(tok2, CSRF_TOKEN_LEN, raw);
-	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+	FZ_ASSERT(verify_as(secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, 2, 3) == CSRF_TOKEN_INVALID);
+
+	/* Version 4 (ctx_v4, ctx's keys): 51 characters, two issues differ,
+	 * both verify (on ctx too, which issues 3), as tamper-evident; cut,
+	 * grown, of another session, secret or key, aged or ahead refused;
+	 * masked malformed; its version byte set to 3, or a version 3
+	 * token's set to 4, refused. */
+	char v4[CSRF_TOKEN_UNMASKED_LEN + 1], v4b[CSRF_TOKEN_UNMASKED_LEN + 1];
+	FZ_ASSERT(csrf_token_issue(ctx_v4, secret, sid, sid_len, NOW, v4, CSRF_TOKEN_UNMASKED_LEN) == CSRF_ERR_BUFFER);
+	FZ_ASSERT(csrf_token_issue(ctx_v4, secret, sid, sid_len, NOW, v4, sizeof v4) == CSRF_OK);
+	FZ_ASSERT(csrf_token_issue(ctx_v4, secret, sid, sid_len, NOW, v4b, sizeof v4b) == CSRF_OK);
+	FZ_ASSERT(strlen(v4) == CSRF_TOKEN_UNMASKED_LEN && strlen(v4b) == CSRF_TOKEN_UNMASKED_LEN);
+	for (size_t i = 0; i < CSRF_TOKEN_UNMASKED_LEN; i++)
+		FZ_ASSERT(b64val(v4[i]) >= 0);
+	FZ_ASSERT(memcmp(v4, v4b, CSRF_TOKEN_UNMASKED_LEN) != 0);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, NOW) == CSRF_OK);
+	FZ_ASSERT(verify(ctx_v4, secret, sid, sid_len, v4b, CSRF_TOKEN_UNMASKED_LEN, NOW) == CSRF_OK);
+	check_one_byte_changes(secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, mut);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, v4, cut % CSRF_TOKEN_UNMASKED_LEN, NOW) == CSRF_TOKEN_MALFORMED);
+	memcpy(longer, v4, CSRF_TOKEN_UNMASKED_LEN);
+	longer[CSRF_TOKEN_UNMASKED_LEN] = 'A';
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, longer, CSRF_TOKEN_UNMASKED_LEN + 1, NOW) == CSRF_TOKEN_MALFORMED);
+	FZ_ASSERT(verify(ctx, other, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, NOW) != CSRF_OK);
+	FZ_ASSERT(verify(ctx_other, secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, NOW) != CSRF_OK);
+	FZ_ASSERT(verify(ctx_age, secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, NOW + 60) == CSRF_OK);
+	FZ_ASSERT(verify(ctx_age, secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, NOW + 61) == CSRF_TOKEN_EXPIRED);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, NOW - 301) == CSRF_TOKEN_EXPIRED);
+	sid2 = malloc(sid_len + 1);
+	FZ_ASSERT(sid2 != NULL);
+	memcpy(sid2, sid, sid_len);
+	sid2[sid_len] = 'x';
+	FZ_ASSERT(verify(ctx, secret, sid2, sid_len + 1, v4, CSRF_TOKEN_UNMASKED_LEN, NOW) == CSRF_TOKEN_SESSION);
+	free(sid2);
+	b64_decode(v4, CSRF_TOKEN_UNMASKED_LEN, raw + CSRF_TOKEN_RAW_LEN);
+	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 4);
+	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++) {
+		raw[i] = (uint8_t)(mut->len ? mut->ptr[i % mut->len] : (char)i);
 		raw[CSRF_TOKEN_RAW_LEN + i] ^= raw[i];
-	FZ_ASSERT(raw[CSRF_TOKEN_RAW_LEN] == 2);
-	raw[CSRF_TOKEN_RAW_LEN] = 3;
-	b64_encode(raw + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, unm);
-	FZ_ASSERT(verify(ctx, secret, sid, sid_len, unm, sizeof unm, NOW) == CSRF_TOKEN_INVALID);
+	}
+	b64_encode(raw, sizeof raw, tok2);
+	FZ_ASSERT(verify(ctx, secret, sid, sid_len, tok2, CSRF_TOKEN_LEN, NOW) == CSRF_TOKEN_MALFORMED);
+	r = verify_as(secret, sid, sid_len, v4, CSRF_TOKEN_UNMASKED_LEN, 4, 3);
+	FZ_ASSERT(r == CSRF_TOKEN_SESSION || r == CSRF_TOKEN_INVALID);
+	r = verify_as(secret, sid, sid_len, tok, CSRF_TOKEN_LEN, 3, 4);
+	FZ_ASSERT(r == CSRF_TOKEN_SESSION || r == CSRF_TOKEN_INVALID);
 
 	/* Secret cookie, of version 3 and (issued by ctx_v2) of version 2. */
 	char ck[CSRF_SECRET_COOKIE_LEN + 1];

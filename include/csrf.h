@@ -51,11 +51,15 @@ extern "C" {
 
 /* Sizes callers can use for arrays. Token lengths exclude the NUL that the
  * writing functions append; buffers need CSRF_*_LEN + 1 bytes. */
-#define CSRF_SECRET_LEN 32         /* per-session random secret, bytes */
-#define CSRF_KEY_LEN 32            /* server key, bytes */
-#define CSRF_TOKEN_RAW_LEN 38      /* unmasked token, bytes */
-#define CSRF_TOKEN_LEN 102         /* masked token, base64url characters */
-#define CSRF_TOKEN_UNMASKED_LEN 51 /* unmasked token, base64url characters */
+#define CSRF_SECRET_LEN 32    /* per-session random secret, bytes */
+#define CSRF_KEY_LEN 32       /* server key, bytes */
+#define CSRF_TOKEN_RAW_LEN 38 /* unmasked token, bytes */
+/* The longest token csrf_token_issue writes (version 2 or 3, masked),
+ * base64url characters: a buffer of CSRF_TOKEN_LEN + 1 holds any token
+ * issued. A token is up to this long: version 4, the default, is
+ * CSRF_TOKEN_UNMASKED_LEN. */
+#define CSRF_TOKEN_LEN 102
+#define CSRF_TOKEN_UNMASKED_LEN 51 /* unmasked token (version 4 as issued), base64url characters */
 #define CSRF_TOKEN_MAX_LEN 144     /* the longest token csrf_token_verify reads (an older version's, masked) */
 #define CSRF_SECRET_COOKIE_LEN 103 /* signed secret cookie value, characters */
 #define CSRF_FIELD_NAME_MAX 64     /* longest hidden-field name, characters */
@@ -271,12 +275,14 @@ void csrf_ctx_set_unsafe_get(csrf_ctx *ctx, int on);
  * cookies older than seconds are CSRF_SECRET_EXPIRED (csrf_page_prepare
  * then issues a new one, with Max-Age seconds); 0 (default) never. */
 void csrf_ctx_set_max_age(csrf_ctx *ctx, uint32_t seconds);
-/* The version of the tokens and signed secret cookies issued: 3 (the
- * default) or 2, the previous one, for a fleet upgraded server by server
- * from a release that reads version 2 only: every server holds 2 until
- * none runs that release, then goes to 3 (docs/architecture.md, "Tokens
- * and cookies"). Verification takes versions 1 to 3 whatever is set.
- * CSRF_ERR_ARG for another version. */
+/* The version of the tokens issued: 4 (the default: 51 characters, a
+ * nonce inside the tag instead of a mask), 3 (masked, 102 characters) or
+ * 2, for a fleet upgraded server by server from a release that reads up
+ * to 3 (or 2 only): every server holds the issue at the newest version
+ * the oldest release left reads until none runs it, then drops the
+ * setting (docs/architecture.md, "Tokens and cookies"). Signed secret
+ * cookies are version 2 at 2 and 3 otherwise. Verification takes
+ * versions 1 to 4 whatever is set. CSRF_ERR_ARG for another version. */
 CSRF_MUST_CHECK csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version);
 /* The largest body csrf_check searches for the token field, in bytes
  * (default CSRF_DEFAULT_BODY_MAX; 0 is taken as the default). A body, or
@@ -412,20 +418,24 @@ CSRF_MUST_CHECK csrf_reason csrf_random(uint8_t *buf, size_t n);
  * signed secret cookie). As csrf_random. */
 CSRF_MUST_CHECK csrf_reason csrf_secret_new(uint8_t secret[CSRF_SECRET_LEN]);
 
-/* Issues a masked token for (secret, session id) with the signing key:
- * CSRF_TOKEN_LEN URL-safe characters and a NUL into out (cap at least
- * CSRF_TOKEN_LEN + 1). Two calls give different strings; both verify.
+/* Issues a token for (secret, session id) with the signing key, of the
+ * context's issue version: URL-safe characters and a NUL into out,
+ * CSRF_TOKEN_UNMASKED_LEN of them at version 4 (the default: a fresh
+ * nonce inside the MACed bytes), CSRF_TOKEN_LEN at 2 or 3 (masked with a
+ * fresh pad); cap at least that length + 1 (CSRF_TOKEN_LEN + 1 holds
+ * either). Two calls give different strings; both verify.
  * now is unix seconds (0: the current time). Allocates nothing.
  * CSRF_OK, CSRF_ERR_BUFFER, CSRF_ERR_ARG, CSRF_ERR_CONFIG (the ring has
  * no key), CSRF_ERR_RANDOM, CSRF_ERR_INTERNAL (the ring lock failed). */
 CSRF_MUST_CHECK csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN],
                                              const char *sid, size_t sid_len, int64_t now, char *out, size_t cap);
 
-/* Verifies a masked (CSRF_TOKEN_LEN) or unmasked (CSRF_TOKEN_UNMASKED_LEN)
- * token for (secret, session id), of the version issued now (3) or of a
- * previous one, which pages served before an upgrade still carry: 2, of
- * the same lengths, or 1 (a 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72
- * unmasked characters). CSRF_OK, or CSRF_TOKEN_MALFORMED,
+/* Verifies a token for (secret, session id): version 4 unmasked
+ * (CSRF_TOKEN_UNMASKED_LEN; a masked one is CSRF_TOKEN_MALFORMED, no
+ * release issues it), or of a previous version, which pages served
+ * before an upgrade still carry: 3 or 2, masked (CSRF_TOKEN_LEN) or
+ * unmasked, or 1 (a 256-bit tag: CSRF_TOKEN_MAX_LEN masked, 72 unmasked
+ * characters). CSRF_OK, or CSRF_TOKEN_MALFORMED,
  * CSRF_UNKNOWN_KEY, CSRF_TOKEN_INVALID, CSRF_TOKEN_SESSION,
  * CSRF_TOKEN_EXPIRED. Constant time in the token's content; allocates
  * nothing. now: unix seconds, 0 for the current time. */
@@ -577,7 +587,7 @@ CSRF_MUST_CHECK int csrf_request_is_safe(const csrf_request *req);
  * wipe it with csrf_page_wipe when done. */
 typedef struct {
 	char field[CSRF_FIELD_NAME_MAX + 1];  /* the hidden field's name */
-	char token[CSRF_TOKEN_LEN + 1];       /* a fresh masked token */
+	char token[CSRF_TOKEN_LEN + 1];       /* a fresh token (NUL-terminated, up to CSRF_TOKEN_LEN) */
 	char set_cookie[CSRF_SET_COOKIE_MAX]; /* a Set-Cookie value, "" when none is needed */
 	size_t set_cookie_len;
 	char origin[CSRF_ORIGIN_MAX]; /* the site's origin ("" unknown), for csrf_inject_init */

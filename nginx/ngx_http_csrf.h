@@ -38,7 +38,7 @@ typedef struct {
 	ngx_flag_t unsafe_get;
 	ngx_int_t status;
 	time_t max_age;
-	ngx_int_t issue_version; /* csrf_issue_version: 3, or 2 through a fleet's upgrade */
+	ngx_int_t issue_version; /* csrf_issue_version: 4, or 3 or 2 through a fleet's upgrade */
 	ngx_flag_t form_action_csp;
 	ngx_flag_t referrer_same_origin;
 	ngx_flag_t retry_token;

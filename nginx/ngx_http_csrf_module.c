@@ -45,7 +45,7 @@ static ngx_conf_enum_t ngx_http_csrf_actions[] = {{ngx_string("deny"), NGX_HTTP_
                                                   {ngx_null_string, 0}};
 
 static ngx_conf_post_handler_pt ngx_http_csrf_status_p = ngx_http_csrf_status;
-static ngx_conf_num_bounds_t ngx_http_csrf_issue_version_p = {ngx_conf_check_num_bounds, 2, 3};
+static ngx_conf_num_bounds_t ngx_http_csrf_issue_version_p = {ngx_conf_check_num_bounds, 2, 4};
 
 #define NGX_HTTP_CSRF_CONF (NGX_HTTP_MAIN_CONF | NGX_HTTP_SRV_CONF | NGX_HTTP_LOC_CONF)
 
@@ -505,7 +505,7 @@ static char *ngx_http_csrf_merge_loc_conf(ngx_conf_t *cf, void *parent, void *ch
 	ngx_conf_merge_value(conf->unsafe_get, prev->unsafe_get, 0);
 	ngx_conf_merge_value(conf->status, prev->status, NGX_HTTP_FORBIDDEN);
 	ngx_conf_merge_sec_value(conf->max_age, prev->max_age, 0);
-	ngx_conf_merge_value(conf->issue_version, prev->issue_version, 3);
+	ngx_conf_merge_value(conf->issue_version, prev->issue_version, 4);
 	ngx_conf_merge_value(conf->form_action_csp, prev->form_action_csp, 0);
 	ngx_conf_merge_value(conf->referrer_same_origin, prev->referrer_same_origin, 0);
 	ngx_conf_merge_value(conf->retry_token, prev->retry_token, 0);

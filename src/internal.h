@@ -355,7 +355,7 @@ struct csrf_ctx {
 	int form_action_csp;      /* response.c */
 	int referrer_same_origin; /* response.c: the injector raises no-referrer metas */
 	uint32_t max_age;
-	int issue_v2; /* token.c: issue version 2 tokens and cookies, not 3 */
+	uint8_t issue_version; /* token.c: the tokens' version issued, 2 to 4; 0 the default (4) */
 	size_t body_max;
 
 	int has_self;

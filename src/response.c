@@ -239,8 +239,8 @@ CSRF_API csrf_reason csrf_response_headers(csrf_response *resp, csrf_request *re
 	r = csrf_page_prepare(resp->ctx, req, &resp->page);
 	if (r == CSRF_OK)
 		r = csrf_inject_init(resp->inj_mem, sizeof resp->inj_mem, resp->page.origin, resp->page.origin_len,
-		                     resp->page.field, strlen(resp->page.field), resp->page.token, CSRF_TOKEN_LEN,
-		                     &resp->inj);
+		                     resp->page.field, strlen(resp->page.field), resp->page.token,
+		                     strlen(resp->page.token), &resp->inj);
 	if (r == CSRF_OK && resp->ctx->referrer_same_origin)
 		r = csrf_inject_options(resp->inj, CSRF_INJECT_OPT_RAISE_REFERRER);
 	if (r != CSRF_OK) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * token.c - per-session secrets, masked tokens bound to a session, the
- * derived hidden-field name and the signed secret cookie.
+ * token.c - per-session secrets, tokens bound to a session, the derived
+ * hidden-field name and the signed secret cookie.
  *
  * Crypto choice. HMAC-SHA256 over the build's SHA-256 backend
  * (internal.h): OpenSSL 3.0's libcrypto by default, which uses the CPU's
@@ -24,7 +24,20 @@
  * most), and a verify costs two compressions instead of three. A fleet
  * sharing a key file derives the same subkeys on every server.
  *
- * Raw token, version 3 (issued), CSRF_TOKEN_RAW_LEN = 38 bytes:
+ * Raw token, version 4 (issued by default), CSRF_TOKEN_RAW_LEN = 38 bytes:
+ *   version(1) = 4 | flags(1) = 0 | key id(4, BE) | issued-at(4, BE,
+ *   unix seconds mod 2^32) | bind(4) | nonce(8) | tag(16)
+ *   bind  = version 3's bind[0..4)
+ *   nonce = fresh random bytes at each issue
+ *   tag   = as version 3's, over these 22 header bytes
+ * It is sent unmasked, 51 characters: the nonce makes each issue's tag a
+ * MAC of a message never MACed before, so two renders share no byte
+ * that is secret (BREACH), as the pad did outside the MAC. The tag's
+ * message starts with the version byte, so no version 3 message is a
+ * version 4 one under the same tag subkey. A version 4 token masked is
+ * malformed: no release issues that form. The issue time is read as the
+ * instant within 2^31 seconds of now with those low 32 bits (token_time).
+ * Raw token, version 3 (issued on request), the same length:
  *   version(1) = 3 | flags(1) = 0 | key id(4, BE) | issued-at(8, BE) |
  *   bind(8) | tag(16)
  *   bind = MAC_k("libcsrf bind v1" || len(sid) || sid)[0..8)
@@ -41,12 +54,13 @@
  * no session (sid empty: no session cookie configured) depends on the key
  * alone, so it is computed once a key and kept (csrfi_mac_key.memo): an
  * issue then costs the tag's MAC only (two compressions).
- * The masked form is base64url(pad || raw ^ pad), pad as long as raw,
- * fresh random bytes (public by construction, so cut from a per-thread
- * block of CSPRNG output): 102 characters (version 1: 144); the unmasked
- * form is base64url(raw): 51 (72). The length says the layout and the
- * form, the version byte which version of that layout (1 at version 1's
- * lengths, 2 or 3 at the others); any other byte is malformed. The bind
+ * The masked form (versions 1 to 3) is base64url(pad || raw ^ pad), pad
+ * as long as raw, fresh random bytes (public by construction, so cut from
+ * a per-thread block of CSPRNG output, as version 4's nonce is): 102
+ * characters (version 1: 144); the unmasked form is base64url(raw): 51
+ * (72). The length says the layout and the form, the version byte which
+ * version of that layout (1 at version 1's lengths, 2 or 3 masked, 2 to
+ * 4 unmasked); any other byte is malformed. The bind
  * lets verify tell a token of another session from a forged one.
  * Why 128 bits of tag are enough, and why the subkeys separate what the
  * labels did: docs/architecture.md, "Tokens and cookies".
@@ -61,17 +75,24 @@
  */
 #include "internal.h"
 
-#define TOKEN_VERSION 3 /* issued: the tag under the key's tag subkey */
-#define TOKEN_V2 2      /* verified: the tag under the key, labelled */
+#define TOKEN_V4 4 /* issued by default: a nonce inside the tag's message, sent unmasked */
+#define TOKEN_V3 3 /* issued on request: the tag under the key's tag subkey, sent masked */
+#define TOKEN_V2 2 /* issued on request: the tag under the key, labelled */
 #define TOKEN_V1 1
-#define BIND_OFF 14
+#define IAT_OFF 6
+#define BIND_OFF 14 /* versions 1 to 3 */
 #define BIND_LEN 8
+#define V4_BIND_OFF 10
+#define V4_BIND_LEN 4
+#define V4_NONCE_OFF 14
+#define V4_NONCE_LEN 8
 #define TAG_OFF 22
 #define TAG_LEN 16    /* versions 2 and 3: HMAC-SHA256 truncated to 128 bits */
 #define V1_RAW_LEN 54 /* version 1: the whole MAC as tag */
 #define MASKED_MAX (2 * V1_RAW_LEN)
 #define SKEW_SECONDS 300 /* how far in the future an issue time may be */
-#define SID_INLINE 64    /* a session id up to this long joins the tag's message buffer */
+#define ISSUE_DEFAULT TOKEN_V4
+#define SID_INLINE 64 /* a session id up to this long joins the tag's message buffer */
 
 #define COOKIE_VERSION 3 /* issued: signed with the key's cookie subkey */
 #define COOKIE_V2 2      /* verified: signed with the key, labelled */
@@ -100,6 +121,9 @@ static const char label_cookie_key[] = "libcsrf cookie v3";
 _Static_assert(TAG_OFF + CSRF_SECRET_LEN <= ONE_BLOCK, "version 3 tag in one block");
 _Static_assert(COOKIE_SIGNED <= ONE_BLOCK, "version 3 cookie in one block");
 _Static_assert(TAG_OFF + TAG_LEN == CSRF_TOKEN_RAW_LEN, "token layout");
+_Static_assert(IAT_OFF + 4 == V4_BIND_OFF && V4_BIND_OFF + V4_BIND_LEN == V4_NONCE_OFF &&
+                   V4_NONCE_OFF + V4_NONCE_LEN == TAG_OFF,
+               "version 4 token layout: the same header length as version 3's");
 _Static_assert(TAG_LEN % 8 == 0 && CSRF_MAC_LEN % 8 == 0 && BIND_LEN % 8 == 0, "compared in words");
 _Static_assert(TAG_OFF + CSRF_MAC_LEN == V1_RAW_LEN, "version 1 token layout");
 _Static_assert(CSRF_B64_ENC_LEN(2 * CSRF_TOKEN_RAW_LEN) == CSRF_TOKEN_LEN, "masked token length");
@@ -219,11 +243,12 @@ static void mac_with_sid(const csrfi_mac_key *k, uint8_t *msg, size_t n, const c
 
 /* The MAC a tag is cut from; it covers everything before the tag
  * (header and bind), the secret and the session, as the version says.
- * Version 3: MAC_tk(header || secret), and || len(sid) || sid only when
- * a session is bound, so that the message without one (54 bytes) is one
- * block; the two shapes differ in length (54, at least 59), so neither
- * reads as the other. Versions 1 and 2: MAC_k(label || secret ||
- * header || len(sid) || sid). */
+ * Versions 3 and 4: MAC_tk(header || secret), and || len(sid) || sid
+ * only when a session is bound, so that the message without one (54
+ * bytes) is one block; the two shapes differ in length (54, at least
+ * 59), so neither reads as the other, and the header's first byte is
+ * the version, so no version 3 message is a version 4 one. Versions 1
+ * and 2: MAC_k(label || secret || header || len(sid) || sid). */
 static void compute_tag(const csrf_ctx *ctx, const csrfi_key_slot *slot, int version,
                         const uint8_t secret[CSRF_SECRET_LEN], const uint8_t hdr[TAG_OFF], const char *sid,
                         size_t sid_len, uint8_t out[CSRF_MAC_LEN])
@@ -232,7 +257,7 @@ static void compute_tag(const csrf_ctx *ctx, const csrfi_key_slot *slot, int ver
 	uint8_t msg[FIXED + 4 + SID_INLINE];
 
 	_Static_assert(sizeof label_token_v2 == sizeof label_token_v1, "labels of one length");
-	if (version == TOKEN_VERSION) {
+	if (version >= TOKEN_V3) {
 		slot = csrfi_key_slot_subkeys(ctx, slot);
 		memcpy(msg, hdr, TAG_OFF);
 		memcpy(msg + TAG_OFF, secret, CSRF_SECRET_LEN);
@@ -249,21 +274,54 @@ static void compute_tag(const csrf_ctx *ctx, const csrfi_key_slot *slot, int ver
 	csrfi_wipe(msg, sizeof msg); /* whole: a few stores, no memset call */
 }
 
+/* The version issued: 2 to 4, as csrf_ctx_set_issue_version set it. */
+static int issue_version(const csrf_ctx *ctx)
+{
+	return ctx->issue_version ? ctx->issue_version : ISSUE_DEFAULT;
+}
+
+/* The header's fields after the key id, as the version lays them out:
+ * version 4 the issue time's low 32 bits and the bind's first 4 bytes
+ * (its nonce is drawn before), versions 2 and 3 the whole time and an
+ * 8-byte bind. The tag decides; the bind explains a failure. */
+static void put_time_bind(int version, const csrfi_key_slot *slot, const char *sid, size_t sid_len, int64_t now,
+                          uint8_t *raw)
+{
+	uint8_t bind[BIND_LEN];
+
+	compute_bind(&slot->mac, sid, sid_len, bind);
+	if (version == TOKEN_V4) {
+		put_be32(raw + IAT_OFF, (uint32_t)(uint64_t)now);
+		memcpy(raw + V4_BIND_OFF, bind, V4_BIND_LEN);
+	} else {
+		put_be64(raw + IAT_OFF, (uint64_t)now);
+		memcpy(raw + BIND_OFF, bind, BIND_LEN);
+	}
+	csrfi_wipe(bind, sizeof bind);
+}
+
 CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
                                       size_t sid_len, int64_t now, char *out, size_t cap)
 {
-	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN]; /* pad, then raw */
+	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN]; /* pad, then raw (version 4: raw alone, at the end) */
 	uint8_t *raw = buf + CSRF_TOKEN_RAW_LEN;
 	uint8_t mac[CSRF_MAC_LEN];
 	csrf_reason r;
 
 	if (!ctx || !secret || !out || (!sid && sid_len) || sid_len > UINT32_MAX)
 		return CSRF_ERR_ARG;
-	if (cap < CSRF_TOKEN_LEN + 1)
+	const int version = issue_version(ctx);
+	const size_t len = version == TOKEN_V4 ? CSRF_TOKEN_UNMASKED_LEN : CSRF_TOKEN_LEN;
+	if (cap < len + 1)
 		return CSRF_ERR_BUFFER;
 	now = csrfi_now(now);
 
-	r = csrfi_random_pad(buf, CSRF_TOKEN_RAW_LEN);
+	/* Version 4's nonce, or the pad of a masked version: fresh random
+	 * bytes, public once sent, cut from the per-thread block */
+	if (version == TOKEN_V4)
+		r = csrfi_random_pad(raw + V4_NONCE_OFF, V4_NONCE_LEN);
+	else
+		r = csrfi_random_pad(buf, CSRF_TOKEN_RAW_LEN);
 	if (r != CSRF_OK) {
 		csrfi_wipe(buf, sizeof buf);
 		return r;
@@ -279,20 +337,23 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 		return CSRF_ERR_CONFIG;
 	}
 	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
-	raw[0] = ctx->issue_v2 ? TOKEN_V2 : TOKEN_VERSION;
+	raw[0] = (uint8_t)version;
 	raw[1] = 0;
 	put_be32(raw + 2, slot->id);
-	put_be64(raw + 6, (uint64_t)now);
-	compute_bind(&slot->mac, sid, sid_len, raw + BIND_OFF);
-	compute_tag(ctx, slot, raw[0], secret, raw, sid, sid_len, mac);
+	put_time_bind(version, slot, sid, sid_len, now, raw);
+	compute_tag(ctx, slot, version, secret, raw, sid, sid_len, mac);
 	ring_unlock(ctx);
 	memcpy(raw + TAG_OFF, mac, TAG_LEN);
 	csrfi_wipe(mac, sizeof mac);
 
-	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
-		raw[i] ^= buf[i];
-	csrfi_b64url_encode(buf, sizeof buf, out);
-	out[CSRF_TOKEN_LEN] = '\0';
+	if (version == TOKEN_V4) {
+		csrfi_b64url_encode(raw, CSRF_TOKEN_RAW_LEN, out);
+	} else {
+		for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+			raw[i] ^= buf[i];
+		csrfi_b64url_encode(buf, sizeof buf, out);
+	}
+	out[len] = '\0';
 	csrfi_wipe(buf, sizeof buf);
 	return CSRF_OK;
 }
@@ -315,6 +376,52 @@ static void unmask(uint8_t *raw, const uint8_t *buf, size_t n)
 	}
 }
 
+/* CSRF_OK, or CSRF_TOKEN_EXPIRED for an issue time more than
+ * SKEW_SECONDS ahead of now or further back than the maximum age. Version
+ * 4 carries its low 32 bits (unix seconds mod 2^32), read as the instant
+ * within 2^31 seconds (68 years) of now that has them: serial-number
+ * arithmetic (RFC 1982), so the wrap in 2106 passes unnoticed, and a
+ * token older than 68 years reads as one from the future (refused).
+ * Versions 1 to 3 carry it whole. Only distances are computed, unsigned,
+ * never the instant itself, which a now near either end of int64_t would
+ * carry past it. */
+static csrf_reason token_time(const csrf_ctx *ctx, int version, const uint8_t *raw, int64_t now)
+{
+	uint64_t ahead = 0, behind = 0; /* of now; one of them 0 */
+
+	if (version == TOKEN_V4) {
+		uint32_t d = get_be32(raw + IAT_OFF) - (uint32_t)(uint64_t)now; /* ahead, mod 2^32 */
+		if (d <= UINT32_C(0x80000000))
+			ahead = d;
+		else
+			behind = (uint64_t)(uint32_t)-d;
+	} else {
+		int64_t iat = (int64_t)get_be64(raw + IAT_OFF);
+		if (iat > now)
+			ahead = (uint64_t)iat - (uint64_t)now;
+		else
+			behind = (uint64_t)now - (uint64_t)iat;
+	}
+	if (ahead > SKEW_SECONDS || (ctx->max_age && behind > ctx->max_age))
+		return CSRF_TOKEN_EXPIRED;
+	return CSRF_OK;
+}
+
+/* Which versions a token of this length and form may be: 1 at version
+ * 1's lengths, 2 or 3 at the others, and 4 unmasked only (it is issued
+ * so, and has no other form). 0 for another. */
+static int version_known(int version, size_t token_len)
+{
+	switch (token_len) {
+	case CSRF_TOKEN_UNMASKED_LEN:
+		return version == TOKEN_V2 || version == TOKEN_V3 || version == TOKEN_V4;
+	case CSRF_TOKEN_LEN:
+		return version == TOKEN_V2 || version == TOKEN_V3;
+	default:
+		return version == TOKEN_V1;
+	}
+}
+
 CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
                                        size_t sid_len, const char *token, size_t token_len, int64_t now)
 {
@@ -324,7 +431,6 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	uint8_t bind[BIND_LEN];
 	size_t raw_len, tag_len, got;
 	int version, tag_ok, bind_ok;
-	int64_t iat;
 
 	if (!ctx || !secret || (!sid && sid_len) || sid_len > UINT32_MAX)
 		return CSRF_ERR_ARG;
@@ -352,11 +458,10 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	else
 		memcpy(raw, buf, raw_len);
 
-	/* and the version byte which of the layout's versions: 1 at its
-	 * length, 2 or 3 at theirs; any other is malformed */
+	/* and the version byte which of the versions of that length and
+	 * form; any other is malformed */
 	version = raw[0];
-	if (raw[1] != 0 ||
-	    !(raw_len == V1_RAW_LEN ? version == TOKEN_V1 : version == TOKEN_V2 || version == TOKEN_VERSION))
+	if (raw[1] != 0 || !version_known(version, token_len))
 		return CSRF_TOKEN_MALFORMED;
 
 	if (ring_rdlock(ctx) != 0)
@@ -371,13 +476,17 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	bind_ok = 1;
 	if (!tag_ok) {
 		/* Only a failure pays for the second MAC: a bind that is not
-		 * this session's marks a token of another session. */
+		 * this session's marks a token of another session (version
+		 * 4's 4 bytes: one forged token in 2^32 reads as another
+		 * session's, an explanation only). */
 		compute_bind(&slot->mac, sid, sid_len, bind);
-		bind_ok = csrfi_ct_eq_words(bind, raw + BIND_OFF, BIND_LEN);
+		if (version == TOKEN_V4)
+			bind_ok = csrfi_ct_eq(bind, raw + V4_BIND_OFF, V4_BIND_LEN);
+		else
+			bind_ok = csrfi_ct_eq_words(bind, raw + BIND_OFF, BIND_LEN);
 		csrfi_wipe(bind, sizeof bind);
 	}
 	ring_unlock(ctx);
-	iat = (int64_t)get_be64(raw + 6);
 	/* Wiped: the tag this secret and session call for, which nobody
 	 * sent. The token's own bytes (buf, raw) are not: they are what
 	 * the client sent, held unwiped in the request wherever it came
@@ -387,20 +496,17 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	if (!tag_ok)
 		return bind_ok ? CSRF_TOKEN_INVALID : CSRF_TOKEN_SESSION;
 
-	now = csrfi_now(now);
-	if (iat > now && (uint64_t)iat - (uint64_t)now > SKEW_SECONDS)
-		return CSRF_TOKEN_EXPIRED;
-	if (ctx->max_age && now > iat && (uint64_t)now - (uint64_t)iat > ctx->max_age)
-		return CSRF_TOKEN_EXPIRED;
-	return CSRF_OK;
+	return token_time(ctx, version, raw, csrfi_now(now));
 }
 
 CSRF_API csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version)
 {
-	_Static_assert(TOKEN_V2 == COOKIE_V2 && TOKEN_VERSION == COOKIE_VERSION, "one version number for both");
-	if (!ctx || (version != TOKEN_V2 && version != TOKEN_VERSION))
+	/* a cookie's version is the token's up to 3: version 4 changes the
+	 * token only, and its pages set version 3 cookies */
+	_Static_assert(TOKEN_V2 == COOKIE_V2 && TOKEN_V3 == COOKIE_VERSION, "one version number for both");
+	if (!ctx || version < TOKEN_V2 || version > TOKEN_V4)
 		return CSRF_ERR_ARG;
-	ctx->issue_v2 = version == TOKEN_V2;
+	ctx->issue_version = (uint8_t)version;
 	return CSRF_OK;
 }
 
@@ -489,7 +595,7 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
 		return CSRF_ERR_CONFIG;
 	}
 	const csrfi_key_slot *slot = &ctx->ring.keys[ctx->ring.signing];
-	buf[0] = ctx->issue_v2 ? COOKIE_V2 : COOKIE_VERSION;
+	buf[0] = issue_version(ctx) == TOKEN_V2 ? COOKIE_V2 : COOKIE_VERSION;
 	put_be32(buf + 1, slot->id);
 	put_be64(buf + COOKIE_IAT_OFF, (uint64_t)now);
 	memcpy(buf + COOKIE_SECRET_OFF, secret, CSRF_SECRET_LEN);

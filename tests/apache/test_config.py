@@ -66,8 +66,8 @@ BAD = [
     ("CSRFStatus 403x", "CSRFStatus"),
     ("CSRFMaxAge -1", "CSRFMaxAge"),
     ("CSRFMaxAge 1w", "CSRFMaxAge"),
-    ("CSRFIssueVersion 1", "CSRFIssueVersion"),
-    ("CSRFIssueVersion 4", "CSRFIssueVersion"),
+    ("CSRFIssueVersion 1", "CSRFIssueVersion: must be 2, 3 or 4"),
+    ("CSRFIssueVersion 5", "CSRFIssueVersion: must be 2, 3 or 4"),
     ("CSRFExempt POST relative", "CSRFExempt"),
     ("CSRFExempt /a?b", "CSRFExempt"),
     ("CSRFInject sometimes", "CSRFInject"),
@@ -94,6 +94,28 @@ class Config(unittest.TestCase):
                     self.assertIn(words, out)
                 finally:
                     ap.cleanup()
+
+    def test_issue_versions(self):
+        """4 by default (a token of 51 characters, unmasked), 3 and 2 when
+        set (102, masked); a token of any verifies under any setting."""
+        ap = A.Apache("CSRF On\nCSRFOrigin http://127.0.0.1:{port}\n"
+                      "<Location /v3>\n    CSRFIssueVersion 3\n</Location>\n"
+                      "<Location /v2>\n    CSRFIssueVersion 2\n</Location>\n"
+                      "<Location /v4>\n    CSRFIssueVersion 4\n</Location>\n")
+        for d in ("", "v2/", "v3/", "v4/"):
+            ap.write("htdocs/%sindex.html" % d, "<html><head></head><body><form method=post action=/x></form></body></html>")
+        with ap:
+            cookie, _, _ = T.session_tokens(ap.port, "/index.html")
+            got = {}
+            for path in ("/", "/v2/", "/v3/", "/v4/"):
+                _, _, token = T.session_tokens(ap.port, path + "index.html", cookie=cookie)
+                got[path] = len(token or "")
+                for to in ("/", "/v2/", "/v3/"):
+                    r = T.request(ap.port, "POST", to + "index.html",
+                                  [("Origin", "http://127.0.0.1:%d" % ap.port), ("Cookie", cookie),
+                                   ("X-CSRF-Token", token)], b"x")
+                    self.assertNotEqual(r.status, 403, (path, to))
+            self.assertEqual(got, {"/": 51, "/v2/": 102, "/v3/": 102, "/v4/": 51})
 
     def test_key_file(self):
         tool = os.environ.get("CSRF_KEY_TOOL")

@@ -81,11 +81,11 @@ class ConfigTest(Direct):
         ("max_age -1\n", ":4: max_age takes seconds"),
         ("max_age 4294967296\n", ":4: max_age takes seconds"),
         ("max_age 0100\n", ":4: max_age takes seconds"),
-        ("issue_version 1\n", ":4: issue_version takes 2 or 3"),
-        ("issue_version 4\n", ":4: issue_version takes 2 or 3"),
-        ("issue_version 02\n", ":4: issue_version takes 2 or 3"),
-        ("issue_version 3x\n", ":4: issue_version takes 2 or 3"),
-        ("issue_version /\n", ":4: issue_version takes 2 or 3"),
+        ("issue_version 1\n", ":4: issue_version takes 2, 3 or 4"),
+        ("issue_version 5\n", ":4: issue_version takes 2, 3 or 4"),
+        ("issue_version 02\n", ":4: issue_version takes 2, 3 or 4"),
+        ("issue_version 3x\n", ":4: issue_version takes 2, 3 or 4"),
+        ("issue_version /\n", ":4: issue_version takes 2, 3 or 4"),
         ("issue_version 3\nissue_version 2\n", ":5: issue_version is duplicate"),
         ("origin http://other.example\n", ":4: origin is duplicate"),
         ("mode both\nmode token\n", ":5: mode is duplicate"),
@@ -223,12 +223,16 @@ class RequestTest(Direct):
         self.assertIn("Secure", cookie[0])
 
     def test_issue_version_held_at_two_through_an_upgrade(self):
-        """A fleet's upgrade: issue_version 2 issues what the previous
-        release reads (tokens and cookies of version 2); back at the
-        default, version 3, and what was issued at 2 still passes."""
+        """A fleet's upgrade: issue_version 2 (or 3) issues what the
+        previous releases read (tokens and cookies of version 2; tokens of
+        version 3, masked, and cookies of 3); at the default, version 4
+        (51 characters, unmasked, cookies of 3), and what was issued at 2
+        and 3 still passes."""
         def version(value):
             raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-            return raw[0] if len(raw) == 77 else raw[0] ^ raw[len(raw) // 2]  # a cookie, or pad || raw ^ pad
+            self.assertIn(len(raw), (77, 38, 76))
+            # a cookie, a version 4 token (unmasked), or pad || raw ^ pad
+            return raw[0] if len(raw) in (77, 38) else raw[0] ^ raw[len(raw) // 2]
 
         def post(cookie, field, token):
             body = ("%s=%s" % (field, token)).encode()
@@ -236,11 +240,12 @@ class RequestTest(Direct):
             return r.status, err
 
         issued = {}
-        for lines, want in ((["issue_version 2"], 2), ([], 3)):
+        for lines, want in ((["issue_version 2"], 2), (["issue_version 3"], 3), ([], 4), (["issue_version 4"], 4)):
             self.site.lines = lines
             self.site.configure(ORIGIN)
             cookie, field, token = self.tokens()
-            self.assertEqual((version(cookie.split("=", 1)[1]), version(token)), (want, want))
+            self.assertEqual((version(cookie.split("=", 1)[1]), version(token)), (min(want, 3), want))
+            self.assertEqual(len(token), 51 if want == 4 else 102)
             issued[want] = (cookie, field, token)
             for v in issued:
                 status, err = post(*issued[v])

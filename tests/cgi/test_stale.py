@@ -67,7 +67,7 @@ class Stale(StaleBase):
 
     def test_forged_token_gets_the_same_harmless_advice(self):
         cookie, field, token = self.tokens()
-        i = len(token) - 10  # a character of the masked tag
+        i = len(token) - 10  # a character of the tag
         forged = token[:i] + ("A" if token[i] != "A" else "B") + token[i + 1:]
         self.assertRefused(self.post(cookie, field, forged), "token_invalid",
                            "the page is probably from an earlier session", (forged, token))

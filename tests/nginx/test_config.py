@@ -61,8 +61,8 @@ class ConfigTest(unittest.TestCase):
             ("mode", "csrf on; csrf_mode sometimes;", "invalid value \"sometimes\""),
             ("action", "csrf on; csrf_action block;", "invalid value \"block\""),
             ("status", "csrf on; csrf_status 200;", "between 400 and 599"),
-            ("issue version 1", "csrf on; csrf_issue_version 1;", "between 2 and 3"),
-            ("issue version 4", "csrf on; csrf_issue_version 4;", "between 2 and 3"),
+            ("issue version 1", "csrf on; csrf_issue_version 1;", "between 2 and 4"),
+            ("issue version 5", "csrf on; csrf_issue_version 5;", "between 2 and 4"),
             ("flag", "csrf maybe;", "csrf"),
             ("body max", "csrf on; csrf_body_max lots;", "csrf_body_max"),
             ("key file missing", "csrf on; csrf_key_file /nonexistent/csrf.keys;", "csrf_key_file"),
@@ -139,21 +139,24 @@ class ConfigTest(unittest.TestCase):
     def test_fleet_at_two_issue_versions(self):
         """A fleet half way through its upgrade: one server holds the issue
         at version 2 (csrf_issue_version 2, set in its server block), one
-        issues 3 (the default, or a location's csrf_issue_version 3 below a
-        server at 2), one key file. A user the balancer moves between them
-        keeps the secret cookie of wherever they started and every page
-        either served passes on all three; each issues its own version."""
+        issues 4 (the default), one holds 3 with a location at 4 below it,
+        one key file. A user the balancer moves between them keeps the
+        secret cookie of wherever they started (version 2 at 2, 3 at 3 and
+        4) and every page any served passes on all three; each issues its
+        own version: 4 unmasked (51 characters), 3 and 2 masked (102)."""
         def version(value):
             raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-            return raw[0] if len(raw) == 77 else raw[0] ^ raw[len(raw) // 2]  # a cookie, or pad || raw ^ pad
+            self.assertIn(len(raw), (77, 38, 76))
+            # a cookie, a version 4 token (unmasked), or pad || raw ^ pad
+            return raw[0] if len(raw) in (77, 38) else raw[0] ^ raw[len(raw) // 2]
 
         kf = "csrf on; csrf_mode both; csrf_key_file {prefix}/csrf.keys;"
         n = T.Nginx(server(kf + " csrf_issue_version 2;", "{port0}") + server(kf, "{port1}") +
-                    server(kf + " csrf_issue_version 2; location /v3/ {{ csrf_issue_version 3; }}", "{port2}"), ports=3)
+                    server(kf + " csrf_issue_version 3; location /v4/ {{ csrf_issue_version 4; }}", "{port2}"), ports=3)
         try:
             key_file(n.path("csrf.keys"), [(1, True)])
             n.write("www/index.html", "<html><head></head><body></body></html>")
-            n.write("www/v3/index.html", "<html><head></head><body></body></html>")
+            n.write("www/v4/index.html", "<html><head></head><body></body></html>")
             n.start()
             p0, p1, p2 = n.ports
 
@@ -168,11 +171,12 @@ class ConfigTest(unittest.TestCase):
                     c, _, t = T.session_tokens(port, cookie=cookie)
                     self.assertEqual(c, cookie, "a valid secret cookie is kept, whichever version signed it")
                     pages.append((port, t))
-                c, _, t = T.session_tokens(p2, "/v3/", cookie=cookie)
+                c, _, t = T.session_tokens(p2, "/v4/", cookie=cookie)
                 pages.append((p2, t))
-                want = {p0: 2, p1: 3, p2: 2}
-                self.assertEqual(version(cookie.split("=", 1)[1]), want[first])
-                self.assertEqual([version(t) for _, t in pages], [want[first], want[other], want[first], 2, 3])
+                want = {p0: 2, p1: 4, p2: 3}
+                self.assertEqual(version(cookie.split("=", 1)[1]), min(want[first], 3))
+                self.assertEqual([version(t) for _, t in pages], [want[first], want[other], want[first], 3, 4])
+                self.assertEqual([len(t) for _, t in pages], [51 if version(t) == 4 else 102 for _, t in pages])
                 for served, token in pages:
                     for port in (p0, p1, p2):
                         with self.subTest(first=first, served=served, to=port):

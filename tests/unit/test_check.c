@@ -64,6 +64,8 @@ enum tok {
 	T_ALPHA64,       /* 64 * 'a' (Django's "incorrect") */
 	T_LONG,          /* 300 * 'A' */
 	T_UNBOUND,       /* masked, secret A, no session (a visitor's before login) */
+	T_V4,            /* version 4 as issued by default (unmasked, 51), secret A, session "sess-A" */
+	T_V4_MASKED,     /* T_V4 masked with a pad: no release issues it, refused */
 	T_N
 };
 
@@ -187,10 +189,32 @@ static void unmask(const char *masked, char *out)
 	out[CSRF_TOKEN_UNMASKED_LEN] = '\0';
 }
 
+/* A masked token (version 3: the table's rows were written for masked
+ * and unmasked forms); the contexts issue version 4 again after. */
 static void issue(csrf_ctx *ctx, const uint8_t *secret, const char *sid, int64_t now, char *out)
 {
+	must(csrf_ctx_set_issue_version(ctx, 3));
 	must(csrf_token_issue(ctx, secret, sid, strlen(sid), now, out, CSRF_TOKEN_LEN + 1));
 	assert_int_equal(strlen(out), CSRF_TOKEN_LEN);
+	must(csrf_ctx_set_issue_version(ctx, 4));
+}
+
+/* A version 4 token (unmasked), and the same under a fresh pad. */
+static void issue_v4(csrf_ctx *ctx, const uint8_t *secret, const char *sid, int64_t now, char *out, char *masked)
+{
+	uint8_t both[2 * CSRF_TOKEN_RAW_LEN];
+	size_t n = 0;
+	must(csrf_token_issue(ctx, secret, sid, strlen(sid), now, out, CSRF_TOKEN_UNMASKED_LEN + 1));
+	assert_int_equal(strlen(out), CSRF_TOKEN_UNMASKED_LEN);
+	assert_int_equal(csrfi_b64url_decode(out, strlen(out), both + CSRF_TOKEN_RAW_LEN, CSRF_TOKEN_RAW_LEN, &n),
+	                 CSRF_OK);
+	assert_int_equal(both[CSRF_TOKEN_RAW_LEN], 4);
+	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++) {
+		both[i] = (uint8_t)(0x5a + 7 * i);
+		both[CSRF_TOKEN_RAW_LEN + i] ^= both[i];
+	}
+	csrfi_b64url_encode(both, sizeof both, masked);
+	masked[CSRF_TOKEN_LEN] = '\0';
 }
 
 static void fill(char *out, char c, size_t n)
@@ -288,6 +312,7 @@ static int setup(void **state)
 	issue(d, SECRET_A, "sess-A", NOW, g.tok[T_VALID2]);
 	assert_string_not_equal(g.tok[T_VALID], g.tok[T_VALID2]);
 	unmask(g.tok[T_VALID], g.tok[T_UNMASKED]);
+	issue_v4(d, SECRET_A, "sess-A", NOW, g.tok[T_V4], g.tok[T_V4_MASKED]);
 	issue(d, SECRET_A, "sess-B", NOW, g.tok[T_OTHER_SESSION]);
 	issue(d, SECRET_A, "", NOW, g.tok[T_UNBOUND]);
 	issue(d, SECRET_B, "sess-A", NOW, g.tok[T_WRONG_SECRET]);
@@ -1214,6 +1239,28 @@ static const row django_rows[] = {
      .secret = SEC_COOKIE,
      .allowed = 1,
      .reason = CSRF_OK},
+    {.name = "django: version 4 token in POST",
+     .cfg = C_DJANGO,
+     .scheme = "http",
+     .tok = T_V4,
+     .where = W_FORM,
+     .secret = SEC_COOKIE,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "django: version 4 token in header",
+     .cfg = C_DJANGO,
+     .scheme = "http",
+     .tok = T_V4,
+     .secret = SEC_COOKIE,
+     .allowed = 1,
+     .reason = CSRF_OK},
+    {.name = "django: version 4 token masked (issued by no release)",
+     .cfg = C_DJANGO,
+     .scheme = "http",
+     .tok = T_V4_MASKED,
+     .secret = SEC_COOKIE,
+     .allowed = 0,
+     .reason = CSRF_TOKEN_MALFORMED},
 };
 
 static void test_django(void **state)

@@ -467,8 +467,8 @@ static void test_stage_then_rotate(void **state)
 	csrf_ctx *early = ctx_from(path); /* reloaded after the rotation */
 	char tok2[CSRF_TOKEN_LEN + 1];
 	assert_int_equal(csrf_token_issue(early, secret, "s", 1, 0, tok2, sizeof tok2), CSRF_OK);
-	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, CSRF_TOKEN_LEN, 0), CSRF_OK);
-	assert_int_equal(csrf_token_verify(early, secret, "s", 1, tok, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, strlen(tok2), 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(early, secret, "s", 1, tok, strlen(tok), 0), CSRF_OK);
 
 	/* Two staged keys: rotations promote them oldest first. */
 	assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
@@ -485,7 +485,7 @@ static void test_stage_then_rotate(void **state)
 	assert_int_equal(id, 5);
 	csrf_ctx *now = ctx_from(path);
 	assert_int_equal(csrf_token_issue(now, secret, "s", 1, 0, tok2, sizeof tok2), CSRF_OK);
-	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
+	assert_int_equal(csrf_token_verify(late, secret, "s", 1, tok2, strlen(tok2), 0), CSRF_UNKNOWN_KEY);
 	/* A staged key may be retired; the signing key may not. */
 	assert_int_equal(csrf_keyfile_stage(path, &id, NULL), CSRF_OK);
 	assert_int_equal(csrf_keyfile_retire(path, id, NULL), CSRF_OK);

@@ -71,10 +71,13 @@ static uint32_t signing_id(const csrf_ctx *ctx)
 	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN];
 	size_t n;
 	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
-	assert_int_equal(csrfi_b64url_decode(t, CSRF_TOKEN_LEN, buf, sizeof buf, &n), CSRF_OK);
-	uint8_t *raw = buf + CSRF_TOKEN_RAW_LEN;
-	for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
-		raw[i] ^= buf[i];
+	assert_int_equal(csrfi_b64url_decode(t, strlen(t), buf, sizeof buf, &n), CSRF_OK);
+	uint8_t *raw = buf;    /* version 4, unmasked */
+	if (n == sizeof buf) { /* masked */
+		raw = buf + CSRF_TOKEN_RAW_LEN;
+		for (size_t i = 0; i < CSRF_TOKEN_RAW_LEN; i++)
+			raw[i] ^= buf[i];
+	}
 	return (uint32_t)raw[2] << 24 | (uint32_t)raw[3] << 16 | (uint32_t)raw[4] << 8 | raw[5];
 }
 
@@ -138,13 +141,13 @@ static void test_generate_key(void **state)
 	assert_int_equal(csrf_ctx_generate_key(ctx), CSRF_OK);
 	assert_int_equal(signing_id(ctx), 42);
 	/* Key 1's token still verifies. */
-	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_OK);
 	/* Two generated keys differ: a token of one does not verify under
 	 * the other placed at the same id (its bind differs too, so it reads
 	 * as another session's token). */
 	csrf_ctx *other = new_ctx();
 	assert_int_equal(csrf_ctx_generate_key(other), CSRF_OK);
-	assert_int_equal(csrf_token_verify(other, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_TOKEN_SESSION);
+	assert_int_equal(csrf_token_verify(other, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_TOKEN_SESSION);
 	csrf_ctx_free(other);
 
 	csrf_ctx *top = new_ctx();
@@ -171,7 +174,7 @@ static void test_load_good(void **state)
 	csrf_ctx *direct = new_ctx();
 	assert_int_equal(csrf_ctx_add_key(direct, 1, key_a, 1), CSRF_OK);
 	assert_int_equal(csrf_token_issue(direct, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
-	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_OK);
 	csrf_ctx_free(direct);
 
 	/* A reload replaces the whole ring (keys added by hand are gone). */
@@ -180,7 +183,7 @@ static void test_load_good(void **state)
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
 	assert_int_equal(ctx->ring.n, 1);
 	assert_int_equal(signing_id(ctx), 3);
-	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_UNKNOWN_KEY);
+	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_UNKNOWN_KEY);
 
 	/* A file made by csrf_keyfile_new and rotated loads. */
 	unlink(path);
@@ -240,7 +243,7 @@ static void test_load_bad_keeps_ring(void **state)
 		assert_null(strstr(msg, "ffeeddcc"));
 		assert_int_equal(ctx->ring.n, 1);
 		assert_int_equal(signing_id(ctx), 7);
-		assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+		assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_OK);
 	}
 
 	/* More than 16 keys. */
@@ -277,7 +280,7 @@ static void test_load_bad_keeps_ring(void **state)
 	assert_int_equal(csrf_ctx_load_key_file(ctx, NULL), CSRF_ERR_ARG);
 	assert_int_equal(csrf_ctx_load_key_file(NULL, path), CSRF_ERR_ARG);
 	assert_int_equal(signing_id(ctx), 7);
-	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_OK);
 	csrf_ctx_free(ctx);
 }
 
@@ -297,10 +300,10 @@ static void *verifier(void *arg)
 	race_state *rs = arg;
 	char t[CSRF_TOKEN_LEN + 1];
 	while (!__atomic_load_n(&rs->stop, __ATOMIC_ACQUIRE)) {
-		if (csrf_token_verify(rs->ctx, secret, SID, strlen(SID), rs->token, CSRF_TOKEN_LEN, 0) != CSRF_OK)
+		if (csrf_token_verify(rs->ctx, secret, SID, strlen(SID), rs->token, strlen(rs->token), 0) != CSRF_OK)
 			__atomic_add_fetch(&rs->failures, 1, __ATOMIC_RELAXED);
 		if (csrf_token_issue(rs->ctx, secret, SID, strlen(SID), 0, t, sizeof t) != CSRF_OK ||
-		    csrf_token_verify(rs->ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0) != CSRF_OK)
+		    csrf_token_verify(rs->ctx, secret, SID, strlen(SID), t, strlen(t), 0) != CSRF_OK)
 			__atomic_add_fetch(&rs->failures, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&rs->rounds, 1, __ATOMIC_RELAXED);
 	}
@@ -445,10 +448,10 @@ static void test_subkeys(void **state)
 	assert_int_equal(csrf_ctx_load_key_file(ctx, path), CSRF_OK);
 	assert_int_equal(ctx->ring.n, 1);
 	assert_true(all_zero(&ctx->ring.keys[1], sizeof ctx->ring.keys[1]));
-	assert_int_not_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_not_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_OK);
 	assert_int_equal(csrf_secret_cookie_decode(ctx, c, CSRF_SECRET_COOKIE_LEN, got), CSRF_SECRET_INVALID);
 	assert_int_equal(csrf_token_issue(ctx, secret, SID, strlen(SID), 0, t, sizeof t), CSRF_OK);
-	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, CSRF_TOKEN_LEN, 0), CSRF_OK);
+	assert_int_equal(csrf_token_verify(ctx, secret, SID, strlen(SID), t, strlen(t), 0), CSRF_OK);
 
 	csrfi_key_slot slot;
 	csrfi_key_slot_init(&slot, 1, 0, key_a);

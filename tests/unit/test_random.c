@@ -8,16 +8,13 @@
 #include <string.h>
 #include <errno.h>
 #include <stddef.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "internal.h"
+#include "testutil.h"
 
 static void test_random(void **state)
 {
@@ -89,15 +86,7 @@ static void test_no_getrandom_is_an_error(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct sock_filter f[] = {
-		    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
-		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
-		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		};
-		struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		if (tu_no_getrandom() != 0)
 			_exit(10);
 		uint8_t buf[CSRF_SECRET_LEN], zero[CSRF_SECRET_LEN] = {0};
 		memset(buf, 0, sizeof buf);

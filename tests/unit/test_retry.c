@@ -137,7 +137,7 @@ static void test_rows(void **state)
 			memcpy(token, page.token, sizeof token);
 		}
 		if (r->tok == T_FORGED)
-			token[CSRF_TOKEN_LEN - 10] = token[CSRF_TOKEN_LEN - 10] == 'A' ? 'B' : 'A'; /* the tag */
+			token[strlen(token) - 10] = token[strlen(token) - 10] == 'A' ? 'B' : 'A'; /* the tag */
 		snprintf(sent, sizeof sent, "%s", r->cookie == C_NONE ? "other=1" : cookie);
 
 		csrf_request post = request("POST", sent, NOW);
@@ -156,7 +156,7 @@ static void test_rows(void **state)
 			fail_msg("%s: retry says %s, want %s", r->name, csrf_reason_name(got),
 			         csrf_reason_name(r->want));
 		if (got == CSRF_OK) {
-			assert_int_equal(strlen(fresh.token), CSRF_TOKEN_LEN);
+			assert_int_equal(strlen(fresh.token), CSRF_TOKEN_UNMASKED_LEN);
 			assert_int_equal(fresh.set_cookie_len, 0); /* the same secret: no new cookie */
 			assert_string_equal(fresh.field, page.field);
 			/* the retry, once, with the fresh token */

@@ -2,6 +2,8 @@
 /* testutil.c - guard pages and counting allocators for the unit tests. */
 #include "testutil.h"
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,5 +136,33 @@ int tu_count_openssl_allocs(void)
 size_t tu_openssl_allocs(void)
 {
 	return __atomic_load_n(&ossl_allocs, __ATOMIC_RELAXED);
+}
+#endif
+
+/* The kernel's headers: a musl toolchain (the router build's x86 one)
+ * has none. */
+#if defined(__has_include) && __has_include(<linux/filter.h>) && __has_include(<linux/seccomp.h>)
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+int tu_no_getrandom(void)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getrandom, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		return -1;
+	return 0;
+}
+#else
+int tu_no_getrandom(void)
+{
+	return -1;
 }
 #endif

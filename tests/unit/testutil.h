@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * testutil.h - helpers shared by the unit tests: input placed flush
- * against an unreadable page (an over-read crashes the test), and
- * allocators that count or fail on demand.
+ * against an unreadable page (an over-read crashes the test),
+ * allocators that count or fail on demand, and a process without
+ * getrandom.
  */
 #ifndef CSRF_TESTUTIL_H
 #define CSRF_TESTUTIL_H
@@ -32,5 +33,11 @@ csrf_allocator tu_allocator(tu_alloc_state *st);
  * builtin crypto backend there is no libcrypto: 1, and always 0 counted. */
 int tu_count_openssl_allocs(void);
 size_t tu_openssl_allocs(void);
+
+/* From now on getrandom(2) answers ENOSYS in this process, as on a
+ * kernel before Linux 3.17 (a seccomp filter; meant for a forked child).
+ * 0 on success; -1 when the filter was refused, or in a build without
+ * the kernel's headers (a musl toolchain). */
+int tu_no_getrandom(void);
 
 #endif
