@@ -40,13 +40,13 @@ static void *worker(void *arg)
 	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		int bad = 0;
 		/* key 1 signs in both rings; key 2, verify-only, is in one */
-		bad |= csrf_token_verify(ctx, secret, "", 0, tok1, CSRF_TOKEN_LEN, 0) != CSRF_OK;
-		csrf_reason r = csrf_token_verify(ctx, secret, "sess", 4, tok2, CSRF_TOKEN_LEN, 0);
+		bad |= csrf_token_verify(ctx, secret, "", 0, tok1, strlen(tok1), 0) != CSRF_OK;
+		csrf_reason r = csrf_token_verify(ctx, secret, "sess", 4, tok2, strlen(tok2), 0);
 		bad |= r != CSRF_OK && r != CSRF_UNKNOWN_KEY;
 		bad |= csrf_secret_cookie_decode(ctx, cookie1, CSRF_SECRET_COOKIE_LEN, got) != CSRF_OK;
 		if (id & 1) {
 			bad |= csrf_token_issue(ctx, secret, "", 0, 0, t, sizeof t) != CSRF_OK;
-			bad |= csrf_token_verify(ctx, secret, "", 0, t, CSRF_TOKEN_LEN, 0) != CSRF_OK;
+			bad |= csrf_token_verify(ctx, secret, "", 0, t, strlen(t), 0) != CSRF_OK;
 			bad |= csrf_secret_cookie_encode(ctx, secret, c, sizeof c) != CSRF_OK;
 			bad |= csrf_field_name(ctx, secret, f, sizeof f) != CSRF_OK;
 		}
