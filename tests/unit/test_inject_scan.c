@@ -830,6 +830,69 @@ static void test_quoted_edges(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* The usual attributes of the tags whose attributes matter (form, input,
+ * button), which the paths that skip plain tags read through the masks
+ * (inject.c, before_attr_step: attrs_masked, then the '>' right after
+ * the last value's quote), and every way out of that shape into the
+ * states: a value the chunk or the 64 bytes end in, '/' or a blank or
+ * another byte right after a quote, an unquoted value, a blank around
+ * '=', '=' first, a long value, letter case, references, a repeated
+ * attribute (the first wins), formaction and formmethod. Each between
+ * POST forms, on every path against the reference (which reads every tag
+ * through the states): at every address alignment, shifted 0..63 bytes
+ * against the block grid, and split at every byte. Taking the byte after
+ * a quote as a blank (reading "post"action= as "post" ction=) fails it:
+ * the form's action elsewhere unseen, it gets the token. */
+static void test_usual_attrs(void **state)
+{
+	(void)state;
+	static const char *const shapes[] = {
+	    "<form method=\"post\" action=\"/submit\"><input name=\"story\" value=\"1\"><button>vote</button></form>",
+	    "<form method=\"post\"action=\"https://evil.example/\"><input name=\"a\" value=\"b\"></form>",
+	    "<form method=\"post\" action=\"/s\"/><input name=\"a\"/></form>",
+	    "<form method=\"post\" action = \"//evil.example/\"><input name=\"a\"></form>",
+	    "<form method=\"post\" action=//evil.example/ ><input name=\"a\"></form>",
+	    "<form method=\"post\"  action=\"//evil.example/\"><input name=\"a\"></form>",
+	    "<form =\"x\" method=\"post\" action=\"/ok\"><input name=\"a\"></form>",
+	    ("<form method=\"post\" action=\"/a-long-path/that-goes/past-the-sixty-four-bytes/of-the-masks/x\">"
+	     "<input name=\"a\" value=\"a long value past the sixty-four bytes of the masks: it ends here\"></form>"),
+	    "<FORM METHOD=\"POST\" ACTION=\"HTTPS://EVIL.EXAMPLE/\"><INPUT NAME=\"a\"></FORM>",
+	    "<form method=\"p&#111;st\" action=\"&#x2f;/evil.example/\"><input name=\"a\"></form>",
+	    "<form method=\"get\" method=\"post\" action=\"/x\"><input name=\"a\"></form>",
+	    "<form method=\"post\" action=\"/x\" action=\"//evil.example/\"><input name=\"a\"></form>",
+	    "<form method='post' action='/x'><input name='a' value='it\"s'></form>",
+	    "<form method=\"post\" action=\"/x\"><button formaction=\"//evil.example/\">g</button></form>",
+	    "<form method=\"post\" action=\"/x\"><input type=\"submit\" formmethod=\"get\"></form>",
+	    "<form method=\"post\" action=\"/x\"><input form=\"f\" type=\"image\" formaction=\"/y\"></form>",
+	    "<form method=\"post\" action=\"/x\"><button type=\"button\" formaction=\"//e.example/\">b</button></form>",
+	    "<form method=\"post\" action=\"/x\" id=\"f\"><input name=\"a\" value=\"x>y\"></form>",
+	    "<form method=\"post\" action=\"/x\"\t><input\nname=\"a\"\fvalue=\"b\"\r></form>",
+	    "<form method=\"post\" action=\"/x\" novalidate><input name=\"a\" required></form>",
+	    "<form method=\"\" action=\"\"><input name=\"\" value=\"\"></form>",
+	    "<form method=\"post\" action=\"/x\"x=\"y\"/z=\"w\"><input name=\"a\"=\"b\"></form>",
+	};
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	size_t ns = sizeof shapes / sizeof shapes[0];
+	for (size_t r = 0; r <= ns; r++) {
+		buf page = {NULL, 0, 0};
+		/* one shape a page, split at every byte; then every shape, twice
+		 * over, at every alignment and shift */
+		int all = r == ns;
+		put_str(&page, "<p>a <b>story</b></p>\n");
+		for (size_t k = 0; k < (all ? 2 : 1); k++)
+			for (size_t j = all ? 0 : r; j < (all ? ns : r + 1); j++) {
+				put_str(&page, shapes[j]);
+				put_str(&page, "\n<form method=\"post\" action=\"/v\"><button>v</button></form>\n");
+			}
+		put_str(&page, "<form method=\"post\" action=\"/x"); /* a value the chunk ends in */
+		if (all)
+			check_alignments(&page, p, n);
+		check_splits(&page, p, n, all ? 13 : quick ? 3 : 1);
+		free(page.p);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
 /* Template contents, whose first start tag picks their insertion mode
  * (inject_tree.c, tpl_start): table parts in them are read, not skipped
  * (plain_tag's masks are indexed by tables or templates open), a <col>
@@ -906,7 +969,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_form_page),       cmocka_unit_test(test_random_pages),
 	    cmocka_unit_test(test_tag_soup),        cmocka_unit_test(test_block_edges),
 	    cmocka_unit_test(test_quoted_edges),    cmocka_unit_test(test_name_bytes),
-	    cmocka_unit_test(test_template_shapes),
+	    cmocka_unit_test(test_template_shapes), cmocka_unit_test(test_usual_attrs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
