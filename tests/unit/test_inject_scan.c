@@ -752,6 +752,29 @@ static void test_block_edges(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* A page of shapes[from, to), reps times over: around[0] first, then
+ * each shape between around[1] and around[2], then around[3] (a value
+ * the chunk ends in). On every path against the reference: split at
+ * every stride-th point and byte by byte, and with align at every
+ * address alignment and shifted 0..63 bytes against the block grid. */
+static void check_shapes(const char *const *shapes, size_t from, size_t to, size_t reps, const char *const *around,
+                         int align, size_t stride)
+{
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	buf page = {NULL, 0, 0};
+	put_str(&page, around[0]);
+	for (size_t k = 0; k < reps; k++)
+		for (size_t j = from; j < to; j++) {
+			put_str(&page, around[1]), put_str(&page, shapes[j]);
+			put_str(&page, around[2]);
+		}
+	put_str(&page, around[3]);
+	if (align)
+		check_alignments(&page, p, n);
+	check_splits(&page, p, n, stride);
+	free(page.p);
+}
+
 /* The quoted values plain_fast and plain_across read from the masks, and
  * the shapes they hand back to plain_tag (another quote in a value, a
  * '>' in it, blanks around '=', a quote outside a value, markup that is
@@ -804,28 +827,21 @@ static void test_quoted_edges(void **state)
 	    "<a b=\"x\"'>" F "'>",
 	};
 #undef F
-	int p[INJ_SCAN_PATHS], n = paths_here(p);
 	size_t ns = sizeof shapes / sizeof shapes[0], group = 4;
 	for (size_t r = 0; r < ns + group; r += group) {
-		buf page = {NULL, 0, 0};
 		/* four shapes a page; then every shape, over and over, past the
 		 * window's end (2,048 bytes) at places each rep moves */
 		int all = r >= ns;
 		size_t reps = all ? (quick ? 1 : 4) : 1, from = all ? 0 : r,
 		       to = all || r + group > ns ? ns : r + group;
-		put_str(&page, "<p><i><i><i><b>t</b><i>");
-		for (size_t k = 0; k < reps; k++)
-			for (size_t j = from; j < to; j++) {
-				put_str(&page, "<i><em>x</em>"), put_str(&page, shapes[j]);
-				put_str(&page, "<form method=post><button>g</button></form><p>y</p>\">'>");
-			}
-		put_str(&page, "<a b=\"x"); /* a value the chunk ends in */
 		/* a small page split at every byte (each split moves the block
 		 * grid); the long one shifted 0..63 bytes against it */
-		if (all)
-			check_alignments(&page, p, n);
-		check_splits(&page, p, n, all ? 97 : quick ? 7 : 1);
-		free(page.p);
+		size_t stride = all ? 97 : quick ? 7 : 1;
+		check_shapes(shapes, from, to, reps,
+		             (const char *const[]){"<p><i><i><i><b>t</b><i>", "<i><em>x</em>",
+		                                   "<form method=post><button>g</button></form><p>y</p>\">'>",
+		                                   "<a b=\"x" /* a value the chunk ends in */},
+		             all, stride);
 	}
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
@@ -871,24 +887,17 @@ static void test_usual_attrs(void **state)
 	    "<form method=\"\" action=\"\"><input name=\"\" value=\"\"></form>",
 	    "<form method=\"post\" action=\"/x\"x=\"y\"/z=\"w\"><input name=\"a\"=\"b\"></form>",
 	};
-	int p[INJ_SCAN_PATHS], n = paths_here(p);
 	size_t ns = sizeof shapes / sizeof shapes[0];
 	for (size_t r = 0; r <= ns; r++) {
-		buf page = {NULL, 0, 0};
 		/* one shape a page, split at every byte; then every shape, twice
 		 * over, at every alignment and shift */
 		int all = r == ns;
-		put_str(&page, "<p>a <b>story</b></p>\n");
-		for (size_t k = 0; k < (all ? 2 : 1); k++)
-			for (size_t j = all ? 0 : r; j < (all ? ns : r + 1); j++) {
-				put_str(&page, shapes[j]);
-				put_str(&page, "\n<form method=\"post\" action=\"/v\"><button>v</button></form>\n");
-			}
-		put_str(&page, "<form method=\"post\" action=\"/x"); /* a value the chunk ends in */
-		if (all)
-			check_alignments(&page, p, n);
-		check_splits(&page, p, n, all ? 13 : quick ? 3 : 1);
-		free(page.p);
+		size_t stride = all ? 13 : quick ? 3 : 1;
+		check_shapes(shapes, all ? 0 : r, all ? ns : r + 1, all ? 2 : 1,
+		             (const char *const[]){"<p>a <b>story</b></p>\n", "",
+		                                   "\n<form method=\"post\" action=\"/v\"><button>v</button></form>\n",
+		                                   "<form method=\"post\" action=\"/x" /* a value the chunk ends in */},
+		             all, stride);
 	}
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
