@@ -752,6 +752,29 @@ static void test_block_edges(void **state)
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
 
+/* A page of shapes[from, to), reps times over: around[0] first, then
+ * each shape between around[1] and around[2], then around[3] (a value
+ * the chunk ends in). On every path against the reference: split at
+ * every stride-th point and byte by byte, and with align at every
+ * address alignment and shifted 0..63 bytes against the block grid. */
+static void check_shapes(const char *const *shapes, size_t from, size_t to, size_t reps, const char *const *around,
+                         int align, size_t stride)
+{
+	int p[INJ_SCAN_PATHS], n = paths_here(p);
+	buf page = {NULL, 0, 0};
+	put_str(&page, around[0]);
+	for (size_t k = 0; k < reps; k++)
+		for (size_t j = from; j < to; j++) {
+			put_str(&page, around[1]), put_str(&page, shapes[j]);
+			put_str(&page, around[2]);
+		}
+	put_str(&page, around[3]);
+	if (align)
+		check_alignments(&page, p, n);
+	check_splits(&page, p, n, stride);
+	free(page.p);
+}
+
 /* The quoted values plain_fast and plain_across read from the masks, and
  * the shapes they hand back to plain_tag (another quote in a value, a
  * '>' in it, blanks around '=', a quote outside a value, markup that is
@@ -804,28 +827,77 @@ static void test_quoted_edges(void **state)
 	    "<a b=\"x\"'>" F "'>",
 	};
 #undef F
-	int p[INJ_SCAN_PATHS], n = paths_here(p);
 	size_t ns = sizeof shapes / sizeof shapes[0], group = 4;
 	for (size_t r = 0; r < ns + group; r += group) {
-		buf page = {NULL, 0, 0};
 		/* four shapes a page; then every shape, over and over, past the
 		 * window's end (2,048 bytes) at places each rep moves */
 		int all = r >= ns;
 		size_t reps = all ? (quick ? 1 : 4) : 1, from = all ? 0 : r,
 		       to = all || r + group > ns ? ns : r + group;
-		put_str(&page, "<p><i><i><i><b>t</b><i>");
-		for (size_t k = 0; k < reps; k++)
-			for (size_t j = from; j < to; j++) {
-				put_str(&page, "<i><em>x</em>"), put_str(&page, shapes[j]);
-				put_str(&page, "<form method=post><button>g</button></form><p>y</p>\">'>");
-			}
-		put_str(&page, "<a b=\"x"); /* a value the chunk ends in */
 		/* a small page split at every byte (each split moves the block
 		 * grid); the long one shifted 0..63 bytes against it */
-		if (all)
-			check_alignments(&page, p, n);
-		check_splits(&page, p, n, all ? 97 : quick ? 7 : 1);
-		free(page.p);
+		size_t stride = all ? 97 : quick ? 7 : 1;
+		check_shapes(shapes, from, to, reps,
+		             (const char *const[]){"<p><i><i><i><b>t</b><i>", "<i><em>x</em>",
+		                                   "<form method=post><button>g</button></form><p>y</p>\">'>",
+		                                   "<a b=\"x" /* a value the chunk ends in */},
+		             all, stride);
+	}
+	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
+}
+
+/* The usual attributes of the tags whose attributes matter (form, input,
+ * button), which the paths that skip plain tags read through the masks
+ * (inject.c, before_attr_step: attrs_masked, then the '>' right after
+ * the last value's quote), and every way out of that shape into the
+ * states: a value the chunk or the 64 bytes end in, '/' or a blank or
+ * another byte right after a quote, an unquoted value, a blank around
+ * '=', '=' first, a long value, letter case, references, a repeated
+ * attribute (the first wins), formaction and formmethod. Each between
+ * POST forms, on every path against the reference (which reads every tag
+ * through the states): at every address alignment, shifted 0..63 bytes
+ * against the block grid, and split at every byte. Taking the byte after
+ * a quote as a blank (reading "post"action= as "post" ction=) fails it:
+ * the form's action elsewhere unseen, it gets the token. */
+static void test_usual_attrs(void **state)
+{
+	(void)state;
+	static const char *const shapes[] = {
+	    "<form method=\"post\" action=\"/submit\"><input name=\"story\" value=\"1\"><button>vote</button></form>",
+	    "<form method=\"post\"action=\"https://evil.example/\"><input name=\"a\" value=\"b\"></form>",
+	    "<form method=\"post\" action=\"/s\"/><input name=\"a\"/></form>",
+	    "<form method=\"post\" action = \"//evil.example/\"><input name=\"a\"></form>",
+	    "<form method=\"post\" action=//evil.example/ ><input name=\"a\"></form>",
+	    "<form method=\"post\"  action=\"//evil.example/\"><input name=\"a\"></form>",
+	    "<form =\"x\" method=\"post\" action=\"/ok\"><input name=\"a\"></form>",
+	    ("<form method=\"post\" action=\"/a-long-path/that-goes/past-the-sixty-four-bytes/of-the-masks/x\">"
+	     "<input name=\"a\" value=\"a long value past the sixty-four bytes of the masks: it ends here\"></form>"),
+	    "<FORM METHOD=\"POST\" ACTION=\"HTTPS://EVIL.EXAMPLE/\"><INPUT NAME=\"a\"></FORM>",
+	    "<form method=\"p&#111;st\" action=\"&#x2f;/evil.example/\"><input name=\"a\"></form>",
+	    "<form method=\"get\" method=\"post\" action=\"/x\"><input name=\"a\"></form>",
+	    "<form method=\"post\" action=\"/x\" action=\"//evil.example/\"><input name=\"a\"></form>",
+	    "<form method='post' action='/x'><input name='a' value='it\"s'></form>",
+	    "<form method=\"post\" action=\"/x\"><button formaction=\"//evil.example/\">g</button></form>",
+	    "<form method=\"post\" action=\"/x\"><input type=\"submit\" formmethod=\"get\"></form>",
+	    "<form method=\"post\" action=\"/x\"><input form=\"f\" type=\"image\" formaction=\"/y\"></form>",
+	    "<form method=\"post\" action=\"/x\"><button type=\"button\" formaction=\"//e.example/\">b</button></form>",
+	    "<form method=\"post\" action=\"/x\" id=\"f\"><input name=\"a\" value=\"x>y\"></form>",
+	    "<form method=\"post\" action=\"/x\"\t><input\nname=\"a\"\fvalue=\"b\"\r></form>",
+	    "<form method=\"post\" action=\"/x\" novalidate><input name=\"a\" required></form>",
+	    "<form method=\"\" action=\"\"><input name=\"\" value=\"\"></form>",
+	    "<form method=\"post\" action=\"/x\"x=\"y\"/z=\"w\"><input name=\"a\"=\"b\"></form>",
+	};
+	size_t ns = sizeof shapes / sizeof shapes[0];
+	for (size_t r = 0; r <= ns; r++) {
+		/* one shape a page, split at every byte; then every shape, twice
+		 * over, at every alignment and shift */
+		int all = r == ns;
+		size_t stride = all ? 13 : quick ? 3 : 1;
+		check_shapes(shapes, all ? 0 : r, all ? ns : r + 1, all ? 2 : 1,
+		             (const char *const[]){"<p>a <b>story</b></p>\n", "",
+		                                   "\n<form method=\"post\" action=\"/v\"><button>v</button></form>\n",
+		                                   "<form method=\"post\" action=\"/x" /* a value the chunk ends in */},
+		             all, stride);
 	}
 	assert_int_equal(csrfi_inject_scan_force(INJ_SCAN_BEST), 0);
 }
@@ -906,7 +978,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_form_page),       cmocka_unit_test(test_random_pages),
 	    cmocka_unit_test(test_tag_soup),        cmocka_unit_test(test_block_edges),
 	    cmocka_unit_test(test_quoted_edges),    cmocka_unit_test(test_name_bytes),
-	    cmocka_unit_test(test_template_shapes),
+	    cmocka_unit_test(test_template_shapes), cmocka_unit_test(test_usual_attrs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
