@@ -4,15 +4,15 @@
  * part of it that decides which form a field belongs to and which base
  * URL applies. It follows the form element pointer (a <form> while it is
  * set is dropped; </form> clears it even out of scope, but not inside
- * template or select), template contents (no pointer), select (parsed
- * differently by older and newer browsers), foreign content (svg and
- * math, their integration points, the tags that break out of them, and
- * where raw text and CDATA are real), noscript (raw text with scripting,
- * markup without), the first <base href> the browser honours, and the
- * submit buttons of the pointer's form (and form="" ones anywhere), and
- * the table modes (whether a form start tag stays open or is popped at
- * once). A
- * POST form to this origin is pending until its end tag, its bytes held
+ * template or select), template contents (no pointer; the insertion
+ * mode their first start tag picks, "in column group" dropping most
+ * tags), select (parsed differently by older and newer browsers),
+ * foreign content (svg and math, their integration points, the tags
+ * that break out of them, and where raw text and CDATA are real),
+ * noscript (raw text with scripting, markup without), the first <base
+ * href> the browser honours, and the submit buttons of the pointer's
+ * form (and form="" ones anywhere), and the table modes (whether a form
+ * start tag stays open or is popped at once). A POST form to this origin is pending until its end tag, its bytes held
  * back by the tokenizer: the token goes in after its start tag unless a
  * button sends the form by GET or elsewhere. Where the
  * model cannot be sure what a browser builds it stops: no token goes
@@ -200,6 +200,100 @@ static void foreign_end(struct inj_tree *t, const struct inj_tag *tag)
 	inj_tree_stop(t, CSRF_INJECT_FOREIGN);
 }
 
+/* ---- template contents (HTML 13.2.6.4.18 "in template", 13.2.6.4.12
+ * "in column group") ----
+ * The contents begin in the "in template" insertion mode, which their
+ * first start tag other than the head's replaces for good (characters,
+ * comments and end tags leave it). A <col> there puts them "in column
+ * group" with the template as the current node, where every start tag
+ * but col and template is ignored (no element, and a <title>, <script>,
+ * <noembed> or <plaintext> starts no raw text), and every end tag but
+ * </template>; a <template> opens contents of its own, and its end tag
+ * brings the mode back. The model follows each level's mode (bits of
+ * tpl_moved, tpl_col, tpl_maybe; 64 levels, deeper ones never leave
+ * "in template"): while the innermost level's is not picked (tpl_fresh)
+ * no tag is plain, so every start tag reaches the model on every scanner
+ * path and the first one is known. The head's tags are the spec's base,
+ * basefont, bgsound, link, meta, noframes, script, style, template,
+ * title; Chromium (156) reads base, basefont, bgsound, noframes and
+ * title as any other start tag (the "in body" mode, where a <col> is
+ * dropped), Firefox (153 ESR) by the head's rules: a <col> after one of those
+ * alone may be either, and the model stops there. */
+
+static uint64_t tpl_bit(const struct inj_tree *t)
+{
+	return t->templates <= 64 ? UINT64_C(1) << (t->templates - 1u) : 0;
+}
+
+static void tpl_sync(struct inj_tree *t)
+{
+	t->tpl_fresh = (uint8_t)(t->templates > 0 && !(t->tpl_moved & tpl_bit(t)));
+}
+
+/* A <template> start tag in HTML content outside select: its contents
+ * open "in template". */
+static void tpl_open(struct inj_tree *t)
+{
+	if (t->templates == UINT8_MAX) {
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+		return;
+	}
+	t->templates++;
+	uint64_t bit = tpl_bit(t);
+	t->tpl_moved &= ~bit;
+	t->tpl_col &= ~bit;
+	t->tpl_maybe &= ~bit;
+	t->tpl_fresh = 1;
+}
+
+/* A </template> that closes the innermost one: the mode of the level
+ * around it comes back. */
+static void tpl_close(struct inj_tree *t)
+{
+	t->templates--;
+	tpl_sync(t);
+}
+
+/* A start tag in template contents, HTML content outside select (id, or
+ * T_FORM for a form start tag): picks the contents' mode if it is the
+ * first. 1 when the tag is ignored ("in column group": no element, no
+ * raw text, nothing the model follows) or the model stopped. */
+static int tpl_start(struct inj_tree *t, uint8_t id)
+{
+	uint64_t bit = tpl_bit(t);
+	if (t->tpl_col & bit)
+		return id != T_COL && id != T_TEMPLATE;
+	if (t->tpl_moved & bit)
+		return 0;
+	switch (id) {
+	case T_COL:
+		if (!bit || (t->tpl_maybe & bit)) { /* "in column group" in some browsers, "in body" in others */
+			inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+			return 1;
+		}
+		t->tpl_col |= bit;
+		break;
+	case T_TITLE: /* the head's in the spec, any other in Chromium */
+	case T_BASE:
+	case T_BASEFONT:
+	case T_BGSOUND:
+	case T_NOFRAMES:
+		t->tpl_maybe |= bit;
+		return 0;
+	case T_LINK: /* the head's everywhere: the mode stays */
+	case T_META:
+	case T_SCRIPT:
+	case T_STYLE:
+	case T_TEMPLATE:
+		return 0;
+	default:
+		break;
+	}
+	t->tpl_moved |= bit; /* picked for good */
+	tpl_sync(t);
+	return 0;
+}
+
 /* ---- the table modes (HTML 13.2.6.4.9 to 13.2.6.4.15) ----
  * A <form> start tag in "in table" (and in "in table body", "in row" and
  * "in column group", which hand it there) is inserted and popped at once:
@@ -341,8 +435,8 @@ static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
 	int relative;
 	int v = inj_policy_form(tag, t->base, t->self, &relative);
-	if (t->templates > 0) { /* template contents: no pointer, no token */
-		if (v == FP_POST_SELF)
+	if (t->templates > 0) { /* template contents: no pointer, no token; "in column group" no form */
+		if (!tpl_start(t, T_FORM) && v == FP_POST_SELF)
 			t->status |= CSRF_INJECT_TEMPLATE;
 		return;
 	}
@@ -520,46 +614,6 @@ static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 		t->status |= CSRF_INJECT_LATE_BASE;
 }
 
-/* A start tag in template contents, HTML content outside select. The
- * contents begin in the "in template" insertion mode, which their first
- * start tag other than the head's (base, basefont, bgsound, link, meta,
- * noframes, script, style, template, title) replaces for good. A <col>
- * there puts them "in column group" with the template as the current
- * node, where every start tag but col and template is ignored: a
- * <title>, <script> or <noembed> then starts no raw text, and the
- * tokenizer would read on in the wrong state. Such contents are not
- * followed: the model stops where a <col> may be that first start tag
- * (the tags plain_tag skips are never seen here, so a level counts as
- * moved only by a tag that always reaches the model, whatever path read
- * it: a <col> after a <div>, a <button> or an <input> stops too, which
- * costs only later forms their token). */
-static void tpl_start(struct inj_tree *t, uint8_t id)
-{
-	unsigned level = t->templates - 1u;
-	uint64_t bit = level < 64 ? UINT64_C(1) << level : 0;
-	if (t->tpl_moved & bit)
-		return;
-	switch (id) {
-	case T_COL:
-		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
-		return;
-	case T_BASE:
-	case T_META:
-	case T_NOFRAMES:
-	case T_SCRIPT:
-	case T_STYLE:
-	case T_TEMPLATE:
-	case T_TITLE:  /* in the head's rules: the mode stays */
-	case T_OTHER:  /* maybe link, basefont or bgsound */
-	case T_BUTTON: /* a quiet one never comes here (inj_tree_quiet): */
-	case T_INPUT:  /* neither counts, whatever its attributes */
-		return;
-	default:
-		t->tpl_moved |= bit;
-		return;
-	}
-}
-
 /* A start tag inside select: older parsers drop most tags there (and do
  * not switch the tokenizer for them), newer ones build them. */
 static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
@@ -624,11 +678,8 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		select_start(t, tag, next);
 		return;
 	}
-	if (t->templates > 0) {
-		tpl_start(t, tag->id);
-		if (t->stopped)
-			return;
-	}
+	if (t->templates > 0 && tpl_start(t, tag->id))
+		return; /* ignored, or stopped */
 	if (is_raw(tag->id)) {
 		*next = raw_next(tag->id);
 		if (tag->id == T_PLAINTEXT) /* the rest is text: no end tag will come */
@@ -653,13 +704,7 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		push(t, tag, NS_MATH);
 		return;
 	case T_TEMPLATE:
-		if (t->templates == UINT8_MAX) {
-			inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
-		} else {
-			t->templates++;
-			if (t->templates <= 64) /* its contents: "in template" */
-				t->tpl_moved &= ~(UINT64_C(1) << (t->templates - 1u));
-		}
+		tpl_open(t);
 		return;
 	case T_SELECT:
 		t->select = 1;
@@ -716,7 +761,7 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 		return;
 	}
 	if (tag->id == T_TEMPLATE && t->templates > 0) {
-		t->templates--;
+		tpl_close(t);
 	} else if (inj_is_table_tag(tag->id) && t->templates == 0) {
 		table_end(t, tag->id);
 	}
