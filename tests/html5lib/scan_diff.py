@@ -8,8 +8,8 @@ and, with --ref, the driver of another build (the injector before the
 block scanner: scan-diff.sh builds it from git), and feeds every driver the
 same pages in the same cuts:
 
-- the html5lib differential's generated pages (inject_diff.make_page),
-  each in random cuts;
+- the html5lib differential's generated pages (inject_diff.make_page,
+  and make_extra_page's after every fourth), each in random cuts;
 - every file of the given corpus directories (the fuzz corpora), whole and
   split in two at every offset;
 - the given pages (the benchmark's), whole, in random cuts, and shifted
@@ -131,11 +131,17 @@ def main():
                 return False
         return True
 
+    xrng = random.Random("extra %d" % args.seed)  # inject_diff's extra pages, one after every fourth
     for n in range(args.pages):
         page = inject_diff.make_page(rng).encode("latin-1")
         if not check(page, cuts_random(rng, len(page)), "generated page %d (seed %d)" % (n, args.seed)):
             return 1
         counts["pages"] += 1
+        if n % 4 == 3:
+            page = inject_diff.make_extra_page(xrng).encode("latin-1")
+            if not check(page, cuts_random(xrng, len(page)), "extra page %d (seed %d)" % (n // 4, args.seed)):
+                return 1
+            counts["pages"] += 1
         if args.report and (n + 1) % args.report == 0:
             print("%d pages" % (n + 1), flush=True)
     if args.attack:
