@@ -2066,6 +2066,28 @@ static void test_long_form_quiet(void **state)
 	}
 }
 
+/* times copies of piece at in + *n. */
+static void put_times(char *in, size_t *n, const char *piece, size_t times)
+{
+	for (size_t k = 0; k < times; k++, *n += strlen(piece))
+		memcpy(in + *n, piece, strlen(piece));
+}
+
+/* A page of nested elements: whole and cut at at0 and near its end, the
+ * same status; one token and no status when ok, else none and stop. */
+static void expect_deep(const char *in, size_t n, size_t at0, int ok, unsigned stop)
+{
+	unsigned count;
+	sink s;
+	run(in, n, NULL, 0, &s, &count);
+	sink_free(&s);
+	unsigned status = status_of(in, n, NULL, 0);
+	size_t at[] = {at0, n - 4};
+	assert_int_equal(status_of(in, n, at, 2), status);
+	assert_int_equal(count, ok ? 1 : 0);
+	assert_int_equal(status, ok ? 0 : stop);
+}
+
 /* Tables nested through cells: 32 are followed, and a form in the
  * innermost cell keeps its token; one more stops the injector (fail
  * closed: no token from there on, and the status says why). */
@@ -2076,26 +2098,9 @@ static void test_deep_tables(void **state)
 	for (size_t depth = 31; depth <= 33; depth++) {
 		char in[33 * sizeof open + 64];
 		size_t n = 0;
-		for (size_t k = 0; k < depth; k++) {
-			memcpy(in + n, open, strlen(open));
-			n += strlen(open);
-		}
-		memcpy(in + n, PF CL, strlen(PF CL));
-		n += strlen(PF CL);
-		unsigned count;
-		sink s;
-		run(in, n, NULL, 0, &s, &count);
-		sink_free(&s);
-		unsigned status = status_of(in, n, NULL, 0);
-		size_t at[] = {n / 2, n - 4};
-		assert_int_equal(status_of(in, n, at, 2), status);
-		if (depth <= 32) {
-			assert_int_equal(count, 1);
-			assert_int_equal(status, 0);
-		} else {
-			assert_int_equal(count, 0);
-			assert_int_equal(status, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
-		}
+		put_times(in, &n, open, depth);
+		put_times(in, &n, PF CL, 1);
+		expect_deep(in, n, n / 2, depth <= 32, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
 	}
 }
 
@@ -2111,28 +2116,11 @@ static void test_deep_templates(void **state)
 	for (size_t depth = 63; depth <= 65; depth++) {
 		char in[65 * (sizeof open + sizeof close) + sizeof inner + 64];
 		size_t n = 0;
-		for (size_t k = 0; k < depth; k++, n += strlen(open))
-			memcpy(in + n, open, strlen(open));
-		memcpy(in + n, inner, strlen(inner));
-		n += strlen(inner);
-		for (size_t k = 0; k < depth; k++, n += strlen(close))
-			memcpy(in + n, close, strlen(close));
-		memcpy(in + n, RF CL, strlen(RF CL));
-		n += strlen(RF CL);
-		unsigned count;
-		sink s;
-		run(in, n, NULL, 0, &s, &count);
-		sink_free(&s);
-		unsigned status = status_of(in, n, NULL, 0);
-		size_t at[] = {depth * strlen(open) + 3, n - 4};
-		assert_int_equal(status_of(in, n, at, 2), status);
-		if (depth <= 64) {
-			assert_int_equal(count, 1);
-			assert_int_equal(status, 0);
-		} else {
-			assert_int_equal(count, 0);
-			assert_int_equal(status, CSRF_INJECT_TEMPLATE | CSRF_INJECT_STOPPED);
-		}
+		put_times(in, &n, open, depth);
+		put_times(in, &n, inner, 1);
+		put_times(in, &n, close, depth);
+		put_times(in, &n, RF CL, 1);
+		expect_deep(in, n, depth * strlen(open) + 3, depth <= 64, CSRF_INJECT_TEMPLATE | CSRF_INJECT_STOPPED);
 	}
 }
 
