@@ -12,10 +12,10 @@
  * noscript (raw text with scripting, markup without), the first <base
  * href> the browser honours, and the submit buttons of the pointer's
  * form (and form="" ones anywhere), and the table modes (whether a form
- * start tag stays open or is popped at once). A POST form to this origin is pending until its end tag, its bytes held
- * back by the tokenizer: the token goes in after its start tag unless a
- * button sends the form by GET or elsewhere. Where the
- * model cannot be sure what a browser builds it stops: no token goes
+ * start tag stays open or is popped at once). A POST form to this origin
+ * is pending until its end tag, its bytes held back by the tokenizer: the
+ * token goes in after its start tag unless a button sends the form by GET
+ * or elsewhere. Where the model cannot be sure what a browser builds it stops: no token goes
  * into any later form (nor the pending one), and the reason is kept for
  * csrf_inject_status.
  */
@@ -217,8 +217,8 @@ static void foreign_end(struct inj_tree *t, const struct inj_tag *tag)
  * basefont, bgsound, link, meta, noframes, script, style, template,
  * title; Chromium (156) reads base, basefont, bgsound, noframes and
  * title as any other start tag (the "in body" mode, where a <col> is
- * dropped), Firefox (153 ESR) by the head's rules: a <col> after one of those
- * alone may be either, and the model stops there. */
+ * dropped), Firefox (153 ESR) by the head's rules: a <col> after one of
+ * those alone may be either, and the model stops there. */
 
 static uint64_t tpl_bit(const struct inj_tree *t)
 {
