@@ -423,8 +423,10 @@ struct inj_tree {
 	 * browser (a start tag other than the head's picked their mode);
 	 * tpl_col, a <col> first put them "in column group"; tpl_maybe, a
 	 * start tag one browser reads by the head's rules and another as any
-	 * other (title, base, basefont, bgsound, noframes) came first */
-	uint64_t tpl_moved, tpl_col, tpl_maybe;
+	 * other (title, base, basefont, bgsound, noframes) came first;
+	 * tpl_row, a <td> or <th> first ("in row"); tpl_tbl, another table
+	 * part first ("in table", "in table body") */
+	uint64_t tpl_moved, tpl_col, tpl_maybe, tpl_row, tpl_tbl;
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
 	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */

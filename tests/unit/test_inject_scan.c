@@ -867,7 +867,9 @@ static void test_template_shapes(void **state)
 	    {FI II "<template><colgroup><col><col></colgroup></template>" II FG "<template><tbody><tr><th>" II
 	           "</th></tr></tbody><col></template>" II FG,
 	     "|3|0|"},
-	    {FI "<table><tr><td>" II "<template><td>" II "<col></template></td></tr></table>" II FG, "|2|0|"},
+	    /* a <col> in "in row" (a <td> first) in a table: Firefox pops the
+	     * page's <tr> and the template with it; stopped */
+	    {FI "<table><tr><td>" II "<template><td>" II "<col></template></td></tr></table>" II FG, "|1|37444|"},
 	    {FI "<table><tr><td>" II "<template>" II "<col></template></td></tr></table>" II FG, "|2|0|"},
 	    {FI II "<template><td><template></template>" II "<col>" II "</template>" II FG, "|2|0|"},
 	    {FI II "<template><TD><template><tr></template><col>" II "</template>" II FG, "|2|0|"},
