@@ -410,7 +410,8 @@ static inline void fold9(char *dst, const char *p)
 
 /* The tag whose '<' is chunk[i], in the data state of HTML content
  * (outside foreign content and select, the model not stopped: plain is
- * then what inj_tree_plain_id says): when it changes nothing the model
+ * then what inj_tree_plain_id says; none while template contents wait
+ * for the start tag that picks their mode): when it changes nothing the model
  * follows and ends in this chunk, the index after its '>', read exactly
  * as the states from S_TAG_OPEN on read it, without keeping its name or
  * attributes; else i, and the states read it. Most tags of a page (a, p,
@@ -419,7 +420,9 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 {
 	const char *p = s->p;
 	size_t len = s->len;
-	if (len - i < 3) /* also i == len */
+	/* also i == len; and no tag is plain in template contents whose
+	 * mode a start tag may pick (tpl_fresh): the model sees each */
+	if (len - i < 3 || inj->tree.tpl_fresh)
 		return i;
 	int is_end = p[i + 1] == '/';
 	size_t k = i + 1 + (size_t)is_end; /* < len */

@@ -108,13 +108,14 @@ uint8_t inj_tag_id(const char *name, size_t len)
  * the first four and the last four of a longer one, overlapping), read
  * one at a time so that it is the same on every byte order and never
  * reads past the name; with the length, it tells the name. INJ_HTML_HASH_MUL
- * spreads the 30 keys over the 64 slots without a collision (found by
+ * spreads the 33 keys over the 64 slots without a collision (found by
  * trying multipliers; test_inject_policy checks each name's id). */
 const struct inj_html_name inj_html_names[64] = {
     [0] = {UINT64_C(0x6174656d6174656d), 4, T_META},      /* meta */
     [1] = {UINT64_C(0x6461656864616568), 4, T_HEAD},      /* head */
     [3] = {UINT64_C(0x0000000000646474), 2, T_TD},        /* td */
     [4] = {UINT64_C(0x6874616d6874616d), 4, T_MATH},      /* math */
+    [6] = {UINT64_C(0x6b6e696c6b6e696c), 4, T_LINK},      /* link */
     [7] = {UINT64_C(0x6e6f747474747562), 6, T_BUTTON},    /* button */
     [9] = {UINT64_C(0x0000000000727274), 2, T_TR},        /* tr */
     [13] = {UINT64_C(0x6573616265736162), 4, T_BASE},     /* base */
@@ -141,6 +142,8 @@ const struct inj_html_name inj_html_names[64] = {
     [52] = {UINT64_C(0x6165726174786574), 8, T_TEXTAREA}, /* textarea */
     [53] = {UINT64_C(0x6465626d6d656f6e), 7, T_NOEMBED},  /* noembed */
     [55] = {UINT64_C(0x746f6f666f6f6674), 5, T_TFOOT},    /* tfoot */
+    [56] = {UINT64_C(0x646e756f6f736762), 7, T_BGSOUND},  /* bgsound */
+    [58] = {UINT64_C(0x746e6f6665736162), 8, T_BASEFONT}, /* basefont */
     [59] = {UINT64_C(0x0000000000686874), 2, T_TH},       /* th */
 };
 

@@ -89,6 +89,11 @@ enum inj_tag_id {
 	T_EMBED,
 	T_P,
 	T_BREAKOUT, /* the other names of the breakout list */
+	/* start tags template contents may begin with, their mode not picked
+	 * by them in every browser (inject_tree.c, tpl_start); plain elsewhere */
+	T_LINK,
+	T_BASEFONT,
+	T_BGSOUND,
 	/* void elements that change nothing we follow */
 	T_VOID
 };
@@ -140,8 +145,10 @@ enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
  * no name we know). */
 uint8_t inj_tag_id(const char *name, size_t len);
 /* The same for HTML content, where only the elements up to T_TH
- * matter, and meta (T_META: a referrer policy the injector may raise;
- * the model treats it as any void element): the others (breakout,
+ * matter, meta (T_META: a referrer policy the injector may raise;
+ * the model treats it as any void element), and link, basefont and
+ * bgsound (T_LINK to T_BGSOUND: template contents that begin with one
+ * have not picked their mode in every browser): the others (breakout,
  * integration points, void) are T_OTHER. */
 uint8_t inj_tag_id_html(const char *name, size_t len);
 
@@ -180,8 +187,8 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
  * of its name. */
 #define INJ_HTML_FIRST                                                                                                 \
 	((1u << ('b' - 'a')) | (1u << ('c' - 'a')) | (1u << ('f' - 'a')) | (1u << ('h' - 'a')) | (1u << ('i' - 'a')) | \
-	 (1u << ('k' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | (1u << ('s' - 'a')) | \
-	 (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
+	 (1u << ('k' - 'a')) | (1u << ('l' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | \
+	 (1u << ('s' - 'a')) | (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
 /* The second letters of the names inj_tag_id_html knows, by their first
  * letter ('a' first) and length, one bit a letter ('a' is bit 0): a name
@@ -192,12 +199,16 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
  * (test_inject_policy checks every name). */
 #define INJ_2ND(c) (1u << ((c) - 'a'))
 static const uint32_t inj_html_second[26][10] = {
-    ['b' - 'a'] = {[4] = INJ_2ND('a') /* base */, [6] = INJ_2ND('u') /* button */},
+    ['b' - 'a'] = {[4] = INJ_2ND('a') /* base */,
+                   [6] = INJ_2ND('u') /* button */,
+                   [7] = INJ_2ND('g') /* bgsound */,
+                   [8] = INJ_2ND('a') /* basefont */},
     ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
     ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */, [8] = INJ_2ND('r') /* frameset */},
     ['h' - 'a'] = {[4] = INJ_2ND('e') /* head */},
     ['i' - 'a'] = {[5] = INJ_2ND('n') /* input */, [6] = INJ_2ND('f') /* iframe */},
     ['k' - 'a'] = {[6] = INJ_2ND('e') /* keygen */},
+    ['l' - 'a'] = {[4] = INJ_2ND('i') /* link */},
     ['m' - 'a'] = {[4] = INJ_2ND('a') | INJ_2ND('e') /* math,meta */},
     ['n' - 'a'] = {[7] = INJ_2ND('o') /* noembed */, [8] = INJ_2ND('o') /* noframes,noscript */},
     ['p' - 'a'] = {[9] = INJ_2ND('l') /* plaintext */},
@@ -400,15 +411,22 @@ struct inj_tree {
 	uint8_t stopped;     /* lost track of the page: no more tokens */
 	uint8_t select;      /* inside a select element */
 	uint8_t templates;   /* open template elements */
+	uint8_t tpl_fresh;   /* the innermost one's mode is not picked for sure: every start tag goes to the model */
 	uint8_t depth;       /* open foreign elements */
 	uint8_t tables;      /* open tables (outside template contents), at most INJ_TABLE_MAX */
 	uint8_t base_tables; /* tables open when the first base was read */
 	unsigned count;      /* insertions */
 	unsigned status;     /* CSRF_INJECT_* reasons */
-	/* bit k: the contents of the template open at level k + 1 have left
-	 * the "in template" insertion mode (a start tag other than the head's
-	 * picked their mode); levels past 64 never count as left */
-	uint64_t tpl_moved;
+	/* bit k, for the contents of the template open at level k + 1
+	 * (inject_tree.c, tpl_start; levels past 64 never count as left):
+	 * tpl_moved, they have left the "in template" insertion mode in every
+	 * browser (a start tag other than the head's picked their mode);
+	 * tpl_col, a <col> first put them "in column group"; tpl_maybe, a
+	 * start tag one browser reads by the head's rules and another as any
+	 * other (title, base, basefont, bgsound, noframes) came first;
+	 * tpl_row, a <td> or <th> first ("in row"); tpl_tbl, another table
+	 * part first ("in table", "in table body") */
+	uint64_t tpl_moved, tpl_col, tpl_maybe, tpl_row, tpl_tbl;
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
 	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */
@@ -447,7 +465,9 @@ _Static_assert(T_VOID < 64, "the tag ids fit a 64-bit mask");
  * the model not stopped, one bit an id (T_OTHER's among them): for an end
  * tag or a start tag, with tables open or none. Four masks a page: the
  * tokenizer keeps them (with meta taken out where it raises referrer
- * policies), so that a name it looks up costs one bit test. */
+ * policies), so that a name it looks up costs one bit test. Not where
+ * template contents wait for the start tag that picks their mode
+ * (tpl_fresh): there no start tag is plain, and plain_tag reads none. */
 static inline uint64_t inj_tree_plain_ids(int is_end, int tables_open)
 {
 	uint64_t end = is_end ? INJ_IDS_END | INJ_BIT(T_TABLE) : 0, outside = tables_open ? 0 : ~UINT64_C(0);
@@ -456,6 +476,8 @@ static inline uint64_t inj_tree_plain_ids(int is_end, int tables_open)
 static inline int inj_tree_plain_id(const struct inj_tree *t, uint8_t id, int is_end)
 {
 	if (t->depth > 0 || t->select || t->stopped)
+		return 0;
+	if (t->tpl_fresh && !is_end) /* any start tag may pick the template contents' mode */
 		return 0;
 	if (id == T_OTHER) /* the most common by far */
 		return 1;
@@ -483,7 +505,8 @@ static inline int inj_tree_quiet(const struct inj_tree *t, const struct inj_tag 
 		return 0;
 	if (tag->is_end)
 		return tag->id == T_FORM;
-	return (tag->id == T_BUTTON || tag->id == T_INPUT) && inj_policy_button_plain(tag);
+	/* in template contents whose mode it may pick (tpl_fresh): to the model */
+	return (tag->id == T_BUTTON || tag->id == T_INPUT) && !t->tpl_fresh && inj_policy_button_plain(tag);
 }
 
 /* A form end tag in HTML content outside select: the pointer is cleared,

@@ -4,18 +4,18 @@
  * part of it that decides which form a field belongs to and which base
  * URL applies. It follows the form element pointer (a <form> while it is
  * set is dropped; </form> clears it even out of scope, but not inside
- * template or select), template contents (no pointer), select (parsed
- * differently by older and newer browsers), foreign content (svg and
- * math, their integration points, the tags that break out of them, and
- * where raw text and CDATA are real), noscript (raw text with scripting,
- * markup without), the first <base href> the browser honours, and the
- * submit buttons of the pointer's form (and form="" ones anywhere), and
- * the table modes (whether a form start tag stays open or is popped at
- * once). A
- * POST form to this origin is pending until its end tag, its bytes held
- * back by the tokenizer: the token goes in after its start tag unless a
- * button sends the form by GET or elsewhere. Where the
- * model cannot be sure what a browser builds it stops: no token goes
+ * template or select), template contents (no pointer; the insertion
+ * mode their first start tag picks, "in column group" dropping most
+ * tags), select (parsed differently by older and newer browsers),
+ * foreign content (svg and math, their integration points, the tags
+ * that break out of them, and where raw text and CDATA are real),
+ * noscript (raw text with scripting, markup without), the first <base
+ * href> the browser honours, and the submit buttons of the pointer's
+ * form (and form="" ones anywhere), and the table modes (whether a form
+ * start tag stays open or is popped at once). A POST form to this origin
+ * is pending until its end tag, its bytes held back by the tokenizer: the
+ * token goes in after its start tag unless a button sends the form by GET
+ * or elsewhere. Where the model cannot be sure what a browser builds it stops: no token goes
  * into any later form (nor the pending one), and the reason is kept for
  * csrf_inject_status.
  */
@@ -200,6 +200,153 @@ static void foreign_end(struct inj_tree *t, const struct inj_tag *tag)
 	inj_tree_stop(t, CSRF_INJECT_FOREIGN);
 }
 
+/* ---- template contents (HTML 13.2.6.4.18 "in template", 13.2.6.4.12
+ * "in column group") ----
+ * The contents begin in the "in template" insertion mode, which their
+ * first start tag other than the head's replaces for good (characters,
+ * comments and end tags leave it). A <col> there puts them "in column
+ * group" with the template as the current node, where every start tag
+ * but col and template is ignored (no element, and a <title>, <script>,
+ * <noembed> or <plaintext> starts no raw text), and every end tag but
+ * </template>; a <template> opens contents of its own, and its end tag
+ * brings the mode back. The model follows each level's mode (bits of
+ * tpl_moved, tpl_col, tpl_maybe; 64 levels, deeper ones never leave
+ * "in template"): while the innermost level's is not picked (tpl_fresh)
+ * no tag is plain, so every start tag reaches the model on every scanner
+ * path and the first one is known. The head's tags are the spec's base,
+ * basefont, bgsound, link, meta, noframes, script, style, template,
+ * title; Chromium (156) reads base, basefont, bgsound, noframes and
+ * title as any other start tag (the "in body" mode, where a <col> is
+ * dropped), Firefox (153 ESR) by the head's rules: a <col> after one of
+ * those alone may be either, and the model stops there. */
+
+static uint64_t tpl_bit(const struct inj_tree *t)
+{
+	return t->templates <= 64 ? UINT64_C(1) << (t->templates - 1u) : 0;
+}
+
+static void tpl_sync(struct inj_tree *t)
+{
+	t->tpl_fresh = (uint8_t)(t->templates > 0 && !(t->tpl_moved & tpl_bit(t)));
+}
+
+/* A <template> start tag in HTML content outside select: its contents
+ * open "in template". */
+static void tpl_open(struct inj_tree *t)
+{
+	if (t->templates == UINT8_MAX) {
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+		return;
+	}
+	t->templates++;
+	uint64_t bit = tpl_bit(t);
+	t->tpl_moved &= ~bit;
+	t->tpl_col &= ~bit;
+	t->tpl_maybe &= ~bit;
+	t->tpl_row &= ~bit;
+	t->tpl_tbl &= ~bit;
+	t->tpl_fresh = 1;
+}
+
+/* A table tag in template contents whose first start tag was a table part
+ * (HTML content outside select): 1 when Firefox (153 ESR) may look for the
+ * row, section or table it closes past the template. The spec's table
+ * scope ends at the template, and Chromium (156) keeps to it; Firefox
+ * finds the page's own <tr> for a <caption>, <col>, <colgroup>, <tbody>,
+ * <tfoot>, <thead>, <tr> or </tr> in "in row" (the template is the row:
+ * a <td> or <th> first), its <table> for a </table> in "in table" (the
+ * template is the table: another table part first), and its section for
+ * a </tbody>, </tfoot> or </thead> in "in table body" that no section of
+ * that name inside the template takes (whatever the first tag: a table
+ * of the contents' own), pops the template with it, and what
+ * follows is live where the model reads inert contents (a form="" button
+ * there that sends the page's form elsewhere). Only where a table may be
+ * open around the template (outside template contents or in outer ones);
+ * levels past 64 count as both. */
+static int tpl_table_pop(const struct inj_tree *t, uint8_t id, int is_end)
+{
+	if (t->tables == 0 && t->templates < 2)
+		return 0;
+	uint64_t bit = tpl_bit(t);
+	int row = !bit || (t->tpl_row & bit), tbl = row || (t->tpl_tbl & bit);
+	if (id == T_TBODY || id == T_TFOOT || id == T_THEAD)
+		return is_end || row; /* the end tag whatever the kind: an inner table's "in table body" too */
+	if (is_end)
+		return (tbl && id == T_TABLE) || (row && id == T_TR);
+	return row && (id == T_CAPTION || id == T_COL || id == T_COLGROUP || id == T_TR);
+}
+
+/* A table end tag in template contents (HTML content outside select). */
+static void tpl_table_end(struct inj_tree *t, uint8_t id)
+{
+	if (tpl_table_pop(t, id, 1))
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+}
+
+/* A </template> that closes the innermost one: the mode of the level
+ * around it comes back. */
+static void tpl_close(struct inj_tree *t)
+{
+	t->templates--;
+	tpl_sync(t);
+}
+
+/* A start tag in template contents, HTML content outside select (id, or
+ * T_FORM for a form start tag): picks the contents' mode if it is the
+ * first. 1 when the tag is ignored ("in column group": no element, no
+ * raw text, nothing the model follows) or the model stopped. */
+static int tpl_start(struct inj_tree *t, uint8_t id)
+{
+	uint64_t bit = tpl_bit(t);
+	if (t->tpl_col & bit)
+		return id != T_COL && id != T_TEMPLATE;
+	if (tpl_table_pop(t, id, 0)) {
+		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+		return 1;
+	}
+	if (t->tpl_moved & bit)
+		return 0;
+	switch (id) {
+	case T_COL:
+		if (!bit || (t->tpl_maybe & bit)) { /* "in column group" in some browsers, "in body" in others */
+			inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
+			return 1;
+		}
+		t->tpl_col |= bit;
+		break;
+	case T_TITLE: /* the head's in the spec, any other in Chromium */
+	case T_BASE:
+	case T_BASEFONT:
+	case T_BGSOUND:
+	case T_NOFRAMES:
+		t->tpl_maybe |= bit;
+		return 0;
+	case T_LINK: /* the head's everywhere: the mode stays */
+	case T_META:
+	case T_SCRIPT:
+	case T_STYLE:
+	case T_TEMPLATE:
+		return 0;
+	case T_TD:
+	case T_TH:
+		t->tpl_row |= bit;
+		break;
+	case T_CAPTION:
+	case T_COLGROUP:
+	case T_TBODY:
+	case T_TFOOT:
+	case T_THEAD:
+	case T_TR:
+		t->tpl_tbl |= bit;
+		break;
+	default:
+		break;
+	}
+	t->tpl_moved |= bit; /* picked for good */
+	tpl_sync(t);
+	return 0;
+}
+
 /* ---- the table modes (HTML 13.2.6.4.9 to 13.2.6.4.15) ----
  * A <form> start tag in "in table" (and in "in table body", "in row" and
  * "in column group", which hand it there) is inserted and popped at once:
@@ -341,8 +488,8 @@ static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
 	int relative;
 	int v = inj_policy_form(tag, t->base, t->self, &relative);
-	if (t->templates > 0) { /* template contents: no pointer, no token */
-		if (v == FP_POST_SELF)
+	if (t->templates > 0) { /* template contents: no pointer, no token; "in column group" no form */
+		if (!tpl_start(t, T_FORM) && v == FP_POST_SELF)
 			t->status |= CSRF_INJECT_TEMPLATE;
 		return;
 	}
@@ -520,46 +667,6 @@ static void base_start(struct inj_tree *t, struct inj_tag *tag, int maybe)
 		t->status |= CSRF_INJECT_LATE_BASE;
 }
 
-/* A start tag in template contents, HTML content outside select. The
- * contents begin in the "in template" insertion mode, which their first
- * start tag other than the head's (base, basefont, bgsound, link, meta,
- * noframes, script, style, template, title) replaces for good. A <col>
- * there puts them "in column group" with the template as the current
- * node, where every start tag but col and template is ignored: a
- * <title>, <script> or <noembed> then starts no raw text, and the
- * tokenizer would read on in the wrong state. Such contents are not
- * followed: the model stops where a <col> may be that first start tag
- * (the tags plain_tag skips are never seen here, so a level counts as
- * moved only by a tag that always reaches the model, whatever path read
- * it: a <col> after a <div>, a <button> or an <input> stops too, which
- * costs only later forms their token). */
-static void tpl_start(struct inj_tree *t, uint8_t id)
-{
-	unsigned level = t->templates - 1u;
-	uint64_t bit = level < 64 ? UINT64_C(1) << level : 0;
-	if (t->tpl_moved & bit)
-		return;
-	switch (id) {
-	case T_COL:
-		inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
-		return;
-	case T_BASE:
-	case T_META:
-	case T_NOFRAMES:
-	case T_SCRIPT:
-	case T_STYLE:
-	case T_TEMPLATE:
-	case T_TITLE:  /* in the head's rules: the mode stays */
-	case T_OTHER:  /* maybe link, basefont or bgsound */
-	case T_BUTTON: /* a quiet one never comes here (inj_tree_quiet): */
-	case T_INPUT:  /* neither counts, whatever its attributes */
-		return;
-	default:
-		t->tpl_moved |= bit;
-		return;
-	}
-}
-
 /* A start tag inside select: older parsers drop most tags there (and do
  * not switch the tokenizer for them), newer ones build them. */
 static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
@@ -624,11 +731,8 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		select_start(t, tag, next);
 		return;
 	}
-	if (t->templates > 0) {
-		tpl_start(t, tag->id);
-		if (t->stopped)
-			return;
-	}
+	if (t->templates > 0 && tpl_start(t, tag->id))
+		return; /* ignored, or stopped */
 	if (is_raw(tag->id)) {
 		*next = raw_next(tag->id);
 		if (tag->id == T_PLAINTEXT) /* the rest is text: no end tag will come */
@@ -653,13 +757,7 @@ static void html_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next, i
 		push(t, tag, NS_MATH);
 		return;
 	case T_TEMPLATE:
-		if (t->templates == UINT8_MAX) {
-			inj_tree_stop(t, CSRF_INJECT_TEMPLATE);
-		} else {
-			t->templates++;
-			if (t->templates <= 64) /* its contents: "in template" */
-				t->tpl_moved &= ~(UINT64_C(1) << (t->templates - 1u));
-		}
+		tpl_open(t);
 		return;
 	case T_SELECT:
 		t->select = 1;
@@ -713,12 +811,17 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			hold_back(t, CSRF_INJECT_SELECT);
 		else if (inj_is_table_tag(tag->id) && t->templates == 0)
 			select_table_end(t, tag->id);
+		else if (inj_is_table_tag(tag->id)) /* closes the select in a table, then tpl_table_pop's */
+			inj_tree_stop(t, CSRF_INJECT_SELECT);
 		return;
 	}
 	if (tag->id == T_TEMPLATE && t->templates > 0) {
-		t->templates--;
-	} else if (inj_is_table_tag(tag->id) && t->templates == 0) {
-		table_end(t, tag->id);
+		tpl_close(t);
+	} else if (inj_is_table_tag(tag->id)) {
+		if (t->templates == 0)
+			table_end(t, tag->id);
+		else
+			tpl_table_end(t, tag->id);
 	}
 }
 
@@ -733,8 +836,11 @@ int inj_tree_table_tag(struct inj_tree *t, const struct inj_tag *tag)
 			table_end(t, tag->id);
 		else
 			table_start(t, tag->id);
-	} else if (!tag->is_end) {
-		tpl_start(t, tag->id);
+	} else {
+		if (tag->is_end)
+			tpl_table_end(t, tag->id);
+		else
+			tpl_start(t, tag->id);
 		if (t->stopped)
 			return 0; /* inj_tree_tag: the rest passes */
 	}

