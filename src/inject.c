@@ -409,10 +409,10 @@ static inline void fold9(char *dst, const char *p)
 }
 
 /* The tag whose '<' is chunk[i], in the data state of HTML content
- * (outside foreign content and select, the model not stopped: plain is
- * then what inj_tree_plain_id says; none while template contents wait
- * for the start tag that picks their mode): when it changes nothing the model
- * follows and ends in this chunk, the index after its '>', read exactly
+ * (outside foreign content and select, the model not stopped, and not
+ * while template contents wait for the start tag that picks their mode:
+ * plain is then what inj_tree_plain_id says): when it changes nothing the
+ * model follows and ends in this chunk, the index after its '>', read exactly
  * as the states from S_TAG_OPEN on read it, without keeping its name or
  * attributes; else i, and the states read it. Most tags of a page (a, p,
  * div, span, li, td outside tables, end tags) take this way. */
@@ -420,9 +420,7 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 {
 	const char *p = s->p;
 	size_t len = s->len;
-	/* also i == len; and no tag is plain in template contents whose
-	 * mode a start tag may pick (tpl_fresh): the model sees each */
-	if (len - i < 3 || inj->tree.tpl_fresh)
+	if (len - i < 3) /* also i == len */
 		return i;
 	int is_end = p[i + 1] == '/';
 	size_t k = i + 1 + (size_t)is_end; /* < len */
@@ -1587,9 +1585,13 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 	while (i < len) {
 		if (st == S_DATA) { /* the usual state: a conditional branch, not the switch's indirect jump */
 			i = scan_next(&sc, i, K_LT);
-			if (sc.path->skip_plain && inj->tree.depth == 0 && !inj->tree.select && !inj->tree.stopped) {
+			if (sc.path->skip_plain && inj->tree.depth == 0 && !inj->tree.select && !inj->tree.stopped &&
+			    !inj->tree.tpl_fresh) {
 				/* the tags that change nothing, one after another
-				 * (plain_tag reads them in HTML content only) */
+				 * (plain_tag reads them in HTML content only; none
+				 * while template contents wait for the start tag
+				 * that picks their mode, tpl_fresh: the model sees
+				 * each) */
 				size_t ne = 0;
 				uint8_t nid = T_OTHER;
 				for (int n = 0;; n++) {
