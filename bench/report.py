@@ -439,34 +439,34 @@ gap_lines = []
 if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85 or min(vs_floor.values(), default=1) < 0.90:
     gap_lines.append("""- nginx with injection, profiled again on 2026-12-07 (callgrind on a
   one-process nginx in front of the same backend, instructions a request,
-  bench/nginx_callgrind.sh, N=20):
-  - the 20-form page: plain nginx 25.8 K instructions, the module
-    110.7 K (121.5 K on 2026-12-06, 146.5 K before). Of the module's
-    85 K: the injector about 55 K (a form, its input, its button and its
-    end tag about 2,230 between them: the attribute loop and the
-    tokenizer's data state, not the policy); the page's token, the secret
-    cookie and the field name about 18 K, most of it SHA-256 compressions
-    (5 a page since version 3 tokens and cookies, 7 before) that valgrind
-    runs without the CPU's SHA extensions (on the clock about a tenth of
-    that); headers, cookies and output bufs the rest.
-    The kernel's share of a small page is what plain nginx pays too.
-  - the real page (socat.html, a tag every 23 bytes): plain 83.9 K, the
-    module 1,494 K, nearly all of it the injector. Its instructions fell
-    little (1,519 K before); its time fell more: the plain tags of a
-    window are read from the block masks with no chain of loads from
-    one tag to the next (plain_fast), about 23 cycles a tag now against
-    40. 2.0 bytes a cycle would leave 11 a tag: that needs the quote
-    state of whole blocks, not a reading per tag.
+  bench/nginx_callgrind.sh, N=20; plain nginx is sent the same cookie and
+  token headers):
+  - the 20-form page: plain nginx 27.8 K instructions, the module
+    101.7 K (110.7 K earlier on 2026-12-07, 121.5 K on 2026-12-06, 146.5 K
+    before). Of the module's 74 K: the injector about 47 K (a form, its
+    input, its button and its end tags about 1,870 between them: the
+    plain tags' name look-ups, the attribute reading, then the tree and
+    the policy); the page's token, the secret cookie and the field name
+    about 15 K, two thirds of it the five SHA-256 compressions a page,
+    which valgrind runs without the CPU's SHA extensions (on the clock
+    about a tenth of that); the output bufs about 6.5 K; headers and
+    cookies the rest. The kernel's share of a small page is what plain
+    nginx pays too.
+  - the real page (socat.html, a tag every 23 bytes): plain 86.1 K, the
+    module 1,498 K (±3 K between runs), nearly all of it the injector:
+    about 127 instructions a tag, 77 of them reading the plain tags of a
+    window from the block masks (plain_fast), 18 classifying the blocks.
+    2.0 bytes a cycle would leave about 11 cycles a tag: that needs the
+    quote state of whole blocks, not a reading per tag (block-wise
+    readings were tried and measured slower: docs/architecture.md).
   - system calls are the same for plain nginx, the floor and the module
     (2 writev a form page, 32 a real page): no extra writes; one output
     buffer is filled across a call's input bufs; pass-through runs of
     1 KiB or more leave uncopied.
-  - POST: a token in X-CSRF-Token adds 18 K instructions, one in the
-    body 20 K (30 K before a body that comes whole with the request head
-    was judged where nginx keeps it, in one check; 22 K and 24 K before
-    version 3 tokens and cookies, whose MACs are one block each: 4
-    compressions a POST, 6 before); of each about 8 K is SHA-256, the
-    rest header and body parsing.""")
+  - POST: a token in X-CSRF-Token adds 13 K instructions, one in the
+    body 16 K (18 K and 20 K before the one-walk cookie and one-
+    compression MACs); of each about 8 K is SHA-256 under valgrind (4
+    compressions a POST), the rest header and body parsing.""")
 if ratios.get("demo_get", 1) < 0.95:
     gap_lines.append("""- the protected demo, profiled on 2026-12-03 (perf on the demo): what
   it adds to a page is one token (two HMACs and a random pad), the field
