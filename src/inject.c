@@ -2032,18 +2032,30 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
                                       const char *field, size_t field_len, const char *token, size_t token_len,
                                       csrf_inject **out)
 {
+	csrf_origin self;
+	if (!self_origin) {
+		if (out)
+			*out = NULL;
+		return CSRF_ERR_ARG;
+	}
+	int parsed = csrf_origin_parse(self_origin, origin_len, &self) == CSRF_OK;
+	return csrfi_inject_init_self(mem, mem_len, parsed ? &self : NULL, field, field_len, token, token_len, out);
+}
+
+/* The checks in csrf_inject_init's order: the memory first, then the
+ * origin (unparsed: NULL), the field and the token. */
+csrf_reason csrfi_inject_init_self(void *mem, size_t mem_len, const csrf_origin *self, const char *field,
+                                   size_t field_len, const char *token, size_t token_len, csrf_inject **out)
+{
 	if (out)
 		*out = NULL;
-	if (!mem || !out || !self_origin)
+	if (!mem || !out)
 		return CSRF_ERR_ARG;
 	if (mem_len < sizeof(struct csrf_inject))
 		return CSRF_ERR_BUFFER;
-	if ((uintptr_t)mem % alignof(struct csrf_inject) != 0)
+	if ((uintptr_t)mem % alignof(struct csrf_inject) != 0 || !self)
 		return CSRF_ERR_ARG;
 	if (!valid_safe(field, field_len, CSRF_FIELD_NAME_MAX) || !valid_safe(token, token_len, CSRF_TOKEN_LEN))
-		return CSRF_ERR_ARG;
-	csrf_origin self;
-	if (csrf_origin_parse(self_origin, origin_len, &self) != CSRF_OK)
 		return CSRF_ERR_ARG;
 
 	struct csrf_inject *inj = mem;
@@ -2056,7 +2068,7 @@ CSRF_API csrf_reason csrf_inject_init(void *mem, size_t mem_len, const char *sel
 	 * model's stacks (depth, tables), the tails of the elements (their
 	 * lengths). */
 	memset(inj, 0, offsetof(struct csrf_inject, tag));
-	inj->self = self;
+	inj->self = *self;
 	inj->tree.self = &inj->self;
 	inj->options = 0;
 	set_plain_ids(inj);

@@ -456,6 +456,13 @@ typedef struct {
 int csrfi_site_https(const csrf_ctx *ctx, const csrf_request *req);
 /* The configured self origin, else the request's scheme plus Host. */
 void csrfi_site_of(const csrf_ctx *ctx, const csrf_request *req, csrfi_site *site);
+/* csrf_page_prepare, with the site it read into *site when site is not
+ * NULL (then out->origin stays "": the caller has the origin parsed). */
+csrf_reason csrfi_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out, csrfi_site *site);
+/* csrf_inject_init with the site's origin parsed (NULL: unknown,
+ * CSRF_ERR_ARG, as csrf_inject_init's for an origin it cannot parse). */
+csrf_reason csrfi_inject_init_self(void *mem, size_t mem_len, const csrf_origin *self, const char *field,
+                                   size_t field_len, const char *token, size_t token_len, csrf_inject **out);
 /* "scheme://host[:port]" (no default port) and a NUL into out; its length,
  * 0 when cap is short. */
 size_t csrfi_origin_format(const csrf_origin *o, char *out, size_t cap);

@@ -48,10 +48,11 @@ static csrf_reason page_cookie(const csrf_ctx *ctx, const csrf_request *req, con
 	return r == CSRF_OK ? CSRF_OK : r == CSRF_ERR_BUFFER ? CSRF_ERR_INTERNAL : CSRF_ERR_CONFIG;
 }
 
-CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out)
+csrf_reason csrfi_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out, csrfi_site *site_out)
 {
 	uint8_t secret[CSRF_SECRET_LEN];
-	csrfi_site site;
+	csrfi_site local;
+	csrfi_site *site = site_out ? site_out : &local;
 	csrf_slice sid;
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	int fresh;
@@ -62,11 +63,13 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 	if (!ctx || !req)
 		return CSRF_ERR_ARG;
 
-	csrfi_site_of(ctx, req, &site);
-	if (site.known)
-		out->origin_len = csrfi_origin_format(&site.self, out->origin, sizeof out->origin);
+	csrfi_site_of(ctx, req, site);
+	/* The caller that takes the site (response.c) hands its parsed origin
+	 * to the injector: no string formatted here to be parsed there. */
+	if (site->known && !site_out)
+		out->origin_len = csrfi_origin_format(&site->self, out->origin, sizeof out->origin);
 
-	csrf_reason r = page_secret(ctx, req, &site, secret, &fresh);
+	csrf_reason r = page_secret(ctx, req, site, secret, &fresh);
 	if (r != CSRF_OK)
 		goto out;
 	if (csrfi_request_session(ctx, req, &sid, sid_buf) != CSRF_OK) {
@@ -76,7 +79,7 @@ CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *
 		sid.len = 0;
 	}
 	if (fresh) {
-		r = page_cookie(ctx, req, &site, secret, out);
+		r = page_cookie(ctx, req, site, secret, out);
 		if (r != CSRF_OK)
 			goto out;
 	}
@@ -89,6 +92,11 @@ out:
 	if (r != CSRF_OK)
 		csrf_page_wipe(out);
 	return r;
+}
+
+CSRF_API csrf_reason csrf_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csrf_page *out)
+{
+	return csrfi_page_prepare(ctx, req, out, NULL);
 }
 
 CSRF_API int csrf_response_injectable(unsigned status, const char *content_type, size_t ct_len,

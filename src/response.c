@@ -236,11 +236,14 @@ CSRF_API csrf_reason csrf_response_headers(csrf_response *resp, csrf_request *re
 		}
 	}
 
-	r = csrf_page_prepare(resp->ctx, req, &resp->page);
+	/* the site's origin goes to the injector as parsed (csrf_page_prepare
+	 * would format it, csrf_inject_init parse it again) */
+	csrfi_site site;
+	r = csrfi_page_prepare(resp->ctx, req, &resp->page, &site);
 	if (r == CSRF_OK)
-		r = csrf_inject_init(resp->inj_mem, sizeof resp->inj_mem, resp->page.origin, resp->page.origin_len,
-		                     resp->page.field, strlen(resp->page.field), resp->page.token,
-		                     strlen(resp->page.token), &resp->inj);
+		r = csrfi_inject_init_self(resp->inj_mem, sizeof resp->inj_mem, site.known ? &site.self : NULL,
+		                           resp->page.field, strlen(resp->page.field), resp->page.token,
+		                           strlen(resp->page.token), &resp->inj);
 	if (r == CSRF_OK && resp->ctx->referrer_same_origin)
 		r = csrf_inject_options(resp->inj, CSRF_INJECT_OPT_RAISE_REFERRER);
 	if (r != CSRF_OK) {

@@ -274,6 +274,76 @@ static void test_log_unclosed(void **state)
 	csrf_ctx_free(ctx);
 }
 
+/* The site's origin reaches the injector as csrf_page_prepare read it
+ * (response.c hands it over parsed): from the Host with its port, or
+ * the configured one with its default port left out; none (no Host, no
+ * self origin) and the page cannot be prepared. Each form's action is
+ * held against it: the same origin gets the token, another port not. */
+static size_t tokens_for(csrf_ctx *ctx, const char *scheme, const char *host, const char *body, csrf_reason *hr)
+{
+	static _Alignas(64) unsigned char mem[CSRF_RESPONSE_STATE_MAX];
+	static sink out;
+	csrf_response *resp;
+	csrf_request req = get_req();
+	csrf_header add[CSRF_RESPONSE_ADD_MAX];
+	size_t n_add = 0, used = 0, count = 0;
+	req.scheme = (csrf_slice){scheme, strlen(scheme)};
+	req.host = (csrf_slice){host, host ? strlen(host) : 0};
+	assert_int_equal(csrf_response_init(mem, csrf_response_size(), ctx, "text/html", 9, &resp), CSRF_OK);
+	assert_int_equal(csrf_response_hold(resp, body, strlen(body), 1, &used), CSRF_CHARSET_INJECT);
+	*hr = csrf_response_headers(resp, &req, NULL, 0, NULL, NULL, add, &n_add);
+	if (*hr != CSRF_OK)
+		return 0;
+	out.len = 0;
+	csrf_slice held = csrf_response_held(resp);
+	assert_int_equal(csrf_response_feed(resp, held.ptr, held.len, to_sink, &out), CSRF_OK);
+	assert_int_equal(csrf_response_feed(resp, body + used, strlen(body) - used, to_sink, &out), CSRF_OK);
+	assert_int_equal(csrf_response_end(resp, to_sink, &out, NULL), CSRF_OK);
+	out.buf[out.len] = '\0';
+	for (const char *p = out.buf; (p = strstr(p, "type=\"hidden\"")) != NULL; p++)
+		count++;
+	return count;
+}
+
+static void test_self_origin_handed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *self, *scheme, *host, *action;
+		size_t tokens;
+		csrf_reason hr;
+	} rows[] = {
+	    {NULL, "https", "App.Example:8443", "https://app.example:8443/a", 1, CSRF_OK},
+	    {NULL, "https", "App.Example:8443", "https://app.example/a", 0, CSRF_OK},
+	    {NULL, "https", "App.Example:8443", "/a", 1, CSRF_OK},
+	    {NULL, "http", "app.example:80", "http://app.example/a", 1, CSRF_OK},
+	    {NULL, "http", "app.example:080", "http://app.example:80/a", 0, CSRF_ERR_ARG},
+	    {NULL, "http", "app.example", "http://app.example:8080/a", 0, CSRF_OK},
+	    {NULL, "https", "[::1]:8443", "https://[0:0::1]:8443/a", 1, CSRF_OK},
+	    {NULL, "https", "[::1]:8443", "https://[::2]:8443/a", 0, CSRF_OK},
+	    {"https://app.example:443", "https", "other.example", "https://app.example/a", 1, CSRF_OK},
+	    {"https://app.example:443", "https", "other.example", "https://other.example/a", 0, CSRF_OK},
+	    {"http://app.example:8080", "http", NULL, "http://app.example:8080/a", 1, CSRF_OK},
+	    {NULL, "https", NULL, "/a", 0, CSRF_ERR_ARG},
+	    {NULL, "https", "bad host", "/a", 0, CSRF_ERR_ARG},
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		csrf_ctx *ctx;
+		char body[256];
+		csrf_reason hr;
+		assert_int_equal(csrf_ctx_new(&ctx, NULL), CSRF_OK);
+		assert_int_equal(csrf_ctx_generate_key(ctx), CSRF_OK);
+		if (rows[i].self)
+			assert_int_equal(csrf_ctx_set_self_origin(ctx, rows[i].self, strlen(rows[i].self)), CSRF_OK);
+		snprintf(body, sizeof body, "<form method=post action=\"%s\"><input name=q></form>", rows[i].action);
+		size_t got = tokens_for(ctx, rows[i].scheme, rows[i].host, body, &hr);
+		if (hr != rows[i].hr || got != rows[i].tokens)
+			fail_msg("row %zu: %s over %s: %zu tokens (reason %d), want %zu (%d)", i, rows[i].action,
+			         rows[i].host ? rows[i].host : "-", got, (int)hr, rows[i].tokens, (int)rows[i].hr);
+		csrf_ctx_free(ctx);
+	}
+}
+
 static void test_reject_answer(void **state)
 {
 	(void)state;
@@ -298,7 +368,7 @@ int main(void)
 	    cmocka_unit_test(test_decisions),     cmocka_unit_test(test_begin),
 	    cmocka_unit_test(test_headers),       cmocka_unit_test(test_headers_csp_off_and_alone),
 	    cmocka_unit_test(test_hold_charset),  cmocka_unit_test(test_log_unclosed),
-	    cmocka_unit_test(test_reject_answer),
+	    cmocka_unit_test(test_reject_answer), cmocka_unit_test(test_self_origin_handed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
