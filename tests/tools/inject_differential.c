@@ -324,11 +324,13 @@ static int slurp(const char *path)
  * form, inside it, between its fields), each page one shape. */
 static void gen_shapes(void)
 {
-	static const char *names[] = {
-	    "p",      "a",     "b",        "br",     "div",    "span",      "strong",   "code", "em",       "html",
-	    "body",   "form",  "input",    "button", "select", "svg",       "table",    "td",   "template", "title",
-	    "script", "style", "noscript", "base",   "meta",   "plaintext", "textarea", "math", "frameset", "FoRm",
-	    "inPut",  "tr",    "th",       "pre",    "li",     "x",         "formx",    "i"};
+	static const char *names[] = {"p", "a", "b", "br", "div", "span", "strong", "code", "em", "html", "body",
+	                              "form", "input", "button", "select", "svg", "table", "td", "template", "title",
+	                              "script", "style", "noscript", "base", "meta", "plaintext", "textarea", "math",
+	                              "frameset", "FoRm", "inPut", "tr", "th", "pre", "li", "x", "formx", "i",
+	                              /* 16 bytes or more: the length mod 16 is that of a name that matters */
+	                              "foabcdefghijklmnopqr", "inabcdefghijklmnopqrs", "tdabcdefghijklmnop",
+	                              "FOabcdefghijklmnopqrstuvwxyzabcdefghij"};
 	static const char *attrs[] = {"",
 	                              " a",
 	                              " a=b",
