@@ -192,13 +192,14 @@ static void compare(const char *name, const char *in, size_t len, const struct f
 	}
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15u;
+/* splitmix64: the same inputs and feedings on every run */
+static uint64_t rng;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	uint64_t z = rng += UINT64_C(0x9e3779b97f4a7c15);
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
 }
 
 static size_t *cuts;
