@@ -642,7 +642,7 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 					    en ? CTZ32(en)
 					       : 64 + CTZ32((m[w + 1].end & ~(upto >> 63)) | (UINT64_C(1) << 63));
 					unsigned odd = (unsigned)((inj_cls[(unsigned char)q[e]] & C_NAME_END) == 0) |
-					               inj_html_maybe_fast(c, (unsigned char)q[k + 1], e - k);
+					               (unsigned)inj_html_maybe(c, (unsigned char)q[k + 1], e - k);
 					if (UNLIKELY(odd & (unsigned)((cls & C_FIRST) != 0)))
 						goto other;
 					if (g >= 64)

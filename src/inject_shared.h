@@ -191,56 +191,42 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
 	 (1u << ('s' - 'a')) | (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
 /* The second letters of the names inj_tag_id_html knows, by their first
- * letter (its low five bits: either case) and length, one bit a letter
- * ('a' is bit 0: a byte's low five bits less one, mod 32): a name
+ * letter ('a' first) and length, one bit a letter ('a' is bit 0): a name
  * of another length (code, br, em, span), or whose second letter no name
  * of its length and first letter has (html, body, strong, small), is
  * T_OTHER without a look. A bit that a byte other than a letter lands on
  * only costs a look. inj_tag_id_html and this table change together
  * (test_inject_policy checks every name). */
 #define INJ_2ND(c) (1u << ((c) - 'a'))
-static const uint32_t inj_html_second[32][16] = {
-    ['b' & 31] = {[4] = INJ_2ND('a') /* base */,
-                  [6] = INJ_2ND('u') /* button */,
-                  [7] = INJ_2ND('g') /* bgsound */,
-                  [8] = INJ_2ND('a') /* basefont */},
-    ['c' & 31] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
-    ['f' & 31] = {[4] = INJ_2ND('o') /* form */, [8] = INJ_2ND('r') /* frameset */},
-    ['h' & 31] = {[4] = INJ_2ND('e') /* head */},
-    ['i' & 31] = {[5] = INJ_2ND('n') /* input */, [6] = INJ_2ND('f') /* iframe */},
-    ['k' & 31] = {[6] = INJ_2ND('e') /* keygen */},
-    ['l' & 31] = {[4] = INJ_2ND('i') /* link */},
-    ['m' & 31] = {[4] = INJ_2ND('a') | INJ_2ND('e') /* math,meta */},
-    ['n' & 31] = {[7] = INJ_2ND('o') /* noembed */, [8] = INJ_2ND('o') /* noframes,noscript */},
-    ['p' & 31] = {[9] = INJ_2ND('l') /* plaintext */},
-    ['s' & 31] = {[3] = INJ_2ND('v') /* svg */,
-                  [5] = INJ_2ND('t') /* style */,
-                  [6] = INJ_2ND('c') | INJ_2ND('e') /* script,select */},
-    ['t' & 31] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
-                  [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') |
-                        INJ_2ND('i') /* table,tbody,tfoot,thead,title */,
-                  [8] = INJ_2ND('e') /* template,textarea */},
-    ['x' & 31] = {[3] = INJ_2ND('m') /* xmp */},
+static const uint32_t inj_html_second[26][10] = {
+    ['b' - 'a'] = {[4] = INJ_2ND('a') /* base */,
+                   [6] = INJ_2ND('u') /* button */,
+                   [7] = INJ_2ND('g') /* bgsound */,
+                   [8] = INJ_2ND('a') /* basefont */},
+    ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */, [8] = INJ_2ND('r') /* frameset */},
+    ['h' - 'a'] = {[4] = INJ_2ND('e') /* head */},
+    ['i' - 'a'] = {[5] = INJ_2ND('n') /* input */, [6] = INJ_2ND('f') /* iframe */},
+    ['k' - 'a'] = {[6] = INJ_2ND('e') /* keygen */},
+    ['l' - 'a'] = {[4] = INJ_2ND('i') /* link */},
+    ['m' - 'a'] = {[4] = INJ_2ND('a') | INJ_2ND('e') /* math,meta */},
+    ['n' - 'a'] = {[7] = INJ_2ND('o') /* noembed */, [8] = INJ_2ND('o') /* noframes,noscript */},
+    ['p' - 'a'] = {[9] = INJ_2ND('l') /* plaintext */},
+    ['s' - 'a'] = {[3] = INJ_2ND('v') /* svg */,
+                   [5] = INJ_2ND('t') /* style */,
+                   [6] = INJ_2ND('c') | INJ_2ND('e') /* script,select */},
+    ['t' - 'a'] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
+                   [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') |
+                         INJ_2ND('i') /* table,tbody,tfoot,thead,title */,
+                   [8] = INJ_2ND('e') /* template,textarea */},
+    ['x' - 'a'] = {[3] = INJ_2ND('m') /* xmp */},
 };
 
 /* 1 when tab has the bit of a name of len bytes starting first, second
- * (either case). The first letter's row is its low five bits, and the
- * second letter's bit its low five bits less one (mod 32): for a letter,
- * (c | 0x20) - 'a', and any other byte lands on some letter's bit (a
- * look) or on none. */
-static inline int inj_html_pair(const uint32_t tab[32][16], unsigned char first, unsigned char second, size_t len)
+ * (either case). */
+static inline int inj_html_pair(const uint32_t tab[26][10], unsigned char first, unsigned char second, size_t len)
 {
-	return len <= 9 && ((tab[first & 31][len] >> ((second - 1u) & 31)) & 1);
-}
-
-/* inj_html_maybe without the length's test, for plain_fast's usual tag:
- * a name of 16 bytes or more is taken as its length mod 16, so it may
- * pass where inj_html_maybe says no (a look more, then the exact test
- * in plain_shape), never the other way. No branch, four instructions
- * fewer a tag. */
-static inline unsigned inj_html_maybe_fast(unsigned char first, unsigned char second, size_t len)
-{
-	return (inj_html_second[first & 31][len & 15] >> ((second - 1u) & 31)) & 1;
+	return len <= 9 && ((tab[((first | 0x20) - 'a') & 31][len] >> (((second | 0x20) - 'a') & 31)) & 1);
 }
 
 static inline int inj_html_maybe(unsigned char first, unsigned char second, size_t len)
@@ -253,13 +239,13 @@ static inline int inj_html_maybe(unsigned char first, unsigned char second, size
  * the table tags while a table is open). Any other end tag (</button>,
  * </script>, </title>) is plain whatever the model holds, so plain_tag
  * looks none of them up (test_inject_policy checks every name). */
-static const uint32_t inj_html_second_end[32][16] = {
-    ['c' & 31] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
-    ['f' & 31] = {[4] = INJ_2ND('o') /* form */},
-    ['s' & 31] = {[6] = INJ_2ND('e') /* select */},
-    ['t' & 31] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
-                  [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') /* table,tbody,tfoot,thead */,
-                  [8] = INJ_2ND('e') /* template */},
+static const uint32_t inj_html_second_end[26][10] = {
+    ['c' - 'a'] = {[3] = INJ_2ND('o') /* col */, [7] = INJ_2ND('a') /* caption */, [8] = INJ_2ND('o') /* colgroup */},
+    ['f' - 'a'] = {[4] = INJ_2ND('o') /* form */},
+    ['s' - 'a'] = {[6] = INJ_2ND('e') /* select */},
+    ['t' - 'a'] = {[2] = INJ_2ND('d') | INJ_2ND('h') | INJ_2ND('r') /* td,th,tr */,
+                   [5] = INJ_2ND('a') | INJ_2ND('b') | INJ_2ND('f') | INJ_2ND('h') /* table,tbody,tfoot,thead */,
+                   [8] = INJ_2ND('e') /* template */},
 };
 
 static inline int inj_html_maybe_end(unsigned char first, unsigned char second, size_t len)
