@@ -596,15 +596,14 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 		}
 		const char *p = s->p + s->base;
 		const struct inj_block *m = s->m;
-		size_t span = s->span, w = o >> 6, from = o;
+		size_t span = s->span, w = o >> 6;
 		uint64_t lt = m[w].lt & (~UINT64_C(0) << (o & 63));
 		for (;;) {
-			while (!lt) { /* the next block with a '<', from `from` on */
+			while (!lt) { /* the next block with a '<' (a tag that
+				       * ended in a block left its bits after it) */
 				if (++w * 64 >= span)
 					break;
 				lt = m[w].lt;
-				if (from > w * 64)
-					lt = from - w * 64 < 64 ? lt & (~UINT64_C(0) << (from - w * 64)) : 0;
 			}
 			if (!lt) {
 				i = scan_next(s, s->base + span, K_LT);
@@ -646,11 +645,8 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 					               (unsigned)inj_html_maybe(c, (unsigned char)q[k + 1], e - k);
 					if (UNLIKELY(odd & (unsigned)((cls & C_FIRST) != 0)))
 						goto other;
-					if (g >= 64) { /* into the next block */
-						from = w * 64 + g + 1;
-						lt = 0;
-						break;
-					}
+					if (g >= 64)
+						goto next_block;
 					goto ends;
 				}
 			other:;
@@ -664,7 +660,13 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 					return s->base + w * 64 + t;
 				}
 				g = (unsigned)r;
-				from = w * 64 + g + 1; /* g may be past the block */
+				if (g >= 64) { /* g < 128: in the next block */
+				next_block:
+					/* its '<' bits after the '>' (the zero block
+					 * after the window's last: none) */
+					lt = m[++w].lt & ((~UINT64_C(0) << (g - 64)) << 1);
+					break;
+				}
 			ends:
 				/* the tag ends at q[g]: the '<' bits before it (in its
 				 * values) are no tags */
