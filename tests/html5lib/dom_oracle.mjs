@@ -251,7 +251,7 @@ async function main() {
   if (!failed && code !== 0) failed = `dom_pages.py exited ${code}`;
   const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '0.0');
   console.log(`${BROWSER} DOM oracle (seed ${args.seed}): ${s.pages} pages, ${s.withToken} with a token, ${s.tokens} ` +
-    `tokens; ${s.fields} fields in the documents (${s.live} with an owner, the rest inert or ownerless); ` +
+    `insertions (fields and meta pairs); ${s.fields} fields in the documents (${s.live} with an owner, the rest inert or ownerless); ` +
     `${s.leaks} pages leak` + (s.deep ? ` (and ${s.deep} with a field ${DEEP}+ elements deep, the known ` +
     'depth-cap leak, not judged without --deep)' : '') + (args.html5lib ? ` (html5lib's oracle, scripting off: ${s.h5} pages; ` +
     `${s.h5only} leaks it does not see)` : '') + `; forms that would send a token (POST to this origin): ` +

@@ -57,6 +57,9 @@ agree on every page (the oracle before this mode: 73 leaks Chromium does
 not have); the trees still differ where html5lib 1.1 predates other
 changes (Chromium's select that keeps any content, </p> leaving foreign
 content) and inside templates, where nothing is owned.
+That check runs on every ctest run now, in Firefox too: dom_oracle.mjs
+(html5lib.dom.chromium, html5lib.dom.firefox) judges the injector's
+output of this generator's pages (page_stream) in the browsers' DOM.
 A <base> to another origin that comes after a form got its token is
 accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
 
