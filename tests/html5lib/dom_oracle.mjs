@@ -7,7 +7,7 @@
 // table (docs/architecture.md), which no model of Chromium sees.
 //
 //   node dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N]
-//        [--attack N] [--html5lib] [--batch BYTES] [--show N]
+//        [--attack N] [--html5lib] [--deep] [--batch BYTES] [--show N]
 //   node dom_oracle.mjs --file JSONL    judges dom_pages.py's records
 //                                       kept in a file (a reproduction)
 //
@@ -61,16 +61,20 @@ const DOC_URL = 'https://self.example/dir/page.html';
 const DEEP = 400;
 
 function parseArgs(argv) {
-  const a = { driver: null, file: null, deep: false, seed: 1, pages: 0, tables: 0, attack: 0, html5lib: false, batch: 400000, show: 3 };
+  const numbers = { seed: 1, pages: 0, tables: 0, attack: 0, batch: 400000, show: 3 };
+  const a = { driver: null, file: null, deep: false, html5lib: false, ...numbers };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     if (k === '--html5lib') a.html5lib = true;
     else if (k === '--file') a.file = argv[++i];
     else if (k === '--deep') a.deep = true;
-    else if (k.startsWith('--')) a[k.slice(2)] = Number(argv[++i]);
+    else if (k.startsWith('--') && k.slice(2) in numbers && Number.isInteger(Number(argv[i + 1])))
+      a[k.slice(2)] = Number(argv[++i]);
+    else if (k.startsWith('--')) throw new Error(`dom_oracle.mjs: ${k}: no such option, or not followed by a number`);
     else a.driver = k;
   }
-  if (!a.driver && !a.file) throw new Error('usage: dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N] [--attack N] ...');
+  if (!a.driver && !a.file)
+    throw new Error('usage: dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N] [--attack N] ...');
   return a;
 }
 
@@ -110,7 +114,8 @@ function judgeBatch(recs, deep) {
       NodeFilter.SHOW_COMMENT | NodeFilter.SHOW_PROCESSING_INSTRUCTION);
     for (let n = w.currentNode; n; n = w.nextNode()) {
       if (n.nodeType !== Node.ELEMENT_NODE) {
-        if (typeof n.data === 'string' && n.data.includes(TOKEN)) found.push(`the token in text in ${n.parentNode?.nodeName}`);
+        if (typeof n.data === 'string' && n.data.includes(TOKEN))
+          found.push(`the token in text in ${n.parentNode?.nodeName}`);
         continue;
       }
       for (const at of n.attributes) {
@@ -142,7 +147,8 @@ function judgeBatch(recs, deep) {
       owners.add(form);
       if (depthOf(f) > deep) deepForms.add(form);
       const found = depthOf(f) > deep ? deepFound : foundTop;
-      if (!form.contains(f)) found.push(`a field that is not a descendant of its form (${form.getAttribute('action')})`);
+      if (!form.contains(f))
+        found.push(`a field that is not a descendant of its form (${form.getAttribute('action')})`);
       if (form.method !== 'post') found.push(`the form's method ${form.method}`);
       if (origin(form.action) !== SELF && !(status & LATE_BASE && safeNoBase(form.getAttribute('action'))))
         found.push(`the form's action ${form.action}`);
@@ -194,7 +200,8 @@ async function main() {
   const input = child ? child.stdout : fs.createReadStream(args.file);
 
   const browser = await launch(BROWSER);
-  const s = { pages: 0, withToken: 0, tokens: 0, fields: 0, live: 0, want: 0, got: 0, leaks: 0, h5: 0, h5only: 0, deep: 0 };
+  const s = { pages: 0, withToken: 0, tokens: 0, fields: 0, live: 0, want: 0, got: 0 };
+  Object.assign(s, { leaks: 0, h5: 0, h5only: 0, deep: 0 });
   const shown = [];
   const shownDeep = [];
   let failed = null;
@@ -203,7 +210,8 @@ async function main() {
     const p = page.p;
     await p.setRequestInterception(true);
     p.on('request', (r) => {
-      if (r.url() === DOC_URL) r.respond({ status: 200, contentType: 'text/html', body: '<!doctype html><title>dom</title>' });
+      const body = '<!doctype html><title>dom</title>';
+      if (r.url() === DOC_URL) r.respond({ status: 200, contentType: 'text/html', body });
       else r.abort();
     });
     await page.goto(DOC_URL);
@@ -256,13 +264,16 @@ async function main() {
   if (!failed && code !== 0) failed = `dom_pages.py exited ${code}`;
   const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '0.0');
   console.log(`${BROWSER} DOM oracle (seed ${args.seed}): ${s.pages} pages, ${s.withToken} with a token, ${s.tokens} ` +
-    `insertions (fields and meta pairs); ${s.fields} fields in the documents (${s.live} with an owner, the rest inert or ownerless); ` +
+    `insertions (fields and meta pairs); ${s.fields} fields in the documents (${s.live} with an owner, ` +
+    'the rest inert or ownerless); ' +
     `${s.leaks} pages leak` + (s.deep ? ` (and ${s.deep} with a field ${DEEP}+ elements deep, the known ` +
-    'depth-cap leak, not judged without --deep)' : '') + (args.html5lib ? ` (html5lib's oracle, scripting off: ${s.h5} pages; ` +
+    'depth-cap leak, not judged without --deep)' : '') +
+    (args.html5lib ? ` (html5lib's oracle, scripting off: ${s.h5} pages; ` +
     `${s.h5only} leaks it does not see)` : '') + `; forms that would send a token (POST to this origin): ` +
     `${s.want}, ${s.got} own one, missed ${pct(s.want - s.got, s.want)}%; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   for (const x of [...shown, ...shownDeep]) {
-    console.log(`${x.label}: an injected field leaks: ${x.why}` + (args.html5lib ? ` (html5lib: ${x.h5 || 'none'})` : ''));
+    const h5 = args.html5lib ? ` (html5lib: ${x.h5 || 'none'})` : '';
+    console.log(`${x.label}: an injected field leaks: ${x.why}${h5}`);
     console.log(`output: ${x.out}`);
   }
   if (failed) {
