@@ -7,7 +7,8 @@
 // table (docs/architecture.md), which no model of Chromium sees.
 //
 //   node dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N]
-//        [--attack N] [--html5lib] [--deep] [--batch BYTES] [--show N]
+//        [--attack N] [--html5lib] [--deep] [--parse write|domparser]
+//        [--batch BYTES] [--show N]
 //   node dom_oracle.mjs --file JSONL    judges dom_pages.py's records
 //                                       kept in a file (a reproduction)
 //
@@ -16,12 +17,25 @@
 // page, https://self.example/dir/page.html (the driver's origin and
 // inject_diff.py's document URL), answered by puppeteer's request
 // interception (nothing leaves the machine, no certificate needed), and
-// parses each output with DOMParser('text/html') there, batches in one
-// evaluate. A document DOMParser makes has the URL of the page that made
-// it, so a form's action, a button's formaction and a <base> resolve as
-// in the page the site served; scripting is off (noscript holds markup),
-// as for inject_diff.py's scripting-off trees. The owners are the
-// browser's own (input.form, button.form, form="" included).
+// parses each output there, batches in one evaluate, the way a navigation
+// to the page would (--parse):
+//   write      (Chromium's default) document.open(), write(), close() in
+//              one iframe of the page, sandboxed without scripts: the
+//              parser of a document in a browsing context, the page's URL
+//              and base; on 300 pages the owners, actions, submitters and
+//              base equal those of the page navigated to
+//   domparser  (Firefox's default) DOMParser('text/html'): its document
+//              has the page's URL; Firefox's gives a navigation's owners
+//              (the same 300 pages), Chromium's ignores the form element
+//              pointer (no browsing context: a field or button the
+//              pointer owns has its nearest ancestor form instead), which
+//              is what a page parsed by DOMParser gets there (Turbo Drive,
+//              htmx: the tree depth cap's leak, docs/architecture.md)
+// Scripting is off in both (noscript holds markup), as for
+// inject_diff.py's scripting-off trees. A form's action and a button's
+// formaction resolve as on the site's page: empty, the page's URL; else
+// against the document's base URL. The owners are the browser's own
+// (input.form, button.form, form="" included).
 //
 // A leak (inject_diff.py's definition, in the browser's tree): an HTML
 // <input name=FIELD value=TOKEN> in the document (template contents are
@@ -62,12 +76,19 @@ const DEEP = 400;
 
 function parseArgs(argv) {
   const numbers = { seed: 1, pages: 0, tables: 0, attack: 0, batch: 400000, show: 3 };
-  const a = { driver: null, file: null, deep: false, html5lib: false, ...numbers };
+  // Chromium's DOMParser ignores the form element pointer (its document
+  // has no browsing context): a frame written with document.write parses
+  // as a navigation does there. Firefox's frame keeps about:blank as its
+  // URL after document.open() (a <base href=/app/> then fails to
+  // resolve); its DOMParser gives a navigation's owners.
+  const a = { driver: null, file: null, deep: false, html5lib: false, ...numbers,
+    parse: BROWSER === 'chromium' ? 'write' : 'domparser' };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     if (k === '--html5lib') a.html5lib = true;
     else if (k === '--file') a.file = argv[++i];
     else if (k === '--deep') a.deep = true;
+    else if (k === '--parse' && ['write', 'domparser'].includes(argv[i + 1])) a.parse = argv[++i];
     else if (k.startsWith('--') && k.slice(2) in numbers && Number.isInteger(Number(argv[i + 1])))
       a[k.slice(2)] = Number(argv[++i]);
     else if (k.startsWith('--')) throw new Error(`dom_oracle.mjs: ${k}: no such option, or not followed by a number`);
@@ -80,7 +101,7 @@ function parseArgs(argv) {
 
 // Runs in the browser: the verdicts on a batch of { out, status }.
 // Findings about a field more than deep elements down go apart (deep).
-function judgeBatch(recs, deep) {
+function judgeBatch(recs, deep, mode) {
   const SELF = 'https://self.example';
   const DOC = 'https://self.example/dir/page.html';
   const FIELD = 'csrf_diff_field';
@@ -104,10 +125,22 @@ function judgeBatch(recs, deep) {
       return false;
     }
   };
-  const isField = (e) => e instanceof HTMLInputElement && e.getAttribute('name') === FIELD &&
-    e.getAttribute('value') === TOKEN;
-  const isSubmit = (e) => (e instanceof HTMLButtonElement && e.type === 'submit') ||
-    (e instanceof HTMLInputElement && (e.type === 'submit' || e.type === 'image'));
+  // (by name: a frame's elements are of its own window's classes)
+  const isHtml = (e, name) => e.localName === name && e.namespaceURI === 'http://www.w3.org/1999/xhtml';
+  const isField = (e) => isHtml(e, 'input') && e.getAttribute('name') === FIELD && e.getAttribute('value') === TOKEN;
+  const isSubmit = (e) => (isHtml(e, 'button') && e.type === 'submit') ||
+    (isHtml(e, 'input') && (e.type === 'submit' || e.type === 'image'));
+  // where a form sends, as on the site's page: empty or none, the
+  // document's URL (a frame's is about:srcdoc: the page's stands in);
+  // else resolved against the document's base URL (a frame's falls back
+  // to the page's)
+  const target = (doc, v) => {
+    try {
+      return v === null || v === '' ? DOC : new URL(v, doc.baseURI).href;
+    } catch {
+      return `an unparsable URL ${v}`;
+    }
+  };
   // the token outside a field's value or the meta pair, template contents too
   function elsewhere(root, found) {
     const w = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT |
@@ -128,8 +161,7 @@ function judgeBatch(recs, deep) {
       if (n.localName === 'template' && n.content) elsewhere(n.content, found);
     }
   }
-  function judge(out, status) {
-    const doc = new DOMParser().parseFromString(out, 'text/html');
+  function judge(doc, status) {
     const foundTop = [];
     if (doc.documentElement) elsewhere(doc.documentElement, foundTop);
     const fields = [...doc.getElementsByTagName('input')].filter(isField);
@@ -150,8 +182,9 @@ function judgeBatch(recs, deep) {
       if (!form.contains(f))
         found.push(`a field that is not a descendant of its form (${form.getAttribute('action')})`);
       if (form.method !== 'post') found.push(`the form's method ${form.method}`);
-      if (origin(form.action) !== SELF && !(status & LATE_BASE && safeNoBase(form.getAttribute('action'))))
-        found.push(`the form's action ${form.action}`);
+      const action = target(doc, form.getAttribute('action'));
+      if (origin(action) !== SELF && !(status & LATE_BASE && safeNoBase(form.getAttribute('action'))))
+        found.push(`the form's action ${action}`);
     }
     const controls = [...doc.querySelectorAll('button, input')];
     for (const b of controls) {
@@ -159,8 +192,10 @@ function judgeBatch(recs, deep) {
       let away = null;
       const fm = b.getAttribute('formmethod');
       if (fm !== null && !['post', 'dialog'].includes(fm.toLowerCase())) away = 'GET';
-      else if (b.hasAttribute('formaction') && origin(b.formAction) !== SELF &&
-        !(status & LATE_BASE && safeNoBase(b.getAttribute('formaction')))) away = b.formAction;
+      else if (b.hasAttribute('formaction')) {
+        const to = target(doc, b.getAttribute('formaction'));
+        if (origin(to) !== SELF && !(status & LATE_BASE && safeNoBase(b.getAttribute('formaction')))) away = to;
+      }
       if (!away) continue;
       const late = fields.some((f) => f.form === b.form &&
         (f.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING));
@@ -172,18 +207,44 @@ function judgeBatch(recs, deep) {
     let want = 0;
     let got = 0;
     for (const form of doc.forms) {
-      if (form.method !== 'post' || origin(form.action) !== SELF) continue;
+      if (form.method !== 'post' || origin(target(doc, form.getAttribute('action'))) !== SELF) continue;
       want++;
       if (owners.has(form)) got++;
     }
     return { found: foundTop, deep: deepFound, live: fields.filter((f) => f.form).length, fields: fields.length, want,
       got };
   }
+  const failed = (e) => ({ found: [`the judge failed: ${e}`], deep: [], live: 0, fields: 0, want: 0, got: 0 });
+  if (mode === 'domparser') {
+    return recs.map((r) => {
+      try {
+        return judge(new DOMParser().parseFromString(r.out, 'text/html'), r.status);
+      } catch (e) {
+        return failed(e);
+      }
+    });
+  }
+  // one frame, written again for each output: document.open() and
+  // write() run the parser of a document in a browsing context, as a
+  // navigation does (DOMParser's document has none, and Chromium's then
+  // ignores the form element pointer); sandboxed without scripts, so
+  // scripting is off, and the frame is of this page's origin and base
+  let f = document.getElementById('judge');
+  if (!f) {
+    f = document.createElement('iframe');
+    f.id = 'judge';
+    f.setAttribute('sandbox', 'allow-same-origin');
+    document.body.appendChild(f);
+  }
   return recs.map((r) => {
     try {
-      return judge(r.out, r.status);
+      const doc = f.contentDocument;
+      doc.open();
+      doc.write(r.out);
+      doc.close();
+      return judge(f.contentDocument, r.status);
     } catch (e) {
-      return { found: [`the judge failed: ${e}`], deep: [], live: 0, fields: 0, want: 0, got: 0 };
+      return failed(e);
     }
   });
 }
@@ -210,8 +271,11 @@ async function main() {
     const p = page.p;
     await p.setRequestInterception(true);
     p.on('request', (r) => {
+      // nothing loads: the written frame inherits the page's CSP (a
+      // <frame src> or <img> of an output would otherwise ask for it)
       const body = '<!doctype html><title>dom</title>';
-      if (r.url() === DOC_URL) r.respond({ status: 200, contentType: 'text/html', body });
+      const headers = { 'Content-Security-Policy': "default-src 'none'" };
+      if (r.url() === DOC_URL) r.respond({ status: 200, contentType: 'text/html', headers, body });
       else r.abort();
     });
     await page.goto(DOC_URL);
@@ -219,7 +283,7 @@ async function main() {
     let bytes = 0;
     const flush = async () => {
       if (!batch.length) return;
-      const verdicts = await page.evaluate(judgeBatch, batch.map((r) => ({ out: r.out, status: r.status })), DEEP);
+      const verdicts = await page.evaluate(judgeBatch, batch.map((r) => ({ out: r.out, status: r.status })), DEEP, args.parse);
       verdicts.forEach((v, i) => {
         const r = batch[i];
         s.fields += v.fields;
@@ -263,7 +327,7 @@ async function main() {
   const code = await exited;
   if (!failed && code !== 0) failed = `dom_pages.py exited ${code}`;
   const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '0.0');
-  console.log(`${BROWSER} DOM oracle (seed ${args.seed}): ${s.pages} pages, ${s.withToken} with a token, ${s.tokens} ` +
+  console.log(`${BROWSER} DOM oracle (${args.parse}, seed ${args.seed}): ${s.pages} pages, ${s.withToken} with a token, ${s.tokens} ` +
     `insertions (fields and meta pairs); ${s.fields} fields in the documents (${s.live} with an owner, ` +
     'the rest inert or ownerless); ' +
     `${s.leaks} pages leak` + (s.deep ? ` (and ${s.deep} with a field ${DEEP}+ elements deep, the known ` +
