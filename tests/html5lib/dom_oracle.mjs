@@ -29,8 +29,8 @@
 //              (the same 300 pages), Chromium's ignores the form element
 //              pointer (no browsing context: a field or button the
 //              pointer owns has its nearest ancestor form instead), which
-//              is what a page parsed by DOMParser gets there (Turbo Drive,
-//              htmx: the tree depth cap's leak, docs/architecture.md)
+//              is what a page a script parses with DOMParser gets there
+//              (the tree depth cap's leak, docs/architecture.md)
 // Scripting is off in both (noscript holds markup), as for
 // inject_diff.py's scripting-off trees. A form's action and a button's
 // formaction resolve as on the site's page: empty, the page's URL; else
@@ -283,7 +283,8 @@ async function main() {
     let bytes = 0;
     const flush = async () => {
       if (!batch.length) return;
-      const verdicts = await page.evaluate(judgeBatch, batch.map((r) => ({ out: r.out, status: r.status })), DEEP, args.parse);
+      const recs = batch.map((r) => ({ out: r.out, status: r.status }));
+      const verdicts = await page.evaluate(judgeBatch, recs, DEEP, args.parse);
       verdicts.forEach((v, i) => {
         const r = batch[i];
         s.fields += v.fields;
@@ -327,7 +328,8 @@ async function main() {
   const code = await exited;
   if (!failed && code !== 0) failed = `dom_pages.py exited ${code}`;
   const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '0.0');
-  console.log(`${BROWSER} DOM oracle (${args.parse}, seed ${args.seed}): ${s.pages} pages, ${s.withToken} with a token, ${s.tokens} ` +
+  console.log(`${BROWSER} DOM oracle (${args.parse}, seed ${args.seed}): ${s.pages} pages, ` +
+    `${s.withToken} with a token, ${s.tokens} ` +
     `insertions (fields and meta pairs); ${s.fields} fields in the documents (${s.live} with an owner, ` +
     'the rest inert or ownerless); ' +
     `${s.leaks} pages leak` + (s.deep ? ` (and ${s.deep} with a field ${DEEP}+ elements deep, the known ` +
