@@ -18,7 +18,9 @@
 #   make bench    benchmarks against the peers (bench/RESULTS.md)
 #   make bench-ab BASE=rev   the nginx module now against itself at rev
 #   make fuzz     libFuzzer harnesses, FUZZ_SECONDS each (default 300), then the
-#                 injector against html5lib on HTML5LIB_PAGES pages (default 100000)
+#                 injector against html5lib on HTML5LIB_PAGES pages (default 100000),
+#                 and its output in Chromium's and Firefox's DOM (dom_oracle.mjs;
+#                 Chromium's DOMParser too)
 #   make scan-diff  the injector's block scanner: every path (CSRF_SCAN) and the
 #                 injector before it on HTML5LIB_PAGES pages, the corpora at every
 #                 split, and the html5lib oracle on each path (tests/html5lib/scan-diff.sh)
@@ -97,6 +99,10 @@ fuzz: deps
 	@echo "html5lib differential: $(HTML5LIB_PAGES) pages, seed $(HTML5LIB_SEED)"
 	@/usr/bin/python3 tests/html5lib/inject_diff.py build/tests/html5lib/csrf-inject-driver \
 		--pages $(HTML5LIB_PAGES) --seed $(HTML5LIB_SEED) --report 10000
+	@for run in chromium:write firefox:domparser chromium:domparser; do \
+		E2E_BROWSER=$${run%%:*} node tests/html5lib/dom_oracle.mjs build/tests/html5lib/csrf-inject-driver \
+		--parse $${run#*:} --seed $(HTML5LIB_SEED) --pages $(HTML5LIB_PAGES) --tables $(HTML5LIB_PAGES) \
+		--attack $(HTML5LIB_PAGES) || exit 1; done
 
 scan-diff: deps
 	@./tests/html5lib/scan-diff.sh $(HTML5LIB_PAGES)

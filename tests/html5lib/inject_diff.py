@@ -57,6 +57,9 @@ agree on every page (the oracle before this mode: 73 leaks Chromium does
 not have); the trees still differ where html5lib 1.1 predates other
 changes (Chromium's select that keeps any content, </p> leaving foreign
 content) and inside templates, where nothing is owned.
+That check runs on every ctest run now, in Firefox too: dom_oracle.mjs
+(html5lib.dom.chromium, html5lib.dom.firefox) judges the injector's
+output of this generator's pages (page_stream) in the browsers' DOM.
 A <base> to another origin that comes after a form got its token is
 accepted only when the injector reported it (CSRF_INJECT_LATE_BASE).
 
@@ -1082,6 +1085,34 @@ def leaks(html, scripting, status):
     return found, owned_self
 
 
+def page_stream(seed, count):
+    """The pages of a run, in order: (n, label, page, cut rng), n the
+    page's number (random pages keep theirs of before the regressions
+    came; -1 for the others). The cuts are drawn from the cut rng as each
+    page comes (page_cuts), so a seed's pages and cuts stay the same;
+    dom_pages.py reads the same stream."""
+    rng = random.Random(seed)
+    fixed = len(FIXED)
+    # the extra pages' own rng, for their pages and cuts
+    xrng = random.Random("extra %d" % seed)
+    for k in range(fixed + len(REGRESSIONS) + count):
+        if k < fixed:
+            yield k, "page %d" % k, FIXED[k], rng
+        elif k < fixed + len(REGRESSIONS):
+            yield -1, "regression %d" % (k - fixed), REGRESSIONS[k - fixed], random.Random(k)
+        else:
+            n = k - len(REGRESSIONS)
+            yield n, "page %d" % n, make_page(rng), rng
+            if (n - fixed) % 4 == 3:
+                x = (n - fixed) // 4
+                yield -1, "extra page %d" % x, make_extra_page(xrng), xrng
+
+
+def page_cuts(page, cut_rng):
+    """Where the driver splits page (bytes), from its cut rng."""
+    return sorted(cut_rng.sample(range(1, len(page)), min(len(page) - 1, cut_rng.randint(0, 8))))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("driver")
@@ -1089,7 +1120,6 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--report", type=int, default=0, help="print progress every N pages")
     args = ap.parse_args()
-    rng = random.Random(args.seed)
     for k, out in enumerate(MUST_FLAG):
         for scripting in (True, False):
             if not leaks(out, scripting, 0)[0]:
@@ -1099,29 +1129,11 @@ def main():
                 return 1
     drv = subprocess.Popen([args.driver], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     pages_with_token = tokens = owned = extras = 0
-    fixed = len(FIXED)
-    # the extra pages' own rng, for their pages and cuts
-    xrng = random.Random("extra %d" % args.seed)
 
-    def pages():
-        """(n, label, page, cut rng): n the page's number (random pages keep
-        theirs of before the regressions came; -1 for the others)."""
-        for k in range(fixed + len(REGRESSIONS) + args.pages):
-            if k < fixed:
-                yield k, "page %d" % k, FIXED[k], rng
-            elif k < fixed + len(REGRESSIONS):
-                yield -1, "regression %d" % (k - fixed), REGRESSIONS[k - fixed], random.Random(k)
-            else:
-                n = k - len(REGRESSIONS)
-                yield n, "page %d" % n, make_page(rng), rng
-                if (n - fixed) % 4 == 3:
-                    x = (n - fixed) // 4
-                    yield -1, "extra page %d" % x, make_extra_page(xrng), xrng
-
-    for n, label, page, cut_rng in pages():
+    for n, label, page, cut_rng in page_stream(args.seed, args.pages):
         extras += label.startswith("extra")
         page = page.encode("latin-1")
-        cuts = sorted(cut_rng.sample(range(1, len(page)), min(len(page) - 1, cut_rng.randint(0, 8))))
+        cuts = page_cuts(page, cut_rng)
         drv.stdin.write(("%d %d %s\n" % (len(page), len(cuts), " ".join(map(str, cuts)))).encode())
         drv.stdin.write(page)
         drv.stdin.flush()
