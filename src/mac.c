@@ -9,6 +9,17 @@
 
 #define HMAC_BLOCK 64
 
+/* The hot path's fixed-count loops over the message parts and the
+ * digest's words, unrolled (gcc keeps them as loops at -O2): a MAC of
+ * the token or cookie saves about 75 instructions of loop control. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 /* the pragma's first release */
+#define UNROLL_4 _Pragma("GCC unroll 4")
+#define UNROLL_8 _Pragma("GCC unroll 8")
+#else
+#define UNROLL_4
+#define UNROLL_8
+#endif
+
 void csrfi_mac_init(csrfi_mac_key *k, const uint8_t *key, size_t key_len)
 {
 	uint8_t block[HMAC_BLOCK];
@@ -64,6 +75,7 @@ void csrfi_sha256_last_block(csrfi_sha256_ctx *h, uint8_t block[HMAC_BLOCK], siz
 	store_be32(block + HMAC_BLOCK - 8, (uint32_t)(bits >> 32));
 	store_be32(block + HMAC_BLOCK - 4, (uint32_t)bits);
 	csrfi_sha256_block(h, block);
+	UNROLL_8
 	for (unsigned i = 0; i < 8; i++)
 		store_be32(out + 4 * i, csrfi_sha256_word(h, i));
 }
@@ -79,6 +91,7 @@ static void mac_one_block(const csrfi_mac_key *k, const void *const parts[4], co
 	csrfi_sha256_ctx h;
 	size_t at = 0;
 
+	UNROLL_4
 	for (size_t i = 0; i < 4; i++) {
 		if (parts[i] && lens[i]) {
 			memcpy(block + at, parts[i], lens[i]);
@@ -105,6 +118,7 @@ void csrfi_mac(const csrfi_mac_key *k, const void *p1, size_t n1, const void *p2
 
 #if CSRFI_SHA256_BLOCK
 	size_t total = 0;
+	UNROLL_4
 	for (size_t i = 0; i < 4; i++)
 		if (parts[i] && lens[i])
 			total += lens[i] <= CSRFI_SHA256_ONE_BLOCK ? lens[i] : CSRFI_SHA256_ONE_BLOCK + 1;
