@@ -302,7 +302,11 @@ static inline int csrfi_slice_ieq(csrf_slice s, const char *lit)
 	size_t n = strlen(lit);
 	return s.ptr && s.len == n && (memcmp(s.ptr, lit, n) == 0 || csrfi_mem_ieq(s.ptr, lit, n));
 }
-int csrfi_slice_eq(csrf_slice s, const char *lit);
+static inline int csrfi_slice_eq(csrf_slice s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.ptr && s.len == n && memcmp(s.ptr, lit, n) == 0;
+}
 /* ASCII case-insensitive equality of (p, n) with a NUL-terminated literal
  * (p NULL reads as empty). */
 static inline int csrfi_ieq(const char *p, size_t n, const char *lit)

@@ -88,12 +88,6 @@ int csrfi_mem_ieq(const char *a, const char *b, size_t n)
 	return 1;
 }
 
-int csrfi_slice_eq(csrf_slice s, const char *lit)
-{
-	size_t n = strlen(lit);
-	return s.ptr && s.len == n && memcmp(s.ptr, lit, n) == 0;
-}
-
 csrf_reason csrfx_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
 	uint64_t v = 0;
