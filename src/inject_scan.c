@@ -37,10 +37,13 @@
 
 /* The classes, one bit each, of a byte a time (the reference and the
  * tail of a chunk): bit 0 '<', bit 1 '>' or a quote, bit 2 a byte up to
- * ' ' or '/', '=', '>'. */
+ * ' ' or '/', '=', '>'; for the plain mask, bit 3 a letter not in
+ * INJ_HTML_FIRST, bit 4 one not in INJ_HTML_FIRST_END, bit 5 '/'. */
+#define SC_OFF(c, set) (CLS_ALPHA(c) && !(((set) >> ((((c) | 0x20) - 'a') & 31)) & 1))
 #define SC(c)                                                                                                          \
 	(((c) == '<' ? 1 : 0) | ((c) == '>' || (c) == '"' || (c) == '\'' ? 2 : 0) |                                    \
-	 ((c) <= ' ' || (c) == '/' || (c) == '=' || (c) == '>' ? 4 : 0))
+	 ((c) <= ' ' || (c) == '/' || (c) == '=' || (c) == '>' ? 4 : 0) | (SC_OFF(c, INJ_HTML_FIRST) ? 8 : 0) |        \
+	 (SC_OFF(c, INJ_HTML_FIRST_END) ? 16 : 0) | ((c) == '/' ? 32 : 0))
 #define SC4(c) SC(c), SC((c) + 1), SC((c) + 2), SC((c) + 3)
 #define SC16(c) SC4(c), SC4((c) + 4), SC4((c) + 8), SC4((c) + 12)
 #define SC64(c) SC16(c), SC16((c) + 16), SC16((c) + 32), SC16((c) + 48)
@@ -50,16 +53,37 @@ static const uint8_t scan_cls[256] = {SC64(0), SC64(64), SC64(128), SC64(192)};
 
 static void bytes_block(const char *p, size_t n, struct inj_block *b)
 {
-	uint64_t lt = 0, gq = 0, end = 0;
+	uint64_t lt = 0, gq = 0, end = 0, off = 0, off_end = 0, slash = 0;
 	for (size_t k = 0; k < n; k++) {
 		unsigned c = scan_cls[(unsigned char)p[k]];
 		lt |= (uint64_t)(c & 1) << k;
 		gq |= (uint64_t)((c >> 1) & 1) << k;
 		end |= (uint64_t)((c >> 2) & 1) << k;
+		off |= (uint64_t)((c >> 3) & 1) << k;
+		off_end |= (uint64_t)((c >> 4) & 1) << k;
+		slash |= (uint64_t)((c >> 5) & 1) << k;
 	}
 	b->lt = lt;
 	b->gq = gq;
 	b->end = end;
+	b->plain = lt & ((off >> 1) | ((slash >> 1) & (off_end >> 2)));
+}
+
+/* The plain mask of the block at p from its '<' bits lt, a '<' at a
+ * time (the bytes after it in the block: '<' at 63 has none, at 62 no
+ * letter after a '/'). */
+static inline uint64_t plain_of(const char *p, uint64_t lt)
+{
+	uint64_t r = 0;
+	lt &= ~(UINT64_C(1) << 63);
+	while (lt) {
+		unsigned t = (unsigned)__builtin_ctzll(lt);
+		lt &= lt - 1;
+		unsigned c = scan_cls[(unsigned char)p[t + 1]], d = scan_cls[(unsigned char)p[(t + 2) & 63]];
+		unsigned bit = ((c >> 3) | ((c >> 5) & (d >> 4) & (t < 62))) & 1;
+		r |= (uint64_t)bit << t;
+	}
+	return r;
 }
 
 static void scalar_classify(const char *p, size_t blocks, struct inj_block *out)
@@ -149,6 +173,7 @@ static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 		out[b].lt = ~lt;
 		out[b].gq = ~gq;
 		out[b].end = ~end;
+		out[b].plain = 0;
 	}
 }
 #else
@@ -200,6 +225,7 @@ static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 		out[b].lt = (uint64_t)l1 << 32 | l0;
 		out[b].gq = (uint64_t)g1 << 32 | g0;
 		out[b].end = (uint64_t)e1 << 32 | e0;
+		out[b].plain = 0;
 	}
 }
 #endif
@@ -234,9 +260,11 @@ static void sse2_classify(const char *p, size_t blocks, struct inj_block *out)
 		sse2_16(_mm_loadu_si128(q + 1), &l1, &g1, &e1);
 		sse2_16(_mm_loadu_si128(q + 2), &l2, &g2, &e2);
 		sse2_16(_mm_loadu_si128(q + 3), &l3, &g3, &e3);
-		out[b].lt = sse2_bits(l0, l1, l2, l3);
+		uint64_t lt = sse2_bits(l0, l1, l2, l3);
+		out[b].lt = lt;
 		out[b].gq = sse2_bits(g0, g1, g2, g3);
 		out[b].end = sse2_bits(e0, e1, e2, e3);
+		out[b].plain = plain_of(p, lt);
 	}
 }
 #endif
@@ -267,9 +295,11 @@ TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_b
 		__m256i l0, l1, g0, g1, e0, e1;
 		avx2_32(_mm256_loadu_si256(q), &l0, &g0, &e0);
 		avx2_32(_mm256_loadu_si256(q + 1), &l1, &g1, &e1);
-		out[b].lt = avx2_bits(l0, l1);
+		uint64_t lt = avx2_bits(l0, l1);
+		out[b].lt = lt;
 		out[b].gq = avx2_bits(g0, g1);
 		out[b].end = avx2_bits(e0, e1);
+		out[b].plain = plain_of(p, lt);
 	}
 }
 #endif
@@ -314,6 +344,7 @@ static void neon_classify(const char *p, size_t blocks, struct inj_block *out)
 		out[b].lt = neon_bits(l0, l1, l2, l3);
 		out[b].gq = neon_bits(g0, g1, g2, g3);
 		out[b].end = neon_bits(e0, e1, e2, e3);
+		out[b].plain = 0;
 	}
 }
 #endif
@@ -321,15 +352,15 @@ static void neon_classify(const char *p, size_t blocks, struct inj_block *out)
 /* ---- the choice ---- */
 
 static const struct inj_scan_path paths[] = {
-    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify, 0}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify, 1},
+    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify, 0, 1}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify, 1, 0},
 #if defined(HAVE_SSE2)
-    [INJ_SCAN_SSE2] = {"sse2", sse2_classify, 1},
+    [INJ_SCAN_SSE2] = {"sse2", sse2_classify, 1, 1},
 #endif
 #if defined(HAVE_AVX2)
-    [INJ_SCAN_AVX2] = {"avx2", avx2_classify, 1},
+    [INJ_SCAN_AVX2] = {"avx2", avx2_classify, 1, 1},
 #endif
 #if defined(HAVE_NEON)
-    [INJ_SCAN_NEON] = {"neon", neon_classify, 1},
+    [INJ_SCAN_NEON] = {"neon", neon_classify, 1, 0},
 #endif
 };
 
