@@ -288,6 +288,36 @@ TARGET_AVX2 static inline void avx2_32(__m256i x, __m256i *lt, __m256i *gq, __m2
 	                                                                 _mm256_cmpeq_epi8(x, _mm256_set1_epi8('='))));
 }
 
+/* The plain mask's letters by lookups (a letter's index from 'a' split
+ * in nibbles, as simdjson classifies): the low nibble's entry holds, for
+ * 'a' + lo, bit 0 not in INJ_HTML_FIRST and bit 1 not in
+ * INJ_HTML_FIRST_END, bits 2 and 3 the same for 'q' + lo; the high
+ * nibble's (0 or 1) picks the pair. Any other byte gets 0. */
+#define AV_OFF(k, set) ((unsigned)!(((set) >> (k)) & 1))
+#define AV_LO(k)                                                                                                       \
+	(char)(AV_OFF(k, INJ_HTML_FIRST) | AV_OFF(k, INJ_HTML_FIRST_END) << 1 |                                        \
+	       ((k) <= 9 ? AV_OFF((k) + 16, INJ_HTML_FIRST) << 2 | AV_OFF((k) + 16, INJ_HTML_FIRST_END) << 3 : 0))
+#define AV_LO16                                                                                                        \
+	AV_LO(0), AV_LO(1), AV_LO(2), AV_LO(3), AV_LO(4), AV_LO(5), AV_LO(6), AV_LO(7), AV_LO(8), AV_LO(9), AV_LO(10), \
+	    AV_LO(11), AV_LO(12), AV_LO(13), AV_LO(14), AV_LO(15)
+#define AV_HI16 3, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+
+TARGET_AVX2 static inline __m256i avx2_letters(__m256i x)
+{
+	__m256i idx = _mm256_sub_epi8(_mm256_or_si256(x, _mm256_set1_epi8(0x20)), _mm256_set1_epi8('a'));
+	__m256i lo = _mm256_shuffle_epi8(_mm256_setr_epi8(AV_LO16, AV_LO16), idx);
+	__m256i hi = _mm256_shuffle_epi8(_mm256_setr_epi8(AV_HI16, AV_HI16),
+	                                 _mm256_and_si256(_mm256_srli_epi16(idx, 4), _mm256_set1_epi8(15)));
+	return _mm256_and_si256(lo, hi);
+}
+
+/* The bytes of r with none of the bits of k, as a mask. */
+TARGET_AVX2 static inline uint64_t avx2_none(__m256i r0, __m256i r1, char k)
+{
+	__m256i z = _mm256_setzero_si256(), m = _mm256_set1_epi8(k);
+	return avx2_bits(_mm256_cmpeq_epi8(_mm256_and_si256(r0, m), z), _mm256_cmpeq_epi8(_mm256_and_si256(r1, m), z));
+}
+
 TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_block *out)
 {
 	for (size_t b = 0; b < blocks; b++, p += 64) {
@@ -295,11 +325,15 @@ TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_b
 		__m256i l0, l1, g0, g1, e0, e1;
 		avx2_32(_mm256_loadu_si256(q), &l0, &g0, &e0);
 		avx2_32(_mm256_loadu_si256(q + 1), &l1, &g1, &e1);
-		uint64_t lt = avx2_bits(l0, l1);
+		__m256i x0 = _mm256_loadu_si256(q), x1 = _mm256_loadu_si256(q + 1);
+		__m256i r0 = avx2_letters(x0), r1 = avx2_letters(x1);
+		uint64_t lt = avx2_bits(l0, l1), off = ~avx2_none(r0, r1, 5), off_end = ~avx2_none(r0, r1, 10);
+		uint64_t slash = avx2_bits(_mm256_cmpeq_epi8(x0, _mm256_set1_epi8('/')),
+		                           _mm256_cmpeq_epi8(x1, _mm256_set1_epi8('/')));
 		out[b].lt = lt;
 		out[b].gq = avx2_bits(g0, g1);
 		out[b].end = avx2_bits(e0, e1);
-		out[b].plain = plain_of(p, lt);
+		out[b].plain = lt & ((off >> 1) | ((slash >> 1) & (off_end >> 2)));
 	}
 }
 #endif
