@@ -220,7 +220,6 @@ static NOINLINE void scan_tail(const struct inj_scan_path *path, const char *q, 
 	out->lt &= keep;
 	out->gq &= keep;
 	out->end &= keep;
-	out->plain &= keep;
 }
 
 /* Classifies the window of blocks from the one that holds i on. */
@@ -613,7 +612,7 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 			/* the tags of block w: a tag from q[t] on is read when 72
 			 * bytes from it are in the window */
 			const char *q = p + w * 64;
-			uint64_t bgq = m[w].gq, ben = m[w].end, bpl = m[w].plain;
+			uint64_t bgq = m[w].gq, ben = m[w].end;
 			size_t room = span - w * 64;
 			unsigned tmax = room >= 64 + 71 ? 64 : room > 71 ? (unsigned)(room - 71) : 0;
 			do {
@@ -624,32 +623,13 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				}
 				uint64_t upto = lt ^ (lt - 1); /* bits 0..t */
 				lt &= lt - 1;
-				unsigned g;
-				if ((bpl >> t) & 1) {
-					/* a name no element we follow has (the plain
-					 * mask): its end is its first '>' or quote when
-					 * that is a '>' (the one byte in gq and end) */
-					uint64_t pgq = bgq & ~upto;
-					if (pgq) {
-						g = CTZ32(pgq);
-						if ((ben >> g) & 1)
-							goto ends;
-					} else {
-						uint64_t ngq = m[w + 1].gq;
-						g = CTZ32(ngq | (UINT64_C(1) << 63));
-						if (((ngq & m[w + 1].end) >> g) & 1) {
-							g += 64;
-							goto next_block;
-						}
-					}
-				}
 				unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end;
 				unsigned char c = (unsigned char)q[k];
 				uint8_t cls = inj_cls[c];
 				/* the first '>' or quote after t: in this block or the
 				 * next (where the '<' bits before it are cleared) */
 				uint64_t gq = bgq & ~upto, ngq = m[w + 1].gq;
-				g = gq ? CTZ32(gq) : ngq ? 64 + CTZ32(ngq) : k; /* k: no '>' there */
+				unsigned g = gq ? CTZ32(gq) : ngq ? 64 + CTZ32(ngq) : k; /* k: no '>' there */
 				if (LIKELY((cls & C_ALPHA) && q[g] == '>')) {
 					/* the usual: no quote before its '>' */
 					/* a name that starts as one we follow: its end (the

@@ -37,13 +37,10 @@
 
 /* The classes, one bit each, of a byte a time (the reference and the
  * tail of a chunk): bit 0 '<', bit 1 '>' or a quote, bit 2 a byte up to
- * ' ' or '/', '=', '>'; for the plain mask, bit 3 a letter not in
- * INJ_HTML_FIRST, bit 4 one not in INJ_HTML_FIRST_END, bit 5 '/'. */
-#define SC_OFF(c, set) (CLS_ALPHA(c) && !(((set) >> ((((c) | 0x20) - 'a') & 31)) & 1))
+ * ' ' or '/', '=', '>'. */
 #define SC(c)                                                                                                          \
 	(((c) == '<' ? 1 : 0) | ((c) == '>' || (c) == '"' || (c) == '\'' ? 2 : 0) |                                    \
-	 ((c) <= ' ' || (c) == '/' || (c) == '=' || (c) == '>' ? 4 : 0) | (SC_OFF(c, INJ_HTML_FIRST) ? 8 : 0) |        \
-	 (SC_OFF(c, INJ_HTML_FIRST_END) ? 16 : 0) | ((c) == '/' ? 32 : 0))
+	 ((c) <= ' ' || (c) == '/' || (c) == '=' || (c) == '>' ? 4 : 0))
 #define SC4(c) SC(c), SC((c) + 1), SC((c) + 2), SC((c) + 3)
 #define SC16(c) SC4(c), SC4((c) + 4), SC4((c) + 8), SC4((c) + 12)
 #define SC64(c) SC16(c), SC16((c) + 16), SC16((c) + 32), SC16((c) + 48)
@@ -53,37 +50,16 @@ static const uint8_t scan_cls[256] = {SC64(0), SC64(64), SC64(128), SC64(192)};
 
 static void bytes_block(const char *p, size_t n, struct inj_block *b)
 {
-	uint64_t lt = 0, gq = 0, end = 0, off = 0, off_end = 0, slash = 0;
+	uint64_t lt = 0, gq = 0, end = 0;
 	for (size_t k = 0; k < n; k++) {
 		unsigned c = scan_cls[(unsigned char)p[k]];
 		lt |= (uint64_t)(c & 1) << k;
 		gq |= (uint64_t)((c >> 1) & 1) << k;
 		end |= (uint64_t)((c >> 2) & 1) << k;
-		off |= (uint64_t)((c >> 3) & 1) << k;
-		off_end |= (uint64_t)((c >> 4) & 1) << k;
-		slash |= (uint64_t)((c >> 5) & 1) << k;
 	}
 	b->lt = lt;
 	b->gq = gq;
 	b->end = end;
-	b->plain = lt & ((off >> 1) | ((slash >> 1) & (off_end >> 2)));
-}
-
-/* The plain mask of the block at p from its '<' bits lt, a '<' at a
- * time (the bytes after it in the block: '<' at 63 has none, at 62 no
- * letter after a '/'). */
-static inline uint64_t plain_of(const char *p, uint64_t lt)
-{
-	uint64_t r = 0;
-	lt &= ~(UINT64_C(1) << 63);
-	while (lt) {
-		unsigned t = (unsigned)__builtin_ctzll(lt);
-		lt &= lt - 1;
-		unsigned c = scan_cls[(unsigned char)p[t + 1]], d = scan_cls[(unsigned char)p[(t + 2) & 63]];
-		unsigned bit = ((c >> 3) | ((c >> 5) & (d >> 4) & (t < 62))) & 1;
-		r |= (uint64_t)bit << t;
-	}
-	return r;
 }
 
 static void scalar_classify(const char *p, size_t blocks, struct inj_block *out)
@@ -173,7 +149,6 @@ static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 		out[b].lt = ~lt;
 		out[b].gq = ~gq;
 		out[b].end = ~end;
-		out[b].plain = 0;
 	}
 }
 #else
@@ -225,7 +200,6 @@ static void swar_classify(const char *p, size_t blocks, struct inj_block *out)
 		out[b].lt = (uint64_t)l1 << 32 | l0;
 		out[b].gq = (uint64_t)g1 << 32 | g0;
 		out[b].end = (uint64_t)e1 << 32 | e0;
-		out[b].plain = 0;
 	}
 }
 #endif
@@ -260,11 +234,9 @@ static void sse2_classify(const char *p, size_t blocks, struct inj_block *out)
 		sse2_16(_mm_loadu_si128(q + 1), &l1, &g1, &e1);
 		sse2_16(_mm_loadu_si128(q + 2), &l2, &g2, &e2);
 		sse2_16(_mm_loadu_si128(q + 3), &l3, &g3, &e3);
-		uint64_t lt = sse2_bits(l0, l1, l2, l3);
-		out[b].lt = lt;
+		out[b].lt = sse2_bits(l0, l1, l2, l3);
 		out[b].gq = sse2_bits(g0, g1, g2, g3);
 		out[b].end = sse2_bits(e0, e1, e2, e3);
-		out[b].plain = plain_of(p, lt);
 	}
 }
 #endif
@@ -288,36 +260,6 @@ TARGET_AVX2 static inline void avx2_32(__m256i x, __m256i *lt, __m256i *gq, __m2
 	                                                                 _mm256_cmpeq_epi8(x, _mm256_set1_epi8('='))));
 }
 
-/* The plain mask's letters by lookups (a letter's index from 'a' split
- * in nibbles, as simdjson classifies): the low nibble's entry holds, for
- * 'a' + lo, bit 0 not in INJ_HTML_FIRST and bit 1 not in
- * INJ_HTML_FIRST_END, bits 2 and 3 the same for 'q' + lo; the high
- * nibble's (0 or 1) picks the pair. Any other byte gets 0. */
-#define AV_OFF(k, set) ((unsigned)!(((set) >> (k)) & 1))
-#define AV_LO(k)                                                                                                       \
-	(char)(AV_OFF(k, INJ_HTML_FIRST) | AV_OFF(k, INJ_HTML_FIRST_END) << 1 |                                        \
-	       ((k) <= 9 ? AV_OFF((k) + 16, INJ_HTML_FIRST) << 2 | AV_OFF((k) + 16, INJ_HTML_FIRST_END) << 3 : 0))
-#define AV_LO16                                                                                                        \
-	AV_LO(0), AV_LO(1), AV_LO(2), AV_LO(3), AV_LO(4), AV_LO(5), AV_LO(6), AV_LO(7), AV_LO(8), AV_LO(9), AV_LO(10), \
-	    AV_LO(11), AV_LO(12), AV_LO(13), AV_LO(14), AV_LO(15)
-#define AV_HI16 3, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
-
-TARGET_AVX2 static inline __m256i avx2_letters(__m256i x)
-{
-	__m256i idx = _mm256_sub_epi8(_mm256_or_si256(x, _mm256_set1_epi8(0x20)), _mm256_set1_epi8('a'));
-	__m256i lo = _mm256_shuffle_epi8(_mm256_setr_epi8(AV_LO16, AV_LO16), idx);
-	__m256i hi = _mm256_shuffle_epi8(_mm256_setr_epi8(AV_HI16, AV_HI16),
-	                                 _mm256_and_si256(_mm256_srli_epi16(idx, 4), _mm256_set1_epi8(15)));
-	return _mm256_and_si256(lo, hi);
-}
-
-/* The bytes of r with none of the bits of k, as a mask. */
-TARGET_AVX2 static inline uint64_t avx2_none(__m256i r0, __m256i r1, char k)
-{
-	__m256i z = _mm256_setzero_si256(), m = _mm256_set1_epi8(k);
-	return avx2_bits(_mm256_cmpeq_epi8(_mm256_and_si256(r0, m), z), _mm256_cmpeq_epi8(_mm256_and_si256(r1, m), z));
-}
-
 TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_block *out)
 {
 	for (size_t b = 0; b < blocks; b++, p += 64) {
@@ -325,15 +267,9 @@ TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_b
 		__m256i l0, l1, g0, g1, e0, e1;
 		avx2_32(_mm256_loadu_si256(q), &l0, &g0, &e0);
 		avx2_32(_mm256_loadu_si256(q + 1), &l1, &g1, &e1);
-		__m256i x0 = _mm256_loadu_si256(q), x1 = _mm256_loadu_si256(q + 1);
-		__m256i r0 = avx2_letters(x0), r1 = avx2_letters(x1);
-		uint64_t lt = avx2_bits(l0, l1), off = ~avx2_none(r0, r1, 5), off_end = ~avx2_none(r0, r1, 10);
-		uint64_t slash = avx2_bits(_mm256_cmpeq_epi8(x0, _mm256_set1_epi8('/')),
-		                           _mm256_cmpeq_epi8(x1, _mm256_set1_epi8('/')));
-		out[b].lt = lt;
+		out[b].lt = avx2_bits(l0, l1);
 		out[b].gq = avx2_bits(g0, g1);
 		out[b].end = avx2_bits(e0, e1);
-		out[b].plain = lt & ((off >> 1) | ((slash >> 1) & (off_end >> 2)));
 	}
 }
 #endif
@@ -378,7 +314,6 @@ static void neon_classify(const char *p, size_t blocks, struct inj_block *out)
 		out[b].lt = neon_bits(l0, l1, l2, l3);
 		out[b].gq = neon_bits(g0, g1, g2, g3);
 		out[b].end = neon_bits(e0, e1, e2, e3);
-		out[b].plain = 0;
 	}
 }
 #endif
@@ -386,15 +321,15 @@ static void neon_classify(const char *p, size_t blocks, struct inj_block *out)
 /* ---- the choice ---- */
 
 static const struct inj_scan_path paths[] = {
-    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify, 0, 1}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify, 1, 0},
+    [INJ_SCAN_SCALAR] = {"scalar", scalar_classify, 0}, [INJ_SCAN_PORTABLE] = {"portable", swar_classify, 1},
 #if defined(HAVE_SSE2)
-    [INJ_SCAN_SSE2] = {"sse2", sse2_classify, 1, 1},
+    [INJ_SCAN_SSE2] = {"sse2", sse2_classify, 1},
 #endif
 #if defined(HAVE_AVX2)
-    [INJ_SCAN_AVX2] = {"avx2", avx2_classify, 1, 1},
+    [INJ_SCAN_AVX2] = {"avx2", avx2_classify, 1},
 #endif
 #if defined(HAVE_NEON)
-    [INJ_SCAN_NEON] = {"neon", neon_classify, 1, 0},
+    [INJ_SCAN_NEON] = {"neon", neon_classify, 1},
 #endif
 };
 

@@ -190,11 +190,6 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
 	 (1u << ('k' - 'a')) | (1u << ('l' - 'a')) | (1u << ('m' - 'a')) | (1u << ('n' - 'a')) | (1u << ('p' - 'a')) | \
 	 (1u << ('s' - 'a')) | (1u << ('t' - 'a')) | (1u << ('x' - 'a')))
 
-/* The lower-case letters that start an end tag that can matter in HTML
- * content outside select (inj_html_second_end's rows: col, caption,
- * colgroup, form, select, the table tags, template). */
-#define INJ_HTML_FIRST_END ((1u << ('c' - 'a')) | (1u << ('f' - 'a')) | (1u << ('s' - 'a')) | (1u << ('t' - 'a')))
-
 /* The second letters of the names inj_tag_id_html knows, by their first
  * letter ('a' first) and length, one bit a letter ('a' is bit 0): a name
  * of another length (code, br, em, span), or whose second letter no name
@@ -651,13 +646,6 @@ struct inj_block {
 	uint64_t gq;  /* '>', '"', '\'': where a quoted value or a tag may end */
 	uint64_t end; /* a byte up to ' ' (whitespace among them), '/', '=', '>': where a name or an unquoted value
 	                 may end (inj_cls[] tells which) */
-	/* '<' then, in this block, a letter no name we follow starts with
-	 * (not in INJ_HTML_FIRST), or '/' and a letter no end tag that
-	 * matters starts with (not in INJ_HTML_FIRST_END): a tag plain_fast
-	 * takes as plain without reading its bytes. A '<' whose letter is in
-	 * the next block has no bit. A path may leave it 0 (plain_mask 0):
-	 * 0 only means "read the tag's bytes". */
-	uint64_t plain;
 };
 
 /* The classifier of one instruction set: the masks of the blocks * 64
@@ -669,7 +657,6 @@ struct inj_scan_path {
 	 * from '<' to '>' without reading their attributes (inject.c,
 	 * plain_tag); 0 on the reference path, which reads every tag in full */
 	int skip_plain;
-	int plain_mask; /* computes inj_block.plain (else leaves it 0) */
 };
 
 /* The paths, by the names CSRF_SCAN takes. SCALAR reads a byte at a time
