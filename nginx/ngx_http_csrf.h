@@ -121,10 +121,11 @@ typedef struct {
 #define NGX_HTTP_CSRF_REF_MIN 1024
 
 /* A page's block (ngx_http_csrf_page_block): the library's state, then
- * this many links with their bufs, then the first output buf's memory,
- * one allocation at the header filter. The held bytes' buf, the first
- * output buf and the shells of a usual page come from it, not each from
- * the request pool; a page that needs more takes them from the pool. */
+ * this many links with their bufs (the first output buf's, then
+ * shells), then the first output buf's memory, one allocation at the
+ * header filter. The held bytes' buf, the first output buf and the
+ * shells of a usual page come from it, not each from the request pool;
+ * a page that needs more takes them from the pool. */
 #define NGX_HTTP_CSRF_SPARE 8
 
 /* A log line of the module: the client's address, the method and the

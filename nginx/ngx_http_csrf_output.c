@@ -102,10 +102,11 @@ size_t ngx_http_csrf_page_block_size(void)
 }
 
 /* Lays out a page's block of ngx_http_csrf_page_block_size() bytes,
- * aligned to 16: the links go on the shell list (get_shell zeroes each
- * buf as it hands it out) and the first output buf, over the block's
- * last NGX_HTTP_CSRF_BUF_SIZE bytes, on the free list, as a sent one
- * would. Returns the memory for the library's state, the block's start. */
+ * aligned to 16: the first link with its buf is the first output buf,
+ * over the block's last NGX_HTTP_CSRF_BUF_SIZE bytes, on the free list
+ * as a sent one would be; the other links go on the shell list
+ * (get_shell zeroes each buf as it hands it out). Returns the memory
+ * for the library's state, the block's start. */
 void *ngx_http_csrf_page_block(ngx_http_csrf_ctx_t *ctx, u_char *block)
 {
 	ngx_uint_t i;
