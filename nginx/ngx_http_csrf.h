@@ -120,6 +120,14 @@ typedef struct {
  * nearly uncopied, and one of many small runs still in a few pieces. */
 #define NGX_HTTP_CSRF_REF_MIN 1024
 
+/* A page's block (ngx_http_csrf_page_block): the library's state, then
+ * this many links with their bufs (the first output buf's, then
+ * shells), then the first output buf's memory, one allocation at the
+ * header filter. The held bytes' buf, the first output buf and the
+ * shells of a usual page come from it, not each from the request pool;
+ * a page that needs more takes them from the pool. */
+#define NGX_HTTP_CSRF_SPARE 8
+
 /* A log line of the module: the client's address, the method and the
  * path without its query, then the message. nginx's own context (which
  * appends the whole request line, query included) is left out: an
@@ -162,6 +170,8 @@ void ngx_http_csrf_filter_init(void);
 extern ngx_http_output_body_filter_pt ngx_http_csrf_next_body_filter;
 void ngx_http_csrf_out(ngx_http_csrf_ctx_t *ctx, ngx_chain_t *cl);
 ngx_chain_t *ngx_http_csrf_get_shell(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);
+size_t ngx_http_csrf_page_block_size(void);
+void *ngx_http_csrf_page_block(ngx_http_csrf_ctx_t *ctx, u_char *block);
 int ngx_http_csrf_emit(void *ud, const char *p, size_t n, int inserted);
 ngx_int_t ngx_http_csrf_output(ngx_http_request_t *r, ngx_http_csrf_ctx_t *ctx);
 

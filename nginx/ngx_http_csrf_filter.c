@@ -312,12 +312,13 @@ static ngx_int_t ngx_http_csrf_header_filter(ngx_http_request_t *r)
 		return ngx_http_csrf_pass_header(r, clcf);
 	}
 
+	/* the library's state with the page's first bufs, one allocation */
 	ctx = ngx_http_csrf_get_ctx(r);
-	mem = ngx_pmemalign(r->pool, csrf_response_size(), 16);
+	mem = ngx_pmemalign(r->pool, ngx_http_csrf_page_block_size(), 16);
 	cln = ngx_pool_cleanup_add(r->pool, 0);
 	if (ctx == NULL || mem == NULL || cln == NULL ||
-	    csrf_response_init(mem, csrf_response_size(), clcf->ctx, ct.len ? (const char *)ct.data : NULL, ct.len,
-	                       &ctx->resp) != CSRF_OK) {
+	    csrf_response_init(ngx_http_csrf_page_block(ctx, mem), csrf_response_size(), clcf->ctx,
+	                       ct.len ? (const char *)ct.data : NULL, ct.len, &ctx->resp) != CSRF_OK) {
 		return NGX_ERROR;
 	}
 
@@ -481,12 +482,12 @@ static ngx_int_t ngx_http_csrf_hold(ngx_http_request_t *r, ngx_http_csrf_ctx_t *
 	csrf_charset_verdict cv;
 
 	if (ctx->held_cl == NULL) {
-		hb = ngx_calloc_buf(r->pool);
-		ctx->held_cl = ngx_alloc_chain_link(r->pool);
-		if (hb == NULL || ctx->held_cl == NULL) {
+		/* a shell of the page's block; never back on the shell list
+		 * (an input buf, not in the output chain) */
+		ctx->held_cl = ngx_http_csrf_get_shell(r, ctx);
+		if (ctx->held_cl == NULL) {
 			return NGX_ERROR;
 		}
-		ctx->held_cl->buf = hb;
 	}
 
 	hcl = ctx->held_cl;

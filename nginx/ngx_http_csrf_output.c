@@ -81,6 +81,61 @@ ngx_chain_t *ngx_http_csrf_get_shell(ngx_http_request_t *r, ngx_http_csrf_ctx_t 
 	return cl;
 }
 
+/* A link with its buf, as a page's block holds them. */
+typedef struct {
+	ngx_chain_t cl;
+	ngx_buf_t b;
+} ngx_http_csrf_spare_t;
+
+/* The library's state, rounded up so that the links after it are aligned
+ * (the block is aligned to 16). */
+static size_t ngx_http_csrf_state_size(void)
+{
+	return ngx_align(csrf_response_size(), 16);
+}
+
+/* The bytes of a page's block (see NGX_HTTP_CSRF_SPARE). */
+size_t ngx_http_csrf_page_block_size(void)
+{
+	return ngx_http_csrf_state_size() + NGX_HTTP_CSRF_SPARE * sizeof(ngx_http_csrf_spare_t) +
+	       NGX_HTTP_CSRF_BUF_SIZE;
+}
+
+/* Lays out a page's block of ngx_http_csrf_page_block_size() bytes,
+ * aligned to 16: the first link with its buf is the first output buf,
+ * over the block's last NGX_HTTP_CSRF_BUF_SIZE bytes, on the free list
+ * as a sent one would be; the other links go on the shell list
+ * (get_shell zeroes each buf as it hands it out). Returns the memory
+ * for the library's state, the block's start. */
+void *ngx_http_csrf_page_block(ngx_http_csrf_ctx_t *ctx, u_char *block)
+{
+	ngx_uint_t i;
+	ngx_buf_t *b;
+	ngx_chain_t *cl;
+	ngx_http_csrf_spare_t *s;
+
+	s = (ngx_http_csrf_spare_t *)(block + ngx_http_csrf_state_size());
+
+	for (i = 1; i < NGX_HTTP_CSRF_SPARE; i++) {
+		s[i].cl.buf = &s[i].b;
+		s[i].cl.next = ctx->shells;
+		ctx->shells = &s[i].cl;
+	}
+
+	cl = &s[0].cl;
+	b = &s[0].b;
+	ngx_memzero(b, sizeof(ngx_buf_t));
+	b->start = (u_char *)&s[NGX_HTTP_CSRF_SPARE];
+	b->end = b->start + NGX_HTTP_CSRF_BUF_SIZE;
+	b->temporary = 1;
+	b->tag = (ngx_buf_tag_t)&ngx_http_csrf_module;
+	cl->buf = b;
+	cl->next = ctx->free;
+	ctx->free = cl;
+
+	return block;
+}
+
 /* The rest of the output buf old (in this call's chain, with something
  * after it now) as an output buf of its own, which takes over the
  * memory: old goes back as a shell when sent, the new one as an output
