@@ -208,7 +208,9 @@ static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
  * unless the body (not given yet) overrides the method. */
 static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridden)
 {
-	if (!req->target.ptr)
+	/* without exemptions nothing to look for: the target is not
+	 * scanned for its path (judge_query_overrides scans it too) */
+	if (!req->target.ptr || ctx->n_exempt == 0)
 		return 0;
 	size_t path_len = 0;
 	while (path_len < req->target.len && req->target.ptr[path_len] != '?' && req->target.ptr[path_len] != '#')
