@@ -469,7 +469,8 @@ static int prescan(scan *s)
 		if (is_alpha(c1) || (c1 == '/' && is_alpha(at(s, 2)))) {
 			/* a tag: skip its name, then its attributes */
 			s->p += c1 == '/' ? 2 : 1;
-			while (s->p < s->e && !is_ws((unsigned char)*s->p) && *s->p != '>')
+			/* to whitespace or '>' (is_ws or '>', by the table) */
+			while (s->p < s->e && !(stops[(unsigned char)*s->p] & (C_WS | C_GT)))
 				s->p++;
 			/* attributes of other tags are skipped, not kept */
 			skip_attrs(s);

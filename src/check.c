@@ -208,7 +208,9 @@ static int body_overrides(const csrf_ctx *ctx, const csrf_request *req)
  * unless the body (not given yet) overrides the method. */
 static int is_exempt(const csrf_ctx *ctx, const csrf_request *req, int overridden)
 {
-	if (!req->target.ptr)
+	/* without exemptions nothing to look for: the target is not
+	 * scanned for its path (judge_query_overrides scans it too) */
+	if (!req->target.ptr || ctx->n_exempt == 0)
 		return 0;
 	size_t path_len = 0;
 	while (path_len < req->target.len && req->target.ptr[path_len] != '?' && req->target.ptr[path_len] != '#')
@@ -607,6 +609,7 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, laz
 	char sid_buf[CSRF_SESSION_BIND_LEN + 1];
 	csrf_slice token = {NULL, 0};
 	int https = https_of(ls);
+	int from_body = 0; /* value held the body's token field */
 
 	csrf_slice header = csrfi_trim(req->token_header);
 	if (!(header.ptr && header.len) && waits_for_body(ctx, req, https)) {
@@ -627,6 +630,7 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, laz
 		}
 		token = header;
 	} else {
+		from_body = 1;
 		r = body_token(ctx, req, secret, value, sizeof value, &token, needs_body);
 		if (r != CSRF_OK)
 			goto out;
@@ -634,7 +638,10 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, laz
 	r = csrf_token_verify(ctx, secret, sid.ptr, sid.len, token.ptr, token.len, req->now);
 out:
 	csrfi_wipe(secret, sizeof secret);
-	csrfi_wipe(value, sizeof value);
+	/* a token from the header never touched value: only a body's is
+	 * wiped (TOKEN_FIELD_CAP bytes a request saved on the other) */
+	if (from_body)
+		csrfi_wipe(value, sizeof value);
 	csrfi_wipe(sid_buf, sizeof sid_buf);
 	return r;
 }

@@ -232,6 +232,11 @@ static const struct {
       H("Set-Cookie", "a=1"), H("Expiress", "0"), H("Cache-Controls", "x")},
      6,
      {1, 1, 1, 0, 0, 0}},
+    {"names in any case, the first letter's too; same lengths, other first bytes",
+     {H("eXPIRES", "0"), H("x-ACCEL-EXPIRES", "1"), H("sURROGATE-CONTROL", "x"), H("eDGE-cONTROL", "x"),
+      H("cACHE-cONTROL", "x"), H("Gxpires", "0"), H("Content-Type", "text/html"), H("Eache-Control", "x")},
+     8,
+     {1, 1, 1, 1, 1, 0, 0, 0}},
 };
 
 static void test_rejection_cache(void **state)
