@@ -298,12 +298,19 @@ int csrfi_mem_ieq(const char *a, const char *b, size_t n);
 /* ASCII case-insensitive equality of a slice with a NUL-terminated
  * literal; csrfi_slice_eq exact. Absent is never equal. Inline, so that a
  * literal's length is a constant and a slice of another length costs one
- * compare (header names are held against a dozen of them), and a slice
- * in the literal's own case (most header names) a few word compares. */
+ * compare (header names are held against a dozen of them); then the first
+ * byte, folded (bytes equal in any case are equal with 0x20 set, so no
+ * slice the compare would match is turned away: names of one length,
+ * Content-Type and Edge-Control, mostly part here); then a slice in the
+ * literal's own case (most header names) a few word compares. */
 static inline int csrfi_slice_ieq(csrf_slice s, const char *lit)
 {
 	size_t n = strlen(lit);
-	return s.ptr && s.len == n && (memcmp(s.ptr, lit, n) == 0 || csrfi_mem_ieq(s.ptr, lit, n));
+	if (!s.ptr || s.len != n)
+		return 0;
+	if (n && ((unsigned char)s.ptr[0] | 0x20) != ((unsigned char)lit[0] | 0x20))
+		return 0;
+	return memcmp(s.ptr, lit, n) == 0 || csrfi_mem_ieq(s.ptr, lit, n);
 }
 static inline int csrfi_slice_eq(csrf_slice s, const char *lit)
 {
