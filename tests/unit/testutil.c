@@ -388,3 +388,13 @@ size_t tu_dead_stack(void (*fn)(void *), void *arg, const tu_secret *secrets, si
 	munmap(map, size);
 	return l.hits;
 }
+
+int tu_dead_stack_found(const char *name, void (*fn)(void *), void *arg, const tu_secret *secrets, size_t n)
+{
+	size_t at = 0, which = 0;
+	size_t hits = tu_dead_stack(fn, arg, secrets, n, &at, &which);
+	if (hits)
+		printf("%s: %zu places on the dead stack hold secret %zu, the first %zu bytes below the top\n", name,
+		       hits, which, at);
+	return hits != 0;
+}

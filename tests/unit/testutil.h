@@ -56,6 +56,9 @@ typedef struct {
  * the stack's top and *which its secret, for a message that names no
  * byte. Aborts when the thread cannot be made. */
 #define TU_DEAD_RUN 8
+/* tu_dead_stack, with a line naming the case (name, and which of the
+ * secrets: its index) when something is found: 1 then, else 0. */
+int tu_dead_stack_found(const char *name, void (*fn)(void *), void *arg, const tu_secret *secrets, size_t n);
 /* fn(arg) on a thread of its own, joined: work whose secrets must not
  * stay in the calling thread's registers, which a thread it creates
  * next starts with (and may spill onto its stack). */
