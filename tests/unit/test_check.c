@@ -3568,7 +3568,7 @@ static void test_request_cookie_once(void **state)
  * a thread of their own (tu_in_thread), so the call's thread starts with
  * none of it in its registers. */
 
-enum dead_kind { DEAD_HEADER, DEAD_BODY, DEAD_SESSION, DEAD_PAGE };
+enum dead_kind { DEAD_HEADER, DEAD_BODY, DEAD_SESSION, DEAD_PAGE, DEAD_PAGE_NEW };
 
 typedef struct {
 	enum dead_kind kind;
@@ -3600,6 +3600,8 @@ static void dead_check_prepare(void *p)
 {
 	dead_check *d = p;
 	if (d->free) {
+		/* a new secret was read back from its cookie */
+		d->ok = d->kind != DEAD_PAGE_NEW || !csrfi_key_is_zero(d->secret);
 		csrf_page_wipe(&d->page);
 		csrf_ctx_free(d->ctx);
 		return;
@@ -3623,11 +3625,14 @@ static void dead_check_prepare(void *p)
 	snprintf(d->body, sizeof d->body, "%s=%s", field, d->token);
 	csrf_request *r = &d->req;
 	csrf_request_init(r);
-	r->method = d->kind == DEAD_PAGE ? (csrf_slice){"GET", 3} : (csrf_slice){"POST", 4};
+	r->method = d->kind >= DEAD_PAGE ? (csrf_slice){"GET", 3} : (csrf_slice){"POST", 4};
 	r->target = (csrf_slice){"/x", 2};
 	r->scheme = (csrf_slice){"https", 5};
 	r->now = NOW;
-	r->cookie = (csrf_slice){d->cookie, strlen(d->cookie)};
+	if (d->kind != DEAD_PAGE_NEW)
+		r->cookie = (csrf_slice){d->cookie, strlen(d->cookie)};
+	else
+		memset(d->secret, 0, sizeof d->secret); /* the page's own, read back by dead_page_secret */
 	if (d->kind == DEAD_BODY) {
 		r->content_type = (csrf_slice){"application/x-www-form-urlencoded", 33};
 		r->body = (csrf_slice){d->body, strlen(d->body)};
@@ -3652,10 +3657,21 @@ static void dead_check_prepare(void *p)
 	d->ok = 1;
 }
 
+/* The secret a page made, from its Set-Cookie ("csrf=" and the value):
+ * into d->secret, the material looked for. */
+static void dead_page_secret(void *p)
+{
+	dead_check *d = p;
+	const char *v = d->page.set_cookie + 5;
+	if (strncmp(d->page.set_cookie, "csrf=", 5) != 0 ||
+	    csrf_secret_cookie_decode(d->ctx, v, strcspn(v, ";"), d->secret) != CSRF_OK)
+		memset(d->secret, 0, sizeof d->secret);
+}
+
 static void dead_check_run(void *p)
 {
 	dead_check *d = p;
-	if (d->kind == DEAD_PAGE)
+	if (d->kind >= DEAD_PAGE)
 		d->page_r = csrf_page_prepare(d->ctx, &d->req, &d->page);
 	else
 		d->res = csrf_check(d->ctx, &d->req);
@@ -3664,24 +3680,28 @@ static void dead_check_run(void *p)
 static void test_dead_stack(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"header token", "body token", "header token, session", "page"};
+	static const char *const names[] = {"header token", "body token", "header token, session", "page",
+	                                    "page, a new secret"};
 	static dead_check d;
 	size_t failed = 0;
-	for (int kind = DEAD_HEADER; kind <= DEAD_PAGE; kind++) {
+	for (int kind = DEAD_HEADER; kind <= DEAD_PAGE_NEW; kind++) {
 		memset(&d, 0, sizeof d);
 		d.kind = (enum dead_kind)kind;
 		tu_in_thread(dead_check_prepare, &d);
 		assert_true(d.ok);
-		failed += (size_t)tu_dead_stack_found(names[kind], dead_check_run, &d, d.s, d.n);
-		if (kind == DEAD_PAGE) {
+		failed += (size_t)tu_dead_stack_found(names[kind], dead_check_run, &d,
+		                                      kind == DEAD_PAGE_NEW ? dead_page_secret : NULL, d.s, d.n);
+		if (kind >= DEAD_PAGE) {
 			assert_int_equal(d.page_r, CSRF_OK);
-			assert_int_equal(d.page.set_cookie_len, 0); /* the request's secret, not a new one */
+			/* the request's secret, or (no cookie) a new one */
+			assert_int_equal(d.page.set_cookie_len != 0, kind == DEAD_PAGE_NEW);
 		} else {
 			assert_int_equal(d.res.reason, CSRF_OK);
 			assert_true(d.res.allowed);
 		}
 		d.free = 1;
 		tu_in_thread(dead_check_prepare, &d);
+		assert_true(d.ok);
 	}
 	assert_int_equal(failed, 0);
 }

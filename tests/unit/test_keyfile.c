@@ -1497,7 +1497,8 @@ static void test_dead_stack(void **state)
 		d.load = load;
 		tu_in_thread(dead_key_prepare, &d);
 		assert_true(d.ok);
-		failed += (size_t)tu_dead_stack_found(load ? "load key file" : "add key", dead_key_run, &d, d.s, d.n);
+		failed +=
+		    (size_t)tu_dead_stack_found(load ? "load key file" : "add key", dead_key_run, &d, NULL, d.s, d.n);
 		assert_int_equal(d.r, CSRF_OK);
 		d.free = 1;
 		tu_in_thread(dead_key_prepare, &d);

@@ -1547,7 +1547,7 @@ static void test_dead_stack(void **state)
 		assert_true(u.ok);
 		char name[64];
 		snprintf(name, sizeof name, "%s (%s)", rows[row].name, u.warm ? "warm" : "cold");
-		failed += (size_t)tu_dead_stack_found(name, dead_run, &c, u.s, u.n);
+		failed += (size_t)tu_dead_stack_found(name, dead_run, &c, NULL, u.s, u.n);
 		assert_int_equal(c.r, CSRF_OK);
 		u.free = 1;
 		tu_in_thread(dead_prepare, &u);

@@ -315,6 +315,8 @@ TU_NO_ASAN static size_t dead_scan(const volatile uint8_t *stack, size_t size, c
 }
 
 typedef struct {
+	void (*after)(void *);
+	void *arg;
 	const tu_secret *secrets;
 	size_t n;
 	const uint8_t *map;
@@ -331,6 +333,8 @@ static void dead_look_run(void *p)
 	static size_t owner[TU_WINDOWS_MAX];
 	dead_look *l = p;
 	size_t nw = 0, wi = 0;
+	if (l->after)
+		l->after(l->arg);
 	for (size_t i = 0; i < l->n; i++)
 		for (int swap = 0; swap < 2; swap++)
 			nw = windows_of(l->secrets[i].p, l->secrets[i].len, swap, w, nw, owner, i);
@@ -346,7 +350,8 @@ static void dead_look_run(void *p)
 	memset(sorted, 0, sizeof sorted);
 }
 
-size_t tu_dead_stack(void (*fn)(void *), void *arg, const tu_secret *secrets, size_t n, size_t *first, size_t *which)
+size_t tu_dead_stack(void (*fn)(void *), void *arg, void (*after)(void *), const tu_secret *secrets, size_t n,
+                     size_t *first, size_t *which)
 {
 	const size_t size = TU_ALT_STACK + TU_DEAD_STACK;
 	uint8_t *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -374,7 +379,7 @@ size_t tu_dead_stack(void (*fn)(void *), void *arg, const tu_secret *secrets, si
 	/* memcheck holds what lies below a stack pointer as unaddressable */
 	VALGRIND_MAKE_MEM_DEFINED(map, size);
 #endif
-	dead_look l = {secrets, n, map, size, 0, 0, 0};
+	dead_look l = {after, arg, secrets, n, map, size, 0, 0, 0};
 	tu_in_thread(dead_look_run, &l);
 	if (first)
 		*first = size - l.at;
@@ -389,10 +394,11 @@ size_t tu_dead_stack(void (*fn)(void *), void *arg, const tu_secret *secrets, si
 	return l.hits;
 }
 
-int tu_dead_stack_found(const char *name, void (*fn)(void *), void *arg, const tu_secret *secrets, size_t n)
+int tu_dead_stack_found(const char *name, void (*fn)(void *), void *arg, void (*after)(void *),
+                        const tu_secret *secrets, size_t n)
 {
 	size_t at = 0, which = 0;
-	size_t hits = tu_dead_stack(fn, arg, secrets, n, &at, &which);
+	size_t hits = tu_dead_stack(fn, arg, after, secrets, n, &at, &which);
 	if (hits)
 		printf("%s: %zu places on the dead stack hold secret %zu, the first %zu bytes below the top\n", name,
 		       hits, which, at);
