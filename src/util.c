@@ -60,7 +60,9 @@ void csrfi_wipe(void *p, size_t n)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("avx"))) static void wipe_ymm(void)
 {
-	__asm__ __volatile__("vzeroall" ::: "memory");
+	__asm__ __volatile__("vzeroall" ::
+	                         : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+	                           "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory");
 }
 
 static void wipe_xmm(void)
@@ -87,7 +89,8 @@ __attribute__((target("avx512f"))) static void wipe_zmm_high(void)
 	                     "vpxord %%zmm26, %%zmm26, %%zmm26\n\tvpxord %%zmm27, %%zmm27, %%zmm27\n\t"
 	                     "vpxord %%zmm28, %%zmm28, %%zmm28\n\tvpxord %%zmm29, %%zmm29, %%zmm29\n\t"
 	                     "vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31" ::
-	                         : "memory");
+	                         : "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24",
+	                           "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "memory");
 }
 
 void csrfi_wipe_regs(void)
