@@ -9,17 +9,6 @@
  */
 #include "internal.h"
 
-/* csrfi_slice_ieq(name, lit) for a header name, its first byte compared
- * before the call: bytes equal in any case are equal with 0x20 set, so
- * no name the call would match is turned away, and names of the same
- * length (Content-Type and Edge-Control) mostly end here. */
-static inline int name_is(csrf_slice name, const char *lit, size_t n)
-{
-	return name.ptr && name.len == n && ((unsigned char)name.ptr[0] | 0x20) == ((unsigned char)lit[0] | 0x20) &&
-	       csrfi_slice_ieq(name, lit);
-}
-#define NAME_IS(name, lit) name_is((name), (lit), sizeof(lit) - 1)
-
 /* What one Cache-Control line says. */
 typedef enum {
 	CC_MALFORMED = -1, /* not a list of directives, or too long to judge */
@@ -132,9 +121,10 @@ static int targeted(csrf_slice name)
 	static const char suffix[] = "-cache-control";
 	size_t n = sizeof suffix - 1;
 
-	if (name.len >= n && name_is((csrf_slice){name.ptr + name.len - n, n}, suffix, n))
+	if (name.len >= n && csrfi_slice_ieq((csrf_slice){name.ptr + name.len - n, n}, suffix))
 		return 1;
-	return NAME_IS(name, "Surrogate-Control") || NAME_IS(name, "Edge-Control") || NAME_IS(name, "X-Accel-Expires");
+	return csrfi_slice_ieq(name, "Surrogate-Control") || csrfi_slice_ieq(name, "Edge-Control") ||
+	       csrfi_slice_ieq(name, "X-Accel-Expires");
 }
 
 /* The arguments of csrf_response_cache and csrf_rejection_cache: CSRF_OK,
@@ -160,8 +150,8 @@ static void mark_drops(const csrf_header *headers, size_t n, unsigned char *drop
 {
 	for (size_t i = 0; i < n; i++) {
 		csrf_slice name = headers[i].name;
-		drop[i] = (unsigned char)(targeted(name) ||
-		                          (replace && (NAME_IS(name, "Cache-Control") || NAME_IS(name, "Expires"))));
+		drop[i] = (unsigned char)(targeted(name) || (replace && (csrfi_slice_ieq(name, "Cache-Control") ||
+		                                                         csrfi_slice_ieq(name, "Expires"))));
 	}
 }
 
@@ -178,7 +168,7 @@ CSRF_API csrf_reason csrf_response_cache(const csrf_header *headers, size_t n, u
 	 * quote left open in one would swallow the "private" of the next:
 	 * only a single line is trusted, and it must be a clean list. */
 	for (size_t i = 0; i < n; i++) {
-		if (!NAME_IS(headers[i].name, "Cache-Control"))
+		if (!csrfi_slice_ieq(headers[i].name, "Cache-Control"))
 			continue;
 		lines++;
 		no_store |= headers[i].value.ptr && says_no_store(headers[i].value.ptr, headers[i].value.len);

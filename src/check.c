@@ -558,7 +558,7 @@ static csrf_reason body_token(const csrf_ctx *ctx, const csrf_request *req, cons
 	csrf_reason r = body_ready(ctx, req, needs_body);
 	if (r != CSRF_OK)
 		return r;
-	r = csrf_field_name(ctx, secret, field, sizeof field);
+	r = csrfi_field_name(ctx, secret, field, sizeof field);
 	if (r != CSRF_OK)
 		return r;
 	r = csrfi_body_field(req->content_type.ptr, req->content_type.len, req->body.ptr, req->body.len, field,
@@ -635,7 +635,7 @@ static csrf_reason token_stage(const csrf_ctx *ctx, const csrf_request *req, laz
 		if (r != CSRF_OK)
 			goto out;
 	}
-	r = csrf_token_verify(ctx, secret, sid.ptr, sid.len, token.ptr, token.len, req->now);
+	r = csrfi_token_verify(ctx, secret, sid.ptr, sid.len, token.ptr, token.len, req->now);
 out:
 	csrfi_wipe(secret, sizeof secret);
 	/* a token from the header never touched value: only a body's is
@@ -697,6 +697,7 @@ CSRF_API csrf_result csrf_check(const csrf_ctx *ctx, const csrf_request *req)
 	if (!ctx || !req)
 		return res;
 	res.reason = decide(ctx, req, &res.needs_body);
+	csrfi_wipe_regs(); /* the secret, the tag computed */
 	if (res.needs_body) {
 		/* Not a verdict yet: the adapter reads the body and asks
 		 * again. Report-only waits for the verdict too. */

@@ -288,6 +288,9 @@ static inline void csrfi_wipe(void *p, size_t n)
 #else
 void csrfi_wipe(void *p, size_t n);
 #endif
+/* (util.c) The CPU's vector registers zeroed: what a secret's copy or
+ * hash left in them, which csrfi_wipe cannot reach. */
+void csrfi_wipe_regs(void);
 /* (text.c) ASCII case-insensitive equality of n bytes of a and b, eight
  * at a time: the one case-insensitive compare. Not for secrets (it stops
  * at the first difference). */
@@ -295,12 +298,19 @@ int csrfi_mem_ieq(const char *a, const char *b, size_t n);
 /* ASCII case-insensitive equality of a slice with a NUL-terminated
  * literal; csrfi_slice_eq exact. Absent is never equal. Inline, so that a
  * literal's length is a constant and a slice of another length costs one
- * compare (header names are held against a dozen of them), and a slice
- * in the literal's own case (most header names) a few word compares. */
+ * compare (header names are held against a dozen of them); then the first
+ * byte, folded (bytes equal in any case are equal with 0x20 set, so no
+ * slice the compare would match is turned away: names of one length,
+ * Content-Type and Edge-Control, mostly part here); then a slice in the
+ * literal's own case (most header names) a few word compares. */
 static inline int csrfi_slice_ieq(csrf_slice s, const char *lit)
 {
 	size_t n = strlen(lit);
-	return s.ptr && s.len == n && (memcmp(s.ptr, lit, n) == 0 || csrfi_mem_ieq(s.ptr, lit, n));
+	if (!s.ptr || s.len != n)
+		return 0;
+	if (n && ((unsigned char)s.ptr[0] | 0x20) != ((unsigned char)lit[0] | 0x20))
+		return 0;
+	return memcmp(s.ptr, lit, n) == 0 || csrfi_mem_ieq(s.ptr, lit, n);
 }
 static inline int csrfi_slice_eq(csrf_slice s, const char *lit)
 {
@@ -506,6 +516,14 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
                                           char *out, size_t cap);
 csrf_reason csrfi_secret_cookie_decode_at(const csrf_ctx *ctx, const char *value, size_t len, int64_t now,
                                           uint8_t secret[CSRF_SECRET_LEN]);
+/* csrf_token_issue, csrf_token_verify and csrf_field_name without the
+ * registers' wipe, for the public calls that make several of them and
+ * wipe once at their end (csrfi_wipe_regs). */
+csrf_reason csrfi_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                              size_t sid_len, int64_t now, char *out, size_t cap);
+csrf_reason csrfi_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                               size_t sid_len, const char *token, size_t token_len, int64_t now);
+csrf_reason csrfi_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap);
 /* 1 when csrfi_secret_cookie_decode_at would pass value on every test
  * but its signature (length, encoding, version, a key of the ring, and
  * the issued-at it claims within the maximum age); no MAC is computed. */

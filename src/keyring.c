@@ -34,7 +34,7 @@ static void ring_wipe(csrfi_keyring *ring)
 	csrfi_wipe(ring, sizeof *ring);
 }
 
-CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t key[CSRF_KEY_LEN], int signing)
+static csrf_reason add_key(csrf_ctx *ctx, uint32_t id, const uint8_t key[CSRF_KEY_LEN], int signing)
 {
 	csrf_reason r = CSRF_OK;
 
@@ -62,6 +62,13 @@ CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t 
 	return r;
 }
 
+CSRF_API csrf_reason csrf_ctx_add_key(csrf_ctx *ctx, uint32_t id, const uint8_t key[CSRF_KEY_LEN], int signing)
+{
+	csrf_reason r = add_key(ctx, id, key, signing);
+	csrfi_wipe_regs(); /* the key, its HMAC states (csrfi_mac_init) */
+	return r;
+}
+
 CSRF_API csrf_reason csrf_ctx_generate_key(csrf_ctx *ctx)
 {
 	uint8_t key[CSRF_KEY_LEN];
@@ -80,12 +87,13 @@ CSRF_API csrf_reason csrf_ctx_generate_key(csrf_ctx *ctx)
 
 	r = csrf_random(key, sizeof key);
 	if (r == CSRF_OK)
-		r = csrf_ctx_add_key(ctx, max + 1, key, 1);
+		r = add_key(ctx, max + 1, key, 1);
 	csrfi_wipe(key, sizeof key);
+	csrfi_wipe_regs();
 	return r;
 }
 
-CSRF_API csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path)
+static csrf_reason load_key_file(csrf_ctx *ctx, const char *path)
 {
 	csrfi_keyfile_data d;
 	csrfi_keyring ring;
@@ -114,4 +122,11 @@ CSRF_API csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path)
 	ring_wipe(&ring);
 	ctx->err[0] = '\0';
 	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_ctx_load_key_file(csrf_ctx *ctx, const char *path)
+{
+	csrf_reason r = load_key_file(ctx, path);
+	csrfi_wipe_regs(); /* the file's text, the keys, their states */
+	return r;
 }

@@ -83,14 +83,15 @@ csrf_reason csrfi_page_prepare(const csrf_ctx *ctx, const csrf_request *req, csr
 		if (r != CSRF_OK)
 			goto out;
 	}
-	r = csrf_field_name(ctx, secret, out->field, sizeof out->field);
+	r = csrfi_field_name(ctx, secret, out->field, sizeof out->field);
 	if (r == CSRF_OK)
-		r = csrf_token_issue(ctx, secret, sid.ptr, sid.len, req->now, out->token, sizeof out->token);
+		r = csrfi_token_issue(ctx, secret, sid.ptr, sid.len, req->now, out->token, sizeof out->token);
 out:
 	csrfi_wipe(secret, sizeof secret);
 	csrfi_wipe(sid_buf, sizeof sid_buf);
 	if (r != CSRF_OK)
 		csrf_page_wipe(out);
+	csrfi_wipe_regs();
 	return r;
 }
 

@@ -60,8 +60,10 @@ CSRF_API csrf_reason csrf_retry_prepare(const csrf_ctx *ctx, const csrf_request 
 	uint8_t secret[CSRF_SECRET_LEN];
 	csrf_reason r = csrfi_request_secret(ctx, req, csrfi_site_https(ctx, req), secret);
 	csrfi_wipe(secret, sizeof secret);
-	if (r != CSRF_OK)
+	if (r != CSRF_OK) {
+		csrfi_wipe_regs();
 		return CSRF_NOT_FOUND;
+	}
 	r = csrf_page_prepare(ctx, req, out);
 	if (r == CSRF_OK && out->set_cookie_len != 0)
 		r = CSRF_ERR_INTERNAL; /* the secret was valid a moment ago: never hand out a new one */

@@ -300,8 +300,8 @@ static void put_time_bind(int version, const csrfi_key_slot *slot, const char *s
 	csrfi_wipe(bind, sizeof bind);
 }
 
-CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
-                                      size_t sid_len, int64_t now, char *out, size_t cap)
+csrf_reason csrfi_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                              size_t sid_len, int64_t now, char *out, size_t cap)
 {
 	uint8_t buf[2 * CSRF_TOKEN_RAW_LEN]; /* pad, then raw (version 4: raw alone, at the end) */
 	uint8_t *raw = buf + CSRF_TOKEN_RAW_LEN;
@@ -356,6 +356,14 @@ CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[
 	out[len] = '\0';
 	csrfi_wipe(buf, sizeof buf);
 	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_token_issue(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                                      size_t sid_len, int64_t now, char *out, size_t cap)
+{
+	csrf_reason r = csrfi_token_issue(ctx, secret, sid, sid_len, now, out, cap);
+	csrfi_wipe_regs();
+	return r;
 }
 
 /* raw = pad ^ masked, the two halves of a decoded masked token (n bytes
@@ -422,8 +430,8 @@ static int version_known(int version, size_t token_len)
 	}
 }
 
-CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
-                                       size_t sid_len, const char *token, size_t token_len, int64_t now)
+csrf_reason csrfi_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                               size_t sid_len, const char *token, size_t token_len, int64_t now)
 {
 	uint8_t buf[MASKED_MAX];
 	uint8_t raw[V1_RAW_LEN];
@@ -499,6 +507,14 @@ CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret
 	return token_time(ctx, version, raw, csrfi_now(now));
 }
 
+CSRF_API csrf_reason csrf_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], const char *sid,
+                                       size_t sid_len, const char *token, size_t token_len, int64_t now)
+{
+	csrf_reason r = csrfi_token_verify(ctx, secret, sid, sid_len, token, token_len, now);
+	csrfi_wipe_regs();
+	return r;
+}
+
 CSRF_API csrf_reason csrf_ctx_set_issue_version(csrf_ctx *ctx, unsigned version)
 {
 	/* a cookie's version is the token's up to 3: version 4 changes the
@@ -521,7 +537,7 @@ int csrfi_field_name_derived(const char *name, size_t len)
 	return 1;
 }
 
-CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap)
+csrf_reason csrfi_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap)
 {
 	if (!ctx || !out)
 		return CSRF_ERR_ARG;
@@ -561,6 +577,13 @@ CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[C
 	csrfi_wipe(&h, sizeof h);
 	csrfi_wipe(digest, sizeof digest);
 	return CSRF_OK;
+}
+
+CSRF_API csrf_reason csrf_field_name(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out, size_t cap)
+{
+	csrf_reason r = csrfi_field_name(ctx, secret, out, cap);
+	csrfi_wipe_regs();
+	return r;
 }
 
 /* The signature of a cookie's first COOKIE_SIGNED bytes, as its version
@@ -611,7 +634,9 @@ csrf_reason csrfi_secret_cookie_encode_at(const csrf_ctx *ctx, const uint8_t sec
 CSRF_API csrf_reason csrf_secret_cookie_encode(const csrf_ctx *ctx, const uint8_t secret[CSRF_SECRET_LEN], char *out,
                                                size_t cap)
 {
-	return csrfi_secret_cookie_encode_at(ctx, secret, 0, out, cap);
+	csrf_reason r = csrfi_secret_cookie_encode_at(ctx, secret, 0, out, cap);
+	csrfi_wipe_regs();
+	return r;
 }
 
 /* A secret cookie's tests before its signature: its length, encoding and
@@ -702,5 +727,7 @@ int csrfi_secret_cookie_plausible(const csrf_ctx *ctx, const char *value, size_t
 CSRF_API csrf_reason csrf_secret_cookie_decode(const csrf_ctx *ctx, const char *value, size_t len,
                                                uint8_t secret[CSRF_SECRET_LEN])
 {
-	return csrfi_secret_cookie_decode_at(ctx, value, len, 0, secret);
+	csrf_reason r = csrfi_secret_cookie_decode_at(ctx, value, len, 0, secret);
+	csrfi_wipe_regs();
+	return r;
 }

@@ -3558,6 +3558,154 @@ static void test_request_cookie_once(void **state)
 	}
 }
 
+/* ---- the dead stack ----
+ *
+ * What csrf_check (the token in the header, in the body, bound to a
+ * session) and csrf_page_prepare (the page's token and field name for the
+ * same request) leave on the stack and in the registers once returned: no
+ * 8 bytes of the user's secret, the key or its HMAC states (either byte
+ * order; tu_dead_stack). The contexts, requests and tokens are made on
+ * a thread of their own (tu_in_thread), so the call's thread starts with
+ * none of it in its registers. */
+
+enum dead_kind { DEAD_HEADER, DEAD_BODY, DEAD_SESSION, DEAD_PAGE, DEAD_PAGE_NEW };
+
+typedef struct {
+	enum dead_kind kind;
+	int free;
+	int ok;
+	uint8_t key[CSRF_KEY_LEN], secret[CSRF_SECRET_LEN];
+	uint32_t states[6][8];
+	tu_secret s[8]; /* the user's secret, the key, its states */
+	size_t n;
+	csrf_ctx *ctx;
+	csrf_request req;
+	char cookie[CSRF_SECRET_COOKIE_LEN + 64];
+	char token[CSRF_TOKEN_MAX_LEN + 1];
+	char body[CSRF_FIELD_NAME_MAX + CSRF_TOKEN_MAX_LEN + 2];
+	csrf_result res;
+	csrf_reason page_r;
+	csrf_page page;
+} dead_check;
+
+static void dead_bytes(uint8_t *b, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+		b[i] = (uint8_t)(seed >> 11);
+	}
+}
+
+static void dead_check_prepare(void *p)
+{
+	dead_check *d = p;
+	if (d->free) {
+		/* a new secret was read back from its cookie */
+		d->ok = d->kind != DEAD_PAGE_NEW || !csrfi_key_is_zero(d->secret);
+		csrf_page_wipe(&d->page);
+		csrf_ctx_free(d->ctx);
+		return;
+	}
+	d->ok = 0;
+	dead_bytes(d->key, sizeof d->key, 0x9e3779b9u);
+	dead_bytes(d->secret, sizeof d->secret, 0x7f4a7c15u);
+	if (csrf_ctx_new(&d->ctx, NULL) != CSRF_OK || csrf_ctx_add_key(d->ctx, 7, d->key, 1) != CSRF_OK ||
+	    csrf_ctx_set_self_origin(d->ctx, "https://www.example.com", 23) != CSRF_OK ||
+	    csrf_ctx_set_secret_cookie(d->ctx, "csrf") != CSRF_OK ||
+	    csrf_ctx_set_session_cookie(d->ctx, "sid") != CSRF_OK)
+		return;
+	csrf_ctx_set_mode(d->ctx, CSRF_MODE_TOKEN);
+	const char *sid = d->kind == DEAD_SESSION ? "session-a" : "";
+	char value[CSRF_SECRET_COOKIE_LEN + 1], field[CSRF_FIELD_NAME_MAX + 1];
+	if (csrf_secret_cookie_encode(d->ctx, d->secret, value, sizeof value) != CSRF_OK ||
+	    csrf_token_issue(d->ctx, d->secret, sid, strlen(sid), NOW, d->token, sizeof d->token) != CSRF_OK ||
+	    csrf_field_name(d->ctx, d->secret, field, sizeof field) != CSRF_OK)
+		return;
+	snprintf(d->cookie, sizeof d->cookie, "csrf=%s%s%s", value, *sid ? "; sid=" : "", sid);
+	snprintf(d->body, sizeof d->body, "%s=%s", field, d->token);
+	csrf_request *r = &d->req;
+	csrf_request_init(r);
+	r->method = d->kind >= DEAD_PAGE ? (csrf_slice){"GET", 3} : (csrf_slice){"POST", 4};
+	r->target = (csrf_slice){"/x", 2};
+	r->scheme = (csrf_slice){"https", 5};
+	r->now = NOW;
+	if (d->kind != DEAD_PAGE_NEW)
+		r->cookie = (csrf_slice){d->cookie, strlen(d->cookie)};
+	else
+		memset(d->secret, 0, sizeof d->secret); /* the page's own, read back by dead_page_secret */
+	if (d->kind == DEAD_BODY) {
+		r->content_type = (csrf_slice){"application/x-www-form-urlencoded", 33};
+		r->body = (csrf_slice){d->body, strlen(d->body)};
+	} else {
+		r->token_header = (csrf_slice){d->token, strlen(d->token)};
+	}
+	d->n = 0;
+	d->s[d->n++] = (tu_secret){d->secret, sizeof d->secret};
+	d->s[d->n++] = (tu_secret){d->key, sizeof d->key};
+#if CSRFI_SHA256_BLOCK
+	const csrfi_key_slot *slot = &d->ctx->ring.keys[0];
+	const csrfi_mac_key *k[] = {&slot->mac, &slot->tag_mac, &slot->cookie_mac};
+	for (size_t i = 0; i < 3; i++) {
+		for (unsigned j = 0; j < 8; j++) {
+			d->states[2 * i][j] = csrfi_sha256_word(&k[i]->inner, j);
+			d->states[2 * i + 1][j] = csrfi_sha256_word(&k[i]->outer, j);
+		}
+		d->s[d->n++] = (tu_secret){d->states[2 * i], sizeof d->states[0]};
+		d->s[d->n++] = (tu_secret){d->states[2 * i + 1], sizeof d->states[0]};
+	}
+#endif
+	d->ok = 1;
+}
+
+/* The secret a page made, from its Set-Cookie ("csrf=" and the value):
+ * into d->secret, the material looked for. */
+static void dead_page_secret(void *p)
+{
+	dead_check *d = p;
+	const char *v = d->page.set_cookie + 5;
+	if (strncmp(d->page.set_cookie, "csrf=", 5) != 0 ||
+	    csrf_secret_cookie_decode(d->ctx, v, strcspn(v, ";"), d->secret) != CSRF_OK)
+		memset(d->secret, 0, sizeof d->secret);
+}
+
+static void dead_check_run(void *p)
+{
+	dead_check *d = p;
+	if (d->kind >= DEAD_PAGE)
+		d->page_r = csrf_page_prepare(d->ctx, &d->req, &d->page);
+	else
+		d->res = csrf_check(d->ctx, &d->req);
+}
+
+static void test_dead_stack(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"header token", "body token", "header token, session", "page",
+	                                    "page, a new secret"};
+	static dead_check d;
+	size_t failed = 0;
+	for (int kind = DEAD_HEADER; kind <= DEAD_PAGE_NEW; kind++) {
+		memset(&d, 0, sizeof d);
+		d.kind = (enum dead_kind)kind;
+		tu_in_thread(dead_check_prepare, &d);
+		assert_true(d.ok);
+		failed += (size_t)tu_dead_stack_found(names[kind], dead_check_run, &d,
+		                                      kind == DEAD_PAGE_NEW ? dead_page_secret : NULL, d.s, d.n);
+		if (kind >= DEAD_PAGE) {
+			assert_int_equal(d.page_r, CSRF_OK);
+			/* the request's secret, or (no cookie) a new one */
+			assert_int_equal(d.page.set_cookie_len != 0, kind == DEAD_PAGE_NEW);
+		} else {
+			assert_int_equal(d.res.reason, CSRF_OK);
+			assert_true(d.res.allowed);
+		}
+		d.free = 1;
+		tu_in_thread(dead_check_prepare, &d);
+		assert_true(d.ok);
+	}
+	assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3581,6 +3729,7 @@ int main(void)
 	    cmocka_unit_test(test_websocket_lines),
 	    cmocka_unit_test(test_websocket_prefixes),
 	    cmocka_unit_test(test_request_cookie_once),
+	    cmocka_unit_test(test_dead_stack),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1415,6 +1415,97 @@ static void test_dir_sync_failure_message(void **state)
 	unlink(path);
 }
 
+/* ---- the dead stack ----
+ *
+ * What csrf_ctx_add_key and csrf_ctx_load_key_file leave on the stack
+ * and in the registers once returned: no 8 bytes of the key, its text in
+ * the file or its HMAC states (tu_dead_stack). The key, the file and a
+ * twin context for the states are made on a thread of their own. */
+
+typedef struct {
+	int load; /* 0: csrf_ctx_add_key, 1: csrf_ctx_load_key_file */
+	int free;
+	int ok;
+	uint8_t key[CSRF_KEY_LEN];
+	char hex[2 * CSRF_KEY_LEN + 1];
+	char path[128];
+	uint32_t states[2][8];
+	tu_secret s[4]; /* the key, its text, its states */
+	size_t n;
+	csrf_ctx *ctx;
+	csrf_reason r;
+} dead_key;
+
+static void dead_key_prepare(void *p)
+{
+	dead_key *d = p;
+	if (d->free) {
+		csrf_ctx_free(d->ctx);
+		unlink(d->path);
+		return;
+	}
+	d->ok = 0;
+	uint32_t seed = 0x9e3779b9u;
+	for (size_t i = 0; i < sizeof d->key; i++) {
+		seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+		d->key[i] = (uint8_t)(seed >> 11);
+	}
+	csrfx_hex_encode(d->key, sizeof d->key, d->hex);
+	d->hex[2 * CSRF_KEY_LEN] = '\0';
+	snprintf(d->path, sizeof d->path, "%s/dead-keys", tmpdir);
+	int fd = open(d->path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f)
+		return;
+	fprintf(f, "key 7 1700000000 %s sign\n", d->hex);
+	if (fclose(f) != 0)
+		return;
+	csrf_ctx *twin = NULL;
+	if (csrf_ctx_new(&d->ctx, NULL) != CSRF_OK || csrf_ctx_new(&twin, NULL) != CSRF_OK ||
+	    csrf_ctx_add_key(twin, 7, d->key, 1) != CSRF_OK) {
+		csrf_ctx_free(twin);
+		return;
+	}
+	d->n = 0;
+	d->s[d->n++] = (tu_secret){d->key, sizeof d->key};
+	d->s[d->n++] = (tu_secret){d->hex, 2 * CSRF_KEY_LEN};
+#if CSRFI_SHA256_BLOCK
+	for (unsigned j = 0; j < 8; j++) {
+		d->states[0][j] = csrfi_sha256_word(&twin->ring.keys[0].mac.inner, j);
+		d->states[1][j] = csrfi_sha256_word(&twin->ring.keys[0].mac.outer, j);
+	}
+	d->s[d->n++] = (tu_secret){d->states[0], sizeof d->states[0]};
+	d->s[d->n++] = (tu_secret){d->states[1], sizeof d->states[1]};
+#endif
+	csrf_ctx_free(twin);
+	d->ok = 1;
+}
+
+static void dead_key_run(void *p)
+{
+	dead_key *d = p;
+	d->r = d->load ? csrf_ctx_load_key_file(d->ctx, d->path) : csrf_ctx_add_key(d->ctx, 7, d->key, 1);
+}
+
+static void test_dead_stack(void **state)
+{
+	(void)state;
+	static dead_key d;
+	size_t failed = 0;
+	for (int load = 0; load < 2; load++) {
+		memset(&d, 0, sizeof d);
+		d.load = load;
+		tu_in_thread(dead_key_prepare, &d);
+		assert_true(d.ok);
+		failed +=
+		    (size_t)tu_dead_stack_found(load ? "load key file" : "add key", dead_key_run, &d, NULL, d.s, d.n);
+		assert_int_equal(d.r, CSRF_OK);
+		d.free = 1;
+		tu_in_thread(dead_key_prepare, &d);
+	}
+	assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1441,6 +1532,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dir_sync_failure_message, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_last_id_message, setup_dir, teardown_dir),
 	    cmocka_unit_test_setup_teardown(test_readers_refuse_loose_modes, setup_dir, teardown_dir),
+	    cmocka_unit_test_setup_teardown(test_dead_stack, setup_dir, teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1367,6 +1367,195 @@ static void test_no_allocation(void **state)
 	assert_int_equal(st.live, 0);
 }
 
+/* ---- the dead stack ----
+ *
+ * What a call leaves on the stack once it has returned: no 8 bytes of the
+ * user's secret, the key or its HMAC states (their words in either byte
+ * order). Each call runs on a stack of its own (tu_dead_stack), its
+ * secrets and outputs in memory outside it. Tokens and cookies are not
+ * looked for: the client holds them. */
+
+typedef enum {
+	DEAD_COOKIE_ENCODE,
+	DEAD_COOKIE_DECODE,
+	DEAD_ISSUE,
+	DEAD_VERIFY,
+	DEAD_FIELD_NAME,
+} dead_what;
+
+typedef struct {
+	const csrf_ctx *ctx;
+	dead_what what;
+	const uint8_t *secret;
+	const char *sid;
+	const char *in; /* the token to verify, the cookie to decode */
+	char out[CSRF_TOKEN_MAX_LEN + CSRF_SECRET_COOKIE_LEN + 1];
+	uint8_t secret_out[CSRF_SECRET_LEN];
+	csrf_reason r;
+} dead_call;
+
+static void dead_run(void *p)
+{
+	dead_call *c = p;
+	size_t sid_len = c->sid ? strlen(c->sid) : 0;
+	switch (c->what) {
+	case DEAD_COOKIE_ENCODE:
+		c->r = csrf_secret_cookie_encode(c->ctx, c->secret, c->out, sizeof c->out);
+		break;
+	case DEAD_COOKIE_DECODE:
+		c->r = csrf_secret_cookie_decode(c->ctx, c->in, strlen(c->in), c->secret_out);
+		break;
+	case DEAD_ISSUE:
+		c->r = csrf_token_issue(c->ctx, c->secret, c->sid, sid_len, T0, c->out, sizeof c->out);
+		break;
+	case DEAD_VERIFY:
+		c->r = csrf_token_verify(c->ctx, c->secret, c->sid, sid_len, c->in, strlen(c->in), T0);
+		break;
+	case DEAD_FIELD_NAME:
+		c->r = csrf_field_name(c->ctx, c->secret, c->out, sizeof c->out);
+		break;
+	}
+}
+
+/* Bytes with no run or pattern a stack holds by chance. */
+static void noise(uint8_t *b, size_t n, uint32_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+		b[i] = (uint8_t)(seed >> 11);
+	}
+}
+
+#define DEAD_SECRETS_MAX 12
+static uint32_t dead_states[DEAD_SECRETS_MAX][8];
+
+/* The secret material of ctx's key slot 0 (its key given here) and of the
+ * user's secret, into s; how many. */
+static size_t dead_secrets(const csrf_ctx *ctx, const uint8_t *key, const uint8_t *secret, tu_secret *s)
+{
+	size_t n = 0;
+	s[n++] = (tu_secret){secret, CSRF_SECRET_LEN};
+	s[n++] = (tu_secret){key, CSRF_KEY_LEN};
+#if CSRFI_SHA256_BLOCK
+	const csrfi_key_slot *slot = csrfi_key_slot_subkeys(ctx, &ctx->ring.keys[0]);
+	const csrfi_mac_key *k[] = {&slot->mac, &slot->tag_mac, &slot->cookie_mac};
+	for (size_t i = 0; i < 3; i++) {
+		for (unsigned j = 0; j < 8; j++) {
+			dead_states[2 * i][j] = csrfi_sha256_word(&k[i]->inner, j);
+			dead_states[2 * i + 1][j] = csrfi_sha256_word(&k[i]->outer, j);
+		}
+		s[n++] = (tu_secret){dead_states[2 * i], sizeof dead_states[0]};
+		s[n++] = (tu_secret){dead_states[2 * i + 1], sizeof dead_states[0]};
+	}
+#else
+	(void)ctx;
+#endif
+	return n;
+}
+
+/* One row's contexts, its input and the material looked for, made on a
+ * thread of its own (tu_in_thread): the test's thread never holds the
+ * key's states in a register the thread of the call would start with.
+ * twin: the same key, its subkeys derived; ctx: the call's, with them
+ * (warm) or without (cold: the call derives them). */
+typedef struct {
+	unsigned version;
+	int warm;
+	int free;              /* the second visit: the decoded secret compared, both freed */
+	uint8_t *key, *secret; /* made at the first row */
+	dead_call *c;
+	csrf_ctx *ctx, *twin;
+	char in[CSRF_TOKEN_MAX_LEN + CSRF_SECRET_COOKIE_LEN + 1];
+	tu_secret s[2 + 6];
+	size_t n;
+	int ok;
+} dead_setup;
+
+static void dead_prepare(void *p)
+{
+	dead_setup *u = p;
+	dead_call *c = u->c;
+	if (u->free) {
+		u->ok = c->what != DEAD_COOKIE_DECODE || csrfi_ct_eq(c->secret_out, u->secret, CSRF_SECRET_LEN);
+		csrf_ctx_free(u->ctx);
+		csrf_ctx_free(u->twin);
+		return;
+	}
+	if (!u->key[0] && !u->key[1]) {
+		noise(u->key, CSRF_KEY_LEN, 0x9e3779b9u);
+		noise(u->secret, CSRF_SECRET_LEN, 0x7f4a7c15u);
+	}
+	u->ok = 0;
+	u->ctx = u->twin = NULL;
+	if (csrf_ctx_new(&u->ctx, NULL) != CSRF_OK || csrf_ctx_new(&u->twin, NULL) != CSRF_OK ||
+	    csrf_ctx_add_key(u->ctx, 7, u->key, 1) != CSRF_OK || csrf_ctx_add_key(u->twin, 7, u->key, 1) != CSRF_OK ||
+	    csrf_ctx_set_issue_version(u->ctx, u->version) != CSRF_OK ||
+	    csrf_ctx_set_issue_version(u->twin, u->version) != CSRF_OK)
+		return;
+	size_t sid_len = c->sid ? strlen(c->sid) : 0;
+	if (c->what == DEAD_COOKIE_DECODE &&
+	    csrf_secret_cookie_encode(u->twin, u->secret, u->in, sizeof u->in) != CSRF_OK)
+		return;
+	if (c->what == DEAD_VERIFY &&
+	    csrf_token_issue(u->twin, u->secret, c->sid, sid_len, T0, u->in, sizeof u->in) != CSRF_OK)
+		return;
+	if (u->warm)
+		(void)csrfi_key_slot_subkeys(u->ctx, &u->ctx->ring.keys[0]);
+	c->ctx = u->ctx;
+	c->secret = u->secret;
+	c->in = u->in;
+	u->n = dead_secrets(u->twin, u->key, u->secret, u->s);
+	u->ok = 1;
+}
+
+static void test_dead_stack(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *name;
+		dead_what what;
+		unsigned version; /* issue version, cookies' too (2: version 2 cookies) */
+		const char *sid;
+	} rows[] = {
+	    {"cookie encode v3", DEAD_COOKIE_ENCODE, 4, NULL},
+	    {"cookie encode v2", DEAD_COOKIE_ENCODE, 2, NULL},
+	    {"cookie decode v3", DEAD_COOKIE_DECODE, 4, NULL},
+	    {"cookie decode v2", DEAD_COOKIE_DECODE, 2, NULL},
+	    {"issue v4", DEAD_ISSUE, 4, NULL},
+	    {"issue v4 session", DEAD_ISSUE, 4, SID_A},
+	    {"issue v3 session", DEAD_ISSUE, 3, SID_A},
+	    {"issue v2 session", DEAD_ISSUE, 2, SID_A},
+	    {"verify v4", DEAD_VERIFY, 4, NULL},
+	    {"verify v4 session", DEAD_VERIFY, 4, SID_A},
+	    {"verify v3 session", DEAD_VERIFY, 3, SID_A},
+	    {"verify v2 session", DEAD_VERIFY, 2, SID_A},
+	    {"field name", DEAD_FIELD_NAME, 4, NULL},
+	};
+	static uint8_t key[CSRF_KEY_LEN], secret[CSRF_SECRET_LEN];
+	static dead_call c;
+	static dead_setup u;
+	size_t failed = 0;
+
+	for (size_t i = 0; i < 2 * (sizeof rows / sizeof rows[0]); i++) {
+		size_t row = i / 2;
+		memset(&c, 0, sizeof c);
+		memset(&u, 0, sizeof u);
+		c.what = rows[row].what;
+		c.sid = rows[row].sid;
+		u = (dead_setup){.version = rows[row].version, .warm = i % 2, .key = key, .secret = secret, .c = &c};
+		tu_in_thread(dead_prepare, &u);
+		assert_true(u.ok);
+		char name[64];
+		snprintf(name, sizeof name, "%s (%s)", rows[row].name, u.warm ? "warm" : "cold");
+		failed += (size_t)tu_dead_stack_found(name, dead_run, &c, NULL, u.s, u.n);
+		assert_int_equal(c.r, CSRF_OK);
+		u.free = 1;
+		tu_in_thread(dead_prepare, &u);
+		assert_true(u.ok);
+	}
+	assert_int_equal(failed, 0);
+}
+
 int main(void)
 {
 	/* Before any OpenSSL use, so that every libcrypto allocation counts. */
@@ -1392,6 +1581,7 @@ int main(void)
 	    cmocka_unit_test(test_field_names),
 	    cmocka_unit_test(test_arguments),
 	    cmocka_unit_test(test_no_allocation),
+	    cmocka_unit_test(test_dead_stack),
 	};
 	if (!counting) {
 		fprintf(stderr, "could not hook libcrypto's allocator\n");

@@ -166,3 +166,241 @@ int tu_no_getrandom(void)
 	return -1;
 }
 #endif
+
+/* ---- the dead stack ---- */
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define TU_MEMCHECK 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define TU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#define TU_ASAN 1
+#endif
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define TU_NO_ASAN __attribute__((no_sanitize_address))
+#else
+#define TU_NO_ASAN
+#endif
+
+#include <pthread.h>
+#include <signal.h>
+
+/* room for the sanitized build's frames and glibc's thread block, which
+ * it puts at the top of a stack it is given; below it the thread's
+ * signal stack */
+#define TU_DEAD_STACK (256 * 1024)
+#define TU_ALT_STACK (64 * 1024)
+#define TU_WINDOWS_MAX 4096
+
+typedef struct {
+	void (*fn)(void *);
+	void *arg;
+} dead_run;
+
+static void *dead_thread(void *p)
+{
+	dead_run *r = p;
+	r->fn(r->arg);
+	return NULL;
+}
+
+void tu_in_thread(void (*fn)(void *), void *arg)
+{
+	pthread_t t;
+	dead_run r = {fn, arg};
+	if (pthread_create(&t, NULL, dead_thread, &r) != 0 || pthread_join(t, NULL) != 0) {
+		fprintf(stderr, "tu_in_thread: no thread\n");
+		abort();
+	}
+}
+
+typedef struct {
+	dead_run run;
+	uint8_t *alt;
+} dead_spill_run;
+
+static void spill_handler(int sig)
+{
+	(void)sig;
+}
+
+/* fn, then every register spilled where the scan reads: a signal's frame,
+ * on a signal stack of the mapping's own (below the thread's stack, so
+ * that it covers none of fn's frames). A register that still holds a
+ * secret once fn returned is what the next signal, lazy binding or
+ * context switch to user code writes to some stack. */
+static void *dead_spill_thread(void *p)
+{
+	dead_spill_run *r = p;
+	stack_t ss = {.ss_sp = r->alt, .ss_size = TU_ALT_STACK, .ss_flags = 0}, old;
+	if (sigaltstack(&ss, &old) != 0)
+		abort();
+	r->run.fn(r->run.arg);
+	pthread_kill(pthread_self(), SIGUSR2);
+	if (sigaltstack(&old, NULL) != 0)
+		abort();
+	return NULL;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The windows of TU_DEAD_RUN bytes of s, in order (swap 0) or with each
+ * word's bytes reversed (swap 1), as the 8 bytes read from memory;
+ * windows of one byte value repeated are left out (a zero run is
+ * everywhere). */
+static size_t windows_of(const uint8_t *s, size_t len, int swap, uint64_t *w, size_t at, size_t *owner, size_t id)
+{
+	uint8_t b[TU_WINDOWS_MAX];
+	if (swap)
+		len &= ~(size_t)3;
+	if (len < TU_DEAD_RUN || len > sizeof b)
+		return at;
+	for (size_t i = 0; i < len; i++)
+		b[i] = swap ? s[(i & ~(size_t)3) + 3 - (i & 3)] : s[i];
+	for (size_t i = 0; i + TU_DEAD_RUN <= len && at < TU_WINDOWS_MAX; i++) {
+		int same = 1;
+		for (size_t k = 1; k < TU_DEAD_RUN; k++)
+			same &= b[i + k] == b[i];
+		if (same)
+			continue;
+		memcpy(&w[at], b + i, TU_DEAD_RUN);
+		owner[at++] = id;
+	}
+	return at;
+}
+
+/* Read past the sanitizer: what is left of the frames is not the
+ * program's memory any more as ASan tracks it. */
+TU_NO_ASAN static size_t dead_scan(const volatile uint8_t *stack, size_t size, const uint64_t *w, size_t nw,
+                                   size_t *first_at, size_t *first_w)
+{
+	size_t hits = 0;
+	for (size_t i = 0; i + TU_DEAD_RUN <= size; i++) {
+		uint8_t b[TU_DEAD_RUN];
+		uint64_t v;
+		for (size_t k = 0; k < TU_DEAD_RUN; k++)
+			b[k] = stack[i + k];
+		memcpy(&v, b, sizeof v);
+		if (!v)
+			continue;
+		size_t lo = 0, hi = nw;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (w[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nw && w[lo] == v) {
+			if (!hits) {
+				*first_at = i;
+				*first_w = lo;
+			}
+			hits++;
+		}
+	}
+	return hits;
+}
+
+typedef struct {
+	void (*after)(void *);
+	void *arg;
+	const tu_secret *secrets;
+	size_t n;
+	const uint8_t *map;
+	size_t size;
+	size_t hits, at, which;
+} dead_look;
+
+/* The windows of the secrets, and the scan: on a thread of their own, as
+ * the preparation of the secrets is (tu_in_thread), so that the thread
+ * that makes the next call's thread never loads a byte of them. */
+static void dead_look_run(void *p)
+{
+	static uint64_t w[TU_WINDOWS_MAX], sorted[TU_WINDOWS_MAX];
+	static size_t owner[TU_WINDOWS_MAX];
+	dead_look *l = p;
+	size_t nw = 0, wi = 0;
+	if (l->after)
+		l->after(l->arg);
+	for (size_t i = 0; i < l->n; i++)
+		for (int swap = 0; swap < 2; swap++)
+			nw = windows_of(l->secrets[i].p, l->secrets[i].len, swap, w, nw, owner, i);
+	memcpy(sorted, w, nw * sizeof w[0]);
+	qsort(sorted, nw, sizeof sorted[0], u64_cmp);
+	l->hits = dead_scan(l->map, l->size, sorted, nw, &l->at, &wi);
+	for (size_t i = 0; l->hits && i < nw; i++)
+		if (w[i] == sorted[wi]) {
+			l->which = owner[i];
+			break;
+		}
+	memset(w, 0, sizeof w);
+	memset(sorted, 0, sizeof sorted);
+}
+
+size_t tu_dead_stack(void (*fn)(void *), void *arg, void (*after)(void *), const tu_secret *secrets, size_t n,
+                     size_t *first, size_t *which)
+{
+	const size_t size = TU_ALT_STACK + TU_DEAD_STACK;
+	uint8_t *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		perror("mmap");
+		abort();
+	}
+	struct sigaction sa, old_sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = spill_handler;
+	sa.sa_flags = SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	pthread_attr_t attr;
+	pthread_t t;
+	dead_spill_run r = {{fn, arg}, map};
+	if (sigaction(SIGUSR2, &sa, &old_sa) != 0 || pthread_attr_init(&attr) != 0 ||
+	    pthread_attr_setstack(&attr, map + TU_ALT_STACK, TU_DEAD_STACK) != 0 ||
+	    pthread_create(&t, &attr, dead_spill_thread, &r) != 0 || pthread_join(t, NULL) != 0 ||
+	    sigaction(SIGUSR2, &old_sa, NULL) != 0) {
+		fprintf(stderr, "tu_dead_stack: no thread\n");
+		abort();
+	}
+	pthread_attr_destroy(&attr);
+#ifdef TU_MEMCHECK
+	/* memcheck holds what lies below a stack pointer as unaddressable */
+	VALGRIND_MAKE_MEM_DEFINED(map, size);
+#endif
+	dead_look l = {after, arg, secrets, n, map, size, 0, 0, 0};
+	tu_in_thread(dead_look_run, &l);
+	if (first)
+		*first = size - l.at;
+	if (which)
+		*which = l.which;
+#ifdef TU_ASAN
+	/* the frames' red zones may still be marked in the shadow: a later
+	 * mapping at this address must not inherit them */
+	ASAN_UNPOISON_MEMORY_REGION(map, size);
+#endif
+	munmap(map, size);
+	return l.hits;
+}
+
+int tu_dead_stack_found(const char *name, void (*fn)(void *), void *arg, void (*after)(void *),
+                        const tu_secret *secrets, size_t n)
+{
+	size_t at = 0, which = 0;
+	size_t hits = tu_dead_stack(fn, arg, after, secrets, n, &at, &which);
+	if (hits)
+		printf("%s: %zu places on the dead stack hold secret %zu, the first %zu bytes below the top\n", name,
+		       hits, which, at);
+	return hits != 0;
+}
