@@ -977,12 +977,13 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
 #define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
 #define CSRF_INJECT_FRAMESET 0x40000u        /* a <frameset> the browser may take: stopped */
+#define CSRF_INJECT_DEEP 0x80000u            /* a POST form with its own id deep in the tree after a ghost form */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.
  * Every bit's phrase, each followed by "; ", fits in
  * CSRF_INJECT_STATUS_TEXT_MAX bytes (for an adapter's log line). */
-#define CSRF_INJECT_STATUS_TEXT_MAX 2048
+#define CSRF_INJECT_STATUS_TEXT_MAX 3072
 const char *csrf_inject_status_str(unsigned reason);
 
 /* Ends a stream: emits what the injector still holds (a form whose end

@@ -917,6 +917,49 @@ static const row rows[] = {
      "<blockquote cite='<FORM method=post>'>" CL, 0},
 };
 
+/* ---- the injector's id of a form read deep in the tree ---- */
+
+/* What it adds: PIN_PRE, 16 base64url characters (96 random bits), '"';
+ * and the field PINNED_PRE, the same 16, PINNED_END. */
+#define PIN_PRE " id=\"csrf-"
+#define PIN_LEN (sizeof PIN_PRE - 1 + 16 + 1)
+#define PINNED_PRE "<input type=\"hidden\" name=\"" F "\" value=\"" T "\" form=\"csrf-"
+#define PINNED_END "\">"
+#define PINNED_LEN (sizeof PINNED_PRE - 1 + 16 + sizeof PINNED_END - 1)
+/* The 16 characters of an id as the tests write them: the bytes drawn
+ * differ for every form and every run. */
+#define PIN_MASK "################"
+#define PIN_ID " id=\"csrf-" PIN_MASK "\""
+#define PIN_IN "<input type=\"hidden\" name=\"" F "\" value=\"" T "\" form=\"csrf-" PIN_MASK "\">"
+
+static int b64url_16(const char *p)
+{
+	for (int k = 0; k < 16; k++) {
+		char c = p[k];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+		      c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 for an injector's id, 2 for a field naming one (its 16 characters
+ * at *at), 0 for another piece. */
+static int pin_piece(const char *p, size_t n, size_t *at)
+{
+	size_t a = sizeof PIN_PRE - 1, b = sizeof PINNED_PRE - 1;
+	if (n == PIN_LEN && memcmp(p, PIN_PRE, a) == 0 && b64url_16(p + a) && p[a + 16] == '"') {
+		*at = a;
+		return 1;
+	}
+	if (n == PINNED_LEN && memcmp(p, PINNED_PRE, b) == 0 && b64url_16(p + b) &&
+	    memcmp(p + b + 16, PINNED_END, sizeof PINNED_END - 1) == 0) {
+		*at = b;
+		return 2;
+	}
+	return 0;
+}
+
 /* ---- running a document through an injector ---- */
 
 typedef struct {
@@ -935,6 +978,10 @@ typedef struct {
 	size_t calls;
 	size_t stop_at;  /* return 1 from this call (1-based); 0 never */
 	unsigned status; /* csrf_inject_status after run's finish */
+	/* the injector's ids, as drawn (in out they read PIN_MASK), and the
+	 * ids the fields named */
+	char ids[8][16], named[8][16];
+	size_t n_ids, n_named;
 } sink;
 
 static void append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
@@ -974,6 +1021,15 @@ static int sink_emit(void *ud, const char *p, size_t n, int inserted)
 		append(&s->plain, &s->plain_len, &s->plain_cap, p, n);
 	}
 	append(&s->out, &s->len, &s->cap, p, n);
+	size_t at;
+	int pin = inserted ? pin_piece(p, n, &at) : 0;
+	if (pin) {
+		char(*keep)[16] = pin == 1 ? s->ids : s->named;
+		size_t *kn = pin == 1 ? &s->n_ids : &s->n_named;
+		if (*kn < 8)
+			memcpy(keep[(*kn)++], p + at, 16);
+		memcpy(s->out + s->len - n + at, PIN_MASK, 16);
+	}
 	if (s->stop_at && s->calls == s->stop_at)
 		return 1;
 	return 0;
@@ -1201,7 +1257,9 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 			for (size_t j = 0; j < k; j++)
 				before += s.ins_n[j];
 			piece += before;
-			int is_in = s.ins_n[k] == strlen(IN) && memcmp(piece, IN, strlen(IN)) == 0;
+			int is_in = (s.ins_n[k] == strlen(IN) && memcmp(piece, IN, strlen(IN)) == 0) ||
+			            (s.ins_n[k] == strlen(PIN_ID) && memcmp(piece, PIN_ID, strlen(PIN_ID)) == 0) ||
+			            (s.ins_n[k] == strlen(PIN_IN) && memcmp(piece, PIN_IN, strlen(PIN_IN)) == 0);
 			if (is_in ? n_in++ < prev_in : n_other++ < prev_other)
 				continue;
 			int meta = (s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0) ||
@@ -1813,13 +1871,13 @@ static void test_status(void **state)
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
 	size_t all = 0; /* an adapter's line with every phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_FRAMESET; bit <<= 1) {
+	for (unsigned bit = 1; bit <= CSRF_INJECT_DEEP; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
 		all += strlen(csrf_inject_status_str(bit)) + 2;
 	}
 	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_FRAMESET << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_DEEP << 1), "unknown injector status");
 }
 
 /* A form longer than the hold gets no token, whatever the cuts; one that
@@ -2384,7 +2442,9 @@ static void test_random_docs(void **state)
 		for (size_t k = 0; k < whole.n_ins; k++) {
 			/* the injector is gone: look at the inserted bytes in the output */
 			const char *p = whole.out + whole.ins_at[k] + off;
-			int is_in = whole.ins_n[k] == strlen(IN) && memcmp(p, IN, strlen(IN)) == 0;
+			int is_in = (whole.ins_n[k] == strlen(IN) && memcmp(p, IN, strlen(IN)) == 0) ||
+			            (whole.ins_n[k] == strlen(PIN_ID) && memcmp(p, PIN_ID, strlen(PIN_ID)) == 0) ||
+			            (whole.ins_n[k] == strlen(PIN_IN) && memcmp(p, PIN_IN, strlen(PIN_IN)) == 0);
 			int is_mt = whole.ins_n[k] == strlen(MT) && memcmp(p, MT, strlen(MT)) == 0;
 			if (!is_in && !is_mt)
 				fail_msg("random %d: inserted piece %zu is neither element", iter, k);
@@ -2421,6 +2481,7 @@ typedef struct {
 	size_t chunk_len;
 	const char *mem;
 	int bad;
+	size_t ids; /* the injector's ids: every POST form deep in the page */
 } big_sink;
 
 static int big_emit(void *ud, const char *p, size_t n, int inserted)
@@ -2428,8 +2489,14 @@ static int big_emit(void *ud, const char *p, size_t n, int inserted)
 	big_sink *b = ud;
 	b->out_len += n;
 	if (inserted) {
-		if (n != strlen(IN) || memcmp(p, IN, n) != 0)
-			b->bad = 1;
+		size_t at;
+		int pin = pin_piece(p, n, &at);
+		if ((n != strlen(IN) || memcmp(p, IN, n) != 0) && pin != 2) {
+			if (pin != 1)
+				b->bad = 1;
+			b->ids++;
+			return 0;
+		}
 		b->inserted++;
 		return 0;
 	}
@@ -2462,7 +2529,7 @@ static void test_ten_megabytes(void **state)
 	assert_true(csrf_inject_size() <= STATE_BOUND);
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
-	big_sink b = {doc, len, 0, 0, 0, NULL, 0, mem, 0};
+	big_sink b = {doc, len, 0, 0, 0, NULL, 0, mem, 0, 0};
 	char *chunk;
 	for (size_t off = 0; off < len; off += 4096) {
 		size_t n = len - off < 4096 ? len - off : 4096;
@@ -2479,9 +2546,12 @@ static void test_ten_megabytes(void **state)
 	b.chunk_len = 0;
 	assert_int_equal(csrf_inject_finish(inj, big_emit, &b, &count), CSRF_OK);
 	assert_int_equal(b.pos, len);
-	assert_int_equal(count, nblocks);
+	/* past the depth bound's guard (the first blocks: 9 start tags each)
+	 * the form gets the injector's id and its field names it */
+	assert_true(b.ids > nblocks - 60 && b.ids < nblocks);
+	assert_int_equal(count, nblocks + b.ids);
 	assert_int_equal(b.inserted, nblocks);
-	assert_int_equal(b.out_len, len + nblocks * strlen(IN));
+	assert_int_equal(b.out_len, len + nblocks * strlen(IN) + b.ids * (PIN_LEN + PINNED_LEN - strlen(IN)));
 	tu_guard_free(mem);
 	free(doc);
 }
