@@ -977,7 +977,7 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
 #define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
 #define CSRF_INJECT_FRAMESET 0x40000u        /* a <frameset> the browser may take: stopped */
-#define CSRF_INJECT_DEEP 0x80000u            /* a POST form with its own id deep in the tree after a ghost form */
+#define CSRF_INJECT_DEEP 0x80000u            /* a form with an id got the token deep in the tree after a ghost */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.

@@ -1745,6 +1745,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 						if ((end || (inj->holding && !inj_tree_pending(&inj->tree))) &&
 						    bare_quiet(inj, ne, end, *start, emit, ud))
 							return SIZE_MAX;
+						inj->tree.starts += !end; /* the depth bound's S */
 						i = ne + 1;
 						continue;
 					}
@@ -2362,10 +2363,11 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 	case CSRF_INJECT_FRAMESET:
 		return "a <frameset> (the browser may drop the markup around it): no token from there on";
 	case CSRF_INJECT_DEEP:
-		return "a POST form with an id of its own got no token: it is so deep in the page that the browser may "
-		       "put it beside its parent, where a form closed before it without the token may own its field "
-		       "(or the random id to pin the field could not be drawn); give the form no id, move it earlier, "
-		       "or turn on csrf_form_action_csp";
+		return "a POST form with an id of its own got the token so deep in the page that the browser may put "
+		       "it beside its parent, after a form without the token was closed, which may then own its field "
+		       "and send the token where it posts (or a form without an id got no token there: the random id "
+		       "to pin its field could not be drawn); give the form no id, move it earlier, or turn on "
+		       "csrf_form_action_csp";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

@@ -509,17 +509,23 @@ static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 			t->status |= CSRF_INJECT_TABLE_FORM;
 		} else if (tag->has_id && t->owner_out) { /* a button before it may name it */
 			t->status |= CSRF_INJECT_FORM_OWNER;
-		} else if (tag->has_id && t->ghost && inj_tree_deep(t)) {
-			/* maybe beside its parent, its field then owned by a ghost
-			 * ancestor; its own id cannot pin the field (form="" follows
-			 * the first element with that id, which markup before it can
-			 * be) */
-			t->status |= CSRF_INJECT_DEEP;
 		} else {
 			t->cur_form = CF_PENDING;
-			/* deep: the field names the form by the injector's id */
-			t->cur_pin = (uint8_t)(!tag->has_id && inj_tree_deep(t));
 			*ins = INS_HOLD;
+			if (inj_tree_deep(t)) {
+				/* maybe beside its parent, its field then owned by its
+				 * nearest ancestor form: without an id, the field names
+				 * the form by the injector's; with one, the form="" the
+				 * site's id would make follows the first element with
+				 * that id, which markup before it can be, and a ghost
+				 * (a form without the token left an ancestor) may own
+				 * the field: reported, as a form="" button before it
+				 * naming that id would be (a real page's comment form
+				 * is there: docs/architecture.md) */
+				t->cur_pin = (uint8_t)!tag->has_id;
+				if (tag->has_id && t->ghost)
+					t->status |= CSRF_INJECT_DEEP;
+			}
 		}
 	} else if (v == FP_POST_BASE) {
 		t->status |= CSRF_INJECT_BASE;
