@@ -600,11 +600,15 @@ static NOINLINE int plain_across(struct csrf_inject *inj, const struct inj_block
  * plain_fast's 72 bytes of masks are not there to read. Making plain_fast
  * the only way cost clock time: each '<' bit then waits on the tag before
  * it. */
-static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
+STEP size_t plain_fast_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id,
+                            const int count)
 {
-	/* the start tags taken here, for the depth bound's S: one add a tag
-	 * (each tag counted as it is read, taken back when it goes back to
-	 * the caller), into the model when this returns */
+	/* count: the start tags taken here, for the depth bound's S, one add
+	 * a tag (each tag counted as it is read, taken back when it goes
+	 * back to the caller), into the model when this returns. Only until
+	 * the bound reaches the guard (inj_tree_deep: it stays there), so
+	 * that a long page's tags after that pay nothing (callgrind,
+	 * socat.html: 3.4 instructions a tag counted here) */
 	size_t starts = 0;
 	for (;;) {
 		size_t o = i - s->base;
@@ -612,7 +616,8 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 			/* near or past the window's end: the next window from here,
 			 * unless the chunk ends there */
 			if (i >= s->len || s->len - i < 72) {
-				inj->tree.starts += starts;
+				if (count)
+					inj->tree.starts += starts;
 				return i;
 			}
 			scan_window(s, i);
@@ -648,7 +653,8 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				uint64_t upto = lt ^ (lt - 1); /* bits 0..t */
 				lt &= lt - 1;
 				unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end;
-				starts += 1u - is_end;
+				if (count)
+					starts += 1u - is_end;
 				unsigned char c = (unsigned char)q[k];
 				uint8_t cls = inj_cls[c];
 				/* the first '>' or quote after t: in this block or the
@@ -682,7 +688,8 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				if (r < 0) {
 					if (r == PF_NAMED)
 						*name_end = s->base + w * 64 + ne;
-					inj->tree.starts += starts - (1u - is_end); /* this one the caller reads */
+					if (count) /* this one the caller reads */
+						inj->tree.starts += starts - (1u - is_end);
 					return s->base + w * 64 + t;
 				}
 				g = (unsigned)r;
@@ -702,6 +709,18 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 		}
 	window:;
 	}
+}
+
+/* plain_fast_step counting start tags (until the depth bound reaches the
+ * guard), and not (after). */
+static NOINLINE size_t plain_fast_counting(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end,
+                                           uint8_t *name_id)
+{
+	return plain_fast_step(inj, s, i, name_end, name_id, 1);
+}
+static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
+{
+	return plain_fast_step(inj, s, i, name_end, name_id, 0);
 }
 
 /* ---- the tag being read ---- */
@@ -1732,7 +1751,9 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
 					if (n < 2)
 						continue;
-					i = plain_fast(inj, &sc, i, &ne, &nid);
+					i = UNLIKELY(!inj_tree_deep(&inj->tree))
+					        ? plain_fast_counting(inj, &sc, i, &ne, &nid)
+					        : plain_fast(inj, &sc, i, &ne, &nid);
 					if (ne)
 						break;
 				}

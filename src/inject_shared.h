@@ -432,9 +432,10 @@ struct inj_tree {
 	unsigned count;      /* insertions */
 	/* the depth bound's counts (INJ_DEPTH_GUARD): start tags (S) and
 	 * <table> start tags (T) read so far, HTML and foreign content,
-	 * noscript content read as markup too. 64 bits: a stream would need
-	 * 2^64 bytes to wrap them, and the bound is computed from them
-	 * without overflow (inj_tree_deep) */
+	 * noscript content read as markup too; the plain path's fast loop
+	 * stops counting once the bound reaches the guard (it only grows).
+	 * 64 bits: each is below the stream's length in bytes, so neither
+	 * they nor S + 2T wrap (a stream of 2^62 bytes would be needed) */
 	uint64_t starts, table_starts;
 	unsigned status; /* CSRF_INJECT_* reasons */
 	/* bit k, for the contents of the template open at level k + 1
@@ -562,8 +563,8 @@ int inj_tree_form_start(struct inj_tree *t, struct inj_tag *tag);
  * elements (S + 2T + 3, the counts taken as far as the guard needs). */
 static inline int inj_tree_deep(const struct inj_tree *t)
 {
-	return t->starts >= INJ_DEPTH_GUARD || t->table_starts >= INJ_DEPTH_GUARD ||
-	       t->starts + 2 * t->table_starts + 3 >= INJ_DEPTH_GUARD;
+	/* each count is below the stream's bytes: S + 2T cannot wrap */
+	return t->starts + 2 * t->table_starts >= INJ_DEPTH_GUARD - 3;
 }
 
 /* 1 when a form start tag whose name has just been read (HTML content
@@ -573,7 +574,7 @@ static inline int inj_tree_deep(const struct inj_tree *t)
  * until its attributes tell whether it has an id of its own. */
 static inline int inj_tree_pin_maybe(const struct inj_tree *t)
 {
-	return !t->stopped && t->depth == 0 && !t->select && t->templates == 0 && !t->ptr && inj_tree_deep(t);
+	return inj_tree_deep(t) && !t->stopped && t->depth == 0 && !t->select && t->templates == 0 && !t->ptr;
 }
 
 void inj_tree_reset(struct inj_tree *t);
