@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "csrf.h"
 #include "testutil.h"
@@ -2385,6 +2387,61 @@ static void test_depth_guard(void **state)
 	free(attr);
 }
 
+/* No randomness, no pinned token: with getrandom failing (a seccomp
+ * filter in a child, which drops the pad block it inherited), a deep
+ * form without an id goes without the token, its bytes as they are, and
+ * CSRF_INJECT_DEEP says so; a form below the guard needs no id and gets
+ * its token. */
+static int plain_run(const char *in, char *out, size_t cap, size_t *n, unsigned *count, unsigned *status)
+{
+	static char mem[CSRF_INJECT_STATE_MAX];
+	csrf_inject *inj;
+	sink s;
+	if (csrf_inject_init(mem, sizeof mem, SELF, strlen(SELF), F, strlen(F), T, strlen(T), &inj) != CSRF_OK)
+		return 1;
+	sink_init(&s, mem);
+	s.chunk = in;
+	s.chunk_len = strlen(in);
+	if (csrf_inject_feed(inj, in, strlen(in), sink_emit, &s) != CSRF_OK ||
+	    csrf_inject_finish(inj, sink_emit, &s, count) != CSRF_OK || s.len > cap)
+		return 1;
+	*status = csrf_inject_status(inj);
+	memcpy(out, s.out, s.len);
+	*n = s.len;
+	sink_free(&s);
+	return 0;
+}
+
+static void test_deep_without_random(void **state)
+{
+	(void)state;
+	char *deep = deep_doc("", "<i>", 476, PF "x" CL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static char out[4096];
+		size_t n;
+		unsigned count, status;
+		uint8_t probe[8];
+		if (tu_no_getrandom() != 0 || csrf_random(probe, sizeof probe) != CSRF_ERR_RANDOM)
+			_exit(9);
+		if (plain_run(deep, out, sizeof out, &n, &count, &status) != 0)
+			_exit(2);
+		if (count != 0 || status != CSRF_INJECT_DEEP || n != strlen(deep) || memcmp(out, deep, n) != 0)
+			_exit(3);
+		if (plain_run(PF "x" CL, out, sizeof out, &n, &count, &status) != 0 || count != 1 || status != 0)
+			_exit(4);
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	free(deep);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 9)
+		skip(); /* no working seccomp filter here */
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* A stopped stream passes the rest through untouched: no meta, no field. */
 static void test_stopped_passes(void **state)
 {
@@ -2714,6 +2771,7 @@ int main(void)
 	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_deep_templates),
 	    cmocka_unit_test(test_depth_guard),
+	    cmocka_unit_test(test_deep_without_random),
 	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),
