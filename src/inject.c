@@ -1299,6 +1299,9 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 		inj->state = S_DATA;
 		if (UNLIKELY(inj->pin_form))
 			return pin_end(inj, chunk, i, start, emit, ud, ins);
+		if (UNLIKELY(ins == INS_HOLD &&
+		             inj->tree.cur_pin)) /* deep, its start tag not held: never, fail closed */
+			inj_tree_pin_failed(&inj->tree);
 		if (settle(inj, emit, ud) != 0)
 			return 1;
 		return tag_insert(inj, chunk, i, start, emit, ud, ins);
