@@ -8,7 +8,10 @@
  * being fed or, for a form's bytes held until its end tag, into the
  * injector; every inserted piece is exactly the hidden input right after
  * a form's start tag (it follows a '>' of the input, with a "<form" before
- * it) or the meta pair (it follows a '>'), or, with the referrer raise
+ * it) or the meta pair (it follows a '>'), or, for a form deep in the
+ * tree, the injector's id (it follows "<form": id="csrf-" and 16
+ * base64url characters) and then the field with form="" naming that id
+ * (compared across splits with the 16 masked: they are random), or, with the referrer raise
  * on (inputs of odd length), the same-origin referrer meta (it follows a
  * '>', with a "<meta" before it); the meta pair comes at most once;
  * finish counts the insertions; the output does not depend on how the
@@ -40,6 +43,19 @@ _Static_assert(sizeof TOKEN - 1 == CSRF_TOKEN_LEN, "the token length issued");
 #define INPUT_EL "<input type=\"hidden\" name=\"" FIELD "\" value=\"" TOKEN "\">"
 #define META_EL "<meta name=\"csrf-param\" content=\"" FIELD "\"><meta name=\"csrf-token\" content=\"" TOKEN "\">"
 #define RM_EL "<meta name=\"referrer\" content=\"same-origin\">"
+/* a deep form's id, and its field's form="" */
+#define PIN_PRE " id=\"csrf-"
+#define PIN_LEN (sizeof PIN_PRE - 1 + 16 + 1)
+#define PINNED_LEN (sizeof INPUT_EL - 2 + sizeof " form=\"csrf-" - 1 + 16 + 2)
+
+static int id16(const char *p)
+{
+	for (int k = 0; k < 16; k++)
+		if (!((p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= '0' && p[k] <= '9') ||
+		      p[k] == '-' || p[k] == '_'))
+			return 0;
+	return 1;
+}
 
 /* The injector options of this input's runs (LLVMFuzzerTestOneInput). */
 static unsigned options;
@@ -54,6 +70,8 @@ typedef struct {
 	const char *mem; /* the injector */
 	unsigned inserted, metas;
 	size_t first_input_at, last_input_at; /* input bytes before the first / last hidden field */
+	char pin[16];                         /* the last id the injector gave a form */
+	int pinned;                           /* an id went in, its field not yet */
 	int stop_after;                       /* > 0: refuse the stop_after-th emit */
 	int emits;
 	unsigned status; /* after finish */
@@ -67,8 +85,27 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 	if (s->stop_after > 0 && s->emits == s->stop_after)
 		return 7;
 	FZ_ASSERT(s->all_n + n <= s->all_cap);
+	size_t mask = 0; /* where the 16 random characters are in p */
+	if (inserted && n == PIN_LEN && memcmp(p, PIN_PRE, sizeof PIN_PRE - 1) == 0) {
+		/* right after "<form", its field to come */
+		FZ_ASSERT(id16(p + sizeof PIN_PRE - 1) && p[PIN_LEN - 1] == '"' && !s->pinned);
+		FZ_ASSERT(s->pass_n >= 5 && strncasecmp(s->pass + s->pass_n - 5, "<form", 5) == 0);
+		memcpy(s->pin, p + sizeof PIN_PRE - 1, 16);
+		s->pinned = 1;
+		s->inserted++;
+		mask = sizeof PIN_PRE - 1;
+		goto out;
+	}
 	if (inserted) {
-		int is_input = n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0;
+		int pinned = n == PINNED_LEN && memcmp(p, INPUT_EL, sizeof INPUT_EL - 2) == 0 &&
+		             memcmp(p + sizeof INPUT_EL - 2, " form=\"csrf-", 12) == 0 &&
+		             memcmp(p + n - 2, "\">", 2) == 0;
+		FZ_ASSERT(!pinned || (s->pinned && memcmp(p + sizeof INPUT_EL - 2 + 12, s->pin, 16) == 0));
+		FZ_ASSERT(pinned == s->pinned); /* an id goes with its field */
+		s->pinned = 0;
+		if (pinned)
+			mask = sizeof INPUT_EL - 2 + 12;
+		int is_input = pinned || (n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0);
 		int is_meta = n == sizeof META_EL - 1 && memcmp(p, META_EL, n) == 0;
 		int is_rm = n == sizeof RM_EL - 1 && memcmp(p, RM_EL, n) == 0;
 		FZ_ASSERT(is_input || is_meta || (is_rm && options));
@@ -101,7 +138,10 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 		memcpy(s->pass + s->pass_n, p, n);
 		s->pass_n += n;
 	}
+out:
 	memcpy(s->all + s->all_n, p, n);
+	if (mask)
+		memset(s->all + s->all_n + mask, '#', 16);
 	s->all_n += n;
 	return 0;
 }
@@ -127,7 +167,7 @@ static void run(const char *html, size_t n, const fz_piece *splits, int one_by_o
 	size_t lt = 0;
 	for (size_t i = 0; i < n; i++)
 		lt += html[i] == '<';
-	s->all_cap = n + sizeof META_EL + lt * (sizeof INPUT_EL + sizeof RM_EL) + 1;
+	s->all_cap = n + sizeof META_EL + lt * (PINNED_LEN + PIN_LEN + sizeof RM_EL) + 1;
 	s->all = malloc(s->all_cap);
 	s->pass = malloc(n + 1);
 	FZ_ASSERT(s->all && s->pass);

@@ -876,6 +876,16 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * form left open earlier: CSRF_INJECT_TABLE_FORM), and where the injector
  * cannot tell, the form gets no token. Tables nested more than 32 deep
  * stop the injector (CSRF_INJECT_TABLE_FORM and CSRF_INJECT_STOPPED).
+ * Browsers put an element that would sit more than about 510 deep
+ * beside its parent, where a field is owned by its nearest ancestor
+ * form. So a form read where the depth may come near that (start tags
+ * so far + 2 x tables + 3 >= 480) gets, when it gets the token and has
+ * no id, an id of the injector's right after "<form" (id="csrf-" and
+ * 16 random characters, for each form) and its field form="" naming it;
+ * one with an id of its own gets the token without, and when a form
+ * without the token was closed before it (which may stay an ancestor)
+ * that is reported (CSRF_INJECT_DEEP; the form-action directive is the
+ * backstop).
  * No token goes into a form whose fields could leave by GET or to
  * another origin: a GET form (also one with a formmethod=post button: its
  * own submission is a GET), a POST form with a button whose formmethod
@@ -977,19 +987,21 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
 #define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
 #define CSRF_INJECT_FRAMESET 0x40000u        /* a <frameset> the browser may take: stopped */
+#define CSRF_INJECT_DEEP 0x80000u            /* a form with an id got the token deep in the tree after a ghost */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.
  * Every bit's phrase, each followed by "; ", fits in
  * CSRF_INJECT_STATUS_TEXT_MAX bytes (for an adapter's log line). */
-#define CSRF_INJECT_STATUS_TEXT_MAX 2048
+#define CSRF_INJECT_STATUS_TEXT_MAX 3072
 const char *csrf_inject_status_str(unsigned reason);
 
 /* Ends a stream: emits what the injector still holds (a form whose end
  * tag never came, without the field: CSRF_INJECT_UNCLOSED), then resets
  * as csrf_inject_reset does. Every stream ends here; *injected is the
  * number of insertions it got: one per hidden input, one for the pair
- * of meta tags, and one per referrer meta raised. CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
+ * of meta tags, one per referrer meta raised, and one per id the
+ * injector gave a form (see the tree depth above). CSRF_OK, CSRF_ERR_STOPPED (emit returned non-zero, now or
  * in an earlier feed: the output is incomplete), CSRF_ERR_ARG. */
 CSRF_MUST_CHECK csrf_reason csrf_inject_finish(csrf_inject *inj, csrf_emit_fn emit, void *ud, unsigned *injected);
 

@@ -37,7 +37,19 @@
 /* what CSRF_INJECT_OPT_RAISE_REFERRER adds after a no-referrer meta */
 #define REFERRER_EL "<meta name=\"referrer\" content=\"" CSRF_REFERRER_RAISED "\">"
 #define LIT_LEN(s) (sizeof(s) - 1)
-#define INPUT_MAX (LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END))
+/* A form read deep in the tree (inj_tree_deep) without an id of its own
+ * gets the injector's: PIN_ATTR right after "<form", random for each
+ * form, and its field names it, PIN_FORM replacing the field's last '>'
+ * (docs/architecture.md, "The tree depth cap"). */
+#define PIN_RAND 12                          /* random bytes of an id: 96 bits */
+#define PIN_CHARS CSRF_B64_ENC_LEN(PIN_RAND) /* their base64url */
+#define PIN_ATTR_PRE " id=\"csrf-"
+#define PIN_ATTR_LEN (LIT_LEN(PIN_ATTR_PRE) + PIN_CHARS + 1)
+#define PIN_FORM_PRE " form=\"csrf-"
+#define PIN_FORM_LEN (LIT_LEN(PIN_FORM_PRE) + PIN_CHARS + LIT_LEN(INPUT_END))
+#define INPUT_MAX                                                                                                      \
+	(LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END) - 1 +     \
+	 PIN_FORM_LEN)
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
 
 /* Tokenizer states, named and numbered after the sections of the HTML
@@ -129,8 +141,14 @@ struct csrf_inject {
 	char referrer_el[LIT_LEN(REFERRER_EL)];
 
 	/* the bytes of a POST form to this origin, from the end of its start
-	 * tag on, held until every submitter of it has been read */
+	 * tag on (from its name's end on for a form read deep in the tree:
+	 * pin_form), held until every submitter of it has been read */
 	uint8_t holding;
+	uint8_t pin_form;    /* a form start tag read deep (inj_tree_pin_maybe), its '>' not read yet */
+	uint8_t pin_hold;    /* the hold began at that form's name's end, and still holds */
+	uint8_t pin_id;      /* the held form has the injector's id, pin_attr (it goes with the field) */
+	uint32_t hold_field; /* where in the hold the start tag ends: the field goes there */
+	char pin_attr[PIN_ATTR_LEN];
 	uint32_t hold_len;
 	uint32_t hold_meta;     /* where the meta tags are in the hold (HOLD_NONE: not there) */
 	uint32_t hold_referrer; /* where the raise goes in the hold, not copied into it (HOLD_NONE: nowhere) */
@@ -582,15 +600,26 @@ static NOINLINE int plain_across(struct csrf_inject *inj, const struct inj_block
  * plain_fast's 72 bytes of masks are not there to read. Making plain_fast
  * the only way cost clock time: each '<' bit then waits on the tag before
  * it. */
-static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
+STEP size_t plain_fast_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id,
+                            const int count)
 {
+	/* count: the start tags taken here, for the depth bound's S, one add
+	 * a tag (each tag counted as it is read, taken back when it goes
+	 * back to the caller), into the model when this returns. Only until
+	 * the bound reaches the guard (inj_tree_deep: it stays there), so
+	 * that a long page's tags after that pay nothing (callgrind,
+	 * socat.html: 3.4 instructions a tag counted here) */
+	size_t starts = 0;
 	for (;;) {
 		size_t o = i - s->base;
 		if (o >= s->span || s->span - o < 72) {
 			/* near or past the window's end: the next window from here,
 			 * unless the chunk ends there */
-			if (i >= s->len || s->len - i < 72)
+			if (i >= s->len || s->len - i < 72) {
+				if (count)
+					inj->tree.starts += starts;
 				return i;
+			}
 			scan_window(s, i);
 			o = i - s->base;
 		}
@@ -624,6 +653,8 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				uint64_t upto = lt ^ (lt - 1); /* bits 0..t */
 				lt &= lt - 1;
 				unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end;
+				if (count)
+					starts += 1u - is_end;
 				unsigned char c = (unsigned char)q[k];
 				uint8_t cls = inj_cls[c];
 				/* the first '>' or quote after t: in this block or the
@@ -657,6 +688,8 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 				if (r < 0) {
 					if (r == PF_NAMED)
 						*name_end = s->base + w * 64 + ne;
+					if (count) /* this one the caller reads */
+						inj->tree.starts += starts - (1u - is_end);
 					return s->base + w * 64 + t;
 				}
 				g = (unsigned)r;
@@ -678,6 +711,18 @@ static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_
 	}
 }
 
+/* plain_fast_step counting start tags (until the depth bound reaches the
+ * guard), and not (after). */
+static NOINLINE size_t plain_fast_counting(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end,
+                                           uint8_t *name_id)
+{
+	return plain_fast_step(inj, s, i, name_end, name_id, 1);
+}
+static NOINLINE size_t plain_fast(struct csrf_inject *inj, struct scan *s, size_t i, size_t *name_end, uint8_t *name_id)
+{
+	return plain_fast_step(inj, s, i, name_end, name_id, 0);
+}
+
 /* ---- the tag being read ---- */
 
 /* A tag's first letter: in HTML content, a name no element we follow
@@ -687,6 +732,7 @@ STEP void begin_tag(struct csrf_inject *inj, int is_end, unsigned char first)
 	struct inj_tag *t = &inj->tag;
 	_Static_assert(T_OTHER == 0 && SLOT_NONE == 0, "begin_tag clears to these");
 	memset(t, 0, offsetof(struct inj_tag, name));
+	inj->tree.starts += !is_end; /* the depth bound's S */
 	t->is_end = (uint8_t)is_end;
 	t->name[0] = (char)inj_lower(first);
 	t->name_len = 1;
@@ -701,6 +747,7 @@ STEP void begin_named(struct csrf_inject *inj, int is_end, uint8_t id, size_t le
 {
 	struct inj_tag *t = &inj->tag;
 	memset(t, 0, offsetof(struct inj_tag, name));
+	inj->tree.starts += !is_end; /* the depth bound's S */
 	t->is_end = (uint8_t)is_end;
 	t->name_len = (uint8_t)len;
 	t->id = id;
@@ -923,6 +970,21 @@ static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_
 	return to > from && emit(ud, inj->hold + from, to - from, 0) != 0;
 }
 
+/* The field. pin: with form="" naming the injector's id (pin_attr),
+ * written over the element's last '>' for this emit and put back. */
+static int emit_field(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int pin)
+{
+	if (!pin)
+		return emit(ud, inj->input_el, inj->input_len, 1) != 0;
+	char *tail = inj->input_el + inj->input_len - 1;
+	memcpy(tail, PIN_FORM_PRE, LIT_LEN(PIN_FORM_PRE));
+	memcpy(tail + LIT_LEN(PIN_FORM_PRE), inj->pin_attr + LIT_LEN(PIN_ATTR_PRE), PIN_CHARS);
+	memcpy(tail + LIT_LEN(PIN_FORM_PRE) + PIN_CHARS, INPUT_END, LIT_LEN(INPUT_END));
+	int r = emit(ud, inj->input_el, inj->input_len - 1 + PIN_FORM_LEN, 1) != 0;
+	*tail = '>';
+	return r;
+}
+
 /* Lets the held bytes go: the field first when the form gets the token
  * (right after its start tag, where the hold began), then the form's
  * bytes as the page had them, with the meta tags where they went in
@@ -931,13 +993,25 @@ static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_
  * stopped. */
 static NOINLINE int release_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
+	size_t n = inj->hold_len, m = inj->hold_meta, r = inj->hold_referrer, f = inj->hold_field, at = 0;
+	int pin = field && inj->pin_id;
 	inj->holding = 0;
-	if (field && emit(ud, inj->input_el, inj->input_len, 1) != 0)
-		return 1;
-	size_t n = inj->hold_len, m = inj->hold_meta, r = inj->hold_referrer, at = 0;
+	inj->pin_hold = 0;
+	inj->pin_id = 0;
+	inj->hold_field = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
 	inj->hold_referrer = HOLD_NONE;
+	if (pin) { /* the injector's id right after "<form": an insertion of its own */
+		if (emit(ud, inj->pin_attr, PIN_ATTR_LEN, 1) != 0)
+			return 1;
+		inj->tree.count++;
+	}
+	if (field) { /* the start tag's held bytes (none unless deep), then the field */
+		if (emit_held(inj, emit, ud, 0, f) || emit_field(inj, emit, ud, pin))
+			return 1;
+		at = f;
+	}
 	if (r != HOLD_NONE && (m == HOLD_NONE || r <= m)) {
 		if (emit_held(inj, emit, ud, at, r) || emit(ud, inj->referrer_el, sizeof inj->referrer_el, 1) != 0)
 			return 1;
@@ -958,11 +1032,11 @@ static NOINLINE int release_held(struct csrf_inject *inj, csrf_emit_fn emit, voi
 }
 
 /* release(): inline for its usual case, a form whose bytes all came in
- * the chunk it ends in (nothing held: no meta tags, no raise), where
- * only the field goes. */
+ * the chunk it ends in (nothing held: no meta tags, no raise, no start
+ * tag held from its name on), where only the field goes. */
 static inline int release(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
-	if (inj->hold_len != 0 || inj->hold_meta != HOLD_NONE || inj->hold_referrer != HOLD_NONE)
+	if (inj->hold_len != 0 || inj->hold_meta != HOLD_NONE || inj->hold_referrer != HOLD_NONE || inj->pin_hold)
 		return release_held(inj, emit, ud, field);
 	inj->holding = 0;
 	return field && emit(ud, inj->input_el, inj->input_len, 1) != 0;
@@ -1003,7 +1077,8 @@ static inline int out(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, cons
  * ruled its token out): its bytes go, without the field. */
 static int settle(struct csrf_inject *inj, csrf_emit_fn emit, void *ud)
 {
-	if (inj->holding && !inj_tree_pending(&inj->tree))
+	/* a form start tag held from its name's end (pin_form) waits for its '>' */
+	if (inj->holding && !inj_tree_pending(&inj->tree) && !inj->pin_form)
 		return release_held(inj, emit, ud, 0); /* out of line: rare */
 	return 0;
 }
@@ -1107,6 +1182,66 @@ static NOINLINE int form_end(struct csrf_inject *inj, size_t i, size_t start, cs
 	return form_end_step(inj, i, start, emit, ud);
 }
 
+/* The name of a form start tag read deep in the tree ended at chunk[i]
+ * (inj_tree_pin_maybe; no form held): the input up to there passed on,
+ * the rest of the tag held, so that the injector's id can still go in
+ * right after "<form" (whatever follows a name there, a blank, '/' or
+ * '>', an attribute after it is read as one) once the attributes tell
+ * whether the form has an id of its own. Non-zero when emit stopped. */
+static NOINLINE int pin_begin(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                              void *ud)
+{
+	if (emit_input(inj, emit, ud, chunk, *start, i) != 0)
+		return 1;
+	*start = i;
+	inj->holding = 1;
+	inj->pin_form = 1;
+	inj->pin_hold = 1;
+	return 0;
+}
+
+/* The injector's id for the held form: PIN_RAND bytes from the CSPRNG
+ * (never from the token), base64url, into pin_attr. -1 when the kernel
+ * gave none. */
+static int pin_draw(struct csrf_inject *inj)
+{
+	uint8_t r[PIN_RAND];
+	if (csrfi_random_pad(r, sizeof r) != CSRF_OK)
+		return -1;
+	memcpy(inj->pin_attr, PIN_ATTR_PRE, LIT_LEN(PIN_ATTR_PRE));
+	csrfi_b64url_encode(r, sizeof r, inj->pin_attr + LIT_LEN(PIN_ATTR_PRE));
+	inj->pin_attr[PIN_ATTR_LEN - 1] = '"';
+	return 0;
+}
+
+/* The start tag of a form whose bytes are held from its name's end on
+ * (pin_begin) ended at chunk[i], the model's move made (ins). A pending
+ * form keeps them held, with the rest of the tag: the field goes after
+ * them (hold_field), and the injector's id before them when the form has
+ * none of its own (cur_pin). A form whose tag's bytes overflowed the hold
+ * (judged by its bytes from its name's end, however the stream was cut),
+ * or whose id could not be drawn, gets no token; a form without the token
+ * lets its bytes go as the page has them. Non-zero when emit stopped. */
+static NOINLINE int pin_end(struct csrf_inject *inj, const char *chunk, size_t i, size_t *start, csrf_emit_fn emit,
+                            void *ud, int ins)
+{
+	inj->pin_form = 0;
+	if (ins == INS_HOLD) {
+		if (!inj->pin_hold || i + 1 - *start > CSRF_INJECT_HOLD_MAX - inj->hold_len)
+			inj_tree_too_long(&inj->tree);
+		else if (inj->tree.cur_pin && pin_draw(inj) != 0)
+			inj_tree_pin_failed(&inj->tree);
+	}
+	if (!inj_tree_pending(&inj->tree))
+		return settle(inj, emit, ud);
+	if (emit_input(inj, emit, ud, chunk, *start, i + 1) != 0)
+		return 1;
+	*start = i + 1;
+	inj->hold_field = inj->hold_len;
+	inj->pin_id = inj->tree.cur_pin;
+	return 0;
+}
+
 /* A <meta> start tag (kept only with CSRF_INJECT_OPT_RAISE_REFERRER):
  * 1 when browsers read it as a referrer policy of no-referrer. Its name
  * must be "referrer" in any case (no blanks: HTML compares the whole
@@ -1162,6 +1297,11 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 		int ins = inj_tree_form_start(&inj->tree, &inj->tag);
 		*st = S_DATA; /* tag_after with NEXT_DATA */
 		inj->state = S_DATA;
+		if (UNLIKELY(inj->pin_form))
+			return pin_end(inj, chunk, i, start, emit, ud, ins);
+		if (UNLIKELY(ins == INS_HOLD &&
+		             inj->tree.cur_pin)) /* deep, its start tag not held: never, fail closed */
+			inj_tree_pin_failed(&inj->tree);
 		if (settle(inj, emit, ud) != 0)
 			return 1;
 		return tag_insert(inj, chunk, i, start, emit, ud, ins);
@@ -1553,8 +1693,14 @@ STEP size_t name_end_step(struct csrf_inject *inj, struct scan *s, size_t i, siz
 		if (tag->id == T_META && !tag->is_end && (inj->options & CSRF_INJECT_OPT_RAISE_REFERRER))
 			tag->keep = 1; /* its name and content: a referrer policy to raise */
 	}
-	if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
-		return SIZE_MAX;
+	if (tag->id == T_TABLE || tag->id == T_FORM) {
+		inj->tree.table_starts += tag->id == T_TABLE && !tag->is_end; /* the depth bound's T */
+		if (tag->id == T_FORM && tag->is_end && form_end(inj, i, *start, emit, ud))
+			return SIZE_MAX;
+		if (tag->id == T_FORM && !tag->is_end && UNLIKELY(inj_tree_pin_maybe(&inj->tree)) && !inj->holding &&
+		    pin_begin(inj, chunk, i, start, emit, ud))
+			return SIZE_MAX;
+	}
 	if (c == '>')
 		return tag_end(inj, chunk, i, start, emit, ud, st) ? SIZE_MAX : i + 1;
 	if (c == '/') {
@@ -1604,10 +1750,13 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					size_t e = plain_tag(inj, &sc, i, &ne, &nid);
 					if (e == i)
 						break;
+					inj->tree.starts += chunk[i + 1] != '/'; /* the depth bound's S */
 					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
 					if (n < 2)
 						continue;
-					i = plain_fast(inj, &sc, i, &ne, &nid);
+					i = UNLIKELY(!inj_tree_deep(&inj->tree))
+					        ? plain_fast_counting(inj, &sc, i, &ne, &nid)
+					        : plain_fast(inj, &sc, i, &ne, &nid);
 					if (ne)
 						break;
 				}
@@ -1620,6 +1769,7 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 						if ((end || (inj->holding && !inj_tree_pending(&inj->tree))) &&
 						    bare_quiet(inj, ne, end, *start, emit, ud))
 							return SIZE_MAX;
+						inj->tree.starts += !end; /* the depth bound's S */
 						i = ne + 1;
 						continue;
 					}
@@ -2090,6 +2240,8 @@ csrf_reason csrfi_inject_init_self(void *mem, size_t mem_len, const csrf_origin 
 	inj->meta_len = (uint16_t)n;
 	memcpy(inj->referrer_el, REFERRER_EL, LIT_LEN(REFERRER_EL));
 	inj->holding = 0;
+	inj->pin_form = inj->pin_hold = inj->pin_id = 0;
+	inj->hold_field = 0;
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
 	inj->hold_referrer = HOLD_NONE;
@@ -2141,6 +2293,7 @@ CSRF_API csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk, size_
 		hold_check(inj, lim, start);
 		inj_tree_stop(&inj->tree, CSRF_INJECT_ESCAPE);
 		inj->state = S_PASS;
+		inj->pin_form = 0; /* a form start tag held from its name on goes as it is */
 	}
 	if (settle(inj, emit, ud) != 0 || emit_input(inj, emit, ud, chunk, start, len) != 0) {
 		inj->failed = 1;
@@ -2170,6 +2323,8 @@ CSRF_API csrf_reason csrf_inject_reset(csrf_inject *inj, unsigned *injected)
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
 	inj->hold_referrer = HOLD_NONE;
+	inj->pin_form = inj->pin_hold = inj->pin_id = 0;
+	inj->hold_field = 0;
 	*injected = inj->tree.count;
 	inj->last_status = inj->tree.status | inj_tree_finish(&inj->tree);
 	reset_stream(inj);
@@ -2231,6 +2386,12 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 		       "too deep to follow)";
 	case CSRF_INJECT_FRAMESET:
 		return "a <frameset> (the browser may drop the markup around it): no token from there on";
+	case CSRF_INJECT_DEEP:
+		return "a POST form with an id of its own got the token so deep in the page that the browser may put "
+		       "it beside its parent, after a form without the token was closed, which may then own its field "
+		       "and send the token where it posts (or a form without an id got no token there: the random id "
+		       "to pin its field could not be drawn); give the form no id, move it earlier, or turn on "
+		       "csrf_form_action_csp";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

@@ -58,10 +58,12 @@ static void attr_done(struct inj_noscript *ns)
  * reading, and so does an end tag that moves the form element pointer or
  * what it depends on (</form> clears it, </template> and </select> end
  * what keeps it); iframe and style start their raw text at the tag's end. */
-static void name_done(struct inj_noscript *ns, const struct inj_tree *tree)
+static void name_done(struct inj_noscript *ns, struct inj_tree *tree)
 {
 	ns->raw = 0;
 	uint8_t id = ns->name_len <= INJ_NAME_MAX ? inj_tag_id_html(ns->name, ns->name_len) : T_OTHER;
+	/* the depth bound's T: a browser without scripting builds the table */
+	tree->table_starts += id == T_TABLE && !ns->is_end;
 	ns->button = !ns->is_end && (id == T_BUTTON || id == T_INPUT);
 	ns->bits = 0;
 	if (inj_is_table_tag(id) && inj_tree_noscript_table(tree, id, ns->is_end, &ns->tables)) {
@@ -101,6 +103,7 @@ static void markup_byte(struct inj_noscript *ns, struct inj_tree *tree, unsigned
 			return;
 		case M_LT:
 			if (inj_is_alpha(c)) {
+				tree->starts++; /* the depth bound's S: a start tag without scripting */
 				ns->is_end = 0;
 				ns->name_len = 0;
 				name_byte(ns, c);

@@ -31,6 +31,18 @@
 /* Tables open one inside another (through cells) that the model follows;
  * one more and it stops. */
 #define INJ_TABLE_MAX 32
+/* The tree depth cap (docs/architecture.md, "The tree depth cap"): a
+ * browser puts an element that would sit too deep beside its parent, and
+ * a form's field there is owned by its nearest ancestor form, which can
+ * be a ghost (a form without the token whose </form> left it an
+ * ancestor). Chromium (156) puts the form beside at 513 open elements,
+ * Firefox (153) its first child at 512, fragment parsing (innerHTML) one
+ * later. The depth before a start tag is at most S + 2T + 3 (S start
+ * tags read so far, T <table> start tags: each start tag pushes at most
+ * one element, a table at most two implied ones, html, head and body
+ * three): a form read where that reaches INJ_DEPTH_GUARD may be beside
+ * its parent (32 elements of margin below Firefox's 512). */
+#define INJ_DEPTH_GUARD 480
 
 /* The elements the model tells apart, by their lower-case names. */
 enum inj_tag_id {
@@ -415,8 +427,17 @@ struct inj_tree {
 	uint8_t depth;       /* open foreign elements */
 	uint8_t tables;      /* open tables (outside template contents), at most INJ_TABLE_MAX */
 	uint8_t base_tables; /* tables open when the first base was read */
+	uint8_t ghost;       /* a </form> cleared the pointer of a form without the token (outside template contents) */
+	uint8_t cur_pin;     /* the pointer's form, pending, gets the injector's id and form="" on its field */
 	unsigned count;      /* insertions */
-	unsigned status;     /* CSRF_INJECT_* reasons */
+	/* the depth bound's counts (INJ_DEPTH_GUARD): start tags (S) and
+	 * <table> start tags (T) read so far, HTML and foreign content,
+	 * noscript content read as markup too; the plain path's fast loop
+	 * stops counting once the bound reaches the guard (it only grows).
+	 * 64 bits: each is below the stream's length in bytes, so neither
+	 * they nor S + 2T wrap (a stream of 2^62 bytes would be needed) */
+	uint64_t starts, table_starts;
+	unsigned status; /* CSRF_INJECT_* reasons */
 	/* bit k, for the contents of the template open at level k + 1
 	 * (inject_tree.c, tpl_start; levels past 64 never count as left):
 	 * tpl_moved, they have left the "in template" insertion mode in every
@@ -514,6 +535,9 @@ static inline int inj_tree_quiet(const struct inj_tree *t, const struct inj_tag 
 static inline void inj_tree_form_close(struct inj_tree *t)
 {
 	if (t->templates == 0) {
+		/* the pointer's form got no token (one that did is cleared by
+		 * inj_tree_form_end): it may stay an ancestor of what follows */
+		t->ghost |= t->ptr;
 		t->ptr = 0;
 		t->cur_form = CF_OTHER;
 	}
@@ -535,6 +559,24 @@ static inline int inj_tree_form_usual(const struct inj_tree *t, const struct inj
 }
 int inj_tree_form_start(struct inj_tree *t, struct inj_tag *tag);
 
+/* 1 when a start tag read now may sit at or past INJ_DEPTH_GUARD open
+ * elements (S + 2T + 3, the counts taken as far as the guard needs). */
+static inline int inj_tree_deep(const struct inj_tree *t)
+{
+	/* each count is below the stream's bytes: S + 2T cannot wrap */
+	return t->starts + 2 * t->table_starts >= INJ_DEPTH_GUARD - 3;
+}
+
+/* 1 when a form start tag whose name has just been read (HTML content
+ * outside select and template contents, the model not stopped, no form
+ * element pointer) may become a pending form that gets the injector's id
+ * (inj_tree_deep): the tokenizer holds its bytes from its name's end on,
+ * until its attributes tell whether it has an id of its own. */
+static inline int inj_tree_pin_maybe(const struct inj_tree *t)
+{
+	return inj_tree_deep(t) && !t->stopped && t->depth == 0 && !t->select && t->templates == 0 && !t->ptr;
+}
+
 void inj_tree_reset(struct inj_tree *t);
 /* A complete tag: the tree builder's move, the tokenizer's next state
  * (*next) and the element to insert after it (returned). */
@@ -553,7 +595,8 @@ static inline int inj_tree_form_end(struct inj_tree *t)
 {
 	if (!inj_tree_pending(t) || t->depth > 0 || t->select || t->templates > 0)
 		return 0;
-	t->cur_form = CF_OTHER; /* the end tag clears the pointer */
+	t->cur_form = CF_OTHER; /* the end tag clears the pointer: no ghost (inj_tree_form_close) */
+	t->ptr = 0;
 	t->rel_token |= t->cur_rel;
 	t->id_token |= t->cur_id;
 	t->any_token = 1;
@@ -562,6 +605,9 @@ static inline int inj_tree_form_end(struct inj_tree *t)
 }
 /* The held form's bytes overflowed the hold: no token for it. */
 void inj_tree_too_long(struct inj_tree *t);
+/* The injector's id for the pending form (cur_pin) could not be drawn:
+ * no token for it. */
+void inj_tree_pin_failed(struct inj_tree *t);
 /* A <button> or <input> start tag inside <noscript> (read as markup, as a
  * browser without scripting does) with a formmethod or formaction
  * attribute, and has_form when it has a form="" one too: its values are

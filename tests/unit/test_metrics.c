@@ -124,6 +124,7 @@ static const char golden[] =
     "csrf_inject_withheld_total{status=\"noscript_button\"} 0\n"
     "csrf_inject_withheld_total{status=\"table_form\"} 0\n"
     "csrf_inject_withheld_total{status=\"frameset\"} 0\n"
+    "csrf_inject_withheld_total{status=\"deep\"} 0\n"
     "# HELP csrf_inject_passed_total HTML pages passed through without tokens, by cause (a charset the "
     "injector does not read, a compressed body, a page that could not be prepared).\n"
     "# TYPE csrf_inject_passed_total counter\n"
@@ -334,6 +335,7 @@ static void test_every_status_bit_named(void **state)
 	    {CSRF_INJECT_ESCAPE, "{status=\"escape\"} 1\n"},
 	    {CSRF_INJECT_TABLE_FORM, "{status=\"table_form\"} 1\n"},
 	    {CSRF_INJECT_FRAMESET, "{status=\"frameset\"} 1\n"},
+	    {CSRF_INJECT_DEEP, "{status=\"deep\"} 1\n"},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		csrf_metrics_init(&m, T0);
