@@ -7,7 +7,7 @@
 // table (docs/architecture.md), which no model of Chromium sees.
 //
 //   node dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N]
-//        [--attack N] [--html5lib] [--deep] [--parse write|domparser]
+//        [--attack N] [--html5lib] [--deep] [--parse MODE[,MODE...]]
 //        [--batch BYTES] [--show N]
 //   node dom_oracle.mjs --file JSONL    judges dom_pages.py's records
 //                                       kept in a file (a reproduction)
@@ -18,7 +18,7 @@
 // inject_diff.py's document URL), answered by puppeteer's request
 // interception (nothing leaves the machine, no certificate needed), and
 // parses each output there, batches in one evaluate, the way a navigation
-// to the page would (--parse):
+// to the page would (--parse: one or more, each judged and counted apart):
 //   write      (Chromium's default) document.open(), write(), close() in
 //              one iframe of the page, sandboxed without scripts: the
 //              parser of a document in a browsing context, the page's URL
@@ -31,8 +31,13 @@
 //              pointer owns has its nearest ancestor form instead), which
 //              is what a page a script parses with DOMParser gets there
 //              (the tree depth cap's leak, docs/architecture.md)
-// Scripting is off in both (noscript holds markup), as for
-// inject_diff.py's scripting-off trees. A form's action and a button's
+//   innerhtml  the innerHTML of a div of the tab's document (its URL and
+//              origin), emptied after each output: what a script that
+//              swaps in a page's markup gets; fragment parsing, whose
+//              owners are the nearest ancestor form in both browsers
+// Scripting is off in write and domparser (noscript holds markup), as for
+// inject_diff.py's scripting-off trees; on in innerhtml, as where a
+// script runs. A form's action and a button's
 // formaction resolve as on the site's page: empty, the page's URL; else
 // against the document's base URL. The owners are the browser's own
 // (input.form, button.form, form="" included).
@@ -40,9 +45,17 @@
 // A leak (inject_diff.py's definition, in the browser's tree): an HTML
 // <input name=FIELD value=TOKEN> in the document (template contents are
 // in no document: inert) whose form owner
-//   - is not its ancestor (the injector's promise: the field is a child
-//     of its form; one owned through the form pointer alone is handed to
-//     another form when the tree builder moves it),
+//   - is another form than the one given the token: the last form before
+//     the field in tree order (the injector writes the field right after
+//     its form's start tag: the form is its parent, an ancestor past
+//     reconstructed formatting elements, or, where the depth cap put the
+//     field beside, the element before it); a field pinned by
+//     form="csrf-..." to that form's id is its, wherever it stands. One
+//     outside its form owned through the form pointer alone is counted
+//     (a script moving it would hand it to its nearest ancestor form).
+//     Excused: the depth cap's field beside its form, without form=, of
+//     a form with its own id, when the driver reported CSRF_INJECT_DEEP
+//     (such a form keeps its token deep after a ghost: reported);
 //   - has a method other than post,
 //   - has an action (empty: the document's URL) whose origin is not
 //     https://self.example, unless the driver reported a <base> after
@@ -69,9 +82,10 @@ import { BROWSER, launch } from '../e2e/browser.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const DOC_URL = 'https://self.example/dir/page.html';
-// A leaking field deeper than this is the known one of the parsers' depth
-// cap (docs/architecture.md, "The tree depth cap"): counted and shown,
-// failed only with --deep.
+// A leaking field deeper than this is the parsers' depth cap's
+// (docs/architecture.md, "The tree depth cap"): counted and shown apart,
+// failed only with --deep (ctest's runs pass it: the injector pins a deep
+// form's owner with its id and form= on the field).
 const DEEP = 400;
 // The ways an output is parsed (--parse, one or more, comma-separated).
 const PARSES = ['write', 'domparser', 'innerhtml'];
@@ -214,7 +228,8 @@ function judgeBatch(recs, deep, mode) {
       if (depthOf(f) > deep) deepForms.add(form);
       const found = depthOf(f) > deep ? deepFound : foundTop;
       if (form !== mine)
-        found.push(`a field owned by another form (${describe(form)}) than the one given the token (${describe(mine)})`);
+        found.push(`a field owned by another form (${describe(form)}) than the one given the token ` +
+          `(${describe(mine)})`);
       else if (!form.contains(f)) {
         if (f.hasAttribute('form')) pinned++;
         else beside++;
@@ -404,16 +419,15 @@ async function main() {
     (args.html5lib ? `; html5lib's oracle (scripting off) finds a leak on ${s.h5} pages` : '') +
     `; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   let leaks = 0;
-  let live = 0;
   for (const mode of args.parses) {
     const t = m[mode];
     leaks += t.leaks;
-    live += t.live;
     console.log(`  ${mode}: ${t.fields} fields in the documents (${t.live} with an owner, the rest inert or ` +
       `ownerless; ${t.pinned} owned by form= and ${t.beside} by the form pointer alone outside their form); ` +
       `${t.leaks} pages leak` + (t.reported ? ` (and ${t.reported} a leak the injector reported, ` +
-      'CSRF_INJECT_DEEP: a form with its own id given the token deep after a ghost)' : '') + (t.deep ? ` (and ${t.deep} with a field ${DEEP}+ elements deep, the known ` +
-      'depth-cap leak, not judged without --deep)' : '') +
+      'CSRF_INJECT_DEEP: a form with its own id given the token deep after a ghost)' : '') +
+      (t.deep ? ` (and ${t.deep} with a field ${DEEP}+ elements deep, the known depth-cap leak, not judged ` +
+      'without --deep)' : '') +
       (args.html5lib ? ` (${t.h5only} that html5lib's oracle does not see)` : '') +
       `; forms that would send a token (POST to this origin): ${t.want}, ${t.got} own one, missed ` +
       `${pct(t.want - t.got, t.want)}%; ${(t.ms / 1000).toFixed(1)} s in the browser`);
@@ -428,7 +442,7 @@ async function main() {
     return 1;
   }
   if (leaks) return 1;
-  if (s.withToken < s.pages / 5 || live === 0) {
+  if (s.withToken < s.pages / 5 || args.parses.some((mode) => m[mode].live === 0)) {
     console.log('too few pages got a token: the run would prove nothing');
     return 1;
   }

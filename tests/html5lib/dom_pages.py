@@ -17,7 +17,7 @@ oracle sees. The pages, in this order:
   and a <base>, before and after </template>; then forms of this
   origin, the form="" buttons' target among them. TABLE_FIXED first:
   the shapes Firefox pops the page's table with; then DEEP_FIXED, the
-  depth cap's.
+  depth cap's ghosts, each with and without an id on the site's form.
 - --pages N: inject_diff.py's pages for --seed (page_stream: its fixed
   pages, regressions, random pages and extra pages, with the same cuts),
   the pages inject_diff.py --seed S --pages N judges with html5lib;
