@@ -7,7 +7,7 @@
 // table (docs/architecture.md), which no model of Chromium sees.
 //
 //   node dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N]
-//        [--attack N] [--html5lib] [--deep] [--parse write|domparser]
+//        [--attack N] [--html5lib] [--deep] [--parse MODE[,MODE...]]
 //        [--batch BYTES] [--show N]
 //   node dom_oracle.mjs --file JSONL    judges dom_pages.py's records
 //                                       kept in a file (a reproduction)
@@ -18,7 +18,7 @@
 // inject_diff.py's document URL), answered by puppeteer's request
 // interception (nothing leaves the machine, no certificate needed), and
 // parses each output there, batches in one evaluate, the way a navigation
-// to the page would (--parse):
+// to the page would (--parse: one or more, each judged and counted apart):
 //   write      (Chromium's default) document.open(), write(), close() in
 //              one iframe of the page, sandboxed without scripts: the
 //              parser of a document in a browsing context, the page's URL
@@ -31,8 +31,13 @@
 //              pointer owns has its nearest ancestor form instead), which
 //              is what a page a script parses with DOMParser gets there
 //              (the tree depth cap's leak, docs/architecture.md)
-// Scripting is off in both (noscript holds markup), as for
-// inject_diff.py's scripting-off trees. A form's action and a button's
+//   innerhtml  the innerHTML of a div of the tab's document (its URL and
+//              origin), emptied after each output: what a script that
+//              swaps in a page's markup gets; fragment parsing, whose
+//              owners are the nearest ancestor form in both browsers
+// Scripting is off in write and domparser (noscript holds markup), as for
+// inject_diff.py's scripting-off trees; on in innerhtml, as where a
+// script runs. A form's action and a button's
 // formaction resolve as on the site's page: empty, the page's URL; else
 // against the document's base URL. The owners are the browser's own
 // (input.form, button.form, form="" included).
@@ -40,9 +45,17 @@
 // A leak (inject_diff.py's definition, in the browser's tree): an HTML
 // <input name=FIELD value=TOKEN> in the document (template contents are
 // in no document: inert) whose form owner
-//   - is not its ancestor (the injector's promise: the field is a child
-//     of its form; one owned through the form pointer alone is handed to
-//     another form when the tree builder moves it),
+//   - is another form than the one given the token: the last form before
+//     the field in tree order (the injector writes the field right after
+//     its form's start tag: the form is its parent, an ancestor past
+//     reconstructed formatting elements, or, where the depth cap put the
+//     field beside, the element before it); a field pinned by
+//     form="csrf-..." to that form's id is its, wherever it stands. One
+//     outside its form owned through the form pointer alone is counted
+//     (a script moving it would hand it to its nearest ancestor form).
+//     Excused: the depth cap's field beside its form, without form=, of
+//     a form with its own id, when the driver reported CSRF_INJECT_DEEP
+//     (such a form keeps its token deep after a ghost: reported);
 //   - has a method other than post,
 //   - has an action (empty: the document's URL) whose origin is not
 //     https://self.example, unless the driver reported a <base> after
@@ -69,10 +82,13 @@ import { BROWSER, launch } from '../e2e/browser.mjs';
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const DOC_URL = 'https://self.example/dir/page.html';
-// A leaking field deeper than this is the known one of the parsers' depth
-// cap (docs/architecture.md, "The tree depth cap"): counted and shown,
-// failed only with --deep.
+// A leaking field deeper than this is the parsers' depth cap's
+// (docs/architecture.md, "The tree depth cap"): counted and shown apart,
+// failed only with --deep (ctest's runs pass it: the injector pins a deep
+// form's owner with its id and form= on the field).
 const DEEP = 400;
+// The ways an output is parsed (--parse, one or more, comma-separated).
+const PARSES = ['write', 'domparser', 'innerhtml'];
 
 function parseArgs(argv) {
   const numbers = { seed: 1, pages: 0, tables: 0, attack: 0, batch: 400000, show: 3 };
@@ -88,12 +104,14 @@ function parseArgs(argv) {
     if (k === '--html5lib') a.html5lib = true;
     else if (k === '--file') a.file = argv[++i];
     else if (k === '--deep') a.deep = true;
-    else if (k === '--parse' && ['write', 'domparser'].includes(argv[i + 1])) a.parse = argv[++i];
+    else if (k === '--parse' && /^[a-z,]+$/.test(argv[i + 1] || '') &&
+      argv[i + 1].split(',').every((m) => PARSES.includes(m))) a.parse = argv[++i];
     else if (k.startsWith('--') && k.slice(2) in numbers && Number.isInteger(Number(argv[i + 1])))
       a[k.slice(2)] = Number(argv[++i]);
     else if (k.startsWith('--')) throw new Error(`dom_oracle.mjs: ${k}: no such option, or not followed by a number`);
     else a.driver = k;
   }
+  a.parses = [...new Set(a.parse.split(','))];
   if (!a.driver && !a.file)
     throw new Error('usage: dom_oracle.mjs DRIVER [--seed S] [--pages N] [--tables N] [--attack N] ...');
   return a;
@@ -109,6 +127,7 @@ function judgeBatch(recs, deep, mode) {
   const LATE_BASE = 0x0040;
   const LATE_OWNER = 0x1000;
   const LATE_BUTTON = 0x8000;
+  const DEEP_REPORTED = 0x80000; // CSRF_INJECT_DEEP
   const origin = (u) => {
     try {
       return new URL(u).origin;
@@ -173,14 +192,48 @@ function judgeBatch(recs, deep, mode) {
       return d;
     };
     const deepForms = new Set();
+    let beside = 0;
+    let pinned = 0;
+    const walker = doc.createTreeWalker(doc, NodeFilter.SHOW_ELEMENT);
+    const describe = (form) => form ? `${form.getAttribute('method') || 'get'} ${form.getAttribute('action')}` : 'none';
+    let reported = 0;
     for (const f of fields) {
       const form = f.form;
       if (!form) continue;
+      // The form given the token: the injector writes the field right
+      // after its form's start tag, so that form is the last one before
+      // the field in tree order (its parent, the first element before it
+      // when the depth cap put the field beside it, or an ancestor past
+      // formatting elements reconstructed inside it).
+      walker.currentNode = f;
+      let mine = null;
+      for (let n = walker.previousNode(); n; n = walker.previousNode()) {
+        if (isHtml(n, 'form')) {
+          mine = n;
+          break;
+        }
+      }
+      // A form with its own id given the token deep after a ghost
+      // (CSRF_INJECT_DEEP, reported, not stopped): the depth cap's field
+      // beside its form, not pinned by form=, owned by another form, with
+      // all that this owner does, is the leak the injector reported (an
+      // id of the injector's, "csrf-" and 16 characters, is not excused:
+      // its field must carry form=).
+      if (form !== mine && status & DEEP_REPORTED && mine && !mine.contains(f) && !f.hasAttribute('form') &&
+        mine.hasAttribute('id') && !/^csrf-[A-Za-z0-9_-]{16}$/.test(mine.id)) {
+        reported++;
+        continue;
+      }
       owners.add(form);
       if (depthOf(f) > deep) deepForms.add(form);
       const found = depthOf(f) > deep ? deepFound : foundTop;
-      if (!form.contains(f))
-        found.push(`a field that is not a descendant of its form (${form.getAttribute('action')})`);
+      if (form !== mine)
+        found.push(`a field owned by another form (${describe(form)}) than the one given the token ` +
+          `(${describe(mine)})`);
+      else if (!form.contains(f)) {
+        if (f.hasAttribute('form')) pinned++;
+        else beside++;
+      }
       if (form.method !== 'post') found.push(`the form's method ${form.method}`);
       const action = target(doc, form.getAttribute('action'));
       if (origin(action) !== SELF && !(status & LATE_BASE && safeNoBase(form.getAttribute('action'))))
@@ -212,9 +265,31 @@ function judgeBatch(recs, deep, mode) {
       if (owners.has(form)) got++;
     }
     return { found: foundTop, deep: deepFound, live: fields.filter((f) => f.form).length, fields: fields.length, want,
-      got };
+      got, beside, pinned, reported };
   }
-  const failed = (e) => ({ found: [`the judge failed: ${e}`], deep: [], live: 0, fields: 0, want: 0, got: 0 });
+  const failed = (e) => ({ found: [`the judge failed: ${e}`], deep: [], live: 0, fields: 0, want: 0, got: 0, beside: 0,
+    pinned: 0, reported: 0 });
+  if (mode === 'innerhtml') {
+    // a script's innerHTML: a div of this tab's document (its URL and
+    // origin; scripting on, as where a script runs), emptied after each
+    // output (a <base> in it is the document's while it is there)
+    const div = document.createElement('div');
+    document.body.appendChild(div);
+    try {
+      return recs.map((r) => {
+        try {
+          div.innerHTML = r.out;
+          return judge(document, r.status);
+        } catch (e) {
+          return failed(e);
+        } finally {
+          div.textContent = '';
+        }
+      });
+    } finally {
+      div.remove();
+    }
+  }
   if (mode === 'domparser') {
     return recs.map((r) => {
       try {
@@ -259,12 +334,15 @@ async function main() {
   const child = args.file ? null : spawn(py, gen, { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = child ? new Promise((resolve) => child.on('close', (code) => resolve(code))) : 0;
   const input = child ? child.stdout : fs.createReadStream(args.file);
+  // read from now on: a child that exits before the browser is up has its
+  // unread output discarded by node (a short run read nothing and hung)
+  const lines = readline.createInterface({ input, crlfDelay: Infinity })[Symbol.asyncIterator]();
 
   const browser = await launch(BROWSER);
-  const s = { pages: 0, withToken: 0, tokens: 0, fields: 0, live: 0, want: 0, got: 0 };
-  Object.assign(s, { leaks: 0, h5: 0, h5only: 0, deep: 0 });
-  const shown = [];
-  const shownDeep = [];
+  const s = { pages: 0, withToken: 0, tokens: 0, h5: 0 };
+  // the verdicts of each way of parsing (--parse)
+  const m = Object.fromEntries(args.parses.map((mode) => [mode, { fields: 0, live: 0, want: 0, got: 0, leaks: 0,
+    h5only: 0, deep: 0, beside: 0, pinned: 0, reported: 0, shown: [], shownDeep: [], ms: 0 }]));
   let failed = null;
   try {
     const page = await browser.newPage();
@@ -284,29 +362,37 @@ async function main() {
     const flush = async () => {
       if (!batch.length) return;
       const recs = batch.map((r) => ({ out: r.out, status: r.status }));
-      const verdicts = await page.evaluate(judgeBatch, recs, DEEP, args.parse);
-      verdicts.forEach((v, i) => {
-        const r = batch[i];
-        s.fields += v.fields;
-        s.live += v.live;
-        s.want += v.want;
-        s.got += v.got;
-        if (r.h5) s.h5++;
-        if (args.deep) v.found.push(...v.deep);
-        if (!v.found.length && v.deep.length) {
-          // the parsers' depth cap (docs/architecture.md): known, counted apart
-          s.deep++;
-          if (shownDeep.length < 1) shownDeep.push({ label: r.label, why: v.deep[0], out: r.out, h5: r.h5 });
-        } else if (v.found.length) {
-          s.leaks++;
-          if (!r.h5 && args.html5lib) s.h5only++;
-          if (shown.length < args.show) shown.push({ label: r.label, why: v.found[0], out: r.out, h5: r.h5 });
-        }
-      });
+      for (const mode of args.parses) {
+        const t = m[mode];
+        const t1 = Date.now();
+        const verdicts = await page.evaluate(judgeBatch, recs, DEEP, mode);
+        t.ms += Date.now() - t1;
+        verdicts.forEach((v, i) => {
+          const r = batch[i];
+          t.fields += v.fields;
+          t.live += v.live;
+          t.want += v.want;
+          t.got += v.got;
+          t.beside += v.beside;
+          t.pinned += v.pinned;
+          if (v.reported) t.reported++;
+          if (args.deep) v.found.push(...v.deep);
+          if (!v.found.length && v.deep.length) {
+            // the parsers' depth cap (docs/architecture.md): known, counted apart
+            t.deep++;
+            if (t.shownDeep.length < 1) t.shownDeep.push({ label: r.label, why: v.deep[0], out: r.out, h5: r.h5 });
+          } else if (v.found.length) {
+            t.leaks++;
+            if (!r.h5 && args.html5lib) t.h5only++;
+            if (t.shown.length < args.show) t.shown.push({ label: r.label, why: v.found[0], out: r.out, h5: r.h5 });
+          }
+        });
+      }
+      for (const r of batch) if (r.h5) s.h5++;
       batch = [];
       bytes = 0;
     };
-    for await (const line of readline.createInterface({ input, crlfDelay: Infinity })) {
+    for await (const line of lines) {
       const r = JSON.parse(line);
       if (r.error) {
         failed = `${r.label}: driver: ${r.error}\n${r.page}`;
@@ -328,26 +414,35 @@ async function main() {
   const code = await exited;
   if (!failed && code !== 0) failed = `dom_pages.py exited ${code}`;
   const pct = (a, b) => (b ? ((100 * a) / b).toFixed(1) : '0.0');
-  console.log(`${BROWSER} DOM oracle (${args.parse}, seed ${args.seed}): ${s.pages} pages, ` +
-    `${s.withToken} with a token, ${s.tokens} ` +
-    `insertions (fields and meta pairs); ${s.fields} fields in the documents (${s.live} with an owner, ` +
-    'the rest inert or ownerless); ' +
-    `${s.leaks} pages leak` + (s.deep ? ` (and ${s.deep} with a field ${DEEP}+ elements deep, the known ` +
-    'depth-cap leak, not judged without --deep)' : '') +
-    (args.html5lib ? ` (html5lib's oracle, scripting off: ${s.h5} pages; ` +
-    `${s.h5only} leaks it does not see)` : '') + `; forms that would send a token (POST to this origin): ` +
-    `${s.want}, ${s.got} own one, missed ${pct(s.want - s.got, s.want)}%; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  for (const x of [...shown, ...shownDeep]) {
-    const h5 = args.html5lib ? ` (html5lib: ${x.h5 || 'none'})` : '';
-    console.log(`${x.label}: an injected field leaks: ${x.why}${h5}`);
-    console.log(`output: ${x.out}`);
+  console.log(`${BROWSER} DOM oracle (seed ${args.seed}${args.deep ? ', deep pages judged' : ''}): ${s.pages} pages, ` +
+    `${s.withToken} with a token, ${s.tokens} insertions (fields and meta pairs)` +
+    (args.html5lib ? `; html5lib's oracle (scripting off) finds a leak on ${s.h5} pages` : '') +
+    `; ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  let leaks = 0;
+  for (const mode of args.parses) {
+    const t = m[mode];
+    leaks += t.leaks;
+    console.log(`  ${mode}: ${t.fields} fields in the documents (${t.live} with an owner, the rest inert or ` +
+      `ownerless; ${t.pinned} owned by form= and ${t.beside} by the form pointer alone outside their form); ` +
+      `${t.leaks} pages leak` + (t.reported ? ` (and ${t.reported} a leak the injector reported, ` +
+      'CSRF_INJECT_DEEP: a form with its own id given the token deep after a ghost)' : '') +
+      (t.deep ? ` (and ${t.deep} with a field ${DEEP}+ elements deep, the known depth-cap leak, not judged ` +
+      'without --deep)' : '') +
+      (args.html5lib ? ` (${t.h5only} that html5lib's oracle does not see)` : '') +
+      `; forms that would send a token (POST to this origin): ${t.want}, ${t.got} own one, missed ` +
+      `${pct(t.want - t.got, t.want)}%; ${(t.ms / 1000).toFixed(1)} s in the browser`);
+    for (const x of [...t.shown, ...t.shownDeep]) {
+      const h5 = args.html5lib ? ` (html5lib: ${x.h5 || 'none'})` : '';
+      console.log(`${mode}: ${x.label}: an injected field leaks: ${x.why}${h5}`);
+      console.log(`output: ${x.out}`);
+    }
   }
   if (failed) {
     console.log(failed);
     return 1;
   }
-  if (s.leaks) return 1;
-  if (s.withToken < s.pages / 5 || s.live === 0) {
+  if (leaks) return 1;
+  if (s.withToken < s.pages / 5 || args.parses.some((mode) => m[mode].live === 0)) {
     console.log('too few pages got a token: the run would prove nothing');
     return 1;
   }

