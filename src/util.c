@@ -115,9 +115,40 @@ void csrfi_wipe_regs(void)
 	                           "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31",
 	                           "memory");
 }
+#elif defined(__arm__) && defined(__ARM_FP) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#include <sys/auxv.h>
+#ifndef HWCAP_VFPD32
+#define HWCAP_VFPD32 (1 << 19)
+#endif
+/* 32-bit ARM (armhf): glibc's memcpy copies through the VFP registers.
+ * d0-d7 are the caller's to lose (AAPCS keeps d8-d15), d16-d31 exist
+ * only on a CPU with 32 of them (VFP-D32, every NEON one). */
+static void wipe_d0_7(void)
+{
+	__asm__ __volatile__("vmov d0, %0, %0\n\tvmov d1, %0, %0\n\tvmov d2, %0, %0\n\tvmov d3, %0, %0\n\tvmov d4, %0, "
+	                     "%0\n\tvmov d5, %0, %0\n\tvmov d6, %0, %0\n\tvmov d7, %0, %0" ::"r"(0u)
+	                     : "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "memory");
+}
+
+__attribute__((target("fpu=neon"))) static void wipe_d16_31(void)
+{
+	__asm__ __volatile__("vmov.i64 d16, #0\n\tvmov.i64 d17, #0\n\tvmov.i64 d18, #0\n\tvmov.i64 d19, #0\n\tvmov.i64 "
+	                     "d20, #0\n\tvmov.i64 d21, #0\n\tvmov.i64 d22, #0\n\tvmov.i64 d23, #0\n\tvmov.i64 d24, "
+	                     "#0\n\tvmov.i64 d25, #0\n\tvmov.i64 d26, #0\n\tvmov.i64 d27, #0\n\tvmov.i64 d28, "
+	                     "#0\n\tvmov.i64 d29, #0\n\tvmov.i64 d30, #0\n\tvmov.i64 d31, #0" ::
+	                         : "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27",
+	                           "d28", "d29", "d30", "d31", "memory");
+}
+
+void csrfi_wipe_regs(void)
+{
+	wipe_d0_7();
+	if (getauxval(AT_HWCAP) & HWCAP_VFPD32)
+		wipe_d16_31();
+}
 #else
-/* other CPUs: nothing done (32-bit ARM and MIPS routers: no vector unit
- * the library or its libc uses for these copies) */
+/* other CPUs: nothing done (MIPS routers: no vector unit the library or
+ * its libc uses for these copies) */
 void csrfi_wipe_regs(void)
 {
 }

@@ -1427,7 +1427,9 @@ static void noise(uint8_t *b, size_t n, uint32_t seed)
 }
 
 #define DEAD_SECRETS_MAX 12
+#if CSRFI_SHA256_BLOCK
 static uint32_t dead_states[DEAD_SECRETS_MAX][8];
+#endif
 
 /* The secret material of ctx's key slot 0 (its key given here) and of the
  * user's secret, into s; how many. */
