@@ -99,9 +99,9 @@ fuzz: deps
 	@echo "html5lib differential: $(HTML5LIB_PAGES) pages, seed $(HTML5LIB_SEED)"
 	@/usr/bin/python3 tests/html5lib/inject_diff.py build/tests/html5lib/csrf-inject-driver \
 		--pages $(HTML5LIB_PAGES) --seed $(HTML5LIB_SEED) --report 10000
-	@for run in chromium:write firefox:domparser chromium:domparser; do \
+	@for run in chromium:write,domparser,innerhtml firefox:domparser,innerhtml; do \
 		E2E_BROWSER=$${run%%:*} node tests/html5lib/dom_oracle.mjs build/tests/html5lib/csrf-inject-driver \
-		--parse $${run#*:} --seed $(HTML5LIB_SEED) --pages $(HTML5LIB_PAGES) --tables $(HTML5LIB_PAGES) \
+		--deep --parse $${run#*:} --seed $(HTML5LIB_SEED) --pages $(HTML5LIB_PAGES) --tables $(HTML5LIB_PAGES) \
 		--attack $(HTML5LIB_PAGES) || exit 1; done
 
 scan-diff: deps
