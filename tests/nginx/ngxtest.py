@@ -234,13 +234,17 @@ def request(port, method, path, headers=None, body=b"", host=None):
 
 META_PARAM = re.compile(rb'<meta name="csrf-param" content="([A-Za-z0-9_-]+)">')
 META_TOKEN = re.compile(rb'<meta name="csrf-token" content="([A-Za-z0-9_-]+)">')
-HIDDEN = re.compile(rb'<input type="hidden" name="[A-Za-z0-9_-]+" value="[A-Za-z0-9_-]+">')
+# the injected field; past the depth guard (a form read after about 480
+# start tags, docs/architecture.md "The tree depth cap") it names its
+# form by the injector's id, which PINNED is
+HIDDEN = re.compile(rb'<input type="hidden" name="[A-Za-z0-9_-]+" value="[A-Za-z0-9_-]+"(?: form="csrf-[A-Za-z0-9_-]{16}")?>')
+PINNED = re.compile(rb' id="csrf-[A-Za-z0-9_-]{16}"')
 META = re.compile(rb'<meta name="csrf-param" content="[A-Za-z0-9_-]+"><meta name="csrf-token" content="[A-Za-z0-9_-]+">')
 
 
 def strip_injected(body):
     """The body without the elements the module injects."""
-    return META.sub(b"", HIDDEN.sub(b"", body))
+    return META.sub(b"", HIDDEN.sub(b"", PINNED.sub(b"", body)))
 
 
 def count_injected(body):
