@@ -90,7 +90,10 @@ DEEP_GHOSTS = ([EVIL_OPEN + "<i>" * n for n in (509, 510, 511, 600)] +
                 "<p>" + "".join("<b class=c%d>" % k for k in range(520)) + "</p>" + EVIL + "x</form>",
                 "<i>" * 509 + EVIL_OPEN + "<b>" * 2])
 DEEP_FIXED = ([ghost + site for ghost in DEEP_GHOSTS for site in (REAL, REAL_ID)] +
-              [EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>"])
+              [EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>"] +
+              # a head (the meta tags' content="csrf-...") and a pinned form:
+              # the driver once took the meta's name for an id and failed it
+              ["<head></head><body>" + "<i>" * 480 + REAL])
 TABLE_CONTEXTS = ["<table>", "<table><tr>", "<table><tr><td>", "<table><tr><th>", "<table><tbody>",
                   "<table><thead>", "<table><tfoot>", "<table><caption>", "<table><colgroup>",
                   "<table><tr><td><select>", "<table><tr><td><div>", "<div><table><tbody><tr><td>",

@@ -48,9 +48,25 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 	return 0;
 }
 
+static int id_char(int c)
+{
+	return c == '-' || c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/* At p (pre matched): the injector's 16 id characters and the closing
+ * quote, as a pinned id or its form= has them (not the csrf-param and
+ * csrf-token of the meta tags, whose names also follow ="csrf-). */
+static int pinned_id(const char *p)
+{
+	for (size_t k = 0; k < 16; k++)
+		if (!id_char((unsigned char)p[k]))
+			return 0;
+	return p[16] == '"';
+}
+
 /* 1 when the n bytes at a and b are the same but for the 16 characters
  * after each ="csrf- (the injector's random ids): those must be
- * base64url in both. */
+ * base64url, then a quote, in both. */
 static int same_masked(const char *a, const char *b, size_t n)
 {
 	static const char pre[] = "=\"csrf-";
@@ -59,16 +75,9 @@ static int same_masked(const char *a, const char *b, size_t n)
 	while (i < n) {
 		if (a[i] != b[i])
 			return 0;
-		if (i + pl + 16 <= n && memcmp(a + i, pre, pl) == 0 && memcmp(b + i, pre, pl) == 0) {
-			i += pl;
-			for (size_t k = 0; k < 16; k++, i++) {
-				int ca = (unsigned char)a[i], cb = (unsigned char)b[i];
-				if (!(strchr("-_", ca) || (ca >= '0' && ca <= '9') ||
-				      ((ca | 0x20) >= 'a' && (ca | 0x20) <= 'z')) ||
-				    !(strchr("-_", cb) || (cb >= '0' && cb <= '9') ||
-				      ((cb | 0x20) >= 'a' && (cb | 0x20) <= 'z')))
-					return a[i] == b[i] && memcmp(a + i, b + i, n - i) == 0;
-			}
+		if (i + pl + 17 <= n && memcmp(a + i, pre, pl) == 0 && memcmp(b + i, pre, pl) == 0 &&
+		    pinned_id(a + i + pl) && pinned_id(b + i + pl)) {
+			i += pl + 16;
 			continue;
 		}
 		i++;
