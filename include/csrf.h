@@ -884,11 +884,11 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * 16 random characters, for each form) and its field form="" naming it.
  * One with an id of its own gets the token as usual, unless a form
  * without the token was closed before it (which may stay an ancestor and
- * own the field): then its field names the form's own id (form="" and
- * the id, which must be 1 to 64 bytes of [A-Za-z0-9_.:-], no earlier
- * form start tag's id, and no id of an earlier one may be otherwise or
- * more than 32 of them), and only outside tables; where it cannot, the
- * form gets no token (CSRF_INJECT_DEEP).
+ * own the field): then its field gets form="" naming the form's own id,
+ * which must be 1 to 64 bytes of [A-Za-z0-9_.:-] and no earlier form's
+ * (every earlier form's id must be such, and at most 32 of them), the
+ * form outside tables; where it cannot, the form gets no token
+ * (CSRF_INJECT_DEEP).
  * No token goes into a form whose fields could leave by GET or to
  * another origin: a GET form (also one with a formmethod=post button: its
  * own submission is a GET), a POST form with a button whose formmethod
