@@ -110,12 +110,12 @@ static int emit(void *ud, const char *p, size_t n, int inserted)
 /* The results in order; past 63 (a byte at a time) folded into the last. */
 static void out_log(struct out *o, unsigned v)
 {
-	if (o->log_n < 63)
+	/* the 64th is written first, then folded into: nothing of a run
+	 * before (a run not compared may leave the sides' apart) */
+	if (o->log_n < 64)
 		o->log[o->log_n++] = v;
-	else {
+	else
 		o->log[63] = o->log[63] * 31 + v;
-		o->log_n = 64;
-	}
 }
 
 /* A feeding: the chunk ends in the input (ascending, the last = len). */
