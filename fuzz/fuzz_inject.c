@@ -99,13 +99,20 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 	if (inserted) {
 		int pinned = n == PINNED_LEN && memcmp(p, INPUT_EL, sizeof INPUT_EL - 2) == 0 &&
 		             memcmp(p + sizeof INPUT_EL - 2, " form=\"csrf-", 12) == 0 &&
-		             memcmp(p + n - 2, "\">", 2) == 0;
-		FZ_ASSERT(!pinned || (s->pinned && memcmp(p + sizeof INPUT_EL - 2 + 12, s->pin, 16) == 0));
+		             memcmp(p + n - 2, "\">", 2) == 0 && s->pinned;
+		FZ_ASSERT(!pinned || memcmp(p + sizeof INPUT_EL - 2 + 12, s->pin, 16) == 0);
 		FZ_ASSERT(pinned == s->pinned); /* an id goes with its field */
 		s->pinned = 0;
 		if (pinned)
 			mask = sizeof INPUT_EL - 2 + 12;
-		int is_input = pinned || (n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0);
+		/* or form="" names the form's own id, 1 to 64 of [A-Za-z0-9_.:-] */
+		size_t o = sizeof INPUT_EL - 2 + 7;
+		int own = !pinned && n > o + 2 && n <= o + 64 + 2 && memcmp(p, INPUT_EL, sizeof INPUT_EL - 2) == 0 &&
+		          memcmp(p + sizeof INPUT_EL - 2, " form=\"", 7) == 0 && memcmp(p + n - 2, "\">", 2) == 0;
+		for (size_t k = o; own && k < n - 2; k++)
+			own = (p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z') ||
+			      (p[k] >= '0' && p[k] <= '9') || p[k] == '_' || p[k] == '.' || p[k] == ':' || p[k] == '-';
+		int is_input = pinned || own || (n == sizeof INPUT_EL - 1 && memcmp(p, INPUT_EL, n) == 0);
 		int is_meta = n == sizeof META_EL - 1 && memcmp(p, META_EL, n) == 0;
 		int is_rm = n == sizeof RM_EL - 1 && memcmp(p, RM_EL, n) == 0;
 		FZ_ASSERT(is_input || is_meta || (is_rm && options));
@@ -123,6 +130,14 @@ static int on_emit(void *ud, const char *p, size_t n, int inserted)
 			for (size_t i = 0; i + 5 <= s->pass_n && !form; i++)
 				form = s->pass[i] == '<' && strncasecmp(s->pass + i + 1, "form", 4) == 0;
 			FZ_ASSERT(form);
+		}
+		if (own) { /* the id was passed, after a "<form" (its form's start tag) */
+			size_t at = 0, len = n - 2 - o, k = 0;
+			while (strncasecmp(s->pass + at, "<form", 5) != 0)
+				at++;
+			while (at + k + len <= s->pass_n && memcmp(s->pass + at + k, p + o, len) != 0)
+				k++;
+			FZ_ASSERT(at + k + len <= s->pass_n);
 		}
 		s->inserted++;
 		s->metas += (unsigned)is_meta;

@@ -881,11 +881,14 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * form. So a form read where the depth may come near that (start tags
  * so far + 2 x tables + 3 >= 480) gets, when it gets the token and has
  * no id, an id of the injector's right after "<form" (id="csrf-" and
- * 16 random characters, for each form) and its field form="" naming it;
- * one with an id of its own gets the token without, and when a form
- * without the token was closed before it (which may stay an ancestor)
- * that is reported (CSRF_INJECT_DEEP; the form-action directive is the
- * backstop).
+ * 16 random characters, for each form) and its field form="" naming it.
+ * One with an id of its own gets the token as usual, unless a form
+ * without the token was closed before it (which may stay an ancestor and
+ * own the field): then its field gets form="" naming the form's own id,
+ * which must be 1 to 64 bytes of [A-Za-z0-9_.:-] and no earlier form's
+ * (every earlier form's id must be such, and at most 32 of them), the
+ * form outside tables; where it cannot, the form gets no token
+ * (CSRF_INJECT_DEEP).
  * No token goes into a form whose fields could leave by GET or to
  * another origin: a GET form (also one with a formmethod=post button: its
  * own submission is a GET), a POST form with a button whose formmethod
@@ -920,7 +923,7 @@ CSRF_MUST_CHECK csrf_reason csrf_html_escape_attr(const char *in, size_t len, ch
  * guesses the charset may read ISO-2022-JP). A compressed stream must be
  * decompressed first. */
 #define CSRF_INJECT_HOLD_MAX 32768
-#define CSRF_INJECT_STATE_MAX (4096 + CSRF_INJECT_HOLD_MAX)
+#define CSRF_INJECT_STATE_MAX (4608 + CSRF_INJECT_HOLD_MAX)
 typedef struct csrf_inject csrf_inject;
 
 /* Called for every piece of output, in order: pieces of the input
@@ -987,7 +990,7 @@ CSRF_MUST_CHECK csrf_reason csrf_inject_feed(csrf_inject *inj, const char *chunk
 #define CSRF_INJECT_NOSCRIPT_BUTTON 0x10000u /* a button with formmethod/formaction in <noscript>: no token */
 #define CSRF_INJECT_TABLE_FORM 0x20000u      /* a POST form started in a table outside a cell: no token */
 #define CSRF_INJECT_FRAMESET 0x40000u        /* a <frameset> the browser may take: stopped */
-#define CSRF_INJECT_DEEP 0x80000u            /* a form with an id got the token deep in the tree after a ghost */
+#define CSRF_INJECT_DEEP 0x80000u            /* a form deep in the tree whose field could not be pinned: no token */
 unsigned csrf_inject_status(const csrf_inject *inj);
 
 /* A short English phrase for one CSRF_INJECT_* bit; never NULL, static.

@@ -47,9 +47,13 @@
 #define PIN_ATTR_LEN (LIT_LEN(PIN_ATTR_PRE) + PIN_CHARS + 1)
 #define PIN_FORM_PRE " form=\"csrf-"
 #define PIN_FORM_LEN (LIT_LEN(PIN_FORM_PRE) + PIN_CHARS + LIT_LEN(INPUT_END))
+/* One with an id of its own, after a ghost: its field names that id
+ * (inj_tree.cur_own), OWN_FORM_PRE replacing the field's last '>'. */
+#define OWN_FORM_PRE " form=\""
+#define OWN_FORM_LEN (LIT_LEN(OWN_FORM_PRE) + INJ_ID_MAX + LIT_LEN(INPUT_END))
 #define INPUT_MAX                                                                                                      \
 	(LIT_LEN(INPUT_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(INPUT_MID) + CSRF_TOKEN_LEN + LIT_LEN(INPUT_END) - 1 +     \
-	 PIN_FORM_LEN)
+	 OWN_FORM_LEN)
 #define META_MAX (LIT_LEN(META_PRE) + CSRF_FIELD_NAME_MAX + LIT_LEN(META_MID) + CSRF_TOKEN_LEN + LIT_LEN(META_END))
 
 /* Tokenizer states, named and numbered after the sections of the HTML
@@ -146,7 +150,7 @@ struct csrf_inject {
 	uint8_t holding;
 	uint8_t pin_form;    /* a form start tag read deep (inj_tree_pin_maybe), its '>' not read yet */
 	uint8_t pin_hold;    /* the hold began at that form's name's end, and still holds */
-	uint8_t pin_id;      /* the held form has the injector's id, pin_attr (it goes with the field) */
+	uint8_t pin_id;      /* PIN_*: the held form's field names the injector's id (pin_attr) or the form's own */
 	uint32_t hold_field; /* where in the hold the start tag ends: the field goes there */
 	char pin_attr[PIN_ATTR_LEN];
 	uint32_t hold_len;
@@ -911,6 +915,8 @@ STEP void value_keep_step(struct inj_tag *t, const char *p, size_t n, const char
 		buf = t->url, had = t->url_len, cap = INJ_URL_MAX, bit = A_URL;
 	} else if (t->slot == SLOT_SHORT) {
 		buf = t->short_val, had = t->short_len, cap = INJ_SHORT_MAX, bit = A_SHORT;
+	} else if (t->slot == SLOT_ID) {
+		buf = t->id_val, had = t->id_len, cap = INJ_ID_MAX, bit = A_ID;
 	} else {
 		buf = t->type_val, had = t->type_len, cap = INJ_SHORT_MAX, bit = A_TYPE;
 	}
@@ -936,6 +942,9 @@ STEP void value_keep_step(struct inj_tag *t, const char *p, size_t n, const char
 	} else if (bit == A_SHORT) {
 		t->short_len = (uint8_t)(had + n);
 		t->short_over |= (uint8_t)over;
+	} else if (bit == A_ID) {
+		t->id_len = (uint8_t)(had + n);
+		t->id_over |= (uint8_t)over;
 	} else {
 		t->type_len = (uint8_t)(had + n);
 		t->type_over |= (uint8_t)over;
@@ -962,6 +971,10 @@ STEP void value_bytes(struct inj_tag *t, const char *p, size_t n, const char *en
 
 /* ---- output ---- */
 
+/* What the field of a held form names (pin_id). */
+enum { PIN_NONE, PIN_RANDOM /* the injector's id, pin_attr, which goes in too */, PIN_OWN /* tree.own_id */ };
+_Static_assert(OWN_FORM_LEN >= PIN_FORM_LEN, "input_el holds either form=\"\"");
+
 #define HOLD_NONE UINT32_MAX
 
 /* Held bytes [from, to) of the page. Non-zero when emit stopped. */
@@ -970,17 +983,26 @@ static int emit_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, size_
 	return to > from && emit(ud, inj->hold + from, to - from, 0) != 0;
 }
 
-/* The field. pin: with form="" naming the injector's id (pin_attr),
+/* The field. pin (PIN_*): with form="" naming the injector's id
+ * (pin_attr) or the form's own (tree.own_id, simple: written raw),
  * written over the element's last '>' for this emit and put back. */
 static int emit_field(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int pin)
 {
-	if (!pin)
+	if (pin == PIN_NONE)
 		return emit(ud, inj->input_el, inj->input_len, 1) != 0;
 	char *tail = inj->input_el + inj->input_len - 1;
-	memcpy(tail, PIN_FORM_PRE, LIT_LEN(PIN_FORM_PRE));
-	memcpy(tail + LIT_LEN(PIN_FORM_PRE), inj->pin_attr + LIT_LEN(PIN_ATTR_PRE), PIN_CHARS);
-	memcpy(tail + LIT_LEN(PIN_FORM_PRE) + PIN_CHARS, INPUT_END, LIT_LEN(INPUT_END));
-	int r = emit(ud, inj->input_el, inj->input_len - 1 + PIN_FORM_LEN, 1) != 0;
+	size_t n;
+	if (pin == PIN_RANDOM) {
+		memcpy(tail, PIN_FORM_PRE, LIT_LEN(PIN_FORM_PRE));
+		memcpy(tail + LIT_LEN(PIN_FORM_PRE), inj->pin_attr + LIT_LEN(PIN_ATTR_PRE), PIN_CHARS);
+		n = LIT_LEN(PIN_FORM_PRE) + PIN_CHARS;
+	} else {
+		memcpy(tail, OWN_FORM_PRE, LIT_LEN(OWN_FORM_PRE));
+		memcpy(tail + LIT_LEN(OWN_FORM_PRE), inj->tree.own_id, inj->tree.own_id_len);
+		n = LIT_LEN(OWN_FORM_PRE) + inj->tree.own_id_len;
+	}
+	memcpy(tail + n, INPUT_END, LIT_LEN(INPUT_END));
+	int r = emit(ud, inj->input_el, inj->input_len - 1 + n + LIT_LEN(INPUT_END), 1) != 0;
 	*tail = '>';
 	return r;
 }
@@ -994,7 +1016,7 @@ static int emit_field(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int 
 static NOINLINE int release_held(struct csrf_inject *inj, csrf_emit_fn emit, void *ud, int field)
 {
 	size_t n = inj->hold_len, m = inj->hold_meta, r = inj->hold_referrer, f = inj->hold_field, at = 0;
-	int pin = field && inj->pin_id;
+	int pin = field ? inj->pin_id : PIN_NONE;
 	inj->holding = 0;
 	inj->pin_hold = 0;
 	inj->pin_id = 0;
@@ -1002,7 +1024,7 @@ static NOINLINE int release_held(struct csrf_inject *inj, csrf_emit_fn emit, voi
 	inj->hold_len = 0;
 	inj->hold_meta = HOLD_NONE;
 	inj->hold_referrer = HOLD_NONE;
-	if (pin) { /* the injector's id right after "<form": an insertion of its own */
+	if (pin == PIN_RANDOM) { /* the injector's id right after "<form": an insertion of its own */
 		if (emit(ud, inj->pin_attr, PIN_ATTR_LEN, 1) != 0)
 			return 1;
 		inj->tree.count++;
@@ -1238,7 +1260,7 @@ static NOINLINE int pin_end(struct csrf_inject *inj, const char *chunk, size_t i
 		return 1;
 	*start = i + 1;
 	inj->hold_field = inj->hold_len;
-	inj->pin_id = inj->tree.cur_pin;
+	inj->pin_id = inj->tree.cur_pin ? PIN_RANDOM : inj->tree.cur_own ? PIN_OWN : PIN_NONE;
 	return 0;
 }
 
@@ -1300,7 +1322,8 @@ static NOINLINE int tag_end_full(struct csrf_inject *inj, const char *chunk, siz
 		if (UNLIKELY(inj->pin_form))
 			return pin_end(inj, chunk, i, start, emit, ud, ins);
 		if (UNLIKELY(ins == INS_HOLD &&
-		             inj->tree.cur_pin)) /* deep, its start tag not held: never, fail closed */
+		             (inj->tree.cur_pin ||
+		              inj->tree.cur_own))) /* deep, its start tag not held: never, fail closed */
 			inj_tree_pin_failed(&inj->tree);
 		if (settle(inj, emit, ud) != 0)
 			return 1;
@@ -2387,11 +2410,11 @@ CSRF_API const char *csrf_inject_status_str(unsigned reason)
 	case CSRF_INJECT_FRAMESET:
 		return "a <frameset> (the browser may drop the markup around it): no token from there on";
 	case CSRF_INJECT_DEEP:
-		return "a POST form with an id of its own got the token so deep in the page that the browser may put "
-		       "it beside its parent, after a form without the token was closed, which may then own its field "
-		       "and send the token where it posts (or a form without an id got no token there: the random id "
-		       "to pin its field could not be drawn); give the form no id, move it earlier, or turn on "
-		       "csrf_form_action_csp";
+		return "a POST form so deep in the page that the browser may put it beside its parent got no token: "
+		       "its field could not name it (its own id, after a form without the token was closed, which may "
+		       "then own the field, is not 1 to 64 of A-Z a-z 0-9 _ . : -, an earlier form had it, or an id "
+		       "not like that, or 32 others, or the form is in a table; or the random id for a form without "
+		       "one could not be drawn); give the form no id or a unique simple one, or move it earlier";
 	case CSRF_INJECT_UNCLOSED:
 		return "a POST form was still open when the page ended (no </form>): it got no token";
 	case CSRF_INJECT_ESCAPE:

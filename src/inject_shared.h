@@ -26,6 +26,12 @@
 #define INJ_URL_MAX 2048
 /* Bytes of a short attribute (method, formmethod, type, encoding). */
 #define INJ_SHORT_MAX 32
+/* Bytes of a form's id kept: a longer one cannot pin its field (the tree
+ * depth cap, docs/architecture.md). */
+#define INJ_ID_MAX 64
+/* Earlier forms' ids a deep form's own id is compared with; past them
+ * none can pin its field. */
+#define INJ_FORM_IDS 32
 /* Open SVG and MathML elements the model follows; one more and it stops. */
 #define INJ_FOREIGN_MAX 32
 /* Tables open one inside another (through cells) that the model follows;
@@ -110,8 +116,8 @@ enum inj_tag_id {
 	T_VOID
 };
 
-/* The attribute slots of a tag: one URL, two short values. */
-enum { SLOT_NONE, SLOT_URL, SLOT_SHORT, SLOT_TYPE };
+/* The attribute slots of a tag: one URL, two short values, a form's id. */
+enum { SLOT_NONE, SLOT_URL, SLOT_SHORT, SLOT_TYPE, SLOT_ID };
 
 /* A tag as the tokenizer read it. Attribute values are raw (character
  * references undecoded) until the policy decodes them. */
@@ -132,12 +138,14 @@ struct inj_tag {
 	uint8_t keep;         /* its attributes matter (set with id) */
 	uint8_t url_trunc, short_over, type_over;
 	uint8_t short_len, type_len;
+	uint8_t id_over, id_len; /* the form's id (id_val) */
 	uint16_t url_len;
 	char name[INJ_NAME_MAX];
 	uint8_t attr_len; /* likewise, at INJ_ATTR_MAX + 1 */
 	char attr[INJ_ATTR_MAX];
 	char short_val[INJ_SHORT_MAX];
 	char type_val[INJ_SHORT_MAX];
+	char id_val[INJ_ID_MAX];
 	char url[INJ_URL_MAX];
 };
 
@@ -149,7 +157,7 @@ static inline int inj_is_table_tag(uint8_t id)
 }
 
 /* Attribute bits of inj_tag.seen. */
-enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4 };
+enum { A_URL = 1, A_SHORT = 2, A_TYPE = 4, A_ID = 8 };
 
 /* ---- the form policy (inject_policy.c) ---- */
 
@@ -328,8 +336,10 @@ inj_attr_slot_of(struct inj_tag *tag, const char *low, size_t k)
 			return inj_attr_take(tag, A_URL, SLOT_URL);
 		if (INJ_ATTR_IS(low, k, "method"))
 			return inj_attr_take(tag, A_SHORT, SLOT_SHORT);
-		if (INJ_ATTR_IS(low, k, "id"))
+		if (INJ_ATTR_IS(low, k, "id")) {
 			tag->has_id = 1;
+			return inj_attr_take(tag, A_ID, SLOT_ID);
+		}
 		return SLOT_NONE;
 	}
 	return inj_attr_slot_rare(tag, low, k);
@@ -429,7 +439,11 @@ struct inj_tree {
 	uint8_t base_tables; /* tables open when the first base was read */
 	uint8_t ghost;       /* a </form> cleared the pointer of a form without the token (outside template contents) */
 	uint8_t cur_pin;     /* the pointer's form, pending, gets the injector's id and form="" on its field */
-	unsigned count;      /* insertions */
+	uint8_t cur_own;     /* the pointer's form, pending, has its field name its own id (own_id) */
+	uint8_t form_ids_n;  /* earlier forms' ids kept in form_ids */
+	uint8_t form_ids_bad; /* an earlier form's id was not simple, or form_ids was full */
+	uint8_t own_id_len;
+	unsigned count; /* insertions */
 	/* the depth bound's counts (INJ_DEPTH_GUARD): start tags (S) and
 	 * <table> start tags (T) read so far, HTML and foreign content,
 	 * noscript content read as markup too; the plain path's fast loop
@@ -451,6 +465,9 @@ struct inj_tree {
 	const csrf_origin *self;
 	struct inj_foreign stack[INJ_FOREIGN_MAX];
 	uint8_t table[INJ_TABLE_MAX]; /* the open tables' states, innermost last */
+	/* read only below their counts (own_id_len, form_ids_n): not cleared */
+	char own_id[INJ_ID_MAX];
+	uint32_t form_ids[INJ_FORM_IDS]; /* hashes of earlier form start tags' (simple) ids */
 };
 
 /* What the tokenizer does after a tag. */

