@@ -236,8 +236,8 @@ META_PARAM = re.compile(rb'<meta name="csrf-param" content="([A-Za-z0-9_-]+)">')
 META_TOKEN = re.compile(rb'<meta name="csrf-token" content="([A-Za-z0-9_-]+)">')
 # the injected field; past the depth guard (a form read after about 480
 # start tags, docs/architecture.md "The tree depth cap") it names its
-# form by the injector's id, which PINNED is
-HIDDEN = re.compile(rb'<input type="hidden" name="[A-Za-z0-9_-]+" value="[A-Za-z0-9_-]+"(?: form="csrf-[A-Za-z0-9_-]{16}")?>')
+# form by the injector's id (PINNED) or, after a ghost form, by its own
+HIDDEN = re.compile(rb'<input type="hidden" name="[A-Za-z0-9_-]+" value="[A-Za-z0-9_-]+"(?: form="[A-Za-z0-9_.:-]{1,64}")?>')
 PINNED = re.compile(rb' id="csrf-[A-Za-z0-9_-]{16}"')
 META = re.compile(rb'<meta name="csrf-param" content="[A-Za-z0-9_-]+"><meta name="csrf-token" content="[A-Za-z0-9_-]+">')
 
