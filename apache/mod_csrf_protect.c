@@ -343,23 +343,98 @@ static apr_thread_mutex_t *csrf_protect_ctx_lock;
 #endif
 static uint8_t csrf_protect_random_key[CSRF_KEY_LEN];
 
-static const char *csrf_protect_key_of(apr_pool_t *p, const csrf_protect_conf *c)
+/* The settings a context is made from (csrf_protect_build reads these and
+ * nothing else): a hash of them picks a chain in csrf_protect_ctxs, and
+ * csrf_protect_same then compares them field by field, so two settings
+ * share a context only when they are equal (a hash collision only makes
+ * the chain longer; a string and one left out, NULL, are not equal, as
+ * csrf_protect_build does not read them alike; a list left out is an
+ * empty one). A string made of them for a key, as before, cost a request
+ * of the 20-form page some 6 K instructions (apr_psprintf, apr_pstrcat,
+ * hashing the string). */
+typedef struct csrf_protect_built {
+	csrf_protect_conf conf; /* a deep copy in the contexts' pool (csrf_protect_keep) */
+	csrf_ctx *ctx;
+	struct csrf_protect_built *next;
+} csrf_protect_built;
+
+static uint64_t csrf_protect_mix(uint64_t h, const void *p, size_t n)
 {
-	const char *k =
-	    apr_psprintf(p, "%d|%d|%d|%d|%d|%d|%d|%" APR_OFF_T_FMT "|%" APR_INT64_T_FMT "|%s|%s", c->mode, c->action,
-	                 c->unsafe_get, c->form_action_csp, c->referrer_same_origin, c->retry_token, c->issue_version,
-	                 c->body_max, c->max_age, c->origin ? c->origin : "", c->key_file ? c->key_file : "");
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3); /* FNV-1a */
+	return h;
+}
+
+static uint64_t csrf_protect_mix_str(uint64_t h, const char *s)
+{
+	return s ? csrf_protect_mix(h, s, strlen(s) + 1) : csrf_protect_mix(h, "\377", 1); /* NULL: not "" */
+}
+
+static int csrf_protect_str_eq(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
+static int csrf_protect_nelts(const apr_array_header_t *a)
+{
+	return a ? a->nelts : 0;
+}
+
+static uint64_t csrf_protect_hash(const csrf_protect_conf *c)
+{
+	const int ints[] = {c->mode,        c->action,       c->unsafe_get, c->form_action_csp, c->referrer_same_origin,
+	                    c->retry_token, c->issue_version};
+	uint64_t h = csrf_protect_mix(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
 	int i;
 
-	for (i = 0; c->trusted && i < c->trusted->nelts; i++)
-		k = apr_pstrcat(p, k, "|t ", APR_ARRAY_IDX(c->trusted, i, const char *), NULL);
-	for (i = 0; c->session && i < c->session->nelts; i++)
-		k = apr_pstrcat(p, k, "|s ", APR_ARRAY_IDX(c->session, i, const char *), NULL);
-	for (i = 0; c->exempt && i < c->exempt->nelts; i++) {
+	h = csrf_protect_mix(h, &c->body_max, sizeof c->body_max);
+	h = csrf_protect_mix(h, &c->max_age, sizeof c->max_age);
+	h = csrf_protect_mix_str(csrf_protect_mix_str(h, c->origin), c->key_file);
+	for (i = 0; i < csrf_protect_nelts(c->trusted); i++)
+		h = csrf_protect_mix_str(h, APR_ARRAY_IDX(c->trusted, i, const char *));
+	h = csrf_protect_mix(h, "t", 1);
+	for (i = 0; i < csrf_protect_nelts(c->session); i++)
+		h = csrf_protect_mix_str(h, APR_ARRAY_IDX(c->session, i, const char *));
+	h = csrf_protect_mix(h, "s", 1);
+	for (i = 0; i < csrf_protect_nelts(c->exempt); i++) {
 		csrf_protect_exempt *e = &APR_ARRAY_IDX(c->exempt, i, csrf_protect_exempt);
-		k = apr_pstrcat(p, k, "|e ", e->method ? e->method : "*", " ", e->path, NULL);
+		h = csrf_protect_mix_str(csrf_protect_mix_str(h, e->method), e->path);
 	}
-	return k;
+	return h;
+}
+
+static int csrf_protect_same_list(const apr_array_header_t *a, const apr_array_header_t *b)
+{
+	int n = csrf_protect_nelts(a);
+
+	if (n != csrf_protect_nelts(b))
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (!csrf_protect_str_eq(APR_ARRAY_IDX(a, i, const char *), APR_ARRAY_IDX(b, i, const char *)))
+			return 0;
+	return 1;
+}
+
+static int csrf_protect_same(const csrf_protect_conf *a, const csrf_protect_conf *b)
+{
+	int n = csrf_protect_nelts(a->exempt);
+
+	if (a->mode != b->mode || a->action != b->action || a->unsafe_get != b->unsafe_get ||
+	    a->form_action_csp != b->form_action_csp || a->referrer_same_origin != b->referrer_same_origin ||
+	    a->retry_token != b->retry_token || a->issue_version != b->issue_version || a->body_max != b->body_max ||
+	    a->max_age != b->max_age || !csrf_protect_str_eq(a->origin, b->origin) ||
+	    !csrf_protect_str_eq(a->key_file, b->key_file) || !csrf_protect_same_list(a->trusted, b->trusted) ||
+	    !csrf_protect_same_list(a->session, b->session) || n != csrf_protect_nelts(b->exempt))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const csrf_protect_exempt *x = &APR_ARRAY_IDX(a->exempt, i, csrf_protect_exempt);
+		const csrf_protect_exempt *y = &APR_ARRAY_IDX(b->exempt, i, csrf_protect_exempt);
+		if (!csrf_protect_str_eq(x->method, y->method) || !csrf_protect_str_eq(x->path, y->path))
+			return 0;
+	}
+	return 1;
 }
 
 static apr_status_t csrf_protect_ctx_free(void *data)
@@ -414,14 +489,50 @@ static csrf_ctx *csrf_protect_build(apr_pool_t *p, const csrf_protect_conf *c, c
 	return ctx;
 }
 
+/* A copy of the strings of list a in p. */
+static apr_array_header_t *csrf_protect_keep_list(apr_pool_t *p, const apr_array_header_t *a)
+{
+	apr_array_header_t *k = a ? apr_array_copy(p, a) : NULL;
+
+	for (int i = 0; k && i < k->nelts; i++)
+		APR_ARRAY_IDX(k, i, const char *) = apr_pstrdup(p, APR_ARRAY_IDX(k, i, const char *));
+	return k;
+}
+
+/* Settings c as a context keeps them, strings and lists copied into p:
+ * nothing of them then depends on the pool they were settled in. */
+static void csrf_protect_keep(apr_pool_t *p, csrf_protect_conf *k, const csrf_protect_conf *c)
+{
+	*k = *c;
+	k->origin = c->origin ? apr_pstrdup(p, c->origin) : NULL;
+	k->key_file = c->key_file ? apr_pstrdup(p, c->key_file) : NULL;
+	k->trusted = csrf_protect_keep_list(p, c->trusted);
+	k->session = csrf_protect_keep_list(p, c->session);
+	k->exempt = c->exempt ? apr_array_copy(p, c->exempt) : NULL;
+	for (int i = 0; k->exempt && i < k->exempt->nelts; i++) {
+		csrf_protect_exempt *e = &APR_ARRAY_IDX(k->exempt, i, csrf_protect_exempt);
+		e->method = e->method ? apr_pstrdup(p, e->method) : NULL;
+		e->path = apr_pstrdup(p, e->path);
+	}
+}
+
 /* The context for settled settings, from the table or made and added. */
 static csrf_ctx *csrf_protect_lookup(apr_pool_t *p, const csrf_protect_conf *c, const char **why)
 {
-	const char *key = csrf_protect_key_of(p, c);
-	csrf_ctx *ctx = apr_hash_get(csrf_protect_ctxs, key, APR_HASH_KEY_STRING);
+	uint64_t h = csrf_protect_hash(c);
+	csrf_protect_built *first = apr_hash_get(csrf_protect_ctxs, &h, sizeof h), *b;
+	csrf_ctx *ctx;
 
-	if (ctx == NULL && (ctx = csrf_protect_build(p, c, why)) != NULL)
-		apr_hash_set(csrf_protect_ctxs, apr_pstrdup(csrf_protect_ctx_pool, key), APR_HASH_KEY_STRING, ctx);
+	for (b = first; b; b = b->next)
+		if (csrf_protect_same(&b->conf, c))
+			return b->ctx;
+	if ((ctx = csrf_protect_build(p, c, why)) == NULL)
+		return NULL;
+	b = apr_palloc(csrf_protect_ctx_pool, sizeof(*b));
+	csrf_protect_keep(csrf_protect_ctx_pool, &b->conf, c);
+	b->ctx = ctx;
+	b->next = first;
+	apr_hash_set(csrf_protect_ctxs, apr_pmemdup(csrf_protect_ctx_pool, &h, sizeof h), sizeof h, b);
 	return ctx;
 }
 

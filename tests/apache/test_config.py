@@ -151,6 +151,39 @@ class Config(unittest.TestCase):
                 r = T.request(ap.port, "GET", path)
                 self.assertEqual((r.status, T.count_injected(r.body)), (200, (1, 0)), path)
 
+    def test_sections_lists(self):
+        """Sections whose settings differ only in a list (trusted origins,
+        exemptions, in content or in order) each get their own context,
+        and a section equal to another shares its decisions: a request
+        judged by one section's lists never by another's, however many
+        requests alternate between them."""
+        ap = A.Apache("CSRF On\nCSRFOrigin http://127.0.0.1:{port}\n"
+                      "<Location /t1>\n    CSRFTrustedOrigin https://one.example\n</Location>\n"
+                      "<Location /t2>\n    CSRFTrustedOrigin https://two.example\n</Location>\n"
+                      "<Location /t3>\n    CSRFTrustedOrigin https://two.example\n"
+                      "    CSRFTrustedOrigin https://one.example\n</Location>\n"
+                      "<Location /t4>\n    CSRFTrustedOrigin https://one.example\n</Location>\n"
+                      "<Location /e1>\n    CSRFExempt POST /e1/hook\n</Location>\n"
+                      "<Location /e2>\n    CSRFExempt PUT /e2/hook\n</Location>\n")
+        for d in ("t1", "t2", "t3", "t4", "e1", "e2"):
+            ap.write("htdocs/%s/index.html" % d, "<p>x</p>")
+        ap.write("htdocs/e1/hook", "x")
+        ap.write("htdocs/e2/hook", "x")
+        with ap:
+            def post(path, origin):
+                return T.request(ap.port, "POST", path, [("Origin", origin), ("Sec-Fetch-Site", "cross-site"),
+                                                          ("Content-Type", "application/x-www-form-urlencoded")],
+                                 b"a=1").status
+            want = {("/t1/index.html", "https://one.example"): False, ("/t1/index.html", "https://two.example"): True,
+                    ("/t2/index.html", "https://one.example"): True, ("/t2/index.html", "https://two.example"): False,
+                    ("/t3/index.html", "https://one.example"): False, ("/t3/index.html", "https://two.example"): False,
+                    ("/t4/index.html", "https://one.example"): False, ("/t4/index.html", "https://two.example"): True,
+                    ("/e1/hook", "https://evil.example"): False, ("/e2/hook", "https://evil.example"): True}
+            for _ in range(3):
+                for (path, origin), rejected in want.items():
+                    self.assertEqual(post(path, origin) == 403, rejected, (path, origin))
+            self.assertFalse(ap.crashed())
+
     def test_merge(self):
         """A <Location> inherits what it does not set and overrides what it
         does; CSRF Off turns the module off beneath."""
