@@ -249,15 +249,28 @@ TARGET_AVX2 static inline uint64_t avx2_bits(__m256i a, __m256i b)
 	return (uint64_t)(uint32_t)_mm256_movemask_epi8(a) | (uint64_t)(uint32_t)_mm256_movemask_epi8(b) << 32;
 }
 
+/* A byte's classes from its two nibbles (simdjson's classification): a
+ * lookup of each, ANDed, leaves one bit for each (high nibble, low
+ * nibble) pair of a class: '<' 3C (the sign bit, so that it is the lt
+ * mask as it is), '>' 3E (0x02), the quotes 22 and 27 (0x01), the control bytes
+ * 0x-1x (0x04), ' ' and '/' 20 and 2F (0x08), '=' 3D (0x10). A byte from
+ * 0x80 on looks its low nibble up as zero (pshufb), and no high nibble
+ * from 4 on has a bit. So end is a value over 0x01 (signed: '<' is
+ * negative), gq a value with 0x03. */
+enum { AV_LT = -0x80, AV_GT = 0x02, AV_Q = 0x01, AV_CTL = 0x04, AV_SP = 0x08, AV_EQ = 0x10 };
+#define AV_LO                                                                                                          \
+	AV_CTL | AV_SP, AV_CTL, AV_CTL | AV_Q, AV_CTL, AV_CTL, AV_CTL, AV_CTL, AV_CTL | AV_Q, AV_CTL, AV_CTL, AV_CTL,  \
+	    AV_CTL, AV_CTL | AV_LT, AV_CTL | AV_EQ, AV_CTL | AV_GT, AV_CTL | AV_SP
+#define AV_HI AV_CTL, AV_CTL, AV_Q | AV_SP, AV_LT | AV_GT | AV_EQ, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+
 TARGET_AVX2 static inline void avx2_32(__m256i x, __m256i *lt, __m256i *gq, __m256i *end)
 {
-	__m256i gt = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('>'));
-	*lt = _mm256_cmpeq_epi8(x, _mm256_set1_epi8('<'));
-	*gq = _mm256_or_si256(gt, _mm256_or_si256(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('"')),
-	                                          _mm256_cmpeq_epi8(x, _mm256_set1_epi8('\''))));
-	__m256i ctl = _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(' ')), x);
-	*end = _mm256_or_si256(_mm256_or_si256(gt, ctl), _mm256_or_si256(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('/')),
-	                                                                 _mm256_cmpeq_epi8(x, _mm256_set1_epi8('='))));
+	const __m256i lo = _mm256_setr_epi8(AV_LO, AV_LO), hi = _mm256_setr_epi8(AV_HI, AV_HI);
+	__m256i h = _mm256_and_si256(_mm256_srli_epi16(x, 4), _mm256_set1_epi8(0x0f));
+	__m256i r = _mm256_and_si256(_mm256_shuffle_epi8(lo, x), _mm256_shuffle_epi8(hi, h));
+	*lt = r;
+	*gq = _mm256_cmpgt_epi8(_mm256_and_si256(r, _mm256_set1_epi8(AV_GT | AV_Q)), _mm256_setzero_si256());
+	*end = _mm256_cmpgt_epi8(r, _mm256_set1_epi8(AV_Q));
 }
 
 TARGET_AVX2 static void avx2_classify(const char *p, size_t blocks, struct inj_block *out)
