@@ -846,9 +846,13 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_DECLINED;
 	}
 
-	ctx = ngx_http_csrf_get_ctx(r);
+	/* the module context only where the access phase keeps something
+	 * in it (the body's size or bytes, the request for the body
+	 * handler): a request judged on its headers alone allocates none
+	 * here (the header filter makes one for a page) */
+	ctx = NULL;
 	v = ngx_http_csrf_verdict(r, 1);
-	if (ctx == NULL || v == NULL) {
+	if (v == NULL) {
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 
@@ -857,6 +861,10 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		return NGX_HTTP_INTERNAL_SERVER_ERROR;
 	}
 	if (v->body_known) {
+		ctx = ngx_http_csrf_get_ctx(r);
+		if (ctx == NULL) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
 		ngx_http_csrf_known_body(v, clcf, ctx, &req);
 	} else {
 		ngx_http_csrf_preread_body(r, clcf, &req);
@@ -875,6 +883,10 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 
 	if (res.needs_body) {
 		/* the token is in the body: read it, intact for the upstream */
+		ctx = ngx_http_csrf_get_ctx(r);
+		if (ctx == NULL) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
 		ctx->req = ngx_palloc(r->pool, sizeof(csrf_request));
 		if (ctx->req == NULL) {
 			return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -900,6 +912,10 @@ ngx_int_t ngx_http_csrf_access_handler(ngx_http_request_t *r)
 		/* judged whole where nginx holds it (r->header_in) */
 		ngx_http_csrf_saw_body(v, req.body.ptr, req.body.len, (off_t)req.body.len);
 	} else if (!v->body_known && (res.allowed || res.report_only) && ngx_http_csrf_may_stream(r, &req)) {
+		ctx = ngx_http_csrf_get_ctx(r);
+		if (ctx == NULL) {
+			return NGX_HTTP_INTERNAL_SERVER_ERROR;
+		}
 		ctx->keeping = 1;
 	}
 
