@@ -650,8 +650,12 @@ out:
 static csrf_reason stages(const csrf_ctx *ctx, const csrf_request *req, int unsafe_get, int handshake, int *needs_body)
 {
 	int evidence;
-	lazy_site ls = {.ctx = ctx, .req = req, .known = 0, .https = -1};
+	lazy_site ls; /* its site is filled (csrfi_site_of clears it) before it is read */
 	csrf_reason r;
+	ls.ctx = ctx;
+	ls.req = req;
+	ls.known = 0;
+	ls.https = -1;
 	/* Evidence whatever the mode: a legacy application changes state on
 	 * GET, and no token is asked of a link or a handshake. */
 	if (unsafe_get || handshake)

@@ -228,19 +228,45 @@ __attribute__((target("ssse3"))) static void dec_block_ssse3(const uint8_t *p, u
 	memcpy(out + 8, &w, 4);
 }
 
+/* The characters after the last whole block, up to the end (the groups
+ * left over and a last partial group), as one more block of w
+ * characters that ends where the partial group would: the input's last
+ * w characters copied, then 'A's (zero bits), the block read from the
+ * copy where it starts, overlapping the block before (which it writes
+ * again, the same bytes). Only the bytes the input encodes are copied
+ * out; the ones the padding made must be zero, which is the rule that
+ * no bits follow the last byte (*bad gets 0x100 when one is not, with
+ * no branch on it). len is at least w; the copies are wiped. */
+#define TAIL_BLOCK(w, decode, err)                                                                                     \
+	do {                                                                                                           \
+		uint8_t in_[(w) + 3], out_[(w) / 4 * 3];                                                               \
+		size_t end_ = (len + 3) / 4 * 4, at_ = (end_ - (w)) / 4 * 3;                                           \
+		size_t keep_ = len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) - at_;                                        \
+		uint32_t extra_ = 0;                                                                                   \
+		memcpy(in_, p + len - (w), (w));                                                                       \
+		memset(in_ + (w), 'A', 3);                                                                             \
+		decode(in_ + (end_ - len), out_, err);                                                                 \
+		memcpy(out + at_, out_, keep_);                                                                        \
+		for (size_t k_ = keep_; k_ < sizeof out_; k_++)                                                        \
+			extra_ |= out_[k_];                                                                            \
+		*bad |= (extra_ + 0xffu) & 0x100u;                                                                     \
+		csrfi_wipe(in_, sizeof in_);                                                                           \
+		csrfi_wipe(out_, sizeof out_);                                                                         \
+	} while (0)
+
+/* Every character of len (at least 16): the whole blocks, then the rest
+ * (TAIL_BLOCK). */
 __attribute__((target("ssse3"))) static size_t blocks_ssse3(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
 {
 	__m128i err = _mm_setzero_si128();
 	size_t i = 0;
 	for (; i + 16 <= len; i += 16)
 		dec_block_ssse3(p + i, out + i / 4 * 3, &err);
-	if (i + 4 <= len) {
-		dec_block_ssse3(p + len / 4 * 4 - 16, out + (len / 4 * 4 - 16) / 4 * 3, &err);
-		i = len / 4 * 4;
-	}
+	if (i < len)
+		TAIL_BLOCK(16, dec_block_ssse3, &err);
 	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) ^ 0xffffu;
 	*bad |= ((m + 0xffffu) >> 16) << 8;
-	return i;
+	return len;
 }
 
 /* AVX2: the SSSE3 block twice over, 32 characters to 24 bytes (vpshufb
@@ -285,14 +311,12 @@ __attribute__((target("avx2"))) static size_t blocks_avx2(const uint8_t *p, size
 	size_t i = 0;
 	for (; i + 32 <= len; i += 32)
 		dec_block_avx2(p + i, out + i / 4 * 3, &err);
-	if (i + 4 <= len) {
-		dec_block_avx2(p + len / 4 * 4 - 32, out + (len / 4 * 4 - 32) / 4 * 3, &err);
-		i = len / 4 * 4;
-	}
+	if (i < len)
+		TAIL_BLOCK(32, dec_block_avx2, &err);
 	uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(err, _mm256_setzero_si256()));
 	/* m is all ones exactly when no character was outside the alphabet */
 	*bad |= (uint32_t)(m != 0xffffffffu) << 8;
-	return i;
+	return len;
 }
 
 static int have_ssse3(void)
@@ -325,8 +349,9 @@ csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, s
 		return CSRF_ERR_BUFFER;
 
 #if defined(__SSE2__) && defined(__x86_64__)
-	/* Whole blocks of 16 characters (four groups) through SIMD; the
-	 * scalar code does the rest. */
+	/* Whole blocks of 16 characters (four groups) through SIMD; with
+	 * SSSE3 or AVX2 the rest too (TAIL_BLOCK), else the scalar code
+	 * does it. */
 	if (path > CSRFI_B64_SCALAR && len >= 16) {
 		if (path >= CSRFI_B64_AVX2 && len >= 32 && have_avx2())
 			i = blocks_avx2(p, len, out, &bad);
@@ -334,7 +359,7 @@ csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, s
 			i = blocks_ssse3(p, len, out, &bad);
 		else
 			i = blocks_sse2(p, len, out, &bad);
-		o = i / 4 * 3;
+		o = i == len ? need : i / 4 * 3;
 	}
 #else
 	(void)path;
@@ -347,13 +372,13 @@ csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, s
 		out[o++] = (uint8_t)(w >> 8);
 		out[o++] = (uint8_t)w;
 	}
-	if (rem == 2) {
+	if (i < len && rem == 2) {
 		uint32_t a = dec6(p[i]), b = dec6(p[i + 1]);
 		/* bits after the last byte must be zero: (x + 0xff) & 0x100 is
 		 * 0x100 exactly when x != 0, without a branch */
 		bad |= a | b | (((b & 15) + 0xff) & 0x100);
 		out[o++] = (uint8_t)((a & 63) << 2 | (b & 63) >> 4);
-	} else if (rem == 3) {
+	} else if (i < len && rem == 3) {
 		uint32_t a = dec6(p[i]), b = dec6(p[i + 1]), c = dec6(p[i + 2]);
 		uint32_t w = (a & 63) << 18 | (b & 63) << 12 | (c & 63) << 6;
 		bad |= a | b | c | (((c & 3) + 0xff) & 0x100);
