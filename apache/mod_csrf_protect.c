@@ -340,6 +340,7 @@ static apr_hash_t *csrf_protect_sessions; /* of int, by context */
 static apr_pool_t *csrf_protect_ctx_pool;
 #if APR_HAS_THREADS
 static apr_thread_mutex_t *csrf_protect_ctx_lock;
+static int csrf_protect_no_lock; /* its creation failed in this child */
 #endif
 static uint8_t csrf_protect_random_key[CSRF_KEY_LEN];
 
@@ -544,6 +545,11 @@ csrf_ctx *csrf_protect_ctx(request_rec *r, const csrf_protect_conf *settled)
 	if (csrf_protect_ctxs == NULL)
 		return NULL;
 #if APR_HAS_THREADS
+	if (csrf_protect_no_lock) {
+		csrf_protect_log(APLOG_ERR, r, "cannot configure for %s \"%s\": no contexts' lock", r->method,
+		                 r->parsed_uri.path);
+		return NULL;
+	}
 	if (csrf_protect_ctx_lock)
 		apr_thread_mutex_lock(csrf_protect_ctx_lock);
 #endif
@@ -743,12 +749,18 @@ static int csrf_protect_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_poo
 
 static void csrf_protect_child_init(apr_pool_t *p, server_rec *s)
 {
-	(void)s;
 #if APR_HAS_THREADS
-	if (apr_thread_mutex_create(&csrf_protect_ctx_lock, APR_THREAD_MUTEX_DEFAULT, p) != APR_SUCCESS)
+	if (apr_thread_mutex_create(&csrf_protect_ctx_lock, APR_THREAD_MUTEX_DEFAULT, p) != APR_SUCCESS) {
+		/* no lock: threads would change the contexts' table and pool
+		 * at once; this child judges no request (500), it fails closed */
 		csrf_protect_ctx_lock = NULL;
+		csrf_protect_no_lock = 1;
+		ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+		             "csrf: cannot create the contexts' lock: this child answers protected requests with 500");
+	}
 #else
 	(void)p;
+	(void)s;
 #endif
 }
 

@@ -187,8 +187,9 @@ static void ngx_http_csrf_request_in(ngx_http_request_t *r, csrf_request *req, n
 			csrf_request_header(req, (const char *)h[i].key.data, h[i].key.len,
 			                    (const char *)h[i].value.data, h[i].value.len);
 			if (id && ngx_http_csrf_identity_header(&h[i], id) != NGX_OK) {
-				/* a copy failed: ngx_http_csrf_identity_end says so */
-				return;
+				/* a copy failed (id->failed): ngx_http_csrf_identity_end
+				 * says so; the request is still filed whole */
+				id = NULL;
 			}
 		}
 	}
