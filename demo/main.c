@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,19 @@ static void store_log(void *ud, csrf_reason event, const char *message)
 	printf("store: %s: %s\n", event == CSRF_OK ? "ok" : csrf_reason_str(event), message);
 }
 
+/* libmicrohttpd's own messages while a daemon starts (why a start failed:
+ * errno after MHD_start_daemon may be another call's), none once both
+ * run: a client that goes away is no news. */
+static volatile sig_atomic_t mhd_starting = 1;
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	(void)cls;
+	if (!mhd_starting)
+		return;
+	fputs("csrf-demo: libmicrohttpd: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 /* libmicrohttpd's default SO_REUSEADDR allows a quick restart; no
  * SO_REUSEPORT, so a second instance given a port already taken fails
  * to start instead of silently sharing the port with the first. A pool
@@ -158,9 +172,10 @@ static void store_log(void *ud, csrf_reason event, const char *message)
  * connections, 8 by default, lets them wait on Redis side by side). */
 static struct MHD_Daemon *start_site(site *s, struct sockaddr_in *sa)
 {
-	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_request, s,
-	                        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-	                        NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
+	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	                        on_request, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+	                        (struct sockaddr *)sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+	                        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30, MHD_OPTION_CONNECTION_LIMIT,
 	                        (unsigned int)256, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)DEMO_THREADS,
 	                        MHD_OPTION_END);
 }
@@ -284,6 +299,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	mhd_starting = 0;
 	printf("csrf-demo %s: %s\n", CSRF_VERSION,
 	       app.unprotected ? "UNPROTECTED (--unprotected): no tokens, no origin checks, no password re-check"
 	                       : "protected by libcsrf (origin checks, tokens, password for transfers)");
