@@ -437,40 +437,48 @@ date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC
 quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
 gap_lines = []
 if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85 or min(vs_floor.values(), default=1) < 0.90:
-    gap_lines.append("""- nginx with injection, profiled again on 2026-12-07 (callgrind on a
-  one-process nginx in front of the same backend, instructions a request,
-  bench/nginx_callgrind.sh, N=100; plain nginx is sent the same cookie and
-  token headers):
-  - the 20-form page: plain nginx 27.4 K instructions, the module
-    99.2 K (101.7 K in the morning of 2026-12-07, 121.5 K on 2026-12-06,
-    146.5 K before). Of the module's 72 K: the injector about 49 K with
-    the output calls it makes (a form, its input, its button and its end
-    tags about 1,870 between them: the plain tags' name look-ups, the
-    attribute reading, then the tree and the policy); the page's token,
-    the secret cookie and the field name about 14 K, two thirds of it
-    the five SHA-256 compressions a page, which valgrind runs without the
-    CPU's SHA extensions (on the clock about a tenth of that); the page's
-    state and first output buf are one allocation; headers, cookies, the
-    charset prescan (about 1 K) and the cache rule the rest. The
-    kernel's share of a small page is what plain nginx pays too.
+    gap_lines.append("""- nginx with injection, profiled again on 2026-12-07 in the evening
+  (callgrind on a one-process nginx in front of the same backend,
+  instructions a request, bench/nginx_callgrind.sh, N=100; plain nginx is
+  sent the same cookie and token headers):
+  - the 20-form page: plain nginx 27.5 K instructions, the module
+    98.9 K (99.2 K in the afternoon, 101.7 K in the morning of
+    2026-12-07, 121.5 K on 2026-12-06, 146.5 K before). Of the module's
+    71 K: the injector about 48 K with the output calls it makes (a
+    form, its input, its button and its end tags about 1,870 between
+    them: the plain tags' name look-ups, the attribute reading, then the
+    tree and the policy); the page's token, the secret cookie and the
+    field name about 14 K, two thirds of it the five SHA-256
+    compressions a page, which valgrind runs without the CPU's SHA
+    extensions (on the clock about a tenth of that); the module's own
+    functions about 6.6 K (headers, cookies, the charset prescan, the
+    cache rule, the output). The kernel's share of a small page is what
+    plain nginx pays too.
   - the real page (socat.html, a tag every 23 bytes): plain 86.4 K, the
-    module 1,454 K (1,498 K before), nearly all of it the injector
-    (1,309 K, about 125 instructions a tag: reading the plain tags of a
-    window from the block masks, plain_fast, most of it; classifying the
-    blocks about 18). 2.0 bytes a cycle would leave about 11 cycles a
-    tag. Tried and measured slower (docs/architecture.md): block-wise
-    readings of the quotes, and a classifier mask of the tags that can
-    be skipped unread (the branch on it mispredicts as a page's names
-    alternate); what is left is taking a run of plain tags together.
+    module 1,387 K (1,454 K in the afternoon, 1,498 K before), nearly
+    all of it the injector (about 1,215 K, some 116 instructions a tag:
+    reading the plain tags of a window from the block masks, plain_fast,
+    most of it; classifying the blocks, now by nibble lookups, about
+    14). 2.0 bytes a cycle would leave about 11 cycles a tag. Tried and
+    measured slower (docs/architecture.md): block-wise readings of the
+    quotes, a classifier mask of the tags that can be skipped unread
+    (the branch on it mispredicts as a page's names alternate), leaving
+    every name that may matter to the tag-by-tag reading; what is left
+    is a name test inside the classifier's pass and quoted values proven
+    a block at a time, taking a run of plain tags together.
   - system calls are the same for plain nginx, the floor and the module
     (2 writev a form page, 32 a real page): no extra writes; one output
     buffer is filled across a call's input bufs; pass-through runs of
     1 KiB or more leave uncopied.
-  - POST: a token in X-CSRF-Token adds 12.7 K instructions (41.0 K
-    against 28.3 K), one in the body 16.3 K (43.5 K against 27.2 K); of
+  - POST: a token in X-CSRF-Token adds 12.1 K instructions (40.5 K
+    against 28.3 K), one in the body 15.6 K (42.9 K against 27.3 K); of
     each 8 K to 10 K is SHA-256 under valgrind (4 or 5 compressions a
-    POST), the rest base64 (0.9 K), the secret cookie (0.5 K), the
-    headers and the body's field.""")
+    POST; the cookie's signature is what makes its time and key
+    trustworthy, so none is skipped), the rest base64 (now one vector
+    block for a value's last group), the secret cookie, the headers and
+    the body's field. The X-CSRF-Token row's clock figure moves between
+    95% and 97% from run to run on this machine (its middle half spans
+    about 4 points).""")
 if ratios.get("demo_get", 1) < 0.95:
     gap_lines.append("""- the protected demo, profiled on 2026-12-03 (perf on the demo): what
   it adds to a page is one token (two HMACs and a random pad), the field
