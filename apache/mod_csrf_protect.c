@@ -345,33 +345,19 @@ static int csrf_protect_no_lock; /* its creation failed in this child */
 static uint8_t csrf_protect_random_key[CSRF_KEY_LEN];
 
 /* The settings a context is made from (csrf_protect_build reads these and
- * nothing else): a hash of them picks a chain in csrf_protect_ctxs, and
- * csrf_protect_same then compares them field by field, so two settings
- * share a context only when they are equal (a hash collision only makes
- * the chain longer; a string and one left out, NULL, are not equal, as
+ * nothing else): their origin picks a chain in csrf_protect_ctxs (APR
+ * hashes it; a NULL origin goes with ""), and csrf_protect_same then
+ * compares them field by field, so two settings share a context only when
+ * they are equal (a string and one left out, NULL, are not equal, as
  * csrf_protect_build does not read them alike; a list left out is an
- * empty one). A string made of them for a key, as before, cost a request
- * of the 20-form page some 6 K instructions (apr_psprintf, apr_pstrcat,
- * hashing the string). */
+ * empty one). A string made of them all for a key, as before, cost a
+ * request of the 20-form page some 6 K instructions (apr_psprintf,
+ * apr_pstrcat, hashing the string). */
 typedef struct csrf_protect_built {
 	csrf_protect_conf conf; /* a deep copy in the contexts' pool (csrf_protect_keep) */
 	csrf_ctx *ctx;
 	struct csrf_protect_built *next;
 } csrf_protect_built;
-
-static uint64_t csrf_protect_mix(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * UINT64_C(0x100000001b3); /* FNV-1a */
-	return h;
-}
-
-static uint64_t csrf_protect_mix_str(uint64_t h, const char *s)
-{
-	return s ? csrf_protect_mix(h, s, strlen(s) + 1) : csrf_protect_mix(h, "\377", 1); /* NULL: not "" */
-}
 
 static int csrf_protect_str_eq(const char *a, const char *b)
 {
@@ -381,29 +367,6 @@ static int csrf_protect_str_eq(const char *a, const char *b)
 static int csrf_protect_nelts(const apr_array_header_t *a)
 {
 	return a ? a->nelts : 0;
-}
-
-static uint64_t csrf_protect_hash(const csrf_protect_conf *c)
-{
-	const int ints[] = {c->mode,        c->action,       c->unsafe_get, c->form_action_csp, c->referrer_same_origin,
-	                    c->retry_token, c->issue_version};
-	uint64_t h = csrf_protect_mix(UINT64_C(0xcbf29ce484222325), ints, sizeof ints);
-	int i;
-
-	h = csrf_protect_mix(h, &c->body_max, sizeof c->body_max);
-	h = csrf_protect_mix(h, &c->max_age, sizeof c->max_age);
-	h = csrf_protect_mix_str(csrf_protect_mix_str(h, c->origin), c->key_file);
-	for (i = 0; i < csrf_protect_nelts(c->trusted); i++)
-		h = csrf_protect_mix_str(h, APR_ARRAY_IDX(c->trusted, i, const char *));
-	h = csrf_protect_mix(h, "t", 1);
-	for (i = 0; i < csrf_protect_nelts(c->session); i++)
-		h = csrf_protect_mix_str(h, APR_ARRAY_IDX(c->session, i, const char *));
-	h = csrf_protect_mix(h, "s", 1);
-	for (i = 0; i < csrf_protect_nelts(c->exempt); i++) {
-		csrf_protect_exempt *e = &APR_ARRAY_IDX(c->exempt, i, csrf_protect_exempt);
-		h = csrf_protect_mix_str(csrf_protect_mix_str(h, e->method), e->path);
-	}
-	return h;
 }
 
 static int csrf_protect_same_list(const apr_array_header_t *a, const apr_array_header_t *b)
@@ -520,8 +483,8 @@ static void csrf_protect_keep(apr_pool_t *p, csrf_protect_conf *k, const csrf_pr
 /* The context for settled settings, from the table or made and added. */
 static csrf_ctx *csrf_protect_lookup(apr_pool_t *p, const csrf_protect_conf *c, const char **why)
 {
-	uint64_t h = csrf_protect_hash(c);
-	csrf_protect_built *first = apr_hash_get(csrf_protect_ctxs, &h, sizeof h), *b;
+	csrf_protect_built *first = apr_hash_get(csrf_protect_ctxs, c->origin ? c->origin : "", APR_HASH_KEY_STRING),
+	                   *b;
 	csrf_ctx *ctx;
 
 	for (b = first; b; b = b->next)
@@ -533,7 +496,7 @@ static csrf_ctx *csrf_protect_lookup(apr_pool_t *p, const csrf_protect_conf *c, 
 	csrf_protect_keep(csrf_protect_ctx_pool, &b->conf, c);
 	b->ctx = ctx;
 	b->next = first;
-	apr_hash_set(csrf_protect_ctxs, apr_pmemdup(csrf_protect_ctx_pool, &h, sizeof h), sizeof h, b);
+	apr_hash_set(csrf_protect_ctxs, b->conf.origin ? b->conf.origin : "", APR_HASH_KEY_STRING, b);
 	return ctx;
 }
 
