@@ -152,9 +152,14 @@ after(async () => {
 // while one of its requests, or the scripts of the page it last loaded,
 // are still on their way (AJAX.active): the click went nowhere now and then
 // under load. A person clicks once the page has settled; so does the test,
-// before each click the loader handles.
+// before each click the loader handles. The navigation tree loads its
+// nodes by requests of its own (jQuery's, not the loader's): a click on
+// the tree while they run can land on a node they are replacing (a CI run
+// failed so, waiting for the table after clicking it in the tree), so a
+// settled page also has no jQuery request in flight.
 async function settled(page) {
-  await page.waitForFunction(() => window.AJAX && !window.AJAX.active && document.readyState === 'complete');
+  await page.waitForFunction(() => window.AJAX && !window.AJAX.active && document.readyState === 'complete' &&
+    (!window.jQuery || window.jQuery.active === 0));
 }
 
 // The session: every step waits for what the user would see.
