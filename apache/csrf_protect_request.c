@@ -228,6 +228,26 @@ static void csrf_protect_fail(request_rec *r, csrf_protect_state *st, csrf_reaso
 	                 csrf_reason_name(reason));
 }
 
+/* Keeps the settings settled for r and the context looked up for them,
+ * for the output filter (csrf_protect_memo_of). Not for a subrequest: its
+ * pool (where c lives) ends before the request that holds st. */
+void csrf_protect_memo(request_rec *r, csrf_protect_state *st, const csrf_protect_conf *c, csrf_ctx *ctx)
+{
+	if (r->main)
+		return;
+	st->memo_dir = r->per_dir_config;
+	st->memo_conf = c;
+	st->memo_ctx = ctx;
+}
+
+const csrf_protect_conf *csrf_protect_memo_of(request_rec *r, csrf_protect_state *st, csrf_ctx **ctx)
+{
+	if (st == NULL || r->main || st->memo_dir != r->per_dir_config)
+		return NULL;
+	*ctx = st->memo_ctx;
+	return st->memo_conf;
+}
+
 static void csrf_protect_judge_body(request_rec *r, const csrf_protect_conf *c, csrf_protect_state *st,
                                     csrf_result res);
 static void csrf_protect_judge_new(request_rec *r, const csrf_protect_conf *c);
@@ -245,6 +265,7 @@ static int csrf_protect_rejudge(request_rec *r, csrf_protect_state *st)
 	if (!c->enable || st->ctx == NULL)
 		return DECLINED;
 	ctx = csrf_protect_ctx(r, c);
+	csrf_protect_memo(r, st, c, ctx);
 	if (ctx == NULL || ctx == st->ctx)
 		return DECLINED;
 	st->ctx = ctx;
@@ -292,6 +313,7 @@ static void csrf_protect_judge_new(request_rec *r, const csrf_protect_conf *c)
 	ap_set_module_config(r->request_config, &csrf_protect_module, st);
 
 	st->ctx = csrf_protect_ctx(r, c);
+	csrf_protect_memo(r, st, c, st->ctx);
 	if (st->ctx == NULL) {
 		csrf_protect_fail(r, st, CSRF_ERR_CONFIG, HTTP_INTERNAL_SERVER_ERROR);
 		return;

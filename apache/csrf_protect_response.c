@@ -380,9 +380,9 @@ static void csrf_protect_done(request_rec *r, csrf_protect_out *o)
 static csrf_protect_out *csrf_protect_begin(ap_filter_t *f, csrf_protect_state *st)
 {
 	request_rec *r = f->r;
-	csrf_protect_conf *c;
+	const csrf_protect_conf *c, *memo;
 	csrf_protect_out *o;
-	csrf_ctx *ctx;
+	csrf_ctx *ctx = NULL;
 	const char *ct, *ce;
 	csrf_response_verdict v;
 	size_t size = csrf_response_size();
@@ -399,14 +399,18 @@ static csrf_protect_out *csrf_protect_begin(ap_filter_t *f, csrf_protect_state *
 	if (st && st->rejected)
 		return NULL; /* the module's own answer */
 
-	c = csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
+	/* the settings and context the request side found, if they are
+	 * this request's; else looked up again */
+	memo = csrf_protect_memo_of(r, st, &ctx);
+	c = memo ? memo : csrf_protect_settled(r->pool, ap_get_module_config(r->per_dir_config, &csrf_protect_module));
 	if (!c->enable)
 		return NULL;
 	if (c->referrer_same_origin)
 		csrf_protect_referrer(r);
 	if (!c->inject)
 		return NULL;
-	ctx = csrf_protect_ctx(r, c);
+	if (memo == NULL)
+		ctx = csrf_protect_ctx(r, c);
 	if (ctx == NULL || !csrf_ctx_injects(ctx))
 		return NULL;
 

@@ -78,6 +78,12 @@ typedef struct {
 	/* the settings the last fixups judged by (r->per_dir_config): the
 	 * handler judges again only when they changed since */
 	const void *judged_conf;
+	/* the last settings settled and context looked up for a request of
+	 * this one (memo_dir: its r->per_dir_config), which the output
+	 * filter reuses for the same settings instead of a second lookup */
+	const void *memo_dir;
+	const csrf_protect_conf *memo_conf;
+	csrf_ctx *memo_ctx;
 	int checked;
 	int rejected;
 	int report_only;
@@ -118,6 +124,11 @@ apr_status_t csrf_protect_body_filter(ap_filter_t *f, apr_bucket_brigade *bb, ap
                                       apr_read_type_e block, apr_off_t readbytes);
 /* The verdict r (or the request it came from) carries; NULL: none. */
 csrf_protect_state *csrf_protect_state_of(request_rec *r);
+/* The settings settled for r's per-directory configuration by the
+ * request side and the context looked up for them (NULL: none kept for
+ * these settings; a subrequest keeps none); csrf_protect_memo keeps them. */
+void csrf_protect_memo(request_rec *r, csrf_protect_state *st, const csrf_protect_conf *c, csrf_ctx *ctx);
+const csrf_protect_conf *csrf_protect_memo_of(request_rec *r, csrf_protect_state *st, csrf_ctx **ctx);
 /* The request as the library reads it. */
 void csrf_protect_request(request_rec *r, csrf_request *req);
 

@@ -5,7 +5,8 @@ before mod_deflate (the client still gets its page compressed, with
 tokens); a proxied upstream is asked for an uncompressed page while the
 client's Accept-Encoding still reaches mod_deflate; a 100 MB page streams
 through at flat memory; a proxied page in small chunks (transient
-buckets) with a form over 8 KB comes out byte for byte."""
+buckets) with a form over 8 KB comes out byte for byte; a page an
+internal redirect serves gets tokens by its own section's settings."""
 
 import gzip
 import os
@@ -45,6 +46,22 @@ ProxyPass /sess/ http://127.0.0.1:{upstream}/sess/
 </Location>
 <Location /sess/>
     CSRFSessionCookie PHPSESSID
+</Location>
+<Location /plain/>
+    CSRF Off
+</Location>
+<Location /noinject/>
+    CSRFInject Off
+</Location>
+<Location /errs/>
+    ErrorDocument 404 /plain/page.html
+</Location>
+<Location /errs-noinject/>
+    ErrorDocument 404 /noinject/page.html
+</Location>
+<Location /errs-on/>
+    CSRF Off
+    ErrorDocument 404 /part.html
 </Location>
 """
 
@@ -89,6 +106,8 @@ class Filters(A.ApacheCase):
     @classmethod
     def prepare(cls, ap):
         ap.write("htdocs/part.html", FORM)
+        ap.write("htdocs/plain/page.html", b"<html><head></head><body>" + FORM + b"</body></html>")
+        ap.write("htdocs/noinject/page.html", b"<html><head></head><body>" + FORM + b"</body></html>")
         ap.write("htdocs/ssi/page.shtml", '<html><head></head><body><!--#include virtual="/part.html" --></body></html>')
         ap.write("htdocs/sub/page.html", "<html><head></head><body>MARK</body></html>")
         ap.write("htdocs/sed/page.html", "<html><head></head><body>MARK</body></html>")
@@ -107,6 +126,23 @@ class Filters(A.ApacheCase):
                 self.assertEqual(r.status, 200)
                 self.assertIn(field, r.body)
                 self.assertEqual(T.count_injected(r.body), (1, 1), r.body[:300])
+
+    def test_settings_of_the_page_sent(self):
+        """A page an internal redirect (ErrorDocument) serves gets tokens by
+        the settings of the section it comes from, not the ones the first
+        request was judged by."""
+        rows = (("/errs/missing", (0, 0)),           # judged under CSRF On, the page's section is Off
+                ("/errs-noinject/missing", (0, 0)),  # ... CSRFInject Off
+                ("/errs-on/missing", (1, 0)),        # judged under Off, the page's section is On
+                ("/plain/page.html", (0, 0)),
+                ("/noinject/page.html", (0, 0)),
+                ("/part.html", (1, 0)))              # no <head>: no meta tag
+        for path, want in rows:
+            with self.subTest(path=path):
+                r = T.request(self.ap.port, "GET", path)
+                self.assertIn(r.status, (200, 404))
+                self.assertIn(b"<form method=post", r.body)
+                self.assertEqual(T.count_injected(r.body), want, r.body[:300])
 
     def test_before_deflate(self):
         r = T.request(self.ap.port, "GET", "/gz/page.html", [("Accept-Encoding", "gzip")])
