@@ -8,6 +8,10 @@
  */
 #include "internal.h"
 
+#if defined(__SSE2__) && defined(__x86_64__)
+#include <immintrin.h> /* AVX2, for a function of target("avx2") only */
+#endif
+
 /* The WHATWG Encoding Standard's labels, per encoding. */
 static const struct {
 	const char *name;
@@ -493,6 +497,59 @@ static int prescan(scan *s)
 	return -1;
 }
 
+#if defined(__SSE2__) && defined(__x86_64__)
+/* The pairs of (p, n) from the start, 64 at a time while a '<' and the
+ * byte after it are both in the window: 1 at the first '<' before an 'm'
+ * or 'M'; else 0 and *done the bytes read (the last one may be a '<'
+ * whose pair is the caller's). */
+__attribute__((target("avx2"))) static int meta_pairs_avx2(const char *p, size_t n, size_t *done)
+{
+	const __m256i lt = _mm256_set1_epi8('<'), m = _mm256_set1_epi8('m'), up = _mm256_set1_epi8(0x20);
+	size_t i = 0;
+
+	for (; i + 65 <= n; i += 64) {
+		const __m256i *q = (const __m256i *)(const void *)(p + i);
+		const __m256i *r = (const __m256i *)(const void *)(p + i + 1);
+		__m256i a = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256(q), lt),
+		                             _mm256_cmpeq_epi8(_mm256_or_si256(_mm256_loadu_si256(r), up), m));
+		__m256i b = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256(q + 1), lt),
+		                             _mm256_cmpeq_epi8(_mm256_or_si256(_mm256_loadu_si256(r + 1), up), m));
+		if (_mm256_movemask_epi8(_mm256_or_si256(a, b)))
+			return 1;
+	}
+	*done = i;
+	return 0;
+}
+#endif
+
+/* 0 when the window (p, n) holds no '<' followed by 'm' or 'M': then it
+ * holds no <meta> tag, the one thing the prescan takes an encoding from,
+ * and the prescan, which walks every tag and attribute of the window
+ * (about 5 K instructions for a kilobyte of links), would find none.
+ * Sixty-four pairs at a time where the CPU has AVX2; the rest, and other
+ * CPUs, by memchr to each '<'. Pairs only inside the window, as the
+ * prescan reads it. */
+static int may_hold_meta(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n < 2)
+		return 0;
+#if defined(__SSE2__) && defined(__x86_64__)
+	if (__builtin_cpu_supports("avx2") && meta_pairs_avx2(p, n, &i))
+		return 1;
+#endif
+	const char *e = p + n;
+	for (const char *q = p + i; q + 1 < e; q++) {
+		q = memchr(q, '<', (size_t)(e - q - 1));
+		if (!q)
+			return 0;
+		if ((q[1] | 0x20) == 'm')
+			return 1;
+	}
+	return 0;
+}
+
 CSRF_API csrf_reason csrf_charset_sniff(const char *content_type, size_t ct_len, const char *body, size_t body_len,
                                         int complete, csrf_charset *out)
 {
@@ -531,7 +588,7 @@ CSRF_API csrf_reason csrf_charset_sniff(const char *content_type, size_t ct_len,
 	/* 3. The prescan of the first bytes for <meta charset>. */
 	size_t n = body_len < CSRF_CHARSET_PRESCAN_MAX ? body_len : CSRF_CHARSET_PRESCAN_MAX;
 	scan s = {body, body + n, 0};
-	int e = prescan(&s);
+	int e = may_hold_meta(body, n) ? prescan(&s) : -1;
 	if (e >= 0)
 		return decide(out, e, "meta");
 	if (!complete && body_len < CSRF_CHARSET_PRESCAN_MAX) {

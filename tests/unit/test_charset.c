@@ -170,6 +170,39 @@ static void test_window(void **state)
 	assert_int_equal(cs.verdict, CSRF_CHARSET_MORE);
 }
 
+/* A <meta> is found at every offset of the window, in any case and after
+ * tags and "<m" that are not one (the window is read 64 bytes at a time
+ * for a '<' before an 'm' first, with AVX2); one that starts at the
+ * window's last byte or after it is not (one cut by the window's end is
+ * test_window's); the window is read flush against an unreadable page. */
+static void test_meta_every_offset(void **state)
+{
+	(void)state;
+	static const char *const metas[] = {"<meta charset=iso-2022-jp>", "<META charset=iso-2022-jp>",
+	                                    "<mEtA/charset=iso-2022-jp>"};
+	static const char *const fills[] = {"<a href=#>x</a>", "<mark>mm</mark>", "text <b>M</b> "};
+	enum { LEN = CSRF_CHARSET_PRESCAN_MAX + 64 };
+	for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++)
+		for (size_t v = 0; v < sizeof metas / sizeof metas[0]; v++)
+			for (size_t k = 0; k + strlen(metas[v]) <= LEN; k++) {
+				char b[LEN];
+				size_t fl = strlen(fills[f]), ml = strlen(metas[v]), at = 0;
+				if (k + ml > CSRF_CHARSET_PRESCAN_MAX && k + 1 < CSRF_CHARSET_PRESCAN_MAX)
+					continue; /* cut by the window: test_window */
+				/* whole fills, then spaces up to k, the meta, spaces */
+				while (at + fl <= k) {
+					memcpy(b + at, fills[f], fl);
+					at += fl;
+				}
+				memset(b + at, ' ', LEN - at);
+				memcpy(b + k, metas[v], ml);
+				row r = {"meta at an offset", NULL, b, 1, 0, NULL};
+				int seen = k + ml <= CSRF_CHARSET_PRESCAN_MAX;
+				check(&r, LEN, 1, seen ? P : I, seen ? "ISO-2022-JP" : NULL);
+				check(&r, k + ml, 1, seen ? P : I, seen ? "ISO-2022-JP" : NULL);
+			}
+}
+
 static void test_args(void **state)
 {
 	(void)state;
@@ -184,9 +217,8 @@ static void test_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table),
-	    cmocka_unit_test(test_prefixes),
-	    cmocka_unit_test(test_window),
+	    cmocka_unit_test(test_table),  cmocka_unit_test(test_prefixes),
+	    cmocka_unit_test(test_window), cmocka_unit_test(test_meta_every_offset),
 	    cmocka_unit_test(test_args),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
