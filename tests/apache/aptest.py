@@ -92,14 +92,14 @@ class Apache(Daemon):
 
     def config_test(self):
         """apache2 -t: (returncode, output)."""
-        r = subprocess.run([APACHE, "-t", "-f", self.conf], capture_output=True, text=True)
+        r = subprocess.run([APACHE, "-t", "-f", self.conf], capture_output=True, text=True, env=self.server_env())
         return r.returncode, r.stdout + r.stderr
 
     def start(self):
         # a session of its own: on SIGTERM apache2 signals its whole
         # process group, which would otherwise be the test's
         self.proc = subprocess.Popen([APACHE, "-f", self.conf, "-DFOREGROUND"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+                                     stderr=subprocess.STDOUT, start_new_session=True, env=self.server_env())
         for p in self.ports:
             if not wait_port(p):
                 out = self.stop()
