@@ -93,6 +93,9 @@ def corpus_bodies():
 
 
 PAGES = corpus_pages()
+# CSRF_ASAN_ROUNDS=N sends every page in N more random cuttings (a longer
+# hunt than make check's; each round's cut is seeded by its path)
+ROUNDS = int(os.environ.get("CSRF_ASAN_ROUNDS", "0"))
 # a page long enough to span many reads, with forms in it
 BIG = b"<!doctype html><html><head><title>t</title></head><body>" + b"".join(
     b"<p>%d</p><form method=post action=/f%d><input name=a value='%s'></form>" % (i, i, b"x" * (i % 97))
@@ -157,7 +160,7 @@ def upstream(c, head, body):
         # /.../mN: chunks of 1 to N bytes (64 by default)
         most = [int(p[1:]) for p in path.split(b"/") if p[:1] == b"m" and p[1:].isdigit()]
         ct = "text/html; charset=iso-8859-1" if b"latin" in path else "text/html; charset=utf-8"
-        T.send_chunked(c, pieces(page, len(path), most[0] if most else 64), ct)
+        T.send_chunked(c, pieces(page, path, most[0] if most else 64), ct)
     else:
         T.send_whole(c, b"len=%d" % len(body), "text/plain")
 
@@ -221,6 +224,11 @@ class AsanTest(T.SessionCase):
                 r = self.get("/large/%d/m9000" % i, ck)
                 self.assertEqual(T.strip_injected(r.body), page)
         self.assertGreater(injected, 3 * len(PAGES), "the pages went through the injector")
+        for n in range(ROUNDS):
+            for i, page in enumerate(PAGES):
+                with self.subTest(page=i, round=n):
+                    r = self.get("/p/%d/m%d/r%d" % (i, 1 + n % 97, n), ck)
+                    self.assertEqual(T.strip_injected(r.body), page)
         for most in (1, 64, 9000):
             r = self.get(("/large/big/m%d" if most > 64 else "/big/m%d") % most)
             self.assertEqual(T.strip_injected(r.body), BIG)
@@ -343,6 +351,66 @@ class AsanTest(T.SessionCase):
                 self.assertLess(r.status, 500)
                 T.exchange(self.port, req("POST", loc + "bc", [h, ck, ct, close, ("Transfer-Encoding", "chunked")],
                                           b"5\r\nab\r\nzz\r\n"))
+
+
+    def test_mutated_requests(self):
+        """Requests built from the session's own pieces (cookie, field,
+        token, origin) and the body corpora, mutated by a seeded random
+        walk: bytes flipped, cut, repeated, spliced; 40 in make check,
+        40 more for each of CSRF_ASAN_ROUNDS."""
+        rnd = random.Random(29)
+        bodies = corpus_bodies() + [("%s=%s" % (self.field, self.token)).encode()]
+        names = ["Cookie", "Origin", "Referer", "Sec-Fetch-Site", "Content-Type", "X-CSRF-Token", "Upgrade",
+                 "Connection", "X-HTTP-Method-Override"]
+        values = [self.cookie, self.self_origin, self.self_origin + "/x?y", "same-origin", "cross-site",
+                  "multipart/form-data; boundary=XyZ", "application/x-www-form-urlencoded", self.token,
+                  "websocket", "Upgrade", "DELETE", "null"]
+
+        def mutate(b):
+            b = bytearray(b)
+            for _ in range(rnd.randint(0, 4)):
+                op = rnd.randrange(4)
+                if not b:
+                    break
+                i = rnd.randrange(len(b))
+                if op == 0:
+                    b[i] = rnd.randrange(256)
+                elif op == 1:
+                    del b[i:i + rnd.randint(1, 16)]
+                elif op == 2:
+                    b[i:i] = b[i:i + rnd.randint(1, 64)] * rnd.randint(1, 8)
+                else:
+                    b[i:i] = rnd.choice([b"&", b"=", b"%", b"--XyZ", b"\r\n", b";", b"\"", b"\x00", b"\xff"])
+            return bytes(b)
+
+        for _ in range(40 * (1 + ROUNDS)):
+            # mostly the session's cookie and a body type that fits, so
+            # that many requests get as far as the body and the token
+            hs = [self.host, ("Connection", "close"), ("Cookie", self.cookie),
+                  ("Content-Type", rnd.choice(values[5:7]))]
+            for _ in range(rnd.randint(0, 4)):
+                hs.append((rnd.choice(names), rnd.choice(values)))
+            for i in range(2, len(hs)):
+                if rnd.random() < 0.3:
+                    v = mutate(hs[i][1].encode()).replace(b"\r", b"").replace(b"\n", b"")
+                    hs[i] = (hs[i][0], v.decode("latin-1"))
+            body = mutate(rnd.choice(bodies)) if rnd.random() < 0.7 else rnd.choice(bodies)
+            method = rnd.choice(["POST", "POST", "PUT", "GET", "DELETE"])
+            loc = rnd.choice(["/both/", "/spool/", "/"])
+            if rnd.random() < 0.5:
+                data = req(method, loc + "m", hs + [("Content-Length", str(len(body)))], body)
+            else:
+                data = req(method, loc + "m", hs + [("Transfer-Encoding", "chunked")], chunked(body, rnd.random()))
+            if rnd.random() < 0.2:
+                data = data[:rnd.randrange(len(data))]
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), 10) as s:
+                    s.sendall(data)
+                    s.shutdown(socket.SHUT_WR)
+                    got = T.recv_all(s)
+            except OSError:
+                got = b""
+            self.assertFalse(got.startswith(b"HTTP/1.1 5"), got[:40])
 
 
 if __name__ == "__main__":
