@@ -42,6 +42,34 @@ ASAN_OPTIONS = "halt_on_error=1:detect_leaks=0:detect_stack_use_after_return=1"
 UBSAN_OPTIONS = "halt_on_error=1:print_stacktrace=1"
 
 
+def sanitizer_env(prefix):
+    """None (the caller's environment) unless CSRF_ASAN_PRELOAD is set,
+    then the caller's with libasan preloaded and the sanitizers' options,
+    their reports going to asan/ in prefix."""
+    if not ASAN_PRELOAD:
+        return None
+    d = os.path.join(prefix, "asan")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o1777)
+    log = "log_path=" + os.path.join(d, "report")
+    return dict(os.environ, LD_PRELOAD=ASAN_PRELOAD, ASAN_OPTIONS=ASAN_OPTIONS + ":" + log,
+                UBSAN_OPTIONS=UBSAN_OPTIONS + ":" + log)
+
+
+def sanitizer_reports(prefix, error_log):
+    """The text of every sanitizer report a server in prefix wrote, ""
+    when none: ASan's, one file per process in asan/, and UBSan's lines in
+    error_log (its text). gcc 12's libubsan, loaded with a module by
+    dlopen beside a preloaded libasan, ignores log_path (a two-line
+    library dlopen'd by a two-line program shows it) and writes to
+    stderr, which nginx and Apache point at their error log."""
+    d = os.path.join(prefix, "asan")
+    if not os.path.isdir(d):
+        return ""
+    found = "".join(read_text(os.path.join(d, f)) for f in sorted(os.listdir(d)))
+    return found + "".join(l + "\n" for l in error_log.splitlines() if re.search(r"runtime error:|Sanitizer", l))
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -137,32 +165,13 @@ class Daemon:
         return p
 
     def server_env(self):
-        """The environment to start the server (or its -t) in: None (ours)
-        unless CSRF_ASAN_PRELOAD is set, then ours with libasan preloaded
-        and the sanitizers' options, their reports going to asan/ in the
-        prefix."""
-        if not ASAN_PRELOAD:
-            return None
-        d = self.path("asan")
-        os.makedirs(d, exist_ok=True)
-        os.chmod(d, 0o1777)
-        log = "log_path=" + os.path.join(d, "report")
-        return dict(os.environ, LD_PRELOAD=ASAN_PRELOAD, ASAN_OPTIONS=ASAN_OPTIONS + ":" + log,
-                    UBSAN_OPTIONS=UBSAN_OPTIONS + ":" + log)
+        """The environment to start the server (or its -t) in:
+        sanitizer_env() of the prefix."""
+        return sanitizer_env(self.prefix)
 
     def sanitizer_reports(self):
-        """The text of every sanitizer report the server's processes wrote,
-        "" when none: ASan's, one file per process in asan/, and UBSan's
-        lines in the error log. gcc 12's libubsan, loaded with a module
-        by dlopen beside a preloaded libasan, ignores log_path (a two-line
-        library dlopen'd by a two-line program shows it) and writes to
-        stderr, which nginx and Apache point at their error log."""
-        d = self.path("asan")
-        if not os.path.isdir(d):
-            return ""
-        found = "".join(read_text(os.path.join(d, f)) for f in sorted(os.listdir(d)))
-        return found + "".join(l + "\n" for l in self.error_log().splitlines()
-                               if re.search(r"runtime error:|Sanitizer", l))
+        """sanitizer_reports() of the prefix and the error log."""
+        return sanitizer_reports(self.prefix, self.error_log())
 
     def log(self, name):
         """A log as it is now (see the subclass for when it is complete)."""

@@ -19,7 +19,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
-from servertest import ASAN_PRELOAD, Daemon, Response, ServerCase, free_port, read_text, wait_port  # noqa: E402,F401
+from servertest import (ASAN_PRELOAD, Daemon, Response, ServerCase, free_port, read_text,  # noqa: E402,F401
+                        sanitizer_env, sanitizer_reports, wait_port)
 
 NGINX = os.environ.get("CSRF_NGINX", "/usr/sbin/nginx")
 MODULE = os.environ.get("CSRF_NGX_MODULE", "")
