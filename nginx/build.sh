@@ -8,6 +8,10 @@
 # then only `make -f objs/Makefile modules` runs. OUT_SO's name is the
 # module's (csrf_ngx_addon in nginx/CMakeLists.txt builds the benchmark's
 # floor and the tests' fixture modules with LIBCSRF "none").
+# CSRF_NGX_CFLAGS and CSRF_NGX_LDFLAGS, when set, are added to the
+# module's compile and link commands only, never to configure: its feature
+# tests, and so the structures the module shares with the stock nginx,
+# stay Debian's (tests/nginx builds the sanitized module this way).
 set -euo pipefail
 addon=$1 work=$2 lib=$3 out=$4
 so=$(basename "$out")
@@ -32,7 +36,11 @@ fi
 
 cd "$work"
 rm -f "objs/$so"
-if ! make -f objs/Makefile modules >make.log 2>&1; then
+flags=()
+if [ -n "${CSRF_NGX_CFLAGS:-}${CSRF_NGX_LDFLAGS:-}" ]; then
+	flags=("CFLAGS=$(sed -n 's/^CFLAGS = //p' objs/Makefile) ${CSRF_NGX_CFLAGS:-}" "LINK=\$(CC) ${CSRF_NGX_LDFLAGS:-}")
+fi
+if ! make -f objs/Makefile modules "${flags[@]}" >make.log 2>&1; then
 	cat make.log
 	exit 1
 fi

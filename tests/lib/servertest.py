@@ -16,6 +16,59 @@ import tempfile
 import time
 import unittest
 
+# The sanitizer runs (nginx.asan, apache.asan; docs/hardening.md "The
+# server modules under ASan"): the path of the compiler's libasan, with
+# which a server is started by LD_PRELOAD so the stock binary can load a
+# module built with -fsanitize=address,undefined.
+ASAN_PRELOAD = os.environ.get("CSRF_ASAN_PRELOAD", "")
+
+# Why each option: log_path, every ASan report into a file per process in
+# the prefix's asan/ (world-writable: the workers run as nobody under
+# root), which cleanup() reads, instead of a stderr pipe nobody reads
+# until the server stops (UBSan's go to the error log, see
+# sanitizer_reports); halt_on_error=1, a worker ends at its first report
+# (UBSan's checks do so too: the module is built
+# -fno-sanitize-recover=undefined); detect_leaks=0, the servers' own memory (nginx's cycle and its pools,
+# APR's pools, OpenSSL's tables) is left to the exit, not freed: with
+# LeakSanitizer one nginx worker's exit after one request reports 221,184
+# bytes from ngx_alloc (the module's memory lives in those pools;
+# nginx.memory watches it grow or not);
+# detect_stack_use_after_return=1, a pointer to a stack buffer the module
+# hands the library and the library keeps past the call is a report too;
+# print_stacktrace=1 for UBSan, which prints none by default.
+# verify_asan_link_order is left on: LD_PRELOAD puts libasan first, and a
+# server started without it fails at once rather than half-instrumented.
+ASAN_OPTIONS = "halt_on_error=1:detect_leaks=0:detect_stack_use_after_return=1"
+UBSAN_OPTIONS = "halt_on_error=1:print_stacktrace=1"
+
+
+def sanitizer_env(prefix):
+    """None (the caller's environment) unless CSRF_ASAN_PRELOAD is set,
+    then the caller's with libasan preloaded and the sanitizers' options,
+    their reports going to asan/ in prefix."""
+    if not ASAN_PRELOAD:
+        return None
+    d = os.path.join(prefix, "asan")
+    os.makedirs(d, exist_ok=True)
+    os.chmod(d, 0o1777)
+    log = "log_path=" + os.path.join(d, "report")
+    return dict(os.environ, LD_PRELOAD=ASAN_PRELOAD, ASAN_OPTIONS=ASAN_OPTIONS + ":" + log,
+                UBSAN_OPTIONS=UBSAN_OPTIONS + ":" + log)
+
+
+def sanitizer_reports(prefix, error_log):
+    """The text of every sanitizer report a server in prefix wrote, ""
+    when none: ASan's, one file per process in asan/, and UBSan's lines in
+    error_log (its text). gcc 12's libubsan, loaded with a module by
+    dlopen beside a preloaded libasan, ignores log_path (a two-line
+    library dlopen'd by a two-line program shows it) and writes to
+    stderr, which nginx and Apache point at their error log."""
+    d = os.path.join(prefix, "asan")
+    if not os.path.isdir(d):
+        return ""
+    found = "".join(read_text(os.path.join(d, f)) for f in sorted(os.listdir(d)))
+    return found + "".join(l + "\n" for l in error_log.splitlines() if re.search(r"runtime error:|Sanitizer", l))
+
 
 def free_port():
     s = socket.socket()
@@ -111,6 +164,15 @@ class Daemon:
         os.chmod(p, mode)
         return p
 
+    def server_env(self):
+        """The environment to start the server (or its -t) in:
+        sanitizer_env() of the prefix."""
+        return sanitizer_env(self.prefix)
+
+    def sanitizer_reports(self):
+        """sanitizer_reports() of the prefix and the error log."""
+        return sanitizer_reports(self.prefix, self.error_log())
+
     def log(self, name):
         """A log as it is now (see the subclass for when it is complete)."""
         return read_text(self.path(name))
@@ -128,7 +190,15 @@ class Daemon:
         return out
 
     def cleanup(self):
-        self.stop()
+        """Stops the server and removes its prefix; under ASan, raises
+        AssertionError (the prefix kept) when a sanitizer reported."""
+        out = self.stop()
+        reports = self.sanitizer_reports()
+        if ASAN_PRELOAD and re.search(r"Sanitizer|runtime error:", out):
+            # one that missed its log_path (a process that lost the options)
+            reports += out
+        if reports:
+            raise AssertionError("sanitizer report in %s/asan:\n%s" % (self.prefix, reports[:8000]))
         if not os.environ.get("CSRF_KEEP_TMP"):
             shutil.rmtree(self.prefix, ignore_errors=True)
 
@@ -163,5 +233,7 @@ class ServerCase(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.cleanup()
-        cls.up.close()
+        try:
+            cls.server.cleanup()
+        finally:
+            cls.up.close()

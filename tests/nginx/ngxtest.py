@@ -19,7 +19,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
-from servertest import Daemon, Response, ServerCase, free_port, wait_port  # noqa: E402,F401
+from servertest import (ASAN_PRELOAD, Daemon, Response, ServerCase, free_port, read_text,  # noqa: E402,F401
+                        sanitizer_env, sanitizer_reports, wait_port)
 
 NGINX = os.environ.get("CSRF_NGINX", "/usr/sbin/nginx")
 MODULE = os.environ.get("CSRF_NGX_MODULE", "")
@@ -27,7 +28,7 @@ MODULE = os.environ.get("CSRF_NGX_MODULE", "")
 
 MAIN_TEMPLATE = """
 load_module {module};
-{more_modules}
+{more_modules}{sanitizer_env}
 worker_processes {workers};
 error_log {prefix}/error.log {log_level};
 pid {prefix}/nginx.pid;
@@ -75,17 +76,22 @@ class Nginx(Daemon):
         self.conf = os.path.join(self.prefix, "nginx.conf")
         with open(self.conf, "w") as f:
             more = "".join("load_module %s;\n" % m for m in more_modules)
-            f.write(MAIN_TEMPLATE.format(module=MODULE, more_modules=more, prefix=self.prefix, log_level=log_level,
-                                         user=user, workers=workers, settle=self.settle, http=http.format(**fmt)))
+            # nginx empties its workers' environment: UBSan, which starts
+            # at its first report in a worker, would find no options there
+            senv = "env ASAN_OPTIONS;\nenv UBSAN_OPTIONS;\n" if ASAN_PRELOAD else ""
+            f.write(MAIN_TEMPLATE.format(module=MODULE, more_modules=more, sanitizer_env=senv, prefix=self.prefix,
+                                         log_level=log_level, user=user, workers=workers, settle=self.settle,
+                                         http=http.format(**fmt)))
 
     def test_config(self):
         """nginx -t: (returncode, output)."""
-        r = subprocess.run([NGINX, "-t", "-p", self.prefix, "-c", self.conf], capture_output=True, text=True)
+        r = subprocess.run([NGINX, "-t", "-p", self.prefix, "-c", self.conf], capture_output=True, text=True,
+                           env=self.server_env())
         return r.returncode, r.stdout + r.stderr
 
     def start(self):
         self.proc = subprocess.Popen([NGINX, "-p", self.prefix, "-c", self.conf, "-g", "daemon off; master_process on;"],
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=self.server_env())
         for p in self.ports + [self.settle]:
             if not wait_port(p):
                 self.stop()
@@ -385,7 +391,13 @@ class SessionCase(ProxyCase):
         super().setUpClass()
         cls.port = cls.ngx.port
         cls.self_origin = "http://127.0.0.1:%d" % cls.port
-        cls.cookie, cls.field, cls.token = session_tokens(cls.port)
+        try:
+            cls.cookie, cls.field, cls.token = session_tokens(cls.port)
+        except Exception:
+            # unittest skips tearDownClass after a failed setUpClass: stop
+            # nginx here (and read its sanitizer reports, if any)
+            cls.tearDownClass()
+            raise
 
 
 # ---- WebSocket (RFC 6455): an echo upstream and a handshake client ----

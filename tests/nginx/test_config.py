@@ -424,10 +424,11 @@ class ReadmeTest(unittest.TestCase):
             path = os.path.join(prefix, "nginx.conf")
             with open(path, "w") as f:
                 f.write(conf)
-            r = subprocess.run([T.NGINX, "-t", "-p", prefix, "-c", path], capture_output=True, text=True)
+            env = T.sanitizer_env(prefix)
+            r = subprocess.run([T.NGINX, "-t", "-p", prefix, "-c", path], capture_output=True, text=True, env=env)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertNotIn("random key", r.stderr)
-            proc = subprocess.Popen([T.NGINX, "-p", prefix, "-c", path, "-g", "daemon off;"])
+            proc = subprocess.Popen([T.NGINX, "-p", prefix, "-c", path, "-g", "daemon off;"], env=env)
             try:
                 self.assertTrue(T.wait_port(port))
                 same = [("Sec-Fetch-Site", "same-origin")]
@@ -443,6 +444,7 @@ class ReadmeTest(unittest.TestCase):
             finally:
                 proc.send_signal(signal.SIGQUIT)
                 proc.wait(10)
+            self.assertEqual(T.sanitizer_reports(prefix, T.read_text(os.path.join(prefix, "error.log"))), "")
         finally:
             up.close()
             shutil.rmtree(prefix, ignore_errors=True)

@@ -161,7 +161,7 @@ class Metrics(unittest.TestCase):
         _, before = scrape(self.mport)
         old = set(self.ngx.worker_pids())
         rc = subprocess.run([NGINX, "-p", self.ngx.prefix, "-c", self.ngx.conf, "-s", "reload"],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, env=self.ngx.server_env())
         self.assertEqual(rc.returncode, 0, rc.stderr)
         end = time.time() + 15
         while time.time() < end:
