@@ -104,6 +104,7 @@ static ngx_asan_piece_t **ngx_asan_pool_pieces(ngx_pool_t *pool)
 {
 	ngx_pool_cleanup_t *c, **at;
 	ngx_asan_piece_t **head;
+	void *self;
 
 	head = ngx_asan_pool_find(pool);
 	if (head) {
@@ -118,8 +119,11 @@ static ngx_asan_piece_t **ngx_asan_pool_pieces(ngx_pool_t *pool)
 	*head = NULL;
 	c->handler = ngx_asan_pool_release;
 
+	/* without its handle (no dladdr) it goes to the tail, and the release
+	 * after the dlclose is a report at exit */
+	self = ngx_asan_self();
 	pool->cleanup = c->next;
-	for (at = &pool->cleanup; *at && (*at)->data != ngx_asan_self(); at = &(*at)->next) {
+	for (at = &pool->cleanup; *at && (self == NULL || (*at)->data != self); at = &(*at)->next) {
 		/* void */
 	}
 	c->next = *at;
