@@ -12,6 +12,7 @@
 # module's compile and link commands only, never to configure: its feature
 # tests, and so the structures the module shares with the stock nginx,
 # stay Debian's (tests/nginx builds the sanitized module this way).
+# CSRF_NGX_EXTRA_SRC names C files linked into that module only.
 set -euo pipefail
 addon=$1 work=$2 lib=$3 out=$4
 so=$(basename "$out")
@@ -37,8 +38,25 @@ fi
 cd "$work"
 rm -f "objs/$so"
 flags=()
-if [ -n "${CSRF_NGX_CFLAGS:-}${CSRF_NGX_LDFLAGS:-}" ]; then
-	flags=("CFLAGS=$(sed -n 's/^CFLAGS = //p' objs/Makefile) ${CSRF_NGX_CFLAGS:-}" "LINK=\$(CC) ${CSRF_NGX_LDFLAGS:-}")
+if [ -n "${CSRF_NGX_CFLAGS:-}${CSRF_NGX_LDFLAGS:-}${CSRF_NGX_EXTRA_SRC:-}" ]; then
+	flags=("CFLAGS=$(sed -n 's/^CFLAGS = //p' objs/Makefile) ${CSRF_NGX_CFLAGS:-}")
+fi
+# CSRF_NGX_EXTRA_SRC: C files compiled as the module's and linked into it
+# only (tests/nginx's asan_pool.c), their objects given to the link.
+extra=()
+for src in ${CSRF_NGX_EXTRA_SRC:-}; do
+	obj=objs/extra/$(basename "${src%.c}").o
+	mkdir -p objs/extra
+	# shellcheck disable=SC2016 # make expands these, not the shell
+	if ! printf '%s: %s $(CORE_DEPS)\n\t$(CC) -c $(CFLAGS) $(ALL_INCS) -o $@ $<\n' "$obj" "$src" |
+		make -f objs/Makefile -f - "${flags[@]}" "$obj" >make.log 2>&1; then
+		cat make.log
+		exit 1
+	fi
+	extra+=("$obj")
+done
+if [ ${#flags[@]} -gt 0 ]; then
+	flags+=("LINK=\$(CC) ${CSRF_NGX_LDFLAGS:-} ${extra[*]}")
 fi
 if ! make -f objs/Makefile modules "${flags[@]}" >make.log 2>&1; then
 	cat make.log

@@ -200,6 +200,20 @@ class AsanTest(T.SessionCase):
         if T.ASAN_PRELOAD:
             self.assertIn("libasan", maps)
 
+    def test_pool_wrapped(self):
+        """The sanitized nginx module takes its pool memory from
+        tests/nginx/asan_pool.c (-Wl,--wrap), a malloc block a piece: a
+        module linked without it would let reads past its pool pieces go
+        unseen (docs/hardening.md)."""
+        if not T.ASAN_PRELOAD or not os.path.basename(self.MODULE).startswith("ngx_"):
+            self.skipTest("the nginx module under ASan only")
+        out = subprocess.run(["nm", "-D", "--defined-only", self.MODULE], capture_output=True, text=True,
+                             check=True).stdout
+        defined = {line.split()[-1] for line in out.splitlines() if line.strip()}
+        for name in ("ngx_palloc", "ngx_pnalloc", "ngx_pcalloc", "ngx_pmemalign", "ngx_pfree", "ngx_create_temp_buf",
+                     "ngx_alloc_chain_link", "ngx_array_create", "ngx_array_push", "ngx_pool_cleanup_add"):
+            self.assertIn("__wrap_" + name, defined)
+
     def get(self, path, headers=()):
         return T.request(self.port, "GET", path, list(headers))
 
