@@ -1537,11 +1537,11 @@ STEP size_t attrs_masked(struct inj_tag *tag, struct scan *s, size_t i)
 		if (h > a + 2 && tag->slot != SLOT_NONE)
 			value_keep_step(tag, p + a + 2, h - (a + 2), s->p + s->len);
 		done = h + 1;
-		/* one blank, then the next name */
-		if (h + 2 >= 64 || h + 2 >= n || !inj_is_ws((unsigned char)p[h + 1]))
-			break;
-		unsigned char c = (unsigned char)p[h + 2];
-		if (inj_is_ws(c) || c == '>' || c == '/' || c == '=')
+		/* one blank, then the next name: a byte with no K_END bit (a
+		 * blank, '>', '/', '=' and the control bytes have one: a name
+		 * starting with a control byte would end at once, which the
+		 * next turn would stop at too) */
+		if (h + 2 >= 64 || h + 2 >= n || !inj_is_ws((unsigned char)p[h + 1]) || ((en >> (h + 2)) & 1))
 			break;
 		x = h + 2;
 	}
@@ -1647,7 +1647,7 @@ static NOINLINE size_t before_attr_full(struct csrf_inject *inj, struct scan *s,
 static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start,
                                         csrf_emit_fn emit, void *ud, uint8_t *st)
 {
-	if (LIKELY(inj->tag.keep && i < s->len && i - s->base < s->span &&
+	if (LIKELY(inj->tag.keep && i - s->base < s->span && /* also i < len: the window ends by then */
 	           !(inj_cls[(unsigned char)s->p[i]] & C_ATTR_END))) {
 		size_t e = attrs_masked(&inj->tag, s, i);
 		if (LIKELY(e != i && e < s->len && s->p[e] == '>'))
