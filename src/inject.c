@@ -19,6 +19,9 @@
 
 #include <stdalign.h>
 #include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h> /* value_keep_step's look for '&' and NUL */
+#endif
 
 /* The tokenizer's steps: inlined where they are called, so that a tag
  * costs no function calls. */
@@ -869,6 +872,7 @@ STEP size_t attr_run(struct scan *s, struct inj_tag *t, size_t i)
 	return i + k;
 }
 
+#if !defined(__SSE2__)
 /* The first m bytes (m <= 8) of a word read with memcpy. */
 static inline uint64_t first_bytes(size_t m)
 {
@@ -893,6 +897,8 @@ static inline int words_clean(uint64_t a, uint64_t b, size_t n)
 	return ((fa & first_bytes(n < 8 ? n : 8)) | (fb & first_bytes(n > 8 ? n - 8 : 0))) == 0;
 }
 
+#endif
+
 /* value_bytes' copy into the slot's buffer, for the slots' few values.
  * The usual short value, whose chunk and buffer both hold sixteen bytes
  * from its start on, is copied as sixteen bytes (those past it are past
@@ -915,12 +921,21 @@ STEP void value_keep_step(struct inj_tag *t, const char *p, size_t n, const char
 	size_t room = cap - had;
 	int clean = 0, over = 0;
 	if (n <= 16 && end - p >= 16 && room >= 16) {
+#if defined(__SSE2__)
+		/* the compares of a vector register: '&' or NUL in the first n */
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		_mm_storeu_si128((__m128i *)(void *)(buf + had), v);
+		unsigned bad = (unsigned)_mm_movemask_epi8(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('&')), _mm_cmpeq_epi8(v, _mm_setzero_si128())));
+		clean = (bad & ((1u << n) - 1)) == 0; /* n <= 16 */
+#else
 		uint64_t a, b;
 		memcpy(&a, p, 8);
 		memcpy(&b, p + 8, 8);
 		memcpy(buf + had, &a, 8);
 		memcpy(buf + had + 8, &b, 8);
 		clean = words_clean(a, b, n);
+#endif
 	} else {
 		if (n > room) {
 			n = room;
@@ -1522,11 +1537,11 @@ STEP size_t attrs_masked(struct inj_tag *tag, struct scan *s, size_t i)
 		if (h > a + 2 && tag->slot != SLOT_NONE)
 			value_keep_step(tag, p + a + 2, h - (a + 2), s->p + s->len);
 		done = h + 1;
-		/* one blank, then the next name */
-		if (h + 2 >= 64 || h + 2 >= n || !inj_is_ws((unsigned char)p[h + 1]))
-			break;
-		unsigned char c = (unsigned char)p[h + 2];
-		if (inj_is_ws(c) || c == '>' || c == '/' || c == '=')
+		/* one blank, then the next name: a byte with no K_END bit (a
+		 * blank, '>', '/', '=' and the control bytes have one: a name
+		 * starting with a control byte would end at once, which the
+		 * next turn would stop at too) */
+		if (h + 2 >= 64 || h + 2 >= n || !inj_is_ws((unsigned char)p[h + 1]) || ((en >> (h + 2)) & 1))
 			break;
 		x = h + 2;
 	}
@@ -1632,7 +1647,7 @@ static NOINLINE size_t before_attr_full(struct csrf_inject *inj, struct scan *s,
 static NOINLINE size_t before_attr_step(struct csrf_inject *inj, struct scan *s, size_t i, size_t *start,
                                         csrf_emit_fn emit, void *ud, uint8_t *st)
 {
-	if (LIKELY(inj->tag.keep && i < s->len && i - s->base < s->span &&
+	if (LIKELY(inj->tag.keep && i - s->base < s->span && /* also i < len: the window ends by then */
 	           !(inj_cls[(unsigned char)s->p[i]] & C_ATTR_END))) {
 		size_t e = attrs_masked(&inj->tag, s, i);
 		if (LIKELY(e != i && e < s->len && s->p[e] == '>'))
