@@ -437,25 +437,26 @@ date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC
 quick = "\n**Quick mode (`make check`): too few iterations for the figures to mean anything.**\n" if a.quick == "1" else ""
 gap_lines = []
 if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85 or min(vs_floor.values(), default=1) < 0.90:
-    gap_lines.append("""- nginx with injection, profiled again on 2026-12-07 in the evening
+    gap_lines.append("""- nginx with injection, profiled again on 2026-12-07 at night
   (callgrind on a one-process nginx in front of the same backend,
   instructions a request, bench/nginx_callgrind.sh, N=100; plain nginx is
   sent the same cookie and token headers):
   - the 20-form page: plain nginx 27.5 K instructions, the module
-    98.9 K (99.2 K in the afternoon, 101.7 K in the morning of
+    97.5 K (98.9 K in the evening, 101.7 K in the morning of
     2026-12-07, 121.5 K on 2026-12-06, 146.5 K before). Of the module's
-    71 K: the injector about 48 K with the output calls it makes (a
+    70 K: the injector about 47 K with the output calls it makes (a
     form, its input, its button and its end tags about 1,870 between
     them: the plain tags' name look-ups, the attribute reading, then the
     tree and the policy); the page's token, the secret cookie and the
     field name about 14 K, two thirds of it the five SHA-256
     compressions a page, which valgrind runs without the CPU's SHA
     extensions (on the clock about a tenth of that); the module's own
-    functions about 6.6 K (headers, cookies, the charset prescan, the
-    cache rule, the output). The kernel's share of a small page is what
+    functions about 6 K (headers, cookies, the charset prescan, now
+    skipped where no `<m` can start a meta tag, the cache rule, the
+    output). The kernel's share of a small page is what
     plain nginx pays too.
   - the real page (socat.html, a tag every 23 bytes): plain 86.4 K, the
-    module 1,387 K (1,454 K in the afternoon, 1,498 K before), nearly
+    module 1,380 K (1,387 K in the evening, 1,498 K before), nearly
     all of it the injector (about 1,215 K, some 116 instructions a tag:
     reading the plain tags of a window from the block masks, plain_fast,
     most of it; classifying the blocks, now by nibble lookups, about
