@@ -109,7 +109,7 @@ scan-diff: deps
 	@./tests/html5lib/scan-diff.sh $(HTML5LIB_PAGES)
 
 format:
-	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]')
+	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]' 'nginx/*.[ch]' 'apache/*.[ch]')
 
 clean:
-	rm -rf build build-check build-fuzz build-deb dist
+	rm -rf build build-check build-unit build-fuzz build-deb build-router build-scan dist
