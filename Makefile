@@ -92,15 +92,16 @@ bench-ab: deps build
 	@test -n "$(BASE)" || { echo 'make bench-ab BASE=<git revision>'; exit 2; }
 	@JOBS=$(JOBS) python3 bench/ab.py $(BASE)
 
+# The inject driver is a test target: a tree of its own (build/ has the tests off).
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
-	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
-	@cmake --build build -j $(JOBS) --target csrf-inject-driver
+	@cmake -S . -B build-fuzz/html5lib -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCSRF_BUILD_TESTS=ON >/dev/null
+	@cmake --build build-fuzz/html5lib -j $(JOBS) --target csrf-inject-driver
 	@echo "html5lib differential: $(HTML5LIB_PAGES) pages, seed $(HTML5LIB_SEED)"
-	@/usr/bin/python3 tests/html5lib/inject_diff.py build/tests/html5lib/csrf-inject-driver \
+	@/usr/bin/python3 tests/html5lib/inject_diff.py build-fuzz/html5lib/tests/html5lib/csrf-inject-driver \
 		--pages $(HTML5LIB_PAGES) --seed $(HTML5LIB_SEED) --report 10000
 	@for run in chromium:write,domparser,innerhtml firefox:domparser,innerhtml; do \
-		E2E_BROWSER=$${run%%:*} node tests/html5lib/dom_oracle.mjs build/tests/html5lib/csrf-inject-driver \
+		E2E_BROWSER=$${run%%:*} node tests/html5lib/dom_oracle.mjs build-fuzz/html5lib/tests/html5lib/csrf-inject-driver \
 		--deep --parse $${run#*:} --seed $(HTML5LIB_SEED) --pages $(HTML5LIB_PAGES) --tables $(HTML5LIB_PAGES) \
 		--attack $(HTML5LIB_PAGES) || exit 1; done
 
@@ -108,7 +109,7 @@ scan-diff: deps
 	@./tests/html5lib/scan-diff.sh $(HTML5LIB_PAGES)
 
 format:
-	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]')
+	@clang-format -i $$(git ls-files 'include/*.h' 'src/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]' 'demo/*.[ch]' 'fuzz/*.[ch]' 'bench/*.[ch]' 'cgi/*.[ch]' 'nginx/*.[ch]' 'apache/*.[ch]')
 
 clean:
-	rm -rf build build-check build-fuzz build-deb dist
+	rm -rf build build-check build-unit build-fuzz build-deb build-router build-scan dist

@@ -4,10 +4,10 @@
 # the block scanner's "same answers" (make check runs a short one,
 # html5lib.scan). Builds the inject driver of this tree and of the
 # injector at SCAN_BASE (a commit of this repository's history, exported
-# with git archive; default b8d0744, the scanner with the late-base fix,
-# which added a status bit on pages the injector before the scanner,
-# 4c32f19, reads the same otherwise), both
-# Release, then:
+# with git archive; default main, or HEAD where there is no main: b8d0744,
+# the default until the injector's answers changed on purpose after it,
+# e.g. CSRF_INJECT_FRAMESET in 9288006, now fails on the first such page),
+# both Release, each base in its own build-scan/old-<commit>, then:
 #   1. scan_diff.py: PAGES generated pages (default 100000), every fuzz
 #      corpus split at every offset and the benchmark's real page shifted
 #      0..63 bytes, and attack_pages.py's targeted ones (every case of the
@@ -22,24 +22,31 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 pages=${1:-100000}
-base=${SCAN_BASE:-b8d0744}
+base=${SCAN_BASE:-main}
+if [ -z "${SCAN_BASE:-}" ] && ! git -C "$root" rev-parse -q --verify 'main^{commit}' >/dev/null; then
+	base=HEAD
+fi
+rev=$(git -C "$root" rev-parse --verify "$base^{commit}")
 build=${SCAN_BUILD:-$root/build-scan}
 here=$root/tests/html5lib
 
 mkdir -p "$build"
 cmake -S "$root" -B "$build/new" -DCMAKE_BUILD_TYPE=Release -DCSRF_BUILD_TESTS=ON >/dev/null
 cmake --build "$build/new" -j 2 --target csrf-inject-driver >/dev/null
-if [ ! -x "$build/old/tests/html5lib/csrf-inject-driver" ]; then
+# The old build is the base's own (a build of another base must not answer
+# for it): keyed by its commit.
+oldb=$build/old-$rev
+if [ ! -x "$oldb/tests/html5lib/csrf-inject-driver" ]; then
 	rm -rf "$build/old-src"
 	mkdir -p "$build/old-src"
-	git -C "$root" archive "$base" | tar -x -C "$build/old-src"
-	cmake -S "$build/old-src" -B "$build/old" -DCMAKE_BUILD_TYPE=Release -DCSRF_BUILD_TESTS=ON >/dev/null
-	cmake --build "$build/old" -j 2 --target csrf-inject-driver >/dev/null
+	git -C "$root" archive "$rev" | tar -x -C "$build/old-src"
+	cmake -S "$build/old-src" -B "$oldb" -DCMAKE_BUILD_TYPE=Release -DCSRF_BUILD_TESTS=ON >/dev/null
+	cmake --build "$oldb" -j 2 --target csrf-inject-driver >/dev/null
 fi
 new=$(find "$build/new" -name csrf-inject-driver -type f | head -n 1)
-old=$(find "$build/old" -name csrf-inject-driver -type f | head -n 1)
+old=$(find "$oldb" -name csrf-inject-driver -type f | head -n 1)
 
-echo "scan-diff: $pages pages through every path and the injector of $base"
+echo "scan-diff: $pages pages through every path and the injector of $base (${rev:0:12})"
 status=0
 PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$here/scan_diff.py" "$new" --ref "$old" --pages "$pages" --seed 11 \
 	--corpus "$root/fuzz/corpus" --page "$root/bench/pages/socat.html" --shifts 64 --report 20000 --attack \
