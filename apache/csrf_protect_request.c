@@ -266,7 +266,14 @@ static int csrf_protect_rejudge(request_rec *r, csrf_protect_state *st)
 		return DECLINED;
 	ctx = csrf_protect_ctx(r, c);
 	csrf_protect_memo(r, st, c, ctx);
-	if (ctx == NULL || ctx == st->ctx)
+	if (ctx == NULL) {
+		/* these settings cannot be judged by (a context a child could
+		 * not build): the first verdict does not cover them, as the
+		 * first judging answers 500 (csrf_protect_judge_new) */
+		csrf_protect_fail(r, st, CSRF_ERR_CONFIG, HTTP_INTERNAL_SERVER_ERROR);
+		return DECLINED;
+	}
+	if (ctx == st->ctx)
 		return DECLINED;
 	st->ctx = ctx;
 	csrf_protect_judge_body(r, c, st, csrf_check(ctx, &st->req));

@@ -151,6 +151,32 @@ class Config(unittest.TestCase):
                 r = T.request(ap.port, "GET", path)
                 self.assertEqual((r.status, T.count_injected(r.body)), (200, (1, 0)), path)
 
+    def test_redirect_to_unbuildable_settings(self):
+        """A request redirected (ErrorDocument) to settings whose context a
+        child cannot build (three sections set directives for it: made on
+        first use, and the key file only root reads) is answered 500, as
+        the same settings are when they judge first; the first verdict
+        does not cover them."""
+        tool = os.environ.get("CSRF_KEY_TOOL")
+        if not tool or os.geteuid() != 0:
+            self.skipTest("needs root and CSRF_KEY_TOOL")
+        ap = A.Apache("CSRF On\nCSRFKeyFile {prefix}/keys\n"
+                      "<Directory {prefix}/htdocs/a>\n    CSRFMode both\n</Directory>\n"
+                      "<Location /a/b>\n    CSRFAction log\n</Location>\n"
+                      "<Files \"*.html\">\n    CSRFMaxAge 3600\n</Files>\n"
+                      "<Location /ok/>\n    ErrorDocument 404 /a/b/x.html\n</Location>\n")
+        subprocess.run([tool, "new", ap.path("keys")], check=True, capture_output=True)
+        ap.write("htdocs/a/b/x.html", "<form method=post action=/x></form>")
+        ap.write("htdocs/ok/y.txt", "plain")
+        with ap:
+            r = T.request(ap.port, "GET", "/ok/y.txt")   # the server's settings: built in the parent
+            self.assertEqual(r.status, 200)
+            r = T.request(ap.port, "GET", "/a/b/x.html")  # three sections: made in a child, cannot be
+            self.assertEqual(r.status, 500)
+            r = T.request(ap.port, "GET", "/ok/missing")  # judged by the server's, then redirected there
+            self.assertEqual(r.status, 500, r.body[:200])
+            self.assertNotIn(b"<form method=post action=/x>", r.body)
+
     def test_sections_lists(self):
         """Sections whose settings differ only in a list (trusted origins,
         exemptions, in content or in order) each get their own context,
