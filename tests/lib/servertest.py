@@ -35,11 +35,19 @@ ASAN_PRELOAD = os.environ.get("CSRF_ASAN_PRELOAD", "")
 # nginx.memory watches it grow or not);
 # detect_stack_use_after_return=1, a pointer to a stack buffer the module
 # hands the library and the library keeps past the call is a report too;
-# print_stacktrace=1 for UBSan, which prints none by default.
+# print_stacktrace=1 for UBSan, which prints none by default;
+# handle_abort=1 and handle_sigill=1, a worker killed by SIGABRT (glibc's
+# fortify and stack-protector checks, assert) or SIGILL (__builtin_trap)
+# writes a report with its stack too (ASan handles only SIGSEGV and SIGBUS
+# by default); abort_on_error=1, a worker a sanitizer stops dies by
+# SIGABRT rather than exit(1), which Apache's parent never logs: both
+# servers log a child killed by a signal, which crashed() finds and
+# cleanup() fails on even when no report file was written.
 # verify_asan_link_order is left on: LD_PRELOAD puts libasan first, and a
 # server started without it fails at once rather than half-instrumented.
-ASAN_OPTIONS = "halt_on_error=1:detect_leaks=0:detect_stack_use_after_return=1"
-UBSAN_OPTIONS = "halt_on_error=1:print_stacktrace=1"
+ASAN_OPTIONS = ("halt_on_error=1:abort_on_error=1:handle_abort=1:handle_sigill=1:detect_leaks=0:"
+                "detect_stack_use_after_return=1")
+UBSAN_OPTIONS = "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 
 
 def sanitizer_env(prefix):
@@ -181,7 +189,10 @@ class Daemon:
         return self.log("error.log")
 
     def crashed(self):
-        """Lines of the error log that show a child died."""
+        """Lines of the error log that show a child died (killed by a
+        signal, or for nginx exited non-zero); [] without a CRASH."""
+        if not self.CRASH:
+            return []
         return [l for l in self.error_log().splitlines() if re.search(self.CRASH, l)]
 
     def stop(self):
@@ -191,14 +202,19 @@ class Daemon:
 
     def cleanup(self):
         """Stops the server and removes its prefix; under ASan, raises
-        AssertionError (the prefix kept) when a sanitizer reported."""
+        AssertionError (the prefix kept) when a sanitizer reported or a
+        child died (crashed(): a worker killed by a signal writes no report
+        unless ASan handles that signal, and one that exits non-zero
+        writes none at all)."""
         out = self.stop()
         reports = self.sanitizer_reports()
         if ASAN_PRELOAD and re.search(r"Sanitizer|runtime error:", out):
             # one that missed its log_path (a process that lost the options)
             reports += out
+        if ASAN_PRELOAD and self.crashed():
+            reports += "a child died (error log):\n" + "\n".join(self.crashed()) + "\n"
         if reports:
-            raise AssertionError("sanitizer report in %s/asan:\n%s" % (self.prefix, reports[:8000]))
+            raise AssertionError("sanitizer report or dead child in %s:\n%s" % (self.prefix, reports[:8000]))
         if not os.environ.get("CSRF_KEEP_TMP"):
             shutil.rmtree(self.prefix, ignore_errors=True)
 

@@ -61,7 +61,9 @@ class Nginx(Daemon):
     more_modules, paths of modules loaded after the csrf module."""
 
     STOP_SIGNAL = signal.SIGQUIT
-    CRASH = r"exited on signal|exited with fatal code|core dumped"
+    # a worker killed by a signal, or exited non-zero (nginx logs every
+    # worker's exit: "exited with code 0" at a stop or a reload is normal)
+    CRASH = r"exited on signal|exited with (fatal )?code [1-9]|core dumped"
 
     def __init__(self, http, upstream_port=None, log_level="info", ports=1, workers=1, more_modules=()):
         super().__init__("csrf-ngx-")

@@ -9,8 +9,9 @@ gunzip on, truncated, with odd and repeated response headers; requests
 with oversized, repeated and odd headers, truncated and malformed
 urlencoded, multipart and chunked bodies, bodies spooled to a file. What
 each request gets is checked loosely (an answer, no 5xx where none is
-due); the point is the sanitizers: any report in any nginx process fails
-the class when nginx stops (servertest.Daemon.cleanup). Without
+due); the point is the sanitizers: any report in any nginx process, or a
+worker that died (killed by a signal, exited non-zero), fails the class
+when nginx stops (servertest.Daemon.cleanup). Without
 CSRF_ASAN_PRELOAD the same runs against the plain module."""
 
 import gzip

@@ -306,9 +306,13 @@ class CopyCostTest(unittest.TestCase):
 
     def tearDown(self):
         self.up.release.set()
-        self.ngx.stop()
-        self.up.close()
-        self.assertEqual(self.ngx.crashed(), [])
+        try:
+            self.ngx.stop()
+            crashed = self.ngx.crashed()
+            self.ngx.cleanup()  # under ASan, fails on a report or a dead worker
+        finally:
+            self.up.close()
+        self.assertEqual(crashed, [])
 
     def held(self, content_type, length, sent):
         """KiB (VmSize, VmRSS) the worker grew by, a request, while N
