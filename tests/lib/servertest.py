@@ -211,8 +211,9 @@ class Daemon:
         if ASAN_PRELOAD and re.search(r"Sanitizer|runtime error:", out):
             # one that missed its log_path (a process that lost the options)
             reports += out
-        if ASAN_PRELOAD and self.crashed():
-            reports += "a child died (error log):\n" + "\n".join(self.crashed()) + "\n"
+        dead = self.crashed() if ASAN_PRELOAD else []
+        if dead:
+            reports += "a child died (error log):\n" + "\n".join(dead) + "\n"
         if reports:
             raise AssertionError("sanitizer report or dead child in %s:\n%s" % (self.prefix, reports[:8000]))
         if not os.environ.get("CSRF_KEEP_TMP"):
