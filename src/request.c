@@ -253,6 +253,9 @@ csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size
  * csrfi_request_cookie's rules. */
 static csrf_reason secret_cookie(const csrf_ctx *ctx, const csrf_request *req, int https, csrf_slice *v)
 {
+	if (!https || ctx->secret_cookie_set) /* no prefix: the name as kept */
+		return csrfi_request_cookie(req, ctx->secret_cookie,
+		                            strnlen(ctx->secret_cookie, sizeof ctx->secret_cookie), v);
 	char name[CSRF_SECRET_COOKIE_NAME_MAX];
 	size_t nlen = csrfi_secret_cookie_name(ctx, https, name, sizeof name);
 	return csrfi_request_cookie(req, name, nlen, v);
