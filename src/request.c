@@ -209,10 +209,17 @@ size_t csrfi_origin_format(const csrf_origin *o, char *out, size_t cap)
 
 /* ---- cookies ---- */
 
+/* The __Host- prefix's length in the secret cookie's name: added over
+ * HTTPS to the default name only (a name the caller set is kept as set). */
+static size_t host_prefix_len(const csrf_ctx *ctx, int https)
+{
+	return (https && !ctx->secret_cookie_set) ? sizeof CSRF_HOST_PREFIX - 1 : 0;
+}
+
 size_t csrfi_secret_cookie_name(const csrf_ctx *ctx, int https, char *out, size_t cap)
 {
 	size_t n = strnlen(ctx->secret_cookie, sizeof ctx->secret_cookie);
-	size_t pre = (https && !ctx->secret_cookie_set) ? sizeof CSRF_HOST_PREFIX - 1 : 0;
+	size_t pre = host_prefix_len(ctx, https);
 	if (pre + n + 1 > cap)
 		return 0;
 	memcpy(out, CSRF_HOST_PREFIX, pre);
@@ -253,7 +260,7 @@ csrf_reason csrfi_request_cookie(const csrf_request *req, const char *name, size
  * csrfi_request_cookie's rules. */
 static csrf_reason secret_cookie(const csrf_ctx *ctx, const csrf_request *req, int https, csrf_slice *v)
 {
-	if (!https || ctx->secret_cookie_set) /* no prefix: the name as kept */
+	if (host_prefix_len(ctx, https) == 0) /* the name as kept, in place */
 		return csrfi_request_cookie(req, ctx->secret_cookie,
 		                            strnlen(ctx->secret_cookie, sizeof ctx->secret_cookie), v);
 	char name[CSRF_SECRET_COOKIE_NAME_MAX];
