@@ -202,7 +202,7 @@ static size_t blocks_sse2(const uint8_t *p, size_t len, uint8_t *out, uint32_t *
  *   0x04: 0x4_ and 0x6_, all but 0x40 and 0x60; 0x08: 0x5_, 'P'-'Z' and
  *   '_' (0x5F); 0x10: 0x7_, 'p'-'z'; 0x20: every other high nibble.
  * Its value is the character plus its high nibble's shift ('_' apart). */
-__attribute__((target("ssse3"))) static void dec_block_ssse3(const uint8_t *p, uint8_t *out, __m128i *err)
+__attribute__((target("ssse3"), always_inline)) static inline __m128i dec_vec_ssse3(__m128i c, __m128i *err)
 {
 	const __m128i lut_lo = _mm_setr_epi8(0x25, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x23, 0x3B,
 	                                     0x3B, 0x3A, 0x3B, 0x33);
@@ -211,7 +211,6 @@ __attribute__((target("ssse3"))) static void dec_block_ssse3(const uint8_t *p, u
 	const __m128i lut_shift =
 	    _mm_setr_epi8(0, 0, 62 - '-', 52 - '0', -'A', -'A', 26 - 'a', 26 - 'a', 0, 0, 0, 0, 0, 0, 0, 0);
 	const __m128i nib = _mm_set1_epi8(0x0f);
-	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)p);
 	__m128i hi = _mm_and_si128(_mm_srli_epi32(c, 4), nib);
 	__m128i lo = _mm_and_si128(c, nib);
 	*err = _mm_or_si128(*err, _mm_and_si128(_mm_shuffle_epi8(lut_lo, lo), _mm_shuffle_epi8(lut_hi, hi)));
@@ -222,40 +221,58 @@ __attribute__((target("ssse3"))) static void dec_block_ssse3(const uint8_t *p, u
 	 * each lane's three bytes big-endian, twelve in a row */
 	__m128i t = _mm_maddubs_epi16(v, _mm_set1_epi32(0x01400140));
 	__m128i u = _mm_madd_epi16(t, _mm_set1_epi32(0x00011000));
-	__m128i o = _mm_shuffle_epi8(u, _mm_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1));
+	return _mm_shuffle_epi8(u, _mm_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1));
+}
+
+/* Sixteen characters at p to their twelve bytes at out. */
+__attribute__((target("ssse3"), always_inline)) static inline void dec_block_ssse3(const uint8_t *p, uint8_t *out,
+                                                                                   __m128i *err)
+{
+	__m128i o = dec_vec_ssse3(_mm_loadu_si128((const __m128i *)(const void *)p), err);
 	uint32_t w = (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(o, 8));
 	_mm_storel_epi64((__m128i *)(void *)out, o);
 	memcpy(out + 8, &w, 4);
 }
 
 /* The characters after the last whole block, up to the end (the groups
- * left over and a last partial group), as one more block of w
- * characters that ends where the partial group would: the input's last
- * w characters copied, then 'A's (zero bits), the block read from the
- * copy where it starts, overlapping the block before (which it writes
- * again, the same bytes). Only the bytes the input encodes are copied
- * out; the ones the padding made must be zero, which is the rule that
- * no bits follow the last byte (*bad gets 0x100 when one is not, with
- * no branch on it). len is at least w; the copies are wiped. */
-#define TAIL_BLOCK(w, decode, err)                                                                                     \
-	do {                                                                                                           \
-		uint8_t in_[(w) + 3], out_[(w) / 4 * 3];                                                               \
-		size_t end_ = (len + 3) / 4 * 4, at_ = (end_ - (w)) / 4 * 3;                                           \
-		size_t keep_ = len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) - at_;                                        \
-		uint32_t extra_ = 0;                                                                                   \
-		memcpy(in_, p + len - (w), (w));                                                                       \
-		memset(in_ + (w), 'A', 3);                                                                             \
-		decode(in_ + (end_ - len), out_, err);                                                                 \
-		memcpy(out + at_, out_, keep_);                                                                        \
-		for (size_t k_ = keep_; k_ < sizeof out_; k_++)                                                        \
-			extra_ |= out_[k_];                                                                            \
-		*bad |= (extra_ + 0xffu) & 0x100u;                                                                     \
-		csrfi_wipe(in_, sizeof in_);                                                                           \
-		csrfi_wipe(out_, sizeof out_);                                                                         \
-	} while (0)
+ * left over and a last partial group), as one more block of 16 that ends
+ * where the partial group would: built in a register from the input's
+ * last 16 characters, moved down by the d characters the partial group
+ * lacks, 'A's (zero bits) after them; it overlaps the block before
+ * (whose bytes it writes again, the same). Built in memory instead, the
+ * block's load would wait on the copy's stores (a store-to-load
+ * forwarding stall, most of the tail's time). Only the bytes the input
+ * encodes are stored; the ones the padding made must be zero, which is
+ * the rule that no bits follow the last byte (*bad gets 0x100 when one
+ * is not, with no branch on it). len is at least 16. */
+__attribute__((target("ssse3"), always_inline)) static inline void tail_ssse3(const uint8_t *p, size_t len,
+                                                                              uint8_t *out, __m128i *err, uint32_t *bad)
+{
+	static const uint8_t shift[32] = {0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,
+	                                  11,   12,   13,   14,   15,   0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+	                                  0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+	static const uint8_t fill[32] = {0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,
+	                                 0,   0,   0,   0,   0,   'A', 'A', 'A', 'A', 'A', 'A',
+	                                 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A'};
+	size_t end = (len + 3) / 4 * 4, d = end - len, at = (end - 16) / 4 * 3;
+	size_t keep = len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) - at; /* 10 to 12 */
+	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + len - 16));
+	c = _mm_shuffle_epi8(c, _mm_loadu_si128((const __m128i *)(const void *)(shift + d)));
+	c = _mm_or_si128(c, _mm_loadu_si128((const __m128i *)(const void *)(fill + d)));
+	__m128i o = dec_vec_ssse3(c, err);
+	/* bytes 4 to 11: the last 4 of the kept ones stored from here, the
+	 * rest (12 - keep) must be zero; the shift in two steps, as keep - 4
+	 * bytes may be all 64 bits */
+	uint64_t hi = (uint64_t)_mm_cvtsi128_si64(_mm_srli_si128(o, 4));
+	uint64_t extra = hi & (UINT64_MAX << (8 * (keep - 4) - 1) << 1);
+	uint32_t last = (uint32_t)(hi >> (8 * (keep - 8)));
+	_mm_storel_epi64((__m128i *)(void *)(out + at), o);
+	memcpy(out + at + keep - 4, &last, 4);
+	*bad |= (uint32_t)((extra | (0 - extra)) >> 63) << 8;
+}
 
 /* Every character of len (at least 16): the whole blocks, then the rest
- * (TAIL_BLOCK). */
+ * (tail_ssse3). */
 __attribute__((target("ssse3"))) static size_t blocks_ssse3(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
 {
 	__m128i err = _mm_setzero_si128();
@@ -263,7 +280,7 @@ __attribute__((target("ssse3"))) static size_t blocks_ssse3(const uint8_t *p, si
 	for (; i + 16 <= len; i += 16)
 		dec_block_ssse3(p + i, out + i / 4 * 3, &err);
 	if (i < len)
-		TAIL_BLOCK(16, dec_block_ssse3, &err);
+		tail_ssse3(p, len, out, &err, bad);
 	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) ^ 0xffffu;
 	*bad |= ((m + 0xffffu) >> 16) << 8;
 	return len;
@@ -304,15 +321,22 @@ __attribute__((target("avx2"))) static void dec_block_avx2(const uint8_t *p, uin
 	memcpy(out + 20, &w1, 4);
 }
 
-/* As blocks_ssse3, 32 characters a block; len at least 32. */
+/* As blocks_ssse3, 32 characters a block, then one of 16 if as many are
+ * left, then the rest (tail_ssse3); len at least 32. */
 __attribute__((target("avx2"))) static size_t blocks_avx2(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
 {
 	__m256i err = _mm256_setzero_si256();
+	__m128i err16 = _mm_setzero_si128();
 	size_t i = 0;
 	for (; i + 32 <= len; i += 32)
 		dec_block_avx2(p + i, out + i / 4 * 3, &err);
+	if (i + 16 <= len) {
+		dec_block_ssse3(p + i, out + i / 4 * 3, &err16);
+		i += 16;
+	}
 	if (i < len)
-		TAIL_BLOCK(32, dec_block_avx2, &err);
+		tail_ssse3(p, len, out, &err16, bad);
+	err = _mm256_or_si256(err, _mm256_castsi128_si256(err16));
 	uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(err, _mm256_setzero_si256()));
 	/* m is all ones exactly when no character was outside the alphabet */
 	*bad |= (uint32_t)(m != 0xffffffffu) << 8;
@@ -350,7 +374,7 @@ csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, s
 
 #if defined(__SSE2__) && defined(__x86_64__)
 	/* Whole blocks of 16 characters (four groups) through SIMD; with
-	 * SSSE3 or AVX2 the rest too (TAIL_BLOCK), else the scalar code
+	 * SSSE3 or AVX2 the rest too (tail_ssse3), else the scalar code
 	 * does it. */
 	if (path > CSRFI_B64_SCALAR && len >= 16) {
 		if (path >= CSRFI_B64_AVX2 && len >= 32 && have_avx2())

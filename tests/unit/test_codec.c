@@ -237,7 +237,7 @@ static void test_bad_character_every_length(void **state)
  * lengths 16 to 44, 64 to 72 and 96 to 104 (the vector paths' whole
  * blocks of 16 and 32 and the last block over the rest, a partial group
  * padded: a signed secret cookie is 103 characters), the same verdict
- * and bytes. */
+ * and bytes; and none writes past the bytes it decodes. */
 static void test_paths_agree(void **state)
 {
 	(void)state;
@@ -250,9 +250,13 @@ static void test_paths_agree(void **state)
 		size_t len = CSRF_B64_ENC_LEN(n);
 		csrfi_b64url_encode(raw, n, enc);
 		for (int path = CSRFI_B64_SCALAR; path <= CSRFI_B64_AVX2; path++) {
+			memset(a, 0x5a, sizeof a);
 			assert_int_equal(csrfi_b64url_decode_path(enc, len, a, sizeof a, &la, path), CSRF_OK);
 			assert_int_equal(la, n);
 			assert_memory_equal(a, raw, n);
+			for (size_t k = n; k < sizeof a; k++) /* nothing written past the bytes decoded */
+				if (a[k] != 0x5a)
+					fail_msg("%zu bytes, path %d: byte %zu after them written", n, path, k);
 		}
 	}
 	for (size_t len = 16; len <= 104; len++) {
