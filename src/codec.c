@@ -336,7 +336,7 @@ __attribute__((target("avx2"))) static size_t blocks_avx2(const uint8_t *p, size
 	}
 	if (i < len)
 		tail_ssse3(p, len, out, &err16, bad);
-	err = _mm256_or_si256(err, _mm256_castsi128_si256(err16));
+	err = _mm256_or_si256(err, _mm256_zextsi128_si256(err16));
 	uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(err, _mm256_setzero_si256()));
 	/* m is all ones exactly when no character was outside the alphabet */
 	*bad |= (uint32_t)(m != 0xffffffffu) << 8;
