@@ -14,8 +14,8 @@
 #
 # MODES defaults to loopback. PORT, when given, is DEMO_PORT_BASE for
 # Chromium and PORT + 10 for Firefox in the loopback mode
-# (tests/e2e/demo.mjs falls back to random ports when taken); the other
-# modes take random ports.
+# (tests/e2e/demo.mjs falls back to ports tests/nginx/net.mjs reserves
+# when taken); the other modes take such reserved ports.
 set(CSRF_BROWSERS chromium firefox)
 set(CSRF_BROWSER_ENV "CHROMIUM=/usr/bin/chromium" "FIREFOX=/usr/bin/firefox-esr")
 

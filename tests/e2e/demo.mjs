@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MODE } from './browser.mjs';
-import { freePort } from '../nginx/net.mjs';
+import { freePort, freePorts, release } from '../nginx/net.mjs';
 import { startTlsFront } from './front.mjs';
 import { makeCA } from './tls.mjs';
 
@@ -36,11 +36,16 @@ export function demoBinary() {
   return b;
 }
 
-function portCandidates(base) {
-  const out = [];
-  if (base) for (let i = 0; i < 4; i++) out.push(base + 2 * i);
-  for (let i = 0; i < 6; i++) out.push(20000 + 2 * Math.floor(Math.random() * 20000));
-  return out;
+// The victim's ports to try (the attacker's is the next one): the base's,
+// then pairs net.mjs reserves (freePorts: below the kernel's ephemeral
+// range, held from other tests until the demo listens). The random even
+// ports of 20000-59998 tried before were mostly in the ephemeral range,
+// where the kernel takes even ports for the source of outgoing
+// connections (a demo's start then met EADDRINUSE, retried on another
+// random one, now and then on every one under load).
+async function* portCandidates(base) {
+  if (base) for (let i = 0; i < 4; i++) yield base + 2 * i;
+  for (let i = 0; i < 6; i++) yield await freePorts(2);
 }
 
 // What the last csrf-demo that did not start printed, and how it ended:
@@ -103,7 +108,7 @@ export async function startDemo(opts = {}) {
     [fp, fa] = [await freePort(), await freePort()];
   }
   let last = '';
-  for (const port of portCandidates(base)) {
+  for await (const port of portCandidates(base)) {
     const args = ['--listen', `127.0.0.1:${port}`, '--attacker-listen', `127.0.0.1:${port + 1}`,
       '--db', path.join(dir, 'demo.db')];
     const pub = { loopback: null, named: `http://victim.test:${port}`, https: `https://victim.test:${fp}` }[mode];
@@ -112,6 +117,8 @@ export async function startDemo(opts = {}) {
     if (opts.unprotected) args.push('--unprotected');
     if (opts.args) args.push(...opts.args);
     const d = await startOnce(binary, args, port);
+    release(port);
+    release(port + 1);
     if (!d) {
       last = `${port}`;
       continue;

@@ -18,6 +18,7 @@ import assert from 'node:assert/strict';
 import { request } from '../http/client.mjs';
 import { startDemo } from '../e2e/demo.mjs';
 import { barrier, barrierServer } from '../nginx/ngx.mjs';
+import { freePort as netFreePort } from '../nginx/net.mjs';
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
@@ -52,22 +53,12 @@ export function keyIds(file) {
   return out;
 }
 
-export function portFree(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer().once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
 // Below the kernel's ephemeral range (32768 and up), so that no outgoing
-// connection takes the port between this check and the server's bind;
-// below the fixed port bases of the ctest tests (28100 and up).
-export async function freePort(lo = 21000, span = 7000) {
-  for (let i = 0; i < 50; i++) {
-    const port = lo + Math.floor(Math.random() * span);
-    if (await portFree(port)) return port;
-  }
-  throw new Error('no free loopback port');
+// connection takes the port before the server binds it; below the fixed
+// port bases of the ctest tests (28100 and up); reserved among the tests
+// as net.mjs's freePort does (a range of its own, apart from net.mjs's).
+export function freePort(lo = 21000, span = 7000) {
+  return netFreePort([lo, lo + span]);
 }
 
 // Each server runs in a folder of its own, removed when it exits: a

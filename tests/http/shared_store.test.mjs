@@ -13,6 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startDemo, getState } from '../e2e/demo.mjs';
+import { freePort } from '../nginx/net.mjs';
 import { request, form, loginSession, pageToken } from './client.mjs';
 
 const redisBin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => fs.existsSync(p));
@@ -23,17 +24,11 @@ let redis;
 let a;
 let b;
 
-function tryPort(port) {
-  return new Promise((resolve) => {
-    const s = net.createServer().once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
-
 async function startRedis() {
   for (let i = 0; i < 10; i++) {
-    const port = 30000 + Math.floor(Math.random() * 20000);
-    if (!(await tryPort(port))) continue;
+    // (not a random port of 30000-49999: most of them are in the kernel's
+    // ephemeral range, which any outgoing connection may take meanwhile)
+    const port = await freePort();
     const child = spawn(redisBin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
       { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

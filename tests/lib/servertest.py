@@ -7,6 +7,7 @@ its own, and read an answer's headers. Each adapter's module keeps what is its s
 configuration, how its logs are known to be complete)."""
 
 import os
+import random
 import re
 import shutil
 import signal
@@ -78,12 +79,52 @@ def sanitizer_reports(prefix, error_log):
     return found + "".join(l + "\n" for l in error_log.splitlines() if re.search(r"runtime error:|Sanitizer", l))
 
 
+# Ports for the servers the tests start, picked as tests/nginx/net.mjs
+# picks them (see there why): below the kernel's ephemeral range, where no
+# port-0 bind or outgoing connection on the machine can take one before
+# the server binds it (binding port 0 and closing gave it back to them),
+# and below the ctest tests' fixed bases (28100 and up) and tests/fleet's
+# 21000-27999; reserved among the tests by a listener on 127.0.0.2:PORT
+# held until wait_port sees the server on 127.0.0.1:PORT (or the process
+# ends).
+PORT_RANGE = (10000, 21000)
+_RESERVED = {}
+
+
+def _reserve(port):
+    r = socket.socket()
+    try:
+        r.bind(("127.0.0.2", port))
+        r.listen(1)
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", port))
+        finally:
+            probe.close()
+    except OSError:
+        r.close()
+        return False
+    _RESERVED[port] = r
+    return True
+
+
+def release_port(port):
+    """Ends the reservation free_port made (a server accepts on the port
+    now, or it was not used)."""
+    r = _RESERVED.pop(port, None)
+    if r is not None:
+        r.close()
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A port on 127.0.0.1 no other test picks, free until the server the
+    caller starts there takes it (wait_port ends the reservation)."""
+    lo, hi = PORT_RANGE
+    for _ in range(200):
+        port = random.randrange(lo, hi)
+        if port not in _RESERVED and _reserve(port):
+            return port
+    raise OSError("no free loopback port in %d-%d" % (lo, hi - 1))
 
 
 def wait_port(port, proc=None, timeout=10.0):
@@ -95,6 +136,7 @@ def wait_port(port, proc=None, timeout=10.0):
             return False
         try:
             socket.create_connection(("127.0.0.1", port), 0.2).close()
+            release_port(port)
             return True
         except OSError:
             time.sleep(0.05)

@@ -156,10 +156,19 @@ after(async () => {
 // nodes by requests of its own (jQuery's, not the loader's): a click on
 // the tree while they run can land on a node they are replacing (a CI run
 // failed so, waiting for the table after clicking it in the tree), so a
-// settled page also has no jQuery request in flight.
+// settled page also has no jQuery request in flight. Nor a jQuery
+// animation (jQuery.timers): the loader scrolls the page to the top after
+// every click, the tree slides a node open and scrolls itself to it, and
+// Playwright's click is the pointer at the point where the element was a
+// moment before. Under load the page moved in between: the Settings
+// checkbox's click hit its wrapper's edge 14 px above the box's centre
+// ("Clicking the checkbox did not change its state", 3 animations
+// running); the tree's table was clicked with 3 running too, the tree's
+// "New" (another page: no breadcrumb of the table, the wait that timed
+// out) 23 px above it. So the clicks wait for a settled page.
 async function settled(page) {
   await page.waitForFunction(() => window.AJAX && !window.AJAX.active && document.readyState === 'complete' &&
-    (!window.jQuery || window.jQuery.active === 0));
+    (!window.jQuery || (window.jQuery.active === 0 && window.jQuery.timers.length === 0)));
 }
 
 // The session: every step waits for what the user would see.
@@ -183,6 +192,7 @@ async function session(page) {
   // grid's script adds its (hidden) editor when it is ready for clicks
   step = 'inline edit';
   await page.waitForSelector('.cEdit', { state: 'attached' });
+  await settled(page);
   await page.dblclick('td.data.grid_edit:has-text("pear")');
   const box = page.locator('.cEdit textarea.edit_box');
   await box.fill('quince');
@@ -199,6 +209,7 @@ async function session(page) {
   await page.waitForSelector('#sqlqueryform .CodeMirror');
   await page.evaluate(() =>
     document.querySelector('#sqlqueryform .CodeMirror').CodeMirror.setValue("INSERT INTO items VALUES (3, 'plum')"));
+  await settled(page);
   await page.click('#button_submit_query');
   await page.waitForSelector('.alert-success:has-text("1 row inserted")');
   assert.deepEqual(rows(), ['1:apple', '2:quince', '3:plum'], 'the SQL tab query ran');

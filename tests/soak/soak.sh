@@ -62,12 +62,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Two free loopback ports.
-read -r port aport < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
+# Two free loopback ports, picked by tests/lib/servertest.py (below the
+# kernel's ephemeral range, reserved from the other tests' pickers) and
+# held by the picker until the demo listens on both (60 s at most): a
+# port bound to 0 and closed, as before, was anyone's again at once.
+exec {picker}< <(python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1])
+import servertest as T
+ports = [T.free_port(), T.free_port()]
+print(*ports, flush=True)
+sys.stdout.close()
+for p in ports:
+    T.wait_port(p, timeout=60)
+' "$root/tests/lib" 2>/dev/null)
+read -r port aport <&"$picker"
+exec {picker}<&-
 self_origin="http://127.0.0.1:$port"
 attacker="http://127.0.0.1:$aport"
 

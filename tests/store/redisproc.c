@@ -36,22 +36,51 @@ void rp_sleep_ms(int ms)
 		;
 }
 
-int rp_free_port(void)
+/* Ports for the servers of these tests, picked as tests/nginx/net.mjs
+ * picks them (see there why): below the kernel's ephemeral range, so no
+ * port-0 bind or outgoing connection on the machine takes one before its
+ * server binds it (a port-0 bind closed again handed the port back to
+ * them), and reserved among the tests by a listener on 127.0.0.2:PORT
+ * that this process keeps open to its end (close-on-exec: the servers
+ * started do not inherit it). */
+#define RP_PORT_LO 10000
+#define RP_PORT_HI 21000
+
+static int rp_listen(const char *ip, int port)
 {
 	struct sockaddr_in a;
-	socklen_t len = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int p = -1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-		p = ntohs(a.sin_port);
-	if (fd >= 0)
+	a.sin_port = htons((uint16_t)port);
+	if (fd >= 0 && (inet_pton(AF_INET, ip, &a.sin_addr) != 1 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	                listen(fd, 1) != 0)) {
 		close(fd);
-	return p;
+		fd = -1;
+	}
+	return fd;
+}
+
+int rp_free_port(void)
+{
+	static unsigned seed;
+
+	if (seed == 0)
+		seed = (unsigned)getpid() ^ (unsigned)rp_mono_ms();
+	for (int i = 0; i < 200; i++) {
+		int port = RP_PORT_LO + (int)((unsigned)rand_r(&seed) % (RP_PORT_HI - RP_PORT_LO));
+		int held = rp_listen("127.0.0.2", port);
+		int probe = held >= 0 ? rp_listen("127.0.0.1", port) : -1;
+
+		if (probe >= 0) {
+			close(probe);
+			return port;
+		}
+		if (held >= 0)
+			close(held);
+	}
+	return -1;
 }
 
 int rp_tmpdir(char *dir, size_t cap)

@@ -19,7 +19,8 @@
 int64_t rp_mono_ms(void);
 void rp_sleep_ms(int ms);
 
-/* A port nothing listens on right now. */
+/* A port nothing listens on now, which no other test picks and the kernel
+ * hands to no connection until this process ends (-1: none found). */
 int rp_free_port(void);
 
 /* Makes (and later removes, with its files) a temporary directory. */
