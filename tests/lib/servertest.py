@@ -160,6 +160,9 @@ class Daemon:
         self.prefix = tempfile.mkdtemp(prefix=name)
         os.chmod(self.prefix, 0o755)
         self.proc = None
+        # what the server wrote to its output pipe, kept by stop() for
+        # cleanup() (a test may stop the server itself before it)
+        self.output = ""
 
     def path(self, name):
         return os.path.join(self.prefix, name)
@@ -196,8 +199,11 @@ class Daemon:
         return [l for l in self.error_log().splitlines() if re.search(self.CRASH, l)]
 
     def stop(self):
+        """Stops the server; returns what it wrote to its output pipe, which
+        is kept for cleanup() too."""
         out = stop(self.proc, self.STOP_SIGNAL)
         self.proc = None
+        self.output += out
         return out
 
     def cleanup(self):
@@ -206,11 +212,12 @@ class Daemon:
         child died (crashed(): a worker killed by a signal writes no report
         unless ASan handles that signal, and one that exits non-zero
         writes none at all)."""
-        out = self.stop()
+        self.stop()
         reports = self.sanitizer_reports()
-        if ASAN_PRELOAD and re.search(r"Sanitizer|runtime error:", out):
-            # one that missed its log_path (a process that lost the options)
-            reports += out
+        if ASAN_PRELOAD and re.search(r"Sanitizer|runtime error:", self.output):
+            # one that missed its log_path (a process that lost the options),
+            # also when the test stopped the server before
+            reports += self.output
         dead = self.crashed() if ASAN_PRELOAD else []
         if dead:
             reports += "a child died (error log):\n" + "\n".join(dead) + "\n"
