@@ -23,6 +23,13 @@ from servertest import Daemon, ServerCase, free_port, wait_port  # noqa: E402
 
 APACHE = os.environ.get("CSRF_APACHE", "/usr/sbin/apache2")
 MODULE = os.environ.get("CSRF_APACHE_MODULE", "")
+# child_watch.so (tests/apache/CMakeLists.txt), preloaded: the master
+# writes "csrf-test: apache2 child pid N exited with code S" or "...
+# exited on signal S" to its error log for each child it reaps that died
+# abnormally (Apache itself logs a child killed by a signal, AH00051 and
+# AH00052, but neither SIGKILL nor an exit status). Unset (a test run by
+# hand without it), only Apache's own lines are seen.
+CHILD_WATCH = os.environ.get("CSRF_APACHE_CHILD_WATCH", "")
 MODS = "/usr/lib/apache2/modules"
 
 MAIN = """
@@ -65,7 +72,13 @@ class Apache(Daemon):
     configuration ({port}, {port1}..., {prefix}, {upstream}, {mods} are
     substituted); modules names the mod_*.so to load besides the base."""
 
-    CRASH = r"exit signal|core dumped|Segmentation"
+    # Apache's "AH00052: child pid N exit signal Segmentation fault (11)"
+    # (AH00051 "..., possible coredump in DIR"), child_watch.so's lines,
+    # which cover SIGKILL and exit statuses too; a stop, a restart or a
+    # graceful restart (SIGTERM, SIGHUP, SIGUSR1 to the children) writes
+    # none of them. Checked by cleanup() in every run, not only under ASan.
+    CRASH = r"exit signal|core dumped|Segmentation|exited on signal|exited with code [1-9]"
+    CHECK_DEAD = True
 
     def __init__(self, body, modules=(), mpm="event", upstream_port=None, ports=1, log_level="info",
                  module=None):
@@ -91,14 +104,18 @@ class Apache(Daemon):
             shutil.chown(os.path.join(self.prefix, "run"), "nobody", "nogroup")
 
     def server_env(self):
-        """servertest's, and under ASan an empty directory for PHP's
-        extension .ini files: mod_php dlopens the extensions they name
-        (opcache, ...) with RTLD_DEEPBIND, which ASan refuses at start
-        (google/sanitizers#611); the tests' scripts need none of them."""
+        """servertest's with CHILD_WATCH preloaded (after libasan), and
+        under ASan an empty directory for PHP's extension .ini files:
+        mod_php dlopens the extensions they name (opcache, ...) with
+        RTLD_DEEPBIND, which ASan refuses at start (google/sanitizers#611);
+        the tests' scripts need none of them."""
         env = super().server_env()
         if env is not None:
             os.makedirs(self.path("php.d"), exist_ok=True)
             env["PHP_INI_SCAN_DIR"] = self.path("php.d")
+        if CHILD_WATCH:
+            env = env if env is not None else dict(os.environ)
+            env["LD_PRELOAD"] = ":".join(p for p in (env.get("LD_PRELOAD", ""), CHILD_WATCH) if p)
         return env
 
     def config_test(self):
