@@ -43,10 +43,13 @@ ASAN_PRELOAD = os.environ.get("CSRF_ASAN_PRELOAD", "")
 # SIGABRT rather than exit(1), which Apache's parent never logs: both
 # servers log a child killed by a signal, which crashed() finds and
 # cleanup() fails on even when no report file was written.
+# allow_user_segv_handler=0, ASan keeps its SIGSEGV and SIGBUS handlers
+# when the server installs its own: Apache's (sig_coredump) took a
+# child's SIGSEGV, which then died with no report and no stack.
 # verify_asan_link_order is left on: LD_PRELOAD puts libasan first, and a
 # server started without it fails at once rather than half-instrumented.
 ASAN_OPTIONS = ("halt_on_error=1:abort_on_error=1:handle_abort=1:handle_sigill=1:detect_leaks=0:"
-                "detect_stack_use_after_return=1")
+                "detect_stack_use_after_return=1:allow_user_segv_handler=0")
 UBSAN_OPTIONS = "halt_on_error=1:abort_on_error=1:print_stacktrace=1"
 
 
