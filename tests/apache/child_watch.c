@@ -35,7 +35,7 @@
 
 static pid_t master;
 
-/* The pids of the master's other children (APR's), last registered first. */
+/* The pids of the master's other children (APR's), the last 64 registered. */
 static pid_t others[64];
 static unsigned nothers;
 
