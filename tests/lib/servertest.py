@@ -113,19 +113,21 @@ def read_text(path):
         return ""
 
 
-def stop(proc, sig=signal.SIGTERM, timeout=10):
-    """Sends sig to proc when it still runs and waits for it to exit,
-    killing it after timeout seconds; returns what it wrote to its output
-    pipe, if it has one ("" when none, or when it had already exited)."""
+def stop(proc, sig=signal.SIGTERM, timeout=10, then=()):
+    """Sends sig to proc when it still runs and waits for it to exit; past
+    timeout seconds sends each (signal, seconds) of then in turn, and
+    SIGKILL last; returns what it wrote to its output pipe, if it has one
+    ("" when none, or when it had already exited)."""
     if proc is None or proc.poll() is not None:
         return ""
-    proc.send_signal(sig)
-    try:
-        out = proc.communicate(timeout=timeout)[0]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out = proc.communicate()[0]
-    return (out or b"").decode(errors="replace")
+    for s, t in ((sig, timeout),) + tuple(then):
+        proc.send_signal(s)
+        try:
+            return (proc.communicate(timeout=t)[0] or b"").decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            pass
+    proc.kill()
+    return (proc.communicate()[0] or b"").decode(errors="replace")
 
 
 class Response:
@@ -157,6 +159,10 @@ class Daemon:
     in its start() and CRASH, the error log lines that show a child died."""
 
     STOP_SIGNAL = signal.SIGTERM
+    # seconds stop() waits after STOP_SIGNAL, then the (signal, seconds)
+    # it sends in turn, SIGKILL after the last (servertest.stop())
+    STOP_WAIT = 10
+    STOP_THEN = ()
     CRASH = None
     # cleanup() fails on crashed() in every run, not only under ASan
     CHECK_DEAD = False
@@ -206,7 +212,7 @@ class Daemon:
     def stop(self):
         """Stops the server; returns what it wrote to its output pipe, which
         is kept for cleanup() too."""
-        out = stop(self.proc, self.STOP_SIGNAL)
+        out = stop(self.proc, self.STOP_SIGNAL, self.STOP_WAIT, self.STOP_THEN)
         self.proc = None
         self.output += out
         return out
