@@ -11,6 +11,7 @@ Never prints a token, a secret or a cookie value.
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +24,22 @@ from servertest import Daemon, ServerCase, free_port, wait_port  # noqa: E402
 
 APACHE = os.environ.get("CSRF_APACHE", "/usr/sbin/apache2")
 MODULE = os.environ.get("CSRF_APACHE_MODULE", "")
+# child_watch.so (tests/apache/CMakeLists.txt), preloaded: the master
+# writes "csrf-test: apache2 child pid N exited with code S" or "...
+# exited on signal S" to its error log for each child it reaps that died
+# abnormally (Apache itself logs a child killed by a signal, AH00051 and
+# AH00052, but neither SIGKILL nor an exit status). Unset (a test run by
+# hand without it), only Apache's own lines are seen.
+CHILD_WATCH = os.environ.get("CSRF_APACHE_CHILD_WATCH", "")
 MODS = "/usr/lib/apache2/modules"
+# GracefulShutdownTimeout: how long a graceful stop waits for a child
+# still serving a connection before the master stops it with SIGTERM.
+# The master looks at its children once a second, the first time 1 s
+# after SIGWINCH, and gives up at its first look past GRACE: with 1, a
+# child still exiting at 1 s (ASan, a loaded machine) would get SIGTERM; with
+# 2 it has one more second, at no cost to a stop whose children are gone
+# at the first look (all of them in the tests, 1.0 s).
+GRACE = 2
 
 MAIN = """
 ServerRoot {prefix}
@@ -45,6 +61,7 @@ StartServers 2
 {mpm_conf}
 Timeout 20
 KeepAlive On
+GracefulShutdownTimeout {grace}
 DocumentRoot {prefix}/htdocs
 <Directory {prefix}/htdocs>
     Require all granted
@@ -65,7 +82,18 @@ class Apache(Daemon):
     configuration ({port}, {port1}..., {prefix}, {upstream}, {mods} are
     substituted); modules names the mod_*.so to load besides the base."""
 
-    CRASH = r"exit signal|core dumped|Segmentation"
+    # Apache's "AH00052: child pid N exit signal Segmentation fault (11)"
+    # (AH00051 "..., possible coredump in DIR"), child_watch.so's lines,
+    # which cover SIGKILL and exit statuses too; a stop, a restart or a
+    # graceful restart (SIGTERM, SIGHUP, SIGUSR1 to the children) writes
+    # none of them. Checked by cleanup() in every run, not only under ASan.
+    CRASH = r"exit signal|core dumped|Segmentation|exited on signal|exited with code [1-9]"
+    CHECK_DEAD = True
+    # a graceful stop (apache2 -k graceful-stop), see stop(); past GRACE
+    # the master itself sends its children SIGTERM and SIGKILL (at 9 s)
+    STOP_SIGNAL = signal.SIGWINCH
+    STOP_WAIT = GRACE + 12
+    STOP_THEN = ((signal.SIGTERM, 10),)
 
     def __init__(self, body, modules=(), mpm="event", upstream_port=None, ports=1, log_level="info",
                  module=None):
@@ -85,20 +113,24 @@ class Apache(Daemon):
         with open(self.conf, "w") as f:
             f.write(MAIN.format(prefix=self.prefix, listen="\n".join("Listen 127.0.0.1:%d" % p for p in self.ports),
                                 log_level=log_level, user=user, mpm=mpm, mods=MODS, modules=loads,
-                                module=module or MODULE, mpm_conf=MPM_CONF[mpm], body=body.format(**fmt)))
+                                module=module or MODULE, mpm_conf=MPM_CONF[mpm], grace=GRACE, body=body.format(**fmt)))
         if os.geteuid() == 0:
             # the children (nobody) write the run directory's sockets
             shutil.chown(os.path.join(self.prefix, "run"), "nobody", "nogroup")
 
     def server_env(self):
-        """servertest's, and under ASan an empty directory for PHP's
-        extension .ini files: mod_php dlopens the extensions they name
-        (opcache, ...) with RTLD_DEEPBIND, which ASan refuses at start
-        (google/sanitizers#611); the tests' scripts need none of them."""
+        """servertest's with CHILD_WATCH preloaded (after libasan), and
+        under ASan an empty directory for PHP's extension .ini files:
+        mod_php dlopens the extensions they name (opcache, ...) with
+        RTLD_DEEPBIND, which ASan refuses at start (google/sanitizers#611);
+        the tests' scripts need none of them."""
         env = super().server_env()
         if env is not None:
             os.makedirs(self.path("php.d"), exist_ok=True)
             env["PHP_INI_SCAN_DIR"] = self.path("php.d")
+        if CHILD_WATCH:
+            env = env if env is not None else dict(os.environ)
+            env["LD_PRELOAD"] = ":".join(p for p in (env.get("LD_PRELOAD", ""), CHILD_WATCH) if p)
         return env
 
     def config_test(self):
@@ -116,6 +148,29 @@ class Apache(Daemon):
                 out = self.stop()
                 raise RuntimeError("apache2 did not start:\n%s\n%s" % (out, self.error_log()))
         return self
+
+    def stop(self):
+        """A graceful stop: SIGWINCH, then SIGTERM (and SIGKILL) only past
+        GRACE and a few seconds; returns the output pipe's text.
+
+        A stop by SIGTERM raced in event's children: the main thread's
+        close_worker_sockets() called apr_os_sock_get() on each socket
+        of worker_sockets[], which a worker thread might just have closed,
+        its connection's pool freed, and the child died by SIGSEGV (2 of
+        300 runs of apache.asan.cases' test_cases.py, docs/hardening.md);
+        a graceful stop never calls it. The master looks at its children once a second,
+        so a stop takes 1 s when the clients have closed their
+        connections. One left open holds it up to GRACE (prefork keeps
+        serving an idle keep-alive connection; event closes it at once but
+        lingers until the client closes too), and past GRACE the master
+        sends SIGTERM to the children (the racy path again): stop() says
+        so on stderr when a stop took more than the first second."""
+        start = time.monotonic()
+        out = super().stop()
+        if time.monotonic() - start > 1.5:
+            sys.stderr.write("aptest: the graceful stop of %s took %.1f s (GracefulShutdownTimeout %d): a "
+                             "connection left open?\n" % (self.prefix, time.monotonic() - start, GRACE))
+        return out
 
     def access_log(self, *expect):
         """The access log, once each of the lines expect names is in it.

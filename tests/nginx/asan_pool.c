@@ -8,12 +8,14 @@
  * relinked and stay nginx's (docs/hardening.md "The server modules under
  * ASan").
  *
- * Each piece is remembered in a list kept in the pool's own memory and
- * freed by one cleanup of the pool that runs after all the others: it is
- * moved to the tail of pool->cleanup when created, and nginx only ever
- * adds cleanups at the head (in a cycle's pool it goes just before the
- * cleanup that dlcloses the module, registered by load_module before the
- * module ran at all). So no cleanup of the module's or nginx's reads a
+ * Each piece is remembered in a list of its pool's record, found by the
+ * pool's address in a hash table of this file's (O(1) a piece, whatever
+ * the pool's number of cleanups, which were walked at every piece before),
+ * and freed by one cleanup of the pool, which drops the record and runs
+ * after all the others: it is moved to the tail of pool->cleanup when
+ * created, and nginx only ever adds cleanups at the head (in a cycle's
+ * pool it goes just before the cleanup that dlcloses the module,
+ * registered by load_module before the module ran at all). So no cleanup of the module's or nginx's reads a
  * piece already freed, and nothing is freed before the pool is destroyed
  * but what the module hands to ngx_pfree.
  *
@@ -45,22 +47,104 @@ void *__wrap_ngx_array_push(ngx_array_t *a);
 ngx_pool_cleanup_t *__wrap_ngx_pool_cleanup_add(ngx_pool_t *p, size_t size);
 
 typedef struct ngx_asan_piece_s ngx_asan_piece_t;
+typedef struct ngx_asan_rec_s ngx_asan_rec_t;
 
 struct ngx_asan_piece_s {
 	void *p;
 	ngx_asan_piece_t *next;
 };
 
-/* Frees every piece of the pool not already given to ngx_pfree. */
+/* A pool that has pieces: malloc'd at its first, freed with the pool. */
+struct ngx_asan_rec_s {
+	ngx_pool_t *pool;
+	ngx_asan_piece_t *pieces;
+	ngx_asan_rec_t *next; /* in its bucket */
+};
+
+/* The records by pool address, a power of two buckets, doubled when the
+ * records outnumber them (a worker's live pools: its connections' and
+ * requests', the cycle's); a worker is one thread. */
+static ngx_asan_rec_t **ngx_asan_buckets;
+static ngx_uint_t ngx_asan_nbuckets, ngx_asan_nrecs;
+
+static ngx_asan_rec_t **ngx_asan_bucket(ngx_asan_rec_t **buckets, ngx_uint_t n, ngx_pool_t *pool)
+{
+	uintptr_t h = (uintptr_t)pool;
+
+	h ^= h >> 17;
+	h *= (uintptr_t)0x9e3779b97f4a7c15ULL;
+	h ^= h >> 29;
+	return &buckets[h & (n - 1)];
+}
+
+/* The pool's record, or NULL when it has none. */
+static ngx_asan_rec_t *ngx_asan_pool_find(ngx_pool_t *pool)
+{
+	ngx_asan_rec_t *rec;
+
+	if (ngx_asan_nbuckets == 0) {
+		return NULL;
+	}
+	for (rec = *ngx_asan_bucket(ngx_asan_buckets, ngx_asan_nbuckets, pool); rec; rec = rec->next) {
+		if (rec->pool == pool) {
+			return rec;
+		}
+	}
+
+	return NULL;
+}
+
+/* Adds rec to the table, growing it first when full; 0 when it cannot. */
+static int ngx_asan_table_add(ngx_asan_rec_t *rec)
+{
+	ngx_asan_rec_t **buckets, **b, *r, *next;
+	ngx_uint_t n, i;
+
+	if (ngx_asan_nrecs >= ngx_asan_nbuckets) {
+		n = ngx_asan_nbuckets ? 2 * ngx_asan_nbuckets : 256;
+		buckets = calloc(n, sizeof(ngx_asan_rec_t *));
+		if (buckets == NULL) {
+			return 0;
+		}
+		for (i = 0; i < ngx_asan_nbuckets; i++) {
+			for (r = ngx_asan_buckets[i]; r; r = next) {
+				next = r->next;
+				b = ngx_asan_bucket(buckets, n, r->pool);
+				r->next = *b;
+				*b = r;
+			}
+		}
+		free(ngx_asan_buckets);
+		ngx_asan_buckets = buckets;
+		ngx_asan_nbuckets = n;
+	}
+	b = ngx_asan_bucket(ngx_asan_buckets, ngx_asan_nbuckets, rec->pool);
+	rec->next = *b;
+	*b = rec;
+	ngx_asan_nrecs++;
+
+	return 1;
+}
+
+/* The pool's cleanup: frees every piece not already given to ngx_pfree,
+ * and the record. */
 static void ngx_asan_pool_release(void *data)
 {
-	ngx_asan_piece_t **head = data;
+	ngx_asan_rec_t *rec = data, **at;
 	ngx_asan_piece_t *piece;
 
-	for (piece = *head; piece; piece = piece->next) {
+	for (piece = rec->pieces; piece; piece = piece->next) {
 		free(piece->p);
 		piece->p = NULL;
 	}
+	for (at = ngx_asan_bucket(ngx_asan_buckets, ngx_asan_nbuckets, rec->pool); *at; at = &(*at)->next) {
+		if (*at == rec) {
+			*at = rec->next;
+			ngx_asan_nrecs--;
+			break;
+		}
+	}
+	free(rec);
 }
 
 /* The module's own dlopen handle: nginx's load_module dlcloses it in a
@@ -83,41 +167,35 @@ static void *ngx_asan_self(void)
 	return self;
 }
 
-/* The list head of the pool's pieces, or NULL when it has none yet. */
-static ngx_asan_piece_t **ngx_asan_pool_find(ngx_pool_t *pool)
-{
-	ngx_pool_cleanup_t *c;
-
-	for (c = pool->cleanup; c; c = c->next) {
-		if (c->handler == ngx_asan_pool_release) {
-			return c->data;
-		}
-	}
-
-	return NULL;
-}
-
-/* The list head of the pool's pieces, its cleanup created at the pool's
- * first piece and moved to run last: at the tail, or just before the
- * module's dlclose in a cycle's pool. */
-static ngx_asan_piece_t **ngx_asan_pool_pieces(ngx_pool_t *pool)
+/* The pool's record, made at the pool's first piece with a cleanup moved
+ * to run last: at the tail, or just before the module's dlclose in a
+ * cycle's pool. */
+static ngx_asan_rec_t *ngx_asan_pool_rec(ngx_pool_t *pool)
 {
 	ngx_pool_cleanup_t *c, **at;
-	ngx_asan_piece_t **head;
+	ngx_asan_rec_t *rec;
 	void *self;
 
-	head = ngx_asan_pool_find(pool);
-	if (head) {
-		return head;
+	rec = ngx_asan_pool_find(pool);
+	if (rec) {
+		return rec;
 	}
 
-	c = __real_ngx_pool_cleanup_add(pool, sizeof(ngx_asan_piece_t *));
-	if (c == NULL) {
+	rec = calloc(1, sizeof(ngx_asan_rec_t));
+	if (rec == NULL) {
 		return NULL;
 	}
-	head = c->data;
-	*head = NULL;
+	rec->pool = pool;
+	c = __real_ngx_pool_cleanup_add(pool, 0);
+	if (c == NULL || !ngx_asan_table_add(rec)) {
+		if (c) {
+			c->handler = NULL; /* nginx skips a cleanup without one */
+		}
+		free(rec);
+		return NULL;
+	}
 	c->handler = ngx_asan_pool_release;
+	c->data = rec;
 
 	/* without its handle (no dladdr) it goes to the tail, and the release
 	 * after the dlclose is a report at exit */
@@ -129,26 +207,27 @@ static ngx_asan_piece_t **ngx_asan_pool_pieces(ngx_pool_t *pool)
 	c->next = *at;
 	*at = c;
 
-	return head;
+	return rec;
 }
 
 /* Remembers p as a piece of pool; frees it and says NULL when it cannot. */
 static void *ngx_asan_pool_keep(ngx_pool_t *pool, void *p)
 {
-	ngx_asan_piece_t **head, *piece;
+	ngx_asan_rec_t *rec;
+	ngx_asan_piece_t *piece;
 
 	if (p == NULL) {
 		return NULL;
 	}
-	head = ngx_asan_pool_pieces(pool);
-	piece = head ? __real_ngx_palloc(pool, sizeof(ngx_asan_piece_t)) : NULL;
+	rec = ngx_asan_pool_rec(pool);
+	piece = rec ? __real_ngx_palloc(pool, sizeof(ngx_asan_piece_t)) : NULL;
 	if (piece == NULL) {
 		free(p);
 		return NULL;
 	}
 	piece->p = p;
-	piece->next = *head;
-	*head = piece;
+	piece->next = rec->pieces;
+	rec->pieces = piece;
 
 	return p;
 }
@@ -189,10 +268,13 @@ void *__wrap_ngx_pmemalign(ngx_pool_t *pool, size_t size, size_t alignment)
  * would have left the memory in place. */
 ngx_int_t __wrap_ngx_pfree(ngx_pool_t *pool, void *p)
 {
-	ngx_asan_piece_t **head, *piece;
+	ngx_asan_rec_t *rec;
+	ngx_asan_piece_t *piece;
 
-	head = ngx_asan_pool_find(pool);
-	for (piece = head ? *head : NULL; piece; piece = piece->next) {
+	/* the pool's pieces, newest first: the module gives back a buffer it
+	 * grew, seldom (a request's kept body) */
+	rec = ngx_asan_pool_find(pool);
+	for (piece = rec ? rec->pieces : NULL; piece; piece = piece->next) {
 		if (p && piece->p == p) {
 			free(p);
 			piece->p = NULL;

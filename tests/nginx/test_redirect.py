@@ -307,9 +307,13 @@ class CopyCostTest(unittest.TestCase):
     def tearDown(self):
         self.up.release.set()
         try:
+            # stopped first so the error log is whole for crashed() (read
+            # before cleanup() removes it); cleanup() still scans what
+            # nginx wrote to its output pipe (stop() keeps it) and, under
+            # ASan, fails on a report or a dead worker
             self.ngx.stop()
             crashed = self.ngx.crashed()
-            self.ngx.cleanup()  # under ASan, fails on a report or a dead worker
+            self.ngx.cleanup()
         finally:
             self.up.close()
         self.assertEqual(crashed, [])
