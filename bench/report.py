@@ -455,18 +455,25 @@ if ratios.get("nginx_get", 1) < 0.95 or ratios.get("nginx_real", 1) < 0.85 or mi
     skipped where no `<m` can start a meta tag, the cache rule, the
     output). The kernel's share of a small page is what
     plain nginx pays too.
-  - the real page (socat.html, a tag every 23 bytes): plain 86.4 K, the
-    module 1,380 K (1,387 K in the evening, 1,498 K before), nearly
-    all of it the injector (about 1,215 K, some 116 instructions a tag:
-    reading the plain tags of a window from the block masks, plain_fast,
-    most of it; classifying the blocks, now by nibble lookups, about
-    14). 2.0 bytes a cycle would leave about 11 cycles a tag. Tried and
-    measured slower (docs/architecture.md): block-wise readings of the
-    quotes, a classifier mask of the tags that can be skipped unread
-    (the branch on it mispredicts as a page's names alternate), leaving
-    every name that may matter to the tag-by-tag reading; what is left
-    is a name test inside the classifier's pass and quoted values proven
-    a block at a time, taking a run of plain tags together.
+  - the real page (socat.html, a tag every 23 bytes): plain 86.3 K, the
+    module 1,364 K (1,380 K before the night of 2026-12-07, 1,498 K
+    earlier), nearly all of it the injector (about 1,199 K, some 115
+    instructions a tag: reading the plain tags of a window from the
+    block masks, plain_fast, most of it; classifying the blocks, by
+    nibble lookups, about 14). 2.0 bytes a cycle would leave about 11
+    cycles a tag. Tried and measured slower (docs/architecture.md):
+    block-wise readings of the quotes, a classifier mask of the tags
+    that can be skipped unread (the branch on it mispredicts as a
+    page's names alternate), a branchless step to the next block
+    (0.64x), a block's plain tags read as one run from carry masks
+    (0.78x). That run with its name test left out (wrong output,
+    measuring only) cut 26% of the instructions and left the clock as
+    it was: the page is bound not by its tags' instructions but, by
+    inference (no hardware counters here), by the branches that vary
+    with it, about 2.5 mispredicted a 64-byte block (the exit of a
+    block's tag loop, a tag across a block's end). Code placement alone
+    moves this page's clock by up to 13% (plain_fast's loops are now
+    aligned to 64 bytes).
   - system calls are the same for plain nginx, the floor and the module
     (2 writev a form page, 32 a real page): no extra writes; one output
     buffer is filled across a call's input bufs; pass-through runs of
