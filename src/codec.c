@@ -244,8 +244,9 @@ __attribute__((target("ssse3"), always_inline)) static inline void dec_block_sss
  * forwarding stall, most of the tail's time). Only the bytes the input
  * encodes are stored; the ones the padding made must be zero, which is
  * the rule that no bits follow the last byte (*bad gets 0x100 when one
- * is not, with no branch on it). len is at least 16. */
-__attribute__((target("ssse3"), always_inline)) static inline void tail_ssse3(const uint8_t *p, size_t len,
+ * is not, with no branch on it). len is at least 16; need, the bytes
+ * the whole input decodes to. */
+__attribute__((target("ssse3"), always_inline)) static inline void tail_ssse3(const uint8_t *p, size_t len, size_t need,
                                                                               uint8_t *out, __m128i *err, uint32_t *bad)
 {
 	static const uint8_t shift[32] = {0,    1,    2,    3,    4,    5,    6,    7,    8,    9,    10,
@@ -255,7 +256,7 @@ __attribute__((target("ssse3"), always_inline)) static inline void tail_ssse3(co
 	                                 0,   0,   0,   0,   0,   'A', 'A', 'A', 'A', 'A', 'A',
 	                                 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A'};
 	size_t end = (len + 3) / 4 * 4, d = end - len, at = (end - 16) / 4 * 3;
-	size_t keep = len / 4 * 3 + (len % 4 ? len % 4 - 1 : 0) - at; /* 10 to 12 */
+	size_t keep = need - at; /* 10 to 12 */
 	__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(p + len - 16));
 	c = _mm_shuffle_epi8(c, _mm_loadu_si128((const __m128i *)(const void *)(shift + d)));
 	c = _mm_or_si128(c, _mm_loadu_si128((const __m128i *)(const void *)(fill + d)));
@@ -271,16 +272,17 @@ __attribute__((target("ssse3"), always_inline)) static inline void tail_ssse3(co
 	*bad |= (uint32_t)((extra | (0 - extra)) >> 63) << 8;
 }
 
-/* Every character of len (at least 16): the whole blocks, then the rest
- * (tail_ssse3). */
-__attribute__((target("ssse3"))) static size_t blocks_ssse3(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
+/* Every character of len (at least 16, decoding to need bytes): the
+ * whole blocks, then the rest (tail_ssse3). */
+__attribute__((target("ssse3"))) static size_t blocks_ssse3(const uint8_t *p, size_t len, size_t need, uint8_t *out,
+                                                            uint32_t *bad)
 {
 	__m128i err = _mm_setzero_si128();
 	size_t i = 0;
 	for (; i + 16 <= len; i += 16)
 		dec_block_ssse3(p + i, out + i / 4 * 3, &err);
 	if (i < len)
-		tail_ssse3(p, len, out, &err, bad);
+		tail_ssse3(p, len, need, out, &err, bad);
 	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(err, _mm_setzero_si128())) ^ 0xffffu;
 	*bad |= ((m + 0xffffu) >> 16) << 8;
 	return len;
@@ -323,7 +325,8 @@ __attribute__((target("avx2"))) static void dec_block_avx2(const uint8_t *p, uin
 
 /* As blocks_ssse3, 32 characters a block, then one of 16 if as many are
  * left, then the rest (tail_ssse3); len at least 32. */
-__attribute__((target("avx2"))) static size_t blocks_avx2(const uint8_t *p, size_t len, uint8_t *out, uint32_t *bad)
+__attribute__((target("avx2"))) static size_t blocks_avx2(const uint8_t *p, size_t len, size_t need, uint8_t *out,
+                                                          uint32_t *bad)
 {
 	__m256i err = _mm256_setzero_si256();
 	__m128i err16 = _mm_setzero_si128();
@@ -335,7 +338,7 @@ __attribute__((target("avx2"))) static size_t blocks_avx2(const uint8_t *p, size
 		i += 16;
 	}
 	if (i < len)
-		tail_ssse3(p, len, out, &err16, bad);
+		tail_ssse3(p, len, need, out, &err16, bad);
 	err = _mm256_or_si256(err, _mm256_zextsi128_si256(err16));
 	uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(err, _mm256_setzero_si256()));
 	/* m is all ones exactly when no character was outside the alphabet */
@@ -378,9 +381,9 @@ csrf_reason csrfi_b64url_decode_path(const char *in, size_t len, uint8_t *out, s
 	 * does it. */
 	if (path > CSRFI_B64_SCALAR && len >= 16) {
 		if (path >= CSRFI_B64_AVX2 && len >= 32 && have_avx2())
-			i = blocks_avx2(p, len, out, &bad);
+			i = blocks_avx2(p, len, need, out, &bad);
 		else if (path >= CSRFI_B64_SSSE3 && have_ssse3())
-			i = blocks_ssse3(p, len, out, &bad);
+			i = blocks_ssse3(p, len, need, out, &bad);
 		else
 			i = blocks_sse2(p, len, out, &bad);
 		o = i == len ? need : i / 4 * 3;

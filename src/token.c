@@ -463,7 +463,7 @@ csrf_reason csrfi_token_verify(const csrf_ctx *ctx, const uint8_t secret[CSRF_SE
 	 * unmasked one is decoded there directly, not copied: a copy's wide
 	 * loads would wait on the decoder's narrower stores (a
 	 * store-forwarding stall, some 3 ns a verify). */
-	if (token_len == CSRF_TOKEN_LEN || token_len == CSRF_TOKEN_MAX_LEN) {
+	if (token_len == CSRF_B64_ENC_LEN(2 * raw_len)) {
 		if (csrfi_b64url_decode(token, token_len, buf, sizeof buf, &got) != CSRF_OK || got != 2 * raw_len)
 			return CSRF_TOKEN_MALFORMED;
 		unmask(raw, buf, raw_len);
