@@ -488,7 +488,11 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 	 * with: its end does not matter) */
 	size_t e = k + 1;
 	if (inj_cls[c] & C_FIRST) {
-		e = scan_until(s, k + 1, C_NAME_END);
+		/* from i + 2, not k + 1: p[i + 2] is the end tag's first letter
+		 * (no K_END bit) or a byte of the start tag's name, so the end
+		 * found is the same, and its search does not wait on the '/'
+		 * test (the next tag's start waits on it) */
+		e = scan_until(s, i + 2, C_NAME_END);
 		if (e == len)
 			return i;
 		size_t n = e - k;
@@ -1813,7 +1817,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					if (e == i)
 						break;
 					inj->tree.starts += chunk[i + 1] != '/'; /* the depth bound's S */
-					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
+					/* the next '<' from this one's next byte, which does
+					 * not wait for the tag's end e: it is the next tag's
+					 * when it is not inside the tag (not below e) */
+					size_t nx = scan_next(&sc, i + 1, K_LT);
+					i = nx >= e ? nx : scan_next(&sc, e, K_LT);
 					if (n < 2)
 						continue;
 					i = UNLIKELY(!inj_tree_deep(&inj->tree)) ? plain_fast_counting(inj, &sc, i)
