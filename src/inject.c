@@ -458,6 +458,8 @@ static inline uint8_t folded_id(uint64_t x, const char *name, size_t n)
 		    n < 4 ? (x & 0xffff) | ((x >> sh) & 0xff) << 16 : (x & 0xffffffff) | ((x >> sh) & 0xffffffff) << 32;
 		return inj_tag_id_html_key(key, n);
 	}
+#else
+	(void)x;
 #endif
 	return inj_tag_id_html_in(name, n);
 }
