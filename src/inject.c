@@ -435,13 +435,33 @@ static inline int plain_id(const struct csrf_inject *inj, uint8_t id, int is_end
  * it), so a name looked up this way gets the id it gets lowered, and a
  * name with an id is in tag.name lowered. Cheaper than lower8 and
  * inj_lower, for the names plain_tag and plain_across look up. */
-static inline void fold9(char *dst, const char *p)
+static inline uint64_t fold9(char *dst, const char *p)
 {
 	uint64_t x;
 	memcpy(&x, p, 8);
 	x |= UINT64_C(0x2020202020202020);
 	memcpy(dst, &x, 8);
 	dst[8] = (char)(p[8] | 0x20);
+	return x;
+}
+
+/* The id of the name of n bytes that fold9 put in name, x the word it
+ * returned: a name of 2 to 8 bytes takes its hash key from x (on a
+ * little-endian target), not from the bytes just stored (a load that
+ * waits for the store), which is the key inj_tag_id_html_in builds. */
+static inline uint8_t folded_id(uint64_t x, const char *name, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (n - 2 <= 6) {
+		unsigned sh = (unsigned)(8 * (n < 4 ? n - 1 : n - 4));
+		uint64_t key =
+		    n < 4 ? (x & 0xffff) | ((x >> sh) & 0xff) << 16 : (x & 0xffffffff) | ((x >> sh) & 0xffffffff) << 32;
+		return inj_tag_id_html_key(key, n);
+	}
+#else
+	(void)x;
+#endif
+	return inj_tag_id_html_in(name, n);
 }
 
 /* The tag whose '<' is chunk[i], in the data state of HTML content
@@ -458,29 +478,37 @@ STEP size_t plain_tag(struct csrf_inject *inj, struct scan *s, size_t i, size_t 
 	size_t len = s->len;
 	if (len - i < 3) /* also i == len */
 		return i;
-	int is_end = p[i + 1] == '/';
+	/* both bytes that may be the name's first letter loaded at once, and
+	 * one chosen: the letter's class does not wait on the '/' test */
+	unsigned char c1 = (unsigned char)p[i + 1], c2 = (unsigned char)p[i + 2];
+	int is_end = c1 == '/';
 	size_t k = i + 1 + (size_t)is_end; /* < len */
-	unsigned char c = (unsigned char)p[k];
+	unsigned char c = is_end ? c2 : c1;
 	if (!inj_is_alpha(c))
 		return i; /* comments, doctype, "</>", text */
 	/* e: in the name, or at its end (a name no element we follow starts
 	 * with: its end does not matter) */
 	size_t e = k + 1;
 	if (inj_cls[c] & C_FIRST) {
-		e = scan_until(s, k + 1, C_NAME_END);
+		/* from i + 2, not k + 1: p[i + 2] is the end tag's first letter
+		 * (no K_END bit) or a byte of the start tag's name, so the end
+		 * found is the same, and its search does not wait on the '/'
+		 * test (the next tag's start waits on it) */
+		e = scan_until(s, i + 2, C_NAME_END);
 		if (e == len)
 			return i;
 		size_t n = e - k;
 		if (is_end ? inj_html_maybe_end(c, (unsigned char)p[k + 1], n)
 		           : inj_html_maybe(c, (unsigned char)p[k + 1], n)) {
 			char *name = inj->tag.name; /* INJ_NAME_MAX >= 9 */
-			if (len - k >= 9) {         /* the name (n <= 9) and what follows, folded */
-				fold9(name, p + k);
+			uint8_t id;
+			if (len - k >= 9) { /* the name (n <= 9) and what follows, folded */
+				id = folded_id(fold9(name, p + k), name, n);
 			} else {
 				for (size_t j = 0; j < n; j++)
 					name[j] = (char)inj_lower((unsigned char)p[k + j]);
+				id = inj_tag_id_html_in(name, n);
 			}
-			uint8_t id = inj_tag_id_html_in(name, n);
 			if (!plain_id(inj, id, is_end)) {
 				*name_end = e; /* its name read, in tag.name: the states go on from there */
 				*name_id = id;
@@ -1791,7 +1819,11 @@ static size_t run(struct csrf_inject *inj, const char *chunk, size_t len, size_t
 					if (e == i)
 						break;
 					inj->tree.starts += chunk[i + 1] != '/'; /* the depth bound's S */
-					i = e < len && chunk[e] == '<' ? e : scan_next(&sc, e, K_LT);
+					/* the next '<' from this one's next byte, which does
+					 * not wait for the tag's end e: it is the next tag's
+					 * when it is not inside the tag (not below e) */
+					size_t nx = scan_next(&sc, i + 1, K_LT);
+					i = nx >= e ? nx : scan_next(&sc, e, K_LT);
 					if (n < 2)
 						continue;
 					i = UNLIKELY(!inj_tree_deep(&inj->tree)) ? plain_fast_counting(inj, &sc, i)

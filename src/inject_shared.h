@@ -187,6 +187,14 @@ static inline uint64_t inj_le32(const char *n)
 	const unsigned char *u = (const unsigned char *)n;
 	return (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 | (uint64_t)u[3] << 24;
 }
+/* The id of a name of 2 to 8 bytes by its key: its first two bytes and
+ * its last (len < 4), or its first four and its last four, little-endian
+ * (inj_tag_id_html_in builds it from the bytes, plain_tag from a word). */
+static inline uint8_t inj_tag_id_html_key(uint64_t key, size_t len)
+{
+	unsigned h = (unsigned)((key * INJ_HTML_HASH_MUL) >> 58);
+	return inj_html_names[h].key == key && inj_html_names[h].len == len ? inj_html_names[h].id : T_OTHER;
+}
 static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
 {
 	uint64_t key;
@@ -197,8 +205,7 @@ static inline uint8_t inj_tag_id_html_in(const char *n, size_t len)
 		      (uint64_t)(unsigned char)n[len - 1] << 16;
 	else
 		key = inj_le32(n) | inj_le32(n + len - 4) << 32;
-	unsigned h = (unsigned)((key * INJ_HTML_HASH_MUL) >> 58);
-	return inj_html_names[h].key == key && inj_html_names[h].len == len ? inj_html_names[h].id : T_OTHER;
+	return inj_tag_id_html_key(key, len);
 }
 
 /* The lower-case letters that start a name inj_tag_id_html knows, one bit

@@ -876,6 +876,17 @@ static const row rows[] = {
     {"skipped: form in a double-quoted value", "<span data-x=\"<form method='post'>\">x" CL,
      "<span data-x=\"<form method='post'>\">x" CL, 0},
     {"skipped: '>' in a value", "<div class=\"a>b\" id=x>" PF CL, "<div class=\"a>b\" id=x>" PF IN CL, 1},
+    /* the next tag found from a tag's own '<' (run: a plain tag's, a form's
+     * own tags'): a '<' inside the tag is not the next tag's */
+    {"next '<': in a plain tag's value", "<a title='<b>'>" PF "<a title=\"<button formaction=//evil.example/>\">x" CL,
+     "<a title='<b>'>" PF IN "<a title=\"<button formaction=//evil.example/>\">x" CL, 1},
+    {"next '<': in an input's value", PF "<input value=\"<button formaction=//evil.example/>\">" CL,
+     PF IN "<input value=\"<button formaction=//evil.example/>\">" CL, 1},
+    {"next '<': in a form start tag's value",
+     "<form method=\"post\" title=\"<button formaction=//evil.example/>\"><button>x</button>" CL,
+     "<form method=\"post\" title=\"<button formaction=//evil.example/>\">" IN "<button>x</button>" CL, 1},
+    {"next '<': in a button's value", PF "<button value='<button formmethod=get>'>x</button>" CL,
+     PF IN "<button value='<button formmethod=get>'>x</button>" CL, 1},
     {"skipped: upper case", "<DIV CLASS='" PF "'>" CL, "<DIV CLASS='" PF "'>" CL, 0},
     {"skipped: spaces around =", "<a b\n=\n'" PF "'>" CL, "<a b\n=\n'" PF "'>" CL, 0},
     {"skipped: end tag attributes", "</a title='" PF "'>" CL, "</a title='" PF "'>" CL, 0},
