@@ -685,7 +685,7 @@ STEP size_t plain_fast_step(struct csrf_inject *inj, struct scan *s, size_t i, c
 					uint64_t en = b[0].end & ~((upto << 1) | 1); /* after the '/' of an end tag */
 					unsigned e = en ? CTZ32(en)
 					                : 64 + CTZ32((b[1].end & ~(upto >> 63)) | (UINT64_C(1) << 63));
-					unsigned odd = (unsigned)((inj_cls[(unsigned char)q[e]] & C_NAME_END) == 0) |
+					unsigned odd = (unsigned)(~INJ_NAME_END_BITS >> ((unsigned char)q[e] & 63) & 1) |
 					               inj_html_maybe16(c, (unsigned char)q[k + 1], e - k);
 					if (UNLIKELY(odd & (unsigned)((cls & C_FIRST) != 0)))
 						goto other;

@@ -709,6 +709,14 @@ enum {
 #define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
 static const uint8_t inj_cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)};
 
+/* C_NAME_END of a byte of the scanner's end mask (every byte up to ' ',
+ * '/', '=', '>': all under 64), one bit a byte: a shift of a constant
+ * rather than a load of inj_cls, for plain_fast's usual tag
+ * (test_inject_policy checks it against inj_cls). */
+#define INJ_NAME_END_BITS                                                                                              \
+	((UINT64_C(1) << ' ') | (UINT64_C(1) << '\t') | (UINT64_C(1) << '\n') | (UINT64_C(1) << '\f') |                 \
+	 (UINT64_C(1) << '\r') | (UINT64_C(1) << '/') | (UINT64_C(1) << '>'))
+
 static inline int inj_is_ws(unsigned char c)
 {
 	return inj_cls[c] & C_WS;
