@@ -714,7 +714,7 @@ static const uint8_t inj_cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)
  * rather than a load of inj_cls, for plain_fast's usual tag
  * (test_inject_policy checks it against inj_cls). */
 #define INJ_NAME_END_BITS                                                                                              \
-	((UINT64_C(1) << ' ') | (UINT64_C(1) << '\t') | (UINT64_C(1) << '\n') | (UINT64_C(1) << '\f') |                 \
+	((UINT64_C(1) << ' ') | (UINT64_C(1) << '\t') | (UINT64_C(1) << '\n') | (UINT64_C(1) << '\f') |                \
 	 (UINT64_C(1) << '\r') | (UINT64_C(1) << '/') | (UINT64_C(1) << '>'))
 
 static inline int inj_is_ws(unsigned char c)
