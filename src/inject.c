@@ -625,11 +625,10 @@ STEP size_t plain_fast_step(struct csrf_inject *inj, struct scan *s, size_t i, c
 	s->plain[1] = inj->plain_ids[1][x];
 	for (;;) {
 		size_t o = i - s->base;
-		if (o >= s->span || s->span - (o & ~(size_t)63) < 135) {
-			/* i's block not wholly 72 bytes or more before the window's
-			 * end, or past it: the next window from i's block, unless
-			 * the chunk ends there (blocks count from the chunk's start) */
-			if (i >= s->len || s->len - (i & ~(size_t)63) < 135) {
+		if (o >= s->span || s->span - o < 72) {
+			/* near or past the window's end: the next window from here,
+			 * unless the chunk ends there */
+			if (i >= s->len || s->len - i < 72) {
 				if (count)
 					inj->tree.starts += starts;
 				return i;
@@ -640,10 +639,9 @@ STEP size_t plain_fast_step(struct csrf_inject *inj, struct scan *s, size_t i, c
 		const char *p = s->p + s->base;
 		const struct inj_block *m = s->m;
 		size_t span = s->span, w = o >> 6;
-		/* the tags of blocks 0..wlast are read here: 72 bytes from each
-		 * byte of those in the window (span >= 135 here); one test a
-		 * block, not one a tag */
-		size_t wlast = (span - 135) >> 6;
+		/* a tag from p[x] on is read when x < lim: 72 bytes from it in
+		 * the window (span >= 72 here) */
+		size_t lim = span - 71;
 		uint64_t lt = m[w].lt & (~UINT64_C(0) << (o & 63));
 		for (;;) {
 			while (!lt) { /* the next block with a '<' (a tag that
@@ -657,15 +655,15 @@ STEP size_t plain_fast_step(struct csrf_inject *inj, struct scan *s, size_t i, c
 				break;
 			}
 			/* the tags of block w (its masks b[0], the next's b[1]) */
-			size_t wo = w * 64;
-			if (w > wlast) {
-				i = s->base + wo + CTZ64(lt);
-				goto window; /* on from there in a new window */
-			}
-			const char *q = p + wo;
+			const char *q = p + w * 64;
 			const struct inj_block *b = m + w;
+			size_t wo = w * 64;
 			do {
 				unsigned t = CTZ32(lt);
+				if (wo + t >= lim) {
+					i = s->base + wo + t;
+					goto window; /* on from t in a new window */
+				}
 				uint64_t upto = lt ^ (lt - 1); /* bits 0..t */
 				lt &= lt - 1;
 				unsigned is_end = q[t + 1] == '/', k = t + 1 + is_end;
