@@ -115,6 +115,36 @@ static void test_html_first(void **state)
 	}
 }
 
+/* plain_fast's forms of two tests: inj_html_maybe16 answers as
+ * inj_html_maybe for every letter, every second byte and every length up
+ * to 15 (upper case too), and answers 1 wherever inj_html_maybe does at
+ * any length (a longer name may only get a look more); INJ_NAME_END_BITS
+ * holds C_NAME_END for every byte of the scanner's end mask (every byte up
+ * to ' ', '/', '=', '>'), all of which are under 64. */
+static void test_plain_fast_tests(void **state)
+{
+	(void)state;
+	for (int f = 0; f < 52; f++) {
+		unsigned char c = (unsigned char)(f < 26 ? 'a' + f : 'A' + f - 26);
+		for (int s = 0; s < 256; s++)
+			for (size_t len = 0; len < 300; len++) {
+				int want = inj_html_maybe(c, (unsigned char)s, len);
+				unsigned got = inj_html_maybe16(c, (unsigned char)s, len);
+				if (len < 16 ? got != (unsigned)want : want && !got)
+					fail_msg("inj_html_maybe16 '%c' 0x%02x %zu: %u, inj_html_maybe %d", c, s, len,
+					         got, want);
+			}
+	}
+	for (int x = 0; x < 256; x++) {
+		if (!(x <= ' ' || x == '/' || x == '=' || x == '>'))
+			continue;
+		if (x >= 64)
+			fail_msg("0x%02x of the end mask over 63", x);
+		if ((int)((INJ_NAME_END_BITS >> x) & 1) != !!(inj_cls[x] & C_NAME_END))
+			fail_msg("INJ_NAME_END_BITS 0x%02x", x);
+	}
+}
+
 /* The HTML names inj_tag_id_html knows, with their ids: each is found
  * (read from a buffer flush against a guard page: its key reads no byte
  * past the name), and every other name near them is T_OTHER: each byte of
@@ -802,6 +832,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tag_ids),
 	    cmocka_unit_test(test_html_first),
+	    cmocka_unit_test(test_plain_fast_tests),
 	    cmocka_unit_test(test_html_ids),
 	    cmocka_unit_test(test_html_end),
 	    cmocka_unit_test(test_plain_ids),
