@@ -207,7 +207,11 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && command -v flock >/d
 	mkdir "$dir/etc"
 	chmod 0755 "$dir" "$dir/etc"
 	run 0 new "$dir/etc/keys"
-	setpriv --reuid=65534 --regid=65534 --clear-groups flock -x "$dir/etc" sleep 20 &
+	# the holder is one process (sh execs sleep with the locked descriptor),
+	# so that killing it ends the lock and nothing is left holding the
+	# test's output open (flock(1) with a command forks it: the orphaned
+	# sleep kept ctest waiting 20 s)
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'exec 9<"$1" && flock -x 9 && exec sleep 20' sh "$dir/etc" &
 	holder=$!
 	i=0
 	# wait until the other user holds it
